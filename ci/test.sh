@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Set-up, build with coverage, run every test through ctest, print the lcov
+# summary and fail under the coverage floor.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FLOOR=${BS_COVERAGE_FLOOR:-85}
+jobs=$(nproc)
+
+ci/setup.sh
+cmake --preset coverage >/dev/null
+cmake --build --preset coverage -j "$jobs"
+lcov --quiet --zerocounters --directory build/coverage
+ctest --preset coverage -j "$jobs"
+
+# Coverage of core/ and kernels/. GPU-only sources (cuda/ folders, the NCCL
+# backend) cannot run on a machine without a GPU and are left out.
+info=build/coverage/coverage.info
+lcov --quiet --capture --directory build/coverage --output-file "$info.raw" \
+  --rc lcov_branch_coverage=0 2>/dev/null
+lcov --quiet --extract "$info.raw" "$PWD/core/*" "$PWD/kernels/*" --output-file "$info"
+lcov --quiet --remove "$info" '*/cuda/*' '*_nccl.c' --output-file "$info"
+lcov --summary "$info" --fail-under-lines "$FLOOR"

@@ -1,0 +1,87 @@
+/* The communicator seam. Every collective passes through one front
+ * (bs_comm.c) that numbers it, records it in the rank's flight recorder,
+ * optionally checks a cross-rank fingerprint and is watched by the watchdog;
+ * the backends (sim: threads of one process; nccl: one GPU per thread or
+ * process) only move bytes. Buffers are device pointers of the rank's
+ * bs_dev. Every call returns an error instead of blocking forever. */
+#ifndef BS_COMM_H
+#define BS_COMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bs_dev.h"
+#include "bs_dtype.h"
+#include "bs_status.h"
+
+typedef enum bs_redop { BS_SUM = 0, BS_MAX, BS_MIN } bs_redop;
+
+typedef enum bs_coll {
+  BS_COLL_ALL_GATHER = 0,
+  BS_COLL_REDUCE_SCATTER,
+  BS_COLL_ALL_REDUCE,
+  BS_COLL_BROADCAST,
+  BS_COLL_BARRIER,
+  BS_COLL_COUNT
+} bs_coll;
+const char *bs_coll_name(bs_coll c); /* "nccl:all_gather", ... */
+
+typedef struct bs_comm bs_comm;   /* one rank's handle */
+typedef struct bs_world bs_world; /* the group of all local ranks */
+
+typedef struct bs_world_opts {
+  const char *backend; /* "sim" (default) or "nccl" */
+  int size;
+  int timeout_ms;    /* watchdog; 0: default 10000 */
+  bool fingerprint;  /* check op/count/dtype/seq across ranks first */
+  int flight_slots;  /* flight recorder ring size; 0: default 256 */
+} bs_world_opts;
+
+/* The rank body: runs on its own thread with rank's comm and the bs_dev. */
+typedef bs_status (*bs_rank_fn)(bs_comm *c, void *arg);
+
+bs_status bs_world_create(const bs_world_opts *o, bs_world **out);
+void bs_world_destroy(bs_world *w);
+/* Runs fn on every rank (one thread each), waits for all; per-rank results
+ * and error records are kept in the world. devs[r] is rank r's device. */
+bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
+                       void *const *args);
+bs_status bs_world_rank_status(const bs_world *w, int rank, bs_error *err);
+/* The hang/desync report of the last failure ("" when none). */
+const char *bs_world_report(const bs_world *w);
+/* Milliseconds from the moment a collective could no longer complete to the
+ * moment every rank had returned; < 0 when nothing was contained. */
+double bs_world_detect_ms(const bs_world *w);
+/* Flight recorder of rank r as JSON (caller frees). */
+char *bs_world_flight_json(const bs_world *w, int rank);
+
+int bs_comm_rank(const bs_comm *c);
+int bs_comm_size(const bs_comm *c);
+bs_dev *bs_comm_dev(const bs_comm *c);
+
+/* count is per rank for all_gather (send count) and reduce_scatter (recv
+ * count); recv of all_gather and send of reduce_scatter hold size*count. */
+bs_status bs_comm_all_gather(bs_comm *c, const void *send, void *recv,
+                             size_t count, bs_dtype dt);
+bs_status bs_comm_reduce_scatter(bs_comm *c, const void *send, void *recv,
+                                 size_t count, bs_dtype dt, bs_redop op);
+bs_status bs_comm_all_reduce(bs_comm *c, const void *send, void *recv,
+                             size_t count, bs_dtype dt, bs_redop op);
+bs_status bs_comm_broadcast(bs_comm *c, void *buf, size_t count, bs_dtype dt,
+                            int root);
+bs_status bs_comm_barrier(bs_comm *c);
+void bs_comm_abort(bs_comm *c, const char *why);
+
+/* Cross-rank failure agreement (behavior.md §7.2): in = this rank's status
+ * (its error record in bs_err()); every rank returns the worst status of
+ * all ranks and its bs_err() then holds the same record (the one raised by
+ * the lowest rank with that status). Host-memory arguments. */
+bs_status bs_comm_agree(bs_comm *c, bs_status mine);
+
+/* Fingerprint of a host-side list (e.g. a tensor-name set) checked equal on
+ * all ranks: BS_ERR_TENSOR_SET naming the first differing rank otherwise. */
+bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
+                             const char *what);
+
+#endif
