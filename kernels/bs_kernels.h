@@ -1,5 +1,5 @@
-/* Element kernels. Host versions live in kernels/*.c; the CUDA versions in
- * kernels/cuda/*.cu mirror them one for one and must agree bit for bit, so
+/* Element kernels. Host versions live in kernels/ (.c); the CUDA versions in
+ * kernels/cuda/ (.cu) mirror them one for one and must agree bit for bit, so
  * every kernel is written as a pure per-element function of its inputs
  * (no reductions whose order could differ, no fused multiply-add). */
 #ifndef BS_KERNELS_H
@@ -8,14 +8,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* fp32 -> bf16, round to nearest even on the upper 16 bits; NaN stays a
- * quiet NaN with its sign: identical to PyTorch's tensor.to(torch.bfloat16). */
+/* fp32 -> bf16, round to nearest even on the upper 16 bits, identical to
+ * c10::detail::round_to_nearest_even (PyTorch's scalar cast): every NaN,
+ * either sign, signalling or quiet, becomes the quiet NaN 0x7FC0. */
 uint16_t bs_k_f32_to_bf16(float x);
 float bs_k_bf16_to_f32(uint16_t x);
 void bs_k_cast_f32_bf16(uint16_t *dst, const float *src, size_t n);
 
 /* Adam hyper-parameters; bias corrections are computed once per step on the
- * host (in double) so the device kernel needs no powf. */
+ * host (in double) so the device kernel needs no powf. The update is AdamW
+ * (decoupled weight decay) as apex FusedAdam computes it for Megatron:
+ * p -= lr * ((m/bc1) / (sqrt(v/bc2) + eps) + wd * p). step < 1 counts as 1. */
 typedef struct bs_adam_hp {
   float lr, beta1, beta2, eps, weight_decay;
   float bias_corr1; /* 1 - beta1^step */
@@ -36,7 +39,9 @@ void bs_k_grad(float *grad, const uint16_t *param, size_t n, uint64_t base,
 /* The same target/noise as floats in [-1, 1): used for initial weights too. */
 float bs_k_hash_unit(uint64_t seed, uint64_t a, uint64_t b);
 
-/* Flips bit `bit` (counted from bit 0 of byte 0) of the buffer. */
+/* Flips bit `bit` (counted from bit 0 of byte 0) of the buffer; `bit` is
+ * taken modulo nbytes*8 so any value flips a bit inside it (nbytes == 0:
+ * nothing). */
 void bs_k_bitflip(void *buf, size_t nbytes, uint64_t bit);
 
 /* Index of the first differing byte, or n when equal. */

@@ -1,0 +1,245 @@
+/* Arming faults and deciding at the site, on libfiu.
+ *
+ * libfiu owns the names: bs_fault_hit asks fiu_fail(point) and then
+ * fiu_fail("<point>/r<rank>"), so fiu-run/fiu-ctrl can arm any point, for
+ * every rank or one. A spec armed here becomes fiu_enable_external(name)
+ * whose callback applies the project's filters (rank, cycle, nth, prob,
+ * onetime) to the reach bs_fault_hit describes in a thread-local. */
+#include "bs_fault.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef FIU_ENABLE
+#include <fiu-control.h>
+#include <fiu.h>
+#endif
+
+static _Thread_local int tls_cycle;
+
+void bs_fault_set_cycle(int cycle) {
+  tls_cycle = cycle;
+}
+
+int bs_fault_cycle(void) {
+  return tls_cycle;
+}
+
+#ifndef FIU_ENABLE
+
+bs_status bs_fault_arm(const char *text, uint64_t seed) {
+  bs_status st = BS_OK;
+  bs_fault_spec spec;
+  (void)seed;
+  BS_CHECK(bs_fault_spec_parse(text, &spec));
+  BS_FAIL(BS_ERR_UNSUPPORTED, NULL,
+          "fault spec '%.80s': built without libfiu (BS_FIU=OFF)", text);
+out:
+  return st;
+}
+
+void bs_fault_disarm_all(void) {}
+
+size_t bs_fault_armed_count(void) {
+  return 0;
+}
+
+#else
+
+typedef struct armed_spec {
+  bs_fault_spec spec;
+  uint64_t seed;
+} armed_spec;
+
+static pthread_mutex_t specs_mu = PTHREAD_MUTEX_INITIALIZER;
+static armed_spec specs[BS_FAULT_MAX_SPECS];
+static size_t n_specs;
+
+/* The reach being decided. libfiu hands the callback only the armed name,
+ * which for a prefix spec is not the point reached, and no rank. */
+typedef struct hit_ctx {
+  const char *point;
+  int rank, cycle;
+  long nth;
+  bool active, evaluated;
+  int spec; /* the spec that fired, -1 none */
+  uint64_t failinfo;
+} hit_ctx;
+
+static _Thread_local hit_ctx tls_hit;
+
+static pthread_once_t fiu_once = PTHREAD_ONCE_INIT;
+
+static void fiu_start(void) {
+  fiu_init(0);
+}
+
+static void ensure_fiu(void) {
+  pthread_once(&fiu_once, fiu_start);
+}
+
+/* Counter keys: catalogue index for reaches, negative for onetime marks. */
+static int onetime_key(size_t spec) {
+  return -1 - (int)spec;
+}
+
+static uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL; /* splitmix64 */
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* A uniform draw in [0,1) that depends only on the reach, never on which
+ * thread got there first: runs replay from their seed. */
+static double draw(uint64_t seed, size_t spec, const hit_ctx *h) {
+  uint64_t x = mix64(seed);
+  x = mix64(x ^ spec);
+  x = mix64(x ^ (uint32_t)h->rank);
+  x = mix64(x ^ (uint32_t)h->cycle);
+  x = mix64(x ^ (uint64_t)h->nth);
+  return (double)(x >> 11) * 0x1.0p-53;
+}
+
+/* Spec i's filters against this thread's reach; specs_mu held. */
+static bool spec_passes(size_t i) {
+  const bs_fault_spec *s = &specs[i].spec;
+  const hit_ctx *h = &tls_hit;
+  if (!bs_fault_name_matches(s->name, h->point))
+    return false;
+  if ((s->rank >= 0 && s->rank != h->rank) ||
+      (s->cycle >= 0 && s->cycle != h->cycle) || (s->nth && s->nth != h->nth))
+    return false;
+  if (s->prob < 1.0 && !(draw(specs[i].seed, i, h) < s->prob))
+    return false;
+  return !s->onetime || bs_fault_count_add(onetime_key(i), h->rank, -1, 0) == 0;
+}
+
+/* libfiu's external callback; runs under libfiu's read lock, so it must not
+ * call libfiu's control API. */
+static int on_armed_point(const char *name, int *failnum, void **failinfo,
+                          unsigned int *flags) {
+  (void)name, (void)failnum, (void)failinfo, (void)flags;
+  /* Once per reach: the rank-qualified lookup may land on the same prefix
+   * entry, and the verdict for this reach is already known. */
+  if (!tls_hit.active || tls_hit.evaluated)
+    return 0;
+  tls_hit.evaluated = true;
+  pthread_mutex_lock(&specs_mu);
+  for (size_t i = 0; i < n_specs && tls_hit.spec < 0; i++) {
+    if (!spec_passes(i))
+      continue;
+    tls_hit.spec = (int)i;
+    tls_hit.failinfo = specs[i].spec.failinfo;
+    if (specs[i].spec.onetime)
+      bs_fault_count_add(onetime_key(i), tls_hit.rank, -1, 1);
+  }
+  pthread_mutex_unlock(&specs_mu);
+  return tls_hit.spec >= 0;
+}
+
+static void log_firing(const char *point, uint64_t failinfo) {
+  bs_fault_fired f = {.rank = tls_hit.rank,
+                      .cycle = tls_hit.cycle,
+                      .nth = tls_hit.nth,
+                      .failinfo = failinfo,
+                      .spec = tls_hit.spec};
+  snprintf(f.point, sizeof f.point, "%s", point);
+  bs_fault_log_add(&f);
+}
+
+bool bs_fault_hit(const char *point, uint64_t *failinfo) {
+  if (!point)
+    return false;
+  ensure_fiu();
+  int rank = bs_err_rank(), cycle = tls_cycle, idx = bs_fault_index(point);
+  long nth = idx < 0 ? 0 : bs_fault_count_add(idx, rank, cycle, 1);
+  tls_hit = (hit_ctx){.point = point,
+                      .rank = rank,
+                      .cycle = cycle,
+                      .nth = nth,
+                      .active = true,
+                      .spec = -1};
+  bool fired = fiu_fail(point) != 0;
+  if (!fired && rank >= 0) {
+    char qualified[BS_FAULT_NAME_MAX + 16];
+    snprintf(qualified, sizeof qualified, "%s/r%d", point, rank);
+    fired = fiu_fail(qualified) != 0;
+  }
+  tls_hit.active = false;
+  if (!fired)
+    return false;
+  uint64_t info = (uint64_t)(uintptr_t)fiu_failinfo();
+  /* libfiu keeps one failinfo per armed name; specs may share a name. */
+  if (tls_hit.spec >= 0)
+    info = tls_hit.failinfo;
+  log_firing(point, info);
+  if (failinfo)
+    *failinfo = info;
+  return true;
+}
+
+/* Whether one of the first n specs has this name; specs_mu held. */
+static bool name_armed(const char *name, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(specs[i].spec.name, name) == 0)
+      return true;
+  return false;
+}
+
+/* Records the spec; *first when libfiu does not know its name yet. */
+static bool add_spec(const bs_fault_spec *s, uint64_t seed, bool *first) {
+  pthread_mutex_lock(&specs_mu);
+  bool ok = n_specs < BS_FAULT_MAX_SPECS;
+  if (ok) {
+    *first = !name_armed(s->name, n_specs);
+    specs[n_specs++] = (armed_spec){.spec = *s, .seed = seed};
+  }
+  pthread_mutex_unlock(&specs_mu);
+  return ok;
+}
+
+bs_status bs_fault_arm(const char *text, uint64_t seed) {
+  bs_status st = BS_OK;
+  bs_fault_spec spec;
+  bool first = false;
+  BS_CHECK(bs_fault_spec_parse(text, &spec));
+  ensure_fiu();
+  if (!add_spec(&spec, seed, &first))
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "fault spec '%.80s': too many faults armed (max %d)", text,
+            BS_FAULT_MAX_SPECS);
+  /* Outside specs_mu: fiu_fail holds libfiu's lock while the callback takes
+   * specs_mu, so the reverse order here could deadlock. */
+  if (first &&
+      fiu_enable_external(spec.name, 1, (void *)(uintptr_t)spec.failinfo, 0,
+                          on_armed_point) != 0)
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "fault spec '%.80s': libfiu refused '%s'",
+            text, spec.name);
+out:
+  return st;
+}
+
+void bs_fault_disarm_all(void) {
+  char names[BS_FAULT_MAX_SPECS][BS_FAULT_NAME_MAX];
+  size_t n = 0;
+  pthread_mutex_lock(&specs_mu);
+  for (size_t i = 0; i < n_specs; i++)
+    if (!name_armed(specs[i].spec.name, i))
+      memcpy(names[n++], specs[i].spec.name, BS_FAULT_NAME_MAX);
+  n_specs = 0;
+  pthread_mutex_unlock(&specs_mu);
+  for (size_t i = 0; i < n; i++)
+    fiu_disable(names[i]);
+  bs_fault_count_reset();
+}
+
+size_t bs_fault_armed_count(void) {
+  pthread_mutex_lock(&specs_mu);
+  size_t n = n_specs;
+  pthread_mutex_unlock(&specs_mu);
+  return n;
+}
+
+#endif

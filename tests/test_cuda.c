@@ -1,0 +1,289 @@
+/* The cuda device backend against the host kernels, bit for bit. Skips
+ * (with the reason) where there is no GPU or the build has no CUDA. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_dev.h"
+
+/* Random elements plus a stride of edge values; odd, to cover the tails. */
+enum { N = (1 << 20) + 13 };
+
+static bs_dev *gpu;
+static char why[256];
+
+static int setup(void **state) {
+  (void)state;
+  bs_err_clear();
+  if (bs_dev_cuda_create(0, &gpu) != BS_OK) {
+    bs_err_format(bs_err(), why, sizeof why);
+    print_message("test_cuda: skipping the GPU tests: %s\n", why);
+    gpu = NULL;
+  }
+  bs_err_clear();
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  bs_dev_destroy(gpu);
+  return 0;
+}
+
+#define NEED_GPU()                                                             \
+  do {                                                                         \
+    if (!gpu) {                                                                \
+      print_message("skipped: %s\n", why);                                     \
+      skip();                                                                  \
+    }                                                                          \
+  } while (0)
+
+/* Device memory through the seam itself: reserve, then map. */
+typedef struct dbuf {
+  void *va;
+  size_t len;
+} dbuf;
+
+static dbuf dalloc(size_t n) {
+  dbuf b = {NULL, (n + gpu->page - 1) / gpu->page * gpu->page};
+  assert_int_equal(gpu->ops->va_reserve(gpu, b.len, &b.va), BS_OK);
+  assert_int_equal(gpu->ops->phys_map(gpu, b.va, b.len), BS_OK);
+  return b;
+}
+
+static void dfree(dbuf b) {
+  assert_int_equal(gpu->ops->phys_unmap(gpu, b.va, b.len), BS_OK);
+  gpu->ops->va_release(gpu, b.va, b.len);
+}
+
+static void h2d(dbuf b, const void *src, size_t n) {
+  assert_int_equal(gpu->ops->copy(gpu, b.va, src, n, BS_H2D), BS_OK);
+}
+
+static void d2h(void *dst, dbuf b, size_t n) {
+  assert_int_equal(gpu->ops->sync(gpu), BS_OK);
+  assert_int_equal(gpu->ops->copy(gpu, dst, b.va, n, BS_D2H), BS_OK);
+}
+
+static const uint32_t edges[] = {
+    0x3f808000, 0x3f818000, 0x3f807fff, 0x3f808001, 0x7fc00000, 0xffc00000,
+    0x7f800001, 0xff800001, 0x7fffffff, 0x7f800000, 0xff800000, 0x00000000,
+    0x80000000, 0x00000001, 0x00008000, 0x00018000, 0x807fffff, 0x7f7f0000,
+    0x7f7f7fff, 0x7f7f8000, 0x7f7fffff, 0xff7f8000, 0x00800000, 0x3f800000,
+};
+
+static void fill_floats(float *x, size_t n, uint64_t seed) {
+  uint8_t *raw = (uint8_t *)x;
+  bs_k_poison(raw, n * sizeof *x, seed); /* any bit pattern, NaNs included */
+  for (size_t i = 0; i < n; i += 97)
+    memcpy(&x[i], &edges[(i / 97) % (sizeof edges / sizeof edges[0])], 4);
+}
+
+/* Values an optimizer sees: finite, of moderate size. */
+static void fill_unit(float *x, size_t n, uint64_t seed, float scale) {
+  for (size_t i = 0; i < n; i++)
+    x[i] = scale * bs_k_hash_unit(seed, 0, i);
+}
+
+static void test_cast_matches_host(void **state) {
+  (void)state;
+  NEED_GPU();
+  float *src = malloc(N * sizeof *src);
+  uint16_t *want = malloc(N * 2), *got = malloc(N * 2);
+  assert_true(src && want && got);
+  fill_floats(src, N, 1);
+  bs_k_cast_f32_bf16(want, src, N);
+  dbuf ds = dalloc(N * 4), dd = dalloc(N * 2);
+  h2d(ds, src, N * 4);
+  gpu->ops->cast_f32_bf16(gpu, dd.va, ds.va, N);
+  d2h(got, dd, N * 2);
+  assert_int_equal(bs_k_first_diff(want, got, N * 2), N * 2);
+  dfree(ds);
+  dfree(dd);
+  free(src);
+  free(want);
+  free(got);
+}
+
+static void test_adam_matches_host(void **state) {
+  (void)state;
+  NEED_GPU();
+  size_t bytes = N * sizeof(float);
+  float *h[4], *out[3];
+  for (int k = 0; k < 4; k++)
+    assert_non_null(h[k] = malloc(bytes));
+  for (int k = 0; k < 3; k++)
+    assert_non_null(out[k] = malloc(bytes));
+  fill_unit(h[0], N, 1, 2.0f);
+  fill_unit(h[1], N, 2, 0.1f);
+  fill_unit(h[2], N, 3, 0.01f);
+  for (size_t i = 0; i < N; i++)
+    h[2][i] = h[2][i] * h[2][i]; /* v >= 0 */
+  fill_unit(h[3], N, 4, 1.0f);
+  dbuf d[4];
+  for (int k = 0; k < 4; k++) {
+    d[k] = dalloc(bytes);
+    h2d(d[k], h[k], bytes);
+  }
+  for (int step = 1; step <= 3; step++) {
+    bs_adam_hp hp = bs_adam_hp_make(1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, step);
+    bs_k_adam(h[0], h[1], h[2], h[3], N, &hp);
+    gpu->ops->adam(gpu, d[0].va, d[1].va, d[2].va, d[3].va, N, &hp);
+  }
+  for (int k = 0; k < 3; k++) {
+    d2h(out[k], d[k], bytes);
+    assert_int_equal(bs_k_first_diff(h[k], out[k], bytes), bytes);
+  }
+  for (int k = 0; k < 4; k++) {
+    dfree(d[k]);
+    free(h[k]);
+  }
+  for (int k = 0; k < 3; k++)
+    free(out[k]);
+}
+
+static void test_grad_matches_host(void **state) {
+  (void)state;
+  NEED_GPU();
+  uint16_t *p = malloc(N * 2);
+  float *want = malloc(N * 4), *got = malloc(N * 4);
+  assert_true(p && want && got);
+  bs_k_poison(p, N * 2, 9); /* every bf16 pattern, NaN and Inf included */
+  bs_k_grad(want, p, N, 1ull << 33, 42, 5, 11);
+  dbuf dp = dalloc(N * 2), dg = dalloc(N * 4);
+  h2d(dp, p, N * 2);
+  gpu->ops->grad(gpu, dg.va, dp.va, N, 1ull << 33, 42, 5, 11);
+  d2h(got, dg, N * 4);
+  assert_int_equal(bs_k_first_diff(want, got, N * 4), N * 4);
+  dfree(dp);
+  dfree(dg);
+  free(p);
+  free(want);
+  free(got);
+}
+
+static void test_poison_bitflip_first_diff(void **state) {
+  (void)state;
+  NEED_GPU();
+  size_t n = N;
+  uint8_t *want = malloc(n + 8), *got = malloc(n + 8);
+  assert_true(want && got);
+  dbuf a = dalloc(n + 8), b = dalloc(n + 8);
+  /* Aligned and unaligned starts, odd lengths. */
+  const size_t offs[] = {0, 3};
+  for (size_t t = 0; t < 2; t++) {
+    size_t o = offs[t];
+    uint8_t *da = (uint8_t *)a.va + o, *db = (uint8_t *)b.va + o;
+    bs_k_poison(want, n, 31 + o);
+    gpu->ops->poison(gpu, da, n, 31 + o);
+    assert_int_equal(gpu->ops->sync(gpu), BS_OK);
+    assert_int_equal(gpu->ops->copy(gpu, got, da, n, BS_D2H), BS_OK);
+    assert_int_equal(bs_k_first_diff(want, got, n), n);
+    assert_int_equal(gpu->ops->copy(gpu, db, da, n, BS_D2D), BS_OK);
+    assert_int_equal(gpu->ops->first_diff(gpu, da, db, n), n);
+    const uint64_t bits[] = {0, 8 * 4096 + 5, 8 * (uint64_t)n - 1, 8 * n + 9};
+    for (size_t k = 0; k < 4; k++) {
+      size_t at = (size_t)(bits[k] % (8 * n)) / 8;
+      gpu->ops->bitflip(gpu, db, n, bits[k]);
+      bs_k_bitflip(want, n, bits[k]);
+      assert_int_equal(gpu->ops->first_diff(gpu, da, db, n), at);
+      assert_int_equal(gpu->ops->copy(gpu, got, db, n, BS_D2H), BS_OK);
+      assert_int_equal(bs_k_first_diff(want, got, n), n);
+      gpu->ops->bitflip(gpu, db, n, bits[k]);
+      bs_k_bitflip(want, n, bits[k]);
+    }
+    assert_int_equal(gpu->ops->first_diff(gpu, da, db, n), n);
+    assert_int_equal(gpu->ops->sync(gpu), BS_OK);
+  }
+  dfree(a);
+  dfree(b);
+  free(want);
+  free(got);
+}
+
+/* The memory-saver cycle: map, fill, unmap (the bytes are gone), map again
+ * at the same address, copy back: the same bytes at the same address. */
+static void test_region_round_trip(void **state) {
+  (void)state;
+  NEED_GPU();
+  size_t len = 3 * gpu->page;
+  uint8_t *host = NULL, *back = malloc(len);
+  assert_non_null(back);
+  assert_int_equal(gpu->ops->pinned_alloc(gpu, len, (void **)&host), BS_OK);
+  bs_k_poison(host, len, 5);
+  void *va = NULL;
+  assert_int_equal(gpu->ops->va_reserve(gpu, len, &va), BS_OK);
+  assert_int_equal((uintptr_t)va % gpu->page, 0);
+  assert_int_equal(gpu->ops->phys_map(gpu, va, len), BS_OK);
+  assert_int_equal(gpu->ops->copy(gpu, va, host, len, BS_H2D), BS_OK);
+  bs_err_clear();
+  assert_int_equal(gpu->ops->phys_map(gpu, va, len), BS_ERR_STATE);
+  bs_err_clear();
+  assert_int_equal(gpu->ops->phys_unmap(gpu, va, len), BS_OK);
+  assert_int_equal(gpu->ops->phys_unmap(gpu, va, len), BS_ERR_INVALID);
+  bs_err_clear();
+  assert_int_equal(gpu->ops->phys_map(gpu, (uint8_t *)va + 1, len - 1),
+                   BS_ERR_INVALID);
+  bs_err_clear();
+  assert_int_equal(gpu->ops->phys_map(gpu, va, len), BS_OK);
+  assert_int_equal(gpu->ops->copy(gpu, va, host, len, BS_H2D), BS_OK);
+  assert_int_equal(gpu->ops->copy(gpu, back, va, len, BS_D2H), BS_OK);
+  assert_memory_equal(host, back, len);
+  /* A resume without backup: poison at the same address, as on the host. */
+  gpu->ops->poison(gpu, va, len, 77);
+  assert_int_equal(gpu->ops->copy(gpu, back, va, len, BS_D2H), BS_OK);
+  bs_k_poison(host, len, 77);
+  assert_memory_equal(host, back, len);
+  assert_int_equal(gpu->ops->copy(gpu, back, host, len, BS_H2H), BS_OK);
+  /* Release with the range still mapped: the backend unmaps it first. */
+  gpu->ops->va_release(gpu, va, len);
+  gpu->ops->pinned_free(gpu, host, len);
+  free(back);
+}
+
+/* Selection by name works on every build. */
+static void test_select(void **state) {
+  (void)state;
+  bs_dev *d = (bs_dev *)&d;
+  bs_err_clear();
+  assert_int_equal(bs_dev_create("tpu", 0, &d), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "'tpu'"));
+  bs_err_clear();
+  assert_int_equal(bs_dev_create(NULL, 0, &d), BS_ERR_INVALID);
+  bs_err_clear();
+  assert_int_equal(bs_dev_cuda_create(-1, &d), BS_ERR_INVALID);
+  bs_err_clear();
+  bs_status st = bs_dev_create("cuda", 0, &d);
+  if (st == BS_OK) {
+    assert_string_equal(d->ops->name, "cuda");
+    assert_true(d->page > 0);
+    bs_dev_destroy(d);
+  } else {
+    assert_int_equal(st, BS_ERR_UNSUPPORTED);
+    assert_null(d);
+    assert_non_null(strstr(bs_err()->message, "CUDA"));
+  }
+  bs_err_clear();
+  assert_int_equal(bs_dev_create("host", 0, &d), BS_OK);
+  assert_string_equal(d->ops->name, "host");
+  bs_dev_destroy(d);
+  bs_dev_destroy(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_select),
+      cmocka_unit_test(test_cast_matches_host),
+      cmocka_unit_test(test_adam_matches_host),
+      cmocka_unit_test(test_grad_matches_host),
+      cmocka_unit_test(test_poison_bitflip_first_diff),
+      cmocka_unit_test(test_region_round_trip),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

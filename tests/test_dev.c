@@ -1,0 +1,214 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <string.h>
+
+#ifdef FIU_ENABLE
+#include <fiu-control.h>
+#include <fiu.h>
+#endif
+
+#include "bs_dev.h"
+
+static int setup(void **state) {
+  bs_dev *d = NULL;
+  bs_err_clear();
+  if (bs_dev_host_create(&d) != BS_OK)
+    return -1;
+  *state = d;
+  return 0;
+}
+
+static int teardown(void **state) {
+  bs_dev_pinned_free(*state, BS_PIN_OTHER, NULL, 0); /* a no-op */
+  ((bs_dev *)*state)->ops->destroy(*state);
+  return 0;
+}
+
+static void test_host_create(void **state) {
+  bs_dev *d = *state;
+  assert_string_equal(d->ops->name, "host");
+  assert_true(d->page >= 4096);
+  assert_int_equal(d->page & (d->page - 1), 0);
+  assert_int_equal(bs_dev_host_create(NULL), BS_ERR_INVALID);
+}
+
+static void test_pinned_accounting(void **state) {
+  bs_dev *d = *state;
+  void *a = NULL, *b = NULL, *c = NULL;
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_BACKUPER, 3000, &a), BS_OK);
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_BACKUPER, 5000, &b), BS_OK);
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_MEMSAVER, 700, &c), BS_OK);
+  assert_int_equal((uintptr_t)a % d->page, 0);
+  assert_int_equal(((unsigned char *)b)[4999], 0); /* zeroed */
+  assert_int_equal(d->pinned_cur[BS_PIN_BACKUPER], 8000);
+  assert_int_equal(d->pinned_cur[BS_PIN_MEMSAVER], 700);
+  assert_int_equal(d->pinned_cur[BS_PIN_OTHER], 0);
+  assert_int_equal(d->pinned_cur_total, 8700);
+  bs_dev_pinned_free(d, BS_PIN_BACKUPER, a, 3000);
+  assert_int_equal(d->pinned_cur[BS_PIN_BACKUPER], 5000);
+  assert_int_equal(d->pinned_peak[BS_PIN_BACKUPER], 8000);
+  assert_int_equal(d->pinned_cur_total, 5700);
+  assert_int_equal(d->pinned_peak_total, 8700);
+  /* A new high for one owner moves its peak and the total's. */
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_OTHER, 4000, &a), BS_OK);
+  assert_int_equal(d->pinned_peak[BS_PIN_OTHER], 4000);
+  assert_int_equal(d->pinned_peak_total, 9700);
+  bs_dev_pinned_free(d, BS_PIN_OTHER, a, 4000);
+  bs_dev_pinned_free(d, BS_PIN_BACKUPER, b, 5000);
+  bs_dev_pinned_free(d, BS_PIN_MEMSAVER, c, 700);
+  assert_int_equal(d->pinned_cur_total, 0);
+  assert_int_equal(d->pinned_cur[BS_PIN_MEMSAVER], 0);
+  assert_int_equal(d->pinned_peak[BS_PIN_MEMSAVER], 700);
+}
+
+static void test_pinned_bad_args(void **state) {
+  bs_dev *d = *state;
+  void *p = NULL;
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_OWNER_COUNT, 8, &p),
+                   BS_ERR_INVALID);
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_OTHER, 0, &p), BS_ERR_INVALID);
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_OTHER, 8, NULL),
+                   BS_ERR_INVALID);
+  assert_int_equal(bs_dev_pinned_alloc(NULL, BS_PIN_OTHER, 8, &p),
+                   BS_ERR_INVALID);
+  assert_int_equal(d->pinned_cur_total, 0);
+  assert_int_equal(bs_dev_sync(NULL), BS_ERR_INVALID);
+  assert_int_equal(bs_dev_sync(d), BS_OK);
+}
+
+/* Device memory of the host backend: a reservation made readable. */
+static void *dev_mem(bs_dev *d, size_t n) {
+  void *va = NULL;
+  assert_int_equal(d->ops->va_reserve(d, n, &va), BS_OK);
+  assert_int_equal(d->ops->phys_map(d, va, n), BS_OK);
+  return va;
+}
+
+static void test_copy_all_directions(void **state) {
+  bs_dev *d = *state;
+  size_t n = 3 * d->page;
+  unsigned char *h1 = NULL, *h2 = NULL;
+  unsigned char *d1 = dev_mem(d, n), *d2 = dev_mem(d, n);
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_OTHER, n, (void **)&h1),
+                   BS_OK);
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_OTHER, n, (void **)&h2),
+                   BS_OK);
+  for (size_t i = 0; i < n; i++)
+    h1[i] = (unsigned char)(i * 7 + 1);
+  assert_int_equal(bs_dev_copy(d, d1, h1, n, BS_H2D), BS_OK);
+  assert_int_equal(bs_dev_copy(d, d2, d1, n, BS_D2D), BS_OK);
+  assert_int_equal(bs_dev_copy(d, h2, d2, n, BS_D2H), BS_OK);
+  assert_memory_equal(h1, h2, n);
+  memset(h2, 0, n);
+  assert_int_equal(bs_dev_copy(d, h2, h1, n - 1, BS_H2H), BS_OK);
+  assert_memory_equal(h1, h2, n - 1);
+  assert_int_equal(h2[n - 1], 0);
+  assert_int_equal(bs_dev_sync(d), BS_OK);
+  /* Bad arguments are errors, an empty copy is not. */
+  assert_int_equal(bs_dev_copy(d, NULL, h1, n, BS_H2D), BS_ERR_INVALID);
+  assert_int_equal(bs_dev_copy(d, h2, h1, n, (bs_copy_dir)9), BS_ERR_INVALID);
+  assert_int_equal(bs_dev_copy(d, NULL, NULL, 0, BS_H2H), BS_OK);
+  bs_dev_pinned_free(d, BS_PIN_OTHER, h1, n);
+  bs_dev_pinned_free(d, BS_PIN_OTHER, h2, n);
+  d->ops->va_release(d, d1, n);
+  d->ops->va_release(d, d2, n);
+}
+
+static void test_unmap_drops_bytes(void **state) {
+  bs_dev *d = *state;
+  size_t n = 2 * d->page;
+  unsigned char *va = dev_mem(d, n);
+  memset(va, 0xAB, n);
+  assert_int_equal(d->ops->phys_unmap(d, va, n), BS_OK);
+  assert_int_equal(d->ops->phys_map(d, va, n), BS_OK);
+  for (size_t i = 0; i < n; i += 511)
+    assert_int_equal(va[i], 0);
+  d->ops->va_release(d, va, n);
+}
+
+/* The kernel slots are the kernels/ functions, unchanged. */
+static void test_kernel_ops(void **state) {
+  bs_dev *d = *state;
+  float src[4] = {1.0f, -2.5f, 3.14159f, 65504.0f};
+  uint16_t got[4], want[4];
+  unsigned char a[64], b[64];
+  d->ops->cast_f32_bf16(d, got, src, 4);
+  bs_k_cast_f32_bf16(want, src, 4);
+  assert_memory_equal(got, want, sizeof got);
+  d->ops->poison(d, a, sizeof a, 5);
+  bs_k_poison(b, sizeof b, 5);
+  assert_memory_equal(a, b, sizeof a);
+  assert_int_equal(d->ops->first_diff(d, a, b, sizeof a), sizeof a);
+  d->ops->bitflip(d, b, sizeof b, 8 * 17 + 3);
+  assert_int_equal(d->ops->first_diff(d, a, b, sizeof a), 17);
+  assert_int_equal(a[17] ^ b[17], 1 << 3);
+
+  float p[3] = {1, 2, 3}, m[3] = {0}, v[3] = {0}, g[3] = {0.5f, -1, 2};
+  float p2[3] = {1, 2, 3}, m2[3] = {0}, v2[3] = {0};
+  uint16_t pb[3];
+  float g1[3], g2[3];
+  bs_adam_hp hp = bs_adam_hp_make(1e-3f, 0.9f, 0.95f, 1e-8f, 0.01f, 1);
+  d->ops->adam(d, p, m, v, g, 3, &hp);
+  bs_k_adam(p2, m2, v2, g, 3, &hp);
+  assert_memory_equal(p, p2, sizeof p);
+  assert_memory_equal(v, v2, sizeof v);
+  bs_k_cast_f32_bf16(pb, p, 3);
+  d->ops->grad(d, g1, pb, 3, 10, 42, 1, 2);
+  bs_k_grad(g2, pb, 3, 10, 42, 1, 2);
+  assert_memory_equal(g1, g2, sizeof g1);
+}
+
+#ifdef FIU_ENABLE
+static void test_copy_fault(void **state) {
+  bs_dev *d = *state;
+  char src[32] = "payload", dst[32] = {0};
+  fiu_init(0);
+  assert_int_equal(fiu_enable("copy/fail", 1, NULL, 0), 0);
+  assert_int_equal(bs_dev_copy(d, dst, src, sizeof src, BS_H2H), BS_ERR_COPY);
+  assert_string_equal(bs_err()->message,
+                      "copy of 32 bytes failed (fault copy/fail)");
+  assert_int_equal(dst[0], 0); /* nothing copied */
+  fiu_disable("copy/fail");
+  bs_err_clear();
+  assert_int_equal(bs_dev_copy(d, dst, src, sizeof src, BS_H2H), BS_OK);
+  assert_string_equal(dst, "payload");
+}
+
+/* Only backupers' pinned memory fails: the memory saver's does not. */
+static void test_pin_alloc_fault(void **state) {
+  bs_dev *d = *state;
+  void *p = NULL;
+  fiu_init(0);
+  assert_int_equal(fiu_enable("backup/pin_alloc", 1, NULL, 0), 0);
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_BACKUPER, 4096, &p),
+                   BS_ERR_NOMEM);
+  assert_null(p);
+  assert_int_equal(d->pinned_cur[BS_PIN_BACKUPER], 0);
+  assert_int_equal(d->pinned_peak[BS_PIN_BACKUPER], 0);
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_MEMSAVER, 4096, &p), BS_OK);
+  assert_int_equal(d->pinned_cur[BS_PIN_MEMSAVER], 4096);
+  bs_dev_pinned_free(d, BS_PIN_MEMSAVER, p, 4096);
+  fiu_disable("backup/pin_alloc");
+  bs_err_clear();
+  assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_BACKUPER, 4096, &p), BS_OK);
+  bs_dev_pinned_free(d, BS_PIN_BACKUPER, p, 4096);
+}
+#endif
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      T(test_host_create),       T(test_pinned_accounting),
+      T(test_pinned_bad_args),   T(test_copy_all_directions),
+      T(test_unmap_drops_bytes), T(test_kernel_ops),
+#ifdef FIU_ENABLE
+      T(test_copy_fault),        T(test_pin_alloc_fault),
+#endif
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

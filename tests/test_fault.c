@@ -1,0 +1,521 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#ifdef FIU_ENABLE
+#include <fiu-control.h>
+#include <fiu.h>
+#endif
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bs_fault.h"
+
+#define MAX_RANKS 4
+#define MAX_CYCLES 3
+#define MAX_HITS 512
+
+#ifdef FIU_ENABLE
+/* One rank's thread: reaches `point` `hits` times in each of `cycles`. */
+typedef struct rank_job {
+  const char *point;
+  int rank, cycles, hits;
+  bool fired[MAX_CYCLES][MAX_HITS];
+  uint64_t info[MAX_CYCLES][MAX_HITS];
+  int n_fired;
+} rank_job;
+
+static void *rank_main(void *arg) {
+  rank_job *j = arg;
+  bs_err_set_rank(j->rank);
+  for (int c = 0; c < j->cycles; c++) {
+    bs_fault_set_cycle(c);
+    for (int h = 0; h < j->hits; h++) {
+      j->fired[c][h] = bs_fault_hit(j->point, &j->info[c][h]);
+      j->n_fired += j->fired[c][h];
+    }
+  }
+  return NULL;
+}
+
+/* Runs ranks 0..n-1 as concurrent threads, as the sim backend does. */
+static void run_ranks(rank_job *jobs, int n, const char *point, int cycles,
+                      int hits) {
+  pthread_t t[MAX_RANKS];
+  for (int r = 0; r < n; r++) {
+    jobs[r] =
+        (rank_job){.point = point, .rank = r, .cycles = cycles, .hits = hits};
+    assert_int_equal(pthread_create(&t[r], NULL, rank_main, &jobs[r]), 0);
+  }
+  for (int r = 0; r < n; r++)
+    assert_int_equal(pthread_join(t[r], NULL), 0);
+}
+
+static void arm_ok(const char *spec, uint64_t seed) {
+  bs_err_clear();
+  bs_status st = bs_fault_arm(spec, seed);
+  if (st != BS_OK)
+    fail_msg("arming '%s': %s", spec, bs_err()->message);
+}
+
+#endif
+
+static int reset(void **state) {
+  (void)state;
+  bs_fault_disarm_all();
+  bs_fault_log_reset();
+  bs_err_set_rank(-1);
+  bs_err_clear();
+  bs_fault_set_cycle(0);
+  return 0;
+}
+
+static void test_catalogue(void **state) {
+  (void)state;
+  static const char *const required[] = {
+      "engine/send",    "engine/verify",  "restore/bitflip",
+      "backup/corrupt", "master/corrupt", "backup/pin_alloc",
+      "copy/fail",      "region/resume",  "comm/rank_exit",
+      "comm/stall",     "comm/diverge",   "sync/tensor_set"};
+  for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
+    const bs_fault_point *p = bs_fault_find(required[i]);
+    assert_non_null(p);
+    assert_true(strlen(p->where) > 0 && strlen(p->failinfo) > 0);
+    assert_true(strlen(p->name) < BS_FAULT_NAME_MAX);
+  }
+  assert_null(bs_fault_find("engine/sned"));
+  assert_true(bs_fault_name_valid("engine/*"));
+  assert_true(bs_fault_name_valid("*"));
+  assert_false(bs_fault_name_valid("engine/send/r3"));
+  assert_false(bs_fault_name_valid("eng*/send"));
+  assert_true(bs_fault_name_matches("comm/*", "comm/stall"));
+  assert_false(bs_fault_name_matches("comm/*", "copy/fail"));
+}
+
+static void test_parse_good(void **state) {
+  (void)state;
+  bs_fault_spec s;
+  assert_int_equal(bs_fault_spec_parse("name=engine/send", &s), BS_OK);
+  assert_string_equal(s.name, "engine/send");
+  assert_int_equal(s.rank, -1);
+  assert_int_equal(s.cycle, -1);
+  assert_int_equal(s.nth, 0);
+  assert_true(s.prob == 1.0);
+  assert_false(s.onetime);
+
+  assert_int_equal(bs_fault_spec_parse("nth=2,name=comm/stall,rank=3,cycle=1,"
+                                       "prob=0.25,failinfo=250,onetime",
+                                       &s),
+                   BS_OK);
+  assert_string_equal(s.name, "comm/stall");
+  assert_int_equal(s.rank, 3);
+  assert_int_equal(s.cycle, 1);
+  assert_int_equal(s.nth, 2);
+  assert_true(s.prob == 0.25);
+  assert_int_equal(s.failinfo, 250);
+  assert_true(s.onetime);
+
+  assert_int_equal(
+      bs_fault_spec_parse("name=restore/*,failinfo=18446744073709551615", &s),
+      BS_OK);
+  assert_string_equal(s.name, "restore/*");
+  assert_true(s.failinfo == UINT64_MAX);
+  assert_int_equal(bs_fault_spec_parse("name=*,prob=0", &s), BS_OK);
+  assert_true(s.prob == 0.0);
+  assert_int_equal(bs_fault_armed_count(), 0); /* parsing arms nothing */
+}
+
+static void test_parse_bad(void **state) {
+  (void)state;
+  static const struct {
+    const char *spec, *says;
+  } bad[] = {
+      {"", "empty"},
+      {"name=engine/sned", "unknown fault point 'engine/sned' (see backstop "
+                           "faults)"},
+      {"name=foo/*", "unknown fault point 'foo/*'"},
+      {"name=eng*ine/send", "unknown fault point 'eng*ine/send'"},
+      {"name=engine/send/r3", "unknown fault point 'engine/send/r3'"},
+      {"name=engine/send,rnak=1", "unknown key 'rnak'"},
+      {"name=engine/send,rank=1,rank=2", "duplicate key 'rank'"},
+      {"name=engine/send,name=copy/fail", "duplicate key 'name'"},
+      {"rank=1,nth=2", "missing name=POINT"},
+      {"name=engine/send,rank=x", "rank=x is not a decimal integer"},
+      {"name=engine/send,rank=-1", "rank=-1 is negative"},
+      {"name=engine/send,rank=99999999999", "rank=99999999999 is out of range"},
+      {"name=engine/send,nth=0", "nth=0 is out of range"},
+      {"name=engine/send,nth=2 ", "nth=2  is not a decimal integer"},
+      {"name=engine/send,failinfo=0x10", "failinfo=0x10 is not a decimal"},
+      {"name=engine/send,failinfo=18446744073709551616", "out of range"},
+      {"name=engine/send,prob=1.5", "prob=1.5 is outside [0,1]"},
+      {"name=engine/send,prob=-0.1", "prob=-0.1 is outside [0,1]"},
+      {"name=engine/send,prob=abc", "prob=abc is not a number"},
+      {"name=engine/send,prob=nan", "prob=nan is not a number"},
+      {"name=engine/send,,rank=1", "empty field"},
+      {"name=engine/send,", "empty field"},
+      {"name=engine/send,onetime=1", "onetime takes no value"},
+      {"name=engine/send,rank", "rank needs a value"},
+      {"name=", "name needs a value"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    bs_fault_spec s;
+    bs_err_clear();
+    assert_int_equal(bs_fault_spec_parse(bad[i].spec, &s), BS_ERR_INVALID);
+    if (!strstr(bs_err()->message, bad[i].says))
+      fail_msg("'%s': message '%s' does not say '%s'", bad[i].spec,
+               bs_err()->message, bad[i].says);
+    assert_null(strchr(bs_err()->message, '\n'));
+    bs_err_clear();
+    assert_int_equal(bs_fault_arm(bad[i].spec, 0), BS_ERR_INVALID);
+    assert_non_null(strstr(bs_err()->message, bad[i].says));
+  }
+  assert_int_equal(bs_fault_armed_count(), 0);
+  bs_err_clear();
+  assert_int_equal(bs_fault_spec_parse(NULL, NULL), BS_ERR_INVALID);
+  char big[400];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  memcpy(big, "name=", 5);
+  bs_err_clear();
+  bs_fault_spec s;
+  assert_int_equal(bs_fault_spec_parse(big, &s), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "too long"));
+}
+
+#ifndef FIU_ENABLE
+static void test_arm_unsupported(void **state) {
+  (void)state;
+  assert_int_equal(bs_fault_arm("name=engine/send", 0), BS_ERR_UNSUPPORTED);
+  assert_int_equal(bs_fault_arm("name=engine/sned", 0), BS_ERR_INVALID);
+  uint64_t info = 0;
+  assert_false(bs_fault_hit("engine/send", &info));
+}
+#else
+static void test_rank_filter(void **state) {
+  (void)state;
+  arm_ok("name=engine/send,rank=2", 0);
+  rank_job jobs[MAX_RANKS];
+  run_ranks(jobs, 4, "engine/send", 1, 3);
+  for (int r = 0; r < 4; r++)
+    assert_int_equal(jobs[r].n_fired, r == 2 ? 3 : 0);
+  assert_int_equal(bs_fault_fired_count(), 3);
+  for (size_t i = 0; i < 3; i++) {
+    bs_fault_fired f;
+    assert_true(bs_fault_fired_get(i, &f));
+    assert_int_equal(f.rank, 2);
+  }
+}
+
+static void test_cycle_filter(void **state) {
+  (void)state;
+  arm_ok("name=copy/fail,cycle=1", 0);
+  rank_job jobs[MAX_RANKS];
+  run_ranks(jobs, 2, "copy/fail", 3, 2);
+  for (int r = 0; r < 2; r++)
+    for (int c = 0; c < 3; c++)
+      for (int h = 0; h < 2; h++)
+        assert_int_equal(jobs[r].fired[c][h], c == 1);
+}
+
+static void test_nth_filter(void **state) {
+  (void)state;
+  arm_ok("name=engine/send,nth=2", 0);
+  rank_job jobs[MAX_RANKS];
+  run_ranks(jobs, 3, "engine/send", 2, 4);
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 2; c++)
+      for (int h = 0; h < 4; h++)
+        assert_int_equal(jobs[r].fired[c][h], h == 1);
+  assert_int_equal(bs_fault_fired_count(), 6);
+  for (size_t i = 0; i < 6; i++) {
+    bs_fault_fired f;
+    assert_true(bs_fault_fired_get(i, &f));
+    assert_int_equal(f.nth, 2);
+  }
+}
+
+/* Per-rank firing patterns of a prob spec, reached concurrently. */
+static void prob_patterns(const char *spec, uint64_t seed, rank_job *jobs) {
+  bs_fault_disarm_all();
+  arm_ok(spec, seed);
+  run_ranks(jobs, MAX_RANKS, "comm/stall", 2, 500);
+}
+
+static bool same_patterns(const rank_job *a, const rank_job *b) {
+  for (int r = 0; r < MAX_RANKS; r++)
+    if (memcmp(a[r].fired, b[r].fired, sizeof a[r].fired) != 0)
+      return false;
+  return true;
+}
+
+static void test_prob_deterministic(void **state) {
+  (void)state;
+  static rank_job a[MAX_RANKS], b[MAX_RANKS], c[MAX_RANKS];
+  prob_patterns("name=comm/stall,prob=0.3", 7, a);
+  prob_patterns("name=comm/stall,prob=0.3", 7, b);
+  prob_patterns("name=comm/stall,prob=0.3", 8, c);
+  assert_true(same_patterns(a, b)); /* whatever the thread schedule */
+  assert_false(same_patterns(a, c));
+  int fired = 0;
+  for (int r = 0; r < MAX_RANKS; r++)
+    fired += a[r].n_fired;
+  /* 4000 draws at p=0.3: mean 1200, sd 29; 1000..1400 is > 6 sd. */
+  assert_in_range(fired, 1000, 1400);
+  /* Ranks and cycles draw independently rather than in lockstep. */
+  assert_memory_not_equal(a[0].fired[0], a[1].fired[0], 500);
+  assert_memory_not_equal(a[0].fired[0], a[0].fired[1], 500);
+
+  prob_patterns("name=comm/stall,prob=0", 7, a);
+  prob_patterns("name=comm/stall,prob=1", 7, b);
+  for (int r = 0; r < MAX_RANKS; r++) {
+    assert_int_equal(a[r].n_fired, 0);
+    assert_int_equal(b[r].n_fired, 1000);
+  }
+}
+
+static void test_failinfo(void **state) {
+  (void)state;
+  arm_ok("name=restore/bitflip,failinfo=17", 0);
+  uint64_t info = 0;
+  bs_err_set_rank(0);
+  assert_true(bs_fault_hit("restore/bitflip", &info));
+  assert_int_equal(info, 17);
+  assert_true(bs_fault_hit("restore/bitflip", NULL)); /* NULL is allowed */
+  bs_fault_disarm_all();
+  /* Two specs on one libfiu name: each rank gets its own spec's failinfo. */
+  arm_ok("name=restore/bitflip,rank=0,failinfo=5", 0);
+  arm_ok("name=restore/bitflip,rank=1,failinfo=9", 0);
+  rank_job jobs[MAX_RANKS];
+  run_ranks(jobs, 3, "restore/bitflip", 1, 1);
+  assert_true(jobs[0].fired[0][0] && jobs[0].info[0][0] == 5);
+  assert_true(jobs[1].fired[0][0] && jobs[1].info[0][0] == 9);
+  assert_false(jobs[2].fired[0][0]);
+}
+
+static void test_onetime(void **state) {
+  (void)state;
+  arm_ok("name=comm/rank_exit,onetime", 0);
+  rank_job jobs[MAX_RANKS];
+  run_ranks(jobs, 3, "comm/rank_exit", 2, 5);
+  for (int r = 0; r < 3; r++) {
+    assert_int_equal(jobs[r].n_fired, 1); /* once per rank */
+    assert_true(jobs[r].fired[0][0]);
+  }
+}
+
+static void test_prefix(void **state) {
+  (void)state;
+  uint64_t info;
+  bs_err_set_rank(0);
+  /* Reached before arming, so libfiu's lookup cache has seen the name. */
+  assert_false(bs_fault_hit("engine/send", &info));
+  arm_ok("name=engine/*,nth=2", 0);
+  bs_fault_set_cycle(1);
+  /* Reaches are counted per point: the 2nd of each fires. */
+  assert_false(bs_fault_hit("engine/send", &info));
+  assert_false(bs_fault_hit("engine/verify", &info));
+  assert_true(bs_fault_hit("engine/send", &info));
+  assert_true(bs_fault_hit("engine/verify", &info));
+  assert_false(bs_fault_hit("copy/fail", &info));
+  assert_false(bs_fault_hit("copy/fail", &info));
+  bs_fault_disarm_all();
+  /* A prefix spec with a probability: about half the reaches fire. */
+  arm_ok("name=engine/*,prob=0.5", 3);
+  int fired = 0;
+  for (int i = 0; i < 1000; i++)
+    fired += bs_fault_hit(i % 2 ? "engine/send" : "engine/verify", &info);
+  assert_in_range(fired, 400, 600); /* sd 16 */
+}
+
+static void test_rank_qualified_libfiu(void **state) {
+  (void)state;
+  /* libfiu's own API (what fiu-run and fiu-ctrl use), no spec involved. */
+  assert_int_equal(fiu_enable("engine/send/r2", 1, (void *)33, 0), 0);
+  rank_job jobs[MAX_RANKS];
+  run_ranks(jobs, 4, "engine/send", 1, 2);
+  fiu_disable("engine/send/r2");
+  for (int r = 0; r < 4; r++)
+    assert_int_equal(jobs[r].n_fired, r == 2 ? 2 : 0);
+  assert_int_equal(jobs[2].info[0][1], 33);
+  bs_fault_fired f;
+  assert_true(bs_fault_fired_get(0, &f));
+  assert_int_equal(f.spec, -1);
+  assert_int_equal(f.rank, 2);
+  assert_int_equal(f.nth, 1);
+
+  assert_int_equal(fiu_enable("comm/diverge", 1, NULL, 0), 0);
+  run_ranks(jobs, 2, "comm/diverge", 1, 1);
+  fiu_disable("comm/diverge");
+  assert_true(jobs[0].fired[0][0] && jobs[1].fired[0][0]);
+}
+
+static void test_log(void **state) {
+  (void)state;
+  arm_ok("name=engine/send,rank=1,nth=3,failinfo=4", 0);
+  bs_err_set_rank(1);
+  bs_fault_set_cycle(2);
+  uint64_t info;
+  for (int i = 0; i < 4; i++)
+    bs_fault_hit("engine/send", &info);
+  assert_int_equal(bs_fault_fired_count(), 1);
+  assert_int_equal(bs_fault_fired_total(), 1);
+  bs_fault_fired f;
+  assert_true(bs_fault_fired_get(0, &f));
+  assert_string_equal(f.point, "engine/send");
+  assert_int_equal(f.rank, 1);
+  assert_int_equal(f.cycle, 2);
+  assert_int_equal(f.nth, 3);
+  assert_int_equal(f.failinfo, 4);
+  assert_int_equal(f.spec, 0);
+  assert_false(bs_fault_fired_get(1, &f));
+  bs_fault_log_reset();
+  assert_int_equal(bs_fault_fired_count(), 0);
+}
+
+static void test_disarm_all(void **state) {
+  (void)state;
+  uint64_t info;
+  bs_err_set_rank(0);
+  arm_ok("name=copy/fail,nth=1", 0);
+  arm_ok("name=comm/*", 0);
+  assert_int_equal(bs_fault_armed_count(), 2);
+  assert_true(bs_fault_hit("copy/fail", &info));
+  assert_true(bs_fault_hit("comm/stall", &info));
+  bs_fault_disarm_all();
+  assert_int_equal(bs_fault_armed_count(), 0);
+  assert_false(bs_fault_hit("copy/fail", &info));
+  assert_false(bs_fault_hit("comm/stall", &info));
+  /* Reach counts restart: nth=1 fires on the next reach again. */
+  arm_ok("name=copy/fail,nth=1", 0);
+  bs_fault_disarm_all();
+  arm_ok("name=copy/fail,nth=1", 0);
+  assert_true(bs_fault_hit("copy/fail", &info));
+}
+
+static void test_table_full(void **state) {
+  (void)state;
+  for (int i = 0; i < BS_FAULT_MAX_SPECS; i++)
+    arm_ok("name=comm/stall,rank=5", 0);
+  bs_err_clear();
+  assert_int_equal(bs_fault_arm("name=copy/fail", 0), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "too many faults"));
+  assert_int_equal(bs_fault_armed_count(), BS_FAULT_MAX_SPECS);
+}
+
+/* --- fiu-run: libfiu's launcher arms points in a program linked with us.
+ * The test re-executes itself under fiu-run in this child mode. */
+#define CHILD_FLAG "--fiu-run-child"
+
+static int fiu_run_child(void) {
+  uint64_t info = 0;
+  bs_err_set_rank(0);
+  if (!bs_fault_hit("comm/stall", &info) || info != 250)
+    return 10;
+  if (bs_fault_hit("engine/send", &info))
+    return 11;
+  bs_err_set_rank(3);
+  if (!bs_fault_hit("engine/send", &info))
+    return 12;
+  bs_fault_fired f;
+  if (bs_fault_fired_count() != 2 || !bs_fault_fired_get(1, &f) ||
+      f.rank != 3 || f.spec != -1)
+    return 13;
+  return 0;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
+/* Waits at most ~10 s for pid; kills it past that. */
+static int wait_bounded(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 1000; i++) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+static void test_fiu_run(void **state) {
+  (void)state;
+  const char *fiu_run = "/usr/bin/fiu-run";
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (access(fiu_run, X_OK) != 0 || n <= 0)
+    skip();
+  self[n] = '\0';
+  /* No control fifo (-f ""). -x wraps malloc: only without sanitizers. */
+  const char *argv[12];
+  int n_arg = 0;
+  argv[n_arg++] = fiu_run;
+  argv[n_arg++] = "-f";
+  argv[n_arg++] = "";
+  if (!SANITIZED)
+    argv[n_arg++] = "-x";
+  argv[n_arg++] = "-c";
+  argv[n_arg++] = "enable name=comm/stall,failinfo=250";
+  argv[n_arg++] = "-c";
+  argv[n_arg++] = "enable name=engine/send/r3";
+  argv[n_arg++] = self;
+  argv[n_arg++] = CHILD_FLAG;
+  argv[n_arg] = NULL;
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    /* ASan insists on coming first in the library list, and the preload
+     * library leaks its command string; the leak checks of our own code run
+     * in the parent. */
+    setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
+    execv(fiu_run, (char *const *)argv);
+    _exit(127);
+  }
+  assert_int_equal(wait_bounded(pid), 0);
+}
+
+#endif
+
+int main(int argc, char **argv) {
+#ifdef FIU_ENABLE
+  if (argc > 1 && strcmp(argv[1], CHILD_FLAG) == 0)
+    return fiu_run_child();
+#else
+  (void)argc, (void)argv;
+#endif
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_catalogue, reset, reset),
+      cmocka_unit_test_setup_teardown(test_parse_good, reset, reset),
+      cmocka_unit_test_setup_teardown(test_parse_bad, reset, reset),
+#ifndef FIU_ENABLE
+      cmocka_unit_test_setup_teardown(test_arm_unsupported, reset, reset),
+#else
+      cmocka_unit_test_setup_teardown(test_rank_filter, reset, reset),
+      cmocka_unit_test_setup_teardown(test_cycle_filter, reset, reset),
+      cmocka_unit_test_setup_teardown(test_nth_filter, reset, reset),
+      cmocka_unit_test_setup_teardown(test_prob_deterministic, reset, reset),
+      cmocka_unit_test_setup_teardown(test_failinfo, reset, reset),
+      cmocka_unit_test_setup_teardown(test_onetime, reset, reset),
+      cmocka_unit_test_setup_teardown(test_prefix, reset, reset),
+      cmocka_unit_test_setup_teardown(test_rank_qualified_libfiu, reset, reset),
+      cmocka_unit_test_setup_teardown(test_log, reset, reset),
+      cmocka_unit_test_setup_teardown(test_disarm_all, reset, reset),
+      cmocka_unit_test_setup_teardown(test_table_full, reset, reset),
+      cmocka_unit_test_setup_teardown(test_fiu_run, reset, reset),
+#endif
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
