@@ -8,7 +8,12 @@
  * FLAGS: frozen (requires_grad=False), expert (expert-parallel param),
  * buffer (a module buffer, not a param), expert_bias (a buffer synced to the
  * engine), fp32 (an fp32 param: its master aliases it), lora (an adapter).
- * Tensor sizes are multiplied by the scale factor (first dim, at least 1). */
+ * Tensor sizes are multiplied by the scale factor (first dim, rounded, at
+ * least 1). A param of dtype fp32 gets the fp32 flag implicitly. Rejected:
+ * expert_bias without buffer; buffer with expert, frozen, lora or fp32;
+ * the fp32 flag on another dtype; lora on a frozen or non-bf16 tensor; a
+ * trainable integer param; duplicate names or flags; no 'model NAME' line
+ * before the tensors; an empty model. */
 #ifndef BS_MODEL_H
 #define BS_MODEL_H
 
