@@ -12,7 +12,8 @@ static const bs_fault_point catalogue[] = {
     {"engine/verify",
      "weight sync, the engine's check of a received bucket: "
      "the engine reports a mismatch",
-     "unused"},
+     "low 32 bits: index of the tensor in the update whose received bytes "
+     "get a bit flipped (past the end: the last); high 32 bits: the bit"},
     {"restore/bitflip", "restore, after a param's bytes are copied back",
      "bit index to flip in the restored param"},
     {"backup/corrupt", "backup, after a pinned extra is written",

@@ -1,0 +1,513 @@
+/* The engine stand-in. This binary is also the engine: started with
+ * "engine" as its first argument it runs bs_engine_main, exactly as the
+ * backstop CLI dispatches its hidden `engine` command. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <errno.h>
+#include <fiu-control.h>
+#include <fiu.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bs_digest.h"
+#include "bs_engine.h"
+#include "bs_engine_proto.h"
+#include "bs_fault.h"
+#include "bs_status.h"
+
+#define SELF "/proc/self/exe"
+#define NT 4
+
+/* Tensors of one update: distinct seeded bytes, one of them empty. */
+typedef struct update {
+  const char *names[NT];
+  bs_dtype dtypes[NT];
+  unsigned char bytes[NT][256];
+  size_t nbytes[NT];
+  bs_digest digests[NT];
+} update;
+
+static void make_update(update *u, unsigned seed) {
+  static const char *names[NT] = {"layers.0.w", "layers.0.bias", "empty",
+                                  "layers.1.expert_bias"};
+  static const bs_dtype dt[NT] = {BS_BF16, BS_F32, BS_BF16, BS_F32};
+  static const size_t nb[NT] = {256, 64, 0, 128};
+  uint32_t x = seed * 2654435761u + 1;
+  for (int i = 0; i < NT; i++) {
+    u->names[i] = names[i];
+    u->dtypes[i] = dt[i];
+    u->nbytes[i] = nb[i];
+    for (size_t j = 0; j < nb[i]; j++) {
+      x = x * 1664525u + 1013904223u;
+      u->bytes[i][j] = (unsigned char)(x >> 24);
+    }
+    assert_int_equal(bs_sha256(u->bytes[i], nb[i], &u->digests[i]), BS_OK);
+  }
+}
+
+/* Tensors [from, to) of u, one bucket each. */
+static bs_status send_range(bs_engine *e, const update *u, int from, int to) {
+  for (int i = from; i < to; i++) {
+    bs_engine_bucket(e, i);
+    bs_status st = bs_engine_send(e, u->names[i], u->dtypes[i], u->bytes[i],
+                                  u->nbytes[i], &u->digests[i]);
+    if (st != BS_OK)
+      return st;
+  }
+  return BS_OK;
+}
+
+static bs_status run_update(bs_engine *e, const update *u, int cycle,
+                            bs_engine_result *res) {
+  bs_status st = bs_engine_update_begin(e, cycle);
+  if (st == BS_OK)
+    st = send_range(e, u, 0, NT);
+  if (st == BS_OK)
+    st = bs_engine_update_end(e, res);
+  return st;
+}
+
+static void expect_err(bs_status st, bs_status code, const char *substr) {
+  assert_int_equal(st, code);
+  assert_int_equal(bs_err()->code, code);
+  if (!strstr(bs_err()->message, substr))
+    fail_msg("message '%s' lacks '%s'", bs_err()->message, substr);
+}
+
+static void wait_dead(bs_engine *e) {
+  struct timespec tick = {0, 1000000};
+  for (int i = 0; i < 5000 && bs_engine_alive(e); i++)
+    nanosleep(&tick, NULL);
+  assert_false(bs_engine_alive(e));
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int setup(void **state) {
+  (void)state;
+  fiu_init(0);
+  bs_err_set_rank(0);
+  bs_err_clear();
+  return 0;
+}
+
+/* Every engine was reaped: no zombie, no child left. */
+static int teardown(void **state) {
+  (void)state;
+  fiu_disable("engine/send");
+  fiu_disable("engine/send/r1");
+  fiu_disable("engine/verify");
+  errno = 0;
+  assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+  assert_int_equal(errno, ECHILD);
+  return 0;
+}
+
+static void test_clean_updates(void **state) {
+  (void)state;
+  bs_engine *e = NULL;
+  update u;
+  bs_engine_result res;
+  assert_int_equal(bs_engine_start(SELF, NULL, 0, &e), BS_OK);
+  assert_true(bs_engine_alive(e));
+  assert_true(bs_engine_pid(e) > 0);
+  assert_int_equal(bs_engine_rank(e), 0);
+  for (int cycle = 0; cycle < 3; cycle++) {
+    make_update(&u, (unsigned)cycle);
+    assert_int_equal(run_update(e, &u, cycle, &res), BS_OK);
+    assert_int_equal(res.cycle, cycle);
+    assert_int_equal(res.ntensors, NT);
+    assert_int_equal(res.nmismatch, 0);
+    for (int i = 0; i < NT; i++)
+      assert_true(bs_digest_eq(&res.digests[i], &u.digests[i]));
+    bs_engine_result_free(&res);
+  }
+  assert_int_equal(bs_engine_stop(e), BS_OK); /* exit status 0 */
+  assert_int_equal(bs_err()->code, BS_OK);
+}
+
+static void test_wrong_expected_digest(void **state) {
+  (void)state;
+  bs_engine *e = NULL;
+  update u;
+  bs_engine_result res;
+  make_update(&u, 7);
+  bs_digest sent_ok = u.digests[1];
+  u.digests[1].b[5] ^= 1; /* the trainer claims other bytes */
+  u.digests[3].b[0] ^= 1;
+  assert_int_equal(bs_engine_start(SELF, NULL, 3, &e), BS_OK);
+  expect_err(run_update(e, &u, 4, &res), BS_ERR_ENGINE_VERIFY,
+             "engine of rank 3: 2/4 received tensors do not match");
+  assert_string_equal(bs_err()->tensor, "layers.0.bias");
+  assert_non_null(strstr(bs_err()->message, "'layers.0.bias' (cycle 4)"));
+  assert_int_equal(res.nmismatch, 2);
+  assert_int_equal(res.first_bad, 1);
+  assert_string_equal(res.first_bad_name, "layers.0.bias");
+  assert_true(bs_digest_eq(&res.digests[1], &sent_ok)); /* bytes were fine */
+  bs_engine_result_free(&res);
+  /* the engine lives on: the next update verifies */
+  bs_err_clear();
+  make_update(&u, 8);
+  assert_int_equal(run_update(e, &u, 5, NULL), BS_OK);
+  assert_int_equal(bs_engine_stop(e), BS_OK);
+}
+
+static void test_kill_mid_stream_then_restart(void **state) {
+  (void)state;
+  bs_engine *e = NULL;
+  update u;
+  bs_engine_result res;
+  make_update(&u, 1);
+  bs_err_set_rank(2);
+  assert_int_equal(bs_engine_start(SELF, NULL, 2, &e), BS_OK);
+  bs_engine_set_timeout_ms(e, 60000);
+  pid_t first = bs_engine_pid(e);
+  double t0 = now_s();
+  assert_int_equal(bs_engine_update_begin(e, 6), BS_OK);
+  assert_int_equal(send_range(e, &u, 0, 1), BS_OK);
+  assert_int_equal(kill(first, SIGKILL), 0);
+  wait_dead(e);
+  assert_int_equal(bs_engine_pid(e), -1);
+  expect_err(send_range(e, &u, 1, NT), BS_ERR_ENGINE_DEAD,
+             "engine of rank 2 died in bucket 1 at tensor 'layers.0.bias' "
+             "(cycle 6): killed by signal 9");
+  assert_string_equal(bs_err()->tensor, "layers.0.bias");
+  assert_int_equal(bs_err()->rank, 2);
+  /* generous: proves the death was seen, not the 60 s timeout */
+  assert_true(now_s() - t0 < 30.0);
+  expect_err(bs_engine_update_end(e, &res), BS_ERR_ENGINE_DEAD, "signal 9");
+  assert_null(res.digests);
+  bs_err_clear();
+  assert_int_equal(bs_engine_restart(e), BS_OK);
+  assert_true(bs_engine_pid(e) > 0);
+  assert_true(bs_engine_pid(e) != first);
+  assert_int_equal(run_update(e, &u, 7, &res), BS_OK);
+  assert_true(bs_digest_eq(&res.digests[3], &u.digests[3]));
+  bs_engine_result_free(&res);
+  assert_int_equal(bs_engine_stop(e), BS_OK);
+}
+
+static void test_death_before_reply_and_begin(void **state) {
+  (void)state;
+  bs_engine *e = NULL;
+  update u;
+  make_update(&u, 2);
+  assert_int_equal(bs_engine_start(SELF, NULL, 0, &e), BS_OK);
+  assert_int_equal(bs_engine_update_begin(e, 1), BS_OK);
+  assert_int_equal(send_range(e, &u, 0, NT), BS_OK);
+  kill(bs_engine_pid(e), SIGKILL);
+  wait_dead(e);
+  expect_err(bs_engine_update_end(e, NULL), BS_ERR_ENGINE_DEAD,
+             "died before answering (after bucket 3, 4 tensors) (cycle 1)");
+  bs_err_clear();
+  expect_err(bs_engine_update_begin(e, 2), BS_ERR_ENGINE_DEAD,
+             "died before the update (cycle 2): killed by signal 9");
+  bs_err_clear();
+  assert_int_equal(bs_engine_stop(e), BS_OK); /* already reported */
+  /* a death nobody noticed is reported by stop */
+  assert_int_equal(bs_engine_start(SELF, NULL, 0, &e), BS_OK);
+  kill(bs_engine_pid(e), SIGKILL);
+  expect_err(bs_engine_stop(e), BS_ERR_ENGINE_DEAD,
+             "did not stop cleanly: killed by signal 9");
+}
+
+/* libfiu's own name, rank-qualified: only rank 1's engine dies, at the
+ * bucket where the point is reached, and the next write fails. */
+static void test_send_fault_kills_engine(void **state) {
+  (void)state;
+  bs_engine *e0 = NULL, *e1 = NULL;
+  update u;
+  make_update(&u, 3);
+  assert_int_equal(bs_engine_start(SELF, NULL, 0, &e0), BS_OK);
+  assert_int_equal(bs_engine_start(SELF, NULL, 1, &e1), BS_OK);
+  size_t fired = bs_fault_fired_count();
+  assert_int_equal(fiu_enable("engine/send/r1", 1, NULL, 0), 0);
+  bs_err_set_rank(0);
+  assert_int_equal(run_update(e0, &u, 0, NULL), BS_OK);
+  assert_int_equal(bs_fault_fired_count(), fired);
+  bs_err_set_rank(1);
+  assert_int_equal(bs_engine_update_begin(e1, 0), BS_OK);
+  expect_err(send_range(e1, &u, 2, NT), BS_ERR_ENGINE_DEAD,
+             "engine of rank 1 died in bucket 2 at tensor 'empty' (cycle 0): "
+             "killed by signal 9");
+  assert_int_equal(bs_fault_fired_count(), fired + 1);
+  assert_false(bs_engine_alive(e1));
+  assert_true(bs_engine_alive(e0));
+  fiu_disable("engine/send/r1");
+  bs_err_clear();
+  assert_int_equal(bs_engine_restart(e1), BS_OK);
+  assert_int_equal(run_update(e1, &u, 1, NULL), BS_OK);
+  /* the plain name reaches every rank */
+  assert_int_equal(fiu_enable("engine/send", 1, NULL, FIU_ONETIME), 0);
+  bs_err_set_rank(0);
+  expect_err(run_update(e0, &u, 2, NULL), BS_ERR_ENGINE_DEAD,
+             "engine of rank 0 died in bucket 0");
+  bs_err_clear();
+  assert_int_equal(bs_engine_stop(e0), BS_OK);
+  assert_int_equal(bs_engine_stop(e1), BS_OK);
+}
+
+/* engine/verify: the engine really corrupts what it received. */
+static void test_verify_fault_flips_a_bit(void **state) {
+  (void)state;
+  bs_engine *e = NULL;
+  update u;
+  bs_engine_result res;
+  make_update(&u, 4);
+  assert_int_equal(bs_engine_start(SELF, NULL, 0, &e), BS_OK);
+  uint64_t info = (13ull << 32) | 1; /* tensor 1, bit 13 */
+  assert_int_equal(
+      fiu_enable("engine/verify", 1, (void *)(uintptr_t)info, FIU_ONETIME), 0);
+  expect_err(run_update(e, &u, 0, &res), BS_ERR_ENGINE_VERIFY,
+             "1/4 received tensors");
+  assert_string_equal(bs_err()->tensor, "layers.0.bias");
+  unsigned char flipped[64];
+  memcpy(flipped, u.bytes[1], sizeof flipped);
+  flipped[1] ^= 1u << 5;
+  bs_digest want;
+  assert_int_equal(bs_sha256(flipped, sizeof flipped, &want), BS_OK);
+  assert_true(bs_digest_eq(&res.digests[1], &want));
+  assert_true(bs_digest_eq(&res.digests[0], &u.digests[0]));
+  bs_engine_result_free(&res);
+  bs_err_clear();
+  /* onetime: the next update is clean */
+  assert_int_equal(run_update(e, &u, 1, NULL), BS_OK);
+  /* a tensor index past the update lands on the last tensor (libfiu leaks
+   * the name when a fired onetime point is enabled again undisabled) */
+  fiu_disable("engine/verify");
+  assert_int_equal(fiu_enable("engine/verify", 1, (void *)99, FIU_ONETIME), 0);
+  expect_err(run_update(e, &u, 2, &res), BS_ERR_ENGINE_VERIFY,
+             "first 'layers.1.expert_bias'");
+  assert_int_equal(res.first_bad, 3);
+  bs_engine_result_free(&res);
+  bs_err_clear();
+  assert_int_equal(bs_engine_stop(e), BS_OK);
+}
+
+static void test_bad_input(void **state) {
+  (void)state;
+  bs_engine *e = NULL;
+  update u;
+  make_update(&u, 5);
+  expect_err(bs_engine_start("/nonexistent/backstop", NULL, 0, &e),
+             BS_ERR_INVALID, "cannot start the engine '/nonexistent/backstop'");
+  assert_null(e);
+  bs_err_clear();
+  expect_err(bs_engine_start(SELF, NULL, -1, &e), BS_ERR_INVALID, "rank");
+  bs_err_clear();
+  assert_int_equal(bs_engine_start(SELF, NULL, 0, &e), BS_OK);
+  expect_err(bs_engine_send(e, "w", BS_BF16, u.bytes[0], 4, &u.digests[0]),
+             BS_ERR_STATE, "outside an update");
+  bs_err_clear();
+  expect_err(bs_engine_update_end(e, NULL), BS_ERR_STATE, "without a begin");
+  bs_err_clear();
+  assert_int_equal(bs_engine_update_begin(e, 0), BS_OK);
+  expect_err(bs_engine_send(e, "w", BS_F32, u.bytes[0], 6, &u.digests[0]),
+             BS_ERR_INVALID, "6 bytes are not a whole number");
+  bs_err_clear();
+  expect_err(bs_engine_send(e, "w", BS_F32, NULL, 8, &u.digests[0]),
+             BS_ERR_INVALID, "missing argument");
+  bs_err_clear();
+  char long_name[300];
+  memset(long_name, 'n', sizeof long_name - 1);
+  long_name[sizeof long_name - 1] = '\0';
+  expect_err(bs_engine_send(e, long_name, BS_U8, u.bytes[0], 1, &u.digests[0]),
+             BS_ERR_INVALID, "name longer than 255");
+  bs_err_clear();
+  /* bytes that cannot be read (a paused region): reported, not a crash */
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  void *paused =
+      mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(paused != MAP_FAILED);
+  expect_err(bs_engine_send(e, "paused", BS_U8, paused, page, &u.digests[0]),
+             BS_ERR_PAUSED_READ, "not readable");
+  munmap(paused, page);
+  assert_false(bs_engine_alive(e)); /* the stream was cut: stopped */
+  bs_err_clear();
+  assert_int_equal(bs_engine_restart(e), BS_OK);
+  assert_int_equal(run_update(e, &u, 1, NULL), BS_OK);
+  assert_int_equal(bs_engine_stop(e), BS_OK);
+  assert_int_equal(bs_engine_stop(NULL), BS_OK);
+}
+
+/* An engine that never answers: the bounded wait, then it is killed. */
+static void test_unresponsive_engine_times_out(void **state) {
+  (void)state;
+  bs_engine *e = NULL;
+  const char *const sleeper[] = {"-c", "exec sleep 30", "sh", NULL};
+  assert_int_equal(bs_engine_start("/bin/sh", sleeper, 4, &e), BS_OK);
+  bs_engine_set_timeout_ms(e, 100);
+  assert_int_equal(bs_engine_update_begin(e, 0), BS_OK);
+  expect_err(bs_engine_update_end(e, NULL), BS_ERR_TIMEOUT,
+             "engine of rank 4 did not respond within 100 ms");
+  assert_false(bs_engine_alive(e));
+  bs_err_clear();
+  assert_int_equal(bs_engine_stop(e), BS_OK);
+}
+
+/* Ranks as threads, each with its engine, all started before one engine
+ * dies mid-update: its death is seen at once (its socket end lives in no
+ * sibling engine), the others are untouched. */
+#define NRANKS 4
+static pthread_barrier_t ranks_started, ranks_checked;
+static bs_status rank_status[NRANKS];
+static char rank_message[NRANKS][256];
+
+static bs_status rank_update(bs_engine *e, int r) {
+  update u;
+  make_update(&u, (unsigned)r);
+  bs_status st = bs_engine_update_begin(e, 0);
+  pthread_barrier_wait(&ranks_started);
+  if (st == BS_OK && r == 1) {
+    bs_engine_set_timeout_ms(e, 60000);
+    kill(bs_engine_pid(e), SIGKILL);
+    struct timespec tick = {0, 1000000};
+    for (int i = 0; i < 5000 && bs_engine_alive(e); i++)
+      nanosleep(&tick, NULL);
+  }
+  if (st == BS_OK)
+    st = send_range(e, &u, 0, NT);
+  if (st == BS_OK)
+    st = bs_engine_update_end(e, NULL);
+  return st;
+}
+
+static void *rank_main(void *arg) {
+  int r = (int)(intptr_t)arg;
+  bs_engine *e = NULL;
+  bs_err_set_rank(r);
+  bs_err_clear();
+  bs_status st = bs_engine_start(SELF, NULL, r, &e);
+  if (st == BS_OK)
+    st = rank_update(e, r);
+  else
+    pthread_barrier_wait(&ranks_started);
+  pthread_barrier_wait(&ranks_checked);
+  bs_engine_stop(e);
+  rank_status[r] = st;
+  snprintf(rank_message[r], sizeof rank_message[r], "%s", bs_err()->message);
+  return NULL;
+}
+
+static void test_engines_of_concurrent_ranks(void **state) {
+  (void)state;
+  pthread_t t[NRANKS];
+  pthread_barrier_init(&ranks_started, NULL, NRANKS);
+  pthread_barrier_init(&ranks_checked, NULL, NRANKS);
+  for (int r = 0; r < NRANKS; r++)
+    assert_int_equal(
+        pthread_create(&t[r], NULL, rank_main, (void *)(intptr_t)r), 0);
+  for (int r = 0; r < NRANKS; r++)
+    pthread_join(t[r], NULL);
+  pthread_barrier_destroy(&ranks_started);
+  pthread_barrier_destroy(&ranks_checked);
+  for (int r = 0; r < NRANKS; r++)
+    assert_int_equal(rank_status[r], r == 1 ? BS_ERR_ENGINE_DEAD : BS_OK);
+  assert_non_null(strstr(rank_message[1], "engine of rank 1 died in bucket 0 "
+                                          "at tensor 'layers.0.w'"));
+}
+
+/* The engine body in this process, fed through a socket pair. */
+static int run_engine_on(int fd, const char *idle_ms) {
+  char fds[16];
+  snprintf(fds, sizeof fds, "%d", fd);
+  char *argv[] = {"engine",    "--fd",          fds, "--rank", "9",
+                  "--idle-ms", (char *)idle_ms, NULL};
+  return bs_engine_main(7, argv);
+}
+
+static void test_engine_main_protocol(void **state) {
+  (void)state;
+  int sv[2];
+  char *bad_args[] = {"engine", "--fd", "x", NULL};
+  assert_int_equal(bs_engine_main(3, bad_args), 2);
+  char *no_fd[] = {"engine", "--fd", "999", "--rank", "0", NULL};
+  assert_int_equal(bs_engine_main(5, no_fd), 2);
+  /* a full update, then QUIT: exit 0 and a reply with the digests */
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  bs_emsg_begin b = {.cycle = 3};
+  bs_emsg_tensor m = {.name_len = 1, .dtype = BS_U8, .nbytes = 3};
+  bs_emsg_end end = {.ntensors = 1};
+  bs_digest d;
+  assert_int_equal(bs_sha256("abc", 3, &d), BS_OK);
+  memcpy(m.expected, d.b, sizeof m.expected);
+  assert_int_equal(bs_wire_frame(sv[0], BS_EMSG_BEGIN, &b, sizeof b, 0, 100),
+                   0);
+  assert_int_equal(bs_wire_frame(sv[0], BS_EMSG_TENSOR, &m, sizeof m, 4, 100),
+                   0);
+  assert_int_equal(bs_wire_write(sv[0], "wabc", 4, 100), 0);
+  assert_int_equal(bs_wire_frame(sv[0], BS_EMSG_END, &end, sizeof end, 0, 100),
+                   0);
+  assert_int_equal(bs_wire_frame(sv[0], BS_EMSG_QUIT, NULL, 0, 0, 100), 0);
+  assert_int_equal(run_engine_on(sv[1], "1000"), 0);
+  bs_eframe h;
+  bs_emsg_reply r;
+  bs_digest got;
+  assert_int_equal(bs_wire_read(sv[0], &h, sizeof h, 100), 0);
+  assert_int_equal(h.type, BS_EMSG_REPLY);
+  assert_int_equal(bs_wire_read(sv[0], &r, sizeof r, 100), 0);
+  assert_int_equal(r.ntensors, 1);
+  assert_int_equal(r.nmismatch, 0);
+  assert_int_equal(bs_wire_read(sv[0], &got, sizeof got, 100), 0);
+  assert_true(bs_digest_eq(&got, &d));
+  /* a garbled frame: protocol error, exit 3 */
+  h = (bs_eframe){.magic = 1, .type = BS_EMSG_BEGIN};
+  assert_int_equal(bs_wire_write(sv[0], &h, sizeof h, 100), 0);
+  assert_int_equal(run_engine_on(sv[1], "1000"), 3);
+  m.dtype = 99;
+  assert_int_equal(bs_wire_frame(sv[0], BS_EMSG_TENSOR, &m, sizeof m, 4, 100),
+                   0);
+  assert_int_equal(run_engine_on(sv[1], "1000"), 3);
+  /* END with a wrong count */
+  end.ntensors = 5;
+  assert_int_equal(bs_wire_frame(sv[0], BS_EMSG_END, &end, sizeof end, 0, 100),
+                   0);
+  assert_int_equal(run_engine_on(sv[1], "1000"), 3);
+  /* nothing arrives within the idle limit */
+  assert_int_equal(run_engine_on(sv[1], "10"), 1);
+  /* the trainer is gone: exit 1 */
+  close(sv[0]);
+  assert_int_equal(run_engine_on(sv[1], "1000"), 1);
+  close(sv[1]);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "engine") == 0)
+    return bs_engine_main(argc - 1, argv + 1);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_clean_updates, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_wrong_expected_digest, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_kill_mid_stream_then_restart, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_death_before_reply_and_begin, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_send_fault_kills_engine, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_verify_fault_flips_a_bit, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unresponsive_engine_times_out, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_engines_of_concurrent_ranks, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_engine_main_protocol, setup,
+                                      teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
