@@ -74,7 +74,7 @@ out:
 
 bs_status bs_backuper_backup(bs_backuper *b, const char *tag) {
   bs_status st = BS_OK;
-  bs_backup_tag t;
+  bs_backup_tag t = BS_BT_ACTOR;
   BS_CHECK(check(b, tag, &t));
   BS_CHECK(b->ops->backup(b, t));
 out:
@@ -83,7 +83,7 @@ out:
 
 bs_status bs_backuper_restore(bs_backuper *b, const char *tag) {
   bs_status st = BS_OK;
-  bs_backup_tag t;
+  bs_backup_tag t = BS_BT_ACTOR;
   BS_CHECK(check(b, tag, &t));
   BS_CHECK(b->ops->restore(b, t));
 out:
@@ -92,7 +92,7 @@ out:
 
 bs_status bs_backuper_get(bs_backuper *b, const char *tag, bs_tensor_map *out) {
   bs_status st = BS_OK;
-  bs_backup_tag t;
+  bs_backup_tag t = BS_BT_ACTOR;
   BS_CHECK(check(b, tag, &t));
   if (!out)
     BS_FAIL(BS_ERR_INVALID, NULL, "backuper get: no output map");
@@ -104,7 +104,7 @@ out:
 bs_status bs_backuper_copy(bs_backuper *b, const char *src_tag,
                            const char *dst_tag) {
   bs_status st = BS_OK;
-  bs_backup_tag s, d;
+  bs_backup_tag s = BS_BT_ACTOR, d = BS_BT_ACTOR;
   BS_CHECK(check(b, src_tag, &s));
   BS_CHECK(check(b, dst_tag, &d));
   BS_CHECK(b->ops->copy(b, s, d));

@@ -27,7 +27,9 @@ static const bs_fault_point catalogue[] = {
     {"comm/rank_exit", "before a collective: the rank dies", "unused"},
     {"comm/stall", "before a collective: the rank sleeps",
      "milliseconds to sleep"},
-    {"comm/diverge", "a collective: the rank issues a different one", "unused"},
+    {"comm/diverge", "a collective: the rank issues a different one",
+     "odd: an extra barrier first; even: a different collective of the same "
+     "bytes"},
     {"sync/tensor_set",
      "weight sync, building the tensor set: this rank's set differs", "unused"},
     {NULL, NULL, NULL},

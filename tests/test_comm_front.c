@@ -1,0 +1,394 @@
+/* The front every collective passes through: fingerprints, the watchdog
+ * timeout, abort, agree(), check_same(), argument checks and the comm/
+ * fault points. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "bs_comm.h"
+#include "bs_fault.h"
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Runs fn on n ranks; the world is returned for inspection. Every run must
+ * come back in well under 2 s (bounds that prove nothing waited for a 10 s
+ * timeout it should not have needed). */
+static bs_world *run(int n, int timeout_ms, bool fingerprint, bs_rank_fn fn,
+                     bs_status want) {
+  bs_world_opts o = {
+      .size = n, .timeout_ms = timeout_ms, .fingerprint = fingerprint};
+  bs_world *w = NULL;
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  double t0 = now_ms();
+  assert_int_equal(bs_world_run(w, NULL, fn, NULL), want);
+  assert_true(now_ms() - t0 < 2000.0);
+  bs_err_clear();
+  return w;
+}
+
+static void expect_all(const bs_world *w, int n, bs_status want,
+                       const char *msg_part) {
+  for (int r = 0; r < n; r++) {
+    bs_error e;
+    assert_int_equal(bs_world_rank_status(w, r, &e), want);
+    if (msg_part && !strstr(e.message, msg_part))
+      fail_msg("rank %d: '%s' lacks '%s'", r, e.message, msg_part);
+  }
+}
+
+static void expect_in(const char *text, const char *part) {
+  if (!strstr(text, part))
+    fail_msg("'%s' not in:\n%s", part, text);
+}
+
+/* Rank 2 all-gathers 3 elements where the others send 4. */
+static bs_status size_mismatch(bs_comm *c, void *arg) {
+  (void)arg;
+  float buf[64] = {0};
+  return bs_comm_all_gather(c, buf, buf + 8, bs_comm_rank(c) == 2 ? 3 : 4,
+                            BS_F32);
+}
+
+static void test_fingerprint_size_mismatch(void **state) {
+  (void)state;
+  bs_world *w = run(4, 10000, true, size_mismatch, BS_ERR_DESYNC);
+  expect_all(w, 4, BS_ERR_DESYNC, "fingerprint mismatch: rank 2");
+  const char *rep = bs_world_report(w);
+  expect_in(rep, "cause: fingerprint mismatch before #1: rank 2");
+  expect_in(rep, "ranks 0-1,3: all_gather #1 (4 x fp32)\n");
+  expect_in(rep, "rank 2: all_gather #1 (3 x fp32)\n");
+  bs_world_destroy(w);
+}
+
+/* The same 8 bytes, typed differently: NCCL (and the sim) move them
+ * without complaint; only the fingerprint sees the divergence. */
+static bs_status dtype_mismatch(bs_comm *c, void *arg) {
+  (void)arg;
+  uint8_t send[8] = {0}, recv[8 * 3];
+  if (bs_comm_rank(c) == 1)
+    return bs_comm_all_gather(c, send, recv, 2, BS_F32);
+  return bs_comm_all_gather(c, send, recv, 4, BS_BF16);
+}
+
+static void test_fingerprint_sees_dtype(void **state) {
+  (void)state;
+  bs_world *w = run(3, 10000, false, dtype_mismatch, BS_OK);
+  bs_world_destroy(w);
+  w = run(3, 10000, true, dtype_mismatch, BS_ERR_DESYNC);
+  expect_all(w, 3, BS_ERR_DESYNC, "fingerprint mismatch: rank 1");
+  expect_in(bs_world_report(w), "rank 1: all_gather #1 (2 x fp32)");
+  bs_world_destroy(w);
+}
+
+/* Rank 1 computes for 150 ms before each collective: slow, not stuck. */
+static bs_status slow_rank(bs_comm *c, void *arg) {
+  (void)arg;
+  int32_t v = 1, sum = 0;
+  bs_status st = BS_OK;
+  for (int i = 0; i < 2 && st == BS_OK; i++) {
+    if (bs_comm_rank(c) == 1)
+      sleep_ms(150);
+    st = bs_comm_all_reduce(c, &v, &sum, 1, BS_I32, BS_SUM);
+  }
+  return st == BS_OK && sum != bs_comm_size(c) ? BS_ERR_INTERNAL : st;
+}
+
+static void test_slow_rank_is_not_a_hang(void **state) {
+  (void)state;
+  bs_world *w = run(4, 1000, true, slow_rank, BS_OK);
+  assert_string_equal(bs_world_report(w), "");
+  assert_true(bs_world_detect_ms(w) < 0.0);
+  bs_world_destroy(w);
+}
+
+/* Rank 3 is stuck outside any collective for longer than the timeout. */
+static bs_status stuck_rank(bs_comm *c, void *arg) {
+  (void)arg;
+  if (bs_comm_rank(c) == 3)
+    sleep_ms(300);
+  return bs_comm_barrier(c);
+}
+
+static void test_timeout_aborts_every_rank(void **state) {
+  (void)state;
+  bs_world *w = run(4, 100, false, stuck_rank, BS_ERR_TIMEOUT);
+  expect_all(w, 4, BS_ERR_TIMEOUT, "waited more than 100 ms in barrier #1");
+  const char *rep = bs_world_report(w);
+  expect_in(rep, "timeout at collective #1");
+  expect_in(rep, "ranks 0-2: barrier #1\n");
+  expect_in(rep, "rank 3: not in a collective (last completed #0)\n");
+  expect_in(rep, "missing from #1: rank 3\n");
+  /* Caught by the timeout, not before it: the stall dates from the wait. */
+  assert_true(bs_world_detect_ms(w) >= 100.0);
+  bs_world_destroy(w);
+}
+
+/* Rank 0 aborts while the others wait in a barrier. */
+static bs_status aborts(bs_comm *c, void *arg) {
+  (void)arg;
+  if (bs_comm_rank(c) == 0) {
+    sleep_ms(30);
+    bs_comm_abort(c, "operator said stop");
+  }
+  return bs_comm_barrier(c);
+}
+
+static void test_abort_wakes_every_waiter(void **state) {
+  (void)state;
+  bs_world *w = run(8, 10000, false, aborts, BS_ERR_ABORTED);
+  expect_all(w, 8, BS_ERR_ABORTED, "operator said stop");
+  expect_in(bs_world_report(w), "rank 0: not in a collective");
+  expect_in(bs_world_report(w), "ranks 1-7: barrier #1");
+  bs_world_destroy(w);
+}
+
+/* Statuses per rank for the agree tests (index: rank). */
+static const bs_status *agree_in;
+
+static bs_status agrees(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_status mine = agree_in[bs_comm_rank(c)];
+  if (mine != BS_OK)
+    bs_fail(mine, "w.layer", "rank %d saw it", bs_comm_rank(c));
+  return bs_comm_agree(c, mine);
+}
+
+static void expect_same_records(const bs_world *w, int n, int from) {
+  bs_error first, e;
+  bs_world_rank_status(w, 0, &first);
+  assert_int_equal(first.rank, from);
+  assert_string_equal(first.tensor, "w.layer");
+  for (int r = 1; r < n; r++) {
+    bs_world_rank_status(w, r, &e);
+    assert_memory_equal(&e, &first, sizeof e);
+  }
+}
+
+static void test_agree_one_failure(void **state) {
+  (void)state;
+  static const bs_status in[5] = {BS_OK, BS_OK, BS_OK, BS_ERR_HASH_MISMATCH,
+                                  BS_OK};
+  agree_in = in;
+  bs_world *w = run(5, 10000, true, agrees, BS_ERR_HASH_MISMATCH);
+  expect_all(w, 5, BS_ERR_HASH_MISMATCH, "rank 3 saw it");
+  expect_same_records(w, 5, 3);
+  bs_world_destroy(w);
+}
+
+static void test_agree_worst_then_lowest(void **state) {
+  (void)state;
+  static const bs_status in[6] = {BS_OK,
+                                  BS_ERR_INVALID,
+                                  BS_OK,
+                                  BS_ERR_ENGINE_DEAD,
+                                  BS_ERR_ENGINE_DEAD,
+                                  BS_ERR_CONFIG};
+  agree_in = in;
+  bs_world *w = run(6, 10000, false, agrees, BS_ERR_ENGINE_DEAD);
+  expect_all(w, 6, BS_ERR_ENGINE_DEAD, "rank 3 saw it");
+  expect_same_records(w, 6, 3);
+  bs_world_destroy(w);
+}
+
+static void test_agree_all_ok(void **state) {
+  (void)state;
+  static const bs_status in[3] = {BS_OK, BS_OK, BS_OK};
+  agree_in = in;
+  bs_world *w = run(3, 10000, false, agrees, BS_OK);
+  expect_all(w, 3, BS_OK, NULL);
+  bs_world_destroy(w);
+}
+
+static bs_status same_names(bs_comm *c, void *arg) {
+  const char *odd = arg ? "a,b,d" : "a,b,c";
+  return bs_comm_check_same(c, bs_comm_rank(c) == 2 ? odd : "a,b,c", 5,
+                            "tensor names");
+}
+
+static bs_status same_names_diff(bs_comm *c, void *arg) {
+  (void)arg;
+  return same_names(c, (void *)1);
+}
+
+static void test_check_same(void **state) {
+  (void)state;
+  bs_world *w = run(4, 10000, false, same_names, BS_OK);
+  bs_world_destroy(w);
+  w = run(4, 10000, false, same_names_diff, BS_ERR_TENSOR_SET);
+  expect_all(w, 4, BS_ERR_TENSOR_SET,
+             "tensor names differs across ranks: rank 2");
+  bs_world_destroy(w);
+}
+
+static bs_status bad_args(bs_comm *c, void *arg) {
+  (void)arg;
+  float x[4] = {0};
+  int bad = 0;
+  bad += bs_comm_all_gather(c, NULL, x, 4, BS_F32) != BS_ERR_INVALID;
+  bad += bs_comm_all_reduce(c, x, x, 4, (bs_dtype)42, BS_SUM) != BS_ERR_INVALID;
+  bad += bs_comm_all_reduce(c, x, x, 4, BS_F32, (bs_redop)9) != BS_ERR_INVALID;
+  bad += bs_comm_broadcast(c, x, 4, BS_F32, 5) != BS_ERR_INVALID;
+  bad += bs_comm_all_gather(c, x, x, SIZE_MAX / 2, BS_F32) != BS_ERR_INVALID;
+  bad += bs_comm_seq(c) != 0; /* nothing was issued */
+  bs_err_clear();
+  /* Zero elements with no buffers is fine. */
+  bad += bs_comm_all_gather(c, NULL, NULL, 0, BS_F32) != BS_OK;
+  return bad ? BS_ERR_INTERNAL : BS_OK;
+}
+
+static void test_bad_arguments(void **state) {
+  (void)state;
+  bs_world *w = run(1, 10000, false, bad_args, BS_OK);
+  bs_world_destroy(w);
+}
+
+/* A rank that fails locally and returns leaves its peer waiting: the peer
+ * learns it at once. */
+static bs_status one_bad_call(bs_comm *c, void *arg) {
+  (void)arg;
+  if (bs_comm_rank(c) == 0)
+    return bs_comm_all_gather(c, NULL, NULL, 4, BS_F32);
+  return bs_comm_barrier(c);
+}
+
+static void test_bad_call_is_contained(void **state) {
+  (void)state;
+  bs_world *w = run(2, 10000, false, one_bad_call, BS_ERR_RANK_DEAD);
+  bs_error e;
+  assert_int_equal(bs_world_rank_status(w, 0, &e), BS_ERR_INVALID);
+  assert_int_equal(bs_world_rank_status(w, 1, &e), BS_ERR_RANK_DEAD);
+  expect_in(bs_world_report(w), "rank 0: exited after #0: returned invalid");
+  bs_world_destroy(w);
+}
+
+static bs_status nothing(bs_comm *c, void *arg) {
+  (void)c, (void)arg;
+  return BS_OK;
+}
+
+static void test_world_options(void **state) {
+  (void)state;
+  bs_world *w = NULL;
+  bs_world_opts o = {.size = 0};
+  assert_int_equal(bs_world_create(&o, &w), BS_ERR_CONFIG);
+  assert_null(w);
+  o = (bs_world_opts){.size = 2, .backend = "mpi"};
+  assert_int_equal(bs_world_create(&o, &w), BS_ERR_CONFIG);
+  o = (bs_world_opts){.size = 2, .global_size = 4, .first_rank = 2};
+  assert_int_equal(bs_world_create(&o, &w), BS_ERR_CONFIG); /* sim */
+  o = (bs_world_opts){.size = 2, .timeout_ms = -1};
+  assert_int_equal(bs_world_create(&o, &w), BS_ERR_CONFIG);
+  bs_err_clear();
+  o = (bs_world_opts){.size = 2};
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  assert_int_equal(bs_world_run(w, NULL, nothing, NULL), BS_OK);
+  assert_int_equal(bs_world_run(w, NULL, nothing, NULL), BS_ERR_STATE);
+  assert_true(bs_world_detect_ms(w) < 0.0);
+  assert_int_equal(bs_world_rank_status(w, 2, NULL), BS_ERR_INVALID);
+  bs_err_clear();
+  bs_world_destroy(w);
+}
+
+#ifdef FIU_ENABLE
+static bs_status three_gathers(bs_comm *c, void *arg) {
+  (void)arg;
+  float buf[16] = {0};
+  bs_status st = BS_OK;
+  for (int i = 0; i < 3 && st == BS_OK; i++)
+    st = bs_comm_all_gather(c, buf, buf + 4, 1, BS_F32);
+  return st;
+}
+
+/* nth counts every reach since the last reset, earlier tests' included;
+ * each spec below fires exactly once. */
+static bs_world *run_fault(const char *spec, bool fingerprint, bs_status want) {
+  bs_fault_disarm_all();
+  bs_fault_log_reset();
+  assert_int_equal(bs_fault_arm(spec, 0), BS_OK);
+  bs_world *w = run(4, 10000, fingerprint, three_gathers, want);
+  bs_fault_disarm_all();
+  assert_int_equal(bs_fault_fired_count(), 1);
+  return w;
+}
+
+static void test_fault_rank_exit(void **state) {
+  (void)state;
+  bs_world *w =
+      run_fault("name=comm/rank_exit,rank=2,nth=2", false, BS_ERR_RANK_DEAD);
+  expect_all(w, 4, BS_ERR_RANK_DEAD, NULL);
+  bs_error e;
+  bs_world_rank_status(w, 2, &e);
+  expect_in(e.message, "rank 2 died before all_gather #2");
+  const char *rep = bs_world_report(w);
+  expect_in(rep, "ranks 0-1,3: all_gather #2 (1 x fp32)\n");
+  expect_in(rep, "rank 2: dead after #1: fault comm/rank_exit\n");
+  bs_world_destroy(w);
+}
+
+static void test_fault_diverge_swaps(void **state) {
+  (void)state;
+  bs_world *w =
+      run_fault("name=comm/diverge,rank=1,nth=3", false, BS_ERR_DESYNC);
+  expect_all(w, 4, BS_ERR_DESYNC, NULL);
+  expect_in(bs_world_report(w), "rank 1: reduce_scatter #3 (1 x fp32, sum)");
+  expect_in(bs_world_report(w), "ranks 0,2-3: all_gather #3 (1 x fp32)");
+  bs_world_destroy(w);
+}
+
+static void test_fault_diverge_extra_barrier(void **state) {
+  (void)state;
+  bs_world *w = run_fault("name=comm/diverge,rank=3,nth=1,failinfo=1", true,
+                          BS_ERR_DESYNC);
+  expect_all(w, 4, BS_ERR_DESYNC, "fingerprint mismatch: rank 3");
+  expect_in(bs_world_report(w), "rank 3: barrier #1\n");
+  bs_world_destroy(w);
+}
+
+static void test_fault_stall_under_timeout(void **state) {
+  (void)state;
+  bs_world *w =
+      run_fault("name=comm/stall,rank=0,nth=2,failinfo=50", false, BS_OK);
+  assert_string_equal(bs_world_report(w), "");
+  bs_world_destroy(w);
+}
+#endif
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fingerprint_size_mismatch),
+      cmocka_unit_test(test_fingerprint_sees_dtype),
+      cmocka_unit_test(test_slow_rank_is_not_a_hang),
+      cmocka_unit_test(test_timeout_aborts_every_rank),
+      cmocka_unit_test(test_abort_wakes_every_waiter),
+      cmocka_unit_test(test_agree_one_failure),
+      cmocka_unit_test(test_agree_worst_then_lowest),
+      cmocka_unit_test(test_agree_all_ok),
+      cmocka_unit_test(test_check_same),
+      cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test(test_bad_call_is_contained),
+      cmocka_unit_test(test_world_options),
+#ifdef FIU_ENABLE
+      cmocka_unit_test(test_fault_rank_exit),
+      cmocka_unit_test(test_fault_diverge_swaps),
+      cmocka_unit_test(test_fault_diverge_extra_barrier),
+      cmocka_unit_test(test_fault_stall_under_timeout),
+#endif
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
