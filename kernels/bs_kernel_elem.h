@@ -47,6 +47,12 @@ BS_HD float bs_ke_bf16_to_f32(uint16_t b) {
   return bs_ke_bits_f32((uint32_t)b << 16);
 }
 
+/* x86 propagates an input NaN's payload through arithmetic, CUDA returns its
+ * canonical NaN: results that may be NaN are canonicalised so both agree. */
+BS_HD float bs_ke_canon(float x) {
+  return x != x ? bs_ke_bits_f32(0x7FC00000u) : x;
+}
+
 /* AdamW with decoupled weight decay, in the form of apex FusedAdam
  * (adam_w_mode), which Megatron's distributed optimizer runs:
  *   m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g*g
@@ -68,9 +74,9 @@ BS_HD void bs_ke_adam(float *p, float *m, float *v, float g,
   float decay = hp->weight_decay * *p;
   float update = step + decay;
   float delta = hp->lr * update;
-  *p = *p - delta;
-  *m = mn;
-  *v = vn;
+  *p = bs_ke_canon(*p - delta);
+  *m = bs_ke_canon(mn);
+  *v = bs_ke_canon(vn);
 }
 
 BS_HD uint64_t bs_ke_splitmix64(uint64_t x) {
@@ -104,7 +110,7 @@ BS_HD float bs_ke_grad(uint16_t param, uint64_t idx, uint64_t seed, int rank,
   float noise = bs_ke_hash_unit(seed ^ BS_KE_NOISE_KEY, rs, idx);
   float diff = bs_ke_bf16_to_f32(param) - target;
   float scaled = noise * BS_KE_NOISE_SCALE;
-  return diff + scaled;
+  return bs_ke_canon(diff + scaled);
 }
 
 /* The poison pattern: byte j of a buffer is byte j%8 (little-endian) of

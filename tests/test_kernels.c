@@ -385,6 +385,29 @@ static void test_poison(void **state) {
   assert_memory_equal(x, z, 13);
 }
 
+/* NaN results carry no input payload: CUDA's arithmetic returns the
+ * canonical NaN and the host must agree bit for bit. */
+static void test_nan_results_canonical(void **state) {
+  (void)state;
+  const uint16_t nan_params[] = {0x7FC1u, 0xFFC1u, 0x7F81u};
+  for (size_t i = 0; i < 3; i++) {
+    float g;
+    uint32_t bits;
+    bs_k_grad(&g, &nan_params[i], 1, 7, 3, 0, 1);
+    memcpy(&bits, &g, sizeof bits);
+    assert_int_equal(bits, 0x7FC00000u);
+  }
+  float p = 1.0f, m = 0.0f, v = 0.0f, grad;
+  uint32_t nanbits = 0xFFC12345u, bits;
+  memcpy(&grad, &nanbits, sizeof grad);
+  bs_adam_hp hp = bs_adam_hp_make(1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 1);
+  bs_k_adam(&p, &m, &v, &grad, 1, &hp);
+  memcpy(&bits, &p, sizeof bits);
+  assert_int_equal(bits, 0x7FC00000u);
+  memcpy(&bits, &m, sizeof bits);
+  assert_int_equal(bits, 0x7FC00000u);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cast_table),
@@ -395,6 +418,7 @@ int main(void) {
       cmocka_unit_test(test_adam_deterministic),
       cmocka_unit_test(test_grad_slice_invariant),
       cmocka_unit_test(test_grad_depends_on_inputs),
+      cmocka_unit_test(test_nan_results_canonical),
       cmocka_unit_test(test_hash_unit_range),
       cmocka_unit_test(test_bitflip),
       cmocka_unit_test(test_first_diff),
