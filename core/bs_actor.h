@@ -1,0 +1,77 @@
+/* The actor: one rank's trainer through the colocated RL lifecycle
+ * (behavior.md §5), with the fixes of §7 and the mutant switches of §8.
+ *
+ * Every fallible phase ends in bs_comm_agree(): it returns the status all
+ * ranks agreed on, and bs_err() then holds the same record on every rank.
+ * A rank that failed locally keeps following the collective schedule up to
+ * that agreement point. */
+#ifndef BS_ACTOR_H
+#define BS_ACTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bs_comm.h"
+#include "bs_config.h"
+#include "bs_digest.h"
+#include "bs_model.h"
+#include "bs_weight_sync.h"
+
+typedef struct bs_actor bs_actor;
+typedef struct bs_optimizer bs_optimizer;
+
+typedef struct bs_actor_opts {
+  const bs_config *cfg; /* validated by the caller */
+  const bs_model_spec *model;
+  uint64_t seed;                  /* initial weights, gradients */
+  const char *engine_exe;         /* binary executed in engine mode */
+  const char *const *engine_argv; /* arguments before "engine"; may be NULL */
+  /* An engine to use instead of starting one (borrowed: the caller stops
+   * it), so that consecutive actors of a rank can share one process. */
+  bs_engine *engine;
+} bs_actor_opts;
+
+/* init (§5): model, optimizer, MainCast context + coverage check, backuper,
+ * backups of actor (and ref/teacher/old_actor), switch_model("actor"), and
+ * sleep() when offloading. Starts this rank's engine process. */
+bs_status bs_actor_init(bs_comm *c, const bs_actor_opts *o, bs_actor **out);
+void bs_actor_destroy(bs_actor *a);
+
+/* One training step: gradients from the params it sees, reduce-scatter,
+ * Adam, cast, all-gather; then backup("actor") when backups are enabled. */
+bs_status bs_actor_train_step(bs_actor *a);
+bs_status bs_actor_sleep(bs_actor *a);
+bs_status bs_actor_wake_up(bs_actor *a);
+/* Reads the weights (get_actor_weights), checks the tensor set is uniform
+ * across ranks, streams them in buckets (each gathered across ranks first),
+ * then, for MainCast, pauses param_buffer — on every exit path. */
+bs_status bs_actor_update_weights(bs_actor *a, bs_sync_result *res);
+bs_status bs_actor_switch_model(bs_actor *a, const char *tag);
+/* The restore at the start of a step (compute_advantages_and_returns):
+ * switch_model(ref), switch_model(teacher) when present, then actor. */
+bs_status bs_actor_restore_for_step(bs_actor *a);
+bs_status bs_actor_get_weights(bs_actor *a, bs_tensor_map *out);
+/* A fresh engine process after an engine death (what the real job does). */
+bs_status bs_actor_restart_engine(bs_actor *a);
+
+/* For oracles: SHA256 of every synced tensor as it is on the device now
+ * (sync order), read without touching paused memory (a paused tensor gets
+ * an all-zero digest and *npaused counts it). */
+bs_status bs_actor_live_digests(bs_actor *a, bs_digest *out, size_t n,
+                                size_t *npaused);
+size_t bs_actor_synced_count(const bs_actor *a);
+const char *bs_actor_synced_name(const bs_actor *a, size_t i);
+
+bs_params *bs_actor_params(bs_actor *a);
+bs_optimizer *bs_actor_opt(bs_actor *a);
+bs_backuper *bs_actor_backuper(bs_actor *a); /* NULL when backups are off */
+bs_engine *bs_actor_engine(bs_actor *a);     /* NULL without engine_exe */
+bs_ms *bs_actor_ms(bs_actor *a);
+bs_dev *bs_actor_dev(bs_actor *a);
+bool bs_actor_asleep(const bs_actor *a);
+const char *bs_actor_active_tag(const bs_actor *a);
+const char *
+bs_actor_backuper_kind(const bs_actor *a); /* normal|maincast|none */
+int bs_actor_cycle(const bs_actor *a);
+
+#endif

@@ -1,0 +1,533 @@
+/* The MainCast backuper and its context (behavior.md §4): bit-identical
+ * round trips rebuilt from the masters, the all-gather that covers the
+ * other ranks' shards, chained and HDO optimizers, get(), the coverage
+ * check, the SHA256 check and its faults, other tags, the pinned budget. */
+#include "bs_test_world.h"
+
+#include "bs_maincast.h"
+#include "bs_optimizer.h"
+
+static void mc_init(tw *t, int n, const char *preset) {
+  tw_init(t, n, preset);
+  t->cfg.rematerialize = true;
+}
+
+/* ---- round trip ---- */
+
+static bs_status round_trip(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  (void)t;
+  bs_digest d0[TW_DIG_MAX], d1[TW_DIG_MAX], d2[TW_DIG_MAX];
+  assert_int_equal(bs_actor_train_step(a), BS_OK);
+  size_t n = tw_digests(a, d0);
+  tw_poison_params(a);
+  tw_poison_extras(a);
+  tw_digests(a, d1);
+  assert_int_equal(tw_ndiff(d0, d1, n), n); /* everything is garbage */
+  assert_int_equal(bs_actor_switch_model(a, "actor"), BS_OK);
+  tw_digests(a, d2);
+  assert_int_equal(tw_ndiff(d0, d2, n), 0);
+  return BS_OK;
+}
+
+static void test_round_trip_poisoned(void **state) {
+  (void)state;
+  tw t;
+  mc_init(&t, 3, "moe");
+  t.body = round_trip;
+  assert_int_equal(tw_run(&t), BS_OK);
+  assert_string_equal(t.err[0].message, "");
+  tw_free(&t);
+}
+
+/* ---- the cast covers the owned shard only; the all-gather the rest ---- */
+
+static size_t buffer_tensors_changed(bs_actor *a, const bs_digest *d0) {
+  bs_digest d[TW_DIG_MAX];
+  size_t n = tw_digests(a, d);
+  return tw_ndiff(d0, d, n);
+}
+
+static bs_status shard_then_gather(bs_actor *a, bs_comm *c, tw *t) {
+  (void)t;
+  bs_digest d0[TW_DIG_MAX];
+  bs_params *p = bs_actor_params(a);
+  bs_dev *dev = bs_actor_dev(a);
+  int peer = (bs_comm_rank(c) + 1) % bs_comm_size(c);
+  size_t first, count;
+  assert_int_equal(bs_actor_train_step(a), BS_OK);
+  tw_digests(a, d0);
+  /* Garbage in the slice the next rank owns, in every bucket. */
+  for (size_t b = 0; b < p->layout.buf[BS_BUF_DENSE].nbuckets; b++) {
+    bs_ddp_shard(&p->layout, BS_BUF_DENSE, b, peer, &first, &count);
+    dev->ops->poison(dev, p->param_buf[BS_BUF_DENSE] + first,
+                     count * sizeof(uint16_t), 5 + b);
+  }
+  assert_true(buffer_tensors_changed(a, d0) > 0);
+  /* The rank's own cast does not touch the peer's slice ... */
+  assert_int_equal(bs_opt_cast_to_params(bs_actor_opt(a)), BS_OK);
+  assert_true(buffer_tensors_changed(a, d0) > 0);
+  /* ... the all-gather of the restore does. */
+  assert_int_equal(bs_actor_switch_model(a, "actor"), BS_OK);
+  assert_int_equal(buffer_tensors_changed(a, d0), 0);
+  return BS_OK;
+}
+
+static void test_restore_relies_on_all_gather(void **state) {
+  (void)state;
+  tw t;
+  mc_init(&t, 3, "dense");
+  t.body = shard_then_gather;
+  assert_int_equal(tw_run(&t), BS_OK);
+  tw_free(&t);
+}
+
+/* ---- chained optimizer: each inner optimizer casts its buffer ---- */
+
+static bs_status chained_cast(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  (void)t;
+  bs_digest d0[TW_DIG_MAX], d[TW_DIG_MAX];
+  bs_params *p = bs_actor_params(a);
+  assert_int_equal(bs_opt_num_inner(bs_actor_opt(a)), 2);
+  assert_int_equal(bs_actor_train_step(a), BS_OK);
+  size_t n = tw_digests(a, d0);
+  tw_poison_params(a);
+  /* One rank owns every shard: the cast alone rebuilds both buffers. */
+  assert_int_equal(bs_opt_cast_to_params(bs_actor_opt(a)), BS_OK);
+  tw_digests(a, d);
+  size_t seen[BS_BUF_COUNT] = {0};
+  for (size_t i = 0; i < n; i++) {
+    const bs_tensor *x = bs_params_find(p, bs_actor_synced_name(a, i));
+    if (x->buffer < 0)
+      continue;
+    seen[x->buffer]++;
+    assert_true(bs_digest_eq(&d0[i], &d[i]));
+  }
+  assert_true(seen[BS_BUF_DENSE] > 0 && seen[BS_BUF_EXPERT] > 0);
+  return BS_OK;
+}
+
+static void test_chained_optimizers_each_cast(void **state) {
+  (void)state;
+  tw t;
+  mc_init(&t, 1, "moe");
+  t.body = chained_cast;
+  assert_int_equal(tw_run(&t), BS_OK);
+  tw_free(&t);
+}
+
+/* ---- get(actor) ---- */
+
+static bool expect_extra(const bs_tensor_spec *s) {
+  return (s->flags & (BS_TF_FROZEN | BS_TF_FP32 | BS_TF_EXPERT_BIAS)) != 0;
+}
+
+static bs_status get_entries(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  (void)t;
+  bs_tensor_map m = {0};
+  bs_params *p = bs_actor_params(a);
+  size_t extras = 0;
+  assert_int_equal(bs_actor_train_step(a), BS_OK);
+  assert_int_equal(bs_backuper_get(bs_actor_backuper(a), "actor", &m), BS_OK);
+  assert_int_equal(m.n, bs_actor_synced_count(a));
+  for (size_t i = 0; i < m.n; i++) {
+    const bs_tensor *x = bs_params_find(p, m.e[i].name);
+    assert_string_equal(m.e[i].name, bs_actor_synced_name(a, i));
+    assert_int_equal(m.e[i].bytes, x->bytes);
+    if (expect_extra(x->spec)) {
+      extras++;
+      assert_true(m.e[i].on_host);
+      assert_false(bs_ms_contains(bs_actor_ms(a), m.e[i].ptr));
+      void *now = malloc(x->bytes);
+      assert_int_equal(
+          bs_dev_copy(bs_actor_dev(a), now, x->ptr, x->bytes, BS_D2H), BS_OK);
+      assert_memory_equal(now, m.e[i].ptr, x->bytes);
+      free(now);
+    } else {
+      assert_false(m.e[i].on_host);
+      assert_ptr_equal(m.e[i].ptr, x->ptr);
+    }
+  }
+  assert_int_equal(extras, 5); /* 2 rel_proj, router, tid2eid, expert_bias */
+  bs_tensor_map_free(&m);
+  return BS_OK;
+}
+
+static void test_get_live_and_pinned(void **state) {
+  (void)state;
+  tw t;
+  mc_init(&t, 2, "frozen");
+  t.body = get_entries;
+  assert_int_equal(tw_run(&t), BS_OK);
+  tw_free(&t);
+}
+
+/* The parser admits no param outside both classes, so the strays come
+ * from the frozen-not-extras mutant: frozen params in no DDP buffer. */
+#define STRAY "decoder.layers.0.self_attention.rel_proj.weight"
+
+static bs_status stray_rank(bs_comm *c, void *arg) {
+  bs_status st = BS_OK;
+  bs_model_spec *m = arg;
+  bs_dev *dev = bs_comm_dev(c);
+  bs_ms *ms = NULL;
+  bs_params *p = NULL;
+  bs_optimizer *opt = NULL;
+  bs_mc *mc = NULL;
+  bs_backuper *b = NULL;
+  bs_tensor_map out = {0};
+  bs_opt_cfg oc = {.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f};
+  BS_CHECK(bs_ms_create(dev, 1, &ms));
+  BS_CHECK(bs_params_create(dev, ms, m, 1, 64, false, &p));
+  BS_CHECK(bs_params_fill(p, 3));
+  BS_CHECK(bs_opt_create(dev, ms, &p->layout, 0, &oc, p->param_buf, &opt));
+  BS_CHECK(bs_mc_create(p, opt, c, &mc));
+  assert_int_equal(mc->nextras, 1); /* the expert_bias buffer */
+  assert_int_equal(bs_mc_check_coverage(mc), BS_ERR_COVERAGE);
+  assert_string_equal(bs_err()->tensor, STRAY);
+  assert_non_null(strstr(bs_err()->message, "4 params are neither"));
+  bs_err_clear();
+  BS_CHECK(bs_backuper_maincast_create(mc, false, &b));
+  assert_int_equal(bs_backuper_get(b, "actor", &out), BS_ERR_MISSING_BACKUP);
+  bs_err_clear();
+  BS_CHECK(bs_backuper_backup(b, "actor"));
+  assert_int_equal(bs_backuper_get(b, "actor", &out), BS_ERR_COVERAGE);
+  assert_string_equal(bs_err()->tensor, STRAY);
+  assert_null(out.e);
+  bs_err_clear();
+  /* No full copy of actor to copy from. */
+  assert_int_equal(bs_backuper_copy(b, "actor", "ref"), BS_ERR_UNSUPPORTED);
+  bs_err_clear();
+out:
+  bs_backuper_destroy(b);
+  bs_mc_destroy(mc);
+  bs_opt_destroy(opt);
+  bs_params_destroy(p);
+  bs_ms_destroy(ms);
+  return st;
+}
+
+static void test_get_and_coverage_name_stray_tensor(void **state) {
+  (void)state;
+  bs_model_spec m;
+  bs_world *w = NULL;
+  void *args[1] = {&m};
+  assert_int_equal(bs_model_preset("frozen", 1.0, &m), BS_OK);
+  bs_mutant_set(BS_MUT_FROZEN_NOT_EXTRAS, true);
+  assert_int_equal(tw_run_fn(1, stray_rank, args, &w), BS_OK);
+  bs_mutant_reset();
+  bs_world_destroy(w);
+  bs_model_free(&m);
+}
+
+/* ---- the SHA256 check ---- */
+
+typedef struct check_log {
+  int taken[3], verified[3];
+  bool pending[3];
+  size_t changed; /* tensors off the step end after the last restore */
+} check_log;
+
+static bs_status three_cycles(bs_actor *a, bs_comm *c, tw *t) {
+  check_log *log = (check_log *)t->user + bs_comm_rank(c);
+  bs_rcheck *rc = bs_backuper_maincast_check(bs_actor_backuper(a));
+  bs_digest d0[TW_DIG_MAX], d[TW_DIG_MAX];
+  bs_status st = BS_OK;
+  assert_non_null(rc);
+  for (int i = 0; i < 3 && st == BS_OK; i++) {
+    st = bs_actor_train_step(a);
+    log->taken[i] = bs_rcheck_taken(rc);
+    log->pending[i] = bs_rcheck_pending(rc);
+    size_t n = tw_digests(a, d0);
+    tw_poison_params(a);
+    if (st == BS_OK)
+      st = bs_actor_switch_model(a, "actor");
+    log->verified[i] = bs_rcheck_verified(rc);
+    tw_digests(a, d);
+    log->changed = tw_ndiff(d0, d, n);
+  }
+  return st;
+}
+
+static void test_check_first_two_cycles_only(void **state) {
+  (void)state;
+  tw t;
+  check_log log[2] = {0};
+  mc_init(&t, 2, "frozen");
+  t.cfg.check_rematerialize = true;
+  t.body = three_cycles;
+  t.user = log;
+  assert_int_equal(tw_run(&t), BS_OK);
+  for (int r = 0; r < 2; r++) {
+    /* init's backup was #1 (verified by init's switch); step 1's is #2. */
+    assert_int_equal(log[r].taken[0], 2);
+    assert_true(log[r].pending[0]);
+    assert_int_equal(log[r].verified[0], 2);
+    assert_int_equal(log[r].taken[1], 2);
+    assert_false(log[r].pending[1]);
+    assert_int_equal(log[r].verified[1], 2);
+    assert_int_equal(log[r].taken[2], 2);
+    assert_int_equal(log[r].verified[2], 2);
+  }
+  tw_free(&t);
+}
+
+static void test_check_off_when_not_armed(void **state) {
+  (void)state;
+  tw t;
+  check_log log[2] = {0};
+  mc_init(&t, 2, "dense");
+  t.body = three_cycles;
+  t.user = log;
+  /* A corrupted restore in cycle 0 goes unnoticed without the check. */
+  tw_arm("name=restore/bitflip,nth=2,failinfo=14");
+  assert_int_equal(tw_run(&t), BS_OK);
+  for (int r = 0; r < 2; r++) {
+    assert_int_equal(log[r].taken[2], 0);
+    assert_int_equal(log[r].verified[2], 0);
+  }
+  assert_int_equal(bs_fault_fired_count() > 0, true);
+  tw_free(&t);
+}
+
+/* One fault in the first restore after a step (the 2nd restore overall),
+ * on rank 1 only: every rank fails the restore with the record of `rank`,
+ * the lowest rank that found the mismatch. */
+static void expect_check_catches(const char *spec, int rank,
+                                 const char *tensor) {
+  tw t;
+  check_log log[3] = {0};
+  mc_init(&t, 3, "frozen");
+  t.cfg.check_rematerialize = true;
+  t.body = three_cycles;
+  t.user = log;
+  tw_arm(spec);
+  assert_int_equal(tw_run(&t), BS_ERR_HASH_MISMATCH);
+  tw_expect_all(&t, BS_ERR_HASH_MISMATCH,
+                "restore is not bit-identical to the backup for 1/31 tensors "
+                "(cycle 2): first ");
+  assert_int_equal(t.err[0].rank, rank);
+  assert_string_equal(t.err[0].phase, "restore");
+  if (tensor)
+    assert_string_equal(t.err[0].tensor, tensor);
+  tw_free(&t);
+}
+
+static void test_check_catches_restore_bitflip(void **state) {
+  (void)state;
+  expect_check_catches("name=restore/bitflip,rank=1,nth=2,failinfo=14", 1,
+                       "embedding.word_embeddings.weight");
+}
+
+static void test_check_catches_corrupt_extra(void **state) {
+  (void)state;
+  expect_check_catches("name=backup/corrupt,rank=1,nth=2,failinfo=9", 1,
+                       "decoder.layers.0.self_attention.rel_proj.weight");
+}
+
+static void test_check_catches_corrupt_master(void **state) {
+  (void)state;
+  /* Rank 1's shard reaches every rank through the all-gather: all see it,
+   * and the agreement keeps the lowest rank's record. */
+  expect_check_catches("name=master/corrupt,rank=1,nth=2,failinfo=30", 0, NULL);
+}
+
+/* A changed tensor set is its own error, before any bytes are compared. */
+static void test_check_tensor_set_change(void **state) {
+  (void)state;
+  bs_dev *dev = NULL;
+  bs_ms *ms = NULL;
+  bs_params *p = NULL;
+  bs_model_spec m;
+  bs_rcheck *rc = NULL;
+  const bs_tensor *t[TW_DIG_MAX], *swapped[TW_DIG_MAX];
+  bs_err_clear();
+  assert_int_equal(bs_dev_host_create(&dev), BS_OK);
+  assert_int_equal(bs_ms_create(dev, 1, &ms), BS_OK);
+  assert_int_equal(bs_model_preset("tiny", 1.0, &m), BS_OK);
+  assert_int_equal(bs_params_create(dev, ms, &m, 2, 256, false, &p), BS_OK);
+  assert_int_equal(bs_params_fill(p, 1), BS_OK);
+  size_t n = bs_params_synced(p, t, TW_DIG_MAX);
+  assert_int_equal(bs_rcheck_create(dev, true, &rc), BS_OK);
+  /* one tensor fewer */
+  assert_int_equal(bs_rcheck_take(rc, t, n), BS_OK);
+  assert_int_equal(bs_rcheck_verify(rc, t, n - 1), BS_ERR_TENSOR_SET);
+  assert_non_null(strstr(bs_err()->message, "tensor set changed"));
+  assert_false(bs_rcheck_pending(rc));
+  bs_err_clear();
+  /* same count, two swapped */
+  memcpy(swapped, t, n * sizeof *t);
+  swapped[0] = t[1];
+  swapped[1] = t[0];
+  assert_int_equal(bs_rcheck_take(rc, t, n), BS_OK);
+  assert_int_equal(bs_rcheck_verify(rc, swapped, n), BS_ERR_TENSOR_SET);
+  assert_string_equal(bs_err()->tensor, t[1]->spec->name);
+  bs_err_clear();
+  /* after BS_RCHECK_CYCLES takes nothing is hashed or compared */
+  assert_int_equal(bs_rcheck_take(rc, t, n), BS_OK);
+  assert_false(bs_rcheck_pending(rc));
+  assert_int_equal(bs_rcheck_verify(rc, t, n - 1), BS_OK);
+  bs_rcheck_destroy(rc);
+  bs_params_destroy(p);
+  bs_model_free(&m);
+  bs_ms_destroy(ms);
+  bs_dev_destroy(dev);
+}
+
+/* ---- other tags ---- */
+
+static bs_status ref_then_actor(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  (void)t;
+  bs_digest act[TW_DIG_MAX], ref[TW_DIG_MAX], d[TW_DIG_MAX];
+  const char *tags[BS_BT_COUNT];
+  bs_backuper *b = bs_actor_backuper(a);
+  assert_int_equal(bs_backuper_backup_tags(b, tags, BS_BT_COUNT), 2);
+  assert_string_equal(tags[0], "actor");
+  assert_string_equal(tags[1], "ref");
+  assert_int_equal(bs_actor_train_step(a), BS_OK);
+  size_t n = tw_digests(a, act);
+  assert_int_equal(bs_actor_switch_model(a, "ref"), BS_OK);
+  assert_string_equal(bs_actor_active_tag(a), "ref");
+  tw_digests(a, ref);
+  /* the tid2eid table is small ints in [0, 8): it may repeat */
+  assert_true(tw_ndiff(act, ref, n) >= n - 1);
+  tw_poison_params(a);
+  assert_int_equal(bs_actor_switch_model(a, "actor"), BS_OK);
+  tw_digests(a, d);
+  assert_int_equal(tw_ndiff(act, d, n), 0);
+  assert_int_equal(bs_actor_switch_model(a, "ref"), BS_OK);
+  tw_digests(a, d);
+  assert_int_equal(tw_ndiff(ref, d, n), 0);
+  assert_int_equal(bs_actor_switch_model(a, "actor"), BS_OK);
+  return BS_OK;
+}
+
+static void test_other_tags_full_copies_actor_wins(void **state) {
+  (void)state;
+  tw t;
+  mc_init(&t, 2, "frozen");
+  t.cfg.with_ref = true;
+  t.body = ref_then_actor;
+  assert_int_equal(tw_run(&t), BS_OK);
+  tw_free(&t);
+}
+
+/* ---- HDO replay ---- */
+
+static bs_status hdo_round_trip(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  (void)t;
+  bs_digest d0[TW_DIG_MAX], d[TW_DIG_MAX];
+  bs_opt_view v;
+  bs_dev *dev = bs_actor_dev(a);
+  assert_int_equal(bs_actor_train_step(a), BS_OK);
+  assert_int_equal(bs_actor_train_step(a), BS_OK);
+  assert_int_equal(bs_opt_view_get(bs_actor_opt(a), 0, &v), BS_OK);
+  /* Both maps exist and overlap, and the overlap's device copy is stale:
+   * a replay letting the device win would write other bytes. */
+  assert_true(v.dev_first < v.host_n && v.host_n < v.n);
+  size_t nover = v.host_n - v.dev_first, stale = 0;
+  float *over = malloc(nover * sizeof *over);
+  assert_int_equal(bs_dev_copy(dev, over, v.dev, nover * sizeof *over, BS_D2H),
+                   BS_OK);
+  for (size_t i = 0; i < nover; i++)
+    stale += memcmp(&over[i], &v.host[v.dev_first + i], sizeof *over) != 0;
+  free(over);
+  assert_true(stale > 0);
+  size_t n = tw_digests(a, d0);
+  tw_poison_params(a);
+  assert_int_equal(bs_actor_switch_model(a, "actor"), BS_OK);
+  tw_digests(a, d);
+  assert_int_equal(tw_ndiff(d0, d, n), 0);
+  return BS_OK;
+}
+
+static void test_hdo_replay_both_maps_host_wins(void **state) {
+  (void)state;
+  tw t;
+  mc_init(&t, 2, "dense");
+  t.cfg.precision_aware_optimizer = true;
+  t.cfg.optimizer_cpu_offload = true;
+  t.body = hdo_round_trip;
+  assert_int_equal(tw_run(&t), BS_OK);
+  tw_free(&t);
+}
+
+/* ---- pinned budget ---- */
+
+static size_t extras_bytes_of(const bs_model_spec *m) {
+  size_t b = 0;
+  for (size_t i = 0; i < m->n; i++)
+    if (bs_tensor_is_synced(&m->t[i]) && expect_extra(&m->t[i]))
+      b += bs_tensor_bytes(&m->t[i]);
+  return b;
+}
+
+static bs_status one_step(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  (void)t;
+  return bs_actor_train_step(a);
+}
+
+static void test_pinned_bytes_are_extras_only(void **state) {
+  (void)state;
+  const char *presets[] = {"dense", "moe", "frozen", "tiny"};
+  for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+    tw t;
+    mc_init(&t, 2, presets[i]);
+    t.body = one_step;
+    assert_int_equal(tw_run(&t), BS_OK);
+    size_t want = extras_bytes_of(&t.model);
+    printf("maincast %-6s: pinned backuper bytes %zu per rank (extras %zu)\n",
+           presets[i], t.pinned[0], want);
+    for (int r = 0; r < t.n; r++)
+      assert_int_equal(t.pinned[r], want);
+    tw_free(&t);
+  }
+}
+
+/* ---- mutant frozen-not-extras ---- */
+
+static void test_mutant_frozen_not_extras(void **state) {
+  (void)state;
+  tw t;
+  mc_init(&t, 2, "frozen");
+  assert_int_equal(tw_run(&t), BS_OK);
+  tw_free(&t);
+  mc_init(&t, 2, "frozen");
+  bs_mutant_set(BS_MUT_FROZEN_NOT_EXTRAS, true);
+  assert_int_equal(tw_run(&t), BS_ERR_COVERAGE);
+  tw_expect_all(&t, BS_ERR_COVERAGE, "4 params are neither");
+  assert_string_equal(t.err[0].tensor,
+                      "decoder.layers.0.self_attention.rel_proj.weight");
+  tw_free(&t);
+  /* A model without frozen params is still accepted. */
+  mc_init(&t, 2, "moe");
+  bs_mutant_set(BS_MUT_FROZEN_NOT_EXTRAS, true);
+  assert_int_equal(tw_run(&t), BS_OK);
+  tw_free(&t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_round_trip_poisoned),
+      cmocka_unit_test(test_restore_relies_on_all_gather),
+      cmocka_unit_test(test_chained_optimizers_each_cast),
+      cmocka_unit_test(test_get_live_and_pinned),
+      cmocka_unit_test(test_get_and_coverage_name_stray_tensor),
+      cmocka_unit_test(test_check_first_two_cycles_only),
+      cmocka_unit_test(test_check_off_when_not_armed),
+      cmocka_unit_test(test_check_catches_restore_bitflip),
+      cmocka_unit_test(test_check_catches_corrupt_extra),
+      cmocka_unit_test(test_check_catches_corrupt_master),
+      cmocka_unit_test(test_check_tensor_set_change),
+      cmocka_unit_test(test_other_tags_full_copies_actor_wins),
+      cmocka_unit_test(test_hdo_replay_both_maps_host_wins),
+      cmocka_unit_test(test_pinned_bytes_are_extras_only),
+      cmocka_unit_test(test_mutant_frozen_not_extras),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
