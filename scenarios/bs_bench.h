@@ -1,0 +1,79 @@
+/* `backstop bench` (cli.md, issue 6): throughput of the framework's own
+ * backup, restore, cast, pause/resume and hashing code, each as a ratio to
+ * a ceiling measured in the same run on the same buffers (device copy,
+ * pinned copies each way, pinned allocation, one-thread SHA256).
+ *
+ * Every figure is the best of `repeat` timed runs after one untimed
+ * warm-up, each run ended by a device sync and timed with
+ * CLOCK_MONOTONIC. GB are 1e9 bytes. */
+#ifndef BS_BENCH_H
+#define BS_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bs_model.h"
+#include "bs_status.h"
+
+typedef struct bs_bench_opts {
+  const char *device;  /* "host" or "cuda" */
+  const char *backend; /* MainCast's all-gather: "sim" or "nccl"; NULL:
+                          nccl on cuda, sim on host (as `backstop run`) */
+  const char *model;   /* preset or file; NULL: the synthetic "bench" model */
+  double scale;        /* tensor-size factor; 0: chosen to reach gb */
+  double gb;           /* weight GB per rank; 0: the device's default */
+  int threads;         /* hashing threads; 0: one per online CPU */
+  int repeat;          /* timed runs after the warm-up */
+  const char *json;    /* report file, or NULL */
+} bs_bench_opts;
+
+#define BS_BENCH_NAME_MAX 32
+#define BS_BENCH_MAX_FIGS 24
+
+typedef struct bs_bench_fig {
+  char name[BS_BENCH_NAME_MAX];
+  char ceiling[BS_BENCH_NAME_MAX]; /* "" for a ceiling or an unbounded one */
+  bool is_ceiling;
+  double bytes;   /* bytes counted per run */
+  double seconds; /* the best run */
+  double gbps;    /* bytes / seconds / 1e9 */
+  double ratio;   /* gbps / the ceiling's gbps; NAN without a ceiling */
+} bs_bench_fig;
+
+typedef struct bs_bench_report {
+  char device[8];
+  char backend[8];
+  char model[64];
+  double scale;
+  size_t weight_bytes; /* synced bytes: one Normal backup */
+  size_t tensors;      /* synced tensors */
+  int threads, repeat;
+  bs_bench_fig fig[BS_BENCH_MAX_FIGS];
+  size_t n;
+} bs_bench_report;
+
+/* The command: argv[0] is the command name ("bench"), options follow.
+ * Returns the exit status: 0 measured, 1 a measurement failed, 2 a usage
+ * error (a one-line message naming the option on stderr). */
+int bs_bench_main(int argc, char **argv);
+
+/* Fills defaults, then the options of argv[1..]. BS_ERR_INVALID naming the
+ * option on a usage error; *help set by -h/--help. */
+bs_status bs_bench_parse(int argc, char **argv, bs_bench_opts *o, bool *help);
+
+/* The model the options ask for, sized to o->gb unless o->scale is set;
+ * o->scale is then the factor used. */
+bs_status bs_bench_model(bs_bench_opts *o, bs_model_spec *out);
+
+/* Every measurement on one device; r is complete only on success. */
+bs_status bs_bench_run(const bs_bench_opts *o, const bs_model_spec *m,
+                       bs_bench_report *r);
+
+/* NULL when absent. */
+const bs_bench_fig *bs_bench_find(const bs_bench_report *r, const char *name);
+
+/* The human-readable table; the JSON object (caller frees; NULL on OOM). */
+char *bs_bench_table(const bs_bench_report *r);
+char *bs_bench_json(const bs_bench_report *r);
+
+#endif

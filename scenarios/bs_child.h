@@ -1,0 +1,13 @@
+/* What one forked child does for one scenario run: arm, drive, judge,
+ * leave artifacts when it failed, and send its run object to the parent. */
+#ifndef BS_CHILD_H
+#define BS_CHILD_H
+
+#include "bs_scenario.h"
+
+/* A bs_run_child_fn (bs_exec.h): the run object (JSON) goes to fd. The
+ * scenario's expectation is checked only when the user added no fault: it
+ * describes the scenario's own faults, while the invariants hold under any. */
+int bs_child_run(const bs_run_cfg *cfg, int fd);
+
+#endif

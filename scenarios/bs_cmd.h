@@ -1,0 +1,23 @@
+/* The commands of the backstop CLI (cli.md). Each returns the exit status:
+ * 0 all pass, 1 something failed, 2 a usage error (one line on stderr).
+ * argv[0] is the command's name. exe: the backstop binary, which engine
+ * processes execute. */
+#ifndef BS_CMD_H
+#define BS_CMD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+int bs_cmd_run(int argc, char **argv, const char *exe);
+int bs_cmd_mutants(int argc, char **argv, const char *exe);
+int bs_cmd_list(int argc, char **argv);
+int bs_cmd_faults(int argc, char **argv);
+int bs_cmd_explain(int argc, char **argv);
+int bs_cmd_help(int argc, char **argv);
+
+/* Prints "backstop CMD: <the error record's message>" and returns 2. */
+int bs_cmd_usage_error(const char *cmd);
+/* --json as the only option: true; a bad option: prints and sets *rc. */
+bool bs_cmd_json_flag(const char *cmd, int argc, char **argv, int *rc);
+
+#endif

@@ -1,0 +1,91 @@
+/* `backstop help [COMMAND]`: usage of each command (cli.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "bs_cmd.h"
+#include "bs_mutant.h"
+#include "bs_opts.h"
+
+static const char run_help[] =
+    "usage: backstop run [SELECTOR...] [options]\n"
+    "  SELECTOR: a scenario name, an @label or a glob (none: " BS_DEFAULT_SUITE
+    ")\n"
+    "  --ranks N|N,M,...   world size, or a matrix of sizes\n"
+    "  --backend sim|nccl  communicator (default sim)\n"
+    "  --device host|cuda  device memory (default host with sim, cuda with "
+    "nccl)\n"
+    "  --model PRESET|FILE model spec (tiny, dense, moe, frozen, lora)\n"
+    "  --scale F           multiply every tensor size\n"
+    "  --cycles N          training cycles per scenario\n"
+    "  --set KEY=VALUE     configuration override (repeatable)\n"
+    "  --fault SPEC        arm a fault (repeatable; see backstop faults):\n"
+    "                      name=POINT[,rank=R][,cycle=C][,nth=K][,prob=P]\n"
+    "                      [,failinfo=I][,onetime]\n"
+    "  --mutant NAME       run against a known-bug replica (repeatable)\n"
+    "  --seed S            seeds values, gradients, random faults (default 0)\n"
+    "  --timeout-ms T      collective watchdog timeout\n"
+    "  --deadline-s S      hard limit of one run (default 60)\n"
+    "  -j N                runs in parallel (default 2)\n"
+    "  --json FILE         machine-readable report\n"
+    "  --junit FILE        JUnit XML\n"
+    "  --artifacts DIR     failure artifacts (default backstop-artifacts)\n"
+    "  -q, -v              less, more output\n"
+    "exit status: 0 all pass, 1 any fail/hang/crash, 2 usage error\n";
+
+static const char mutants_head[] =
+    "usage: backstop mutants [SELECTOR...] [--json FILE] [run options]\n"
+    "  runs the selected scenarios (default @mutant-target) against the "
+    "fixed\n  core and against each mutant; exit 1 if a mutant survives or "
+    "the fixed\n  core fails anything. The mutants:\n";
+
+static void mutants_help(void) {
+  fputs(mutants_head, stdout);
+  for (int m = 0; m < BS_MUT_COUNT; m++)
+    printf("  %-22s %s: %s\n", bs_mutant_name((bs_mutant)m),
+           bs_mutant_origin((bs_mutant)m), bs_mutant_effect((bs_mutant)m));
+}
+
+static const struct {
+  const char *name, *text;
+} simple[] = {
+    {"list", "usage: backstop list [--json]\n  the scenario catalogue\n"},
+    {"faults", "usage: backstop faults [--json]\n  the fault-point "
+               "catalogue\n"},
+    {"explain", "usage: backstop explain SCENARIO\n  what it does, which "
+                "faults it arms, which oracles it checks\n"},
+    {"bench", "usage: backstop bench [options]\n  throughput against the "
+              "ceilings measured in the same run (backstop bench --help)\n"},
+    {"run", run_help},
+};
+
+static void overview(void) {
+  printf("backstop %s: fault injection and correctness tests for the weight "
+         "backup of colocated RL\n\n"
+         "commands:\n"
+         "  list [--json]            the scenario catalogue\n"
+         "  faults [--json]          the fault-point catalogue\n"
+         "  explain SCENARIO         what a scenario does and checks\n"
+         "  run [SELECTOR...]        run scenarios (backstop help run)\n"
+         "  mutants [SELECTOR...]    the mutant kill matrix\n"
+         "  bench [options]          throughput against measured ceilings\n"
+         "  help [COMMAND], --version\n",
+         BS_VERSION);
+}
+
+int bs_cmd_help(int argc, char **argv) {
+  if (argc < 2) {
+    overview();
+    return 0;
+  }
+  if (strcmp(argv[1], "mutants") == 0) {
+    mutants_help();
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
+    if (strcmp(argv[1], simple[i].name) == 0) {
+      fputs(simple[i].text, stdout);
+      return 0;
+    }
+  fprintf(stderr, "backstop help: unknown command '%s'\n", argv[1]);
+  return 2;
+}

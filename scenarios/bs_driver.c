@@ -1,0 +1,327 @@
+#include "bs_driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_actor.h"
+#include "bs_comm.h"
+#include "bs_fault.h"
+#include "bs_mutant.h"
+#include "bs_region.h"
+
+/* Ring large enough that a scenario's whole schedule fits: the uniform
+ * schedule oracle compares complete histories. */
+#define FLIGHT_SLOTS 8192
+
+typedef struct driver {
+  const bs_run_cfg *run;
+  bs_config cfg;
+  bs_model_spec model;
+  bs_record *rec;
+} driver;
+
+typedef struct rank_ctx {
+  driver *d;
+  bs_comm *comm;
+  bs_dev *dev; /* the rank's device: its pinned counters */
+  int rank;
+  bs_actor *actor;
+  bs_sync_result sync;
+} rank_ctx;
+
+bs_status bs_driver_config(const bs_run_cfg *run, bs_config *out) {
+  bs_status st = BS_OK;
+  bs_config_defaults(out);
+  for (const char *const *kv = run->scn->sets; kv && *kv; kv++)
+    BS_CHECK(bs_config_set_kv(out, *kv));
+  for (size_t i = 0; i < run->nsets; i++)
+    BS_CHECK(bs_config_set_kv(out, run->sets[i]));
+out:
+  return st;
+}
+
+bs_status bs_driver_arm(const bs_run_cfg *run) {
+  bs_status st = BS_OK;
+  bs_driver_disarm();
+  for (const char *const *f = run->scn->faults; f && *f; f++) {
+    char spec[256];
+    bs_scenario_fault_expand(*f, run->ranks, spec, sizeof spec);
+    BS_CHECK(bs_fault_arm(spec, run->seed));
+  }
+  for (size_t i = 0; i < run->nfaults; i++)
+    BS_CHECK(bs_fault_arm(run->faults[i], run->seed));
+  for (size_t i = 0; i < run->nmutants; i++) {
+    int m = bs_mutant_parse(run->mutants[i]);
+    if (m < 0)
+      BS_FAIL(BS_ERR_INVALID, NULL, "unknown mutant '%s'", run->mutants[i]);
+    bs_mutant_set((bs_mutant)m, true);
+  }
+out:
+  return st;
+}
+
+void bs_driver_disarm(void) {
+  bs_fault_disarm_all();
+  bs_fault_log_reset();
+  bs_mutant_reset();
+  bs_trap_reset();
+}
+
+bs_budget bs_driver_budget(const bs_config *c, const bs_model_spec *m) {
+  bs_budget b = {.kind = BS_BUDGET_NORMAL, .tags = 1};
+  if (bs_config_sync_reads_ms_backup(c))
+    b.kind = BS_BUDGET_MEMSAVER;
+  else if (!bs_config_enable_weight_backup(c))
+    b.kind = BS_BUDGET_NONE;
+  else if (c->rematerialize)
+    b.kind = BS_BUDGET_MAINCAST;
+  b.tags += c->with_ref + c->with_teacher + c->keep_old_actor;
+  for (size_t i = 0; i < m->n; i++) {
+    if (!bs_tensor_is_synced(&m->t[i]))
+      continue;
+    b.synced_bytes += bs_tensor_bytes(&m->t[i]);
+    if (!bs_tensor_in_ddp(&m->t[i]))
+      b.extras_bytes += bs_tensor_bytes(&m->t[i]);
+  }
+  return b;
+}
+
+bs_pause_rule bs_driver_pause_rule(const bs_config *c) {
+  /* Colocated LoRA keeps param_buffer (the adapters) resident on sleep. */
+  if (!c->offload_train || (c->colocate && bs_config_is_lora(c)))
+    return BS_PAUSE_NONE;
+  return c->rematerialize ? BS_PAUSE_AFTER_SYNC : BS_PAUSE_AT_SLEEP;
+}
+
+/* ---- one rank ---- */
+
+/* Live digests of every synced tensor, with their names. */
+static void live_digests(rank_ctx *x, bs_digests *out) {
+  size_t n = bs_actor_synced_count(x->actor), npaused = 0;
+  bs_digest *d = calloc(n ? n : 1, sizeof *d);
+  bs_tname *names = calloc(n ? n : 1, sizeof *names);
+  if (d && names && bs_actor_live_digests(x->actor, d, n, &npaused) == BS_OK) {
+    for (size_t i = 0; i < n; i++)
+      snprintf(names[i], sizeof names[i], "%s",
+               bs_actor_synced_name(x->actor, i));
+    if (bs_digests_set(out, d, names, n) == BS_OK)
+      out->npaused = npaused;
+  }
+  free(d);
+  free(names);
+}
+
+/* The state at the end of a phase: memory, param_buffer, digests. */
+static void take_state(rank_ctx *x, bs_event *e) {
+  memcpy(e->pinned, x->dev->pinned_cur, sizeof e->pinned);
+  memcpy(e->pinned_peak, x->dev->pinned_peak, sizeof e->pinned_peak);
+  if (!x->actor)
+    return;
+  bs_ms *ms = bs_actor_ms(x->actor);
+  e->resident = bs_ms_resident_bytes(ms);
+  e->resident_peak = bs_ms_resident_peak(ms);
+  e->param_paused = bs_ms_all_in_state(ms, BS_TAG_PARAM, BS_PAUSED);
+  bool ok = e->status == BS_OK;
+  if (ok && (!strcmp(e->phase, "init") || !strcmp(e->phase, "restore") ||
+             !strcmp(e->phase, "train_step")))
+    live_digests(x, &e->live);
+  if (!strcmp(e->phase, "update_weights") && x->sync.ntensors)
+    bs_digests_set(&e->recv, x->sync.received, (const bs_tname *)x->sync.names,
+                   x->sync.ntensors);
+}
+
+/* Taking the state must not disturb the phase's error record: the rank
+ * returns it to the world. */
+static void snapshot(rank_ctx *x, bs_event *e) {
+  bs_error saved = *bs_err();
+  bs_err_clear();
+  take_state(x, e);
+  bs_sync_result_free(&x->sync);
+  *bs_err() = saved;
+}
+
+typedef bs_status (*phase_fn)(rank_ctx *x);
+
+static bs_status run_phase(rank_ctx *x, const char *name, int cycle,
+                           phase_fn fn) {
+  bs_record *rec = x->d->rec;
+  bs_err_clear();
+  bs_phase_set(name);
+  bs_event *e = bs_record_begin(rec, x->rank, name, cycle);
+  if (!e)
+    return bs_fail(BS_ERR_NOMEM, NULL, "run record of rank %d", x->rank);
+  bs_status st = fn(x);
+  bs_record_end(rec, x->rank, st);
+  snapshot(x, e);
+  return st;
+}
+
+static bs_status do_init(rank_ctx *x) {
+  bs_actor_opts o = {.cfg = &x->d->cfg,
+                     .model = &x->d->model,
+                     .seed = x->d->run->seed,
+                     .engine_exe = x->d->run->exe};
+  return bs_actor_init(x->comm, &o, &x->actor);
+}
+
+static bs_status do_update(rank_ctx *x) {
+  return bs_actor_update_weights(x->actor, &x->sync);
+}
+
+static bs_status do_wake(rank_ctx *x) {
+  return bs_actor_wake_up(x->actor);
+}
+
+static bs_status do_restore(rank_ctx *x) {
+  return bs_actor_restore_for_step(x->actor);
+}
+
+static bs_status do_step(rank_ctx *x) {
+  return bs_actor_train_step(x->actor);
+}
+
+static bs_status do_sleep(rank_ctx *x) {
+  return bs_actor_sleep(x->actor);
+}
+
+static bs_status do_restart(rank_ctx *x) {
+  return bs_actor_restart_engine(x->actor);
+}
+
+/* The real job restarts a dead engine and carries on with the cycle (wake
+ * up, restore, step), so the next sync checks the recovery; any other
+ * failure stops it. */
+static bs_status one_cycle(rank_ctx *x, int c) {
+  bs_status st = run_phase(x, "update_weights", c, do_update);
+  if (st == BS_ERR_ENGINE_DEAD)
+    st = run_phase(x, "restart_engine", c, do_restart);
+  BS_CHECK(st);
+  BS_CHECK(run_phase(x, "wake_up", c, do_wake));
+  BS_CHECK(run_phase(x, "restore", c, do_restore));
+  BS_CHECK(run_phase(x, "train_step", c, do_step));
+  BS_CHECK(run_phase(x, "sleep", c, do_sleep));
+out:
+  return st;
+}
+
+static bs_status lifecycle(void *arg) {
+  rank_ctx *x = arg;
+  bs_status st = BS_OK;
+  bs_fault_set_cycle(0);
+  BS_CHECK(run_phase(x, "init", 0, do_init));
+  for (int c = 0; c < x->d->run->cycles; c++) {
+    bs_fault_set_cycle(c);
+    BS_CHECK(one_cycle(x, c));
+  }
+out:
+  return st;
+}
+
+static bs_status rank_main(bs_comm *c, void *arg) {
+  rank_ctx *x = arg;
+  bs_rank_rec *rr = &x->d->rec->rank[x->rank];
+  x->comm = c;
+  bs_err_set_rank(x->rank);
+  bs_status st = bs_trap_run(lifecycle, x);
+  bs_event *e = bs_record_last(x->d->rec, x->rank);
+  /* A phase left open was unwound by a paused read: its state is
+   * undefined, so the actor is left alone (the process ends soon). */
+  rr->unwound = e && e->t1_ms < 0;
+  if (rr->unwound)
+    bs_record_end(x->d->rec, x->rank, st);
+  rr->end = st;
+  rr->end_err = *bs_err();
+  rr->returned = true;
+  if (!rr->unwound)
+    bs_actor_destroy(x->actor);
+  bs_sync_result_free(&x->sync);
+  return st;
+}
+
+/* ---- the world ---- */
+
+static bs_status collect(driver *d, bs_world *w) {
+  bs_status st = BS_OK;
+  bs_record *rec = d->rec;
+  size_t n = bs_fault_fired_count();
+  if (n && !(rec->fired = calloc(n, sizeof *rec->fired)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "fault log of %zu firings", n);
+  for (size_t i = 0; i < n; i++)
+    rec->nfired += bs_fault_fired_get(i, &rec->fired[rec->nfired]);
+  n = bs_trap_count();
+  if (n && !(rec->reads = calloc(n, sizeof *rec->reads)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%zu paused reads", n);
+  for (size_t i = 0; i < n; i++)
+    rec->nreads += bs_trap_get(i, &rec->reads[rec->nreads]);
+  for (int k = 0; k < rec->nranks; k++)
+    rec->rank[k].flight = bs_world_flight_json(w, k);
+  const char *report = bs_world_report(w);
+  rec->world_report = strdup(report ? report : "");
+  rec->detect_ms = bs_world_detect_ms(w);
+out:
+  return st;
+}
+
+static bs_status run_world(driver *d, bs_dev **devs, rank_ctx *ctx) {
+  bs_status st = BS_OK;
+  int n = d->run->ranks;
+  bs_world *w = NULL;
+  void **args = calloc((size_t)n, sizeof *args);
+  bs_world_opts wo = {.backend = d->run->backend,
+                      .size = n,
+                      .timeout_ms = d->run->timeout_ms,
+                      .fingerprint = true,
+                      .flight_slots = FLIGHT_SLOTS};
+  if (!args)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "world of %d ranks", n);
+  for (int k = 0; k < n; k++) {
+    BS_CHECK(bs_dev_create(d->run->device, 0, &devs[k]));
+    ctx[k] = (rank_ctx){.d = d, .rank = k, .dev = devs[k]};
+    args[k] = &ctx[k];
+  }
+  BS_CHECK(bs_world_create(&wo, &w));
+  /* The ranks' own failures are in the record; only setup errors count. */
+  bs_world_run(w, devs, rank_main, args);
+  bs_err_clear();
+  BS_CHECK(collect(d, w));
+out:
+  bs_world_destroy(w);
+  free(args);
+  return st;
+}
+
+bs_status bs_driver_lifecycle(const bs_run_cfg *run, bs_record *rec) {
+  bs_status st = BS_OK;
+  driver d = {.run = run, .rec = rec};
+  int n = run->ranks;
+  bs_dev **devs = calloc((size_t)n, sizeof *devs);
+  rank_ctx *ctx = calloc((size_t)n, sizeof *ctx);
+  if (!devs || !ctx)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "world of %d ranks", n);
+  BS_CHECK(bs_driver_config(run, &d.cfg));
+  BS_CHECK(bs_config_validate(&d.cfg));
+  BS_CHECK(bs_model_load(run->model, run->scale, &d.model));
+  rec->budget = bs_driver_budget(&d.cfg, &d.model);
+  rec->pause_rule = bs_driver_pause_rule(&d.cfg);
+  BS_CHECK(run_world(&d, devs, ctx));
+out:
+  /* An unwound rank's actor still holds its device's memory: leave both. */
+  for (int k = 0; devs && k < n; k++)
+    if (!rec->rank || !rec->rank[k].unwound)
+      bs_dev_destroy(devs[k]);
+  free(devs);
+  free(ctx);
+  bs_model_free(&d.model);
+  return st;
+}
+
+bs_status bs_driver_run(const bs_run_cfg *run, bs_record *rec) {
+  bs_status st = BS_OK;
+  BS_CHECK(bs_driver_arm(run));
+  st = run->scn->drive ? run->scn->drive(run, rec)
+                       : bs_driver_lifecycle(run, rec);
+out:
+  bs_driver_disarm();
+  return st;
+}

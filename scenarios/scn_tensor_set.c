@@ -1,0 +1,76 @@
+/* One rank hands weight sync a different tensor set (it drops its last
+ * tensor, as the frozen-param bug of miles #2223 did): the cross-rank
+ * fingerprint must catch it before any bucket gather, where the differing
+ * sets would otherwise hang (behavior.md §7.4). */
+#include <stdio.h>
+#include <string.h>
+
+#include "bs_expect.h"
+#include "bs_scenario.h"
+#include "bs_schedule.h"
+
+/* The rank's last two collectives are the tensor-set check and the
+ * agreement on its outcome: no bucket was gathered after the check. */
+static bool check_was_last(const bs_record *r, int k, char *d, size_t n) {
+  bs_schedule s = {0};
+  bool ok = false;
+  if (!r->rank[k].flight || bs_schedule_parse(r->rank[k].flight, &s) != BS_OK) {
+    snprintf(d, n, "rank %d: no readable flight recorder", k);
+    bs_err_clear();
+    return false;
+  }
+  if (s.n >= 2)
+    ok = strcmp(s.c[s.n - 2].label, "check_same") == 0 &&
+         strcmp(s.c[s.n - 1].label, "agree") == 0;
+  if (!ok)
+    snprintf(d, n,
+             "rank %d: the last collectives are not check_same, agree (#%ld "
+             "is %s %s)",
+             k, s.n ? s.c[s.n - 1].seq : -1L, s.n ? s.c[s.n - 1].op : "none",
+             s.n ? s.c[s.n - 1].label : "");
+  bs_schedule_free(&s);
+  return ok;
+}
+
+static bool expect(const bs_record *r, char *d, size_t n) {
+  char why[256];
+  if (!bs_expect_failed_alike(r, "update_weights", BS_ERR_TENSOR_SET, false,
+                              why, sizeof why) ||
+      !bs_expect_stopped(r, d, n)) {
+    snprintf(d, n, "%s", why);
+    return false;
+  }
+  for (int k = 0; k < r->nranks; k++)
+    if (!check_was_last(r, k, d, n))
+      return false;
+  snprintf(d, n,
+           "%s; caught by the fingerprint before any bucket gather, the run "
+           "stopped there",
+           why);
+  return true;
+}
+
+BS_SCENARIO(tensor_set){
+    .name = "tensor-set",
+    .labels = "@smoke @fault",
+    .summary = "the last rank's weight-sync tensor set differs",
+    .details =
+        "Normal backuper on the tiny model. In cycle 1 the last rank drops "
+        "its last tensor from the set it hands weight sync "
+        "(sync/tensor_set), so its buckets would differ from its peers' and "
+        "the bucket all-gathers would hang or mix bytes. The fixed core "
+        "fingerprints the set across ranks (names, dtypes, sizes) before any "
+        "bucket: every rank must fail update_weights with tensor-set, the "
+        "fingerprint check and the agreement must be the last collectives "
+        "every rank issued, and the run stops. Needs 2 ranks: alone, a rank "
+        "has no peer to differ from.",
+    .model = "tiny",
+    .cycles = 3,
+    .default_ranks = 4,
+    .min_ranks = 2,
+    .faults = BS_LIST("name=sync/tensor_set,rank={last},cycle=1,nth=1"),
+    .expect = expect,
+    .expects = "every rank fails update_weights (cycle 1) with tensor-set; "
+               "the last collectives of every rank are the set check and its "
+               "agreement; nothing runs after it",
+};

@@ -1,0 +1,206 @@
+/* The backstop binary end to end (BACKSTOP_BIN, set by ctest): usage errors
+ * exit 2 with one line naming the problem; catalogues parse as JSON; a
+ * fault added to any scenario is judged by the invariants; a failing run
+ * exits 1 and leaves JUnit and artifacts; the same seed gives the same
+ * report. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bs_json.h"
+
+static char dir[64];
+static char *out_text, *err_text;
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return strdup("");
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = calloc((size_t)n + 1, 1);
+  assert_non_null(s);
+  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  return s;
+}
+
+/* Runs "backstop ARGS" in the temp dir; returns its exit status. */
+static int backstop(const char *args) {
+  const char *bin = getenv("BACKSTOP_BIN");
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "cd %s && '%s' %s >out.txt 2>err.txt", dir, bin,
+           args);
+  int ws = system(cmd);
+  free(out_text);
+  free(err_text);
+  char path[128];
+  snprintf(path, sizeof path, "%s/out.txt", dir);
+  out_text = slurp(path);
+  snprintf(path, sizeof path, "%s/err.txt", dir);
+  err_text = slurp(path);
+  assert_true(WIFEXITED(ws));
+  return WEXITSTATUS(ws);
+}
+
+static int setup(void **state) {
+  (void)state;
+  const char *bin = getenv("BACKSTOP_BIN");
+  if (!bin || access(bin, X_OK) != 0) {
+    fprintf(stderr, "BACKSTOP_BIN unset or not executable\n");
+    return -1;
+  }
+  snprintf(dir, sizeof dir, "/tmp/bs_cli_XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  free(out_text);
+  free(err_text);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void usage(const char *args, const char *says) {
+  assert_int_equal(backstop(args), 2);
+  if (!strstr(err_text, says))
+    fail_msg("backstop %s: stderr '%s' lacks '%s'", args, err_text, says);
+  assert_ptr_equal(strchr(err_text, '\n'), err_text + strlen(err_text) - 1);
+}
+
+static void test_usage_errors(void **state) {
+  (void)state;
+  usage("run no-such-scenario", "unknown scenario 'no-such-scenario'");
+  usage("run @nolabel", "unknown label '@nolabel'");
+  usage("run --frobnicate", "unknown option '--frobnicate'");
+  usage("run engine-death --fault name=no/such", "no/such");
+  usage("run engine-death --fault name=engine/send,nth=two", "nth");
+  usage("run rank-divergence --ranks 1", "needs at least 2 ranks");
+  usage("run steady-normal --model /no/such.model", "/no/such.model");
+  usage("run steady-normal --ranks 2,x", "--ranks");
+  usage("run steady-maincast --set colocate=0", "configuration rejected");
+  usage("frobnicate", "unknown command 'frobnicate'");
+  usage("explain no-such", "unknown scenario 'no-such'");
+}
+
+static void test_catalogues(void **state) {
+  (void)state;
+  bs_json j;
+  assert_int_equal(backstop("--version"), 0);
+  assert_non_null(strstr(out_text, BS_VERSION));
+  assert_int_equal(backstop("list --json"), 0);
+  assert_int_equal(bs_json_parse(out_text, strlen(out_text), &j), BS_OK);
+  const bs_json *s = bs_json_get(&j, "scenarios");
+  assert_non_null(s);
+  bool found = false;
+  for (size_t i = 0; i < s->n; i++)
+    found |= !strcmp(bs_json_get_str(&s->items[i], "name", ""), "engine-death");
+  assert_true(found);
+  bs_json_free(&j);
+  assert_int_equal(backstop("faults --json"), 0);
+  assert_int_equal(bs_json_parse(out_text, strlen(out_text), &j), BS_OK);
+  assert_true(bs_json_get(&j, "faults")->n >= 12);
+  bs_json_free(&j);
+  assert_int_equal(backstop("explain engine-death"), 0);
+  assert_non_null(strstr(out_text, "engine/send"));
+  assert_non_null(strstr(out_text, "pause-safety"));
+  assert_int_equal(backstop("help run"), 0);
+  assert_non_null(strstr(out_text, "--deadline-s"));
+}
+
+/* A user fault on a fault-free scenario: the invariants decide. */
+static void test_added_fault_judged_by_invariants(void **state) {
+  (void)state;
+  assert_int_equal(backstop("run steady-normal --ranks 2 --cycles 2 -q "
+                            "--fault name=engine/send,rank=1,cycle=1,nth=1 "
+                            "--json r.json"),
+                   0);
+  char path[128];
+  snprintf(path, sizeof path, "%s/r.json", dir);
+  char *text = slurp(path);
+  assert_non_null(strstr(text, "\"status\": \"engine-dead\""));
+  assert_null(strstr(text, "\"expectation\""));
+  free(text);
+}
+
+static void test_failure_leaves_reports(void **state) {
+  (void)state;
+  assert_int_equal(backstop("run steady-maincast --ranks 2 --cycles 1 -q "
+                            "--mutant same-tag-skip --junit j.xml "
+                            "--artifacts art"),
+                   1);
+  assert_non_null(strstr(out_text, "repro: backstop run steady-maincast "
+                                   "--ranks 2 --seed 0 --cycles 1 --mutant "
+                                   "same-tag-skip"));
+  char path[160];
+  snprintf(path, sizeof path, "%s/j.xml", dir);
+  char *xml = slurp(path);
+  assert_non_null(strstr(xml, "failed oracles: bit-identity"));
+  free(xml);
+  snprintf(path, sizeof path,
+           "%s/art/steady-maincast-r2-s0-same-tag-skip/"
+           "trace.json",
+           dir);
+  char *trace = slurp(path);
+  bs_json j;
+  assert_int_equal(bs_json_parse(trace, strlen(trace), &j), BS_OK);
+  assert_non_null(bs_json_get(&j, "traceEvents"));
+  bs_json_free(&j);
+  free(trace);
+  snprintf(path, sizeof path,
+           "%s/art/steady-maincast-r2-s0-same-tag-skip/"
+           "rank1.flight.json",
+           dir);
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+}
+
+static void test_same_seed_same_report(void **state) {
+  (void)state;
+  char *a, *b, path[128];
+  for (int i = 0; i < 2; i++) {
+    char args[128];
+    snprintf(args, sizeof args,
+             "run hash-mismatch --ranks 3 --seed 11 -q "
+             "-j 1 --json d%d.json",
+             i);
+    assert_int_equal(backstop(args), 0);
+  }
+  snprintf(path, sizeof path, "%s/d0.json", dir);
+  a = slurp(path);
+  snprintf(path, sizeof path, "%s/d1.json", dir);
+  b = slurp(path);
+  /* Blank the times (the only fields that may differ here). */
+  for (char *s = a; s; s = s == a ? b : NULL)
+    for (char *p = s; (p = strstr(p, "_ms\": ")); p += 6) {
+      char *v = p + 6;
+      memmove(v + 1, v + strcspn(v, ","), strlen(v + strcspn(v, ",")) + 1);
+      *v = '_';
+    }
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_usage_errors),
+      cmocka_unit_test(test_catalogues),
+      cmocka_unit_test(test_added_fault_judged_by_invariants),
+      cmocka_unit_test(test_failure_leaves_reports),
+      cmocka_unit_test(test_same_seed_same_report),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

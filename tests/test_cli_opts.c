@@ -1,0 +1,201 @@
+/* Options of `backstop run` / `mutants`, selectors and the run plan: good
+ * input gives the right plan, bad input a one-line message naming it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_opts.h"
+
+BS_SCENARIO(alpha){.name = "alpha-one",
+                   .labels = "@smoke @fault",
+                   .model = "tiny",
+                   .cycles = 2,
+                   .default_ranks = 4,
+                   .min_ranks = 2};
+BS_SCENARIO(beta){.name = "beta",
+                  .labels = "@smokey",
+                  .model = "dense",
+                  .cycles = 3,
+                  .default_ranks = 2,
+                  .min_ranks = 1,
+                  .sets = BS_LIST("rematerialize=1")};
+BS_SCENARIO(gamma){.name = "alpha-two",
+                   .labels = "@fault",
+                   .model = "tiny",
+                   .cycles = 1,
+                   .default_ranks = 1,
+                   .min_ranks = 1};
+
+static bs_opts o;
+
+/* Parses a space-separated command line. */
+static bs_status parse(const char *cmd, const char *line) {
+  static char buf[1024];
+  static char *argv[64];
+  int argc = 0;
+  snprintf(buf, sizeof buf, "%s", line);
+  argv[argc++] = (char *)cmd;
+  for (char *t = strtok(buf, " "); t; t = strtok(NULL, " "))
+    argv[argc++] = t;
+  bs_err_clear();
+  return bs_opts_parse(cmd, argc, argv, &o);
+}
+
+static void test_good(void **state) {
+  (void)state;
+  assert_int_equal(parse("run", "alpha-one --ranks 1,2,8 --seed 0x10 -j 3 "
+                                "--set rematerialize=1 --fault "
+                                "name=engine/send,rank=1 --mutant "
+                                "same-tag-skip --cycles 0 --scale 0.5 "
+                                "--timeout-ms 50 --deadline-s 2.5 -q "
+                                "--json out.json --junit j.xml"),
+                   BS_OK);
+  assert_int_equal(o.nsel, 1);
+  assert_string_equal(o.sel[0], "alpha-one");
+  assert_int_equal(o.nranks, 3);
+  assert_int_equal(o.ranks[2], 8);
+  assert_int_equal(o.seed, 16);
+  assert_int_equal(o.jobs, 3);
+  assert_int_equal(o.nsets, 1);
+  assert_int_equal(o.nfaults, 1);
+  assert_int_equal(o.nmutants, 1);
+  assert_int_equal(o.cycles, 0);
+  assert_true(o.scale == 0.5);
+  assert_int_equal(o.timeout_ms, 50);
+  assert_true(o.deadline_s == 2.5);
+  assert_int_equal(o.verbosity, -1);
+  assert_string_equal(o.json, "out.json");
+  assert_string_equal(o.junit, "j.xml");
+  assert_string_equal(o.device, "host");
+  assert_int_equal(parse("run", "--backend nccl"), BS_OK);
+  assert_string_equal(o.device, "cuda");
+  assert_int_equal(o.nsel, 0);
+  assert_int_equal(o.cycles, -1);
+  assert_string_equal(o.artifacts, "backstop-artifacts");
+  assert_int_equal(parse("mutants", "--json m.json @fault"), BS_OK);
+  assert_null(o.artifacts);
+}
+
+static void bad(const char *cmd, const char *line, const char *says) {
+  assert_int_equal(parse(cmd, line), BS_ERR_INVALID);
+  if (!strstr(bs_err()->message, says))
+    fail_msg("'%s': message '%s' lacks '%s'", line, bs_err()->message, says);
+  assert_null(strchr(bs_err()->message, '\n'));
+}
+
+static void test_bad(void **state) {
+  (void)state;
+  bad("run", "--frobnicate", "unknown option '--frobnicate'");
+  bad("run", "-x", "unknown option '-x'");
+  bad("run", "--ranks", "option '--ranks' needs a value");
+  bad("run", "--ranks 0", "--ranks: '0' is not an integer in [1, 1024]");
+  bad("run", "--ranks 2,,4", "--ranks: '2,,4'");
+  bad("run", "--ranks 4x", "'4x'");
+  bad("run", "--backend mpi", "--backend: 'mpi' is not sim or nccl");
+  bad("run", "--device tpu", "--device: 'tpu'");
+  bad("run", "--seed -1", "--seed: '-1'");
+  bad("run", "--scale 0", "--scale: '0' is not a positive number");
+  bad("run", "--cycles many", "--cycles: 'many'");
+  bad("run", "-j 0", "-j: '0'");
+  bad("run", "--deadline-s inf", "--deadline-s: 'inf'");
+  bad("run", "--set nosuchkey=1", "--set nosuchkey=1: unknown configuration");
+  bad("run", "--set colocate=maybe", "--set colocate=maybe");
+  bad("run", "--fault name=no/such", "--fault: ");
+  bad("run", "--fault name=engine/send,nth=x", "--fault: ");
+  bad("run", "--mutant no-such-bug", "--mutant: unknown mutant 'no-such-bug'");
+  bad("mutants", "--mutant same-tag-skip", "not an option of mutants");
+  bad("run", "--model /no/such/file.model", "--model /no/such/file.model");
+  bs_err_clear();
+}
+
+static void test_select(void **state) {
+  (void)state;
+  const bs_scenario *out[BS_SCENARIO_MAX];
+  size_t n;
+  static const char *const sel1[] = {"@smoke"};
+  assert_int_equal(bs_scenario_select(sel1, 1, out, &n), BS_OK);
+  assert_int_equal(n, 1); /* @smokey is another label */
+  assert_string_equal(out[0]->name, "alpha-one");
+  static const char *const sel2[] = {"beta", "alpha-*", "@fault"};
+  assert_int_equal(bs_scenario_select(sel2, 3, out, &n), BS_OK);
+  assert_int_equal(n, 3); /* each once, in catalogue order */
+  assert_string_equal(out[0]->name, "alpha-one");
+  assert_string_equal(out[1]->name, "alpha-two");
+  assert_string_equal(out[2]->name, "beta");
+  static const char *const sel3[] = {"beta", "nope*"};
+  bs_err_clear();
+  assert_int_equal(bs_scenario_select(sel3, 2, out, &n), BS_ERR_INVALID);
+  assert_string_equal(bs_err()->message,
+                      "unknown scenario 'nope*' (see backstop list)");
+  static const char *const sel4[] = {"@nolabel"};
+  bs_err_clear();
+  assert_int_equal(bs_scenario_select(sel4, 1, out, &n), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "unknown label '@nolabel'"));
+  bs_err_clear();
+  char spec[64];
+  bs_scenario_fault_expand("name=engine/send,rank={last},nth=2", 8, spec,
+                           sizeof spec);
+  assert_string_equal(spec, "name=engine/send,rank=7,nth=2");
+}
+
+static void test_plan(void **state) {
+  (void)state;
+  bs_run_cfg *runs;
+  size_t n;
+  assert_int_equal(parse("run", "alpha-* beta --ranks 2,3 --seed 5"), BS_OK);
+  assert_int_equal(bs_opts_plan(&o, "/bin/backstop", &runs, &n), BS_OK);
+  assert_int_equal(n, 6);
+  assert_string_equal(runs[0].scn->name, "alpha-one");
+  assert_int_equal(runs[0].ranks, 2);
+  assert_int_equal(runs[1].ranks, 3);
+  assert_string_equal(runs[4].scn->name, "beta");
+  assert_string_equal(runs[4].model, "dense");
+  assert_int_equal(runs[4].cycles, 3);
+  assert_int_equal(runs[4].seed, 5);
+  assert_string_equal(runs[4].exe, "/bin/backstop");
+  free(runs);
+  /* no selector: the default suite at each scenario's default size */
+  assert_int_equal(parse("run", ""), BS_OK);
+  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(runs[0].ranks, 4);
+  free(runs);
+  /* in a matrix, sizes below a scenario's minimum are skipped */
+  assert_int_equal(parse("run", "alpha-one beta --ranks 1,2"), BS_OK);
+  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_OK);
+  assert_int_equal(n, 3);
+  assert_string_equal(runs[0].scn->name, "alpha-one");
+  assert_int_equal(runs[0].ranks, 2);
+  free(runs);
+  assert_int_equal(parse("run", "alpha-one --ranks 1"), BS_OK);
+  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_string_equal(bs_err()->message,
+                      "alpha-one needs at least 2 ranks, --ranks gave 1");
+  assert_null(runs);
+  assert_int_equal(parse("run", "beta --fault name=engine/send,rank=2"), BS_OK);
+  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "rank 2 is outside the world"));
+  /* beta's rematerialize=1 with colocate=0 is rejected by validation */
+  assert_int_equal(parse("run", "beta --set colocate=0"), BS_OK);
+  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "beta: configuration rejected"));
+  assert_int_equal(parse("run", "nothing-here"), BS_OK);
+  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_ERR_INVALID);
+  bs_err_clear();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_good),
+      cmocka_unit_test(test_bad),
+      cmocka_unit_test(test_select),
+      cmocka_unit_test(test_plan),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

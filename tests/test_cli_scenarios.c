@@ -1,0 +1,298 @@
+/* The scenario catalogue through the backstop binary (BACKSTOP_BIN, set by
+ * ctest): every scenario is well-formed at every world size it admits (its
+ * labels, settings, fault specs, model and mutant targets), the default
+ * suite kills every mutant and arms the important fault points, and the
+ * expectations of master-corrupt and tensor-set pass on the fixed core and
+ * fail where the core's check is taken away. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bs_config.h"
+#include "bs_fault.h"
+#include "bs_json.h"
+#include "bs_model.h"
+#include "bs_mutant.h"
+#include "bs_scenario.h"
+
+#define MAX_RANKS 64
+
+static char dir[64];
+static char *out_text, *err_text;
+static bs_json catalogue; /* `backstop list --json` */
+
+static char *slurp(const char *name) {
+  char path[160];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return strdup("");
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = calloc((size_t)n + 1, 1);
+  assert_non_null(s);
+  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  return s;
+}
+
+/* Runs "backstop ARGS" in the temp dir; returns its exit status. */
+static int backstop(const char *args) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "cd %s && '%s' %s >out.txt 2>err.txt", dir,
+           getenv("BACKSTOP_BIN"), args);
+  int ws = system(cmd);
+  free(out_text);
+  free(err_text);
+  out_text = slurp("out.txt");
+  err_text = slurp("err.txt");
+  assert_true(WIFEXITED(ws));
+  return WEXITSTATUS(ws);
+}
+
+static int setup(void **state) {
+  (void)state;
+  const char *bin = getenv("BACKSTOP_BIN");
+  if (!bin || access(bin, X_OK) != 0) {
+    fprintf(stderr, "BACKSTOP_BIN unset or not executable\n");
+    return -1;
+  }
+  snprintf(dir, sizeof dir, "/tmp/bs_scn_XXXXXX");
+  if (!mkdtemp(dir) || backstop("list --json") != 0)
+    return -1;
+  /* A scenario dropped as a duplicate name is reported on stderr. */
+  if (err_text[0]) {
+    fprintf(stderr, "backstop list: %s", err_text);
+    return -1;
+  }
+  return bs_json_parse(out_text, strlen(out_text), &catalogue) == BS_OK ? 0
+                                                                        : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  free(out_text);
+  free(err_text);
+  bs_json_free(&catalogue);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static const bs_json *scenarios(void) {
+  const bs_json *s = bs_json_get(&catalogue, "scenarios");
+  assert_non_null(s);
+  assert_int_equal(s->type, BS_JARR);
+  assert_true(s->n > 0);
+  return s;
+}
+
+static bool has_label(const bs_json *s, const char *label) {
+  char labels[256];
+  snprintf(labels, sizeof labels, " %s ", bs_json_get_str(s, "labels", ""));
+  char want[64];
+  snprintf(want, sizeof want, " %s ", label);
+  return strstr(labels, want) != NULL;
+}
+
+static const bs_json *list_of(const bs_json *s, const char *key) {
+  const bs_json *l = bs_json_get(s, key);
+  assert_non_null(l);
+  assert_int_equal(l->type, BS_JARR);
+  return l;
+}
+
+static void check_labels(const bs_json *s, const char *name) {
+  static const char *const known[] = {"@smoke", "@fault", "@mutant-target"};
+  char labels[256];
+  snprintf(labels, sizeof labels, "%s", bs_json_get_str(s, "labels", ""));
+  for (char *save = NULL, *t = strtok_r(labels, " ", &save); t;
+       t = strtok_r(NULL, " ", &save)) {
+    bool ok = false;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+      ok |= strcmp(t, known[i]) == 0;
+    if (!ok)
+      fail_msg("%s: unknown label '%s'", name, t);
+  }
+  if (has_label(s, "@fault") != (list_of(s, "faults")->n > 0))
+    fail_msg("%s: @fault exactly when it arms faults", name);
+  if (has_label(s, "@mutant-target") != (list_of(s, "targets")->n > 0))
+    fail_msg("%s: @mutant-target exactly when it names targets", name);
+}
+
+/* Each fault spec, {last} filled, parses and names a rank in the world. */
+static void check_faults(const bs_json *s, const char *name, int ranks) {
+  const bs_json *f = list_of(s, "faults");
+  for (size_t i = 0; i < f->n; i++) {
+    char spec[256];
+    bs_fault_spec p;
+    bs_scenario_fault_expand(f->items[i].str, ranks, spec, sizeof spec);
+    if (bs_fault_spec_parse(spec, &p) != BS_OK)
+      fail_msg("%s at %d ranks: %s: %s", name, ranks, spec, bs_err()->message);
+    if (p.rank >= ranks)
+      fail_msg("%s at %d ranks: %s targets rank %d", name, ranks, spec, p.rank);
+  }
+}
+
+static void check_sets(const bs_json *s, const char *name) {
+  const bs_json *kv = list_of(s, "sets");
+  bs_config cfg;
+  bs_config_defaults(&cfg);
+  for (size_t i = 0; i < kv->n; i++)
+    if (bs_config_set_kv(&cfg, kv->items[i].str) != BS_OK)
+      fail_msg("%s: --set %s: %s", name, kv->items[i].str, bs_err()->message);
+  if (bs_config_validate(&cfg) != BS_OK)
+    fail_msg("%s: configuration rejected: %s", name, bs_err()->message);
+}
+
+static void check_targets(const bs_json *s, const char *name) {
+  const bs_json *t = list_of(s, "targets");
+  for (size_t i = 0; i < t->n; i++)
+    if (bs_mutant_parse(t->items[i].str) < 0)
+      fail_msg("%s: unknown mutant target '%s'", name, t->items[i].str);
+}
+
+static void test_every_scenario_well_formed(void **state) {
+  (void)state;
+  const bs_json *all = scenarios();
+  for (size_t i = 0; i < all->n; i++) {
+    const bs_json *s = &all->items[i];
+    const char *name = bs_json_get_str(s, "name", "");
+    int lo = (int)bs_json_get_num(s, "min_ranks", 0);
+    int dflt = (int)bs_json_get_num(s, "default_ranks", 0);
+    bs_model_spec m;
+    assert_true(name[0]);
+    if (!bs_json_get_str(s, "summary", "")[0])
+      fail_msg("%s: no summary", name);
+    if (lo < 1 || lo > dflt || dflt > MAX_RANKS)
+      fail_msg("%s: ranks %d..%d by default %d", name, lo, MAX_RANKS, dflt);
+    if (bs_model_load(bs_json_get_str(s, "model", ""), 1.0, &m) != BS_OK)
+      fail_msg("%s: model: %s", name, bs_err()->message);
+    bs_model_free(&m);
+    check_labels(s, name);
+    check_sets(s, name);
+    check_targets(s, name);
+    for (int r = lo; r <= MAX_RANKS; r++)
+      check_faults(s, name, r);
+  }
+}
+
+/* `backstop run` with no selector runs @smoke, and ci/run.sh runs that:
+ * it must kill every mutant and arm the fault points the fixed core is
+ * required to survive (behavior.md §7, §9). */
+static bool smoke_arms(const char *point) {
+  const bs_json *all = scenarios();
+  for (size_t i = 0; i < all->n; i++) {
+    const bs_json *f = list_of(&all->items[i], "faults");
+    for (size_t k = 0; k < f->n && has_label(&all->items[i], "@smoke"); k++) {
+      bs_fault_spec p;
+      char spec[256];
+      bs_scenario_fault_expand(f->items[k].str, MAX_RANKS, spec, sizeof spec);
+      if (bs_fault_spec_parse(spec, &p) == BS_OK &&
+          bs_fault_name_matches(p.name, point))
+        return true;
+    }
+  }
+  return false;
+}
+
+static bool smoke_targets(const char *mutant) {
+  const bs_json *all = scenarios();
+  for (size_t i = 0; i < all->n; i++) {
+    const bs_json *t = list_of(&all->items[i], "targets");
+    for (size_t k = 0; k < t->n && has_label(&all->items[i], "@smoke"); k++)
+      if (strcmp(t->items[k].str, mutant) == 0)
+        return true;
+  }
+  return false;
+}
+
+static void test_default_suite_covers(void **state) {
+  (void)state;
+  static const char *const points[] = {
+      "engine/send",      "restore/bitflip", "backup/corrupt", "master/corrupt",
+      "backup/pin_alloc", "region/resume",   "comm/rank_exit", "comm/stall",
+      "comm/diverge",     "sync/tensor_set"};
+  for (size_t i = 0; i < sizeof points / sizeof points[0]; i++)
+    if (!smoke_arms(points[i]))
+      fail_msg("no @smoke scenario arms %s", points[i]);
+  for (int m = 0; m < BS_MUT_COUNT; m++)
+    if (!smoke_targets(bs_mutant_name((bs_mutant)m)))
+      fail_msg("no @smoke scenario targets mutant %s",
+               bs_mutant_name((bs_mutant)m));
+}
+
+/* The "expectation" oracle of one run in report.json. */
+static const bs_json *expectation(const bs_json *report, const char *scn) {
+  const bs_json *runs = bs_json_get(report, "runs");
+  assert_non_null(runs);
+  for (size_t i = 0; i < runs->n; i++) {
+    if (strcmp(bs_json_get_str(&runs->items[i], "scenario", ""), scn) != 0)
+      continue;
+    const bs_json *o = bs_json_get(&runs->items[i], "oracles");
+    for (size_t k = 0; o && k < o->n; k++)
+      if (!strcmp(bs_json_get_str(&o->items[k], "name", ""), "expectation"))
+        return &o->items[k];
+  }
+  fail_msg("%s: no expectation in the report", scn);
+  return NULL;
+}
+
+/* Runs args with --json report.json; checks the exit status and that
+ * scn's expectation held (ok) or broke, its detail containing says. */
+static void expect_run(const char *args, int rc, const char *scn, bool ok,
+                       const char *says) {
+  char cmd[512];
+  bs_json j;
+  snprintf(cmd, sizeof cmd, "run %s -q --json report.json", args);
+  assert_int_equal(backstop(cmd), rc);
+  char *text = slurp("report.json");
+  assert_int_equal(bs_json_parse(text, strlen(text), &j), BS_OK);
+  const bs_json *e = expectation(&j, scn);
+  const char *detail = bs_json_get_str(e, "detail", "");
+  if (bs_json_get_bool(e, "ok", !ok) != ok || !strstr(detail, says))
+    fail_msg("%s: expectation %s, wanted %s with '%s': %s", scn,
+             ok ? "broke" : "held", ok ? "held" : "broken", says, detail);
+  bs_json_free(&j);
+  free(text);
+}
+
+static void test_fixed_core_meets_expectations(void **state) {
+  (void)state;
+  expect_run("master-corrupt --ranks 3 --seed 5", 0, "master-corrupt", true,
+             "hash-mismatch in restore [");
+  expect_run("tensor-set --ranks 2", 0, "tensor-set", true,
+             "before any bucket gather");
+  assert_int_equal(backstop("run tensor-set --ranks 1"), 2);
+  assert_non_null(strstr(err_text, "at least 2 ranks"));
+}
+
+/* Without the SHA256 check the master corruption goes through unseen;
+ * without the tensor-set fingerprint (the skip-frozen-backup core skips
+ * it) the differing sets reach the bucket gathers. */
+static void test_expectations_catch_missing_checks(void **state) {
+  (void)state;
+  expect_run("master-corrupt --ranks 2 --set ci_test=0", 1, "master-corrupt",
+             false, "got no failure");
+  expect_run("tensor-set --ranks 2 --mutant skip-frozen-backup", 1,
+             "tensor-set", false, "got desync");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_scenario_well_formed),
+      cmocka_unit_test(test_default_suite_covers),
+      cmocka_unit_test(test_fixed_core_meets_expectations),
+      cmocka_unit_test(test_expectations_catch_missing_checks),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

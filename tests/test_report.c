@@ -1,0 +1,384 @@
+/* Reports: the run object round-trips through its JSON, the JSON report
+ * parses and carries cli.md's fields, two runs that differ only in times
+ * and paths give the same report once those are blanked, JUnit XML is
+ * well-formed, and the trace timeline is trace-event JSON. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_json.h"
+#include "bs_report.h"
+#include "bs_trace.h"
+#include "bs_verdict.h"
+
+static bool expect_ok(const bs_record *r, char *d, size_t n) {
+  (void)r;
+  snprintf(d, n, "fine");
+  return true;
+}
+
+static const bs_scenario scn = {.name = "engine-death",
+                                .labels = "@smoke",
+                                .model = "tiny",
+                                .cycles = 3,
+                                .default_ranks = 4,
+                                .min_ranks = 1,
+                                .faults = BS_LIST("name=engine/send,rank="
+                                                  "{last},nth=2"),
+                                .expect = expect_ok};
+
+static const char *const user_faults[] = {"name=copy/fail,prob=0.5"};
+static const char *const user_sets[] = {"offload_target=disk x"};
+
+static bs_run_cfg cfg(int ranks) {
+  return (bs_run_cfg){.scn = &scn,
+                      .ranks = ranks,
+                      .backend = "sim",
+                      .device = "host",
+                      .model = "tiny",
+                      .scale = 1,
+                      .cycles = 3,
+                      .faults = user_faults,
+                      .nfaults = 1,
+                      .sets = user_sets,
+                      .nsets = 1,
+                      .seed = 7};
+}
+
+/* A failed run with every field set; times and paths from `salt`. */
+static void sample(bs_result *r, double salt) {
+  bs_run_cfg c = cfg(4);
+  assert_int_equal(bs_result_from_cfg(&c, r), BS_OK);
+  r->verdict = BS_FAIL;
+  r->duration_ms = 41.7 + salt;
+  r->detect_ms = 3.25 + salt;
+  bs_oracle_result o1 = {"agreement", true, "all 4 ranks: \"engine-dead\""};
+  bs_oracle_result o2 = {"pause-safety", false, "rank 3 <resident> & more"};
+  bs_result_add_oracle(r, &o1);
+  bs_result_add_oracle(r, &o2);
+  bs_rank_outcome ro = {3, "engine-dead", "update_weights", "line\nbreak"};
+  bs_result_add_outcome(r, &ro);
+  r->pinned_max = 4096;
+  r->resident_max = 1 << 20;
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/a%.0f/rank0.flight.json", salt);
+  bs_result_add_flight(r, path);
+  snprintf(path, sizeof path, "/tmp/a%.0f/trace.json", salt);
+  r->trace = strdup(path);
+}
+
+static void test_result_round_trip(void **state) {
+  (void)state;
+  bs_result a, b;
+  bs_buf j1 = {0}, j2 = {0};
+  sample(&a, 0);
+  assert_string_equal(a.repro, "backstop run engine-death --ranks 4 --seed 7 "
+                               "--set 'offload_target=disk x' --fault "
+                               "name=copy/fail,prob=0.5");
+  assert_int_equal(a.nfaults, 2);
+  assert_string_equal(a.faults[0], "name=engine/send,rank=3,nth=2");
+  bs_result_write_json(&j1, &a, 2);
+  assert_int_equal(bs_result_parse_json(j1.s, j1.len, &b), BS_OK);
+  bs_result_write_json(&j2, &b, 2);
+  assert_string_equal(j1.s, j2.s);
+  assert_int_equal(b.verdict, BS_FAIL);
+  assert_string_equal(b.oracles[1].detail, "rank 3 <resident> & more");
+  assert_string_equal(b.outcomes[0].message, "line\nbreak");
+  assert_true(b.detect_ms > 3.2 && b.detect_ms < 3.3);
+  bs_result_free(&a);
+  bs_result_free(&b);
+  bs_buf_free(&j1);
+  bs_buf_free(&j2);
+}
+
+static void test_result_parse_rejects(void **state) {
+  (void)state;
+  bs_result r;
+  static const char *const bad[] = {
+      "", "[]", "{\"scenario\": 1}", "{\"scenario\": \"x\"",
+      "{\"scenario\": \"x\", \"backend\": \"sim\"}"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    bs_err_clear();
+    assert_int_equal(bs_result_parse_json(bad[i], strlen(bad[i]), &r),
+                     BS_ERR_INVALID);
+    assert_true(strlen(bs_err()->message) > 0);
+  }
+  bs_err_clear();
+}
+
+/* Blanks every value of a key ("duration_ms": 41.7 -> "duration_ms": _). */
+static void blank(char *s, const char *key) {
+  for (char *p = s; (p = strstr(p, key)); p += strlen(key)) {
+    char *v = p + strlen(key) + 2; /* past '": ' */
+    while (*v == ' ')
+      v++;
+    char *end = v;
+    int depth = 0;
+    bool str = false;
+    for (; *end; end++) {
+      if (str) {
+        str = *end != '"' || end[-1] == '\\';
+        continue;
+      }
+      if (*end == '"')
+        str = true;
+      else if (*end == '[' || *end == '{')
+        depth++;
+      else if (*end == ']' || *end == '}') {
+        if (depth-- == 0)
+          break;
+        if (depth == 0) {
+          end++;
+          break;
+        }
+      } else if (*end == ',' && depth == 0)
+        break;
+    }
+    memmove(v + 1, end, strlen(end) + 1);
+    *v = '_';
+  }
+}
+
+static void report(bs_buf *b, double salt) {
+  bs_result r[2];
+  sample(&r[0], salt);
+  bs_run_cfg c = cfg(2);
+  assert_int_equal(bs_result_from_cfg(&c, &r[1]), BS_OK);
+  bs_kill k = {.name = "local-hash-raise", .survived = false};
+  char *by = strdup("hash-mismatch");
+  k.killed_by = &by;
+  k.nkilled = 1;
+  bs_report_json(b, r, 2, &k, 1);
+  free(by);
+  bs_result_free(&r[0]);
+  bs_result_free(&r[1]);
+}
+
+static void test_report_json(void **state) {
+  (void)state;
+  bs_buf b = {0};
+  bs_json j;
+  report(&b, 0);
+  assert_int_equal(bs_json_parse(b.s, b.len, &j), BS_OK);
+  assert_int_equal(bs_json_get_num(&j, "schema", 0), 1);
+  assert_string_equal(bs_json_get_str(&j, "version", ""), BS_VERSION);
+  const bs_json *runs = bs_json_get(&j, "runs");
+  assert_int_equal(runs->n, 2);
+  static const char *const keys[] = {
+      "scenario",    "ranks",     "backend", "device",        "seed",
+      "model",       "cycles",    "faults",  "mutants",       "verdict",
+      "duration_ms", "detect_ms", "oracles", "rank_outcomes", "memory",
+      "artifacts",   "repro"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    assert_non_null(bs_json_get(&runs->items[0], keys[i]));
+  assert_int_equal(bs_json_get(&runs->items[1], "detect_ms")->type, BS_JNULL);
+  const bs_json *sum = bs_json_get(&j, "summary");
+  assert_int_equal(bs_json_get_num(sum, "runs", 0), 2);
+  assert_int_equal(bs_json_get_num(sum, "pass", 0), 1);
+  assert_int_equal(bs_json_get_num(sum, "fail", 0), 1);
+  const bs_json *m = bs_json_get(&j, "mutants");
+  assert_int_equal(m->n, 1);
+  assert_false(bs_json_get_bool(&m->items[0], "survived", true));
+  bs_json_free(&j);
+  bs_buf_free(&b);
+}
+
+static void test_report_deterministic(void **state) {
+  (void)state;
+  bs_buf a = {0}, b = {0};
+  report(&a, 0);
+  report(&b, 5);
+  assert_string_not_equal(a.s, b.s);
+  static const char *const volatile_keys[] = {
+      "\"duration_ms\"", "\"detect_ms\"", "\"flight_recorder\"", "\"trace\""};
+  for (size_t i = 0; i < 4; i++) {
+    blank(a.s, volatile_keys[i]);
+    blank(b.s, volatile_keys[i]);
+  }
+  assert_string_equal(a.s, b.s);
+  bs_buf_free(&a);
+  bs_buf_free(&b);
+}
+
+/* Well-formed enough for JUnit readers: balanced elements, quoted
+ * attributes, no raw '<' or '&' in text. */
+static void check_xml(const char *s) {
+  const char *stack[16];
+  size_t len[16], depth = 0;
+  if (strncmp(s, "<?xml", 5) == 0)
+    s = strstr(s, "?>") + 2;
+  while (*s) {
+    if (*s == '&') {
+      assert_true(strncmp(s, "&lt;", 4) == 0 || strncmp(s, "&gt;", 4) == 0 ||
+                  strncmp(s, "&amp;", 5) == 0 || strncmp(s, "&quot;", 6) == 0 ||
+                  strncmp(s, "&#10;", 5) == 0);
+      s++;
+      continue;
+    }
+    if (*s != '<') {
+      s++;
+      continue;
+    }
+    bool close = s[1] == '/';
+    const char *name = s + 1 + close;
+    size_t n = strcspn(name, " />");
+    const char *p = name + n;
+    bool quoted = false;
+    for (; *p && (quoted || *p != '>'); p++) {
+      if (*p == '"')
+        quoted = !quoted;
+      assert_true(*p != '<');
+    }
+    assert_int_equal(*p, '>');
+    bool selfclose = p[-1] == '/';
+    if (close) {
+      assert_true(depth > 0);
+      depth--;
+      assert_int_equal(len[depth], n);
+      assert_memory_equal(stack[depth], name, n);
+    } else if (!selfclose) {
+      assert_true(depth < 16);
+      stack[depth] = name;
+      len[depth++] = n;
+    }
+    s = p + 1;
+  }
+  assert_int_equal(depth, 0);
+}
+
+static void test_junit(void **state) {
+  (void)state;
+  bs_result r[2];
+  bs_buf b = {0};
+  sample(&r[0], 0);
+  bs_run_cfg c = cfg(2);
+  assert_int_equal(bs_result_from_cfg(&c, &r[1]), BS_OK);
+  r[1].verdict = BS_HANG;
+  bs_result_set_note(&r[1], "killed past the 60 s deadline");
+  bs_report_junit(&b, r, 2);
+  check_xml(b.s);
+  assert_non_null(strstr(b.s, "tests=\"2\" failures=\"2\""));
+  assert_non_null(strstr(b.s, "message=\"failed oracles: pause-safety\""));
+  assert_non_null(strstr(b.s, "rank 3 &lt;resident&gt; &amp; more"));
+  assert_non_null(strstr(b.s, "hang: killed past the 60 s deadline"));
+  bs_result_free(&r[0]);
+  bs_result_free(&r[1]);
+  bs_buf_free(&b);
+}
+
+static void test_table(void **state) {
+  (void)state;
+  bs_result r;
+  sample(&r, 0);
+  char *text = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&text, &n);
+  bs_report_line(f, &r, 0);
+  bs_report_table(f, &r, 1);
+  fclose(f);
+  assert_non_null(strstr(text, "FAIL  engine-death"));
+  assert_non_null(strstr(text, "FAIL pause-safety     rank 3"));
+  assert_non_null(strstr(text, "repro: backstop run engine-death"));
+  assert_non_null(strstr(text, "1 runs: 0 passed, 1 failed"));
+  free(text);
+  bs_result_free(&r);
+}
+
+static void test_trace_and_verdict(void **state) {
+  (void)state;
+  bs_record rec;
+  assert_int_equal(bs_record_init(&rec, 2, 1), BS_OK);
+  for (int k = 0; k < 2; k++) {
+    rec.rank[k].returned = true;
+    bs_record_begin(&rec, k, "init", 0);
+    bs_record_end(&rec, k, BS_OK);
+    bs_record_begin(&rec, k, "update_weights", 0);
+    bs_fail(BS_ERR_ENGINE_DEAD, "w", "engine of rank 1 died");
+    bs_record_end(&rec, k, BS_ERR_ENGINE_DEAD);
+    bs_err_clear();
+    rec.rank[k].ev[1].pinned_peak[BS_PIN_BACKUPER] = 100 * (size_t)(k + 1);
+    rec.rank[k].flight = strdup(
+        "{\"entries\":[{\"collective_seq_id\":1,\"profiling_name\":"
+        "\"nccl:all_reduce\",\"state\":\"completed\",\"time_created_ns\":1,"
+        "\"time_discovered_completed_ns\":2000000}]}");
+  }
+  rec.budget = (bs_budget){BS_BUDGET_NORMAL, 1000, 0, 1};
+  bs_buf b = {0};
+  bs_json j;
+  bs_trace_json(&b, &rec, "engine-death");
+  assert_int_equal(bs_json_parse(b.s, b.len, &j), BS_OK);
+  const bs_json *ev = bs_json_get(&j, "traceEvents");
+  assert_non_null(ev);
+  size_t tracks = 0, colls = 0;
+  for (size_t i = 0; i < ev->n; i++) {
+    const char *name = bs_json_get_str(&ev->items[i], "name", "");
+    tracks += strcmp(name, "thread_name") == 0;
+    colls += strncmp(name, "nccl:all_reduce #1", 18) == 0;
+  }
+  assert_int_equal(tracks, 2);
+  assert_int_equal(colls, 2);
+  bs_json_free(&j);
+  bs_buf_free(&b);
+
+  bs_result res;
+  bs_run_cfg c = cfg(2);
+  assert_int_equal(bs_result_from_cfg(&c, &res), BS_OK);
+  assert_int_equal(bs_verdict_decide(&rec, expect_ok, &res), BS_OK);
+  /* engine-dead with no fired fault: "explained" fails the run */
+  assert_int_equal(res.verdict, BS_FAIL);
+  char failed[256];
+  bs_result_failed_oracles(&res, failed, sizeof failed);
+  assert_string_equal(failed, "explained");
+  assert_int_equal(res.noutcomes, 2);
+  assert_string_equal(res.outcomes[1].status, "engine-dead");
+  assert_string_equal(res.outcomes[1].phase, "update_weights");
+  assert_non_null(strstr(res.outcomes[1].message, "engine of rank 1 died"));
+  assert_int_equal(res.pinned_max, 200);
+  bs_result_free(&res);
+  bs_record_free(&rec);
+}
+
+static void test_json_reader(void **state) {
+  (void)state;
+  static const char *const good[] = {"0", "-1.5e3", "\"\\u00e9\\ud83d\\ude00\"",
+                                     "[1, [2, {}], {\"a\": null}]", " true "};
+  static const char *const bad[] = {"01",  "[1,]",  "{\"a\" 1}", "\"\\x\"",
+                                    "tru", "[1] 2", "\"a\nb\"",  "1."};
+  bs_json j;
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    assert_int_equal(bs_json_parse(good[i], strlen(good[i]), &j), BS_OK);
+    bs_json_free(&j);
+  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    bs_err_clear();
+    assert_int_equal(bs_json_parse(bad[i], strlen(bad[i]), &j), BS_ERR_INVALID);
+    assert_non_null(strstr(bs_err()->message, "json: line 1"));
+  }
+  char deep[200];
+  memset(deep, '[', sizeof deep);
+  bs_err_clear();
+  assert_int_equal(bs_json_parse(deep, sizeof deep, &j), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "nesting"));
+  bs_err_clear();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_result_round_trip),
+      cmocka_unit_test(test_result_parse_rejects),
+      cmocka_unit_test(test_report_json),
+      cmocka_unit_test(test_report_deterministic),
+      cmocka_unit_test(test_junit),
+      cmocka_unit_test(test_table),
+      cmocka_unit_test(test_trace_and_verdict),
+      cmocka_unit_test(test_json_reader),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
