@@ -328,6 +328,14 @@ out:
   return st;
 }
 
+/* Whether a selector names s exactly (not through a label or a glob). */
+static bool named(const bs_opts *o, const bs_scenario *s) {
+  for (size_t i = 0; i < o->nsel; i++)
+    if (strcmp(o->sel[i], s->name) == 0)
+      return true;
+  return false;
+}
+
 bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
                        size_t *n) {
   bs_status st = BS_OK;
@@ -345,10 +353,14 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
   for (size_t i = 0; i < nscn; i++)
     for (size_t k = 0; k < per; k++) {
       int ranks = o->nranks ? o->ranks[k] : scn[i]->default_ranks;
-      /* A matrix of sizes runs each scenario where it is meaningful; one
-       * size below its minimum is a usage error. */
-      if (o->nranks > 1 && ranks < scn[i]->min_ranks)
+      /* A matrix of sizes, a label or a glob runs each scenario where it is
+       * meaningful; a scenario named with a size below its minimum is a
+       * usage error. */
+      if (ranks < scn[i]->min_ranks && (o->nranks > 1 || !named(o, scn[i]))) {
+        fprintf(stderr, "backstop: skipping %s at %d rank%s (needs %d)\n",
+                scn[i]->name, ranks, ranks == 1 ? "" : "s", scn[i]->min_ranks);
         continue;
+      }
       BS_CHECK(plan_one(o, scn[i], ranks, exe, &(*out)[(*n)++]));
     }
 out:
