@@ -59,6 +59,12 @@ bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
   BS_CHECK(bs_report_save(path, &trace));
   if (!(res->trace = strdup(path)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "artifacts: out of memory");
+  if (rec->world_report && rec->world_report[0]) {
+    snprintf(path, sizeof path, "%s/report.txt", base);
+    BS_CHECK(save_str(path, rec->world_report));
+    if (!(res->report = strdup(path)))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "artifacts: out of memory");
+  }
 out:
   bs_buf_free(&trace);
   return st;

@@ -318,9 +318,13 @@ out:
 
 bs_status bs_driver_run(const bs_run_cfg *run, bs_record *rec) {
   bs_status st = BS_OK;
+  const bs_scenario *s = run->scn;
   BS_CHECK(bs_driver_arm(run));
-  st = run->scn->drive ? run->scn->drive(run, rec)
-                       : bs_driver_lifecycle(run, rec);
+  BS_CHECK(s->drive ? s->drive(run, rec) : bs_driver_lifecycle(run, rec));
+  /* Part of the expectation, so skipped where it is: the user's faults are
+   * not the ones the scenario's expectation describes. */
+  if (s->inspect && run->nfaults == 0)
+    BS_CHECK(s->inspect(run, rec));
 out:
   bs_driver_disarm();
   return st;

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bs_schedule.h"
+
 bool bs_expect_all_ok(const bs_record *r, char *d, size_t n) {
   size_t phases = 0;
   for (int k = 0; k < r->nranks; k++) {
@@ -63,20 +65,32 @@ bool bs_expect_failed_alike(const bs_record *r, const char *phase, bs_status st,
   return true;
 }
 
+const bs_event *bs_expect_find(const bs_record *r, int k, const char *phase,
+                               int cycle) {
+  const bs_rank_rec *rr = &r->rank[k];
+  for (size_t i = 0; i < rr->n; i++)
+    if (rr->ev[i].cycle == cycle && strcmp(rr->ev[i].phase, phase) == 0)
+      return &rr->ev[i];
+  return NULL;
+}
+
+const bs_event *bs_expect_after_failure(const bs_record *r, int k,
+                                        const char *phase) {
+  const bs_rank_rec *rr = &r->rank[k];
+  const bs_event *first = bs_expect_first_failure(r, k);
+  for (size_t i = first ? (size_t)(first - rr->ev) + 1 : 0; i < rr->n; i++)
+    if (rr->ev[i].status == BS_OK && strcmp(rr->ev[i].phase, phase) == 0)
+      return &rr->ev[i];
+  return NULL;
+}
+
 bool bs_expect_recovered(const bs_record *r, const char *phase, char *d,
                          size_t n) {
-  for (int k = 0; k < r->nranks; k++) {
-    const bs_event *first = bs_expect_first_failure(r, k);
-    const bs_rank_rec *rr = &r->rank[k];
-    bool ok = false;
-    for (size_t i = first ? (size_t)(first - rr->ev) + 1 : 0; i < rr->n && !ok;
-         i++)
-      ok = rr->ev[i].status == BS_OK && strcmp(rr->ev[i].phase, phase) == 0;
-    if (!ok) {
+  for (int k = 0; k < r->nranks; k++)
+    if (!bs_expect_after_failure(r, k, phase)) {
       snprintf(d, n, "rank %d: no successful %s after its failure", k, phase);
       return false;
     }
-  }
   snprintf(d, n, "every rank recovered: a later %s succeeded", phase);
   return true;
 }
@@ -122,5 +136,122 @@ bool bs_expect_failed_and_stopped(const bs_record *r, const char *phase,
   if (!bs_expect_stopped(r, d, n))
     return false;
   snprintf(d, n, "%s; the run stopped there", why);
+  return true;
+}
+
+bool bs_expect_count_collectives(const bs_record *r, int k, const bs_event *e,
+                                 bs_coll_count *out, char *d, size_t n) {
+  bs_schedule s;
+  const char *dump = r->rank[k].flight;
+  *out = (bs_coll_count){0, 0};
+  if (!dump || bs_schedule_parse(dump, &s) != BS_OK) {
+    snprintf(d, n, "rank %d: no readable flight recorder%s%s", k,
+             dump ? ": " : "", dump ? bs_err()->message : "");
+    bs_err_clear();
+    return false;
+  }
+  /* Flight times are CLOCK_REALTIME; the record's start aligns them with
+   * the phase's (monotonic) bounds. An open phase runs to the end. */
+  for (size_t i = 0; i < s.n; i++) {
+    double t = s.c[i].t_created_ms - r->start_real_ms;
+    if (s.c[i].t_created_ms < 0 || t < e->t0_ms ||
+        (e->t1_ms >= 0 && t > e->t1_ms))
+      continue;
+    out->all++;
+    out->data += s.c[i].label[0] == '\0';
+  }
+  bs_schedule_free(&s);
+  return true;
+}
+
+/* Rank k's count of its `phase` of `cycle`, saying why when there is none. */
+static bool count_of(const bs_record *r, int k, const char *phase, int cycle,
+                     bs_coll_count *c, char *d, size_t n) {
+  const bs_event *e = bs_expect_find(r, k, phase, cycle);
+  if (!e) {
+    snprintf(d, n, "rank %d never ran %s of cycle %d", k, phase, cycle);
+    return false;
+  }
+  return bs_expect_count_collectives(r, k, e, c, d, n);
+}
+
+bool bs_expect_same_collectives(const bs_record *r, const char *phase,
+                                int cycle, bs_coll_count *out, char *d,
+                                size_t n) {
+  bs_coll_count c;
+  *out = (bs_coll_count){0, 0};
+  if (r->nranks <= 0) {
+    snprintf(d, n, "no rank ran");
+    return false;
+  }
+  for (int k = 0; k < r->nranks; k++) {
+    if (!count_of(r, k, phase, cycle, k ? &c : out, d, n))
+      return false;
+    if (k && (c.all != out->all || c.data != out->data)) {
+      snprintf(d, n,
+               "cycle %d %s: rank %d issued %zu collectives (%zu data), "
+               "rank 0 %zu (%zu data)",
+               cycle, phase, k, c.all, c.data, out->all, out->data);
+      return false;
+    }
+  }
+  snprintf(d, n, "cycle %d %s: every rank issued %zu collectives (%zu data)",
+           cycle, phase, out->all, out->data);
+  return true;
+}
+
+bool bs_expect_checks_ok(const bs_record *r, char *d, size_t n) {
+  for (size_t i = 0; i < r->nchecks; i++)
+    if (!r->checks[i].ok) {
+      snprintf(d, n, "%s: %s", r->checks[i].name, r->checks[i].detail);
+      return false;
+    }
+  if (r->nchecks == 0) {
+    snprintf(d, n, "no check was recorded");
+    return false;
+  }
+  snprintf(d, n, "all %zu checks hold", r->nchecks);
+  return true;
+}
+
+int bs_expect_report_timeout_ms(const bs_record *r) {
+  static const char key[] = "(watchdog timeout ";
+  const char *at = r->world_report ? strstr(r->world_report, key) : NULL;
+  int ms = -1;
+  if (!at || sscanf(at + sizeof key - 1, "%d", &ms) != 1)
+    return -1;
+  return ms;
+}
+
+bool bs_expect_report_line(const bs_record *r, int k, char *line, size_t n) {
+  char key[32];
+  snprintf(key, sizeof key, "\n  rank %d: ", k);
+  const char *at = r->world_report ? strstr(r->world_report, key) : NULL;
+  if (!at)
+    return false;
+  at += 3; /* the newline and the indent */
+  snprintf(line, n, "%.*s", (int)strcspn(at, "\n"), at);
+  return true;
+}
+
+bool bs_expect_contained_fast(const bs_record *r, char *d, size_t n) {
+  int timeout = bs_expect_report_timeout_ms(r);
+  if (timeout <= 0 || r->detect_ms < 0) {
+    snprintf(d, n, "nothing was contained (no report with a timeout: %.200s)",
+             r->world_report && r->world_report[0] ? r->world_report : "none");
+    return false;
+  }
+  double bound = timeout / 2.0;
+  if (r->detect_ms >= bound) {
+    snprintf(d, n, "detection took %.1f ms, not well under the %d ms timeout",
+             r->detect_ms, timeout);
+    return false;
+  }
+  if (!bs_expect_fast_failures(r, bound, d, n))
+    return false;
+  snprintf(d, n,
+           "contained in %.1f ms, every failure under %.0f ms (timeout %d "
+           "ms)",
+           r->detect_ms, bound, timeout);
   return true;
 }

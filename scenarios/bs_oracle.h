@@ -22,7 +22,7 @@ typedef struct bs_oracle {
 } bs_oracle;
 
 typedef struct bs_oracle_result {
-  char name[32];
+  char name[64]; /* an invariant, "expectation", or a check's name */
   bool ok;
   char detail[BS_DETAIL_MAX];
 } bs_oracle_result;

@@ -15,6 +15,17 @@ static void run_name(const bs_result *r, char *out, size_t n) {
     len += snprintf(out + len, n - (size_t)len, " +%s", r->mutants[i]);
 }
 
+/* The hang/desync report the run left in its artifacts, indented. */
+static void print_report(FILE *out, const char *path) {
+  FILE *f = path ? fopen(path, "r") : NULL;
+  char line[512];
+  if (!f)
+    return;
+  while (fgets(line, sizeof line, f))
+    fprintf(out, "      | %s%s", line, strchr(line, '\n') ? "" : "\n");
+  fclose(f);
+}
+
 void bs_report_line(FILE *out, const bs_result *r, int verbosity) {
   char name[160];
   run_name(r, name, sizeof name);
@@ -33,6 +44,7 @@ void bs_report_line(FILE *out, const bs_result *r, int verbosity) {
       fprintf(out, "      %s %-16s %s\n", r->oracles[i].ok ? "ok  " : "FAIL",
               r->oracles[i].name, r->oracles[i].detail);
   if (failed) {
+    print_report(out, r->report);
     if (r->trace)
       fprintf(out, "      artifacts: %s\n", r->trace);
     fprintf(out, "      repro: %s\n", r->repro ? r->repro : "");

@@ -27,6 +27,7 @@ void bs_result_free(bs_result *r) {
   free(r->oracles);
   free(r->outcomes);
   free(r->trace);
+  free(r->report);
   free(r->note);
   free(r->repro);
   memset(r, 0, sizeof *r);
@@ -163,7 +164,7 @@ void bs_repro(const bs_run_cfg *cfg, bs_buf *b) {
   }
   if (cfg->cycles != s->cycles)
     bs_buf_printf(b, " --cycles %d", cfg->cycles);
-  if (cfg->timeout_ms > 0)
+  if (cfg->timeout_ms > 0 && cfg->timeout_ms != s->timeout_ms)
     bs_buf_printf(b, " --timeout-ms %d", cfg->timeout_ms);
   for (size_t i = 0; i < cfg->nsets; i++)
     opt(b, "--set", cfg->sets[i]);
@@ -264,6 +265,8 @@ void bs_result_write_json(bs_buf *b, const bs_result *r, int indent) {
   strs(b, r->flight, r->nflight);
   bs_buf_printf(b, ", \"trace\": ");
   bs_buf_json_str(b, r->trace);
+  bs_buf_printf(b, ", \"report\": ");
+  bs_buf_json_str(b, r->report);
   bs_buf_printf(b, "}");
   key(b, indent, "note", false);
   bs_buf_json_str(b, r->note);
@@ -375,6 +378,7 @@ static bs_status read_memory(const bs_json *j, bs_result *r) {
   BS_CHECK(want(j, "artifacts", BS_JOBJ, &a));
   BS_CHECK(read_strs(a, "flight_recorder", &r->flight, &r->nflight));
   BS_CHECK(opt_str(a, "trace", &r->trace));
+  BS_CHECK(opt_str(a, "report", &r->report));
 out:
   return st;
 }

@@ -45,9 +45,10 @@ typedef struct bs_result {
   size_t pinned_max, resident_max;
   char **flight; /* artifact paths, one per rank */
   size_t nflight;
-  char *trace; /* artifact path, NULL when none */
-  char *note;  /* hang/crash/setup: what happened, NULL when nothing */
-  char *repro; /* the one-line command that reruns it */
+  char *trace;  /* artifact path, NULL when none */
+  char *report; /* artifact path of the hang/desync report, NULL: none */
+  char *note;   /* hang/crash/setup: what happened, NULL when nothing */
+  char *repro;  /* the one-line command that reruns it */
 } bs_result;
 
 /* The identity fields (scenario, ranks, ..., effective faults, repro) from

@@ -1,20 +1,26 @@
 /* The scenario API: one small C file per scenario, registered from a
  * constructor, so a user adds one without touching the runner:
  *
+ *   #include "bs_expect.h"
  *   #include "bs_scenario.h"
- *   static bool expect(const bs_record *r, char *detail, size_t n) { ... }
+ *   static bool expect(const bs_record *r, char *detail, size_t n) {
+ *     return bs_expect_failed_alike(r, "update_weights", BS_ERR_ENGINE_DEAD,
+ *                                   false, detail, n);
+ *   }
  *   BS_SCENARIO(engine_death) {
  *       .name = "engine-death", .labels = "@smoke @fault @mutant-target",
  *       .summary = "the engine dies mid-sync; every rank fails alike",
+ *       .details = "what it does, its faults and why, what it expects",
  *       .model = "tiny", .cycles = 3, .default_ranks = 4, .min_ranks = 1,
- *       .sets = BS_LIST("rematerialize=1"),
+ *       .sets = BS_LIST("rematerialize=1", "update_buffer_bytes=2048"),
  *       .faults = BS_LIST("name=engine/send,rank={last},cycle=1,nth=2"),
  *       .expect = expect, .expects = "every rank fails update_weights ...",
  *   };
  *
  * A scenario runs the standard lifecycle (bs_driver.h) unless it brings its
  * own `drive` function; the oracles (bs_oracle.h) then read the run record,
- * and `expect` is one more oracle of that scenario. */
+ * and `expect` is one more oracle of that scenario, as is each check a
+ * driver or `inspect` records. */
 #ifndef BS_SCENARIO_H
 #define BS_SCENARIO_H
 
@@ -43,8 +49,9 @@ typedef struct bs_run_cfg {
   const char *const *mutants;
   size_t nmutants;
   uint64_t seed;
-  int timeout_ms;    /* collective watchdog; 0: the communicator's default */
-  double deadline_s; /* the parent kills the run past this */
+  int timeout_ms;        /* watchdog: --timeout-ms, else the scenario's; 0: the
+                          * communicator's default */
+  double deadline_s;     /* the parent kills the run past this */
   const char *artifacts; /* folder for failure artifacts; NULL: none */
   const char *exe;       /* the backstop binary (engine processes) */
 } bs_run_cfg;
@@ -53,6 +60,10 @@ typedef struct bs_run_cfg {
 typedef bool (*bs_expect_fn)(const bs_record *rec, char *detail, size_t n);
 /* A custom driver for scenarios that are not the standard lifecycle. */
 typedef bs_status (*bs_drive_fn)(const bs_run_cfg *cfg, bs_record *rec);
+/* Runs after the driver, with the run's configuration: records what the
+ * expectation needs that the core does not (what the run's model says of a
+ * tensor, say) as checks (bs_record_check), which the reports list. */
+typedef bs_status (*bs_inspect_fn)(const bs_run_cfg *cfg, bs_record *rec);
 
 struct bs_scenario {
   const char *name;    /* what `backstop run NAME` takes */
@@ -67,6 +78,8 @@ struct bs_scenario {
   bs_expect_fn expect;        /* NULL: the invariants only */
   const char *expects;        /* what expect checks, in words */
   bs_drive_fn drive;          /* NULL: bs_driver_lifecycle */
+  bs_inspect_fn inspect;      /* NULL: none; skipped like expect */
+  int timeout_ms;             /* watchdog unless --timeout-ms; 0: the default */
 };
 
 #define BS_LIST(...)                                                           \

@@ -40,6 +40,17 @@ static void memory(const bs_record *rec, bs_result *res) {
   }
 }
 
+/* A named check of a custom driver or an inspect hook (config-matrix: one
+ * per rule) is one more oracle entry, so the reports say which one broke. */
+static bs_status add_check(bs_result *res, const bs_check *c) {
+  bs_oracle_result o = {.ok = c->ok};
+  snprintf(o.name, sizeof o.name, "%s", c->name);
+  snprintf(o.detail, sizeof o.detail, "%s", c->detail);
+  if (!c->ok)
+    res->verdict = BS_FAIL;
+  return bs_result_add_oracle(res, &o);
+}
+
 bs_status bs_verdict_decide(const bs_record *rec, bs_expect_fn expect,
                             bs_result *res) {
   bs_status st = BS_OK;
@@ -53,6 +64,8 @@ bs_status bs_verdict_decide(const bs_record *rec, bs_expect_fn expect,
     if (!o[i].ok)
       res->verdict = BS_FAIL;
   }
+  for (size_t i = 0; i < rec->nchecks; i++)
+    BS_CHECK(add_check(res, &rec->checks[i]));
   for (int k = 0; k < rec->nranks; k++) {
     bs_rank_outcome ro;
     outcome(rec, k, &ro);

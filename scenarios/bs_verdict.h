@@ -1,6 +1,7 @@
-/* From a finished run record to its result: every oracle (and the
- * scenario's expectation), the verdict, each rank's outcome and the memory
- * high-water marks. Pure: reads the record only. */
+/* From a finished run record to its result: every oracle (the scenario's
+ * expectation, then each named check of the record, among them), the
+ * verdict, each rank's outcome and the memory high-water marks. Pure: reads
+ * the record only. */
 #ifndef BS_VERDICT_H
 #define BS_VERDICT_H
 

@@ -3,22 +3,35 @@
 #include "bs_scenario.h"
 
 static bool expect(const bs_record *r, char *d, size_t n) {
-  return bs_expect_failed_and_stopped(r, NULL, BS_ERR_NOMEM, false, d, n);
+  return bs_expect_failed_and_stopped(r, "init", BS_ERR_NOMEM, false, d, n);
 }
 
 BS_SCENARIO(alloc_failure){
     .name = "alloc-failure",
     .labels = "@smoke @fault",
     .summary = "the last rank's first pinned backup allocation fails",
-    .details = "Normal backuper: the first pinned allocation (the backup at "
-               "init) fails on the last rank; every rank must fail that "
-               "phase with out-of-memory.",
+    .details =
+        "Normal backuper (the default configuration: colocate, "
+        "offload_train) on the tiny model.\n"
+        "Fault: backup/pin_alloc on the last rank, cycle 0, nth=1: the "
+        "point is reached by every pinned allocation of a backuper (not the "
+        "memory saver's own), and Normal allocates its pinned copies lazily "
+        "at the first backup('actor'), inside init; so the very first "
+        "allocation fails, on one rank only.\n"
+        "Expects: init's agreement spreads the failure: every rank fails "
+        "init with out-of-memory and the run stops there (no cycle runs).\n"
+        "Oracles: agreement (one status on every rank), liveness (nobody "
+        "waits for the failed rank), memory-budget (the partial backup "
+        "stays within a full copy), explained (out-of-memory traces to "
+        "backup/pin_alloc); pause-safety and bit-identity have nothing to "
+        "check.\n"
+        "Mutants: none targeted.",
     .model = "tiny",
     .cycles = 2,
     .default_ranks = 4,
     .min_ranks = 1,
     .faults = BS_LIST("name=backup/pin_alloc,rank={last},cycle=0,nth=1"),
     .expect = expect,
-    .expects = "every rank fails the same phase with out-of-memory; nothing "
-               "runs after it",
+    .expects = "every rank fails init with out-of-memory; nothing runs "
+               "after it",
 };

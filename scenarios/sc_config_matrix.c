@@ -1,80 +1,123 @@
-/* Every validation rule of rematerialize (behavior.md §6) on its own, the
- * backend checked first, and the combinations that must be accepted. Its
- * own driver: no world, one check per rule in the record. */
+/* Every validation rule of rematerialize (behavior.md §6) on its own, all
+ * of them at once, and the combinations that must be accepted. Its own
+ * driver: no world, one check per item in the record. */
 #include <stdio.h>
 #include <string.h>
 
 #include "bs_config.h"
-#include "bs_record.h"
+#include "bs_expect.h"
 #include "bs_scenario.h"
 
-/* The defaults, rematerialize as given, then kv..., then validation. */
-static bs_status validate(const char *const *kv, size_t n, bool remat,
-                          bs_config *cfg) {
-  bs_status st = BS_OK;
-  bs_config_defaults(cfg);
-  cfg->rematerialize = remat;
-  for (size_t i = 0; i < n; i++)
+/* Every rule's violation (at most 2 settings each) and one more setting. */
+#define KV_MAX 64
+
+/* What validating the defaults, rematerialize as given, then kv... gave. */
+typedef struct outcome {
+  bs_status st;
+  char msg[sizeof bs_err()->message];
+  bs_config cfg;
+} outcome;
+
+static void validate(const char *const *kv, size_t n, bool remat, outcome *o) {
+  bs_config_defaults(&o->cfg);
+  o->cfg.rematerialize = remat;
+  bs_err_clear();
+  o->st = BS_OK;
+  for (size_t i = 0; i < n && o->st == BS_OK; i++)
     if (kv[i])
-      BS_CHECK(bs_config_set_kv(cfg, kv[i]));
-  st = bs_config_validate(cfg);
+      o->st = bs_config_set_kv(&o->cfg, kv[i]);
+  if (o->st == BS_OK)
+    o->st = bs_config_validate(&o->cfg);
+  snprintf(o->msg, sizeof o->msg, "%s", o->st ? bs_err()->message : "");
+  bs_err_clear();
+}
+
+/* Another rule with the same message as rule i, NULL when its own. */
+static const char *shared_message(const bs_config_rule *rules, size_t n,
+                                  size_t i) {
+  for (size_t j = 0; j < n; j++)
+    if (j != i && strcmp(rules[j].message, rules[i].message) == 0)
+      return rules[j].name;
+  return NULL;
+}
+
+/* Rule i: its violation is rejected under rematerialize with its own
+ * message, and the same settings are fine without it. */
+static bs_status check_rule(bs_record *rec, const bs_config_rule *rules,
+                            size_t n, size_t i) {
+  const bs_config_rule *r = &rules[i];
+  const char *other = shared_message(rules, n, i);
+  outcome on, off;
+  validate(r->violation, 2, true, &on);
+  validate(r->violation, 2, false, &off);
+  bool ok = on.st == BS_ERR_CONFIG && strcmp(on.msg, r->message) == 0 &&
+            off.st == BS_OK && !other;
+  return bs_record_check(
+      rec, r->name, ok, "%s%s%s: %s%s%.150s%s%s%s", r->violation[0],
+      r->violation[1] ? " " : "", r->violation[1] ? r->violation[1] : "",
+      on.st ? bs_status_name(on.st) : "accepted under rematerialize",
+      on.st ? ": " : "", on.msg,
+      off.st ? "; rejected without rematerialize too" : "",
+      other ? "; same message as rule " : "", other ? other : "");
+}
+
+/* Every rule broken at once: the backend rule answers (it is checked
+ * first), and debug_train_only turns rematerialize off silently. */
+static bs_status check_all_at_once(bs_record *rec, const bs_config_rule *rules,
+                                   size_t n) {
+  bs_status st = BS_OK;
+  const char *kv[KV_MAX];
+  size_t m = 0;
+  outcome all, quiet;
+  for (size_t i = 0; i < n && m + 3 <= KV_MAX; i++)
+    for (size_t j = 0; j < 2 && rules[i].violation[j]; j++)
+      kv[m++] = rules[i].violation[j];
+  validate(kv, m, true, &all);
+  kv[m++] = "debug_train_only=1";
+  validate(kv, m, true, &quiet);
+  BS_CHECK(bs_record_check(rec, "backend-checked-first",
+                           n > 0 && all.st == BS_ERR_CONFIG &&
+                               !strcmp(all.msg, rules[0].message),
+                           "%zu violations at once: %s: %.160s", m - 1,
+                           bs_status_name(all.st), all.msg));
+  BS_CHECK(bs_record_check(
+      rec, "debug-train-only-disables",
+      quiet.st == BS_OK && !quiet.cfg.rematerialize,
+      "every violation and debug_train_only=1: %s, rematerialize=%d%s%.160s",
+      bs_status_name(quiet.st), quiet.cfg.rematerialize, quiet.st ? ": " : "",
+      quiet.msg));
 out:
   return st;
 }
 
-/* kv is rejected under rematerialize with `message`, and fine without. */
-static bs_status rejected(bs_record *rec, const char *name,
-                          const char *const *kv, size_t n,
-                          const char *message) {
-  bs_config cfg;
-  char msg[sizeof bs_err()->message];
-  bs_err_clear();
-  bs_status on = validate(kv, n, true, &cfg);
-  snprintf(msg, sizeof msg, "%s", on == BS_OK ? "accepted" : bs_err()->message);
-  bs_err_clear();
-  bs_status off = validate(kv, n, false, &cfg);
-  bs_err_clear();
-  bool ok = on == BS_ERR_CONFIG && strcmp(msg, message) == 0 && off == BS_OK;
-  return bs_record_check(rec, name, ok, "%s: %.180s%s", bs_status_name(on), msg,
-                         off == BS_OK ? "" : "; rejected without it too");
-}
-
 typedef struct accepted_case {
   const char *name;
-  const char *kv[3];
-  bool remat, check; /* rematerialize and its check after validation */
+  const char *kv[2];
+  bool ci; /* ci_test: the check must be armed */
 } accepted_case;
 
 static const accepted_case accepted[] = {
-    {"accepts-defaults", {NULL}, true, false},
+    {"accepts-defaults", {NULL}, false},
+    {"accepts-ci-test-arming-the-check", {"ci_test=1"}, true},
     {"accepts-precision-aware-with-cpu-offload",
      {"precision_aware_optimizer=1", "optimizer_cpu_offload=1"},
-     true,
      false},
-    {"accepts-ref-and-teacher", {"with_ref=1", "with_teacher=1"}, true, false},
-    {"ci-test-arms-the-check", {"ci_test=1"}, true, true},
-    {"debug-train-only-disables",
-     {"debug_train_only=1", "colocate=0", "offload_target=disk"},
-     false,
-     false},
+    {"accepts-ref-and-teacher", {"with_ref=1", "with_teacher=1"}, false},
 };
 
-/* Accepted with its consequences: rematerialize and the check as listed,
- * and no host backup for the param buffers while rematerialize is on. */
-static bs_status accepts(bs_record *rec, const accepted_case *c) {
-  bs_config cfg;
-  bs_err_clear();
-  bs_status st = validate(c->kv, 3, true, &cfg);
-  bool backup = bs_config_param_buffers_cpu_backup(&cfg);
-  bool ok = st == BS_OK && cfg.rematerialize == c->remat &&
-            cfg.check_rematerialize == c->check && !(c->remat && backup);
-  bs_status rs = bs_record_check(
+/* Accepted with its consequences: rematerialize stays on, the param
+ * buffers lose their host backup, the check is armed exactly by ci_test. */
+static bs_status check_accepted(bs_record *rec, const accepted_case *c) {
+  outcome o;
+  validate(c->kv, 2, true, &o);
+  bool backup = bs_config_param_buffers_cpu_backup(&o.cfg);
+  bool ok = o.st == BS_OK && o.cfg.rematerialize && !backup &&
+            o.cfg.check_rematerialize == c->ci;
+  return bs_record_check(
       rec, c->name, ok,
       "%s, rematerialize=%d, check=%d, param buffer host backup=%d%s%.160s",
-      bs_status_name(st), cfg.rematerialize, cfg.check_rematerialize, backup,
-      st ? ": " : "", st ? bs_err()->message : "");
-  bs_err_clear();
-  return rs;
+      bs_status_name(o.st), o.cfg.rematerialize, o.cfg.check_rematerialize,
+      backup, o.st ? ": " : "", o.msg);
 }
 
 static bs_status drive(const bs_run_cfg *run, bs_record *rec) {
@@ -83,33 +126,35 @@ static bs_status drive(const bs_run_cfg *run, bs_record *rec) {
   const bs_config_rule *rules = bs_config_rules(&n);
   if (run->nsets)
     BS_FAIL(BS_ERR_INVALID, NULL,
-            "config-matrix builds its own "
-            "configurations: --set %s does not apply",
+            "config-matrix builds its own configurations: --set %s does not "
+            "apply",
             run->sets[0]);
   for (size_t i = 0; i < n; i++)
-    BS_CHECK(
-        rejected(rec, rules[i].name, rules[i].violation, 2, rules[i].message));
-  /* The backend comes first: with several rules broken, its message wins. */
-  static const char *const broken[] = {"backend=fsdp", "colocate=0",
-                                       "offload_target=disk"};
-  BS_CHECK(rejected(rec, "backend-checked-first", broken, 3, rules[0].message));
+    BS_CHECK(check_rule(rec, rules, n, i));
+  BS_CHECK(check_all_at_once(rec, rules, n));
   for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
-    BS_CHECK(accepts(rec, &accepted[i]));
+    BS_CHECK(check_accepted(rec, &accepted[i]));
 out:
   return st;
 }
 
+/* Every rule of the core's table has its check, and every check holds. */
 static bool expect(const bs_record *r, char *d, size_t n) {
-  for (size_t i = 0; i < r->nchecks; i++)
-    if (!r->checks[i].ok) {
-      snprintf(d, n, "%s: %s", r->checks[i].name, r->checks[i].detail);
+  size_t nrules;
+  const bs_config_rule *rules = bs_config_rules(&nrules);
+  for (size_t i = 0; i < nrules; i++) {
+    bool seen = false;
+    for (size_t k = 0; k < r->nchecks && !seen; k++)
+      seen = strcmp(r->checks[k].name, rules[i].name) == 0;
+    if (!seen) {
+      snprintf(d, n, "rule %s was not checked", rules[i].name);
       return false;
     }
-  if (r->nchecks == 0) {
-    snprintf(d, n, "no rule was checked");
-    return false;
   }
-  snprintf(d, n, "all %zu validation checks hold", r->nchecks);
+  if (!bs_expect_checks_ok(r, d, n))
+    return false;
+  snprintf(d, n, "all %zu checks hold (%zu rules, each with its own message)",
+           r->nchecks, nrules);
   return true;
 }
 
@@ -117,14 +162,33 @@ BS_SCENARIO(config_matrix){
     .name = "config-matrix",
     .labels = "@smoke @mutant-target",
     .summary = "every rematerialize validation rule, each with its message",
-    .details = "For each rule of behavior.md §6 (bs_config_rules): the "
-               "defaults with rematerialize=1 and exactly that rule broken "
-               "are rejected with the rule's own message, and the same "
-               "settings pass without rematerialize; the backend is checked "
-               "first; precision-aware with CPU offload, ref and teacher are "
-               "accepted with the param buffers losing their host backup; "
-               "ci_test arms the check; debug_train_only silently turns "
-               "rematerialize off. No world runs; --set is refused.",
+    .details =
+        "Its own driver: no world, no ranks, no fault; --set is refused (it "
+        "builds its own configurations).\n"
+        "Steps: for each rule of bs_config_rules() (behavior.md §6, in its "
+        "order: backend, LoRA, debug-disable-optimizer, indep-dp, colocate, "
+        "offload-train, offload target disk, distributed optimizer, "
+        "keep_old_actor, precision-aware without CPU offload, "
+        "overlap_param_gather, compute_advantages_and_returns, "
+        "num_critic_only_steps) one check named after the rule: the "
+        "defaults with rematerialize=1 and exactly that rule's violation "
+        "are rejected with config-rejected and the rule's own message, the "
+        "same settings pass without rematerialize, and no other rule has "
+        "that message. Then backend-checked-first: every violation at once "
+        "is answered by the backend rule; debug-train-only-disables: every "
+        "violation plus debug_train_only=1 passes with rematerialize "
+        "silently off; and the accepted combinations (the defaults, "
+        "ci_test, precision-aware with optimizer CPU offload, ref and "
+        "teacher): each validates with rematerialize on, the param buffers "
+        "without a host backup, and the SHA256 check armed exactly when "
+        "ci_test is.\n"
+        "Expects: every rule of bs_config_rules() has its check and every "
+        "check holds. Each check is also an oracle entry of the run, so the "
+        "reports name the rule that broke; the invariants have no rank to "
+        "judge.\n"
+        "Mutants: disk-offload-accepted accepts offload_target=disk under "
+        "rematerialize: the offload-target-disk check and the expectation "
+        "fail.",
     .model = "tiny",
     .cycles = 0,
     .default_ranks = 1,
@@ -132,6 +196,8 @@ BS_SCENARIO(config_matrix){
     .targets = BS_LIST("disk-offload-accepted"),
     .drive = drive,
     .expect = expect,
-    .expects = "every rule rejects with its message, the accepted "
-               "combinations pass with their consequences",
+    .expects = "every rule has a check rejecting it with its own message "
+               "only under rematerialize; all at once the backend answers, "
+               "debug_train_only silences them; the accepted combinations "
+               "pass with their consequences",
 };

@@ -1,31 +1,97 @@
 /* A bit flips in a pinned extra (fp32 param, expert_bias): whoever reads it
  * first (the engine's check at weight sync, or the SHA256 check at
- * restore) must make every rank fail alike, naming the tensor. */
+ * restore) must make every rank fail alike, naming the tensor, and that
+ * tensor must be an extra of the run's model. */
 #include <stdio.h>
+#include <string.h>
 
 #include "bs_expect.h"
+#include "bs_model.h"
 #include "bs_scenario.h"
 
+/* What makes t an extra (behavior.md §4: synced, outside the DDP buffers),
+ * NULL when it is not one. */
+static const char *extra_kind(const bs_tensor_spec *t) {
+  if (!bs_tensor_is_synced(t) || bs_tensor_in_ddp(t))
+    return NULL;
+  if (t->flags & BS_TF_EXPERT_BIAS)
+    return "an expert_bias buffer";
+  return t->flags & BS_TF_FROZEN ? "a frozen param" : "an fp32 param";
+}
+
+/* Looks the tensor rank 0's failure names up in the run's model: the
+ * record holds names only, the model spec says what they are. */
+static bs_status inspect(const bs_run_cfg *run, bs_record *rec) {
+  bs_status st = BS_OK;
+  bs_model_spec m = {0};
+  const bs_event *e = rec->nranks ? bs_expect_first_failure(rec, 0) : NULL;
+  const char *name = e ? e->err.tensor : "";
+  const bs_tensor_spec *t = NULL;
+  BS_CHECK(bs_model_load(run->model, run->scale, &m));
+  for (size_t i = 0; i < m.n && !t; i++)
+    if (strcmp(m.t[i].name, name) == 0)
+      t = &m.t[i];
+  const char *kind = t ? extra_kind(t) : NULL;
+  BS_CHECK(bs_record_check(rec, "names-an-extra", kind != NULL,
+                           "the failure names '%.80s': %s of model %s", name,
+                           kind ? kind
+                           : t  ? "not an extra"
+                                : "no tensor",
+                           m.name));
+out:
+  bs_model_free(&m);
+  return st;
+}
+
 static bool expect(const bs_record *r, char *d, size_t n) {
-  const bs_event *first = r->nranks ? bs_expect_first_failure(r, 0) : NULL;
-  if (first && first->status != BS_ERR_HASH_MISMATCH &&
-      first->status != BS_ERR_ENGINE_VERIFY) {
+  char why[300];
+  if (!bs_expect_failed_and_stopped(r, NULL, BS_OK, true, d, n))
+    return false;
+  bs_status st = bs_expect_first_failure(r, 0)->status;
+  if (st != BS_ERR_HASH_MISMATCH && st != BS_ERR_ENGINE_VERIFY) {
     snprintf(d, n, "rank 0: expected hash-mismatch or engine-verify, got %s",
-             bs_status_name(first->status));
+             bs_status_name(st));
     return false;
   }
-  return bs_expect_failed_and_stopped(r, NULL, BS_OK, true, d, n);
+  snprintf(why, sizeof why, "%s", d);
+  if (!bs_expect_checks_ok(r, d, n))
+    return false;
+  snprintf(d, n, "%s; %s", why, r->checks[0].detail);
+  return true;
 }
 
 BS_SCENARIO(corrupt_extras){
     .name = "corrupt-extras",
     .labels = "@smoke @fault",
     .summary = "a bit flips in a pinned MainCast extra on the last rank",
-    .details = "MainCast with ci_test on the tiny model (an fp32 param and an "
-               "expert_bias buffer are extras); after the cycle-0 step's "
-               "backup a bit of a pinned extra flips on the last rank. Weight "
-               "sync reads the extras from the pinned copy, so the engine's "
-               "check or the restore's SHA256 check catches it.",
+    .details =
+        "MainCast (rematerialize=1) with ci_test on the tiny model, whose "
+        "extras (behavior.md §4: synced tensors outside the DDP buffers) are "
+        "an fp32 param (core_attention.softmax_offset) and an expert_bias "
+        "buffer; MainCast keeps only these in pinned host memory.\n"
+        "Fault: backup/corrupt on the last rank, cycle 0, nth=2, failinfo=5: "
+        "the point is reached once per backup('actor'), after the extras "
+        "are written and the SHA256 check's hashes taken; the 1st reach is "
+        "init's backup, the 2nd the backup at the end of the cycle-0 step, "
+        "so one clean cycle runs first and the corrupted copy is the one "
+        "the next sync and restore read. Bit 5 of the first pinned extra "
+        "(the fp32 param) flips.\n"
+        "Steps: init, cycle 0 clean; cycle 1 update_weights takes the "
+        "extras from the pinned copy (their region is paused) and the "
+        "engine's check finds them off the step-end SHA256 (engine-verify); "
+        "had the sync missed it, the restore's SHA256 check would "
+        "(hash-mismatch). Either way the rank does not raise alone: every "
+        "rank fails that phase with the same error naming the tensor, and "
+        "the run stops (a failed verification ends the job).\n"
+        "Oracles: agreement, pause-safety (param_buffer paused after the "
+        "failed sync), liveness, bit-identity of every restore that "
+        "succeeded, memory-budget (extras only), explained (the failure "
+        "traces to backup/corrupt). The inspect step looks the named tensor "
+        "up in the run's model (check names-an-extra); the expectation "
+        "requires it to be an expert_bias buffer, an fp32 or a frozen "
+        "param.\n"
+        "Mutants: none targeted; pause-not-in-finally also fails here "
+        "(pause-safety: the failed sync leaves param_buffer resident).",
     .model = "tiny",
     .cycles = 3,
     .default_ranks = 4,
@@ -33,7 +99,9 @@ BS_SCENARIO(corrupt_extras){
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .faults = BS_LIST("name=backup/corrupt,rank={last},cycle=0,nth=2,"
                       "failinfo=5"),
+    .inspect = inspect,
     .expect = expect,
     .expects = "every rank fails the same phase with hash-mismatch or "
-               "engine-verify naming the same tensor; nothing runs after it",
+               "engine-verify naming the same tensor, which the model says "
+               "is an extra; nothing runs after it",
 };

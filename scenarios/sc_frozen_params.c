@@ -7,9 +7,23 @@ BS_SCENARIO(frozen_params){
     .name = "frozen-params",
     .labels = "@smoke @mutant-target",
     .summary = "MainCast on a model with frozen params",
-    .details = "The frozen preset under rematerialize=1: frozen params are "
-               "outside the DDP buffers, so they must be backed up as extras "
-               "and handed to weight sync by every rank alike.",
+    .details =
+        "MainCast (rematerialize=1) with ci_test on the frozen model: "
+        "inkling's rel_proj weights, deepseek-v4's frozen mlp.router.weight "
+        "and int32 tid2eid table are outside every DDP buffer; no fault.\n"
+        "Steps: the coverage check at init must accept them as extras "
+        "(pinned, behavior.md §7.3), and every rank hands weight sync the "
+        "same tensor set in the same order.\n"
+        "Expects: every phase of every rank succeeds.\n"
+        "Oracles: bit-identity (the frozen bytes survive every cycle), "
+        "memory-budget (extras), uniform-schedule, explained.\n"
+        "Mutants: frozen-not-extras (miles #1572 final code) rejects the "
+        "model at init with uncovered-params (explained, expectation); "
+        "skip-frozen-backup (miles #2223) takes frozen params from the "
+        "memory saver where that looks possible, so the tensor sets differ "
+        "between ranks and, with the fingerprint skipped, the bucket "
+        "all-gathers desync (uniform-schedule, explained, expectation); "
+        "same-tag-skip fails bit-identity.",
     .model = "frozen",
     .cycles = 3,
     .default_ranks = 4,

@@ -12,10 +12,27 @@ BS_SCENARIO(hash_mismatch){
     .name = "hash-mismatch",
     .labels = "@smoke @fault @mutant-target",
     .summary = "a bit flips in a restored param on the last rank",
-    .details = "MainCast with ci_test (SHA256 check of the first two "
-               "restores); in cycle 1 a bit of a restored param flips on the "
-               "last rank. The rank must not raise alone: all ranks agree on "
-               "hash-mismatch naming the tensor, and the job stops.",
+    .details =
+        "MainCast (rematerialize=1) with ci_test on the tiny model: the "
+        "SHA256 check hashes every synced tensor at the first two "
+        "backup('actor') calls (init, the cycle-0 step end) and compares "
+        "at the restore that follows each.\n"
+        "Fault: restore/bitflip on the last rank, cycle 1, nth=1, "
+        "failinfo=3: once per restore, right after the rebuild, bit 3 (a "
+        "low mantissa bit: only a hash sees it) of the first rebuilt param "
+        "(embedding.word_embeddings.weight) flips. Cycle 1's restore is the "
+        "last one the check covers, and cycle 0's passed it first.\n"
+        "Expects: the rank that finds the mismatch does not raise alone: "
+        "the restore's agreement makes every rank fail restore (cycle 1) "
+        "with hash-mismatch naming that tensor, no rank hangs, and the run "
+        "stops (a failed verification ends the job).\n"
+        "Oracles: agreement, liveness, uniform-schedule (the same "
+        "collectives everywhere), pause-safety, bit-identity (cycle 0's "
+        "restore and both syncs), explained (traces to restore/bitflip).\n"
+        "Mutants: local-hash-raise (miles #1572) raises on the last rank "
+        "before the agreement; its peers wait there alone and get "
+        "rank-dead: agreement, uniform-schedule, explained and the "
+        "expectation fail.",
     .model = "tiny",
     .cycles = 3,
     .default_ranks = 4,
@@ -25,6 +42,6 @@ BS_SCENARIO(hash_mismatch){
                       "failinfo=3"),
     .targets = BS_LIST("local-hash-raise"),
     .expect = expect,
-    .expects = "every rank fails restore with hash-mismatch naming the same "
-               "tensor; nothing runs after it",
+    .expects = "every rank fails restore (cycle 1) with hash-mismatch naming "
+               "the same tensor; nothing runs after it",
 };

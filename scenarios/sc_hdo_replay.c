@@ -7,9 +7,20 @@ BS_SCENARIO(hdo_replay){
     .name = "hdo-replay",
     .labels = "@smoke",
     .summary = "MainCast with the precision-aware optimizer and CPU offload",
-    .details = "precision_aware_optimizer=1, optimizer_cpu_offload=1: part "
-               "of each master shard lives on the host; restore rebuilds the "
-               "params from both maps, checked by SHA256.",
+    .details =
+        "MainCast (rematerialize=1) with ci_test, the precision-aware "
+        "optimizer and optimizer CPU offload on the dense model "
+        "(HybridDeviceOptimizer: part of each master shard on the host); no "
+        "fault.\n"
+        "Steps: restore rebuilds the params by replaying both copy-back "
+        "maps, host masters first, then device fp32 masters for views not "
+        "yet written (on overlap the host wins), checked by SHA256.\n"
+        "Expects: every phase of every rank succeeds.\n"
+        "Oracles: bit-identity (every rebuild equals the last step end), "
+        "memory-budget (the dense model has no extras: 0 pinned bytes), "
+        "pause-safety, explained.\n"
+        "Mutants: none targeted; same-tag-skip also fails here "
+        "(bit-identity).",
     .model = "dense",
     .cycles = 3,
     .default_ranks = 4,

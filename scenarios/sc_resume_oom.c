@@ -11,8 +11,23 @@ BS_SCENARIO(resume_oom){
     .name = "resume-oom",
     .labels = "@smoke @fault",
     .summary = "the last rank's wake-up finds no memory",
-    .details = "MainCast; in cycle 1 the memory saver's resume fails on the "
-               "last rank.",
+    .details =
+        "MainCast (rematerialize=1) on the tiny model: sleep pauses "
+        "grad_buffer and default, update_weights pauses param_buffer, "
+        "wake_up resumes them all.\n"
+        "Fault: region/resume on the last rank, cycle 1, nth=1: the first "
+        "memory-saver resume of cycle 1 is wake_up's (MainCast's sync "
+        "resumes nothing), after one full clean cycle. The real library "
+        "kills the process here (torch_memory_saver #87); the fixed core "
+        "reports out-of-memory and keeps the region paused with its "
+        "backup.\n"
+        "Expects: every rank fails wake_up of cycle 1 with out-of-memory "
+        "and the run stops there.\n"
+        "Oracles: agreement, liveness, pause-safety (param_buffer paused "
+        "after both syncs), bit-identity (cycle 0's restore and both syncs "
+        "equal the step end), memory-budget (extras only), explained "
+        "(out-of-memory traces to region/resume).\n"
+        "Mutants: none targeted.",
     .model = "tiny",
     .cycles = 3,
     .default_ranks = 4,
@@ -20,6 +35,6 @@ BS_SCENARIO(resume_oom){
     .sets = BS_LIST("rematerialize=1"),
     .faults = BS_LIST("name=region/resume,rank={last},cycle=1,nth=1"),
     .expect = expect,
-    .expects = "every rank fails wake_up with out-of-memory; nothing runs "
-               "after it",
+    .expects = "every rank fails wake_up (cycle 1) with out-of-memory; "
+               "nothing runs after it",
 };

@@ -7,10 +7,21 @@ BS_SCENARIO(steady_lora){
     .name = "steady-lora",
     .labels = "@smoke @mutant-target",
     .summary = "colocated LoRA: the memory-saver read path, no pinned copy",
-    .details = "The frozen base lives in the memory saver's default region "
-               "with a cpu backup; weight sync takes it from there and the "
-               "live adapters from param_buffer. The backuper's pinned "
-               "budget is 0 bytes.",
+    .details =
+        "Colocated LoRA (lora_rank=8) on the lora model: the frozen base "
+        "lives in the memory saver's default region with a cpu backup, the "
+        "trainable adapters in param_buffer, which stays resident on sleep "
+        "(behavior.md §5).\n"
+        "Steps: weight sync takes the base from the memory saver's host "
+        "copy and the adapters live; the backuper keeps nothing (weight "
+        "backup off, a pinned budget of 0 bytes).\n"
+        "Expects: every phase of every rank succeeds.\n"
+        "Oracles: memory-budget (0 pinned backuper bytes), no-paused-reads "
+        "(nothing falls through to a paused tensor without a host copy, "
+        "miles #2204), bit-identity, explained; pause-safety does not apply "
+        "(param_buffer stays resident).\n"
+        "Mutants: lora-double-backup keeps a pinned copy next to the memory "
+        "saver's: memory-budget fails at init.",
     .model = "lora",
     .cycles = 3,
     .default_ranks = 4,

@@ -6,10 +6,24 @@ BS_SCENARIO(steady_maincast){
     .name = "steady-maincast",
     .labels = "@smoke @mutant-target",
     .summary = "MainCast backuper with the SHA256 check, no fault",
-    .details = "rematerialize=1 with ci_test (the SHA256 check of the first "
-               "two restores). The param buffer stays resident through "
-               "weight sync, is paused right after it, and restore rebuilds "
-               "it from the fp32 masters: cast, all-gather, extras copy-back.",
+    .details =
+        "MainCast (rematerialize=1) with ci_test on the moe model "
+        "(expert-parallel buffer, fp32 param, expert_bias buffers), no "
+        "fault.\n"
+        "Steps: backup('actor') pins only the extras (and hashes every "
+        "synced tensor at the first two backups); the param buffer stays "
+        "resident through weight sync and is paused right after it; restore "
+        "rebuilds it from the fp32 masters: cast, all-gather, extras "
+        "copy-back, SHA256 check.\n"
+        "Expects: every phase of every rank succeeds.\n"
+        "Oracles: pause-safety (paused after every update_weights), "
+        "bit-identity (every rebuild equals the last step end, every sync "
+        "delivered it), memory-budget (extras only), uniform-schedule, "
+        "explained.\n"
+        "Mutants: same-tag-skip (review diff of miles #3128) skips restore "
+        "of the active actor, so the rebuild never happens and the resumed "
+        "param buffer holds garbage: bit-identity fails at the first "
+        "restore.",
     .model = "moe",
     .cycles = 3,
     .default_ranks = 4,

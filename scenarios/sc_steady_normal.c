@@ -6,9 +6,23 @@ BS_SCENARIO(steady_normal){
     .name = "steady-normal",
     .labels = "@smoke",
     .summary = "Normal backuper, colocated and offloaded, no fault",
-    .details = "Full pinned copies of every synced tensor (2 B per bf16 "
-               "element); the param buffer is paused at sleep, weight sync "
-               "reads the pinned copies, restore copies them back.",
+    .details =
+        "The baseline: the Normal backuper through the full lifecycle on "
+        "the dense model, default configuration (colocate, offload_train), "
+        "no fault.\n"
+        "Steps: init backs up a full pinned copy of every synced tensor (2 "
+        "B per bf16 element); each cycle: sleep pauses param_buffer (no "
+        "host backup under offload, its bytes are lost), update_weights "
+        "streams the pinned copies to the engine, wake_up resumes, restore "
+        "copies the pinned copies back, the step trains and backs up again.\n"
+        "Expects: every phase of every rank succeeds.\n"
+        "Oracles: pause-safety (param_buffer paused from sleep on), "
+        "bit-identity (every restore and every sync equal the last step "
+        "end), memory-budget (one full copy), uniform-schedule, explained "
+        "(no error at all).\n"
+        "Mutants: none targeted; same-tag-skip also fails here "
+        "(bit-identity: the skipped restore of the active actor leaves "
+        "garbage after the resume).",
     .model = "dense",
     .cycles = 3,
     .default_ranks = 4,

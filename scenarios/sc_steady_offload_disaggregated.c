@@ -7,8 +7,22 @@ BS_SCENARIO(steady_offload_disaggregated){
     .name = "steady-offload-disaggregated",
     .labels = "@smoke @mutant-target",
     .summary = "offload without colocate: weight sync while asleep",
-    .details = "colocate=0, offload_train=1: the backup is still needed "
-               "(miles #3128), and an asleep trainer's weights come from it.",
+    .details =
+        "Offload without colocate (colocate=0, offload_train=1) on the "
+        "dense model, Normal backuper, no fault: the backup is still needed "
+        "(miles #3128), and weight sync runs while the trainer is asleep.\n"
+        "Steps: as steady-normal, but get_actor_weights of an asleep "
+        "trainer must come from the backuper's pinned copies, never from "
+        "the paused device memory.\n"
+        "Expects: every phase of every rank succeeds.\n"
+        "Oracles: no-paused-reads, pause-safety (from sleep on), "
+        "bit-identity, memory-budget (one full copy), explained.\n"
+        "Mutants: asleep-reads-device hands out the paused param_buffer: "
+        "no-paused-reads, explained and the expectation fail in the cycle-0 "
+        "update_weights; offload-drops-backup keeps no backup when "
+        "offloading without ref/teacher/colocate, so that sync fails with "
+        "missing-backup, which no fault explains (explained, expectation); "
+        "same-tag-skip also fails here (bit-identity).",
     .model = "dense",
     .cycles = 3,
     .default_ranks = 4,

@@ -7,10 +7,23 @@ BS_SCENARIO(switch_model){
     .name = "switch-model",
     .labels = "@smoke @mutant-target",
     .summary = "MainCast with ref and teacher: switch_model and back",
-    .details = "with_ref=1, with_teacher=1: full pinned copies for ref and "
-               "teacher, extras for the actor; restore_for_step switches "
-               "ref, teacher, then actor, which is restored even though it "
-               "is the active tag.",
+    .details =
+        "MainCast (rematerialize=1) with ref and teacher on the tiny model: "
+        "full pinned copies for ref and teacher (Normal, delegated), extras "
+        "only for the actor; no fault.\n"
+        "Steps: init backs up the actor, loads and backs up ref and "
+        "teacher, then switches back to the actor; each step-start restore "
+        "switches ref, teacher, then actor, which is restored although it "
+        "is the active tag (under offload its param buffer was lost and "
+        "must be rebuilt).\n"
+        "Expects: every phase of every rank succeeds.\n"
+        "Oracles: bit-identity (the actor's weights win after every "
+        "switch), memory-budget (extras plus two full copies), "
+        "pause-safety, explained.\n"
+        "Mutants: same-tag-skip skips restore of the active actor: init's "
+        "switch back leaves the teacher's weights live, the engine's check "
+        "of the cycle-0 sync fails with engine-verify, which no fault "
+        "explains (explained, expectation).",
     .model = "tiny",
     .cycles = 3,
     .default_ranks = 4,

@@ -34,41 +34,46 @@ static bool check_was_last(const bs_record *r, int k, char *d, size_t n) {
 
 static bool expect(const bs_record *r, char *d, size_t n) {
   char why[256];
-  if (!bs_expect_failed_alike(r, "update_weights", BS_ERR_TENSOR_SET, false,
-                              why, sizeof why) ||
-      !bs_expect_stopped(r, d, n)) {
-    snprintf(d, n, "%s", why);
+  if (!bs_expect_failed_and_stopped(r, "update_weights", BS_ERR_TENSOR_SET,
+                                    false, d, n))
     return false;
-  }
+  snprintf(why, sizeof why, "%s", d);
   for (int k = 0; k < r->nranks; k++)
     if (!check_was_last(r, k, d, n))
       return false;
-  snprintf(d, n,
-           "%s; caught by the fingerprint before any bucket gather, the run "
-           "stopped there",
-           why);
+  snprintf(d, n, "%s; caught by the fingerprint before any bucket gather", why);
   return true;
 }
 
 BS_SCENARIO(tensor_set){
     .name = "tensor-set",
-    .labels = "@smoke @fault",
+    .labels = "@smoke @fault @mutant-target",
     .summary = "the last rank's weight-sync tensor set differs",
     .details =
-        "Normal backuper on the tiny model. In cycle 1 the last rank drops "
-        "its last tensor from the set it hands weight sync "
-        "(sync/tensor_set), so its buckets would differ from its peers' and "
-        "the bucket all-gathers would hang or mix bytes. The fixed core "
-        "fingerprints the set across ranks (names, dtypes, sizes) before any "
-        "bucket: every rank must fail update_weights with tensor-set, the "
-        "fingerprint check and the agreement must be the last collectives "
-        "every rank issued, and the run stops. Needs 2 ranks: alone, a rank "
-        "has no peer to differ from.",
+        "Normal backuper on the tiny model; needs 2 ranks (alone, a rank "
+        "has no peer to differ from).\n"
+        "Fault: sync/tensor_set on the last rank, cycle 1, nth=1: the "
+        "first weight sync of cycle 1 (after a clean cycle) drops that "
+        "rank's last tensor from the set it hands weight sync, so its "
+        "buckets differ from its peers' and the bucket all-gathers would "
+        "hang or mix bytes.\n"
+        "Expects: the fixed core fingerprints the set across ranks (names, "
+        "dtypes, sizes) before any bucket: every rank fails update_weights "
+        "(cycle 1) with tensor-set-mismatch, the fingerprint check and its "
+        "agreement are the last collectives every rank issued (read from "
+        "the flight recorders), and the run stops.\n"
+        "Oracles: agreement, liveness, uniform-schedule (no rank gathered a "
+        "bucket its peers did not), pause-safety, explained (traces to "
+        "sync/tensor_set).\n"
+        "Mutants: skip-frozen-backup (miles #2223) also skips the "
+        "fingerprint, so the differing sets reach the bucket gathers and "
+        "fail there as a desync: the expectation fails.",
     .model = "tiny",
     .cycles = 3,
     .default_ranks = 4,
     .min_ranks = 2,
     .faults = BS_LIST("name=sync/tensor_set,rank={last},cycle=1,nth=1"),
+    .targets = BS_LIST("skip-frozen-backup"),
     .expect = expect,
     .expects = "every rank fails update_weights (cycle 1) with tensor-set; "
                "the last collectives of every rank are the set check and its "

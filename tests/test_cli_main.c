@@ -194,6 +194,26 @@ static void test_same_seed_same_report(void **state) {
   free(b);
 }
 
+/* A contained hang: the report is printed and kept with the artifacts. */
+static void test_hang_report_shown_and_kept(void **state) {
+  (void)state;
+  assert_int_equal(backstop("run hash-mismatch --ranks 3 --mutant "
+                            "local-hash-raise --artifacts art2 --json h.json"),
+                   1);
+  assert_non_null(strstr(out_text, "| backstop: rank-dead at collective #"));
+  assert_non_null(strstr(out_text, "missing from #"));
+  char path[192];
+  snprintf(path, sizeof path,
+           "%s/art2/hash-mismatch-r3-s0-local-hash-raise/report.txt", dir);
+  char *report = slurp(path);
+  assert_non_null(strstr(report, "rank 2: exited after #"));
+  free(report);
+  snprintf(path, sizeof path, "%s/h.json", dir);
+  char *json = slurp(path);
+  assert_non_null(strstr(json, "report.txt\""));
+  free(json);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_usage_errors),
@@ -201,6 +221,7 @@ int main(void) {
       cmocka_unit_test(test_added_fault_judged_by_invariants),
       cmocka_unit_test(test_failure_leaves_reports),
       cmocka_unit_test(test_same_seed_same_report),
+      cmocka_unit_test(test_hang_report_shown_and_kept),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

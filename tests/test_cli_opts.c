@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bs_opts.h"
+#include "bs_result.h"
 
 BS_SCENARIO(alpha){.name = "alpha-one",
                    .labels = "@smoke @fault",
@@ -24,6 +25,7 @@ BS_SCENARIO(beta){.name = "beta",
                   .cycles = 3,
                   .default_ranks = 2,
                   .min_ranks = 1,
+                  .timeout_ms = 2000,
                   .sets = BS_LIST("rematerialize=1")};
 BS_SCENARIO(gamma){.name = "alpha-two",
                    .labels = "@fault",
@@ -190,12 +192,47 @@ static void test_plan(void **state) {
   bs_err_clear();
 }
 
+/* Plans "SEL [--timeout-ms T]" and returns the first run's watchdog and
+ * whether its repro command names --timeout-ms. */
+static int planned_timeout(const char *line, bool *in_repro) {
+  bs_run_cfg *runs;
+  size_t n;
+  bs_buf b = {0};
+  assert_int_equal(parse("run", line), BS_OK);
+  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_OK);
+  assert_true(n >= 1);
+  int ms = runs[0].timeout_ms;
+  bs_repro(&runs[0], &b);
+  *in_repro = strstr(bs_buf_str(&b), "--timeout-ms") != NULL;
+  bs_buf_free(&b);
+  free(runs);
+  return ms;
+}
+
+/* A scenario's own watchdog applies unless the user gives --timeout-ms; the
+ * repro names the option only when it differs from the scenario's. */
+static void test_scenario_timeout(void **state) {
+  (void)state;
+  bool repro;
+  assert_int_equal(planned_timeout("beta", &repro), 2000);
+  assert_false(repro);
+  assert_int_equal(planned_timeout("beta --timeout-ms 500", &repro), 500);
+  assert_true(repro);
+  assert_int_equal(planned_timeout("beta --timeout-ms 2000", &repro), 2000);
+  assert_false(repro);
+  assert_int_equal(planned_timeout("alpha-one", &repro), 0);
+  assert_false(repro);
+  assert_int_equal(planned_timeout("alpha-one --timeout-ms 70", &repro), 70);
+  assert_true(repro);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good),
       cmocka_unit_test(test_bad),
       cmocka_unit_test(test_select),
       cmocka_unit_test(test_plan),
+      cmocka_unit_test(test_scenario_timeout),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,8 +2,9 @@
  * ctest): every scenario is well-formed at every world size it admits (its
  * labels, settings, fault specs, model and mutant targets), the default
  * suite kills every mutant and arms the important fault points, and the
- * expectations of master-corrupt and tensor-set pass on the fixed core and
- * fail where the core's check is taken away. */
+ * expectations of the fault scenarios pass on the fixed core and fail
+ * where the core's check is taken away or the setup changes, and checks a
+ * scenario records show up as oracles in the reports. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -231,8 +232,9 @@ static void test_default_suite_covers(void **state) {
                bs_mutant_name((bs_mutant)m));
 }
 
-/* The "expectation" oracle of one run in report.json. */
-static const bs_json *expectation(const bs_json *report, const char *scn) {
+/* The oracle `name` of scn's run in report.json (NULL when absent). */
+static const bs_json *oracle(const bs_json *report, const char *scn,
+                             const char *name) {
   const bs_json *runs = bs_json_get(report, "runs");
   assert_non_null(runs);
   for (size_t i = 0; i < runs->n; i++) {
@@ -240,30 +242,42 @@ static const bs_json *expectation(const bs_json *report, const char *scn) {
       continue;
     const bs_json *o = bs_json_get(&runs->items[i], "oracles");
     for (size_t k = 0; o && k < o->n; k++)
-      if (!strcmp(bs_json_get_str(&o->items[k], "name", ""), "expectation"))
+      if (!strcmp(bs_json_get_str(&o->items[k], "name", ""), name))
         return &o->items[k];
   }
-  fail_msg("%s: no expectation in the report", scn);
   return NULL;
+}
+
+static const bs_json *expectation(const bs_json *report, const char *scn) {
+  const bs_json *e = oracle(report, scn, "expectation");
+  if (!e)
+    fail_msg("%s: no expectation in the report", scn);
+  return e;
+}
+
+/* Runs "run ARGS -q --json report.json", checks its exit status and
+ * parses the report into j. */
+static void run_report(const char *args, int rc, bs_json *j) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "run %s -q --json report.json", args);
+  assert_int_equal(backstop(cmd), rc);
+  char *text = slurp("report.json");
+  assert_int_equal(bs_json_parse(text, strlen(text), j), BS_OK);
+  free(text);
 }
 
 /* Runs args with --json report.json; checks the exit status and that
  * scn's expectation held (ok) or broke, its detail containing says. */
 static void expect_run(const char *args, int rc, const char *scn, bool ok,
                        const char *says) {
-  char cmd[512];
   bs_json j;
-  snprintf(cmd, sizeof cmd, "run %s -q --json report.json", args);
-  assert_int_equal(backstop(cmd), rc);
-  char *text = slurp("report.json");
-  assert_int_equal(bs_json_parse(text, strlen(text), &j), BS_OK);
+  run_report(args, rc, &j);
   const bs_json *e = expectation(&j, scn);
   const char *detail = bs_json_get_str(e, "detail", "");
   if (bs_json_get_bool(e, "ok", !ok) != ok || !strstr(detail, says))
     fail_msg("%s: expectation %s, wanted %s with '%s': %s", scn,
              ok ? "broke" : "held", ok ? "held" : "broken", says, detail);
   bs_json_free(&j);
-  free(text);
 }
 
 static void test_fixed_core_meets_expectations(void **state) {
@@ -287,12 +301,101 @@ static void test_expectations_catch_missing_checks(void **state) {
              "tensor-set", false, "got desync");
 }
 
+/* The engine dies at the 2nd of 4 buckets and its rank keeps gathering;
+ * with 2 buckets no gather follows the death, and without the pause on the
+ * failure path the next cycle cannot sync. */
+static void test_engine_death_keeps_gathering(void **state) {
+  (void)state;
+  expect_run("engine-death --ranks 2", 0, "engine-death", true,
+             "killed at bucket 2; cycle 1 update_weights: every rank issued");
+  expect_run("engine-death --ranks 3", 0, "engine-death", true, "(4 data)");
+  expect_run("engine-death --ranks 2 --set update_buffer_bytes=4096", 1,
+             "engine-death", false, "died at bucket 2 of 2: no bucket gather");
+  expect_run("engine-death --ranks 2 --mutant pause-not-in-finally", 1,
+             "engine-death", false, "no successful update_weights in cycle 2");
+}
+
+/* The report names exactly the dead (or diverging) rank at any size, under
+ * the scenario's own watchdog unless --timeout-ms replaces it. */
+static void test_reports_name_the_rank(void **state) {
+  (void)state;
+  expect_run("rank-death --ranks 3", 0, "rank-death", true,
+             "(timeout 2000 ms); the report says 'rank 2: dead after #");
+  expect_run("rank-death --ranks 6 --timeout-ms 4000", 0, "rank-death", true,
+             "(timeout 4000 ms); the report says 'rank 5: dead after #");
+  expect_run("rank-divergence --ranks 2", 0, "rank-divergence", true,
+             "the report says 'rank 1: reduce_scatter #");
+}
+
+/* 50 ms stalls under the scenario's 2 s watchdog are no hang; under a
+ * 30 ms one they are, and the expectation says so. */
+static void test_slow_rank_no_false_alarm(void **state) {
+  (void)state;
+  expect_run("slow-rank --ranks 2", 0, "slow-rank", true,
+             "4 stalls in cycles 0..2, every phase ok, no hang report");
+  expect_run("slow-rank --ranks 2 --timeout-ms 30", 1, "slow-rank", false,
+             "timeout");
+}
+
+static void want_oracle(const bs_json *j, const char *scn, const char *name,
+                        bool ok, const char *says) {
+  const bs_json *o = oracle(j, scn, name);
+  if (!o || bs_json_get_bool(o, "ok", !ok) != ok ||
+      !strstr(bs_json_get_str(o, "detail", ""), says))
+    fail_msg("%s: oracle %s missing or not %s with '%s'", scn, name,
+             ok ? "ok" : "failed", says);
+}
+
+/* Each check a driver records is an oracle of the run in every report:
+ * config-matrix lists each rule, the broken one by name. */
+static void test_checks_are_oracles(void **state) {
+  (void)state;
+  bs_json j;
+  size_t n;
+  const bs_config_rule *rules = bs_config_rules(&n);
+  run_report("config-matrix", 0, &j);
+  for (size_t i = 0; i < n; i++)
+    want_oracle(&j, "config-matrix", rules[i].name, true, "config-rejected");
+  want_oracle(&j, "config-matrix", "backend-checked-first", true,
+              "violations at once");
+  bs_json_free(&j);
+  assert_int_equal(backstop("run config-matrix --mutant disk-offload-accepted "
+                            "-v --junit j.xml"),
+                   1);
+  assert_non_null(strstr(out_text, "FAIL offload-target-disk offload_target"));
+  char *junit = slurp("j.xml");
+  assert_non_null(strstr(junit, "offload-target-disk: offload_target=disk: "
+                                "accepted under rematerialize"));
+  free(junit);
+}
+
+/* corrupt-extras looks the named tensor up in the run's model; a user's
+ * fault skips that check along with the expectation. */
+static void test_corrupt_extras_names_an_extra(void **state) {
+  (void)state;
+  bs_json j;
+  run_report("corrupt-extras --ranks 2 --model frozen", 0, &j);
+  want_oracle(&j, "corrupt-extras", "names-an-extra", true,
+              "rel_proj.weight': a frozen param of model frozen");
+  bs_json_free(&j);
+  run_report("corrupt-extras --ranks 2 --fault name=copy/fail,rank=0,cycle=9",
+             0, &j);
+  assert_null(oracle(&j, "corrupt-extras", "names-an-extra"));
+  assert_null(oracle(&j, "corrupt-extras", "expectation"));
+  bs_json_free(&j);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_scenario_well_formed),
       cmocka_unit_test(test_default_suite_covers),
       cmocka_unit_test(test_fixed_core_meets_expectations),
       cmocka_unit_test(test_expectations_catch_missing_checks),
+      cmocka_unit_test(test_engine_death_keeps_gathering),
+      cmocka_unit_test(test_reports_name_the_rank),
+      cmocka_unit_test(test_slow_rank_no_false_alarm),
+      cmocka_unit_test(test_checks_are_oracles),
+      cmocka_unit_test(test_corrupt_extras_names_an_extra),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

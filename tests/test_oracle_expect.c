@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bs_expect.h"
@@ -127,6 +128,137 @@ static void test_fast_failures(void **state) {
   HAS("rank 0: the failed restore took 8990 ms");
 }
 
+static void test_find_and_after_failure(void **state) {
+  (void)state;
+  lifecycle(2, 3, 1, "update_weights", BS_ERR_ENGINE_DEAD);
+  const bs_event *e = bs_expect_find(&rec, 1, "restore", 2);
+  assert_non_null(e);
+  assert_int_equal(e->cycle, 2);
+  assert_string_equal(e->phase, "restore");
+  assert_null(bs_expect_find(&rec, 0, "restore", 5));
+  e = bs_expect_after_failure(&rec, 1, "update_weights");
+  assert_non_null(e);
+  assert_int_equal(e->cycle, 2);
+  teardown(NULL);
+  lifecycle(1, 2, 1, "update_weights", BS_ERR_ENGINE_DEAD);
+  assert_null(bs_expect_after_failure(&rec, 0, "update_weights"));
+}
+
+/* A flight-recorder dump: one collective per "label@ms" (label "-": a data
+ * collective), times aligned with a record that started at 0. */
+static char *flight(const char *const *colls, size_t n) {
+  char *s = calloc(4096, 1);
+  assert_non_null(s);
+  int len = snprintf(s, 4096, "{\"entries\": [");
+  for (size_t i = 0; i < n; i++) {
+    char label[16];
+    double ms;
+    assert_int_equal(sscanf(colls[i], "%15[^@]@%lf", label, &ms), 2);
+    len += snprintf(s + len, 4096 - (size_t)len,
+                    "%s{\"collective_seq_id\": %zu, \"profiling_name\": "
+                    "\"nccl:all_gather\", \"label\": \"%s\", "
+                    "\"time_created_ns\": %.0f}",
+                    i ? ", " : "", i + 1, strcmp(label, "-") ? label : "",
+                    ms * 1e6);
+  }
+  snprintf(s + len, 4096 - (size_t)len, "]}");
+  return s;
+}
+
+static void test_collectives_per_phase(void **state) {
+  (void)state;
+  static const char *const full[] = {"agree@9", "agree@11", "-@12",
+                                     "-@13",    "agree@19", "agree@21"};
+  static const char *const short_[] = {"agree@9", "agree@11", "-@12",
+                                       "agree@19", "agree@21"};
+  bs_coll_count c;
+  lifecycle(3, 2, -1, "", BS_OK);
+  rec.start_real_ms = 0;
+  for (int k = 0; k < 3; k++) {
+    bs_event *e = (bs_event *)bs_expect_find(&rec, k, "update_weights", 1);
+    e->t0_ms = 10;
+    e->t1_ms = 20;
+    rec.rank[k].flight = flight(full, 6);
+  }
+  assert_true(bs_expect_count_collectives(
+      &rec, 1, bs_expect_find(&rec, 1, "update_weights", 1), &c, d, sizeof d));
+  assert_int_equal(c.all, 4);
+  assert_int_equal(c.data, 2);
+  assert_true(
+      bs_expect_same_collectives(&rec, "update_weights", 1, &c, d, sizeof d));
+  HAS("cycle 1 update_weights: every rank issued 4 collectives (2 data)");
+  free(rec.rank[2].flight);
+  rec.rank[2].flight = flight(short_, 5);
+  assert_false(
+      bs_expect_same_collectives(&rec, "update_weights", 1, &c, d, sizeof d));
+  HAS("rank 2 issued 3 collectives (1 data), rank 0 4 (2 data)");
+  assert_false(
+      bs_expect_same_collectives(&rec, "update_weights", 4, &c, d, sizeof d));
+  HAS("rank 0 never ran update_weights of cycle 4");
+  free(rec.rank[1].flight);
+  rec.rank[1].flight = NULL;
+  assert_false(
+      bs_expect_same_collectives(&rec, "update_weights", 1, &c, d, sizeof d));
+  HAS("rank 1: no readable flight recorder");
+}
+
+static void test_checks_ok(void **state) {
+  (void)state;
+  assert_int_equal(bs_record_init(&rec, 0, 0), BS_OK);
+  assert_false(bs_expect_checks_ok(&rec, d, sizeof d));
+  HAS("no check was recorded");
+  assert_int_equal(bs_record_check(&rec, "a", true, "fine"), BS_OK);
+  assert_true(bs_expect_checks_ok(&rec, d, sizeof d));
+  HAS("all 1 checks hold");
+  assert_int_equal(bs_record_check(&rec, "b", false, "rule %d", 7), BS_OK);
+  assert_false(bs_expect_checks_ok(&rec, d, sizeof d));
+  HAS("b: rule 7");
+}
+
+static const char report[] =
+    "backstop: rank-dead at collective #13 (4 ranks, sim backend)\n"
+    "  cause: rank 3 is gone while 3 ranks wait for it in a collective\n"
+    "  ranks 0-2: all_gather #13 (32 x uint8) [fingerprint]\n"
+    "  rank 3: dead after #12: fault comm/rank_exit\n"
+    "  missing from #13: rank 3\n"
+    "  stall -> detection: 0.003 ms (watchdog timeout 2000 ms)\n";
+
+static void test_report_lines(void **state) {
+  (void)state;
+  char line[128];
+  assert_int_equal(bs_record_init(&rec, 4, 1), BS_OK);
+  assert_int_equal(bs_expect_report_timeout_ms(&rec), -1);
+  assert_false(bs_expect_report_line(&rec, 3, line, sizeof line));
+  rec.world_report = strdup(report);
+  assert_int_equal(bs_expect_report_timeout_ms(&rec), 2000);
+  assert_true(bs_expect_report_line(&rec, 3, line, sizeof line));
+  assert_string_equal(line, "rank 3: dead after #12: fault comm/rank_exit");
+  /* grouped ranks have no line of their own; 30 is not 3 */
+  assert_false(bs_expect_report_line(&rec, 1, line, sizeof line));
+  assert_false(bs_expect_report_line(&rec, 30, line, sizeof line));
+}
+
+static void test_contained_fast(void **state) {
+  (void)state;
+  lifecycle(2, 1, 0, "update_weights", BS_ERR_RANK_DEAD);
+  assert_false(bs_expect_contained_fast(&rec, d, sizeof d));
+  HAS("nothing was contained");
+  rec.world_report = strdup(report);
+  assert_false(bs_expect_contained_fast(&rec, d, sizeof d));
+  rec.detect_ms = 2.5;
+  assert_true(bs_expect_contained_fast(&rec, d, sizeof d));
+  HAS("contained in 2.5 ms, every failure under 1000 ms (timeout 2000 ms)");
+  rec.detect_ms = 1500;
+  assert_false(bs_expect_contained_fast(&rec, d, sizeof d));
+  HAS("detection took 1500.0 ms, not well under the 2000 ms timeout");
+  rec.detect_ms = 2.5;
+  bs_event *e = (bs_event *)bs_expect_first_failure(&rec, 1);
+  e->t0_ms = 0;
+  e->t1_ms = 1200;
+  assert_false(bs_expect_contained_fast(&rec, d, sizeof d));
+  HAS("rank 1: the failed update_weights took 1200 ms");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_all_ok, teardown),
@@ -134,6 +266,11 @@ int main(void) {
       cmocka_unit_test_teardown(test_failed_and_stopped, teardown),
       cmocka_unit_test_teardown(test_recovered_and_stopped, teardown),
       cmocka_unit_test_teardown(test_fast_failures, teardown),
+      cmocka_unit_test_teardown(test_find_and_after_failure, teardown),
+      cmocka_unit_test_teardown(test_collectives_per_phase, teardown),
+      cmocka_unit_test_teardown(test_checks_ok, teardown),
+      cmocka_unit_test_teardown(test_report_lines, teardown),
+      cmocka_unit_test_teardown(test_contained_fast, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
