@@ -3,7 +3,7 @@
 # summary and fail under the coverage floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FLOOR=${BS_COVERAGE_FLOOR:-85}
+FLOOR=${BS_COVERAGE_FLOOR:-90}
 jobs=$(nproc)
 
 ci/setup.sh
