@@ -66,7 +66,7 @@ static bs_status check_rule(bs_record *rec, const bs_config_rule *rules,
 static bs_status check_all_at_once(bs_record *rec, const bs_config_rule *rules,
                                    size_t n) {
   bs_status st = BS_OK;
-  const char *kv[KV_MAX];
+  const char *kv[KV_MAX] = {0};
   size_t m = 0;
   outcome all, quiet;
   for (size_t i = 0; i < n && m + 3 <= KV_MAX; i++)

@@ -104,14 +104,17 @@ static void test_cast_matches_host(void **state) {
   gpu->ops->cast_f32_bf16(gpu, dd.va, ds.va, N);
   d2h(got, dd, N * 2);
   assert_int_equal(bs_k_first_diff(want, got, N * 2), N * 2);
-  /* A shard slice need not be 16-byte aligned: the scalar path. */
-  memset(got, 0, N * 2);
-  h2d(dd, got, N * 2);
-  gpu->ops->cast_f32_bf16(gpu, (uint16_t *)dd.va + 1, (float *)ds.va + 1,
-                          N - 1);
-  d2h(got, dd, N * 2);
-  assert_int_equal(bs_k_first_diff(want + 1, got + 1, (N - 1) * 2),
-                   (N - 1) * 2);
+  /* A shard slice need not be aligned: offsets 4 (8-byte aligned bf16, the
+   * four-wide path) and 1 (the scalar path). */
+  for (size_t off = 1; off <= 4; off += 3) {
+    memset(got, 0, N * 2);
+    h2d(dd, got, N * 2);
+    gpu->ops->cast_f32_bf16(gpu, (uint16_t *)dd.va + off, (float *)ds.va + off,
+                            N - off);
+    d2h(got, dd, N * 2);
+    assert_int_equal(bs_k_first_diff(want + off, got + off, (N - off) * 2),
+                     (N - off) * 2);
+  }
   dfree(ds);
   dfree(dd);
   free(src);
