@@ -111,7 +111,7 @@ bool bs_scenario_has_label(const bs_scenario *s, const char *label);
 bs_status bs_scenario_select(const char *const *sel, size_t nsel,
                              const bs_scenario **out, size_t *nout);
 
-/* A scenario fault spec with its placeholders filled for `ranks`. */
+/* A scenario fault spec with {last} replaced by ranks - 1. */
 void bs_scenario_fault_expand(const char *spec, int ranks, char *out, size_t n);
 
 #endif
