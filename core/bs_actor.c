@@ -184,7 +184,7 @@ bs_status bs_actor_init(bs_comm *c, const bs_actor_opts *o, bs_actor **out) {
   BS_CHECK(bs_comm_agree(c, build(c, o, &a)));
   BS_CHECK(switch_to(a, "actor"));
   if (a->cfg.offload_train)
-    BS_CHECK(sleep_now(a));
+    BS_CHECK(bs_comm_agree(c, sleep_now(a)));
   *out = a;
   a = NULL;
 out:
@@ -285,11 +285,13 @@ out:
   return st;
 }
 
+/* Agreed: a pause copies the cpu-backed regions to the host, and a copy
+ * that fails on one rank must fail the phase on every rank (§7.2). */
 bs_status bs_actor_sleep(bs_actor *a) {
   begin_phase("sleep");
   if (!a)
     return bs_fail(BS_ERR_INVALID, NULL, "sleep: no actor");
-  return sleep_now(a);
+  return bs_comm_agree(a->comm, sleep_now(a));
 }
 
 static bs_status wake_now(bs_actor *a) {
@@ -332,6 +334,10 @@ static bs_status restore_local(bs_actor *a, const char *tag) {
     return bs_fail(BS_ERR_INVALID, NULL,
                    "cannot switch to unknown model tag: %.64s",
                    tag ? tag : "(null)");
+  /* A restore writes the live params: paused memory would fault. */
+  if (a->asleep)
+    return bs_fail(BS_ERR_STATE, NULL,
+                   "switch_model('%s') while asleep: wake_up first", tag);
   /* Mutant same-tag-skip (review diff of miles #3128): the active tag is
    * not restored, so MainCast weights stay garbage after a wake-up. */
   if (bs_mutant_on(BS_MUT_SAME_TAG_SKIP) && (bs_backup_tag)t == a->active)
@@ -525,7 +531,8 @@ bs_status bs_actor_live_digests(bs_actor *a, bs_digest *out, size_t n,
     return bs_fail(BS_ERR_INVALID, NULL,
                    "live digests: need room for %zu digests, got %zu",
                    a ? a->nsynced : 0, n);
-  return bs_tensors_sha256(a->dev, a->ms, a->synced, a->nsynced, out, npaused);
+  return bs_tensors_sha256_observe(a->dev, a->ms, a->synced, a->nsynced, out,
+                                   npaused);
 }
 
 size_t bs_actor_synced_count(const bs_actor *a) {

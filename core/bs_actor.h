@@ -40,6 +40,7 @@ void bs_actor_destroy(bs_actor *a);
 /* One training step: gradients from the params it sees, reduce-scatter,
  * Adam, cast, all-gather; then backup("actor") when backups are enabled. */
 bs_status bs_actor_train_step(bs_actor *a);
+/* Agreed across ranks, like every fallible phase. */
 bs_status bs_actor_sleep(bs_actor *a);
 bs_status bs_actor_wake_up(bs_actor *a);
 /* Reads the weights (get_actor_weights), checks the tensor set is uniform
@@ -56,7 +57,7 @@ bs_status bs_actor_restart_engine(bs_actor *a);
 
 /* For oracles: SHA256 of every synced tensor as it is on the device now
  * (sync order), read without touching paused memory (a paused tensor gets
- * an all-zero digest and *npaused counts it). */
+ * an all-zero digest and *npaused counts it) and past the fault points. */
 bs_status bs_actor_live_digests(bs_actor *a, bs_digest *out, size_t n,
                                 size_t *npaused);
 size_t bs_actor_synced_count(const bs_actor *a);

@@ -170,11 +170,10 @@ bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
   bs_status st = BS_OK;
   bs_engine *e = NULL;
   size_t np = 0;
-  *out = NULL;
-  if (!exe || !*exe || rank < 0)
+  if (!out || !exe || !*exe || rank < 0)
     BS_FAIL(BS_ERR_INVALID, NULL,
-            "engine start needs an executable and a "
-            "rank >= 0");
+            "engine start needs an executable, a rank >= 0 and an output");
+  *out = NULL;
   while (argv_prefix && argv_prefix[np])
     np++;
   if (np > 32)

@@ -246,7 +246,9 @@ bs_status bs_weight_sync(const bs_ws_opts *o, const bs_tensor_map *m,
     memset(res, 0, sizeof *res);
   BS_CHECK(check_args(o, m));
   w.dev = bs_comm_dev(o->comm);
-  BS_CHECK(prepare(&w));
+  /* A rank without its plan or gather buffer (out of memory) cannot join
+   * the gathers: every rank learns that before the first one (§7.2). */
+  BS_CHECK(bs_comm_agree(o->comm, prepare(&w)));
   if (o->check_uniform)
     BS_CHECK(check_uniform(&w));
   begin(&w);

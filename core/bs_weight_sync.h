@@ -7,9 +7,11 @@
  * mechanism of the real divergence hang. The fixed core checks the set
  * first (a cross-rank fingerprint of names, dtypes and sizes).
  *
- * A rank that fails locally (engine death, a paused read, a copy error)
- * keeps issuing the remaining bucket gathers, so no peer is left waiting;
- * the caller then agrees. Fault sync/tensor_set drops this rank's last
+ * A rank that cannot prepare (its plan or gather buffer) fails on every
+ * rank through an agreement before any other collective. A rank that fails
+ * later (engine death, a paused read, a copy error) keeps issuing the
+ * remaining bucket gathers, so no peer is left waiting; the caller then
+ * agrees. Fault sync/tensor_set drops this rank's last
  * tensor. Each tensor goes out with the SHA256 the trainer expects for it
  * (the step's digest), which the engine checks. */
 #ifndef BS_WEIGHT_SYNC_H

@@ -138,6 +138,33 @@ static void test_unknown_tag_rejected(void **state) {
   tw_free(&t);
 }
 
+/* Asleep, the params are paused: a restore must be refused, not fault. */
+static bs_status switch_asleep(void *arg) {
+  return bs_actor_switch_model(arg, "actor");
+}
+
+static bs_status switch_while_asleep(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  (void)t;
+  assert_true(bs_actor_asleep(a));
+  return bs_trap_run(switch_asleep, a);
+}
+
+static void test_switch_while_asleep_rejected(void **state) {
+  (void)state;
+  for (int mc = 0; mc < 2; mc++) {
+    tw t;
+    job(&t, 2, "tiny", mc);
+    t.engine = false;
+    t.body = switch_while_asleep;
+    size_t traps = bs_trap_count();
+    assert_int_equal(tw_run(&t), BS_ERR_STATE);
+    tw_expect_all(&t, BS_ERR_STATE, "while asleep: wake_up first");
+    assert_int_equal(bs_trap_count(), traps);
+    tw_free(&t);
+  }
+}
+
 /* ---- get_actor_weights ---- */
 
 static size_t count_on_host(const bs_tensor_map *m) {
@@ -210,6 +237,57 @@ static void test_lora_reads_memory_saver(void **state) {
   assert_int_equal(tw_run(&t), BS_OK);
   for (int r = 0; r < 2; r++)
     assert_int_equal(t.pinned[r], 0);
+  tw_free(&t);
+}
+
+/* ---- agreement and observation ---- */
+
+/* A copy of the cpu-backed regions fails on rank 1 only, inside sleep. */
+static bs_status sleep_in_cycle_1(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  (void)t;
+  bs_fault_set_cycle(1);
+  return bs_actor_sleep(a);
+}
+
+static void test_sleep_failure_agreed(void **state) {
+  (void)state;
+  tw t;
+  tw_init(&t, 2, "tiny");
+  t.body = sleep_in_cycle_1;
+  tw_arm("name=copy/fail,rank=1,cycle=1");
+  assert_int_equal(tw_run(&t), BS_ERR_COPY);
+  /* rank 0's sleep went fine, yet it fails with rank 1's record */
+  tw_expect_all(&t, BS_ERR_COPY, "fault copy/fail");
+  assert_int_equal(t.err[0].rank, 1);
+  assert_string_equal(t.err[0].phase, "sleep");
+  tw_free(&t);
+}
+
+/* Digests taken for an oracle must neither fire nor use up a fault: the
+ * same armed copy/fail then fails the core's own read. */
+static bs_status observe_then_sleep(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  bs_digest d[TW_DIG_MAX];
+  size_t npaused = 0;
+  bs_fault_set_cycle(1);
+  /* recorded, not asserted: an assert must not unwind a rank thread */
+  t->out[0] = bs_actor_live_digests(a, d, TW_DIG_MAX, &npaused);
+  t->out[1] = (long)bs_fault_fired_count();
+  return bs_actor_sleep(a);
+}
+
+static void test_observer_digests_fire_no_fault(void **state) {
+  (void)state;
+  tw t;
+  tw_init(&t, 1, "tiny");
+  t.body = observe_then_sleep;
+  tw_arm("name=copy/fail,cycle=1,nth=1");
+  bs_fault_log_reset();
+  assert_int_equal(tw_run(&t), BS_ERR_COPY);
+  assert_int_equal(t.out[0], BS_OK);
+  assert_int_equal(t.out[1], 0);
+  assert_int_equal(bs_fault_fired_count(), 1);
   tw_free(&t);
 }
 
@@ -429,8 +507,11 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_sleep_wake_idempotent),
       cmocka_unit_test(test_switch_model_restores_active_tag),
       cmocka_unit_test(test_unknown_tag_rejected),
+      cmocka_unit_test(test_switch_while_asleep_rejected),
       cmocka_unit_test(test_asleep_sync_reads_host_copies),
       cmocka_unit_test(test_lora_reads_memory_saver),
+      cmocka_unit_test(test_sleep_failure_agreed),
+      cmocka_unit_test(test_observer_digests_fire_no_fault),
       cmocka_unit_test(test_mutant_pause_not_in_finally),
       cmocka_unit_test(test_mutant_local_hash_raise),
       cmocka_unit_test(test_mutant_skip_frozen_backup),

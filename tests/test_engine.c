@@ -310,6 +310,8 @@ static void test_bad_input(void **state) {
   bs_err_clear();
   expect_err(bs_engine_start(SELF, NULL, -1, &e), BS_ERR_INVALID, "rank");
   bs_err_clear();
+  expect_err(bs_engine_start(SELF, NULL, 0, NULL), BS_ERR_INVALID, "output");
+  bs_err_clear();
   assert_int_equal(bs_engine_start(SELF, NULL, 0, &e), BS_OK);
   expect_err(bs_engine_send(e, "w", BS_BF16, u.bytes[0], 4, &u.digests[0]),
              BS_ERR_STATE, "outside an update");

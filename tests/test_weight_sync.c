@@ -10,8 +10,9 @@ typedef struct ws_case {
   const char *preset;
   size_t bucket_bytes;
   bool check_uniform;
-  bool pause_default; /* rank 0 syncs with "default" paused */
-  bool bad_expected;  /* rank 0 claims a wrong digest for tensor 2 */
+  bool pause_default;  /* rank 0 syncs with "default" paused */
+  bool bad_expected;   /* rank 0 claims a wrong digest for tensor 2 */
+  bool short_expected; /* rank 1 has no expected digest for its last tensor */
   /* per rank */
   bs_status st[TW_MAX];
   bs_error err[TW_MAX];
@@ -96,7 +97,7 @@ static bs_status ws_rank_fn(bs_comm *c, void *arg) {
                   .check_uniform = k->check_uniform,
                   .expect_names = w.names,
                   .expect = k->bad_expected && mine ? wrong : w.d,
-                  .nexpect = w.n};
+                  .nexpect = k->short_expected && r == 1 ? w.n - 1 : w.n};
   if (st == BS_OK)
     st = bs_weight_sync(&o, &w.map, &res);
   k->st[r] = st;
@@ -158,7 +159,7 @@ static void test_sync_streams_every_tensor(void **state) {
     assert_int_equal(k.ntensors[r], k.nsynced);
     assert_true(k.nbuckets[r] > 2);
     assert_int_equal(k.nbuckets[r], k.nbuckets[0]);
-    /* fingerprint (1 collective) + one gather per bucket */
+    /* agreement, fingerprint, then one gather per bucket */
     assert_int_equal(k.seq[r], k.seq[0]);
     assert_int_equal(k.resident_delta[r], 0); /* gather buffer freed */
   }
@@ -236,6 +237,23 @@ static void test_paused_read_is_contained(void **state) {
   assert_true(bs_trap_count() > traps);
 }
 
+/* A rank that cannot prepare its sync never reaches the fingerprint or a
+ * gather: its failure is agreed first, so no peer waits for it. */
+static void test_prepare_failure_agreed(void **state) {
+  (void)state;
+  ws_case k = {.preset = "tiny", .bucket_bytes = 700, .check_uniform = true};
+  k.short_expected = true;
+  assert_int_equal(run_case(&k, 3), BS_ERR_INVALID);
+  for (int r = 0; r < 3; r++) {
+    assert_int_equal(k.st[r], BS_ERR_INVALID);
+    assert_memory_equal(&k.err[r], &k.err[1], sizeof k.err[r]);
+    assert_int_equal(k.seq[r], k.seq[0]);
+    assert_int_equal(k.nbuckets[r], 0);
+  }
+  assert_int_equal(k.err[0].rank, 1);
+  assert_non_null(strstr(k.err[0].message, "no expected digest for tensor"));
+}
+
 static void test_engine_checks_expected_digests(void **state) {
   (void)state;
   ws_case k = {.preset = "tiny", .bucket_bytes = 700, .bad_expected = true};
@@ -269,6 +287,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_tensor_set_fault_unchecked_is_contained),
       cmocka_unit_test(test_engine_death_keeps_gathering),
       cmocka_unit_test(test_paused_read_is_contained),
+      cmocka_unit_test(test_prepare_failure_agreed),
       cmocka_unit_test(test_engine_checks_expected_digests),
       cmocka_unit_test(test_bad_input),
   };
