@@ -28,7 +28,6 @@ void bs_config_defaults(bs_config *cfg) {
                              .adam_beta2 = 0.999,
                              .adam_eps = 1e-8,
                              .weight_decay = 0.0,
-                             .grad_noise = 1e-2,
                              .offload_fraction = 0.5};
 }
 
@@ -94,7 +93,6 @@ static const bs_config_key keys[] = {
     KDBL(adam_beta2, 0, 0.999999, "sim: Adam beta2"),
     KDBL(adam_eps, 1e-30, 1, "sim: Adam epsilon"),
     KDBL(weight_decay, 0, 1, "sim: decoupled weight decay"),
-    KDBL(grad_noise, 0, 1e3, "sim: per-rank gradient noise scale"),
     KDBL(offload_fraction, 0, 1,
          "sim: HDO share of each master shard "
          "kept on the host"),

@@ -29,7 +29,6 @@ typedef struct bs_sim_config {
   size_t bucket_numel;        /* DDP bucket size in elements */
   size_t update_buffer_bytes; /* weight-sync bucket size, in bytes */
   double lr, adam_beta1, adam_beta2, adam_eps, weight_decay;
-  double grad_noise;       /* scale of the seeded per-rank gradient noise */
   double offload_fraction; /* HDO: share of each master shard on the host */
 } bs_sim_config;
 
