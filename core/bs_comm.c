@@ -349,52 +349,41 @@ out:
   return st;
 }
 
-bs_status bs_comm_all_gather(bs_comm *c, const void *send, void *recv,
-                             size_t count, bs_dtype dt) {
-  bs_coll_args a = {.op = BS_COLL_ALL_GATHER,
-                    .send = send,
-                    .recv = recv,
-                    .count = count,
-                    .dt = dt};
-  return front(c, &a);
-}
-
-bs_status bs_comm_reduce_scatter(bs_comm *c, const void *send, void *recv,
-                                 size_t count, bs_dtype dt, bs_redop op) {
-  bs_coll_args a = {.op = BS_COLL_REDUCE_SCATTER,
+/* The public collectives: each only names its arguments for the front. */
+static bs_status coll(bs_comm *c, bs_coll op, const void *send, void *recv,
+                      size_t count, bs_dtype dt, bs_redop redop, int root) {
+  bs_coll_args a = {.op = op,
                     .send = send,
                     .recv = recv,
                     .count = count,
                     .dt = dt,
-                    .redop = op};
-  return front(c, &a);
-}
-
-bs_status bs_comm_all_reduce(bs_comm *c, const void *send, void *recv,
-                             size_t count, bs_dtype dt, bs_redop op) {
-  bs_coll_args a = {.op = BS_COLL_ALL_REDUCE,
-                    .send = send,
-                    .recv = recv,
-                    .count = count,
-                    .dt = dt,
-                    .redop = op};
-  return front(c, &a);
-}
-
-bs_status bs_comm_broadcast(bs_comm *c, void *buf, size_t count, bs_dtype dt,
-                            int root) {
-  bs_coll_args a = {.op = BS_COLL_BROADCAST,
-                    .send = buf,
-                    .recv = buf,
-                    .count = count,
-                    .dt = dt,
+                    .redop = redop,
                     .root = root};
   return front(c, &a);
 }
 
+bs_status bs_comm_all_gather(bs_comm *c, const void *send, void *recv,
+                             size_t count, bs_dtype dt) {
+  return coll(c, BS_COLL_ALL_GATHER, send, recv, count, dt, BS_SUM, 0);
+}
+
+bs_status bs_comm_reduce_scatter(bs_comm *c, const void *send, void *recv,
+                                 size_t count, bs_dtype dt, bs_redop op) {
+  return coll(c, BS_COLL_REDUCE_SCATTER, send, recv, count, dt, op, 0);
+}
+
+bs_status bs_comm_all_reduce(bs_comm *c, const void *send, void *recv,
+                             size_t count, bs_dtype dt, bs_redop op) {
+  return coll(c, BS_COLL_ALL_REDUCE, send, recv, count, dt, op, 0);
+}
+
+bs_status bs_comm_broadcast(bs_comm *c, void *buf, size_t count, bs_dtype dt,
+                            int root) {
+  return coll(c, BS_COLL_BROADCAST, buf, buf, count, dt, BS_SUM, root);
+}
+
 bs_status bs_comm_barrier(bs_comm *c) {
-  bs_coll_args a = {.op = BS_COLL_BARRIER};
-  return front(c, &a);
+  return coll(c, BS_COLL_BARRIER, NULL, NULL, 0, BS_U8, BS_SUM, 0);
 }
 
 /* An all-gather of host bytes through the front (recorded and watched). */
