@@ -17,60 +17,16 @@
 #include <unistd.h>
 
 #include "bs_json.h"
-
-static char dir[64];
-static char *out_text, *err_text;
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return strdup("");
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = calloc((size_t)n + 1, 1);
-  assert_non_null(s);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  return s;
-}
-
-/* Runs "backstop ARGS" in the temp dir; returns its exit status. */
-static int backstop(const char *args) {
-  const char *bin = getenv("BACKSTOP_BIN");
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "cd %s && '%s' %s >out.txt 2>err.txt", dir, bin,
-           args);
-  int ws = system(cmd);
-  free(out_text);
-  free(err_text);
-  char path[128];
-  snprintf(path, sizeof path, "%s/out.txt", dir);
-  out_text = slurp(path);
-  snprintf(path, sizeof path, "%s/err.txt", dir);
-  err_text = slurp(path);
-  assert_true(WIFEXITED(ws));
-  return WEXITSTATUS(ws);
-}
+#include "bs_test_cli.h"
 
 static int setup(void **state) {
   (void)state;
-  const char *bin = getenv("BACKSTOP_BIN");
-  if (!bin || access(bin, X_OK) != 0) {
-    fprintf(stderr, "BACKSTOP_BIN unset or not executable\n");
-    return -1;
-  }
-  snprintf(dir, sizeof dir, "/tmp/bs_cli_XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
+  return cli_setup("bs_cli_");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  free(out_text);
-  free(err_text);
-  return system(cmd) == 0 ? 0 : -1;
+  return cli_teardown();
 }
 
 static void usage(const char *args, const char *says) {

@@ -23,52 +23,15 @@
 #include "bs_model.h"
 #include "bs_mutant.h"
 #include "bs_scenario.h"
+#include "bs_test_cli.h"
 
 #define MAX_RANKS 64
 
-static char dir[64];
-static char *out_text, *err_text;
 static bs_json catalogue; /* `backstop list --json` */
-
-static char *slurp(const char *name) {
-  char path[160];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return strdup("");
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = calloc((size_t)n + 1, 1);
-  assert_non_null(s);
-  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  return s;
-}
-
-/* Runs "backstop ARGS" in the temp dir; returns its exit status. */
-static int backstop(const char *args) {
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "cd %s && '%s' %s >out.txt 2>err.txt", dir,
-           getenv("BACKSTOP_BIN"), args);
-  int ws = system(cmd);
-  free(out_text);
-  free(err_text);
-  out_text = slurp("out.txt");
-  err_text = slurp("err.txt");
-  assert_true(WIFEXITED(ws));
-  return WEXITSTATUS(ws);
-}
 
 static int setup(void **state) {
   (void)state;
-  const char *bin = getenv("BACKSTOP_BIN");
-  if (!bin || access(bin, X_OK) != 0) {
-    fprintf(stderr, "BACKSTOP_BIN unset or not executable\n");
-    return -1;
-  }
-  snprintf(dir, sizeof dir, "/tmp/bs_scn_XXXXXX");
-  if (!mkdtemp(dir) || backstop("list --json") != 0)
+  if (cli_setup("bs_scn_") != 0 || backstop("list --json") != 0)
     return -1;
   /* A scenario dropped as a duplicate name is reported on stderr. */
   if (err_text[0]) {
@@ -81,12 +44,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  free(out_text);
-  free(err_text);
   bs_json_free(&catalogue);
-  return system(cmd) == 0 ? 0 : -1;
+  return cli_teardown();
 }
 
 static const bs_json *scenarios(void) {

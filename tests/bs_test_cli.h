@@ -1,0 +1,67 @@
+/* Runs the backstop binary (BACKSTOP_BIN, set by ctest) from a CMocka test
+ * in a temp dir of its own: the exit status, stdout and stderr of each run.
+ * Header-only test support; include after cmocka.h. */
+#ifndef BS_TEST_CLI_H
+#define BS_TEST_CLI_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64];
+static char *out_text, *err_text;
+
+/* A file's text ("" when missing); a relative path is inside dir. */
+static char *slurp(const char *path) {
+  char full[256];
+  snprintf(full, sizeof full, "%s%s%s", path[0] == '/' ? "" : dir,
+           path[0] == '/' ? "" : "/", path);
+  FILE *f = fopen(full, "r");
+  if (!f)
+    return strdup("");
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = calloc((size_t)n + 1, 1);
+  assert_non_null(s);
+  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  return s;
+}
+
+/* Runs "backstop ARGS" in dir; returns its exit status. */
+static int backstop(const char *args) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "cd %s && '%s' %s >out.txt 2>err.txt", dir,
+           getenv("BACKSTOP_BIN"), args);
+  int ws = system(cmd);
+  free(out_text);
+  free(err_text);
+  out_text = slurp("out.txt");
+  err_text = slurp("err.txt");
+  assert_true(WIFEXITED(ws));
+  return WEXITSTATUS(ws);
+}
+
+/* The binary must exist; dir becomes a fresh /tmp/<prefix>XXXXXX. */
+static int cli_setup(const char *prefix) {
+  const char *bin = getenv("BACKSTOP_BIN");
+  if (!bin || access(bin, X_OK) != 0) {
+    fprintf(stderr, "BACKSTOP_BIN unset or not executable\n");
+    return -1;
+  }
+  snprintf(dir, sizeof dir, "/tmp/%sXXXXXX", prefix);
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int cli_teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  free(out_text);
+  free(err_text);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+#endif
