@@ -44,8 +44,8 @@ static void scenario_json(bs_buf *b, const bs_scenario *s) {
   bs_buf_json_str(b, s->model);
   bs_buf_printf(b,
                 ", \"cycles\": %d, \"default_ranks\": %d, "
-                "\"min_ranks\": %d, \"sets\": ",
-                s->cycles, s->default_ranks, s->min_ranks);
+                "\"min_ranks\": %d, \"timeout_ms\": %d, \"sets\": ",
+                s->cycles, s->default_ranks, s->min_ranks, s->timeout_ms);
   json_list(b, s->sets);
   bs_buf_printf(b, ", \"faults\": ");
   json_list(b, s->faults);
@@ -145,6 +145,11 @@ int bs_cmd_explain(int argc, char **argv) {
                   : "the standard lifecycle (init; per cycle "
                     "update_weights, wake_up, restore, "
                     "train_step, sleep)");
+  if (s->timeout_ms > 0)
+    printf("watchdog timeout: %d ms unless --timeout-ms is given\n",
+           s->timeout_ms);
+  if (s->inspect)
+    printf("after the run: its own inspection records extra checks\n");
   print_list("configuration (--set)", s->sets);
   print_list("faults armed ({last} = the last rank)", s->faults);
   print_list("mutants it targets", s->targets);
