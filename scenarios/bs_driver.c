@@ -8,7 +8,9 @@
 #include "bs_comm.h"
 #include "bs_fault.h"
 #include "bs_mutant.h"
+#include "bs_params.h"
 #include "bs_region.h"
+#include "bs_restore_check.h"
 
 /* Ring large enough that a scenario's whole schedule fits: the uniform
  * schedule oracle compares complete histories. */
@@ -291,6 +293,42 @@ out:
   return st;
 }
 
+/* The initial weights as a fresh parameter store on the host device holds
+ * them: the same model and seed, none of the ranks' code paths. */
+static bs_status initial_digests(const driver *d, bs_digests *out) {
+  bs_status st = BS_OK;
+  bs_dev *dev = NULL;
+  bs_ms *ms = NULL;
+  bs_params *p = NULL;
+  const bs_tensor **t = NULL;
+  bs_digest *dig = NULL;
+  bs_tname *names = NULL;
+  BS_CHECK(bs_dev_host_create(&dev));
+  BS_CHECK(bs_ms_create(dev, d->run->seed, &ms));
+  BS_CHECK(bs_params_create(dev, ms, &d->model, 1, d->cfg.sim.bucket_numel,
+                            true, &p));
+  BS_CHECK(bs_params_fill(p, d->run->seed));
+  size_t n = bs_params_synced(p, NULL, 0);
+  t = calloc(n ? n : 1, sizeof *t);
+  dig = calloc(n ? n : 1, sizeof *dig);
+  names = calloc(n ? n : 1, sizeof *names);
+  if (!t || !dig || !names)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "digests of %zu initial tensors", n);
+  bs_params_synced(p, t, n);
+  for (size_t i = 0; i < n; i++)
+    snprintf(names[i], sizeof names[i], "%s", t[i]->spec->name);
+  BS_CHECK(bs_tensors_sha256_observe(dev, ms, t, n, dig, NULL));
+  BS_CHECK(bs_digests_set(out, dig, names, n));
+out:
+  free(names);
+  free(dig);
+  free(t);
+  bs_params_destroy(p);
+  bs_ms_destroy(ms);
+  bs_dev_destroy(dev);
+  return st;
+}
+
 bs_status bs_driver_lifecycle(const bs_run_cfg *run, bs_record *rec) {
   bs_status st = BS_OK;
   driver d = {.run = run, .rec = rec};
@@ -304,6 +342,7 @@ bs_status bs_driver_lifecycle(const bs_run_cfg *run, bs_record *rec) {
   BS_CHECK(bs_model_load(run->model, run->scale, &d.model));
   rec->budget = bs_driver_budget(&d.cfg, &d.model);
   rec->pause_rule = bs_driver_pause_rule(&d.cfg);
+  BS_CHECK(initial_digests(&d, &rec->init_ref));
   BS_CHECK(run_world(&d, devs, ctx));
 out:
   /* An unwound rank's actor still holds its device's memory: leave both. */

@@ -85,6 +85,8 @@ bool bs_oracle_bit_identity(const bs_record *r, char *detail, size_t n) {
   tally t = {0, 0};
   for (int k = 0; k < r->nranks; k++) {
     reference ref = {NULL, ""};
+    if (r->init_ref.n)
+      take(&ref, &r->init_ref, "the initial weights", 0);
     const bs_rank_rec *rr = &r->rank[k];
     for (size_t i = 0; i < rr->n; i++) {
       const bs_event *e = &rr->ev[i];

@@ -68,6 +68,7 @@ void bs_record_free(bs_record *r) {
   free(r->fired);
   free(r->reads);
   free(r->world_report);
+  bs_digests_free(&r->init_ref);
   free(r->checks);
   memset(r, 0, sizeof *r);
 }

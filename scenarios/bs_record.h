@@ -95,6 +95,10 @@ typedef struct bs_record {
   double detect_ms;   /* < 0: nothing was contained */
   bs_check *checks;
   size_t nchecks;
+  /* The synced tensors' digests at init, computed apart from the ranks
+   * from the model and the seed (n == 0: none): the reference for the
+   * first sync and restore, before any step end exists. */
+  bs_digests init_ref;
 } bs_record;
 
 bs_status bs_record_init(bs_record *r, int nranks, int cycles);

@@ -186,6 +186,24 @@ static void test_bit_identity_engine(void **state) {
   HAS("1 of 3 tensors still paused");
 }
 
+/* The first sync, before any step end, is held to the initial weights
+ * that the driver computes apart from the ranks. */
+static void test_bit_identity_initial_weights(void **state) {
+  (void)state;
+  mk(1);
+  digests(&rec.init_ref, 10, 0);
+  digests(&ev(0, "init", 0, BS_OK)->live, 10, 3); /* asleep: unreadable */
+  bs_event *e = ev(0, "update_weights", 0, BS_OK);
+  digests(&e->recv, 10, 0);
+  assert_true(bs_oracle_bit_identity(&rec, detail, sizeof detail));
+  HAS("0 restores and 1 engine syncs");
+  e->recv.d[2].b[7] ^= 1;
+  assert_false(bs_oracle_bit_identity(&rec, detail, sizeof detail));
+  HAS("rank 0, cycle 0 update_weights: the engine received");
+  HAS("differ from the initial weights of cycle 0");
+  HAS("first: c");
+}
+
 static void test_memory_budget(void **state) {
   (void)state;
   mk(2);
@@ -325,6 +343,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_pause_safety_at_sleep, teardown),
       cmocka_unit_test_teardown(test_bit_identity, teardown),
       cmocka_unit_test_teardown(test_bit_identity_engine, teardown),
+      cmocka_unit_test_teardown(test_bit_identity_initial_weights, teardown),
       cmocka_unit_test_teardown(test_memory_budget, teardown),
       cmocka_unit_test_teardown(test_no_paused_reads, teardown),
       cmocka_unit_test_teardown(test_uniform_schedule, teardown),
