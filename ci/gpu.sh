@@ -6,8 +6,9 @@
 #
 # Steps: nvidia-smi, unpack, configure (default preset; CUDA and NCCL must
 # be found), build, every ctest test (GPU ones included), the default suite
-# with --device cuda and with --backend nccl --ranks 1, backstop bench on
-# cuda, nvidia-smi again. A failing test or run does not stop the later
+# with --device cuda and with --backend nccl --ranks 1, with 2 or more GPUs
+# the suite and fault scenarios over NCCL at 2, 4 and 8 ranks, backstop
+# bench on cuda, nvidia-smi again. A failing test or run does not stop the later
 # steps (device time is scarce); the exit status is 1 if any step failed.
 # Every step's log is tee'd to $OUT/<step>.log when OUT is set (else to
 # /tmp/bs_gpu_logs), the JSON/JUnit reports and bench.json next to them.
@@ -114,6 +115,19 @@ reports run-cuda
 step run-cuda 300 "$build/backstop" run --device cuda "${rep[@]}"
 reports run-nccl
 step run-nccl 300 "$build/backstop" run --backend nccl --ranks 1 "${rep[@]}"
+# Several GPUs (issue 7): the suite and the fault scenarios over NCCL, one
+# thread per GPU, at every power of two up to the GPUs there are; the real
+# NCCL hangs (rank-divergence, rank-death) must be contained by the watchdog.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+sizes=""
+for n in 2 4 8; do [ "$n" -le "$gpus" ] && sizes="$sizes${sizes:+,}$n"; done
+if [ -n "$sizes" ]; then
+  reports run-nccl-multi
+  step run-nccl-multi 540 "$build/backstop" run @smoke @fault \
+    --backend nccl --device cuda --ranks "$sizes" "${rep[@]}"
+else
+  echo "=== run-nccl-multi: skipped: $gpus GPU(s) visible, needs 2"
+fi
 # shellcheck disable=SC2086 # BS_BENCH_ARGS is a list of options
 step bench 540 "$build/backstop" bench --device cuda \
   --json "$logs/bench.json" ${BS_BENCH_ARGS:-}

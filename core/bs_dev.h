@@ -66,6 +66,8 @@ bs_status bs_dev_host_create(bs_dev **out);
 /* Fails with BS_ERR_UNSUPPORTED (and a reason) where no GPU is usable or
  * the build has no CUDA. */
 bs_status bs_dev_cuda_create(int device, bs_dev **out);
+/* GPUs visible to this process (0 without a driver or without CUDA). */
+int bs_dev_cuda_count(void);
 /* "host" or "cuda". */
 bs_status bs_dev_create(const char *kind, int device, bs_dev **out);
 void bs_dev_destroy(bs_dev *d);

@@ -21,6 +21,10 @@ void bs_dev_destroy(bs_dev *d) {
 }
 
 #ifndef BS_HAVE_CUDA
+int bs_dev_cuda_count(void) {
+  return 0;
+}
+
 /* Arguments are checked as the real backend checks them, so a caller sees
  * the same error on every build. */
 bs_status bs_dev_cuda_create(int device, bs_dev **out) {

@@ -277,8 +277,11 @@ static bs_status run_world(driver *d, bs_dev **devs, rank_ctx *ctx) {
                       .flight_slots = FLIGHT_SLOTS};
   if (!args)
     BS_FAIL(BS_ERR_NOMEM, NULL, "world of %d ranks", n);
+  /* Rank k on GPU k (mod the GPUs there are), as the nccl backend puts
+   * its communicator: a rank's buffers must live on its own GPU. */
+  int gpus = strcmp(d->run->device, "cuda") == 0 ? bs_dev_cuda_count() : 0;
   for (int k = 0; k < n; k++) {
-    BS_CHECK(bs_dev_create(d->run->device, 0, &devs[k]));
+    BS_CHECK(bs_dev_create(d->run->device, gpus > 0 ? k % gpus : 0, &devs[k]));
     ctx[k] = (rank_ctx){.d = d, .rank = k, .dev = devs[k]};
     args[k] = &ctx[k];
   }

@@ -262,6 +262,11 @@ static void test_region_round_trip(void **state) {
 static void test_select(void **state) {
   (void)state;
   bs_dev *d = (bs_dev *)&d;
+  /* The count agrees with whether a device could be created. */
+  if (gpu)
+    assert_true(bs_dev_cuda_count() >= 1);
+  else
+    assert_int_equal(bs_dev_cuda_count(), 0);
   bs_err_clear();
   assert_int_equal(bs_dev_create("tpu", 0, &d), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "'tpu'"));

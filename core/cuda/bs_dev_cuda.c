@@ -435,6 +435,11 @@ static bs_status probe(int device) {
   return BS_OK;
 }
 
+int bs_dev_cuda_count(void) {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
 bs_status bs_dev_cuda_create(int device, bs_dev **out) {
   bs_status st = BS_OK;
   bs_dev *d = NULL;
