@@ -25,7 +25,7 @@ typedef struct bs_ddp_buffer {
 } bs_ddp_buffer;
 
 typedef struct bs_ddp_slot {
-  int buffer;    /* BS_BUF_DENSE/EXPERT, or -1 when outside the buffers */
+  int buffer; /* BS_BUF_DENSE/EXPERT, or -1 when outside the buffers */
   int bucket;
   size_t offset; /* element offset of the tensor in its buffer */
 } bs_ddp_slot;

@@ -51,7 +51,8 @@ typedef struct bs_model_spec {
   size_t n;
 } bs_model_spec;
 
-/* Parse text; errors (BS_ERR_INVALID) read "FILE:LINE: expected ..., got ...". */
+/* Parse text; errors (BS_ERR_INVALID) read "FILE:LINE: expected ..., got ...".
+ */
 bs_status bs_model_parse(const char *text, const char *filename, double scale,
                          bs_model_spec *out);
 /* A preset by name: tiny, dense, moe, frozen, lora. */
@@ -64,9 +65,9 @@ void bs_model_free(bs_model_spec *m);
 const char *const *bs_model_presets(void);
 
 /* Classification used by the DDP layout and the backupers. */
-bool bs_tensor_is_param(const bs_tensor_spec *t);     /* not a buffer */
-bool bs_tensor_in_ddp(const bs_tensor_spec *t);       /* trainable bf16 param */
-bool bs_tensor_is_synced(const bs_tensor_spec *t);    /* sent to the engine */
+bool bs_tensor_is_param(const bs_tensor_spec *t);  /* not a buffer */
+bool bs_tensor_in_ddp(const bs_tensor_spec *t);    /* trainable bf16 param */
+bool bs_tensor_is_synced(const bs_tensor_spec *t); /* sent to the engine */
 size_t bs_tensor_bytes(const bs_tensor_spec *t);
 
 #endif

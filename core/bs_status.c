@@ -35,7 +35,9 @@ const char *bs_status_name(bs_status st) {
   return names[st];
 }
 
-bs_error *bs_err(void) { return &tls_err; }
+bs_error *bs_err(void) {
+  return &tls_err;
+}
 
 void bs_err_clear(void) {
   memset(&tls_err, 0, sizeof tls_err);
@@ -47,13 +49,17 @@ void bs_err_set_rank(int rank) {
   tls_err.rank = rank;
 }
 
-int bs_err_rank(void) { return tls_rank; }
+int bs_err_rank(void) {
+  return tls_rank;
+}
 
 void bs_phase_set(const char *phase) {
   snprintf(tls_phase, sizeof tls_phase, "%s", phase ? phase : "");
 }
 
-const char *bs_phase(void) { return tls_phase; }
+const char *bs_phase(void) {
+  return tls_phase;
+}
 
 bs_status bs_vfail(bs_status code, const char *tensor, const char *fmt,
                    va_list ap) {
