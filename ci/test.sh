@@ -7,6 +7,12 @@ FLOOR=${BS_COVERAGE_FLOOR:-90}
 jobs=$(nproc)
 
 ci/setup.sh
+# The code is formatted by the repo's .clang-format.
+if command -v clang-format >/dev/null; then
+  git ls-files '*.c' '*.h' '*.cu' '*.cuh' | xargs clang-format --dry-run -Werror
+else
+  echo "ci/test.sh: clang-format not found: format check skipped"
+fi
 cmake --preset coverage >/dev/null
 cmake --build --preset coverage -j "$jobs"
 lcov --quiet --zerocounters --directory build/coverage
