@@ -247,19 +247,24 @@ static bs_status step(bs_actor *a) {
   BS_CHECK(local);
   a->step++;
   BS_CHECK(hash_step_end(a));
-  if (a->bk) {
-    bs_phase_set("backup");
-    BS_CHECK(bs_backuper_backup(a->bk, "actor"));
-  }
 out:
   return st;
 }
 
+/* The step is agreed before it is backed up, so no rank keeps a backup of
+ * a step that another rank failed; the backup is agreed in turn. */
 bs_status bs_actor_train_step(bs_actor *a) {
+  bs_status st = BS_OK;
   begin_phase("train_step");
   if (!a)
     return bs_fail(BS_ERR_INVALID, NULL, "train step: no actor");
-  return bs_comm_agree(a->comm, step(a));
+  BS_CHECK(bs_comm_agree(a->comm, step(a)));
+  if (a->bk) {
+    bs_phase_set("backup");
+    BS_CHECK(bs_comm_agree(a->comm, bs_backuper_backup(a->bk, "actor")));
+  }
+out:
+  return st;
 }
 
 /* ---- sleep / wake_up ---- */
