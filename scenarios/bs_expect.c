@@ -234,11 +234,15 @@ bool bs_expect_report_line(const bs_record *r, int k, char *line, size_t n) {
   return true;
 }
 
+const char *bs_expect_report(const bs_record *r) {
+  return r->world_report && r->world_report[0] ? r->world_report : "(none)";
+}
+
 bool bs_expect_contained_fast(const bs_record *r, char *d, size_t n) {
   int timeout = bs_expect_report_timeout_ms(r);
   if (timeout <= 0 || r->detect_ms < 0) {
     snprintf(d, n, "nothing was contained (no report with a timeout: %.200s)",
-             r->world_report && r->world_report[0] ? r->world_report : "none");
+             bs_expect_report(r));
     return false;
   }
   double bound = timeout / 2.0;

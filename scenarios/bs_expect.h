@@ -67,6 +67,8 @@ bool bs_expect_checks_ok(const bs_record *r, char *d, size_t n);
 
 /* The watchdog timeout the hang/desync report states (-1: no report). */
 int bs_expect_report_timeout_ms(const bs_record *r);
+/* The world's hang/desync report, or "(none)" for details. */
+const char *bs_expect_report(const bs_record *r);
 
 /* The report's line for rank k on its own ("rank 3: dead after #12: ..."),
  * without its indent; false when no line names exactly that rank alone. */

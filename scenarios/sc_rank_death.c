@@ -12,8 +12,7 @@ static bool names_dead(const bs_record *r, int dead, char *d, size_t n) {
   if (!bs_expect_report_line(r, dead, line, sizeof line) ||
       (!strstr(line, ": dead after #") && !strstr(line, ": exited after #"))) {
     snprintf(d, n, "the report does not name rank %d as dead: %.300s", dead,
-             r->world_report && r->world_report[0] ? r->world_report
-                                                   : "(none)");
+             bs_expect_report(r));
     return false;
   }
   snprintf(d, n, "%s", line);

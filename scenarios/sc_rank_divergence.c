@@ -34,11 +34,10 @@ static bool names_divergence(const bs_record *r, int k, char *d, size_t n) {
   if (!bs_expect_report_line(r, k, line, sizeof line) ||
       sscanf(line, "rank %*d: %31s #%ld", op, &seq) != 2 ||
       !peers_elsewhere(r->world_report, k, op, seq)) {
-    snprintf(
-        d, n,
-        "the report does not show rank %d at another collective than "
-        "its peers: %.300s",
-        k, r->world_report && r->world_report[0] ? r->world_report : "(none)");
+    snprintf(d, n,
+             "the report does not show rank %d at another collective than "
+             "its peers: %.300s",
+             k, bs_expect_report(r));
     return false;
   }
   snprintf(d, n, "%s", line);
