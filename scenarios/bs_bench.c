@@ -1,9 +1,10 @@
 /* The measurements of `backstop bench`. Every figure runs the framework's
  * own code (Normal and MainCast backupers, optimizer cast, memory saver,
- * digest) on one device, and every ceiling runs the bare seam
- * call that code is built from (bs_dev_copy, bs_dev_pinned_alloc,
- * bs_sha256) on buffers of the same size, so a ratio says how much of the
- * hardware the framework leaves on the table. */
+ * digest), and every ceiling runs the bare seam call that code is built
+ * from (bs_dev_copy, bs_dev_pinned_alloc, bs_sha256, bs_comm_all_gather)
+ * on buffers of the same size, so a ratio says how much of the hardware
+ * the framework leaves on the table. MainCast runs in a world of ranks,
+ * everything else on the bench's own device. */
 #include "bs_bench.h"
 
 #include <math.h>
@@ -18,6 +19,7 @@
 #include "bs_digest.h"
 #include "bs_maincast.h"
 #include "bs_optimizer.h"
+#include "bs_param_sync.h"
 #include "bs_params.h"
 #include "bs_region.h"
 
@@ -46,6 +48,7 @@ typedef struct bench {
   bs_digest *digests;
   bs_optimizer *opt;
   bs_backuper *maincast; /* lives in the rank body (it borrows the comm) */
+  bs_comm *comm;         /* a MainCast rank's: runs are timed in lockstep */
   const char *tag;       /* pause/resume: the region measured */
 } bench;
 
@@ -58,6 +61,7 @@ typedef struct bench_op {
   const char *ceiling; /* figure it is compared with, NULL for none */
   bool is_ceiling;
   bench_step setup, run, teardown;
+  bool busbw; /* an all-gather: reported as bus bandwidth */
 } bench_op;
 
 static double now_s(void) {
@@ -66,8 +70,13 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static bs_status add_fig(bs_bench_report *r, const char *name,
-                         const char *ceiling, bool is_ceiling, double bytes,
+/* nccl-tests' all-gather bus bandwidth: each rank receives (N-1)/N of the
+ * gathered bytes over its links, so busbw compares across world sizes. */
+static double bus_factor(const bs_bench_report *r, bool busbw) {
+  return busbw && r->ranks > 1 ? (double)(r->ranks - 1) / r->ranks : 1.0;
+}
+
+static bs_status add_fig(bs_bench_report *r, const bench_op *op, double bytes,
                          double seconds) {
   if (r->n >= BS_BENCH_MAX_FIGS)
     return bs_fail(BS_ERR_INTERNAL, NULL, "bench: more than %d figures",
@@ -75,14 +84,22 @@ static bs_status add_fig(bs_bench_report *r, const char *name,
   bs_bench_fig *f = &r->fig[r->n++];
   /* A clock tick is the resolution: a run never takes zero seconds. */
   seconds = seconds > 1e-9 ? seconds : 1e-9;
-  *f = (bs_bench_fig){.is_ceiling = is_ceiling,
+  *f = (bs_bench_fig){.is_ceiling = op->is_ceiling,
+                      .busbw = op->busbw,
                       .bytes = bytes,
                       .seconds = seconds,
-                      .gbps = bytes / seconds / GB,
+                      .gbps = bytes / seconds / GB * bus_factor(r, op->busbw),
                       .ratio = NAN};
-  snprintf(f->name, sizeof f->name, "%s", name);
-  snprintf(f->ceiling, sizeof f->ceiling, "%s", ceiling ? ceiling : "");
+  snprintf(f->name, sizeof f->name, "%s", op->name);
+  snprintf(f->ceiling, sizeof f->ceiling, "%s", op->ceiling ? op->ceiling : "");
   return BS_OK;
+}
+
+/* A MainCast rank's runs start and end together on every rank, so rank
+ * 0's clock covers the slowest rank and no rank's run overlaps another
+ * rank's idle time. */
+static bs_status lockstep(bench *b) {
+  return b->comm ? bs_comm_barrier(b->comm) : BS_OK;
 }
 
 /* One run. The teardown runs even after a failed run, so that what the
@@ -91,10 +108,14 @@ static bs_status timed(bench *b, const bench_op *op, double *secs) {
   bs_status st = BS_OK;
   if (op->setup)
     BS_CHECK(op->setup(b));
+  st = lockstep(b);
   double t0 = now_s();
-  st = op->run(b);
+  if (st == BS_OK)
+    st = op->run(b);
   if (st == BS_OK)
     st = bs_dev_sync(b->dev);
+  if (st == BS_OK)
+    st = lockstep(b);
   *secs = now_s() - t0;
   if (op->teardown) {
     bs_status td = op->teardown(b);
@@ -114,7 +135,7 @@ static bs_status measure(bench *b, const bench_op *op, double bytes) {
     BS_CHECK(timed(b, op, &t));
     best = fmin(best, t);
   }
-  BS_CHECK(add_fig(b->r, op->name, op->ceiling, op->is_ceiling, bytes, best));
+  BS_CHECK(add_fig(b->r, op, bytes, best));
 out:
   return st;
 }
@@ -155,13 +176,20 @@ static bs_status run_sha1(bench *b) {
   return bs_sha256(b->pin, b->bytes, &d);
 }
 
-static const bench_op op_d2d = {"d2d_copy", NULL, true, NULL, run_d2d, NULL};
-static const bench_op op_d2h = {"d2h_copy", NULL, true, NULL, run_d2h, NULL};
-static const bench_op op_h2d = {"h2d_copy", NULL, true, NULL, run_h2d, NULL};
-static const bench_op op_pin = {"pinned_alloc", NULL,          true,
-                                NULL,           run_pin_alloc, free_pin_tmp};
-static const bench_op op_sha1 = {"sha256_1thread", NULL, true, NULL,
-                                 run_sha1,         NULL};
+static const bench_op op_d2d = {
+    .name = "d2d_copy", .is_ceiling = true, .run = run_d2d};
+static const bench_op op_d2h = {
+    .name = "d2h_copy", .is_ceiling = true, .run = run_d2h};
+static const bench_op op_h2d = {
+    .name = "h2d_copy", .is_ceiling = true, .run = run_h2d};
+static const bench_op op_pin = {.name = "pinned_alloc",
+                                .is_ceiling = true,
+                                .run = run_pin_alloc,
+                                .teardown = free_pin_tmp};
+static const bench_op op_sha1 = {
+    .name = "sha256_1thread", .is_ceiling = true, .run = run_sha1};
+static const bench_op op_alloc_d2h = {.name = "pinned_alloc+d2h",
+                                      .is_ceiling = true};
 
 static void free_ceiling_buffers(bench *b) {
   if (b->dev_a)
@@ -179,8 +207,7 @@ static bs_status add_alloc_copy_ceiling(bs_bench_report *r) {
   const bs_bench_fig *c = bs_bench_find(r, "d2h_copy");
   if (!a || !c)
     return bs_fail(BS_ERR_INTERNAL, NULL, "bench: a ceiling is missing");
-  return add_fig(r, "pinned_alloc+d2h", NULL, true, a->bytes,
-                 a->seconds + c->seconds);
+  return add_fig(r, &op_alloc_d2h, a->bytes, a->seconds + c->seconds);
 }
 
 /* The device-copy ceiling counts read + write bytes, as the cast does. */
@@ -226,13 +253,15 @@ static bs_status run_restore(bench *b) {
   return bs_backuper_restore(b->normal, "actor");
 }
 
-static const bench_op op_first = {
-    "normal_backup_first", "pinned_alloc+d2h", false, new_fresh,
-    run_fresh_backup,      drop_fresh};
-static const bench_op op_backup = {"normal_backup", "d2h_copy", false, NULL,
-                                   run_backup,      NULL};
-static const bench_op op_restore = {"normal_restore", "h2d_copy", false, NULL,
-                                    run_restore,      NULL};
+static const bench_op op_first = {.name = "normal_backup_first",
+                                  .ceiling = "pinned_alloc+d2h",
+                                  .setup = new_fresh,
+                                  .run = run_fresh_backup,
+                                  .teardown = drop_fresh};
+static const bench_op op_backup = {
+    .name = "normal_backup", .ceiling = "d2h_copy", .run = run_backup};
+static const bench_op op_restore = {
+    .name = "normal_restore", .ceiling = "h2d_copy", .run = run_restore};
 
 /* The steady figures start at the second backup, once the pinned copies
  * exist (the measure() warm-up is that first backup). */
@@ -255,7 +284,7 @@ static bs_status run_verify(bench *b) {
 }
 
 static const bench_op op_verify = {
-    "sha256_verify", "sha256_1thread", false, NULL, run_verify, NULL};
+    .name = "sha256_verify", .ceiling = "sha256_1thread", .run = run_verify};
 
 /* Hashes the Normal backup's host copies: the weights as hashing sees them
  * (the D2H that brings them there is the backup figure). The ratio to one
@@ -278,6 +307,31 @@ out:
   return st;
 }
 
+/* ---- the weights ---- */
+
+/* Weights are a seeded pattern written on the device: throughput does not
+ * depend on the values, and a host-generated fill of several GB would
+ * cost more than the whole bench. */
+static void fill_params(bench *b) {
+  const bs_params *p = b->params;
+  for (int k = 0; k < BS_BUF_COUNT; k++)
+    if (p->param_buf[k])
+      b->dev->ops->poison(b->dev, p->param_buf[k],
+                          p->layout.buf[k].numel * sizeof(uint16_t), SEED + k);
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].buffer < 0 && p->t[i].bytes)
+      b->dev->ops->poison(b->dev, p->t[i].ptr, p->t[i].bytes, SEED + 2 + i);
+}
+
+/* Elements of the rank's master shard over every inner optimizer: also
+ * what the rank contributes to every all-gather of the param buffers. */
+static size_t shard_numel(const bench *b) {
+  size_t n = 0;
+  for (int k = 0; k < BS_BUF_COUNT; k++)
+    n += bs_ddp_shard_numel(&b->params->layout, k);
+  return n;
+}
+
 /* ---- MainCast restore: cast the master shard, all-gather the params ---- */
 
 static bs_status run_cast(bench *b) {
@@ -288,67 +342,164 @@ static bs_status run_maincast(bench *b) {
   return bs_backuper_restore(b->maincast, "actor");
 }
 
-static const bench_op op_cast = {"cast", "d2d_copy", false,
-                                 NULL,   run_cast,   NULL};
-static const bench_op op_maincast = {
-    "maincast_restore", "d2d_copy", false, NULL, run_maincast, NULL};
-
-/* Elements of the rank's master shard over every inner optimizer. */
-static size_t shard_numel(const bench *b) {
-  size_t n = 0;
-  for (int k = 0; k < BS_BUF_COUNT; k++)
-    n += bs_ddp_shard_numel(&b->params->layout, k);
-  return n;
+/* The restore's step (2) as the restore runs it: MainCast's own call. */
+static bs_status run_param_sync(bench *b) {
+  return bs_param_sync_params(b->comm, b->params);
 }
 
-/* The MainCast backuper borrows the rank's communicator, so it lives in the
- * rank body. Its restore is the cast, the per-bucket all-gather and the
- * extras' copy back; without the SHA check (verification is measured on
- * its own). At one rank the all-gather moves no other rank's bytes: its
- * time is counted, its bytes are not. */
-static bs_status maincast_rank(bs_comm *c, void *arg) {
+/* The ceiling: the same in-place all-gathers (one per bucket, the rank's
+ * shard, bf16) made straight on the communicator. */
+static bs_status run_all_gather(bench *b) {
   bs_status st = BS_OK;
-  bench *b = arg;
-  bs_mc *mc = NULL;
-  double cast = CAST_BYTES_PER_ELEM * (double)shard_numel(b);
-  BS_CHECK(bs_mc_create(b->params, b->opt, c, &mc));
-  BS_CHECK(bs_mc_check_coverage(mc));
-  BS_CHECK(bs_backuper_maincast_create(mc, false, &b->maincast));
-  BS_CHECK(bs_backuper_backup(b->maincast, "actor"));
-  BS_CHECK(measure(b, &op_cast, cast));
-  BS_CHECK(measure(b, &op_maincast, cast + (double)mc->extras_bytes));
+  const bs_params *p = b->params;
+  size_t r = (size_t)bs_comm_rank(b->comm);
+  for (int k = 0; k < BS_BUF_COUNT; k++) {
+    const bs_ddp_buffer *buf = &p->layout.buf[k];
+    for (size_t i = 0; p->param_buf[k] && i < buf->nbuckets; i++) {
+      uint16_t *base = p->param_buf[k] + buf->buckets[i].offset;
+      size_t shard = buf->buckets[i].shard;
+      BS_CHECK(
+          bs_comm_all_gather(b->comm, base + r * shard, base, shard, BS_BF16));
+    }
+  }
 out:
-  bs_backuper_destroy(b->maincast);
-  b->maincast = NULL;
-  bs_mc_destroy(mc);
   return st;
 }
 
-/* A one-rank world: the all-gather goes through the communicator front
- * (sequence numbers, flight recorder, watchdog) as in a real run. The sim
- * backend stages every collective through host memory, so on cuda its
- * all-gather costs a D2H and an H2D: NCCL is the default there. The
- * masters start as the params cast up, as after bs_opt_create. */
-static bs_status maincast(bench *b) {
+static const bench_op op_cast = {
+    .name = "cast", .ceiling = "d2d_copy", .run = run_cast};
+static const bench_op op_maincast = {
+    .name = "maincast_restore", .ceiling = "d2d_copy", .run = run_maincast};
+static const bench_op op_all_gather = {.name = "all_gather",
+                                       .is_ceiling = true,
+                                       .run = run_all_gather,
+                                       .busbw = true};
+static const bench_op op_mc_gather = {.name = "maincast_all_gather",
+                                      .ceiling = "all_gather",
+                                      .run = run_param_sync,
+                                      .busbw = true};
+
+/* One rank of the MainCast world: its own device, memory saver, params
+ * (DP size N, rank k) and optimizer shard, seen through a bench so that
+ * measure() serves it unchanged. Rank 0 writes the report; the others
+ * time into a scratch one, since every rank must run every collective. */
+typedef struct mc_rank {
+  bench b;
+  const bs_model_spec *m;
+  bs_mc *mc;
+  bs_bench_report scratch;
+} mc_rank;
+
+/* The rank's weights; its masters start as them cast up (bs_opt_create).
+ * The MainCast backuper borrows the communicator, so it is made here, in
+ * the rank body, and backed up once (its extras) so restore can run. */
+static bs_status rank_setup(mc_rank *k, bs_comm *c) {
   bs_status st = BS_OK;
-  bs_world *w = NULL;
+  bench *b = &k->b;
   const bs_opt_cfg cfg = {
       .lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
-  const bs_world_opts wo = {.backend = b->r->backend, .size = 1};
-  bs_dev *devs[1] = {b->dev};
-  void *args[1] = {b};
+  BS_CHECK(bs_ms_create(b->dev, SEED, &b->ms));
+  BS_CHECK(bs_params_create(b->dev, b->ms, k->m, bs_comm_size(c), BUCKET_NUMEL,
+                            true, &b->params));
+  fill_params(b);
+  BS_CHECK(bs_dev_sync(b->dev));
+  BS_CHECK(bs_opt_create(b->dev, b->ms, &b->params->layout, bs_comm_rank(c),
+                         &cfg, b->params->param_buf, &b->opt));
+  BS_CHECK(bs_mc_create(b->params, b->opt, c, &k->mc));
+  BS_CHECK(bs_mc_check_coverage(k->mc));
+  BS_CHECK(bs_backuper_maincast_create(k->mc, false, &b->maincast));
+  BS_CHECK(bs_backuper_backup(b->maincast, "actor"));
+out:
+  return st;
+}
+
+static void rank_free(mc_rank *k) {
+  bench *b = &k->b;
+  bs_backuper_destroy(b->maincast);
+  bs_mc_destroy(k->mc);
+  bs_opt_destroy(b->opt);
+  bs_params_destroy(b->params);
+  bs_ms_destroy(b->ms);
+  b->maincast = NULL;
+  k->mc = NULL;
+  b->opt = NULL;
+  b->params = NULL;
+  b->ms = NULL;
+}
+
+/* The restore is the cast, the per-bucket all-gather and the extras' copy
+ * back; without the SHA check (verification is measured on its own). Its
+ * bytes are the cast's and the extras': the all-gather's are counted in
+ * the busbw figures (above one rank; at one it moves no peer's bytes). The
+ * set-up is agreed first, so that a rank that could not build its model
+ * stops every rank at once rather than leaving them in a collective. */
+static bs_status maincast_rank(bs_comm *c, void *arg) {
+  bs_status st = BS_OK;
+  mc_rank *k = arg;
+  bench *b = &k->b;
+  int n = bs_comm_size(c);
+  b->comm = c;
+  BS_CHECK(bs_comm_agree(c, rank_setup(k, c)));
+  double shard = (double)shard_numel(b);
+  double cast = CAST_BYTES_PER_ELEM * shard;
+  BS_CHECK(measure(b, &op_cast, cast));
+  BS_CHECK(measure(b, &op_maincast, cast + (double)k->mc->extras_bytes));
+  if (n == 1)
+    goto out;
+  double gathered = (double)n * sizeof(uint16_t) * shard;
+  BS_CHECK(measure(b, &op_all_gather, gathered));
+  BS_CHECK(measure(b, &op_mc_gather, gathered));
+out:
+  rank_free(k);
+  return st;
+}
+
+/* Rank k on GPU k mod the GPUs there are, as `backstop run` places ranks
+ * and the nccl backend its communicators. */
+static bs_status rank_devices(const char *device, int n, bs_dev **devs) {
+  bs_status st = BS_OK;
+  int gpus = strcmp(device, "cuda") == 0 ? bs_dev_cuda_count() : 0;
+  for (int k = 0; k < n; k++)
+    BS_CHECK(bs_dev_create(device, gpus > 0 ? k % gpus : 0, &devs[k]));
+out:
+  return st;
+}
+
+/* A world of r->ranks threads: the all-gathers go through the communicator
+ * front (sequence numbers, flight recorder, watchdog) as in a real run.
+ * The sim backend stages every collective through host memory, so on cuda
+ * its all-gather costs a D2H and an H2D: NCCL is the default there. */
+static bs_status maincast(bench *b) {
+  bs_status st = BS_OK;
+  int n = b->r->ranks;
+  bs_world *w = NULL;
+  const bs_world_opts wo = {.backend = b->r->backend, .size = n};
+  bs_dev **devs = calloc((size_t)n, sizeof *devs);
+  mc_rank *rk = calloc((size_t)n, sizeof *rk);
+  void **args = calloc((size_t)n, sizeof *args);
+  if (!devs || !rk || !args)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "bench: %d MainCast ranks", n);
   if (shard_numel(b) == 0)
     BS_FAIL(BS_ERR_INVALID, NULL,
             "model %s: no trainable bf16 params, nothing to cast",
             b->params->model->name);
-  BS_CHECK(bs_opt_create(b->dev, b->ms, &b->params->layout, 0, &cfg,
-                         b->params->param_buf, &b->opt));
+  BS_CHECK(rank_devices(b->o->device, n, devs));
+  for (int k = 0; k < n; k++) {
+    rk[k] = (mc_rank){.b = {.o = b->o, .dev = devs[k]},
+                      .m = b->params->model,
+                      .scratch = {.ranks = n, .repeat = b->r->repeat}};
+    rk[k].b.r = k == 0 ? b->r : &rk[k].scratch;
+    args[k] = &rk[k];
+  }
   BS_CHECK(bs_world_create(&wo, &w));
   BS_CHECK(bs_world_run(w, devs, maincast_rank, args));
 out:
   bs_world_destroy(w);
-  bs_opt_destroy(b->opt);
-  b->opt = NULL;
+  for (int k = 0; devs && k < n; k++)
+    bs_dev_destroy(devs[k]);
+  free(devs);
+  free(rk);
+  free(args);
   return st;
 }
 
@@ -365,14 +516,20 @@ static bs_status do_resume(bench *b) {
 /* With backup: pause allocates pinned memory and copies out; resume copies
  * back. Without: pause only unmaps (no ceiling); resume maps and writes the
  * poison pattern over every byte, a device fill. */
-static const bench_op op_pause_bk = {
-    "pause_backup", "pinned_alloc+d2h", false, NULL, do_pause, do_resume};
-static const bench_op op_resume_bk = {"resume_backup", "h2d_copy", false,
-                                      do_pause,        do_resume,  NULL};
-static const bench_op op_pause_nobk = {"pause_nobackup", NULL,     false, NULL,
-                                       do_pause,         do_resume};
-static const bench_op op_resume_nobk = {"resume_nobackup", "d2d_copy", false,
-                                        do_pause,          do_resume,  NULL};
+static const bench_op op_pause_bk = {.name = "pause_backup",
+                                     .ceiling = "pinned_alloc+d2h",
+                                     .run = do_pause,
+                                     .teardown = do_resume};
+static const bench_op op_resume_bk = {.name = "resume_backup",
+                                      .ceiling = "h2d_copy",
+                                      .setup = do_pause,
+                                      .run = do_resume};
+static const bench_op op_pause_nobk = {
+    .name = "pause_nobackup", .run = do_pause, .teardown = do_resume};
+static const bench_op op_resume_nobk = {.name = "resume_nobackup",
+                                        .ceiling = "d2d_copy",
+                                        .setup = do_pause,
+                                        .run = do_resume};
 
 static bs_status pause_resume_one(bench *b, const char *tag, bool backup,
                                   const bench_op *pause,
@@ -417,18 +574,30 @@ static bs_status finish(bs_bench_report *r) {
   return BS_OK;
 }
 
-/* Weights are a seeded pattern written on the device: throughput does not
- * depend on the values, and a host-generated fill of several GB would
- * cost more than the whole bench. */
-static void fill_params(bench *b) {
-  const bs_params *p = b->params;
-  for (int k = 0; k < BS_BUF_COUNT; k++)
-    if (p->param_buf[k])
-      b->dev->ops->poison(b->dev, p->param_buf[k],
-                          p->layout.buf[k].numel * sizeof(uint16_t), SEED + k);
-  for (size_t i = 0; i < p->n; i++)
-    if (p->t[i].buffer < 0 && p->t[i].bytes)
-      b->dev->ops->poison(b->dev, p->t[i].ptr, p->t[i].bytes, SEED + 2 + i);
+const char *bs_bench_backend(const bs_bench_opts *o) {
+  if (o->backend)
+    return o->backend;
+  return o->device && strcmp(o->device, "cuda") == 0 ? "nccl" : "sim";
+}
+
+/* NCCL wants one GPU per rank (two ranks on one GPU is an error deep in
+ * its init, or a hang): say so before any rank starts. One rank without
+ * a GPU is left to the device's own error, as for every other figure. */
+bs_status bs_bench_check_ranks(const bs_bench_opts *o) {
+  int n = o->ranks ? o->ranks : 1;
+  if (n < 1 || n > BS_BENCH_MAX_RANKS)
+    return bs_fail(BS_ERR_INVALID, NULL,
+                   "--ranks: expected an integer in [1, %d], got %d",
+                   BS_BENCH_MAX_RANKS, o->ranks);
+  if (n == 1 || strcmp(bs_bench_backend(o), "nccl") != 0)
+    return BS_OK;
+  int gpus = bs_dev_cuda_count();
+  if (n > gpus)
+    return bs_fail(BS_ERR_INVALID, NULL,
+                   "--ranks %d: the nccl backend needs one GPU per rank, "
+                   "%d visible",
+                   n, gpus);
+  return BS_OK;
 }
 
 static bs_status report_init(const bs_bench_opts *o, const bs_model_spec *m,
@@ -439,13 +608,12 @@ static bs_status report_init(const bs_bench_opts *o, const bs_model_spec *m,
     BS_FAIL(BS_ERR_INVALID, NULL,
             "bench: bad options (device %s, repeat %d, threads %d)",
             o->device ? o->device : "none", o->repeat, o->threads);
-  *r = (bs_bench_report){.scale = o->scale, .repeat = o->repeat};
+  BS_CHECK(bs_bench_check_ranks(o));
+  *r = (bs_bench_report){
+      .scale = o->scale, .repeat = o->repeat, .ranks = o->ranks ? o->ranks : 1};
   r->threads = o->threads > 0 ? o->threads : (cpus > 0 ? (int)cpus : 1);
   snprintf(r->device, sizeof r->device, "%s", o->device);
-  snprintf(r->backend, sizeof r->backend, "%s",
-           o->backend                       ? o->backend
-           : strcmp(o->device, "cuda") == 0 ? "nccl"
-                                            : "sim");
+  snprintf(r->backend, sizeof r->backend, "%s", bs_bench_backend(o));
   snprintf(r->model, sizeof r->model, "%s", m->name);
 out:
   return st;

@@ -16,7 +16,8 @@
 static const char usage[] =
     "usage: backstop bench [--device host|cuda] [--backend sim|nccl]\n"
     "                      [--model PRESET|FILE] [--scale F | --gb G]\n"
-    "                      [--threads T] [--repeat R] [--json FILE]\n"
+    "                      [--ranks N] [--threads T] [--repeat R]\n"
+    "                      [--json FILE]\n"
     "  --device  device memory (default host)\n"
     "  --backend communicator of the MainCast all-gather (default nccl on\n"
     "            cuda, sim on host)\n"
@@ -24,6 +25,8 @@ static const char usage[] =
     "  --scale   multiply every tensor size by F\n"
     "  --gb      size the model to G GB of weights (default 4 on cuda, 0.25 "
     "on host)\n"
+    "  --ranks   MainCast world size, 1..64 (default 1); above 1 adds the\n"
+    "            all-gather bus bandwidth figures (nccl: one GPU per rank)\n"
     "  --threads hashing threads (default: one per online CPU)\n"
     "  --repeat  timed runs per figure after one warm-up (default 3)\n"
     "  --json    also write the report as JSON to FILE\n";
@@ -91,6 +94,10 @@ static bs_status set_threads(bs_bench_opts *o, const char *opt, const char *v) {
   return parse_int(opt, v, 1, MAX_THREADS, &o->threads);
 }
 
+static bs_status set_ranks(bs_bench_opts *o, const char *opt, const char *v) {
+  return parse_int(opt, v, 1, BS_BENCH_MAX_RANKS, &o->ranks);
+}
+
 static bs_status set_repeat(bs_bench_opts *o, const char *opt, const char *v) {
   return parse_int(opt, v, 1, MAX_REPEAT, &o->repeat);
 }
@@ -113,6 +120,7 @@ static const struct {
     {"--model", set_model},   {"--scale", set_scale},
     {"--gb", set_gb},         {"--threads", set_threads},
     {"--repeat", set_repeat}, {"--json", set_json},
+    {"--ranks", set_ranks},
 };
 
 /* "--name value" or "--name=value"; *used: how many argv slots it took. */
@@ -139,7 +147,7 @@ bs_status bs_bench_parse(int argc, char **argv, bs_bench_opts *o, bool *help) {
   bs_status st = BS_OK;
   if (!o || !help || argc < 0 || (argc > 0 && !argv))
     BS_FAIL(BS_ERR_INVALID, NULL, "bench: NULL argument");
-  *o = (bs_bench_opts){.device = "host", .repeat = 3};
+  *o = (bs_bench_opts){.device = "host", .repeat = 3, .ranks = 1};
   *help = false;
   for (int i = 1, used = 1; i < argc; i += used) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -152,6 +160,7 @@ bs_status bs_bench_parse(int argc, char **argv, bs_bench_opts *o, bool *help) {
   if (o->scale > 0 && o->gb > 0)
     BS_FAIL(BS_ERR_INVALID, NULL,
             "--scale and --gb: give one (both size the model)");
+  BS_CHECK(bs_bench_check_ranks(o));
 out:
   return st;
 }

@@ -1,5 +1,7 @@
 /* The bench report: a table for people, a JSON object for machines (every
- * figure keyed by name, so `jq .figures.normal_backup.ratio` reads one). */
+ * figure keyed by name, so `jq .figures.normal_backup.ratio` reads one).
+ * The all-gather figures' GB/s is bus bandwidth: marked "busbw" in the
+ * table and "metric": "busbw" in the JSON. */
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
@@ -19,26 +21,39 @@ static void table_row(bs_buf *b, const bs_bench_report *r,
   const bs_bench_fig *c = bs_bench_find(r, f->ceiling);
   bs_buf_printf(b, "%-20s %10.2f %9.4f  ", f->name, f->gbps, s_per_gb(f));
   if (f->is_ceiling)
-    bs_buf_printf(b, "%-18s %10s %7s\n", "(ceiling)", "", "");
+    bs_buf_printf(b, "%-18s %10s %7s", "(ceiling)", "", "");
   else if (!c)
-    bs_buf_printf(b, "%-18s %10s %7s\n", "-", "-", "-");
+    bs_buf_printf(b, "%-18s %10s %7s", "-", "-", "-");
   else
-    bs_buf_printf(b, "%-18s %10.2f %7.3f\n", c->name, c->gbps, f->ratio);
+    bs_buf_printf(b, "%-18s %10.2f %7.3f", c->name, c->gbps, f->ratio);
+  bs_buf_printf(b, "%s\n", f->busbw ? "  busbw" : "");
+}
+
+static bool any_busbw(const bs_bench_report *r) {
+  for (size_t i = 0; i < r->n; i++)
+    if (r->fig[i].busbw)
+      return true;
+  return false;
 }
 
 char *bs_bench_table(const bs_bench_report *r) {
   bs_buf b = {0};
   bs_buf_printf(&b,
-                "backstop bench: device %s, backend %s, model %s (scale %g), "
-                "%.3f GB of weights in %zu tensors, %d hashing threads, best "
-                "of %d\n",
-                r->device, r->backend, r->model, r->scale,
+                "backstop bench: device %s, backend %s, ranks %d, model %s "
+                "(scale %g), %.3f GB of weights in %zu tensors, %d hashing "
+                "threads, best of %d\n",
+                r->device, r->backend, r->ranks, r->model, r->scale,
                 (double)r->weight_bytes / GB, r->tensors, r->threads,
                 r->repeat);
   bs_buf_printf(&b, "%-20s %10s %9s  %-18s %10s %7s\n", "figure", "GB/s",
                 "s/GB", "ceiling", "GB/s", "ratio");
   for (size_t i = 0; i < r->n; i++)
     table_row(&b, r, &r->fig[i]);
+  if (any_busbw(r))
+    bs_buf_printf(&b,
+                  "busbw: all-gather bus bandwidth (nccl-tests): N x "
+                  "per-rank bytes / s x (N-1)/N, N = %d ranks\n",
+                  r->ranks);
   return bs_buf_take(&b);
 }
 
@@ -48,6 +63,8 @@ static void json_fig(bs_buf *b, const bs_bench_report *r,
   bs_buf_json_str(b, f->name);
   bs_buf_printf(b, ": {\"kind\": ");
   bs_buf_json_str(b, f->is_ceiling ? "ceiling" : "figure");
+  bs_buf_printf(b, ", \"metric\": ");
+  bs_buf_json_str(b, f->busbw ? "busbw" : "throughput");
   bs_buf_printf(b, ", \"bytes\": ");
   bs_buf_json_num(b, f->bytes);
   bs_buf_printf(b, ", \"seconds\": ");
@@ -98,8 +115,8 @@ char *bs_bench_json(const bs_bench_report *r) {
   bs_buf_json_num(&b, r->scale);
   bs_buf_printf(&b,
                 ",\n  \"weight_bytes\": %zu,\n  \"tensors\": %zu,\n"
-                "  \"threads\": %d,\n  \"repeat\": %d,\n",
-                r->weight_bytes, r->tensors, r->threads, r->repeat);
+                "  \"threads\": %d,\n  \"repeat\": %d,\n  \"ranks\": %d,\n",
+                r->weight_bytes, r->tensors, r->threads, r->repeat, r->ranks);
   /* The hashing scale factor: T threads over one. */
   const bs_bench_fig *sha = bs_bench_find(r, "sha256_verify");
   bs_buf_printf(&b, "  \"sha256_scale\": ");

@@ -1,7 +1,9 @@
-/* backstop bench on the host device at a tiny size: every figure is there,
- * positive and finite, each ratio is its figure over its ceiling, the byte
- * counts follow the model, the JSON parses, bad options exit 2 naming the
- * option. No timed assertion: only the shape of the report is checked.
+/* backstop bench on the host device at a tiny size, at 1, 2 and 4 MainCast
+ * ranks (sim backend): every figure is there, positive and finite, each
+ * ratio is its figure over its ceiling, the byte counts follow the model
+ * (the all-gathers' from the DP shard worked out here), the all-gather
+ * figures are bus bandwidth, the JSON parses, bad options exit 2 naming
+ * the option. No timed assertion: only the shape of the report is checked.
  *
  * scenarios/ is not part of bs_core, so the bench sources (and the buffer
  * and JSON modules they use) are compiled into this test directly. */
@@ -25,7 +27,7 @@
 #include "bs_dev.h"
 #include "bs_json.c"
 
-#define TINY_GB 0.001
+#define TINY_GB 0.0002
 
 /* CMocka 1.1 compares floats only: doubles here, eps 0 for exact. */
 #define assert_near(a, b, eps)                                                 \
@@ -56,19 +58,44 @@ static const struct {
 };
 #define NEXPECTED (sizeof expected / sizeof expected[0])
 
+/* Above one rank, the all-gathers too (both bus bandwidth). */
+static const struct {
+  const char *name, *ceiling;
+  bool is_ceiling;
+} expected_ranks[] = {
+    {"all_gather", NULL, true},
+    {"maincast_all_gather", "all_gather", false},
+};
+#define NEXPECTED_RANKS (sizeof expected_ranks / sizeof expected_ranks[0])
+
 typedef struct fixture {
   bs_bench_opts o;
   bs_model_spec m;
   bs_bench_report r;
 } fixture;
 
-/* One tiny run shared by the report tests. */
-static int run_tiny(void **state) {
+static size_t figures_expected(int ranks) {
+  return NEXPECTED + (ranks > 1 ? NEXPECTED_RANKS : 0);
+}
+
+static bool is_busbw(const char *name) {
+  for (size_t i = 0; i < NEXPECTED_RANKS; i++)
+    if (strcmp(name, expected_ranks[i].name) == 0)
+      return true;
+  return false;
+}
+
+/* One tiny run at `ranks` ranks, shared by the report tests. ranks 0 is
+ * left to the default (1). */
+static int run_tiny_at(void **state, int ranks) {
   fixture *f = calloc(1, sizeof *f);
   if (!f)
     return -1;
-  f->o = (bs_bench_opts){
-      .device = "host", .gb = TINY_GB, .threads = 2, .repeat = 1};
+  f->o = (bs_bench_opts){.device = "host",
+                         .gb = TINY_GB,
+                         .threads = 2,
+                         .repeat = 1,
+                         .ranks = ranks};
   if (bs_bench_model(&f->o, &f->m) != BS_OK ||
       bs_bench_run(&f->o, &f->m, &f->r) != BS_OK) {
     char msg[512];
@@ -82,6 +109,18 @@ static int run_tiny(void **state) {
   return 0;
 }
 
+static int run_tiny(void **state) {
+  return run_tiny_at(state, 0);
+}
+
+static int run_ranks2(void **state) {
+  return run_tiny_at(state, 2);
+}
+
+static int run_ranks4(void **state) {
+  return run_tiny_at(state, 4);
+}
+
 static int free_tiny(void **state) {
   fixture *f = *state;
   bs_model_free(&f->m);
@@ -89,17 +128,33 @@ static int free_tiny(void **state) {
   return 0;
 }
 
+static void check_present(const bs_bench_report *r, const char *name,
+                          const char *ceiling, bool is_ceiling) {
+  const bs_bench_fig *f = bs_bench_find(r, name);
+  assert_non_null(f);
+  assert_int_equal(f->is_ceiling, is_ceiling);
+  assert_string_equal(f->ceiling, ceiling ? ceiling : "");
+  assert_int_equal(f->busbw, is_busbw(name));
+}
+
 static void test_every_figure_present(void **state) {
   const bs_bench_report *r = &((fixture *)*state)->r;
-  assert_int_equal(r->n, NEXPECTED);
-  for (size_t i = 0; i < NEXPECTED; i++) {
-    const bs_bench_fig *f = bs_bench_find(r, expected[i].name);
-    assert_non_null(f);
-    assert_int_equal(f->is_ceiling, expected[i].is_ceiling);
-    assert_string_equal(f->ceiling,
-                        expected[i].ceiling ? expected[i].ceiling : "");
-  }
+  assert_int_equal(r->n, figures_expected(r->ranks));
+  for (size_t i = 0; i < NEXPECTED; i++)
+    check_present(r, expected[i].name, expected[i].ceiling,
+                  expected[i].is_ceiling);
+  for (size_t i = 0; r->ranks > 1 && i < NEXPECTED_RANKS; i++)
+    check_present(r, expected_ranks[i].name, expected_ranks[i].ceiling,
+                  expected_ranks[i].is_ceiling);
+  for (size_t i = 0; r->ranks == 1 && i < NEXPECTED_RANKS; i++)
+    assert_null(bs_bench_find(r, expected_ranks[i].name));
   assert_null(bs_bench_find(r, "no_such_figure"));
+}
+
+/* What each counted byte is worth in the figure's GB/s: nccl-tests'
+ * all-gather bus bandwidth factor for the all-gathers. */
+static double bus_factor_of(const bs_bench_report *r, const bs_bench_fig *f) {
+  return f->busbw ? (double)(r->ranks - 1) / r->ranks : 1.0;
 }
 
 static void test_figures_positive_ratios_finite(void **state) {
@@ -109,7 +164,8 @@ static void test_figures_positive_ratios_finite(void **state) {
     assert_true(f->bytes > 0);
     assert_true(f->seconds > 0 && isfinite(f->seconds));
     assert_true(f->gbps > 0 && isfinite(f->gbps));
-    assert_near(f->gbps, f->bytes / f->seconds / 1e9, f->gbps * 1e-9);
+    assert_near(f->gbps, f->bytes / f->seconds / 1e9 * bus_factor_of(r, f),
+                f->gbps * 1e-9);
     if (!f->ceiling[0]) {
       assert_true(isnan(f->ratio));
       continue;
@@ -121,13 +177,29 @@ static void test_figures_positive_ratios_finite(void **state) {
   }
 }
 
+/* Rank 0's shard of the param buffers, from the model alone: the synthetic
+ * model is all trainable bf16 params, small enough for one DDP bucket
+ * (40M elements), which is padded to a multiple of the ranks and split
+ * evenly. */
+static double shard_elems(const bs_model_spec *m, int ranks) {
+  size_t e = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    assert_true(bs_tensor_in_ddp(&m->t[i]));
+    e += m->t[i].numel;
+  }
+  assert_true(e < 40000000u);
+  return (double)((e + (size_t)ranks - 1) / (size_t)ranks);
+}
+
 /* Byte counts follow the model: the weights are one Normal backup, the
- * device-copy ceiling counts read + write, and the cast 4 + 2 bytes per
- * element (the synthetic model is all bf16, unpadded at one rank). */
+ * device-copy ceiling counts read + write, the cast 4 + 2 bytes per
+ * element of rank 0's shard, the all-gathers every rank's bf16 shard. */
 static void test_bytes_follow_the_model(void **state) {
   const fixture *f = *state;
   const bs_bench_report *r = &f->r;
   double w = (double)r->weight_bytes;
+  double shard = shard_elems(&f->m, r->ranks);
+  assert_int_equal(r->ranks, f->o.ranks ? f->o.ranks : 1);
   assert_true(fabs(w - TINY_GB * 1e9) < 0.1 * TINY_GB * 1e9);
   assert_int_equal(r->tensors, f->m.n);
   assert_int_equal(r->tensors, 3 + 6 * 32);
@@ -140,8 +212,13 @@ static void test_bytes_follow_the_model(void **state) {
   assert_near(bs_bench_find(r, "d2d_copy")->bytes, 2 * w, 0);
   assert_near(bs_bench_find(r, "normal_backup")->bytes, w, 0);
   assert_near(bs_bench_find(r, "sha256_verify")->bytes, w, 0);
-  assert_near(bs_bench_find(r, "cast")->bytes, 3 * w, 0);
-  assert_near(bs_bench_find(r, "maincast_restore")->bytes, 3 * w, 0);
+  assert_near(bs_bench_find(r, "cast")->bytes, 6 * shard, 0);
+  assert_near(bs_bench_find(r, "maincast_restore")->bytes, 6 * shard, 0);
+  if (r->ranks == 1)
+    assert_near(6 * shard, 3 * w, 0); /* unpadded: the whole model */
+  for (size_t i = 0; r->ranks > 1 && i < NEXPECTED_RANKS; i++)
+    assert_near(bs_bench_find(r, expected_ranks[i].name)->bytes,
+                r->ranks * 2 * shard, 0);
   const bs_bench_fig *a = bs_bench_find(r, "pinned_alloc");
   const bs_bench_fig *c = bs_bench_find(r, "d2h_copy");
   assert_near(bs_bench_find(r, "pinned_alloc+d2h")->seconds,
@@ -156,25 +233,29 @@ static const bs_json *num_member(const bs_json *o, const char *key) {
 }
 
 static void check_json_fig(const bs_bench_report *r, const bs_json *figs,
-                           size_t i) {
-  const bs_json *j = bs_json_get(figs, expected[i].name);
-  const bs_bench_fig *f = bs_bench_find(r, expected[i].name);
+                           const char *name) {
+  const bs_json *j = bs_json_get(figs, name);
+  const bs_bench_fig *f = bs_bench_find(r, name);
   assert_non_null(j);
+  assert_non_null(f);
   assert_true(num_member(j, "gbps")->num > 0);
   assert_true(num_member(j, "seconds")->num > 0);
   assert_true(num_member(j, "s_per_gb")->num > 0);
   assert_near(num_member(j, "bytes")->num, f->bytes, 0.5);
+  assert_near(num_member(j, "gbps")->num, f->gbps, f->gbps * 1e-9);
   assert_string_equal(bs_json_get_str(j, "kind", ""),
-                      expected[i].is_ceiling ? "ceiling" : "figure");
+                      f->is_ceiling ? "ceiling" : "figure");
+  assert_string_equal(bs_json_get_str(j, "metric", ""),
+                      is_busbw(name) ? "busbw" : "throughput");
   const bs_json *ratio = bs_json_get(j, "ratio");
   assert_non_null(ratio);
-  if (!expected[i].ceiling) {
+  if (!f->ceiling[0]) {
     assert_int_equal(ratio->type, BS_JNULL);
     return;
   }
   assert_int_equal(ratio->type, BS_JNUM);
   assert_true(ratio->num > 0);
-  assert_string_equal(bs_json_get_str(j, "ceiling", ""), expected[i].ceiling);
+  assert_string_equal(bs_json_get_str(j, "ceiling", ""), f->ceiling);
 }
 
 static void test_json_well_formed(void **state) {
@@ -189,15 +270,16 @@ static void test_json_well_formed(void **state) {
   assert_string_equal(bs_json_get_str(&j, "command", ""), "bench");
   assert_near(num_member(&j, "weight_bytes")->num, (double)r->weight_bytes,
               0.5);
+  assert_near(num_member(&j, "ranks")->num, r->ranks, 0);
   assert_near(num_member(&j, "sha256_scale")->num,
               bs_bench_find(r, "sha256_verify")->ratio, 1e-6);
   assert_true(strlen(bs_json_get_str(&j, "date", "")) == 20);
   const bs_json *figs = bs_json_get(&j, "figures");
   assert_non_null(figs);
   assert_int_equal(figs->type, BS_JOBJ);
-  assert_int_equal(figs->n, NEXPECTED);
-  for (size_t i = 0; i < NEXPECTED; i++)
-    check_json_fig(r, figs, i);
+  assert_int_equal(figs->n, figures_expected(r->ranks));
+  for (size_t i = 0; i < r->n; i++)
+    check_json_fig(r, figs, r->fig[i].name);
   bs_json_free(&j);
   free(text);
 }
@@ -205,13 +287,24 @@ static void test_json_well_formed(void **state) {
 static void test_table_lists_every_figure(void **state) {
   const bs_bench_report *r = &((fixture *)*state)->r;
   char *t = bs_bench_table(r);
+  char head[64];
   assert_non_null(t);
-  assert_non_null(strstr(t, "device host, backend sim, model bench"));
-  for (size_t i = 0; i < NEXPECTED; i++) {
+  snprintf(head, sizeof head, "device host, backend sim, ranks %d, model bench",
+           r->ranks);
+  assert_non_null(strstr(t, head));
+  for (size_t i = 0; i < r->n; i++) {
     char row[64];
-    snprintf(row, sizeof row, "\n%-20s ", expected[i].name);
-    assert_non_null(strstr(t, row));
+    snprintf(row, sizeof row, "\n%-20s ", r->fig[i].name);
+    const char *at = strstr(t, row);
+    assert_non_null(at);
+    /* the bus-bandwidth rows, and only they, say so */
+    const char *end = strchr(at + 1, '\n');
+    assert_non_null(end);
+    const char *mark = strstr(at + 1, "  busbw\n");
+    assert_int_equal(mark && mark + 7 == end, r->fig[i].busbw);
   }
+  assert_int_equal(strstr(t, "\nbusbw: all-gather bus bandwidth") != NULL,
+                   r->ranks > 1);
   free(t);
 }
 
@@ -236,13 +329,15 @@ static void test_parse_defaults_and_values(void **state) {
   assert_null(o.json);
   assert_int_equal(o.repeat, 3);
   assert_int_equal(o.threads, 0);
+  assert_int_equal(o.ranks, 1);
   assert_true(o.scale == 0 && o.gb == 0);
 
   const char *all[] = {
       "bench",   "--device=cuda", "--backend", "sim", "--model",  "tiny",
       "--scale", "2.5",           "--threads", "3",   "--repeat", "4",
-      "--json",  "out.json",      "-h"};
-  assert_int_equal(parse(&o, &help, 15, all), BS_OK);
+      "--json",  "out.json",      "--ranks",   "64",  "-h"};
+  assert_int_equal(parse(&o, &help, 17, all), BS_OK);
+  assert_int_equal(o.ranks, 64);
   assert_true(help);
   assert_string_equal(o.device, "cuda");
   assert_string_equal(o.backend, "sim");
@@ -274,6 +369,11 @@ static void test_bad_options_exit_2(void **state) {
       {{"bench", "--frobnicate"}, 2, "--frobnicate"},
       {{"bench", "stray"}, 2, "stray"},
       {{"bench", "--scale", "2", "--gb", "1"}, 5, "--scale and --gb"},
+      {{"bench", "--ranks", "0"}, 3, "--ranks"},
+      {{"bench", "--ranks", "65"}, 3, "--ranks"},
+      {{"bench", "--ranks", "2x"}, 3, "--ranks"},
+      {{"bench", "--ranks=two"}, 2, "--ranks"},
+      {{"bench", "--ranks"}, 2, "--ranks"},
   };
   for (size_t i = 0; i < sizeof bad_lines / sizeof bad_lines[0]; i++) {
     bs_bench_opts o;
@@ -284,6 +384,52 @@ static void test_bad_options_exit_2(void **state) {
     assert_int_equal(
         bs_bench_main(bad_lines[i].argc, (char **)bad_lines[i].argv), 2);
   }
+}
+
+/* More nccl ranks than GPUs (explicit, or nccl as the cuda default) is a
+ * usage error naming --ranks and both numbers, before any rank starts. */
+static void test_nccl_ranks_over_gpus_exit_2(void **state) {
+  (void)state;
+  int gpus = bs_dev_cuda_count();
+  int ranks = gpus + 1 > 2 ? gpus + 1 : 2; /* one rank is never refused */
+  char n[16], want_ranks[32], want_gpus[32];
+  snprintf(n, sizeof n, "%d", ranks);
+  snprintf(want_ranks, sizeof want_ranks, "--ranks %d", ranks);
+  snprintf(want_gpus, sizeof want_gpus, "%d visible", gpus);
+  const char *lines[][5] = {
+      {"bench", "--backend", "nccl", "--ranks", n},
+      {"bench", "--device", "cuda", "--ranks", n},
+  };
+  for (size_t i = 0; i < 2; i++) {
+    bs_bench_opts o;
+    bool help = false;
+    assert_int_equal(parse(&o, &help, 5, lines[i]), BS_ERR_INVALID);
+    assert_non_null(strstr(bs_err()->message, want_ranks));
+    assert_non_null(strstr(bs_err()->message, want_gpus));
+    assert_int_equal(bs_bench_main(5, (char **)lines[i]), 2);
+  }
+  /* sim places any number of ranks, GPUs or not */
+  const char *sim[] = {"bench", "--device", "cuda", "--backend",
+                       "sim",   "--ranks",  n};
+  bs_bench_opts o;
+  bool help = false;
+  assert_int_equal(parse(&o, &help, 7, sim), BS_OK);
+}
+
+/* The library entry checks what the command line checks. */
+static void test_run_rejects_bad_ranks(void **state) {
+  (void)state;
+  bs_model_spec m = {0};
+  bs_bench_report r;
+  bs_bench_opts o = {
+      .device = "host", .gb = TINY_GB, .threads = 1, .repeat = 1};
+  assert_int_equal(bs_bench_model(&o, &m), BS_OK);
+  o.ranks = BS_BENCH_MAX_RANKS + 1;
+  assert_int_equal(bs_bench_run(&o, &m, &r), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "--ranks"));
+  o.ranks = -1;
+  assert_int_equal(bs_bench_run(&o, &m, &r), BS_ERR_INVALID);
+  bs_model_free(&m);
 }
 
 static void test_bad_model_exits_2(void **state) {
@@ -338,7 +484,7 @@ static void test_main_writes_json(void **state) {
 
 static void test_unwritable_json_fails(void **state) {
   (void)state;
-  const char *argv[] = {"bench",    "--gb",   "0.001",
+  const char *argv[] = {"bench",    "--gb",   "0.0002",
                         "--repeat", "1",      "--threads",
                         "1",        "--json", "/nonexistent/dir/bench.json"};
   assert_int_equal(bs_bench_main(9, (char **)argv), 1);
@@ -367,6 +513,8 @@ int main(void) {
   const struct CMUnitTest command[] = {
       cmocka_unit_test(test_parse_defaults_and_values),
       cmocka_unit_test(test_bad_options_exit_2),
+      cmocka_unit_test(test_nccl_ranks_over_gpus_exit_2),
+      cmocka_unit_test(test_run_rejects_bad_ranks),
       cmocka_unit_test(test_bad_model_exits_2),
       cmocka_unit_test(test_help_exits_0),
       cmocka_unit_test(test_main_writes_json),
@@ -375,5 +523,9 @@ int main(void) {
   };
   int failed =
       cmocka_run_group_tests_name("report", report, run_tiny, free_tiny);
+  failed += cmocka_run_group_tests_name("report, 2 ranks", report, run_ranks2,
+                                        free_tiny);
+  failed += cmocka_run_group_tests_name("report, 4 ranks", report, run_ranks4,
+                                        free_tiny);
   return failed + cmocka_run_group_tests_name("command", command, NULL, NULL);
 }
