@@ -7,8 +7,9 @@
 # Steps: nvidia-smi, unpack, configure (default preset; CUDA and NCCL must
 # be found), build, every ctest test (GPU ones included), the default suite
 # with --device cuda and with --backend nccl --ranks 1, with 2 or more GPUs
-# the suite and fault scenarios over NCCL at 2, 4 and 8 ranks, backstop
-# bench on cuda, nvidia-smi again. A failing test or run does not stop the later
+# the suite and fault scenarios over NCCL at 2, 4 and 8 ranks, the same in
+# processes under mpirun (--rendezvous), backstop bench on cuda (and with
+# --ranks over every GPU), nvidia-smi again. A failing test or run does not stop the later
 # steps (device time is scarce); the exit status is 1 if any step failed.
 # Every step's log is tee'd to $OUT/<step>.log when OUT is set (else to
 # /tmp/bs_gpu_logs), the JSON/JUnit reports and bench.json next to them.
@@ -128,9 +129,41 @@ if [ -n "$sizes" ]; then
 else
   echo "=== run-nccl-multi: skipped: $gpus GPU(s) visible, needs 2"
 fi
+# Process per rank under mpirun (issue 7): one process at one rank here; with
+# several GPUs, two processes over every size (threads within each) and one
+# process per GPU. Process 0 merges the records, judges and reports.
+mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mpirun --oversubscribe)
+# procs NAME NP ARGS...: `backstop run ARGS` in NP processes under mpirun.
+procs() {
+  local name=$1 np=$2
+  shift 2
+  reports "$name"
+  step "$name" 540 "${mpi[@]}" -np "$np" "$build/backstop" run "$@" \
+    --backend nccl --device cuda --rendezvous "$logs/$name-rendezvous" \
+    "${rep[@]}"
+}
+if command -v mpirun >/dev/null; then
+  procs run-nccl-procs 1 --ranks 1
+  if [ -n "$sizes" ]; then
+    procs run-nccl-procs-2 2 @smoke @fault --ranks "$sizes"
+    procs run-nccl-procs-each "$gpus" @smoke @fault --ranks "$gpus"
+  fi
+else
+  echo "=== run-nccl-procs: skipped: no mpirun"
+fi
 # shellcheck disable=SC2086 # BS_BENCH_ARGS is a list of options
 step bench 540 "$build/backstop" bench --device cuda \
   --json "$logs/bench.json" ${BS_BENCH_ARGS:-}
+# MainCast's all-gather across every GPU (issue 7): its bus bandwidth
+# against a bare all-gather of the same bytes, one rank per GPU over NCCL.
+if [ "$gpus" -ge 2 ]; then
+  # shellcheck disable=SC2086 # BS_BENCH_ARGS is a list of options
+  step bench-ranks 540 "$build/backstop" bench --device cuda --ranks "$gpus" \
+    --json "$logs/bench_ranks.json" ${BS_BENCH_ARGS:-}
+else
+  echo "=== bench-ranks: skipped: $gpus GPU(s) visible, needs 2"
+fi
 step nvidia-smi-after 60 nvidia-smi
 
 if [ ${#failed[@]} -gt 0 ]; then

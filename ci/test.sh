@@ -13,6 +13,13 @@ if command -v clang-format >/dev/null; then
 else
   echo "ci/test.sh: clang-format not found: format check skipped"
 fi
+# gcc and clang warn about different things; both must stay -Werror clean.
+if command -v clang >/dev/null; then
+  cmake --preset clang >/dev/null
+  cmake --build --preset clang -j "$jobs"
+else
+  echo "ci/test.sh: clang not found: clang build skipped"
+fi
 cmake --preset coverage >/dev/null
 cmake --build --preset coverage -j "$jobs"
 lcov --quiet --zerocounters --directory build/coverage

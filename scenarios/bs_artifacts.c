@@ -3,26 +3,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bs_files.h"
 #include "bs_report.h"
 #include "bs_trace.h"
-
-/* mkdir -p */
-static bs_status make_dirs(const char *path) {
-  char tmp[1024];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  for (char *p = tmp + 1;; p++) {
-    char c = *p;
-    if (c != '/' && c != '\0')
-      continue;
-    *p = '\0';
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-      return bs_fail(BS_ERR_INVALID, NULL, "cannot create %s: %s", tmp,
-                     strerror(errno));
-    *p = c;
-    if (c == '\0')
-      return BS_OK;
-  }
-}
 
 static bs_status save_str(const char *path, const char *text) {
   bs_buf b = {0};
@@ -46,7 +29,7 @@ bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
   char base[768], path[1024];
   bs_buf trace = {0};
   run_dir(dir, res, base, sizeof base);
-  BS_CHECK(make_dirs(base));
+  BS_CHECK(bs_mkdir_p(base));
   for (int k = 0; k < rec->nranks; k++) {
     if (!rec->rank[k].flight)
       continue;

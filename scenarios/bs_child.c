@@ -1,12 +1,13 @@
 #include "bs_child.h"
 
 #include "bs_driver.h"
+#include "bs_procs.h"
 #include "bs_runner.h"
 #include "bs_trace.h"
 #include "bs_verdict.h"
 
-static void judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
-                  bs_result *res) {
+void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
+                    bs_result *res) {
   char why[400] = "";
   if (setup != BS_OK)
     bs_err_format(bs_err(), why, sizeof why);
@@ -24,6 +25,8 @@ static void judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
 }
 
 int bs_child_run(const bs_run_cfg *cfg, int fd) {
+  if (cfg->rendezvous)
+    return bs_procs_child_run(cfg, fd);
   bs_record rec;
   bs_result res;
   bs_buf out = {0};
@@ -36,7 +39,7 @@ int bs_child_run(const bs_run_cfg *cfg, int fd) {
   if (st == BS_OK)
     st = bs_driver_run(cfg, &rec);
   rec.duration_ms = bs_record_now_ms(&rec);
-  judge(cfg, st, &rec, &res);
+  bs_child_judge(cfg, st, &rec, &res);
   bs_result_write_json(&out, &res, 0);
   int ok = !out.oom && bs_write_all(fd, out.s, out.len);
   bs_buf_free(&out);

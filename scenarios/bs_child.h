@@ -3,11 +3,18 @@
 #ifndef BS_CHILD_H
 #define BS_CHILD_H
 
+#include "bs_record.h"
+#include "bs_result.h"
 #include "bs_scenario.h"
 
 /* A bs_run_child_fn (bs_exec.h): the run object (JSON) goes to fd. The
  * scenario's expectation is checked only when the user added no fault: it
  * describes the scenario's own faults, while the invariants hold under any. */
 int bs_child_run(const bs_run_cfg *cfg, int fd);
+
+/* The verdict on rec (setup: the driver's own failure, its record in
+ * bs_err()); artifacts written when it is not a pass. */
+void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
+                    bs_result *res);
 
 #endif

@@ -44,22 +44,28 @@ int bs_cmd_run(int argc, char **argv, const char *exe) {
   bool to_stdout =
       (o.json && !strcmp(o.json, "-")) || (o.junit && !strcmp(o.junit, "-"));
   FILE *human = to_stdout ? stderr : stdout;
+  /* Process-per-rank: every process runs the runs in the same order, one
+   * at a time; process 0 speaks for all of them. */
+  bool lead = o.procs.proc == 0;
   bs_result *res = calloc(n, sizeof *res);
-  bs_exec_opts eo = {.jobs = o.jobs,
+  bs_exec_opts eo = {.jobs = o.rendezvous ? 1 : o.jobs,
                      .verbosity = o.verbosity,
-                     .out = human,
-                     .tty = isatty(fileno(human)),
+                     .out = lead ? human : NULL,
+                     .tty = lead && isatty(fileno(human)),
                      .child = bs_child_run};
   int rc = 1;
   if (!res || bs_exec(cfgs, n, &eo, res) != BS_OK) {
     fprintf(stderr, "backstop run: %s\n", bs_err()->message);
     goto out;
   }
+  rc = bs_exec_exit_code(res, n);
+  if (!lead)
+    goto out;
   if (o.verbosity >= 0)
     bs_report_table(human, res, n);
   else
     bs_report_summary(human, res, n);
-  rc = bs_exec_exit_code(res, n) | save_reports(&o, res, n);
+  rc |= save_reports(&o, res, n);
 out:
   for (size_t i = 0; res && i < n; i++)
     bs_result_free(&res[i]);

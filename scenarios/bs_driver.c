@@ -9,6 +9,7 @@
 #include "bs_fault.h"
 #include "bs_mutant.h"
 #include "bs_params.h"
+#include "bs_procs.h"
 #include "bs_region.h"
 #include "bs_restore_check.h"
 
@@ -256,8 +257,9 @@ static bs_status collect(driver *d, bs_world *w) {
     BS_FAIL(BS_ERR_NOMEM, NULL, "%zu paused reads", n);
   for (size_t i = 0; i < n; i++)
     rec->nreads += bs_trap_get(i, &rec->reads[rec->nreads]);
-  for (int k = 0; k < rec->nranks; k++)
-    rec->rank[k].flight = bs_world_flight_json(w, k);
+  int first = bs_procs_first_rank(d->run);
+  for (int k = 0; k < bs_procs_local_ranks(d->run); k++)
+    rec->rank[first + k].flight = bs_world_flight_json(w, k);
   const char *report = bs_world_report(w);
   rec->world_report = strdup(report ? report : "");
   rec->detect_ms = bs_world_detect_ms(w);
@@ -265,25 +267,43 @@ out:
   return st;
 }
 
+/* In a process-per-rank run the NCCL unique id travels through the run's
+ * folder. */
+static void world_opts(const driver *d, char *uid, size_t n,
+                       bs_world_opts *wo) {
+  const bs_run_cfg *run = d->run;
+  *wo = (bs_world_opts){.backend = run->backend,
+                        .size = bs_procs_local_ranks(run),
+                        .timeout_ms = run->timeout_ms,
+                        .fingerprint = true,
+                        .flight_slots = FLIGHT_SLOTS};
+  if (!run->rendezvous)
+    return;
+  bs_procs_run_dir(run, uid, n);
+  snprintf(uid + strlen(uid), n - strlen(uid), "/nccl.uid");
+  wo->global_size = run->ranks;
+  wo->first_rank = bs_procs_first_rank(run);
+  wo->uid_path = uid;
+}
+
 static bs_status run_world(driver *d, bs_dev **devs, rank_ctx *ctx) {
   bs_status st = BS_OK;
-  int n = d->run->ranks;
   bs_world *w = NULL;
+  bs_world_opts wo;
+  char uid[1100];
+  world_opts(d, uid, sizeof uid, &wo);
+  int n = wo.size;
   void **args = calloc((size_t)n, sizeof *args);
-  bs_world_opts wo = {.backend = d->run->backend,
-                      .size = n,
-                      .timeout_ms = d->run->timeout_ms,
-                      .fingerprint = true,
-                      .flight_slots = FLIGHT_SLOTS};
   if (!args)
     BS_FAIL(BS_ERR_NOMEM, NULL, "world of %d ranks", n);
-  /* Rank k on GPU k (mod the GPUs there are), as the nccl backend puts
-   * its communicator: a rank's buffers must live on its own GPU. */
+  /* Global rank k on GPU k (mod the GPUs there are), as the nccl backend
+   * puts its communicator: a rank's buffers must live on its own GPU. */
   int gpus = strcmp(d->run->device, "cuda") == 0 ? bs_dev_cuda_count() : 0;
-  for (int k = 0; k < n; k++) {
-    BS_CHECK(bs_dev_create(d->run->device, gpus > 0 ? k % gpus : 0, &devs[k]));
-    ctx[k] = (rank_ctx){.d = d, .rank = k, .dev = devs[k]};
-    args[k] = &ctx[k];
+  for (int i = 0; i < n; i++) {
+    int k = wo.first_rank + i;
+    BS_CHECK(bs_dev_create(d->run->device, gpus > 0 ? k % gpus : 0, &devs[i]));
+    ctx[i] = (rank_ctx){.d = d, .rank = k, .dev = devs[i]};
+    args[i] = &ctx[i];
   }
   BS_CHECK(bs_world_create(&wo, &w));
   /* The ranks' own failures are in the record; only setup errors count. */
@@ -335,7 +355,7 @@ out:
 bs_status bs_driver_lifecycle(const bs_run_cfg *run, bs_record *rec) {
   bs_status st = BS_OK;
   driver d = {.run = run, .rec = rec};
-  int n = run->ranks;
+  int n = bs_procs_local_ranks(run), first = bs_procs_first_rank(run);
   bs_dev **devs = calloc((size_t)n, sizeof *devs);
   rank_ctx *ctx = calloc((size_t)n, sizeof *ctx);
   if (!devs || !ctx)
@@ -349,9 +369,9 @@ bs_status bs_driver_lifecycle(const bs_run_cfg *run, bs_record *rec) {
   BS_CHECK(run_world(&d, devs, ctx));
 out:
   /* An unwound rank's actor still holds its device's memory: leave both. */
-  for (int k = 0; devs && k < n; k++)
-    if (!rec->rank || !rec->rank[k].unwound)
-      bs_dev_destroy(devs[k]);
+  for (int i = 0; devs && i < n; i++)
+    if (!rec->rank || !rec->rank[first + i].unwound)
+      bs_dev_destroy(devs[i]);
   free(devs);
   free(ctx);
   bs_model_free(&d.model);

@@ -30,6 +30,7 @@ enum {
   O_JSON,
   O_JUNIT,
   O_ARTIFACTS,
+  O_RENDEZVOUS,
 };
 
 static const struct option longopts[] = {
@@ -49,6 +50,7 @@ static const struct option longopts[] = {
     {"json", required_argument, NULL, O_JSON},
     {"junit", required_argument, NULL, O_JUNIT},
     {"artifacts", required_argument, NULL, O_ARTIFACTS},
+    {"rendezvous", required_argument, NULL, O_RENDEZVOUS},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {NULL, 0, NULL, 0},
@@ -217,6 +219,11 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
   case O_ARTIFACTS:
     o->artifacts = arg;
     return BS_OK;
+  case O_RENDEZVOUS:
+    if (!*arg)
+      USAGE("--rendezvous: an empty folder name");
+    o->rendezvous = arg;
+    return BS_OK;
   case 'q':
     o->verbosity = -1;
     return BS_OK;
@@ -235,7 +242,27 @@ static void defaults(const char *cmd, bs_opts *o) {
   o->cycles = -1;
   o->deadline_s = 60;
   o->jobs = 2;
+  o->procs.nprocs = 1;
   o->artifacts = strcmp(cmd, "run") == 0 ? "backstop-artifacts" : NULL;
+}
+
+/* Process-per-rank: which process this is, and the job's folder. Ranks
+ * that are threads of one process (sim) cannot span processes. */
+static bs_status check_procs(bs_opts *o) {
+  bs_status st = BS_OK;
+  bs_procs *p = &o->procs;
+  p->nprocs = 1;
+  if (!o->rendezvous)
+    return BS_OK;
+  BS_CHECK(prefixed(bs_procs_from_env(p), "--rendezvous"));
+  snprintf(o->rdv, sizeof o->rdv, "%s/%s", o->rendezvous,
+           p->job[0] ? p->job : "job");
+  if (p->nprocs > 1 && strcmp(o->backend, "nccl") != 0)
+    USAGE("--rendezvous: %d processes (%s) need --backend nccl: the ranks "
+          "of the %s backend are threads of one process",
+          p->nprocs, p->from, o->backend);
+out:
+  return st;
 }
 
 bs_status bs_opts_parse(const char *cmd, int argc, char **argv, bs_opts *o) {
@@ -260,6 +287,7 @@ bs_status bs_opts_parse(const char *cmd, int argc, char **argv, bs_opts *o) {
     o->device = strcmp(o->backend, "sim") == 0 ? "host" : "cuda";
   if (o->model)
     BS_CHECK(check_model(o->model, o->scale));
+  BS_CHECK(check_procs(o));
 out:
   return st;
 }
@@ -301,6 +329,9 @@ static bs_status plan_one(const bs_opts *o, const bs_scenario *s, int ranks,
   if (ranks < s->min_ranks)
     USAGE("%s needs at least %d ranks, --ranks gave %d", s->name, s->min_ranks,
           ranks);
+  if (ranks % o->procs.nprocs != 0)
+    USAGE("%s: %d ranks do not split evenly over %d processes", s->name, ranks,
+          o->procs.nprocs);
   for (size_t i = 0; i < o->nfaults; i++)
     BS_CHECK(check_fault_rank(o->faults[i], ranks, s->name));
   BS_CHECK(check_config(o, s));
@@ -323,6 +354,9 @@ static bs_status plan_one(const bs_opts *o, const bs_scenario *s, int ranks,
       .deadline_s = o->deadline_s,
       .artifacts = o->artifacts,
       .exe = exe,
+      .proc = o->procs.proc,
+      .nprocs = o->procs.nprocs,
+      .rendezvous = o->rendezvous ? o->rdv : NULL,
   };
 out:
   return st;
@@ -361,7 +395,9 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
                 scn[i]->name, ranks, ranks == 1 ? "" : "s", scn[i]->min_ranks);
         continue;
       }
-      BS_CHECK(plan_one(o, scn[i], ranks, exe, &(*out)[(*n)++]));
+      BS_CHECK(plan_one(o, scn[i], ranks, exe, &(*out)[*n]));
+      (*out)[*n].run_index = *n;
+      (*n)++;
     }
 out:
   if (st != BS_OK) {

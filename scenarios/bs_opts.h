@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "bs_fault.h"
+#include "bs_procs.h"
 #include "bs_scenario.h"
 #include "bs_status.h"
 
@@ -36,6 +37,11 @@ typedef struct bs_opts {
   int jobs;
   const char *json, *junit, *artifacts;
   int verbosity; /* -1 quiet, 0, 1 verbose */
+  /* --rendezvous DIR: process-per-rank; rdv is DIR/<job id>, the folder
+   * this job's processes share (bs_procs.h). */
+  const char *rendezvous;
+  bs_procs procs;
+  char rdv[1024];
 } bs_opts;
 
 /* cmd is "run" or "mutants" (which has no --mutant); argv[0] is the command

@@ -54,16 +54,19 @@ bs_status bs_digests_set(bs_digests *d, const bs_digest *dig,
   return BS_OK;
 }
 
-void bs_record_free(bs_record *r) {
-  for (int k = 0; r->rank && k < r->nranks; k++) {
-    bs_rank_rec *rr = &r->rank[k];
-    for (size_t i = 0; i < rr->n; i++) {
-      bs_digests_free(&rr->ev[i].live);
-      bs_digests_free(&rr->ev[i].recv);
-    }
-    free(rr->ev);
-    free(rr->flight);
+void bs_rank_rec_free(bs_rank_rec *rr) {
+  for (size_t i = 0; i < rr->n; i++) {
+    bs_digests_free(&rr->ev[i].live);
+    bs_digests_free(&rr->ev[i].recv);
   }
+  free(rr->ev);
+  free(rr->flight);
+  memset(rr, 0, sizeof *rr);
+}
+
+void bs_record_free(bs_record *r) {
+  for (int k = 0; r->rank && k < r->nranks; k++)
+    bs_rank_rec_free(&r->rank[k]);
   free(r->rank);
   free(r->fired);
   free(r->reads);

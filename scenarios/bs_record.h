@@ -103,6 +103,7 @@ typedef struct bs_record {
 
 bs_status bs_record_init(bs_record *r, int nranks, int cycles);
 void bs_record_free(bs_record *r);
+void bs_rank_rec_free(bs_rank_rec *rr); /* and zeroes it */
 double bs_record_now_ms(const bs_record *r);
 
 /* Opens a phase on rank; the pointer is valid until the next begin. */

@@ -145,9 +145,21 @@ static void opt(bs_buf *b, const char *name, const char *value) {
   shell_word(b, value);
 }
 
+/* The user's folder: the run's is <it>/<job id> (bs_opts.h). */
+static void rendezvous(bs_buf *b, const char *job_dir) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", job_dir);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    *slash = '\0';
+  opt(b, "--rendezvous", dir);
+}
+
 void bs_repro(const bs_run_cfg *cfg, bs_buf *b) {
   const bs_scenario *s = cfg->scn;
   char num[64];
+  if (cfg->nprocs > 1)
+    bs_buf_printf(b, "mpirun -np %d ", cfg->nprocs);
   bs_buf_printf(b, "backstop run");
   shell_word(b, s->name);
   bs_buf_printf(b, " --ranks %d --seed %llu", cfg->ranks,
@@ -172,6 +184,8 @@ void bs_repro(const bs_run_cfg *cfg, bs_buf *b) {
     opt(b, "--fault", cfg->faults[i]);
   for (size_t i = 0; i < cfg->nmutants; i++)
     opt(b, "--mutant", cfg->mutants[i]);
+  if (cfg->rendezvous)
+    rendezvous(b, cfg->rendezvous);
 }
 
 /* ---- JSON ---- */

@@ -54,6 +54,12 @@ typedef struct bs_run_cfg {
   double deadline_s;     /* the parent kills the run past this */
   const char *artifacts; /* folder for failure artifacts; NULL: none */
   const char *exe;       /* the backstop binary (engine processes) */
+  /* Process-per-rank (bs_procs.h): this process runs the ranks
+   * proc*ranks/nprocs .. of the run; the processes meet in the folder
+   * rendezvous/run<run_index>. rendezvous NULL: every rank is here. */
+  int proc, nprocs;
+  const char *rendezvous;
+  size_t run_index;
 } bs_run_cfg;
 
 /* The scenario's own oracle: reads the record, says why in detail. */

@@ -1,0 +1,88 @@
+#include "bs_files.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Between looks for a file another process has still to publish. */
+#define WAIT_POLL_MS 5
+
+bs_status bs_mkdir_p(const char *path) {
+  char tmp[1024];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1;; p++) {
+    char c = *p;
+    if (c != '/' && c != '\0')
+      continue;
+    *p = '\0';
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+      return bs_fail(BS_ERR_INVALID, NULL, "cannot create %s: %s", tmp,
+                     strerror(errno));
+    *p = c;
+    if (c == '\0')
+      return BS_OK;
+  }
+}
+
+bs_status bs_file_publish(const char *path, const void *data, size_t n) {
+  bs_status st = BS_OK;
+  char tmp[1100];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "wb");
+  bool ok = f && (n == 0 || fwrite(data, n, 1, f) == 1);
+  if (f && fclose(f) != 0)
+    ok = false;
+  if (!ok || rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    BS_FAIL(BS_ERR_INVALID, NULL, "cannot write %s: %s", path, strerror(e));
+  }
+out:
+  return st;
+}
+
+bs_status bs_file_read(const char *path, char **data, size_t *n) {
+  bs_status st = BS_OK;
+  char *buf = NULL;
+  FILE *f = fopen(path, "rb");
+  long len = -1;
+  if (f && fseek(f, 0, SEEK_END) == 0)
+    len = ftell(f);
+  if (!f || len < 0 || fseek(f, 0, SEEK_SET) != 0)
+    BS_FAIL(BS_ERR_INVALID, NULL, "cannot read %s: %s", path, strerror(errno));
+  if (!(buf = malloc((size_t)len + 1)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %ld bytes", path, len);
+  if (len && fread(buf, (size_t)len, 1, f) != 1)
+    BS_FAIL(BS_ERR_INVALID, NULL, "cannot read %s: short read", path);
+  buf[len] = '\0';
+  *data = buf;
+  *n = (size_t)len;
+  buf = NULL;
+out:
+  if (f)
+    fclose(f);
+  free(buf);
+  return st;
+}
+
+static double mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+bs_status bs_file_wait(const char *path, int wait_ms, char **data, size_t *n) {
+  double until = mono_ms() + wait_ms;
+  const struct timespec nap = {0, WAIT_POLL_MS * 1000000L};
+  while (access(path, F_OK) != 0) {
+    if (mono_ms() >= until)
+      return bs_fail(BS_ERR_TIMEOUT, NULL, "no %s after %d ms", path, wait_ms);
+    nanosleep(&nap, NULL);
+  }
+  return bs_file_read(path, data, n);
+}

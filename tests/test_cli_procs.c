@@ -1,0 +1,202 @@
+/* Process-per-rank runs (`--rendezvous`): the launcher's environment read
+ * as documented, one process giving the same verdicts as a plain run, and
+ * two processes that meet through the folder: process 0 merges the other's
+ * part and both report its verdict; a missing process is waited for with
+ * a bound, never forever. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "bs_dev.h"
+#include "bs_procs.h"
+#include "bs_test_cli.h"
+
+static const char *const launcher_vars[] = {"BS_PROC_RANK",
+                                            "BS_PROC_SIZE",
+                                            "OMPI_COMM_WORLD_RANK",
+                                            "OMPI_COMM_WORLD_SIZE",
+                                            "PMI_RANK",
+                                            "PMI_SIZE",
+                                            "SLURM_PROCID",
+                                            "SLURM_NTASKS",
+                                            "BS_JOB_ID",
+                                            "PMIX_NAMESPACE",
+                                            "OMPI_MCA_ess_base_jobid",
+                                            "SLURM_JOB_ID"};
+
+static int clean_env(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof launcher_vars / sizeof *launcher_vars; i++)
+    unsetenv(launcher_vars[i]);
+  return 0;
+}
+
+static void test_env(void **state) {
+  (void)state;
+  bs_procs p;
+  assert_int_equal(bs_procs_from_env(&p), BS_OK);
+  assert_int_equal(p.proc, 0);
+  assert_int_equal(p.nprocs, 1);
+  assert_string_equal(p.job, "");
+  setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "8", 1);
+  setenv("PMIX_NAMESPACE", "prterun-host-77@1", 1);
+  assert_int_equal(bs_procs_from_env(&p), BS_OK);
+  assert_int_equal(p.proc, 3);
+  assert_int_equal(p.nprocs, 8);
+  assert_string_equal(p.from, "OMPI_COMM_WORLD_RANK");
+  assert_string_equal(p.job, "prterun-host-77_1");
+  /* The explicit pair wins over the launcher's. */
+  setenv("BS_PROC_RANK", "1", 1);
+  setenv("BS_PROC_SIZE", "2", 1);
+  assert_int_equal(bs_procs_from_env(&p), BS_OK);
+  assert_int_equal(p.proc, 1);
+  assert_int_equal(p.nprocs, 2);
+  setenv("BS_PROC_RANK", "2", 1);
+  bs_err_clear();
+  assert_int_equal(bs_procs_from_env(&p), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "BS_PROC_RANK='2'"));
+  unsetenv("BS_PROC_SIZE");
+  bs_err_clear();
+  assert_int_equal(bs_procs_from_env(&p), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "BS_PROC_SIZE is not"));
+  clean_env(NULL);
+}
+
+static int setup(void **state) {
+  (void)state;
+  clean_env(NULL);
+  return cli_setup("bs_procs_");
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return cli_teardown();
+}
+
+/* The rank outcomes of the JSON report in dir/file (the verdicts' what). */
+static char *outcomes(const char *file) {
+  char *s = slurp(file);
+  char *a = strstr(s, "\"rank_outcomes\"");
+  assert_non_null(a);
+  char *e = strchr(a, ']');
+  assert_non_null(e);
+  e[1] = '\0';
+  char *r = strdup(a);
+  free(s);
+  return r;
+}
+
+/* One process of one: the same verdicts and rank outcomes as without the
+ * rendezvous, the run's part and verdict left in the job's folder. */
+static void test_one_process(void **state) {
+  (void)state;
+  const char *sel = "engine-death rank-divergence --ranks 2";
+  char args[256];
+  snprintf(args, sizeof args, "run %s --json plain.json", sel);
+  assert_int_equal(backstop(args), 0);
+  setenv("BS_JOB_ID", "j1", 1);
+  snprintf(args, sizeof args, "run %s --rendezvous rv --json rv.json", sel);
+  assert_int_equal(backstop(args), 0);
+  unsetenv("BS_JOB_ID");
+  char *a = outcomes("plain.json"), *b = outcomes("rv.json");
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+  char *part = slurp("rv/j1/run1/part0"),
+       *res = slurp("rv/j1/run1/result.json");
+  assert_true(strlen(part) > 0);
+  assert_non_null(strstr(res, "rank-divergence"));
+  assert_non_null(strstr(out_text, "2 passed"));
+  free(part);
+  free(res);
+}
+
+/* Usage errors name what is wrong. */
+static void test_usage(void **state) {
+  (void)state;
+  setenv("BS_PROC_RANK", "0", 1);
+  setenv("BS_PROC_SIZE", "2", 1);
+  assert_int_equal(backstop("run engine-death --rendezvous rv"), 2);
+  assert_non_null(strstr(err_text, "need --backend nccl"));
+  assert_int_equal(
+      backstop("run engine-death --ranks 3 --backend nccl --rendezvous rv"), 2);
+  assert_non_null(strstr(err_text, "3 ranks do not split evenly over 2"));
+  assert_int_equal(backstop("run engine-death --rendezvous ''"), 2);
+  assert_non_null(strstr(err_text, "--rendezvous: an empty folder name"));
+  clean_env(NULL);
+}
+
+/* Runs process proc of 2 of the job in the background (&) or not. */
+static void launch(char *cmd, size_t n, int proc, const char *extra) {
+  size_t len = strlen(cmd);
+  snprintf(cmd + len, n - len,
+           "BS_JOB_ID=j2 BS_PROC_RANK=%d BS_PROC_SIZE=2 '%s' run engine-death "
+           "--ranks 2 --backend nccl --rendezvous rv --deadline-s 0.6 "
+           ">out%d.txt 2>&1; echo $? >rc%d.txt%s",
+           proc, getenv("BACKSTOP_BIN"), proc, proc, extra);
+}
+
+static int rc_of(int proc) {
+  char f[16];
+  snprintf(f, sizeof f, "rc%d.txt", proc);
+  char *s = slurp(f);
+  int rc = atoi(s);
+  free(s);
+  return rc;
+}
+
+/* Two processes: whatever the machine (no GPU here, one GPU that NCCL will
+ * not share, enough GPUs), process 0 reports for both and both exit alike.
+ * Without a GPU both fail their setup, and process 0's report names process
+ * 1's failure: it merged process 1's part. */
+static void test_two_processes(void **state) {
+  (void)state;
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "cd %s && { (", dir);
+  launch(cmd, sizeof cmd, 0, ") & (");
+  launch(cmd, sizeof cmd, 1, "); wait; }");
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(rc_of(0), rc_of(1));
+  char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
+  assert_non_null(strstr(o0, "engine-death"));
+  assert_string_equal(o1, "");
+  if (bs_dev_cuda_count() == 0) {
+    assert_int_equal(rc_of(0), 1);
+    assert_non_null(strstr(o0, "process 1 setup"));
+    assert_non_null(strstr(o0, "mpirun -np 2 backstop run engine-death"));
+  }
+  free(o0);
+  free(o1);
+}
+
+/* Alone, either process gives up within the run's deadline with a reason. */
+static void test_missing_process(void **state) {
+  (void)state;
+  for (int proc = 0; proc < 2; proc++) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && rm -rf rv && ", dir);
+    launch(cmd, sizeof cmd, proc, "");
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(rc_of(proc), 1);
+  }
+  /* Process 1 reported its own failure (nobody published a verdict). */
+  char *s = slurp("rv/j2/run0/part1");
+  assert_true(strlen(s) > 0);
+  assert_int_equal(access("rv/j2/run0/result.json", F_OK), -1);
+  free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(test_env, clean_env),
+      cmocka_unit_test(test_one_process),
+      cmocka_unit_test(test_usage),
+      cmocka_unit_test(test_two_processes),
+      cmocka_unit_test(test_missing_process),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
