@@ -183,11 +183,15 @@ static void test_missing_process(void **state) {
     assert_int_equal(system(cmd), 0);
     assert_int_equal(rc_of(proc), 1);
   }
-  /* Process 1 reported its own failure (nobody published a verdict). */
-  char *s = slurp("rv/j2/run0/part1");
-  assert_true(strlen(s) > 0);
+  /* Nobody published a verdict for process 1. Without a GPU its setup
+   * fails at once and it still leaves its part; with one, it waits for
+   * process 0's NCCL id and the parent stops it at the deadline. */
   assert_int_equal(access("rv/j2/run0/result.json", F_OK), -1);
-  free(s);
+  if (bs_dev_cuda_count() == 0) {
+    char *s = slurp("rv/j2/run0/part1");
+    assert_true(strlen(s) > 0);
+    free(s);
+  }
 }
 
 int main(void) {
