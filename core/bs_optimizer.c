@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_fault.h"
 #include "bs_kernels.h"
 
 /* The rank's shard range of one bucket, placed in the inner shard. */
@@ -324,6 +325,10 @@ bs_status bs_opt_step(bs_optimizer *o, float *const grad_buf[BS_BUF_COUNT],
     if (!grad_buf[o->inner[i].buf])
       BS_FAIL(BS_ERR_INVALID, NULL, "optimizer step: no %s grad buffer",
               buf_name(o->inner[i].buf));
+  /* Before any update: a failed step leaves the masters as they were. */
+  if (bs_fault_hit("optimizer/step", NULL))
+    BS_FAIL(BS_ERR_NOMEM, NULL,
+            "optimizer step %d: out of memory (fault optimizer/step)", step);
   const bs_opt_cfg *c = &o->cfg;
   bs_adam_hp hp =
       bs_adam_hp_make(c->lr, c->beta1, c->beta2, c->eps, c->weight_decay, step);

@@ -23,6 +23,10 @@ static const bs_fault_point catalogue[] = {
     {"backup/pin_alloc", "a backuper's pinned host allocation: it fails",
      "unused"},
     {"copy/fail", "a device/host copy: it fails", "unused"},
+    {"optimizer/step",
+     "the optimizer step (Adam over the rank's master shard), before it "
+     "touches anything: it runs out of memory",
+     "unused"},
     {"region/resume", "memory saver resume: it finds no memory", "unused"},
     {"comm/rank_exit", "before a collective: the rank dies", "unused"},
     {"comm/stall", "before a collective: the rank sleeps",

@@ -46,27 +46,28 @@ out:
   return st;
 }
 
+/* The whole of a file another process published (so it does not grow). */
 bs_status bs_file_read(const char *path, char **data, size_t *n) {
   bs_status st = BS_OK;
+  struct stat sb;
   char *buf = NULL;
   FILE *f = fopen(path, "rb");
-  long len = -1;
-  if (f && fseek(f, 0, SEEK_END) == 0)
-    len = ftell(f);
-  if (!f || len < 0 || fseek(f, 0, SEEK_SET) != 0)
+  if (!f || fstat(fileno(f), &sb) != 0)
     BS_FAIL(BS_ERR_INVALID, NULL, "cannot read %s: %s", path, strerror(errno));
-  if (!(buf = malloc((size_t)len + 1)))
-    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %ld bytes", path, len);
-  if (len && fread(buf, (size_t)len, 1, f) != 1)
+  size_t len = (size_t)sb.st_size;
+  buf = malloc(len + 1);
+  if (!buf)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu bytes", path, len);
+  if (fread(buf, 1, len, f) != len)
     BS_FAIL(BS_ERR_INVALID, NULL, "cannot read %s: short read", path);
   buf[len] = '\0';
+  *n = len;
   *data = buf;
-  *n = (size_t)len;
   buf = NULL;
 out:
+  free(buf);
   if (f)
     fclose(f);
-  free(buf);
   return st;
 }
 

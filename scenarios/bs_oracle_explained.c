@@ -26,7 +26,8 @@ static const cause table[] = {
     {BS_ERR_HASH_MISMATCH,
      POINTS("restore/bitflip", "backup/corrupt", "master/corrupt")},
     {BS_ERR_TENSOR_SET, POINTS("sync/tensor_set", "comm/diverge")},
-    {BS_ERR_NOMEM, POINTS("backup/pin_alloc", "region/resume")},
+    {BS_ERR_NOMEM,
+     POINTS("backup/pin_alloc", "region/resume", "optimizer/step")},
     {BS_ERR_COPY, POINTS("copy/fail")},
     {BS_ERR_MISSING_BACKUP, POINTS("backup/pin_alloc", "copy/fail")},
     /* A broken or stuck collective: a comm fault, or a rank that a fault

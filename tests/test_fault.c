@@ -84,7 +84,8 @@ static void test_catalogue(void **state) {
       "engine/send",    "engine/verify",  "restore/bitflip",
       "backup/corrupt", "master/corrupt", "backup/pin_alloc",
       "copy/fail",      "region/resume",  "comm/rank_exit",
-      "comm/stall",     "comm/diverge",   "sync/tensor_set"};
+      "comm/stall",     "comm/diverge",   "sync/tensor_set",
+      "optimizer/step"};
   for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
     const bs_fault_point *p = bs_fault_find(required[i]);
     assert_non_null(p);
