@@ -27,6 +27,7 @@ static bs_run_cfg *matrix(const bs_run_cfg *base, size_t nbase, size_t *n) {
     for (size_t i = 0; i < nbase; i++) {
       bs_run_cfg *c = &all[(size_t)(m + 1) * nbase + i];
       *c = base[i];
+      c->run_index = (size_t)(m + 1) * nbase + i; /* its own folder */
       if (m < 0)
         continue;
       mutant_names[m] = bs_mutant_name((bs_mutant)m);
@@ -60,21 +61,22 @@ out:
   return st;
 }
 
-static int print_matrix(const bs_result *res, size_t nbase, const bs_kill *k) {
+static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
+                        const bs_kill *k) {
   bs_summary fixed = bs_summarize(res, nbase);
   int rc = fixed.pass != fixed.runs;
-  printf("\nfixed core: %zu of %zu runs pass\n", fixed.pass, fixed.runs);
+  fprintf(out, "\nfixed core: %zu of %zu runs pass\n", fixed.pass, fixed.runs);
   for (size_t i = 0; i < nbase; i++)
     if (res[i].verdict != BS_PASS)
-      bs_report_line(stdout, &res[i], 0);
-  printf("%-24s %s\n", "mutant", "killed by");
+      bs_report_line(out, &res[i], 0);
+  fprintf(out, "%-24s %s\n", "mutant", "killed by");
   for (int m = 0; m < BS_MUT_COUNT; m++) {
-    printf("%-24s ", k[m].name);
+    fprintf(out, "%-24s ", k[m].name);
     if (k[m].survived)
-      printf("SURVIVED (%s)", bs_mutant_effect((bs_mutant)m));
+      fprintf(out, "SURVIVED (%s)", bs_mutant_effect((bs_mutant)m));
     for (size_t i = 0; i < k[m].nkilled; i++)
-      printf("%s%s", i ? ", " : "", k[m].killed_by[i]);
-    printf("\n");
+      fprintf(out, "%s%s", i ? ", " : "", k[m].killed_by[i]);
+    fprintf(out, "\n");
     rc |= k[m].survived;
   }
   return rc;
@@ -88,8 +90,15 @@ static int report(const bs_opts *o, const bs_result *res, size_t n,
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;
   }
-  rc = print_matrix(res, nbase, k);
-  if (o->json) {
+  /* Every process of a process-per-rank job judges alike; one speaks. */
+  bool lead = bs_opts_lead(o);
+  FILE *out = lead ? stdout : fopen("/dev/null", "w");
+  if (!out)
+    goto out;
+  rc = print_matrix(out, res, nbase, k);
+  if (!lead)
+    fclose(out);
+  if (lead && o->json) {
     bs_buf b = {0};
     bs_report_json(&b, res, n, k, BS_MUT_COUNT);
     if (bs_report_save(o->json, &b) != BS_OK) {
@@ -120,10 +129,10 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
   res = calloc(n ? n : 1, sizeof *res);
   /* Runs that pass are the expected case for a mutant matrix: only
    * failures of the fixed core are news, the matrix says the rest. */
-  bs_exec_opts eo = {.jobs = o.jobs,
+  bs_exec_opts eo = {.jobs = bs_opts_jobs(&o),
                      .verbosity = o.verbosity > 0 ? 1 : -1,
-                     .out = stdout,
-                     .tty = isatty(STDOUT_FILENO),
+                     .out = bs_opts_lead(&o) ? stdout : NULL,
+                     .tty = bs_opts_lead(&o) && isatty(STDOUT_FILENO),
                      .child = bs_child_run};
   if (!all || !res || bs_exec(all, n, &eo, res) != BS_OK) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);

@@ -44,11 +44,9 @@ int bs_cmd_run(int argc, char **argv, const char *exe) {
   bool to_stdout =
       (o.json && !strcmp(o.json, "-")) || (o.junit && !strcmp(o.junit, "-"));
   FILE *human = to_stdout ? stderr : stdout;
-  /* Process-per-rank: every process runs the runs in the same order, one
-   * at a time; process 0 speaks for all of them. */
-  bool lead = o.procs.proc == 0;
+  bool lead = bs_opts_lead(&o);
   bs_result *res = calloc(n, sizeof *res);
-  bs_exec_opts eo = {.jobs = o.rendezvous ? 1 : o.jobs,
+  bs_exec_opts eo = {.jobs = bs_opts_jobs(&o),
                      .verbosity = o.verbosity,
                      .out = lead ? human : NULL,
                      .tty = lead && isatty(fileno(human)),

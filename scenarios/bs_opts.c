@@ -292,6 +292,14 @@ out:
   return st;
 }
 
+bool bs_opts_lead(const bs_opts *o) {
+  return o->procs.proc == 0;
+}
+
+int bs_opts_jobs(const bs_opts *o) {
+  return o->rendezvous ? 1 : o->jobs;
+}
+
 /* ---- the plan ---- */
 
 static bs_status check_fault_rank(const char *spec, int ranks,

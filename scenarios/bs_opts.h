@@ -48,6 +48,12 @@ typedef struct bs_opts {
  * itself. Reorders argv (getopt). */
 bs_status bs_opts_parse(const char *cmd, int argc, char **argv, bs_opts *o);
 
+/* Process-per-rank: process 0 speaks for every process (prints, saves the
+ * reports), and every process runs the runs one at a time, in the same
+ * order. Without --rendezvous: true and o->jobs. */
+bool bs_opts_lead(const bs_opts *o);
+int bs_opts_jobs(const bs_opts *o);
+
 /* The default suite when no selector is given. */
 #define BS_DEFAULT_SUITE "@smoke"
 

@@ -21,7 +21,10 @@
 
 #include "bs_bench.c"
 #include "bs_bench_cli.c"
+#include "bs_bench_maincast.c"
+#include "bs_bench_measure.c"
 #include "bs_bench_model.c"
+#include "bs_bench_pause.c"
 #include "bs_bench_report.c"
 #include "bs_buf.c"
 #include "bs_dev.h"

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "bs_dev.h"
+#include "bs_mutant.h"
 #include "bs_procs.h"
 #include "bs_test_cli.h"
 
@@ -115,6 +116,25 @@ static void test_one_process(void **state) {
   free(res);
 }
 
+/* The kill matrix too: every run (each mutant's) meets in a folder of its
+ * own, and the one process reports as without --rendezvous. */
+static void test_mutants(void **state) {
+  (void)state;
+  setenv("BS_JOB_ID", "j3", 1);
+  /* One scenario leaves most mutants alive: exit 1, as without it. */
+  assert_int_equal(backstop("mutants frozen-params --rendezvous rv"), 1);
+  unsetenv("BS_JOB_ID");
+  assert_non_null(strstr(out_text, "fixed core: 1 of 1 runs pass"));
+  assert_non_null(strstr(out_text, "skip-frozen-backup       frozen-params"));
+  for (int m = 0; m < BS_MUT_COUNT; m++) {
+    char path[64];
+    snprintf(path, sizeof path, "rv/j3/run%d/result.json", m + 1);
+    char *res = slurp(path);
+    assert_non_null(strstr(res, bs_mutant_name((bs_mutant)m)));
+    free(res);
+  }
+}
+
 /* Usage errors name what is wrong. */
 static void test_usage(void **state) {
   (void)state;
@@ -198,6 +218,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_env, clean_env),
       cmocka_unit_test(test_one_process),
+      cmocka_unit_test(test_mutants),
       cmocka_unit_test(test_usage),
       cmocka_unit_test(test_two_processes),
       cmocka_unit_test(test_missing_process),
