@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bs_child.h"
 #include "bs_driver.h"
@@ -29,6 +30,10 @@ static int wait_left_ms(const proc_run *p, double margin) {
 
 static void part_path(const proc_run *p, int proc, char *out, size_t n) {
   snprintf(out, n, "%s/part%d", p->dir, proc);
+}
+
+static void result_path(const proc_run *p, char *out, size_t n) {
+  snprintf(out, n, "%s/result.json", p->dir);
 }
 
 /* Drives this process's ranks (a custom driver, which keeps all its ranks
@@ -103,7 +108,7 @@ static int lead(proc_run *p, int fd) {
   p->rec.duration_ms = bs_record_now_ms(&p->rec);
   bs_child_judge(p->cfg, BS_OK, &p->rec, &p->res);
   bs_result_write_json(&out, &p->res, 0);
-  snprintf(path, sizeof path, "%s/result.json", p->dir);
+  result_path(p, path, sizeof path);
   if (!out.oom && bs_file_publish(path, out.s, out.len) != BS_OK)
     fprintf(stderr, "backstop: %s\n", bs_err()->message);
   int rc = out.oom ? 5 : send(fd, out.s, out.len);
@@ -111,26 +116,47 @@ static int lead(proc_run *p, int fd) {
   return rc;
 }
 
+/* This process's own failure as the run's result. */
+static int fail_run(proc_run *p, int fd, const char *why) {
+  bs_buf out = {0};
+  p->res.verdict = BS_FAIL;
+  bs_result_set_note(&p->res, "process %d: %s", p->cfg->proc, why);
+  bs_result_write_json(&out, &p->res, 0);
+  int rc = out.oom ? 5 : send(fd, out.s, out.len);
+  bs_buf_free(&out);
+  return rc;
+}
+
 /* The others report process 0's verdict, or their own failure to get it. */
 static int peer(proc_run *p, int fd) {
-  char path[1100], *data = NULL;
+  char path[1100], *data = NULL, why[400];
   size_t n = 0;
   int rc;
-  snprintf(path, sizeof path, "%s/result.json", p->dir);
+  result_path(p, path, sizeof path);
   bs_err_clear();
   if (bs_file_wait(path, wait_left_ms(p, PEER_MARGIN), &data, &n) == BS_OK) {
     rc = send(fd, data, n);
   } else {
-    bs_buf out = {0};
-    p->res.verdict = BS_FAIL;
-    bs_result_set_note(&p->res, "process %d: no verdict from process 0: %s",
-                       p->cfg->proc, bs_err()->message);
-    bs_result_write_json(&out, &p->res, 0);
-    rc = out.oom ? 5 : send(fd, out.s, out.len);
-    bs_buf_free(&out);
+    snprintf(why, sizeof why, "no verdict from process 0: %s",
+             bs_err()->message);
+    rc = fail_run(p, fd, why);
   }
   free(data);
   return rc;
+}
+
+/* A verdict already in the run's folder is an earlier job's (a job id used
+ * twice): a peer would report it as this run's. */
+static bs_status fresh_folder(const proc_run *p) {
+  char path[1100];
+  bs_status st = bs_mkdir_p(p->dir);
+  result_path(p, path, sizeof path);
+  if (st == BS_OK && access(path, F_OK) == 0)
+    st = bs_fail(BS_ERR_INVALID, NULL,
+                 "%s holds an earlier job's verdict (a job id used twice?): "
+                 "give a fresh --rendezvous folder",
+                 p->dir);
+  return st;
 }
 
 int bs_procs_child_run(const bs_run_cfg *cfg, int fd) {
@@ -143,8 +169,9 @@ int bs_procs_child_run(const bs_run_cfg *cfg, int fd) {
       BS_OK)
     goto out;
   p.rec.deadline_ms = cfg->deadline_s * 1e3;
-  if (bs_mkdir_p(p.dir) != BS_OK) {
-    fprintf(stderr, "backstop: process %d: %s\n", cfg->proc, bs_err()->message);
+  bs_err_clear();
+  if (fresh_folder(&p) != BS_OK) {
+    rc = fail_run(&p, fd, bs_err()->message);
     goto out;
   }
   drive(&p);

@@ -257,6 +257,12 @@ static bs_status check_procs(bs_opts *o) {
   BS_CHECK(prefixed(bs_procs_from_env(p), "--rendezvous"));
   snprintf(o->rdv, sizeof o->rdv, "%s/%s", o->rendezvous,
            p->job[0] ? p->job : "job");
+  /* Without a job id a later job would read this one's files. */
+  if (p->nprocs > 1 && !p->job[0])
+    USAGE("--rendezvous: %d processes (%s) but no job id: the launcher set "
+          "none of PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, SLURM_JOB_ID; "
+          "set BS_JOB_ID to a value unique to this job",
+          p->nprocs, p->from);
   if (p->nprocs > 1 && strcmp(o->backend, "nccl") != 0)
     USAGE("--rendezvous: %d processes (%s) need --backend nccl: the ranks "
           "of the %s backend are threads of one process",

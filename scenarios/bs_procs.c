@@ -49,7 +49,12 @@ static void job_id(bs_procs *p) {
     const char *s = getenv(job_vars[i]);
     if (!s || !*s)
       continue;
-    snprintf(p->job, sizeof p->job, "%s", s);
+    const char *step = getenv("SLURM_STEP_ID");
+    /* Slurm's job id is shared by every step (srun) of an allocation. */
+    if (strcmp(job_vars[i], "SLURM_JOB_ID") == 0 && step)
+      snprintf(p->job, sizeof p->job, "%s.%s", s, step);
+    else
+      snprintf(p->job, sizeof p->job, "%s", s);
     for (char *c = p->job; *c; c++)
       if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
         *c = '_';

@@ -26,8 +26,8 @@ typedef struct bs_procs {
  * PMI_RANK/PMI_SIZE (MPICH, Intel MPI) or Slurm's SLURM_PROCID/
  * SLURM_NTASKS, first found; none: process 0 of 1. The job id (folder per
  * job, so a stale file of an earlier job is never read): BS_JOB_ID,
- * PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid or SLURM_JOB_ID. BS_ERR_INVALID
- * naming the variable for a malformed or half-set pair. */
+ * PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid or SLURM_JOB_ID.SLURM_STEP_ID.
+ * BS_ERR_INVALID naming the variable for a malformed or half-set pair. */
 bs_status bs_procs_from_env(bs_procs *p);
 
 /* The run's shared folder: <rendezvous>/run<run_index>. */

@@ -26,7 +26,8 @@ static const char *const launcher_vars[] = {"BS_PROC_RANK",
                                             "BS_JOB_ID",
                                             "PMIX_NAMESPACE",
                                             "OMPI_MCA_ess_base_jobid",
-                                            "SLURM_JOB_ID"};
+                                            "SLURM_JOB_ID",
+                                            "SLURM_STEP_ID"};
 
 static int clean_env(void **state) {
   (void)state;
@@ -50,6 +51,11 @@ static void test_env(void **state) {
   assert_int_equal(p.nprocs, 8);
   assert_string_equal(p.from, "OMPI_COMM_WORLD_RANK");
   assert_string_equal(p.job, "prterun-host-77_1");
+  unsetenv("PMIX_NAMESPACE");
+  setenv("SLURM_JOB_ID", "4242", 1);
+  setenv("SLURM_STEP_ID", "3", 1);
+  assert_int_equal(bs_procs_from_env(&p), BS_OK);
+  assert_string_equal(p.job, "4242.3");
   /* The explicit pair wins over the launcher's. */
   setenv("BS_PROC_RANK", "1", 1);
   setenv("BS_PROC_SIZE", "2", 1);
@@ -114,6 +120,11 @@ static void test_one_process(void **state) {
   assert_non_null(strstr(out_text, "2 passed"));
   free(part);
   free(res);
+  /* The same job id again finds the verdicts: refused, not reported. */
+  setenv("BS_JOB_ID", "j1", 1);
+  assert_int_equal(backstop(args), 1);
+  unsetenv("BS_JOB_ID");
+  assert_non_null(strstr(out_text, "holds an earlier job's verdict"));
 }
 
 /* The kill matrix too: every run (each mutant's) meets in a folder of its
@@ -140,6 +151,9 @@ static void test_usage(void **state) {
   (void)state;
   setenv("BS_PROC_RANK", "0", 1);
   setenv("BS_PROC_SIZE", "2", 1);
+  assert_int_equal(backstop("run engine-death --rendezvous rv"), 2);
+  assert_non_null(strstr(err_text, "no job id"));
+  setenv("BS_JOB_ID", "j4", 1);
   assert_int_equal(backstop("run engine-death --rendezvous rv"), 2);
   assert_non_null(strstr(err_text, "need --backend nccl"));
   assert_int_equal(
