@@ -260,7 +260,8 @@ static bs_status check_procs(bs_opts *o) {
   /* Without a job id a later job would read this one's files. */
   if (p->nprocs > 1 && !p->job[0])
     USAGE("--rendezvous: %d processes (%s) but no job id: the launcher set "
-          "none of PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, SLURM_JOB_ID; "
+          "none of PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, SLURM_JOB_ID, "
+          "TORCHELASTIC_RUN_ID; "
           "set BS_JOB_ID to a value unique to this job",
           p->nprocs, p->from);
   if (p->nprocs > 1 && strcmp(o->backend, "nccl") != 0)

@@ -12,10 +12,12 @@ static const char *const pairs[][2] = {
     {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
     {"PMI_RANK", "PMI_SIZE"},
     {"SLURM_PROCID", "SLURM_NTASKS"},
+    {"RANK", "WORLD_SIZE"}, /* torchrun --no-python */
 };
 
-static const char *const job_vars[] = {
-    "BS_JOB_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"};
+static const char *const job_vars[] = {"BS_JOB_ID", "PMIX_NAMESPACE",
+                                       "OMPI_MCA_ess_base_jobid",
+                                       "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"};
 
 static bs_status env_int(const char *var, const char *s, long lo, long hi,
                          int *out) {

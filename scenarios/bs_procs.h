@@ -23,10 +23,11 @@ typedef struct bs_procs {
 
 /* This process's index and the process count, from the launcher's
  * environment: BS_PROC_RANK/BS_PROC_SIZE, Open MPI's OMPI_COMM_WORLD_*,
- * PMI_RANK/PMI_SIZE (MPICH, Intel MPI) or Slurm's SLURM_PROCID/
- * SLURM_NTASKS, first found; none: process 0 of 1. The job id (folder per
- * job, so a stale file of an earlier job is never read): BS_JOB_ID,
- * PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid or SLURM_JOB_ID.SLURM_STEP_ID.
+ * PMI_RANK/PMI_SIZE (MPICH, Intel MPI), Slurm's SLURM_PROCID/
+ * SLURM_NTASKS or torchrun's RANK/WORLD_SIZE, first found; none: process 0
+ * of 1. The job id (folder per job, so a stale file of an earlier job is
+ * never read): BS_JOB_ID, PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid,
+ * SLURM_JOB_ID.SLURM_STEP_ID or TORCHELASTIC_RUN_ID.
  * BS_ERR_INVALID naming the variable for a malformed or half-set pair. */
 bs_status bs_procs_from_env(bs_procs *p);
 

@@ -27,7 +27,10 @@ static const char *const launcher_vars[] = {"BS_PROC_RANK",
                                             "PMIX_NAMESPACE",
                                             "OMPI_MCA_ess_base_jobid",
                                             "SLURM_JOB_ID",
-                                            "SLURM_STEP_ID"};
+                                            "SLURM_STEP_ID",
+                                            "RANK",
+                                            "WORLD_SIZE",
+                                            "TORCHELASTIC_RUN_ID"};
 
 static int clean_env(void **state) {
   (void)state;
@@ -56,6 +59,16 @@ static void test_env(void **state) {
   setenv("SLURM_STEP_ID", "3", 1);
   assert_int_equal(bs_procs_from_env(&p), BS_OK);
   assert_string_equal(p.job, "4242.3");
+  clean_env(NULL);
+  /* torchrun's variables, last: generic names, read only under
+   * --rendezvous. */
+  setenv("RANK", "5", 1);
+  setenv("WORLD_SIZE", "6", 1);
+  setenv("TORCHELASTIC_RUN_ID", "r1", 1);
+  assert_int_equal(bs_procs_from_env(&p), BS_OK);
+  assert_int_equal(p.proc, 5);
+  assert_int_equal(p.nprocs, 6);
+  assert_string_equal(p.job, "r1");
   /* The explicit pair wins over the launcher's. */
   setenv("BS_PROC_RANK", "1", 1);
   setenv("BS_PROC_SIZE", "2", 1);
