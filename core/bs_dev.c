@@ -72,6 +72,27 @@ out:
   return st;
 }
 
+/* Overlap is refused rather than defined: the kernel's threads would race
+ * on the shared bytes. The distance test cannot wrap as a + n can. */
+static bool overlaps(const void *a, const void *b, size_t n) {
+  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  return (x > y ? x - y : y - x) < n;
+}
+
+bs_status bs_dev_sm_copy(bs_dev *d, void *dst, const void *src, size_t n) {
+  bs_status st = BS_OK;
+  if (!d || (n && (!dst || !src)))
+    BS_FAIL(BS_ERR_INVALID, NULL, "sm copy: bad argument (%zu bytes)", n);
+  if (n == 0)
+    goto out;
+  if (overlaps(dst, src, n))
+    BS_FAIL(BS_ERR_INVALID, NULL, "sm copy: %zu bytes at %p and %p overlap", n,
+            dst, src);
+  d->ops->sm_copy(d, dst, src, n);
+out:
+  return st;
+}
+
 bs_status bs_dev_sync(bs_dev *d) {
   if (!d)
     return bs_fail(BS_ERR_INVALID, NULL, "sync: no device");

@@ -50,6 +50,10 @@ typedef struct bs_dev_ops {
   void (*bitflip)(bs_dev *d, void *buf, size_t nbytes, uint64_t bit);
   size_t (*first_diff)(bs_dev *d, const void *a, const void *b, size_t n);
   void (*poison)(bs_dev *d, void *buf, size_t nbytes, uint64_t seed);
+  /* Device-to-device through the SMs (cuda: a copy kernel, not the copy
+   * engine; host: memcpy): the like-for-like ceiling of the cast kernel.
+   * Asynchronous like the kernels: a failure is reported by the next sync. */
+  void (*sm_copy)(bs_dev *d, void *dst, const void *src, size_t n);
   void (*destroy)(bs_dev *d);
 } bs_dev_ops;
 
@@ -79,6 +83,10 @@ void bs_dev_pinned_free(bs_dev *d, bs_pin_owner who, void *p, size_t n);
 /* Copy with the fault point copy/fail. */
 bs_status bs_dev_copy(bs_dev *d, void *dst, const void *src, size_t n,
                       bs_copy_dir dir);
+/* ops->sm_copy with argument checks: BS_ERR_INVALID for a NULL pointer with
+ * n > 0 or overlapping ranges. Asynchronous: the bytes are there, and a
+ * failed launch reported, at the next bs_dev_sync. */
+bs_status bs_dev_sm_copy(bs_dev *d, void *dst, const void *src, size_t n);
 bs_status bs_dev_sync(bs_dev *d);
 
 #endif

@@ -110,6 +110,11 @@ static void host_poison(bs_dev *d, void *buf, size_t nbytes, uint64_t seed) {
   bs_k_poison(buf, nbytes, seed);
 }
 
+static void host_sm_copy(bs_dev *d, void *dst, const void *src, size_t n) {
+  (void)d;
+  memcpy(dst, src, n);
+}
+
 static void host_destroy(bs_dev *d) {
   free(d);
 }
@@ -130,6 +135,7 @@ static const bs_dev_ops host_ops = {
     .bitflip = host_bitflip,
     .first_diff = host_first_diff,
     .poison = host_poison,
+    .sm_copy = host_sm_copy,
     .destroy = host_destroy,
 };
 

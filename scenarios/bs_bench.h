@@ -1,7 +1,8 @@
 /* `backstop bench` (cli.md, issue 6): throughput of the framework's own
  * backup, restore, cast, pause/resume and hashing code, each as a ratio to
- * a ceiling measured in the same run on the same buffers (device copy,
- * pinned copies each way, pinned allocation, one-thread SHA256).
+ * a ceiling measured in the same run on the same buffers (device copy by
+ * the copy engine and through the SMs, pinned copies each way, pinned
+ * allocation, one-thread SHA256).
  *
  * Every figure is the best of `repeat` timed runs after one untimed
  * warm-up, each run ended by a device sync and timed with

@@ -58,6 +58,12 @@ typedef struct bench_op {
 bs_status bs_bench_add_fig(bs_bench_report *r, const bench_op *op, double bytes,
                            double seconds);
 
+/* A figure built from measured ones, not timed again: the bytes of `from`
+ * in its seconds plus those of `plus` (NULL: none). BS_ERR_INTERNAL when
+ * one is not in r yet. */
+bs_status bs_bench_add_derived(bs_bench_report *r, const bench_op *op,
+                               const char *from, const char *plus);
+
 /* Best of b->r->repeat runs of op after one warm-up run, as a figure. */
 bs_status bs_bench_measure(bench *b, const bench_op *op, double bytes);
 

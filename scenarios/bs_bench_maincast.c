@@ -1,5 +1,6 @@
 /* The MainCast restore figures of `backstop bench`: the cast of the
- * master shard, the restore as the backuper runs it, and above one rank
+ * master shard (against the copy engine's and the SM-driven copy
+ * ceilings), the restore as the backuper runs it, and above one rank
  * the all-gather of the param buffers beside the bare collective, in a
  * world of ranks timed in lockstep. */
 #include <stdlib.h>
@@ -55,6 +56,8 @@ out:
 
 static const bench_op op_cast = {
     .name = "cast", .ceiling = "d2d_copy", .run = run_cast};
+/* The cast again, against the SM-driven copy: the same traffic kind. */
+static const bench_op op_cast_sm = {.name = "cast_sm", .ceiling = "sm_copy"};
 static const bench_op op_maincast = {
     .name = "maincast_restore", .ceiling = "d2d_copy", .run = run_maincast};
 static const bench_op op_all_gather = {.name = "all_gather",
@@ -131,6 +134,7 @@ static bs_status maincast_rank(bs_comm *c, void *arg) {
   double shard = (double)shard_numel(b);
   double cast = CAST_BYTES_PER_ELEM * shard;
   BS_CHECK(bs_bench_measure(b, &op_cast, cast));
+  BS_CHECK(bs_bench_add_derived(b->r, &op_cast_sm, "cast", NULL));
   BS_CHECK(
       bs_bench_measure(b, &op_maincast, cast + (double)k->mc->extras_bytes));
   if (n == 1)

@@ -40,6 +40,16 @@ bs_status bs_bench_add_fig(bs_bench_report *r, const bench_op *op, double bytes,
   return BS_OK;
 }
 
+bs_status bs_bench_add_derived(bs_bench_report *r, const bench_op *op,
+                               const char *from, const char *plus) {
+  const bs_bench_fig *a = bs_bench_find(r, from);
+  const bs_bench_fig *c = plus ? bs_bench_find(r, plus) : NULL;
+  if (!a || (plus && !c))
+    return bs_fail(BS_ERR_INTERNAL, NULL, "bench: %s: %s is not measured",
+                   op->name, !a ? from : plus);
+  return bs_bench_add_fig(r, op, a->bytes, a->seconds + (c ? c->seconds : 0));
+}
+
 /* A MainCast rank's runs start and end together on every rank, so rank
  * 0's clock covers the slowest rank and no rank's run overlaps another
  * rank's idle time. */

@@ -43,6 +43,7 @@ static const struct {
   bool is_ceiling;
 } expected[] = {
     {"d2d_copy", NULL, true},
+    {"sm_copy", NULL, true},
     {"d2h_copy", NULL, true},
     {"h2d_copy", NULL, true},
     {"pinned_alloc", NULL, true},
@@ -53,6 +54,7 @@ static const struct {
     {"normal_restore", "h2d_copy", false},
     {"sha256_verify", "sha256_1thread", false},
     {"cast", "d2d_copy", false},
+    {"cast_sm", "sm_copy", false},
     {"maincast_restore", "d2d_copy", false},
     {"pause_backup", "pinned_alloc+d2h", false},
     {"resume_backup", "h2d_copy", false},
@@ -195,8 +197,9 @@ static double shard_elems(const bs_model_spec *m, int ranks) {
 }
 
 /* Byte counts follow the model: the weights are one Normal backup, the
- * device-copy ceiling counts read + write, the cast 4 + 2 bytes per
- * element of rank 0's shard, the all-gathers every rank's bf16 shard. */
+ * device-copy ceilings count read + write, the cast 4 + 2 bytes per
+ * element of rank 0's shard, the all-gathers every rank's bf16 shard. The
+ * derived figures are their parts' runs, not timed again. */
 static void test_bytes_follow_the_model(void **state) {
   const fixture *f = *state;
   const bs_bench_report *r = &f->r;
@@ -213,6 +216,7 @@ static void test_bytes_follow_the_model(void **state) {
   assert_int_equal(r->repeat, 1);
   assert_true(r->scale > 0 && r->scale == f->o.scale);
   assert_near(bs_bench_find(r, "d2d_copy")->bytes, 2 * w, 0);
+  assert_near(bs_bench_find(r, "sm_copy")->bytes, 2 * w, 0);
   assert_near(bs_bench_find(r, "normal_backup")->bytes, w, 0);
   assert_near(bs_bench_find(r, "sha256_verify")->bytes, w, 0);
   assert_near(bs_bench_find(r, "cast")->bytes, 6 * shard, 0);
@@ -226,6 +230,12 @@ static void test_bytes_follow_the_model(void **state) {
   const bs_bench_fig *c = bs_bench_find(r, "d2h_copy");
   assert_near(bs_bench_find(r, "pinned_alloc+d2h")->seconds,
               a->seconds + c->seconds, 1e-12);
+  const bs_bench_fig *cast = bs_bench_find(r, "cast");
+  const bs_bench_fig *cast_sm = bs_bench_find(r, "cast_sm");
+  assert_near(cast_sm->bytes, cast->bytes, 0);
+  assert_near(cast_sm->seconds, cast->seconds, 0);
+  assert_near(cast_sm->ratio * bs_bench_find(r, "sm_copy")->gbps, cast->gbps,
+              cast->gbps * 1e-9);
 }
 
 static const bs_json *num_member(const bs_json *o, const char *key) {
@@ -435,6 +445,28 @@ static void test_run_rejects_bad_ranks(void **state) {
   bs_model_free(&m);
 }
 
+/* A derived figure needs its parts measured: an error, not a made-up row. */
+static void test_derived_needs_its_parts(void **state) {
+  (void)state;
+  bs_bench_report r = {.ranks = 1};
+  const bench_op op = {.name = "derived", .is_ceiling = true};
+  bs_err_clear();
+  assert_int_equal(bs_bench_add_derived(&r, &op, "cast", NULL),
+                   BS_ERR_INTERNAL);
+  assert_non_null(strstr(bs_err()->message, "cast"));
+  const bench_op part = {.name = "cast"};
+  assert_int_equal(bs_bench_add_fig(&r, &part, 6, 2), BS_OK);
+  bs_err_clear();
+  assert_int_equal(bs_bench_add_derived(&r, &op, "cast", "d2h_copy"),
+                   BS_ERR_INTERNAL);
+  assert_non_null(strstr(bs_err()->message, "d2h_copy"));
+  assert_int_equal(r.n, 1);
+  assert_int_equal(bs_bench_add_derived(&r, &op, "cast", "cast"), BS_OK);
+  assert_int_equal(r.n, 2);
+  assert_near(r.fig[1].bytes, 6, 0);
+  assert_near(r.fig[1].seconds, 4, 0);
+}
+
 static void test_bad_model_exits_2(void **state) {
   (void)state;
   const char *preset[] = {"bench", "--model", "no-such-model"};
@@ -518,6 +550,7 @@ int main(void) {
       cmocka_unit_test(test_bad_options_exit_2),
       cmocka_unit_test(test_nccl_ranks_over_gpus_exit_2),
       cmocka_unit_test(test_run_rejects_bad_ranks),
+      cmocka_unit_test(test_derived_needs_its_parts),
       cmocka_unit_test(test_bad_model_exits_2),
       cmocka_unit_test(test_help_exits_0),
       cmocka_unit_test(test_main_writes_json),

@@ -218,6 +218,58 @@ static void test_poison_bitflip_first_diff(void **state) {
   free(got);
 }
 
+/* The SM copy's buffers: device source, destination and cudaMemcpy
+ * reference of len bytes each, and host room for the last two. */
+typedef struct sm_bufs {
+  size_t len;
+  dbuf src, dst, ref;
+  uint8_t *got, *want;
+} sm_bufs;
+
+/* One SM copy of n bytes from src + so to dst + dof against cudaMemcpy's
+ * (the copy op) into ref + dof: the same bytes, and the padding around
+ * them untouched in both. */
+static void sm_copy_case(const sm_bufs *b, size_t n, size_t so, size_t dof) {
+  uint8_t *src = (uint8_t *)b->src.va + so;
+  gpu->ops->poison(gpu, b->dst.va, b->len, 8);
+  gpu->ops->poison(gpu, b->ref.va, b->len, 8);
+  assert_int_equal(gpu->ops->sync(gpu), BS_OK);
+  assert_int_equal(
+      gpu->ops->copy(gpu, (uint8_t *)b->ref.va + dof, src, n, BS_D2D), BS_OK);
+  assert_int_equal(bs_dev_sm_copy(gpu, (uint8_t *)b->dst.va + dof, src, n),
+                   BS_OK);
+  d2h(b->got, b->dst, b->len);
+  d2h(b->want, b->ref, b->len);
+  assert_int_equal(bs_k_first_diff(b->want, b->got, b->len), b->len);
+}
+
+/* Sizes around one 16-byte vector and a large odd one, at start offsets
+ * that take every vector width of the kernel: both 16-byte aligned, both
+ * off by the same amount (head and tail bytes), and skews of 8, 4, 2 and an
+ * odd one (the byte loop). */
+static void test_sm_copy_matches_memcpy(void **state) {
+  (void)state;
+  NEED_GPU();
+  const size_t sizes[] = {0, 1, 15, 16, 17, (1u << 20) + 3};
+  const size_t offs[][2] = {{0, 0}, {5, 5}, {8, 0}, {4, 12}, {2, 0}, {3, 10}};
+  sm_bufs b = {.len = (1u << 20) + 64};
+  b.got = malloc(b.len);
+  b.want = malloc(b.len);
+  assert_true(b.got && b.want);
+  b.src = dalloc(b.len);
+  b.dst = dalloc(b.len);
+  b.ref = dalloc(b.len);
+  gpu->ops->poison(gpu, b.src.va, b.len, 21);
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++)
+      sm_copy_case(&b, sizes[i], offs[k][0], offs[k][1]);
+  dfree(b.src);
+  dfree(b.dst);
+  dfree(b.ref);
+  free(b.got);
+  free(b.want);
+}
+
 /* The memory-saver cycle: map, fill, unmap (the bytes are gone), map again
  * at the same address, copy back: the same bytes at the same address. */
 static void test_region_round_trip(void **state) {
@@ -299,6 +351,7 @@ int main(void) {
       cmocka_unit_test(test_adam_matches_host),
       cmocka_unit_test(test_grad_matches_host),
       cmocka_unit_test(test_poison_bitflip_first_diff),
+      cmocka_unit_test(test_sm_copy_matches_memcpy),
       cmocka_unit_test(test_region_round_trip),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

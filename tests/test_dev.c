@@ -118,6 +118,68 @@ static void test_copy_all_directions(void **state) {
   d->ops->va_release(d, d2, n);
 }
 
+/* Every length and every pair of start offsets up to two 16-byte vectors:
+ * exactly the n bytes move, the bytes around the destination stay. */
+static void test_sm_copy_odd_sizes_offsets(void **state) {
+  bs_dev *d = *state;
+  enum { MAXN = 33, PAD = 17, LEN = MAXN + 2 * PAD };
+  unsigned char *src = dev_mem(d, d->page), *dst = dev_mem(d, d->page);
+  unsigned char want[LEN];
+  bs_k_poison(src, LEN, 3);
+  for (size_t n = 0; n <= MAXN; n++)
+    for (size_t so = 0; so < PAD; so += 3)
+      for (size_t dof = 0; dof < PAD; dof += 2) {
+        memset(dst, 0x5A, LEN);
+        memcpy(want, dst, LEN);
+        memcpy(want + dof, src + so, n);
+        assert_int_equal(bs_dev_sm_copy(d, dst + dof, src + so, n), BS_OK);
+        assert_int_equal(bs_dev_sync(d), BS_OK);
+        assert_memory_equal(dst, want, LEN);
+      }
+  d->ops->va_release(d, src, d->page);
+  d->ops->va_release(d, dst, d->page);
+}
+
+/* A copy of several pages, as the bench's ceiling runs it. */
+static void test_sm_copy_pages(void **state) {
+  bs_dev *d = *state;
+  size_t n = 3 * d->page + 5;
+  unsigned char *src = dev_mem(d, n), *dst = dev_mem(d, n);
+  bs_k_poison(src, n, 11);
+  assert_int_equal(bs_dev_sm_copy(d, dst, src, n), BS_OK);
+  assert_int_equal(bs_dev_sync(d), BS_OK);
+  assert_int_equal(bs_k_first_diff(src, dst, n), n);
+  d->ops->va_release(d, src, n);
+  d->ops->va_release(d, dst, n);
+}
+
+/* Bad arguments and overlapping ranges are errors that copy nothing; an
+ * empty copy is not an error, whatever the pointers. */
+static void test_sm_copy_bad_args(void **state) {
+  bs_dev *d = *state;
+  unsigned char buf[64], keep[64];
+  bs_k_poison(buf, sizeof buf, 7);
+  memcpy(keep, buf, sizeof buf);
+  bs_err_clear();
+  assert_int_equal(bs_dev_sm_copy(NULL, buf, buf + 32, 8), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "sm copy"));
+  assert_int_equal(bs_dev_sm_copy(d, NULL, buf, 8), BS_ERR_INVALID);
+  assert_int_equal(bs_dev_sm_copy(d, buf, NULL, 8), BS_ERR_INVALID);
+  bs_err_clear();
+  assert_int_equal(bs_dev_sm_copy(d, buf + 8, buf, 9), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "overlap"));
+  assert_int_equal(bs_dev_sm_copy(d, buf, buf + 8, 9), BS_ERR_INVALID);
+  assert_int_equal(bs_dev_sm_copy(d, buf, buf, 1), BS_ERR_INVALID);
+  assert_memory_equal(buf, keep, sizeof buf);
+  bs_err_clear();
+  /* Adjacent ranges do not overlap. */
+  assert_int_equal(bs_dev_sm_copy(d, buf + 8, buf, 8), BS_OK);
+  assert_memory_equal(buf + 8, keep, 8);
+  assert_int_equal(bs_dev_sm_copy(d, NULL, NULL, 0), BS_OK);
+  assert_int_equal(bs_dev_sm_copy(d, buf, buf, 0), BS_OK);
+  assert_int_equal(bs_dev_sync(d), BS_OK);
+}
+
 static void test_unmap_drops_bytes(void **state) {
   bs_dev *d = *state;
   size_t n = 2 * d->page;
@@ -203,11 +265,18 @@ static void test_pin_alloc_fault(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      T(test_host_create),       T(test_pinned_accounting),
-      T(test_pinned_bad_args),   T(test_copy_all_directions),
-      T(test_unmap_drops_bytes), T(test_kernel_ops),
+      T(test_host_create),
+      T(test_pinned_accounting),
+      T(test_pinned_bad_args),
+      T(test_copy_all_directions),
+      T(test_unmap_drops_bytes),
+      T(test_kernel_ops),
+      T(test_sm_copy_odd_sizes_offsets),
+      T(test_sm_copy_pages),
+      T(test_sm_copy_bad_args),
 #ifdef FIU_ENABLE
-      T(test_copy_fault),        T(test_pin_alloc_fault),
+      T(test_copy_fault),
+      T(test_pin_alloc_fault),
 #endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -388,6 +388,12 @@ static void cuda_poison(bs_dev *d, void *buf, size_t nbytes, uint64_t seed) {
     note(c, bs_cu_poison(buf, nbytes, seed, c->stream), "poison");
 }
 
+static void cuda_sm_copy(bs_dev *d, void *dst, const void *src, size_t n) {
+  cuda_impl *c = impl(d);
+  if (use(c) == BS_OK)
+    note(c, bs_cu_copy(dst, src, n, c->stream), "sm_copy");
+}
+
 static void cuda_destroy(bs_dev *d) {
   cuda_impl *c = impl(d);
   if (use(c) == BS_OK)
@@ -416,6 +422,7 @@ static const bs_dev_ops cuda_ops = {
     .bitflip = cuda_bitflip,
     .first_diff = cuda_first_diff,
     .poison = cuda_poison,
+    .sm_copy = cuda_sm_copy,
     .destroy = cuda_destroy,
 };
 

@@ -1,7 +1,8 @@
 /* C-callable launchers of the CUDA kernels, one per host kernel of
- * bs_kernels.h, each enqueued on `stream` (a cudaStream_t; NULL: the
- * default stream). They return a cudaError_t as int: 0 is success. Only
- * first_diff waits for its result; the others are asynchronous. */
+ * bs_kernels.h (and the SM-driven copy, whose host mirror is memcpy), each
+ * enqueued on `stream` (a cudaStream_t; NULL: the default stream). They
+ * return a cudaError_t as int: 0 is success. Only first_diff waits for its
+ * result; the others are asynchronous. */
 #ifndef BS_KERNELS_CUDA_H
 #define BS_KERNELS_CUDA_H
 
@@ -25,6 +26,9 @@ int bs_cu_bitflip(void *buf, size_t nbytes, uint64_t bit, void *stream);
 int bs_cu_first_diff(const void *a, const void *b, size_t n, size_t *out,
                      void *stream);
 int bs_cu_poison(void *buf, size_t nbytes, uint64_t seed, void *stream);
+/* n bytes from src to dst through SM loads and stores (not the copy
+ * engine): any alignment, any n; the ranges must not overlap. */
+int bs_cu_copy(void *dst, const void *src, size_t n, void *stream);
 
 #ifdef __cplusplus
 }
