@@ -47,6 +47,10 @@ typedef struct bs_world_opts {
   int global_size;
   int first_rank;
   const char *uid_path;
+  /* Process-per-rank: the folder where this world publishes its first
+   * failure and finds the other processes' (bs_abort_share.h), so that a
+   * failure anywhere stops every process at once and alike. NULL: none. */
+  const char *abort_dir;
 } bs_world_opts;
 
 /* The rank body: runs on its own thread with rank's comm and the bs_dev. */

@@ -312,10 +312,19 @@ static void nccl_rank_fini(bs_comm *c) {
   c->impl = NULL;
 }
 
-/* No deadlock detector across processes: the watchdog and the timeout in
- * settle() are what end a hang. */
+/* NCCL has no deadlock detector, but this process knows when one of its
+ * ranks dies (as a launcher's agent knows a worker died): every NCCL
+ * collective needs that rank, so its local peers stop at once, and the
+ * report names it. Ranks in other processes learn of it from their own
+ * watchdog timeout in settle(). A rank that merely returned is no failure. */
 static void nccl_rank_gone(bs_comm *c) {
-  (void)c;
+  bs_world *w = c->w;
+  pthread_mutex_lock(&w->mu);
+  bs_rank_pos p = w->pos[c->rank];
+  pthread_mutex_unlock(&w->mu);
+  if (p.state == BS_RANK_DEAD)
+    bs_world_fail(w, BS_ERR_RANK_DEAD, p.since_ns, NULL, 0, "rank %d died: %s",
+                  c->grank, p.why);
 }
 
 /* The pollers see the world's abort status on their next turn. */

@@ -10,6 +10,7 @@ struct bs_watchdog {
   uint64_t timeout_ns;
   uint64_t poll_ns;
   bs_watchdog_fire_fn fire;
+  void (*tick)(void *ctx);
   void *ctx;
   _Atomic uint64_t *armed; /* monotonic ns when armed; 0: idle */
   atomic_bool fired;
@@ -53,13 +54,18 @@ static void *watch(void *p) {
     pthread_cond_timedwait(&wd->cv, &wd->mu, &until);
     uint64_t armed_ns = 0;
     int slot = wd->stop ? -1 : overdue(wd, bs_watchdog_now_ns(), &armed_ns);
-    if (slot >= 0) {
+    if (slot >= 0)
       atomic_store(&wd->fired, true);
-      /* Unlocked: the callback wakes ranks, which may arm/disarm. */
-      pthread_mutex_unlock(&wd->mu);
+    bool tick = wd->tick && slot < 0 && !wd->stop;
+    if (slot < 0 && !tick)
+      continue;
+    /* Unlocked: the callbacks wake ranks, which may arm/disarm. */
+    pthread_mutex_unlock(&wd->mu);
+    if (tick)
+      wd->tick(wd->ctx);
+    else
       wd->fire(wd->ctx, slot, armed_ns);
-      pthread_mutex_lock(&wd->mu);
-    }
+    pthread_mutex_lock(&wd->mu);
   }
   pthread_mutex_unlock(&wd->mu);
   return NULL;
@@ -74,12 +80,21 @@ static void wd_free(bs_watchdog *wd) {
 
 bs_status bs_watchdog_start(int slots, int timeout_ms, bs_watchdog_fire_fn fire,
                             void *ctx, bs_watchdog **out) {
+  return bs_watchdog_start_ticking(slots, timeout_ms, fire, NULL, 0, ctx, out);
+}
+
+bs_status bs_watchdog_start_ticking(int slots, int timeout_ms,
+                                    bs_watchdog_fire_fn fire,
+                                    void (*tick)(void *ctx), int period_ms,
+                                    void *ctx, bs_watchdog **out) {
   bs_status st = BS_OK;
   bs_watchdog *wd = NULL;
   pthread_condattr_t ca;
-  if (slots <= 0 || timeout_ms <= 0 || !fire || !out)
-    BS_FAIL(BS_ERR_INVALID, NULL, "watchdog: bad argument (%d slots, %d ms)",
-            slots, timeout_ms);
+  if (slots <= 0 || timeout_ms <= 0 || !fire || !out ||
+      (tick && period_ms <= 0))
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "watchdog: bad argument (%d slots, %d ms, tick every %d ms)", slots,
+            timeout_ms, period_ms);
   wd = calloc(1, sizeof *wd);
   if (!wd || !(wd->armed = calloc((size_t)slots, sizeof *wd->armed))) {
     free(wd);
@@ -94,6 +109,9 @@ bs_status bs_watchdog_start(int slots, int timeout_ms, bs_watchdog_fire_fn fire,
     wd->poll_ns = 1000000ull;
   if (wd->poll_ns > 100000000ull)
     wd->poll_ns = 100000000ull;
+  if (tick && wd->poll_ns > (uint64_t)period_ms * 1000000ull)
+    wd->poll_ns = (uint64_t)period_ms * 1000000ull;
+  wd->tick = tick;
   wd->fire = fire;
   wd->ctx = ctx;
   pthread_mutex_init(&wd->mu, NULL);

@@ -19,6 +19,13 @@ typedef void (*bs_watchdog_fire_fn)(void *ctx, int slot, uint64_t armed_ns);
 
 bs_status bs_watchdog_start(int slots, int timeout_ms, bs_watchdog_fire_fn fire,
                             void *ctx, bs_watchdog **out);
+/* As bs_watchdog_start, and tick(ctx) runs on the watchdog thread every
+ * period_ms until the watchdog fires or stops (the timeout checks then run
+ * as often). */
+bs_status bs_watchdog_start_ticking(int slots, int timeout_ms,
+                                    bs_watchdog_fire_fn fire,
+                                    void (*tick)(void *ctx), int period_ms,
+                                    void *ctx, bs_watchdog **out);
 /* Joins the thread and frees; NULL is fine. */
 void bs_watchdog_stop(bs_watchdog *wd);
 void bs_watchdog_arm(bs_watchdog *wd, int slot);

@@ -2,6 +2,8 @@
  * watchdog, and the first failure with its report. */
 #include "bs_comm_backend.h"
 
+#include "bs_abort_share.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,10 @@
 #include <sys/stat.h>
 
 enum { DEFAULT_TIMEOUT_MS = 10000, DEFAULT_SLOTS = 256, MAX_RANKS = 4096 };
+/* How often a process-per-rank world looks for another process's failure. */
+enum { SHARE_POLL_MS = 10 };
+
+static void poll_shared(void *ctx);
 
 static bs_status pick_backend(const char *name, const bs_comm_backend **out) {
   if (!name || strcmp(name, "sim") == 0) {
@@ -190,8 +196,9 @@ bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
   w->args = args;
   for (int i = 0; i < w->o.size; i++)
     w->comms[i].dev = devs ? devs[i] : NULL;
-  BS_CHECK(
-      bs_watchdog_start(w->o.size, w->o.timeout_ms, on_watchdog, w, &w->wd));
+  BS_CHECK(bs_watchdog_start_ticking(w->o.size, w->o.timeout_ms, on_watchdog,
+                                     w->o.abort_dir ? poll_shared : NULL,
+                                     SHARE_POLL_MS, w, &w->wd));
   st = spawn_and_join(w);
   w->end_ns = bs_watchdog_now_ns();
   bs_watchdog_stop(w->wd);
@@ -272,16 +279,13 @@ bs_status bs_world_abort_status(const bs_world *w) {
   return (bs_status)atomic_load(&((bs_world *)w)->abort_st);
 }
 
-bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
-                        const bs_rank_pos *pos, int npos, const char *fmt,
-                        ...) {
+/* Records the world's first failure; true when this call did. */
+static bool fail_first(bs_world *w, bs_status why, uint64_t stall_ns,
+                       const bs_rank_pos *pos, int npos, const char *cause) {
+  bool first = false;
   pthread_mutex_lock(&w->mu);
-  bs_status cur = bs_world_abort_status(w);
-  if (cur == BS_OK) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(w->cause, sizeof w->cause, fmt, ap);
-    va_end(ap);
+  if (bs_world_abort_status(w) == BS_OK) {
+    snprintf(w->cause, sizeof w->cause, "%s", cause);
     uint64_t now = bs_watchdog_now_ns();
     w->stall_ns = stall_ns ? stall_ns : now;
     bs_report_in in = {.status = why,
@@ -295,10 +299,53 @@ bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
                        .timeout_ms = w->o.timeout_ms};
     w->report = bs_comm_report(&in);
     atomic_store(&w->abort_st, (int)why);
-    cur = why;
+    first = true;
   }
   pthread_mutex_unlock(&w->mu);
-  return cur;
+  return first;
+}
+
+/* The other processes learn of it from the note (their watchdog threads
+ * look for it): the stall time travels as wall-clock time. */
+static void share(bs_world *w, bs_status why) {
+  uint64_t mono = bs_watchdog_now_ns(), real = bs_abort_real_ns();
+  bs_abort_note n = {.st = why, .first = w->o.first_rank, .size = w->o.size};
+  pthread_mutex_lock(&w->mu);
+  n.real_ns = real - (mono - w->stall_ns);
+  snprintf(n.cause, sizeof n.cause, "%s", w->cause);
+  pthread_mutex_unlock(&w->mu);
+  if (bs_abort_publish(w->o.abort_dir, &n) != BS_OK)
+    fprintf(stderr, "backstop: %s\n", bs_err()->message);
+}
+
+bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
+                        const bs_rank_pos *pos, int npos, const char *fmt,
+                        ...) {
+  char cause[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cause, sizeof cause, fmt, ap);
+  va_end(ap);
+  if (fail_first(w, why, stall_ns, pos, npos, cause) && w->o.abort_dir)
+    share(w, why);
+  return bs_world_abort_status(w);
+}
+
+/* On the watchdog thread: another process's world failed, so this one
+ * does too, with its status (its stall put on this host's clock). */
+static void poll_shared(void *ctx) {
+  bs_world *w = ctx;
+  bs_abort_note n;
+  if (bs_world_abort_status(w) != BS_OK ||
+      !bs_abort_find(w->o.abort_dir, w->o.first_rank, &n))
+    return;
+  uint64_t mono = bs_watchdog_now_ns(), real = bs_abort_real_ns();
+  uint64_t ago = real > n.real_ns ? real - n.real_ns : 0;
+  char cause[256];
+  snprintf(cause, sizeof cause, "ranks %d..%d (another process): %.200s",
+           n.first, n.first + n.size - 1, n.cause);
+  fail_first(w, n.st, ago < mono ? mono - ago : mono, NULL, 0, cause);
+  w->be->wake(w);
 }
 
 void bs_world_abort(bs_world *w, bs_status why, uint64_t stall_ns,

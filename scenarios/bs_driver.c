@@ -268,9 +268,12 @@ out:
 }
 
 /* In a process-per-rank run the NCCL unique id travels through the run's
- * folder. */
-static void world_opts(const driver *d, char *uid, size_t n,
-                       bs_world_opts *wo) {
+ * folder, and so does a failure when the ranks are in several processes. */
+typedef struct world_paths {
+  char dir[1024], uid[1100];
+} world_paths;
+
+static void world_opts(const driver *d, world_paths *p, bs_world_opts *wo) {
   const bs_run_cfg *run = d->run;
   *wo = (bs_world_opts){.backend = run->backend,
                         .size = bs_procs_local_ranks(run),
@@ -279,19 +282,20 @@ static void world_opts(const driver *d, char *uid, size_t n,
                         .flight_slots = FLIGHT_SLOTS};
   if (!run->rendezvous)
     return;
-  bs_procs_run_dir(run, uid, n);
-  snprintf(uid + strlen(uid), n - strlen(uid), "/nccl.uid");
+  bs_procs_run_dir(run, p->dir, sizeof p->dir);
+  snprintf(p->uid, sizeof p->uid, "%s/nccl.uid", p->dir);
   wo->global_size = run->ranks;
   wo->first_rank = bs_procs_first_rank(run);
-  wo->uid_path = uid;
+  wo->uid_path = p->uid;
+  wo->abort_dir = run->nprocs > 1 ? p->dir : NULL;
 }
 
 static bs_status run_world(driver *d, bs_dev **devs, rank_ctx *ctx) {
   bs_status st = BS_OK;
   bs_world *w = NULL;
   bs_world_opts wo;
-  char uid[1100];
-  world_opts(d, uid, sizeof uid, &wo);
+  world_paths paths;
+  world_opts(d, &paths, &wo);
   int n = wo.size;
   void **args = calloc((size_t)n, sizeof *args);
   if (!args)
@@ -381,6 +385,8 @@ out:
 bs_status bs_driver_run(const bs_run_cfg *run, bs_record *rec) {
   bs_status st = BS_OK;
   const bs_scenario *s = run->scn;
+  snprintf(rec->backend, sizeof rec->backend, "%s", run->backend);
+  rec->nprocs = run->nprocs > 1 ? run->nprocs : 1;
   BS_CHECK(bs_driver_arm(run));
   BS_CHECK(s->drive ? s->drive(run, rec) : bs_driver_lifecycle(run, rec));
   /* Part of the expectation, so skipped where it is: the user's faults are

@@ -238,24 +238,57 @@ const char *bs_expect_report(const bs_record *r) {
   return r->world_report && r->world_report[0] ? r->world_report : "(none)";
 }
 
-bool bs_expect_contained_fast(const bs_record *r, char *d, size_t n) {
-  int timeout = bs_expect_report_timeout_ms(r);
-  if (timeout <= 0 || r->detect_ms < 0) {
-    snprintf(d, n, "nothing was contained (no report with a timeout: %.200s)",
-             bs_expect_report(r));
-    return false;
-  }
-  double bound = timeout / 2.0;
+/* Detection and every failed phase under bound ms; d says how it went. */
+static bool contained_within(const bs_record *r, double bound, int timeout,
+                             const char *how, char *d, size_t n) {
   if (r->detect_ms >= bound) {
-    snprintf(d, n, "detection took %.1f ms, not well under the %d ms timeout",
-             r->detect_ms, timeout);
+    snprintf(d, n, "detection took %.1f ms, not under %.0f ms (timeout %d ms)",
+             r->detect_ms, bound, timeout);
     return false;
   }
   if (!bs_expect_fast_failures(r, bound, d, n))
     return false;
-  snprintf(d, n,
-           "contained in %.1f ms, every failure under %.0f ms (timeout %d "
-           "ms)",
-           r->detect_ms, bound, timeout);
+  snprintf(d, n, "%s in %.1f ms, every failure under %.0f ms (timeout %d ms)",
+           how, r->detect_ms, bound, timeout);
+  return true;
+}
+
+/* The report's watchdog timeout, when something was contained. */
+static int contained_timeout(const bs_record *r, char *d, size_t n) {
+  int timeout = bs_expect_report_timeout_ms(r);
+  if (timeout <= 0 || r->detect_ms < 0) {
+    snprintf(d, n, "nothing was contained (no report with a timeout: %.200s)",
+             bs_expect_report(r));
+    return -1;
+  }
+  return timeout;
+}
+
+bool bs_expect_contained_fast(const bs_record *r, char *d, size_t n) {
+  int timeout = contained_timeout(r, d, n);
+  return timeout > 0 &&
+         contained_within(r, timeout / 2.0, timeout, "contained", d, n);
+}
+
+bool bs_expect_contained(const bs_record *r, char *d, size_t n) {
+  if (r->nprocs <= 1)
+    return bs_expect_contained_fast(r, d, n);
+  int timeout = contained_timeout(r, d, n);
+  return timeout > 0 && contained_within(r, timeout * 1.5 + 1000, timeout,
+                                         "contained across processes", d, n);
+}
+
+bool bs_expect_contained_naming(const bs_record *r, bool fast,
+                                bs_report_line_check names, int k,
+                                const char *head, char *d, size_t n) {
+  char how[200], line[300];
+  if (!(fast ? bs_expect_contained_fast(r, d, n)
+             : bs_expect_contained(r, d, n)))
+    return false;
+  snprintf(how, sizeof how, "%s", d);
+  if (!names(r, k, d, n))
+    return false;
+  snprintf(line, sizeof line, "%s", d);
+  snprintf(d, n, "%s, %s; the report says '%s'", head, how, line);
   return true;
 }

@@ -20,6 +20,8 @@ bs_status bs_record_init(bs_record *r, int nranks, int cycles) {
   memset(r, 0, sizeof *r);
   r->nranks = nranks;
   r->cycles = cycles;
+  snprintf(r->backend, sizeof r->backend, "sim");
+  r->nprocs = 1;
   r->detect_ms = -1;
   r->start_mono_ms = mono_ms();
   r->start_real_ms = clock_ms(CLOCK_REALTIME);

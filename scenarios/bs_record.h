@@ -81,6 +81,8 @@ typedef struct bs_check {
 
 typedef struct bs_record {
   int nranks, cycles;
+  char backend[8]; /* "sim" or "nccl" */
+  int nprocs;      /* processes the ranks were spread over (1: threads) */
   bs_pause_rule pause_rule;
   bs_budget budget;
   double start_mono_ms; /* CLOCK_MONOTONIC at the start */

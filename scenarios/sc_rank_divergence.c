@@ -45,7 +45,7 @@ static bool names_divergence(const bs_record *r, int k, char *d, size_t n) {
 }
 
 static bool expect(const bs_record *r, char *d, size_t n) {
-  char alike[200], fast[200];
+  char alike[200];
   if (!bs_expect_failed_alike(r, NULL, BS_OK, false, d, n))
     return false;
   snprintf(alike, sizeof alike, "%s", d);
@@ -54,15 +54,8 @@ static bool expect(const bs_record *r, char *d, size_t n) {
     snprintf(d, n, "reported as %s, not as a desync", bs_status_name(st));
     return false;
   }
-  if (!bs_expect_contained_fast(r, d, n))
-    return false;
-  snprintf(fast, sizeof fast, "%s", d);
-  if (!names_divergence(r, r->nranks - 1, d, n))
-    return false;
-  char line[300];
-  snprintf(line, sizeof line, "%s", d);
-  snprintf(d, n, "%s, %s; the report says '%s'", alike, fast, line);
-  return true;
+  return bs_expect_contained_naming(r, true, names_divergence, r->nranks - 1,
+                                    alike, d, n);
 }
 
 BS_SCENARIO(rank_divergence){

@@ -250,13 +250,32 @@ static void test_contained_fast(void **state) {
   HAS("contained in 2.5 ms, every failure under 1000 ms (timeout 2000 ms)");
   rec.detect_ms = 1500;
   assert_false(bs_expect_contained_fast(&rec, d, sizeof d));
-  HAS("detection took 1500.0 ms, not well under the 2000 ms timeout");
+  HAS("detection took 1500.0 ms, not under 1000 ms (timeout 2000 ms)");
   rec.detect_ms = 2.5;
   bs_event *e = (bs_event *)bs_expect_first_failure(&rec, 1);
   e->t0_ms = 0;
   e->t1_ms = 1200;
   assert_false(bs_expect_contained_fast(&rec, d, sizeof d));
   HAS("rank 1: the failed update_weights took 1200 ms");
+}
+
+/* Across processes the watchdogs contain a dead rank: within 1.5 timeouts
+ * and a second there, under half a timeout where one process sees all. */
+static void test_contained_by_watchdog(void **state) {
+  (void)state;
+  lifecycle(2, 1, 0, "update_weights", BS_ERR_RANK_DEAD);
+  rec.world_report = strdup(report);
+  rec.detect_ms = 2100;
+  assert_false(bs_expect_contained(&rec, d, sizeof d));
+  HAS("not under 1000 ms");
+  rec.nprocs = 2;
+  assert_true(bs_expect_contained(&rec, d, sizeof d));
+  HAS("contained across processes in 2100.0 ms, every failure under 4000 "
+      "ms");
+  assert_false(bs_expect_contained_fast(&rec, d, sizeof d));
+  rec.detect_ms = 4000;
+  assert_false(bs_expect_contained(&rec, d, sizeof d));
+  HAS("detection took 4000.0 ms, not under 4000 ms");
 }
 
 int main(void) {
@@ -271,6 +290,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_checks_ok, teardown),
       cmocka_unit_test_teardown(test_report_lines, teardown),
       cmocka_unit_test_teardown(test_contained_fast, teardown),
+      cmocka_unit_test_teardown(test_contained_by_watchdog, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,42 @@ static void test_fires_once_for_overdue_slot(void **state) {
   bs_watchdog_stop(wd);
 }
 
+/* on_fire's context first, so that both callbacks share one. */
+typedef struct ticked {
+  fired f;
+  atomic_int ticks;
+} ticked;
+
+static void count_tick(void *ctx) {
+  ticked *t = ctx;
+  atomic_fetch_add(&t->ticks, 1);
+}
+
+/* The tick runs every period until the watchdog fires, not after. */
+static void test_ticks_until_fired(void **state) {
+  (void)state;
+  ticked t = {0};
+  bs_watchdog *wd = NULL;
+  assert_int_equal(
+      bs_watchdog_start_ticking(1, 60, on_fire, count_tick, 2, &t, &wd), BS_OK);
+  for (int i = 0; i < 200 && atomic_load(&t.ticks) < 3; i++)
+    sleep_ms(2);
+  assert_true(atomic_load(&t.ticks) >= 3);
+  bs_watchdog_arm(wd, 0);
+  for (int i = 0; i < 200 && !bs_watchdog_fired(wd); i++)
+    sleep_ms(5);
+  assert_true(bs_watchdog_fired(wd));
+  sleep_ms(5); /* a tick in flight when it fired ends */
+  int ticks = atomic_load(&t.ticks);
+  sleep_ms(20);
+  assert_int_equal(atomic_load(&t.ticks), ticks);
+  assert_int_equal(atomic_load(&t.f.calls), 1);
+  bs_watchdog_stop(wd);
+  assert_int_equal(
+      bs_watchdog_start_ticking(1, 60, on_fire, count_tick, 0, &t, &wd),
+      BS_ERR_INVALID);
+}
+
 static void test_disarmed_in_time_never_fires(void **state) {
   (void)state;
   fired f = {0};
@@ -75,6 +111,7 @@ static void test_bad_arguments(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fires_once_for_overdue_slot),
+      cmocka_unit_test(test_ticks_until_fired),
       cmocka_unit_test(test_disarmed_in_time_never_fires),
       cmocka_unit_test(test_bad_arguments),
   };
