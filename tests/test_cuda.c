@@ -104,17 +104,29 @@ static void test_cast_matches_host(void **state) {
   gpu->ops->cast_f32_bf16(gpu, dd.va, ds.va, N);
   d2h(got, dd, N * 2);
   assert_int_equal(bs_k_first_diff(want, got, N * 2), N * 2);
-  /* A shard slice need not be aligned: offsets 4 (8-byte aligned bf16, the
-   * four-wide path) and 1 (the scalar path). */
-  for (size_t off = 1; off <= 4; off += 3) {
+  /* A bucket's slice starts anywhere: every offset up to one vector (the
+   * eight-wide path after a head, 0 mod 4: the four-wide one, else the
+   * scalar one), and lengths that leave a tail; bytes outside stay 0. */
+  static const uint16_t zero[16];
+  for (size_t off = 1; off <= 9; off++) {
+    size_t len = N - off - off % 3;
     memset(got, 0, N * 2);
     h2d(dd, got, N * 2);
     gpu->ops->cast_f32_bf16(gpu, (uint16_t *)dd.va + off, (float *)ds.va + off,
-                            N - off);
+                            len);
     d2h(got, dd, N * 2);
-    assert_int_equal(bs_k_first_diff(want + off, got + off, (N - off) * 2),
-                     (N - off) * 2);
+    assert_int_equal(bs_k_first_diff(want + off, got + off, len * 2), len * 2);
+    assert_memory_equal(got, zero, off * 2);
+    assert_memory_equal(got + off + len, zero, (N - off - len) * 2);
   }
+  /* Source and destination misaligned differently: the scalar path. */
+  memset(got, 0, N * 2);
+  h2d(dd, got, N * 2);
+  gpu->ops->cast_f32_bf16(gpu, (uint16_t *)dd.va + 2, (float *)ds.va + 1,
+                          N - 2);
+  d2h(got, dd, N * 2);
+  assert_int_equal(bs_k_first_diff(want + 1, got + 2, (N - 2) * 2),
+                   (N - 2) * 2);
   dfree(ds);
   dfree(dd);
   free(src);
