@@ -38,6 +38,8 @@ int bs_child_run(const bs_run_cfg *cfg, int fd) {
   rec.deadline_ms = cfg->deadline_s * 1e3;
   if (st == BS_OK)
     st = bs_driver_run(cfg, &rec);
+  if (st == BS_OK)
+    st = bs_driver_inspect(cfg, &rec);
   rec.duration_ms = bs_record_now_ms(&rec);
   bs_child_judge(cfg, st, &rec, &res);
   bs_result_write_json(&out, &res, 0);

@@ -36,21 +36,23 @@ static void result_path(const proc_run *p, char *out, size_t n) {
   snprintf(out, n, "%s/result.json", p->dir);
 }
 
+/* A setup failure becomes a check, so that process 0 reports it. */
+static void setup_check(proc_run *p, bs_status st, const char *what) {
+  char why[400], name[48];
+  if (st == BS_OK)
+    return;
+  bs_err_format(bs_err(), why, sizeof why);
+  bs_err_clear();
+  snprintf(name, sizeof name, "process %d %s", p->cfg->proc, what);
+  bs_record_check(&p->rec, name, false, "%s", why);
+}
+
 /* Drives this process's ranks (a custom driver, which keeps all its ranks
- * in one process, runs in process 0 alone). A setup failure becomes a
- * check, so that process 0 reports it. */
+ * in one process, runs in process 0 alone). */
 static void drive(proc_run *p) {
   const bs_run_cfg *cfg = p->cfg;
-  bs_status st = BS_OK;
   if (cfg->proc == 0 || !cfg->scn->drive)
-    st = bs_driver_run(cfg, &p->rec);
-  if (st != BS_OK) {
-    char why[400], name[32];
-    bs_err_format(bs_err(), why, sizeof why);
-    bs_err_clear();
-    snprintf(name, sizeof name, "process %d setup", cfg->proc);
-    bs_record_check(&p->rec, name, false, "%s", why);
-  }
+    setup_check(p, bs_driver_run(cfg, &p->rec), "setup");
 }
 
 static bs_status publish_part(proc_run *p) {
@@ -105,6 +107,7 @@ static int lead(proc_run *p, int fd) {
   char path[1100];
   bs_buf out = {0};
   gather(p);
+  setup_check(p, bs_driver_inspect(p->cfg, &p->rec), "inspect");
   p->rec.duration_ms = bs_record_now_ms(&p->rec);
   bs_child_judge(p->cfg, BS_OK, &p->rec, &p->res);
   bs_result_write_json(&out, &p->res, 0);

@@ -34,4 +34,8 @@ bs_status bs_driver_lifecycle(const bs_run_cfg *cfg, bs_record *rec);
  * mutants armed around it. */
 bs_status bs_driver_run(const bs_run_cfg *cfg, bs_record *rec);
 
+/* The scenario's inspect hook on the whole record (in a process-per-rank
+ * run, once process 0 has merged every part); nothing with user faults. */
+bs_status bs_driver_inspect(const bs_run_cfg *cfg, bs_record *rec);
+
 #endif
