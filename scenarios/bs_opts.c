@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bs_config.h"
+#include "bs_files.h"
 #include "bs_model.h"
 #include "bs_mutant.h"
 
@@ -264,6 +265,7 @@ static bs_status check_procs(bs_opts *o) {
           "TORCHELASTIC_RUN_ID; "
           "set BS_JOB_ID to a value unique to this job",
           p->nprocs, p->from);
+  BS_CHECK(prefixed(bs_mkdir_p(o->rdv), "--rendezvous"));
   if (p->nprocs > 1 && strcmp(o->backend, "nccl") != 0)
     USAGE("--rendezvous: %d processes (%s) need --backend nccl: the ranks "
           "of the %s backend are threads of one process",

@@ -172,6 +172,8 @@ static void test_usage(void **state) {
   assert_int_equal(
       backstop("run engine-death --ranks 3 --backend nccl --rendezvous rv"), 2);
   assert_non_null(strstr(err_text, "3 ranks do not split evenly over 2"));
+  assert_int_equal(backstop("run engine-death --rendezvous /proc/nope"), 2);
+  assert_non_null(strstr(err_text, "--rendezvous: cannot create /proc/nope"));
   assert_int_equal(backstop("run engine-death --rendezvous ''"), 2);
   assert_non_null(strstr(err_text, "--rendezvous: an empty folder name"));
   clean_env(NULL);
