@@ -1,8 +1,9 @@
 /* The communicator seam. Every collective passes through one front
  * (bs_comm.c) that numbers it, records it in the rank's flight recorder,
  * optionally checks a cross-rank fingerprint and is watched by the watchdog;
- * the backends (sim: threads of one process; nccl: one GPU per thread or
- * process) only move bytes. Buffers are device pointers of the rank's
+ * the backends (sim: threads of one process, or of several processes of
+ * one host through a shared file; nccl: one GPU per thread or process)
+ * only move bytes. Buffers are device pointers of the rank's
  * bs_dev (plain host memory when the rank has no bs_dev). Every call returns
  * an error instead of blocking forever. */
 #ifndef BS_COMM_H
@@ -31,6 +32,10 @@ const char *bs_coll_name(bs_coll c); /* "nccl:all_gather", ... */
 typedef struct bs_comm bs_comm;   /* one rank's handle */
 typedef struct bs_world bs_world; /* the group of all local ranks */
 
+/* Bytes of one collective's input each rank can stage in a sim world
+ * spread over processes (shm_path); more is BS_ERR_NOMEM. */
+#define BS_SHM_STAGE_CAP ((size_t)64 << 20)
+
 typedef struct bs_world_opts {
   const char *backend; /* "sim" (default) or "nccl" */
   int size;            /* ranks in this process (threads) */
@@ -40,13 +45,19 @@ typedef struct bs_world_opts {
   /* Where each rank's flight recorder is written as flight_rank<R>.json
    * when a run fails; NULL: nowhere (bs_world_flight_json still works). */
   const char *flight_dir;
-  /* nccl, process-per-rank (multi-node): the ranks of this process are
-   * first_rank .. first_rank+size-1 of global_size, and the NCCL unique id
-   * travels through uid_path (global rank 0 writes it, the others poll for
-   * it within the timeout). global_size 0: every rank is in this process. */
+  /* Process-per-rank (nccl: multi-node; sim: one host): the ranks of this
+   * process are first_rank .. first_rank+size-1 of global_size, and the
+   * NCCL unique id travels through uid_path (global rank 0 writes it, the
+   * others poll for it within the timeout). global_size 0: every rank is in
+   * this process. */
   int global_size;
   int first_rank;
   const char *uid_path;
+  /* sim, process-per-rank (one host): the file that holds the ranks'
+   * shared rendezvous, staging included (a sparse file of global_size x
+   * BS_SHM_STAGE_CAP bytes and more). The process of global rank 0
+   * creates it, the others poll for it within the timeout and map it. */
+  const char *shm_path;
   /* Process-per-rank: the folder where this world publishes its first
    * failure and finds the other processes' (bs_abort_share.h), so that a
    * failure anywhere stops every process at once and alike. NULL: none. */

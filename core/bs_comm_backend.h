@@ -61,6 +61,8 @@ typedef struct bs_comm_backend {
 } bs_comm_backend;
 
 extern const bs_comm_backend bs_comm_sim_backend;
+/* sim across processes of one host: the board in o.shm_path. */
+extern const bs_comm_backend bs_comm_shm_backend;
 #ifdef BS_HAVE_NCCL
 extern const bs_comm_backend bs_comm_nccl_backend;
 #endif

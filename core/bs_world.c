@@ -16,9 +16,14 @@ enum { SHARE_POLL_MS = 10 };
 
 static void poll_shared(void *ctx);
 
-static bs_status pick_backend(const char *name, const bs_comm_backend **out) {
+/* o is normalised: a sim world whose ranks span processes meets in a
+ * shared file mapping rather than in this process's memory. */
+static bs_status pick_backend(const bs_world_opts *o,
+                              const bs_comm_backend **out) {
+  const char *name = o->backend;
   if (!name || strcmp(name, "sim") == 0) {
-    *out = &bs_comm_sim_backend;
+    *out =
+        o->global_size > o->size ? &bs_comm_shm_backend : &bs_comm_sim_backend;
     return BS_OK;
   }
   if (strcmp(name, "nccl") != 0)
@@ -87,7 +92,7 @@ bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
     BS_FAIL(BS_ERR_NOMEM, NULL, "world: out of memory");
   pthread_mutex_init(&w->mu, NULL);
   BS_CHECK(normalise(o, &w->o));
-  BS_CHECK(pick_backend(o->backend, &w->be));
+  BS_CHECK(pick_backend(&w->o, &w->be));
   w->o.backend = w->be->name;
   BS_CHECK(alloc_ranks(w));
   BS_CHECK(w->be->world_init(w));

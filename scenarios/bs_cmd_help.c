@@ -32,9 +32,10 @@ static const char run_help[] =
     "  -q, -v              less, more output\n"
     "  --rendezvous DIR    process-per-rank: under mpirun (or srun, or\n"
     "                      BS_PROC_RANK/BS_PROC_SIZE) each process drives\n"
-    "                      its share of the ranks over nccl, one run at a\n"
-    "                      time; they meet in DIR/<job id> (BS_JOB_ID if\n"
-    "                      the launcher sets none); process 0 reports\n"
+    "                      its share of the ranks (nccl, or sim on one\n"
+    "                      host), one run at a time; they meet in\n"
+    "                      DIR/<job id> (BS_JOB_ID if the launcher sets\n"
+    "                      none); process 0 reports\n"
     "exit status: 0 all pass, 1 any fail/hang/crash, 2 usage error\n";
 
 static const char mutants_head[] =

@@ -268,9 +268,10 @@ out:
 }
 
 /* In a process-per-rank run the NCCL unique id travels through the run's
- * folder, and so does a failure when the ranks are in several processes. */
+ * folder, and so does a failure when the ranks are in several processes;
+ * sim ranks in several processes meet in a file there. */
 typedef struct world_paths {
-  char dir[1024], uid[1100];
+  char dir[1024], uid[1100], shm[1100];
 } world_paths;
 
 static void world_opts(const driver *d, world_paths *p, bs_world_opts *wo) {
@@ -284,9 +285,11 @@ static void world_opts(const driver *d, world_paths *p, bs_world_opts *wo) {
     return;
   bs_procs_run_dir(run, p->dir, sizeof p->dir);
   snprintf(p->uid, sizeof p->uid, "%s/nccl.uid", p->dir);
+  snprintf(p->shm, sizeof p->shm, "%s/sim.shm", p->dir);
   wo->global_size = run->ranks;
   wo->first_rank = bs_procs_first_rank(run);
   wo->uid_path = p->uid;
+  wo->shm_path = run->nprocs > 1 ? p->shm : NULL;
   wo->abort_dir = run->nprocs > 1 ? p->dir : NULL;
 }
 

@@ -247,8 +247,7 @@ static void defaults(const char *cmd, bs_opts *o) {
   o->artifacts = strcmp(cmd, "run") == 0 ? "backstop-artifacts" : NULL;
 }
 
-/* Process-per-rank: which process this is, and the job's folder. Ranks
- * that are threads of one process (sim) cannot span processes. */
+/* Process-per-rank: which process this is, and the job's folder. */
 static bs_status check_procs(bs_opts *o) {
   bs_status st = BS_OK;
   bs_procs *p = &o->procs;
@@ -266,10 +265,6 @@ static bs_status check_procs(bs_opts *o) {
           "set BS_JOB_ID to a value unique to this job",
           p->nprocs, p->from);
   BS_CHECK(prefixed(bs_mkdir_p(o->rdv), "--rendezvous"));
-  if (p->nprocs > 1 && strcmp(o->backend, "nccl") != 0)
-    USAGE("--rendezvous: %d processes (%s) need --backend nccl: the ranks "
-          "of the %s backend are threads of one process",
-          p->nprocs, p->from, o->backend);
 out:
   return st;
 }

@@ -37,8 +37,9 @@ typedef struct bs_opts {
   int jobs;
   const char *json, *junit, *artifacts;
   int verbosity; /* -1 quiet, 0, 1 verbose */
-  /* --rendezvous DIR: process-per-rank; rdv is DIR/<job id>, the folder
-   * this job's processes share (bs_procs.h). */
+  /* --rendezvous DIR: process-per-rank, with either backend (sim: on one
+   * host); rdv is DIR/<job id>, the folder this job's processes share
+   * (bs_procs.h). */
   const char *rendezvous;
   bs_procs procs;
   char rdv[1024];

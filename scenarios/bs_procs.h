@@ -1,7 +1,8 @@
 /* Process-per-rank runs: `mpirun -np P backstop run ... --rendezvous DIR`.
  * Every process plans the same runs and forks them in the same order; in
  * each run process p drives the ranks p*N/P .. (p+1)*N/P-1 (NCCL across the
- * processes, its unique id passed through the run's folder), writes what
+ * processes, its unique id passed through the run's folder; or sim, its
+ * rendezvous in a shared file there, on one host), writes what
  * they did to the folder, and process 0 merges the parts, judges, and
  * publishes the verdict that every process then reports. Every wait is
  * bounded by the run's deadline. */

@@ -4,13 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAGIC "bsrec\0\1\0"
+#define MAGIC "bsrec\0\2\0"
 
 /* The layout the part was written with: a mismatch means another build. */
 typedef struct header {
   char magic[8];
   uint32_t sizes[6];
   int32_t nranks, first, n;
+  double start_real_ms; /* the writer's: its event times count from it */
 } header;
 
 static void sizes(uint32_t s[6]) {
@@ -65,7 +66,10 @@ static void put_rank(bs_buf *b, const bs_rank_rec *rr) {
 }
 
 void bs_record_part_write(const bs_record *r, int first, int n, bs_buf *b) {
-  header h = {.nranks = r->nranks, .first = first, .n = n};
+  header h = {.nranks = r->nranks,
+              .first = first,
+              .n = n,
+              .start_real_ms = r->start_real_ms};
   memcpy(h.magic, MAGIC, sizeof h.magic);
   sizes(h.sizes);
   put(b, &h, sizeof h);
@@ -265,6 +269,16 @@ bs_status bs_record_add_report(bs_record *r, int first, int n,
   return BS_OK;
 }
 
+/* Another process started its run at another moment: its event times
+ * move onto this record's clock, which the flight timestamps use too. */
+static void rebase(bs_rank_rec *rr, double shift_ms) {
+  for (size_t i = 0; i < rr->n; i++) {
+    rr->ev[i].t0_ms += shift_ms;
+    if (rr->ev[i].t1_ms >= 0)
+      rr->ev[i].t1_ms += shift_ms;
+  }
+}
+
 bs_status bs_record_part_merge(bs_record *r, const char *data, size_t n,
                                const char *what) {
   bs_status st = BS_OK;
@@ -272,6 +286,7 @@ bs_status bs_record_part_merge(bs_record *r, const char *data, size_t n,
   part p = {0};
   BS_CHECK(take_part(&c, r, &p));
   for (int k = 0; k < p.h.n; k++) {
+    rebase(&p.rank[k], p.h.start_real_ms - r->start_real_ms);
     bs_rank_rec_free(&r->rank[p.h.first + k]);
     r->rank[p.h.first + k] = p.rank[k];
     memset(&p.rank[k], 0, sizeof p.rank[k]);

@@ -1,8 +1,8 @@
 /* Process-per-rank runs (`--rendezvous`): the launcher's environment read
  * as documented, one process giving the same verdicts as a plain run, and
- * two processes that meet through the folder: process 0 merges the other's
- * part and both report its verdict; a missing process is waited for with
- * a bound, never forever. */
+ * two processes that meet through the folder (nccl, and sim through a
+ * shared file): process 0 merges the other's part and both report its
+ * verdict; a missing process is waited for with a bound, never forever. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,10 +167,7 @@ static void test_usage(void **state) {
   assert_int_equal(backstop("run engine-death --rendezvous rv"), 2);
   assert_non_null(strstr(err_text, "no job id"));
   setenv("BS_JOB_ID", "j4", 1);
-  assert_int_equal(backstop("run engine-death --rendezvous rv"), 2);
-  assert_non_null(strstr(err_text, "need --backend nccl"));
-  assert_int_equal(
-      backstop("run engine-death --ranks 3 --backend nccl --rendezvous rv"), 2);
+  assert_int_equal(backstop("run engine-death --ranks 3 --rendezvous rv"), 2);
   assert_non_null(strstr(err_text, "3 ranks do not split evenly over 2"));
   assert_int_equal(backstop("run engine-death --rendezvous /proc/nope"), 2);
   assert_non_null(strstr(err_text, "--rendezvous: cannot create /proc/nope"));
@@ -179,15 +176,26 @@ static void test_usage(void **state) {
   clean_env(NULL);
 }
 
-/* Runs process proc of 2 of the job in the background (&) or not. */
-static void launch(char *cmd, size_t n, int proc, const char *extra) {
+/* Runs process proc of 2 of job `job` in the background (&) or not. */
+static void launch(char *cmd, size_t n, int proc, const char *job,
+                   const char *args, const char *extra) {
   size_t len = strlen(cmd);
   snprintf(cmd + len, n - len,
-           "BS_JOB_ID=j2 BS_PROC_RANK=%d BS_PROC_SIZE=2 '%s' run engine-death "
-           "--ranks 2 --backend nccl --rendezvous rv --deadline-s 0.6 "
-           ">out%d.txt 2>&1; echo $? >rc%d.txt%s",
-           proc, getenv("BACKSTOP_BIN"), proc, proc, extra);
+           "BS_JOB_ID=%s BS_PROC_RANK=%d BS_PROC_SIZE=2 '%s' run %s "
+           "--rendezvous rv >out%d.txt 2>&1; echo $? >rc%d.txt%s",
+           job, proc, getenv("BACKSTOP_BIN"), args, proc, proc, extra);
 }
+
+/* Both processes of job, side by side, each waited for. */
+static void launch_both(const char *job, const char *args) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "cd %s && { (", dir);
+  launch(cmd, sizeof cmd, 0, job, args, ") & (");
+  launch(cmd, sizeof cmd, 1, job, args, "); wait; }");
+  assert_int_equal(system(cmd), 0);
+}
+
+#define NCCL_RUN "engine-death --ranks 2 --backend nccl --deadline-s 0.6"
 
 static int rc_of(int proc) {
   char f[16];
@@ -204,11 +212,7 @@ static int rc_of(int proc) {
  * 1's failure: it merged process 1's part. */
 static void test_two_processes(void **state) {
   (void)state;
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "cd %s && { (", dir);
-  launch(cmd, sizeof cmd, 0, ") & (");
-  launch(cmd, sizeof cmd, 1, "); wait; }");
-  assert_int_equal(system(cmd), 0);
+  launch_both("j2", NCCL_RUN);
   assert_int_equal(rc_of(0), rc_of(1));
   char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
   assert_non_null(strstr(o0, "engine-death"));
@@ -222,13 +226,27 @@ static void test_two_processes(void **state) {
   free(o1);
 }
 
+/* sim ranks in two processes (a shared file in the run's folder): the
+ * fault scenarios pass as in one process, process 0 speaking for both. */
+static void test_two_sim_processes(void **state) {
+  (void)state;
+  launch_both("j5", "engine-death rank-death rank-divergence --ranks 4");
+  char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
+  if (rc_of(0) != 0 || rc_of(1) != 0)
+    fail_msg("exit %d and %d:\n%s\n%s", rc_of(0), rc_of(1), o0, o1);
+  assert_non_null(strstr(o0, "3 runs: 3 passed"));
+  assert_string_equal(o1, "");
+  free(o0);
+  free(o1);
+}
+
 /* Alone, either process gives up within the run's deadline with a reason. */
 static void test_missing_process(void **state) {
   (void)state;
   for (int proc = 0; proc < 2; proc++) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "cd %s && rm -rf rv && ", dir);
-    launch(cmd, sizeof cmd, proc, "");
+    launch(cmd, sizeof cmd, proc, "j2", NCCL_RUN, "");
     assert_int_equal(system(cmd), 0);
     assert_int_equal(rc_of(proc), 1);
   }
@@ -250,6 +268,7 @@ int main(void) {
       cmocka_unit_test(test_mutants),
       cmocka_unit_test(test_usage),
       cmocka_unit_test(test_two_processes),
+      cmocka_unit_test(test_two_sim_processes),
       cmocka_unit_test(test_missing_process),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -137,6 +137,25 @@ static void test_merge_two_parts(void **state) {
   bs_record_free(&lead);
 }
 
+/* A part from a process that started later has its event times moved onto
+ * the lead's clock (the collectives-per-phase checks compare windows). */
+static void test_merge_rebases_times(void **state) {
+  (void)state;
+  bs_record p1, lead;
+  bs_buf b1;
+  make(&p1, 2, 2, "");
+  assert_int_equal(bs_record_init(&lead, RANKS, CYCLES), BS_OK);
+  p1.start_real_ms = lead.start_real_ms + 100;
+  double t0 = p1.rank[3].ev[1].t0_ms, t1 = p1.rank[3].ev[1].t1_ms;
+  part(&p1, 2, 2, &b1);
+  assert_int_equal(merge(&lead, &b1, b1.len, "part1"), BS_OK);
+  assert_true(lead.rank[3].ev[1].t0_ms == t0 + 100);
+  assert_true(lead.rank[3].ev[1].t1_ms == t1 + 100);
+  bs_buf_free(&b1);
+  bs_record_free(&p1);
+  bs_record_free(&lead);
+}
+
 /* Every truncation and a flipped header byte are refused by name; the
  * record keeps what it had. */
 static void test_damaged_parts(void **state) {
@@ -184,6 +203,7 @@ static void test_wrong_world(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_merge_two_parts),
+      cmocka_unit_test(test_merge_rebases_times),
       cmocka_unit_test(test_damaged_parts),
       cmocka_unit_test(test_wrong_world),
   };
