@@ -188,6 +188,20 @@ out:
   return st;
 }
 
+/* Ranks spread over processes: a rank of this process that died is this
+ * process's to report (its report names it), even when its peers, in other
+ * processes, learnt of it there and this world saw no failure. */
+static void report_dead(bs_world *w) {
+  if (w->o.global_size == w->o.size || bs_world_abort_status(w) != BS_OK)
+    return;
+  for (int i = 0; i < w->o.size; i++)
+    if (w->pos[i].state == BS_RANK_DEAD) {
+      bs_world_fail(w, BS_ERR_RANK_DEAD, w->pos[i].since_ns, NULL, 0,
+                    "rank %d died: %s", w->comms[i].grank, w->pos[i].why);
+      return;
+    }
+}
+
 bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
                        void *const *args) {
   bs_status st = BS_OK;
@@ -208,6 +222,7 @@ bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
   w->end_ns = bs_watchdog_now_ns();
   bs_watchdog_stop(w->wd);
   w->wd = NULL;
+  report_dead(w);
   BS_CHECK(st);
   st = worst(w, &who);
   if (st != BS_OK && bs_err()->code == BS_OK)

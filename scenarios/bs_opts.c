@@ -335,13 +335,19 @@ out:
   return prefixed(st, prefix);
 }
 
+/* Process-per-rank: each process gets as many of the ranks (a custom
+ * driver keeps its ranks in process 0). */
+static bool splits(const bs_opts *o, const bs_scenario *s, int ranks) {
+  return s->drive || ranks % o->procs.nprocs == 0;
+}
+
 static bs_status plan_one(const bs_opts *o, const bs_scenario *s, int ranks,
                           const char *exe, bs_run_cfg *c) {
   bs_status st = BS_OK;
   if (ranks < s->min_ranks)
     USAGE("%s needs at least %d ranks, --ranks gave %d", s->name, s->min_ranks,
           ranks);
-  if (ranks % o->procs.nprocs != 0)
+  if (!splits(o, s, ranks))
     USAGE("%s: %d ranks do not split evenly over %d processes", s->name, ranks,
           o->procs.nprocs);
   for (size_t i = 0; i < o->nfaults; i++)
@@ -402,9 +408,17 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
       /* A matrix of sizes, a label or a glob runs each scenario where it is
        * meaningful; a scenario named with a size below its minimum is a
        * usage error. */
-      if (ranks < scn[i]->min_ranks && (o->nranks > 1 || !named(o, scn[i]))) {
+      bool chosen = o->nranks <= 1 && named(o, scn[i]);
+      if (ranks < scn[i]->min_ranks && !chosen) {
         fprintf(stderr, "backstop: skipping %s at %d rank%s (needs %d)\n",
                 scn[i]->name, ranks, ranks == 1 ? "" : "s", scn[i]->min_ranks);
+        continue;
+      }
+      if (!splits(o, scn[i], ranks) && !chosen) {
+        fprintf(stderr,
+                "backstop: skipping %s at %d rank%s (not a multiple of the "
+                "%d processes)\n",
+                scn[i]->name, ranks, ranks == 1 ? "" : "s", o->procs.nprocs);
         continue;
       }
       BS_CHECK(plan_one(o, scn[i], ranks, exe, &(*out)[*n]));
