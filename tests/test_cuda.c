@@ -356,6 +356,25 @@ static void test_select(void **state) {
   bs_dev_destroy(NULL);
 }
 
+/* A device destroyed while it still holds address ranges (a rank unwound
+ * by a paused read leaves its regions) gives them back: reserving far more
+ * address space than a GPU has, a range at a time, across devices that
+ * never release theirs, must keep working. */
+static void test_destroy_gives_back_reservations(void **state) {
+  (void)state;
+  NEED_GPU();
+  const size_t big = (size_t)8 << 40; /* 8 TiB of addresses, no memory */
+  for (int i = 0; i < 200; i++) {
+    bs_dev *d = NULL;
+    void *va = NULL;
+    assert_int_equal(bs_dev_create("cuda", 0, &d), BS_OK);
+    if (d->ops->va_reserve(d, big, &va) != BS_OK)
+      fail_msg("reservation %d of 8 TiB failed: %s", i, bs_err()->message);
+    assert_int_equal(d->ops->phys_map(d, va, d->page), BS_OK);
+    bs_dev_destroy(d);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_select),
@@ -365,6 +384,7 @@ int main(void) {
       cmocka_unit_test(test_poison_bitflip_first_diff),
       cmocka_unit_test(test_sm_copy_matches_memcpy),
       cmocka_unit_test(test_region_round_trip),
+      cmocka_unit_test(test_destroy_gives_back_reservations),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -37,16 +37,21 @@ typedef struct drv {
 typedef struct mapping {
   uintptr_t va;
   size_t n;
-  CUmemGenericAllocationHandle handle;
+  CUmemGenericAllocationHandle handle; /* unused for a reservation */
 } mapping;
+
+typedef struct table {
+  mapping *e;
+  size_t n, cap;
+} table;
 
 typedef struct cuda_impl {
   int device;
   cudaStream_t stream;
   drv fn;
   CUmemAllocationProp prop; /* device-local memory of this device */
-  mapping *maps;
-  size_t nmaps, cap;
+  table maps;               /* what is mapped */
+  table res; /* address ranges reserved: freed at destroy if still held */
   /* The first kernel that failed to launch: the kernel ops return void,
    * so the next sync reports it. */
   cudaError_t kerr;
@@ -104,39 +109,44 @@ static size_t round_up(size_t n, size_t page) {
 
 /* ---- mapping table ---- */
 
-static mapping *find_exact(cuda_impl *c, uintptr_t va, size_t n) {
-  for (size_t i = 0; i < c->nmaps; i++)
-    if (c->maps[i].va == va && c->maps[i].n == n)
-      return &c->maps[i];
+static mapping *find_exact(table *t, uintptr_t va, size_t n) {
+  for (size_t i = 0; i < t->n; i++)
+    if (t->e[i].va == va && t->e[i].n == n)
+      return &t->e[i];
   return NULL;
 }
 
-static bool overlaps(const cuda_impl *c, uintptr_t va, size_t n) {
-  for (size_t i = 0; i < c->nmaps; i++)
-    if (va < c->maps[i].va + c->maps[i].n && c->maps[i].va < va + n)
+static bool overlaps(const table *t, uintptr_t va, size_t n) {
+  for (size_t i = 0; i < t->n; i++)
+    if (va < t->e[i].va + t->e[i].n && t->e[i].va < va + n)
       return true;
   return false;
 }
 
-static bs_status table_add(cuda_impl *c, mapping m) {
-  if (c->nmaps == c->cap) {
-    size_t cap = c->cap ? 2 * c->cap : 16;
-    mapping *grown = realloc(c->maps, cap * sizeof *grown);
+static bs_status table_add(table *t, mapping m) {
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 16;
+    mapping *grown = realloc(t->e, cap * sizeof *grown);
     if (!grown)
-      return bs_fail(BS_ERR_NOMEM, NULL, "cuda mapping table of %zu entries",
+      return bs_fail(BS_ERR_NOMEM, NULL, "cuda address table of %zu entries",
                      cap);
-    c->maps = grown;
-    c->cap = cap;
+    t->e = grown;
+    t->cap = cap;
   }
-  c->maps[c->nmaps++] = m;
+  t->e[t->n++] = m;
   return BS_OK;
+}
+
+/* Order does not matter: the last entry takes m's place. */
+static void table_del(table *t, mapping *m) {
+  *m = t->e[--t->n];
 }
 
 /* Unmaps and releases one entry and drops it from the table. */
 static CUresult drop(cuda_impl *c, mapping *m) {
   CUresult r = c->fn.unmap((CUdeviceptr)m->va, m->n);
   CUresult r2 = c->fn.release(m->handle);
-  *m = c->maps[--c->nmaps];
+  table_del(&c->maps, m);
   return r != CUDA_SUCCESS ? r : r2;
 }
 
@@ -228,9 +238,25 @@ static bs_status cuda_va_reserve(bs_dev *d, size_t n, void **va) {
   BS_CHECK(use(c));
   CU_TRY(c->fn.reserve(&p, round_up(n, d->page), d->page, 0, 0),
          "cuMemAddressReserve", n);
+  st = table_add(&c->res, (mapping){.va = p, .n = round_up(n, d->page)});
+  if (st != BS_OK) {
+    c->fn.free_va(p, round_up(n, d->page));
+    goto out;
+  }
   *va = (void *)(uintptr_t)p;
 out:
   return st;
+}
+
+/* Unmaps what is mapped inside the range, then gives the range back. */
+static void release_range(cuda_impl *c, mapping *r) {
+  uintptr_t lo = r->va;
+  size_t len = r->n;
+  for (size_t i = c->maps.n; i-- > 0;)
+    if (c->maps.e[i].va >= lo && c->maps.e[i].va < lo + len)
+      drop(c, &c->maps.e[i]);
+  c->fn.free_va((CUdeviceptr)lo, len);
+  table_del(&c->res, r);
 }
 
 /* Whatever is still mapped inside the range goes with it: a reservation
@@ -242,10 +268,9 @@ static void cuda_va_release(bs_dev *d, void *va, size_t n) {
   if (!va || n == 0 || use(c) != BS_OK)
     return;
   cudaStreamSynchronize(c->stream);
-  for (size_t i = c->nmaps; i-- > 0;)
-    if (c->maps[i].va >= lo && c->maps[i].va < lo + len)
-      drop(c, &c->maps[i]);
-  c->fn.free_va((CUdeviceptr)lo, len);
+  mapping *r = find_exact(&c->res, lo, len);
+  if (r)
+    release_range(c, r);
 }
 
 static bs_status check_range(const bs_dev *d, const char *what, void *va,
@@ -264,7 +289,7 @@ static bs_status cuda_phys_map(bs_dev *d, void *va, size_t n) {
   bool created = false, mapped = false;
   BS_CHECK(check_range(d, "map", va, n));
   BS_CHECK(use(c));
-  if (overlaps(c, m.va, n))
+  if (overlaps(&c->maps, m.va, n))
     BS_FAIL(BS_ERR_STATE, NULL, "map of %zu bytes at %p: already mapped", n,
             va);
   CUmemAccessDesc access = {.location = c->prop.location,
@@ -275,7 +300,7 @@ static bs_status cuda_phys_map(bs_dev *d, void *va, size_t n) {
   mapped = true;
   CU_TRY(c->fn.set_access((CUdeviceptr)m.va, n, &access, 1), "cuMemSetAccess",
          n);
-  BS_CHECK(table_add(c, m));
+  BS_CHECK(table_add(&c->maps, m));
 out:
   if (st != BS_OK && mapped)
     c->fn.unmap((CUdeviceptr)m.va, n);
@@ -288,7 +313,7 @@ static bs_status cuda_phys_unmap(bs_dev *d, void *va, size_t n) {
   bs_status st = BS_OK;
   cuda_impl *c = impl(d);
   BS_CHECK(check_range(d, "unmap", va, n));
-  mapping *m = find_exact(c, (uintptr_t)va, n);
+  mapping *m = find_exact(&c->maps, (uintptr_t)va, n);
   if (!m)
     BS_FAIL(BS_ERR_INVALID, NULL,
             "unmap of %zu bytes at %p: not a mapped range", n, va);
@@ -398,10 +423,15 @@ static void cuda_destroy(bs_dev *d) {
   cuda_impl *c = impl(d);
   if (use(c) == BS_OK)
     cudaStreamSynchronize(c->stream);
-  while (c->nmaps)
-    drop(c, &c->maps[0]);
+  /* Regions still live (a rank unwound by a paused read) give their
+   * address ranges back with the device. */
+  while (c->res.n)
+    release_range(c, &c->res.e[0]);
+  while (c->maps.n)
+    drop(c, &c->maps.e[0]);
   cudaStreamDestroy(c->stream);
-  free(c->maps);
+  free(c->maps.e);
+  free(c->res.e);
   free(c);
   free(d);
 }
