@@ -83,10 +83,11 @@ bool bs_expect_contained_fast(const bs_record *r, char *d, size_t n);
 typedef bool (*bs_report_line_check)(const bs_record *r, int k, char *d,
                                      size_t n);
 /* A dead or stuck rank was contained: as bs_expect_contained_fast where
- * one process holds every rank; across processes the failure reaches the
- * others through the rendezvous folder (or their watchdogs) and each must
- * abort its own NCCL communicators, so detection and every failed phase
- * must stay within 1.5 timeouts + 1 s. */
+ * one lock sees every rank (one process, or the sim's shared board across
+ * processes); with NCCL across processes the failure reaches the others
+ * through the rendezvous folder (or their watchdogs) and each must abort
+ * its own communicators, so detection and every failed phase must stay
+ * within 1.5 timeouts + 1 s. */
 bool bs_expect_contained(const bs_record *r, char *d, size_t n);
 
 /* Contained (fast: bs_expect_contained_fast, else bs_expect_contained),

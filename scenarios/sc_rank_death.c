@@ -49,11 +49,11 @@ BS_SCENARIO(rank_death){
         "survivor returns with an error (rank-dead in update_weights); the "
         "death is contained (detect_ms is set) and detection and every "
         "failed phase take less than half the timeout the report states. "
-        "With ranks in several processes (--rendezvous) each process must "
-        "learn of the death (from the sim's shared board, the note in the "
-        "rendezvous folder, or its own watchdog) and stop its own ranks "
-        "(over NCCL: abort its communicators): contained within 1.5 "
-        "timeouts and a second. The "
+        "The sim's shared board sees every rank of every process too "
+        "(--rendezvous, several processes). Over NCCL across processes "
+        "each process learns of the death from the note in the rendezvous "
+        "folder (or its own watchdog) and aborts its communicators: "
+        "contained within 1.5 timeouts and a second. The "
         "report has a line for the dead rank "
         "alone saying it is dead ('rank 3: dead after #N: fault "
         "comm/rank_exit' at 4 ranks), whatever --ranks is.\n"
@@ -72,7 +72,7 @@ BS_SCENARIO(rank_death){
     .expect = expect,
     .expects = "every survivor returns with an error; the death is "
                "contained and every failure returns in under half the "
-               "watchdog timeout (across processes: within 1.5 timeouts + "
-               "1 s); the report's line for the last "
+               "watchdog timeout (NCCL across processes: within 1.5 "
+               "timeouts + 1 s); the report's line for the last "
                "rank says it is dead",
 };
