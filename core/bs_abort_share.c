@@ -1,11 +1,12 @@
 #include "bs_abort_share.h"
 
+#include "bs_files.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define PREFIX "abort."
 
@@ -16,23 +17,12 @@ uint64_t bs_abort_real_ns(void) {
 }
 
 bs_status bs_abort_publish(const char *dir, const bs_abort_note *n) {
-  bs_status st = BS_OK;
-  char path[4096], tmp[4200];
+  char path[4096], text[512];
   snprintf(path, sizeof path, "%s/" PREFIX "%d", dir, n->first);
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  bool ok = f && fprintf(f, "%d %llu %d %d\n%s\n", (int)n->st,
-                         (unsigned long long)n->real_ns, n->first, n->size,
-                         n->cause) > 0;
-  if (f && fclose(f) != 0)
-    ok = false;
-  /* rename: a reader sees the whole note or none. */
-  if (!ok || rename(tmp, path) != 0) {
-    unlink(tmp);
-    BS_FAIL(BS_ERR_INVALID, NULL, "cannot publish the failure to %s", path);
-  }
-out:
-  return st;
+  int len =
+      snprintf(text, sizeof text, "%d %llu %d %d\n%s\n", (int)n->st,
+               (unsigned long long)n->real_ns, n->first, n->size, n->cause);
+  return bs_file_publish(path, text, (size_t)len);
 }
 
 static bool read_note(const char *path, bs_abort_note *n) {

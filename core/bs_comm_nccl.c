@@ -9,6 +9,8 @@
  * under the poller). Buffers are device pointers. */
 #include "bs_comm_backend.h"
 
+#include "bs_files.h"
+
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <stdio.h>
@@ -183,37 +185,29 @@ static bs_status nccl_coll(bs_comm *c, const bs_coll_args *a) {
   return run(c, a, a->send, a->recv);
 }
 
+/* Published whole: a reader sees the whole id or nothing. */
 static bs_status uid_write(const char *path, const ncclUniqueId *id) {
-  bs_status st = BS_OK;
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  bool ok = f && fwrite(id, sizeof *id, 1, f) == 1;
-  if (f && fclose(f) != 0)
-    ok = false;
-  /* rename: a reader sees the whole id or nothing. */
-  if (!ok || rename(tmp, path) != 0)
-    BS_FAIL(BS_ERR_CONFIG, NULL, "nccl: cannot write the unique id to %s",
-            path);
-out:
-  return st;
+  return bs_file_publish(path, id, sizeof *id);
 }
 
 static bs_status uid_read(const char *path, ncclUniqueId *id, int timeout_ms) {
-  uint64_t deadline = bs_watchdog_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-  while (bs_watchdog_now_ns() < deadline) {
-    FILE *f = fopen(path, "rb");
-    bool ok = f && fread(id, sizeof *id, 1, f) == 1;
-    if (f)
-      fclose(f);
-    if (ok)
-      return BS_OK;
-    nap_us(10000);
+  bs_status st = BS_OK;
+  char *data = NULL;
+  size_t n = 0;
+  if (bs_file_wait(path, timeout_ms, &data, &n) != BS_OK) {
+    bs_err_clear(); /* the reason below says more */
+    BS_FAIL(BS_ERR_TIMEOUT, NULL,
+            "nccl: no unique id in %s after %d ms (is global rank 0 up?)", path,
+            timeout_ms);
   }
-  return bs_fail(BS_ERR_TIMEOUT, NULL,
-                 "nccl: no unique id in %s after %d ms (is global rank 0 "
-                 "up?)",
-                 path, timeout_ms);
+  if (n != sizeof *id)
+    BS_FAIL(BS_ERR_CONFIG, NULL,
+            "nccl: %s holds %zu bytes, not a unique id (%zu)", path, n,
+            sizeof *id);
+  memcpy(id, data, sizeof *id);
+out:
+  free(data);
+  return st;
 }
 
 static bs_status unique_id(const bs_world *w, ncclUniqueId *id) {

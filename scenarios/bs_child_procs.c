@@ -99,7 +99,7 @@ static void gather(proc_run *p) {
   }
 }
 
-static int send(int fd, const char *s, size_t n) {
+static int send_json(int fd, const char *s, size_t n) {
   return bs_write_all(fd, s, n) ? 0 : 5;
 }
 
@@ -114,7 +114,7 @@ static int lead(proc_run *p, int fd) {
   result_path(p, path, sizeof path);
   if (!out.oom && bs_file_publish(path, out.s, out.len) != BS_OK)
     fprintf(stderr, "backstop: %s\n", bs_err()->message);
-  int rc = out.oom ? 5 : send(fd, out.s, out.len);
+  int rc = out.oom ? 5 : send_json(fd, out.s, out.len);
   bs_buf_free(&out);
   return rc;
 }
@@ -125,7 +125,7 @@ static int fail_run(proc_run *p, int fd, const char *why) {
   p->res.verdict = BS_FAIL;
   bs_result_set_note(&p->res, "process %d: %s", p->cfg->proc, why);
   bs_result_write_json(&out, &p->res, 0);
-  int rc = out.oom ? 5 : send(fd, out.s, out.len);
+  int rc = out.oom ? 5 : send_json(fd, out.s, out.len);
   bs_buf_free(&out);
   return rc;
 }
@@ -138,7 +138,7 @@ static int peer(proc_run *p, int fd) {
   result_path(p, path, sizeof path);
   bs_err_clear();
   if (bs_file_wait(path, wait_left_ms(p, PEER_MARGIN), &data, &n) == BS_OK) {
-    rc = send(fd, data, n);
+    rc = send_json(fd, data, n);
   } else {
     snprintf(why, sizeof why, "no verdict from process 0: %s",
              bs_err()->message);

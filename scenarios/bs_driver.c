@@ -290,7 +290,9 @@ static void world_opts(const driver *d, world_paths *p, bs_world_opts *wo) {
   wo->first_rank = bs_procs_first_rank(run);
   wo->uid_path = p->uid;
   wo->shm_path = run->nprocs > 1 ? p->shm : NULL;
-  wo->abort_dir = run->nprocs > 1 ? p->dir : NULL;
+  /* The sim's shared board carries failures across processes itself. */
+  bool nccl = strcmp(run->backend, "nccl") == 0;
+  wo->abort_dir = run->nprocs > 1 && nccl ? p->dir : NULL;
 }
 
 static bs_status run_world(driver *d, bs_dev **devs, rank_ctx *ctx) {

@@ -1,7 +1,7 @@
-/* One rank's optimizer step fails: every rank fails train_step alike, the
- * failing rank still joins the step's param all-gathers (else its peers
- * would wait in them forever, as an early return before a collective hangs
- * NCCL), and no rank backs up a step that another rank failed. */
+/* One rank's optimizer step fails: every rank fails train_step alike, with
+ * the failing rank's error record, and the failing rank still joins the
+ * step's param all-gathers (else its peers would wait in them forever, as
+ * an early return before a collective hangs NCCL). */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,14 +21,23 @@ static bool joined_gathers(const bs_record *r, int cycle, char *d, size_t n) {
   return true;
 }
 
-/* The error was raised in the step, not in the backup after it: the step
- * was agreed before anything was backed up. */
-static bool failed_before_backup(const bs_record *r, char *d, size_t n) {
+/* The rank the fault fired on, from the fault log (-1: none). */
+static int fired_rank(const bs_record *r) {
+  for (size_t i = 0; i < r->nfired; i++)
+    if (strcmp(r->fired[i].point, "optimizer/step") == 0)
+      return r->fired[i].rank;
+  return -1;
+}
+
+/* Every rank carries the failing rank's own error record: the agreement
+ * spread the record raised in its optimizer step, not only the status. */
+static bool spread_record(const bs_record *r, char *d, size_t n) {
+  int from = fired_rank(r);
   for (int k = 0; k < r->nranks; k++) {
-    const bs_event *e = bs_expect_first_failure(r, k);
-    if (strcmp(e->err.phase, "train_step") != 0) {
-      snprintf(d, n, "rank %d: the failure was raised in %s, not train_step", k,
-               e->err.phase);
+    const bs_error *e = &bs_expect_first_failure(r, k)->err;
+    if (e->rank != from || !strstr(e->message, "optimizer/step")) {
+      snprintf(d, n, "rank %d holds rank %d's error '%.120s', not rank %d's", k,
+               e->rank, e->message, from);
       return false;
     }
   }
@@ -39,12 +48,12 @@ static bool expect(const bs_record *r, char *d, size_t n) {
   if (!bs_expect_failed_and_stopped(r, "train_step", BS_ERR_NOMEM, false, d, n))
     return false;
   int cycle = bs_expect_first_failure(r, 0)->cycle;
-  if (!joined_gathers(r, cycle, d, n) || !failed_before_backup(r, d, n))
+  if (!joined_gathers(r, cycle, d, n) || !spread_record(r, d, n))
     return false;
   snprintf(d, n,
-           "every rank failed train_step of cycle %d with out-of-memory, "
-           "after the same collectives, before any backup",
-           cycle);
+           "every rank failed train_step of cycle %d with rank %d's "
+           "out-of-memory, after the same collectives",
+           cycle, fired_rank(r));
   return true;
 }
 
@@ -58,11 +67,11 @@ BS_SCENARIO(step_failure){
         "Fault: optimizer/step on the last rank, cycle 1, nth=1: Adam over "
         "its master shard fails before touching anything.\n"
         "Expects: train_step's agreement spreads the failure: every rank "
-        "fails train_step of cycle 1 with out-of-memory, raised in the step "
-        "itself (the step is agreed before the backup, so no rank backs up "
-        "a step another rank failed); the failing rank still issued the "
-        "same collectives as its peers (the param all-gathers included); "
-        "the run stops there.\n"
+        "fails train_step of cycle 1 with out-of-memory and holds the "
+        "failing rank's own error record (the one its optimizer step "
+        "raised); the failing rank still issued the same collectives as "
+        "its peers (the param all-gathers included); the run stops "
+        "there.\n"
         "Oracles: agreement, liveness (nobody waits for the failed rank), "
         "uniform schedule, explained (out-of-memory traces to "
         "optimizer/step), pause safety and bit identity of cycle 0.\n"
@@ -74,7 +83,7 @@ BS_SCENARIO(step_failure){
     .sets = BS_LIST("rematerialize=1"),
     .faults = BS_LIST("name=optimizer/step,rank={last},cycle=1,nth=1"),
     .expect = expect,
-    .expects = "every rank fails train_step of cycle 1 with out-of-memory "
-               "after the same collectives, before any backup; nothing runs "
-               "after it",
+    .expects = "every rank fails train_step of cycle 1 with the failing "
+               "rank's out-of-memory record, after the same collectives; "
+               "nothing runs after it",
 };

@@ -1,6 +1,7 @@
-/* Files the processes of one job share (process-per-rank runs, artifacts):
- * folders made on demand, files published whole, and files waited for
- * with a bound. */
+/* Files the processes of one job share (process-per-rank runs: the NCCL
+ * unique id, record parts, verdicts, shared failures; artifacts): folders
+ * made on demand, files published whole, and files waited for with a
+ * bound. */
 #ifndef BS_FILES_H
 #define BS_FILES_H
 
