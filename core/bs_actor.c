@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bs_backuper.h"
-#include "bs_engine.h"
-#include "bs_maincast.h"
+#include "backup/bs_backuper.h"
+#include "backup/bs_mc.h"
+#include "backup/bs_restore_check.h"
 #include "bs_mutant.h"
-#include "bs_optimizer.h"
-#include "bs_param_sync.h"
-#include "bs_restore_check.h"
+#include "sync/bs_engine.h"
+#include "train/bs_optimizer.h"
+#include "train/bs_param_sync.h"
 
 /* Keeps the ref/teacher/old_actor weights apart from the actor's. */
 #define TAG_SEED_STRIDE 0x9E3779B97F4A7C15ull
@@ -45,7 +45,7 @@ struct bs_actor {
 
 static void begin_phase(const char *phase) {
   bs_err_clear();
-  bs_phase_set(phase);
+  bs_err_set_phase(phase);
 }
 
 static bool colocated_lora(const bs_config *cfg) {
@@ -64,16 +64,16 @@ static bool backups_wanted(const bs_config *cfg) {
 
 static bs_status make_optimizer(bs_actor *a) {
   const bs_sim_config *s = &a->cfg.sim;
-  bs_opt_cfg oc = {.lr = (float)s->lr,
-                   .beta1 = (float)s->adam_beta1,
-                   .beta2 = (float)s->adam_beta2,
-                   .eps = (float)s->adam_eps,
-                   .weight_decay = (float)s->weight_decay,
-                   .precision_aware = a->cfg.precision_aware_optimizer,
-                   .cpu_offload = a->cfg.optimizer_cpu_offload,
-                   .offload_fraction = s->offload_fraction};
-  return bs_opt_create(a->dev, a->ms, &a->p->layout, a->rank, &oc,
-                       a->p->param_buf, &a->opt);
+  bs_optimizer_cfg oc = {.lr = (float)s->lr,
+                         .beta1 = (float)s->adam_beta1,
+                         .beta2 = (float)s->adam_beta2,
+                         .eps = (float)s->adam_eps,
+                         .weight_decay = (float)s->weight_decay,
+                         .precision_aware = a->cfg.precision_aware_optimizer,
+                         .cpu_offload = a->cfg.optimizer_cpu_offload,
+                         .offload_fraction = s->offload_fraction};
+  return bs_optimizer_create(a->dev, a->ms, &a->p->layout, a->rank, &oc,
+                             a->p->param_buf, &a->opt);
 }
 
 static bs_status make_synced(bs_actor *a) {
@@ -93,8 +93,7 @@ out:
 
 /* The digests the engine checks the next sync against. */
 static bs_status hash_step_end(bs_actor *a) {
-  return bs_tensors_sha256(a->dev, NULL, a->synced, a->nsynced, a->step_dig,
-                           NULL);
+  return bs_tensor_hash(a->dev, NULL, a->synced, a->nsynced, a->step_dig, NULL);
 }
 
 static bs_status make_backuper(bs_actor *a) {
@@ -199,7 +198,7 @@ void bs_actor_destroy(bs_actor *a) {
     bs_engine_stop(a->eng);
   bs_backuper_destroy(a->bk);
   bs_mc_destroy(a->mc);
-  bs_opt_destroy(a->opt);
+  bs_optimizer_destroy(a->opt);
   bs_params_destroy(a->p);
   bs_ms_destroy(a->ms);
   free(a->synced);
@@ -225,13 +224,14 @@ static void compute_grads(bs_actor *a, int step) {
 
 static bs_status step_state(const bs_actor *a) {
   if (a->asleep)
-    return bs_fail(BS_ERR_STATE, NULL,
-                   "train step while asleep: wake_up first");
+    return bs_err_fail(BS_ERR_STATE, NULL,
+                       "train step while asleep: wake_up first");
   if (a->active != BS_BT_ACTOR)
-    return bs_fail(BS_ERR_STATE, NULL,
-                   "train step with model '%s' active: switch_model('actor') "
-                   "first",
-                   bs_backup_tag_name(a->active));
+    return bs_err_fail(
+        BS_ERR_STATE, NULL,
+        "train step with model '%s' active: switch_model('actor') "
+        "first",
+        bs_backup_tag_name(a->active));
   return BS_OK;
 }
 
@@ -241,7 +241,7 @@ static bs_status step(bs_actor *a) {
   BS_CHECK(step_state(a));
   compute_grads(a, a->step + 1);
   BS_CHECK(bs_param_sync_grads(a->comm, a->p));
-  bs_status local = bs_opt_step(a->opt, a->p->grad_buf, a->step + 1);
+  bs_status local = bs_optimizer_step(a->opt, a->p->grad_buf, a->step + 1);
   /* Always: a rank whose Adam failed still joins the all-gathers. */
   BS_CHECK(bs_param_sync_params(a->comm, a->p));
   BS_CHECK(local);
@@ -257,10 +257,10 @@ bs_status bs_actor_train_step(bs_actor *a) {
   bs_status st = BS_OK;
   begin_phase("train_step");
   if (!a)
-    return bs_fail(BS_ERR_INVALID, NULL, "train step: no actor");
+    return bs_err_fail(BS_ERR_INVALID, NULL, "train step: no actor");
   BS_CHECK(bs_comm_agree(a->comm, step(a)));
   if (a->bk) {
-    bs_phase_set("backup");
+    bs_err_set_phase("backup");
     BS_CHECK(bs_comm_agree(a->comm, bs_backuper_backup(a->bk, "actor")));
   }
 out:
@@ -295,7 +295,7 @@ out:
 bs_status bs_actor_sleep(bs_actor *a) {
   begin_phase("sleep");
   if (!a)
-    return bs_fail(BS_ERR_INVALID, NULL, "sleep: no actor");
+    return bs_err_fail(BS_ERR_INVALID, NULL, "sleep: no actor");
   return bs_comm_agree(a->comm, sleep_now(a));
 }
 
@@ -317,7 +317,7 @@ out:
 bs_status bs_actor_wake_up(bs_actor *a) {
   begin_phase("wake_up");
   if (!a)
-    return bs_fail(BS_ERR_INVALID, NULL, "wake_up: no actor");
+    return bs_err_fail(BS_ERR_INVALID, NULL, "wake_up: no actor");
   return bs_comm_agree(a->comm, wake_now(a));
 }
 
@@ -328,21 +328,21 @@ static bs_status restore_tag(bs_actor *a, bs_backup_tag t) {
     return bs_backuper_restore(a->bk, bs_backup_tag_name(t));
   if (t == BS_BT_ACTOR) /* no backups: the live weights are the only copy */
     return BS_OK;
-  return bs_fail(BS_ERR_MISSING_BACKUP, NULL,
-                 "switch_model('%s'): weight backups are off",
-                 bs_backup_tag_name(t));
+  return bs_err_fail(BS_ERR_MISSING_BACKUP, NULL,
+                     "switch_model('%s'): weight backups are off",
+                     bs_backup_tag_name(t));
 }
 
 static bs_status restore_local(bs_actor *a, const char *tag) {
   int t = bs_backup_tag_parse(tag);
   if (t < 0)
-    return bs_fail(BS_ERR_INVALID, NULL,
-                   "cannot switch to unknown model tag: %.64s",
-                   tag ? tag : "(null)");
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "cannot switch to unknown model tag: %.64s",
+                       tag ? tag : "(null)");
   /* A restore writes the live params: paused memory would fault. */
   if (a->asleep)
-    return bs_fail(BS_ERR_STATE, NULL,
-                   "switch_model('%s') while asleep: wake_up first", tag);
+    return bs_err_fail(BS_ERR_STATE, NULL,
+                       "switch_model('%s') while asleep: wake_up first", tag);
   /* Mutant same-tag-skip (review diff of miles #3128): the active tag is
    * not restored, so MainCast weights stay garbage after a wake-up. */
   if (bs_mutant_on(BS_MUT_SAME_TAG_SKIP) && (bs_backup_tag)t == a->active)
@@ -368,7 +368,7 @@ out:
 bs_status bs_actor_switch_model(bs_actor *a, const char *tag) {
   begin_phase("restore");
   if (!a)
-    return bs_fail(BS_ERR_INVALID, NULL, "switch_model: no actor");
+    return bs_err_fail(BS_ERR_INVALID, NULL, "switch_model: no actor");
   return switch_to(a, tag);
 }
 
@@ -469,7 +469,8 @@ static bs_status get_actor_weights(bs_actor *a, bs_tensor_map *out) {
 
 bs_status bs_actor_get_weights(bs_actor *a, bs_tensor_map *out) {
   if (!a || !out)
-    return bs_fail(BS_ERR_INVALID, NULL, "get_actor_weights: NULL argument");
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "get_actor_weights: NULL argument");
   return get_actor_weights(a, out);
 }
 
@@ -510,21 +511,21 @@ bs_status bs_actor_update_weights(bs_actor *a, bs_sync_result *res) {
   if (res)
     memset(res, 0, sizeof *res);
   if (!a)
-    return bs_fail(BS_ERR_INVALID, NULL, "update_weights: no actor");
+    return bs_err_fail(BS_ERR_INVALID, NULL, "update_weights: no actor");
   /* Every rank learns of a failed read before the set meets a collective. */
   BS_CHECK(bs_comm_agree(a->comm, get_actor_weights(a, &m)));
   BS_CHECK(bs_comm_agree(a->comm, sync_weights(a, &m, res)));
 out:
   st = pause_after_sync(a, st);
   if (st != BS_OK)
-    bs_sync_result_free(res);
+    bs_weight_sync_result_free(res);
   bs_tensor_map_free(&m);
   return st;
 }
 
 bs_status bs_actor_restart_engine(bs_actor *a) {
   if (!a || !a->eng)
-    return bs_fail(BS_ERR_INVALID, NULL, "restart engine: no engine");
+    return bs_err_fail(BS_ERR_INVALID, NULL, "restart engine: no engine");
   return bs_engine_restart(a->eng);
 }
 
@@ -533,11 +534,11 @@ bs_status bs_actor_restart_engine(bs_actor *a) {
 bs_status bs_actor_live_digests(bs_actor *a, bs_digest *out, size_t n,
                                 size_t *npaused) {
   if (!a || !out || n < a->nsynced)
-    return bs_fail(BS_ERR_INVALID, NULL,
-                   "live digests: need room for %zu digests, got %zu",
-                   a ? a->nsynced : 0, n);
-  return bs_tensors_sha256_observe(a->dev, a->ms, a->synced, a->nsynced, out,
-                                   npaused);
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "live digests: need room for %zu digests, got %zu",
+                       a ? a->nsynced : 0, n);
+  return bs_tensor_hash_observe(a->dev, a->ms, a->synced, a->nsynced, out,
+                                npaused);
 }
 
 size_t bs_actor_synced_count(const bs_actor *a) {

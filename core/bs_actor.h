@@ -11,11 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "bs_comm.h"
-#include "bs_config.h"
-#include "bs_digest.h"
-#include "bs_model.h"
-#include "bs_weight_sync.h"
+#include "backup/bs_digest.h"
+#include "comm/bs_comm.h"
+#include "model/bs_config.h"
+#include "model/bs_model.h"
+#include "sync/bs_weight_sync.h"
 
 typedef struct bs_actor bs_actor;
 typedef struct bs_optimizer bs_optimizer;

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bs_status.h"
+#include "bs_err.h"
 
 #define BS_FAULT_NAME_MAX 48  /* longest point name + NUL */
 #define BS_FAULT_MAX_SPECS 32 /* armed specs per process */
@@ -92,9 +92,9 @@ size_t bs_fault_armed_count(void);
 
 /* The firing log of this process (thread-safe). count is what is kept (at
  * most BS_FAULT_LOG_MAX); total also counts firings past that. */
-size_t bs_fault_fired_count(void);
-size_t bs_fault_fired_total(void);
-bool bs_fault_fired_get(size_t i, bs_fault_fired *out);
+size_t bs_fault_log_count(void);
+size_t bs_fault_log_total(void);
+bool bs_fault_log_get(size_t i, bs_fault_fired *out);
 void bs_fault_log_reset(void);
 void bs_fault_log_add(const bs_fault_fired *f);
 

@@ -20,21 +20,21 @@ static size_t kept(void) {
   return log_total < BS_FAULT_LOG_MAX ? log_total : BS_FAULT_LOG_MAX;
 }
 
-size_t bs_fault_fired_count(void) {
+size_t bs_fault_log_count(void) {
   pthread_mutex_lock(&log_mu);
   size_t n = kept();
   pthread_mutex_unlock(&log_mu);
   return n;
 }
 
-size_t bs_fault_fired_total(void) {
+size_t bs_fault_log_total(void) {
   pthread_mutex_lock(&log_mu);
   size_t n = log_total;
   pthread_mutex_unlock(&log_mu);
   return n;
 }
 
-bool bs_fault_fired_get(size_t i, bs_fault_fired *out) {
+bool bs_fault_log_get(size_t i, bs_fault_fired *out) {
   pthread_mutex_lock(&log_mu);
   bool ok = out && i < kept();
   if (ok)

@@ -1,6 +1,6 @@
 /* A pinned allocation of the backuper fails: every rank fails alike. */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 static bool expect(const bs_record *r, char *d, size_t n) {
   return bs_expect_failed_and_stopped(r, "init", BS_ERR_NOMEM, false, d, n);

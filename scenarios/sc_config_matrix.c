@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bs_config.h"
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "model/bs_config.h"
+#include "oracles/bs_expect.h"
 
 /* Every rule's violation (at most 2 settings each) and one more setting. */
 #define KV_MAX 64

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bs_expect.h"
-#include "bs_model.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "model/bs_model.h"
+#include "oracles/bs_expect.h"
 
 /* What makes t an extra (behavior.md §4: synced, outside the DDP buffers),
  * NULL when it is not one. */

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 /* The bucket at which the engine was killed (its nth reach), -1: never. */
 static long death_bucket(const bs_record *r) {

@@ -1,7 +1,7 @@
 /* Frozen params (inkling rel_proj, deepseek-v4 router weight, tid2eid) are
  * MainCast extras: eligible, and their bytes survive every cycle. */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 BS_SCENARIO(frozen_params){
     .name = "frozen-params",

@@ -1,7 +1,7 @@
 /* A restored param is not what was backed up: the SHA256 check finds it on
  * one rank, and every rank fails the restore with the same error. */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 static bool expect(const bs_record *r, char *d, size_t n) {
   return bs_expect_failed_and_stopped(r, "restore", BS_ERR_HASH_MISMATCH, true,

@@ -1,7 +1,7 @@
 /* The precision-aware optimizer with CPU offload: restore replays the
  * HybridDeviceOptimizer's two copy-back maps (host wins on overlap). */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 BS_SCENARIO(hdo_replay){
     .name = "hdo-replay",

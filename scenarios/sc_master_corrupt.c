@@ -2,8 +2,8 @@
  * casts it: the rebuilt params differ from the backup on every rank (the
  * all-gather spreads the bad shard), and the armed SHA256 check must turn
  * that into one agreed hash-mismatch naming the tensor. */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 static bool expect(const bs_record *r, char *d, size_t n) {
   return bs_expect_failed_and_stopped(r, "restore", BS_ERR_HASH_MISMATCH, true,

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 /* The report's line for the dead rank says so: "rank 3: dead after #12". */
 static bool names_dead(const bs_record *r, int dead, char *d, size_t n) {

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 static const char *next_line(const char *p) {
   p = strchr(p, '\n');

@@ -1,7 +1,7 @@
 /* A resume finds no memory (torch_memory_saver #87): wake_up fails on
  * every rank alike instead of one rank dying. */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 static bool expect(const bs_record *r, char *d, size_t n) {
   return bs_expect_failed_and_stopped(r, "wake_up", BS_ERR_NOMEM, false, d, n);

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 /* Stalls that fired, and the first and last cycle they fired in. */
 static size_t stalls(const bs_record *r, int *first, int *last) {

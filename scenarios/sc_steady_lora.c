@@ -1,7 +1,7 @@
 /* Colocated LoRA: weight sync reads the memory saver's host copy of the
  * frozen base, so the backuper keeps nothing (behavior.md §5). */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 BS_SCENARIO(steady_lora){
     .name = "steady-lora",

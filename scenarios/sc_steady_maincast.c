@@ -1,6 +1,6 @@
 /* MainCast: pinned extras only, the bf16 params rebuilt from the masters. */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 BS_SCENARIO(steady_maincast){
     .name = "steady-maincast",

@@ -1,6 +1,6 @@
 /* The Normal backuper through the full lifecycle, no fault: the baseline. */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 BS_SCENARIO(steady_normal){
     .name = "steady-normal",

@@ -1,7 +1,7 @@
 /* Offloaded but not colocated: weight sync happens while the trainer is
  * asleep and must read host copies, never the paused device memory. */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 BS_SCENARIO(steady_offload_disaggregated){
     .name = "steady-offload-disaggregated",

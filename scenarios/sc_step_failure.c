@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 /* The failed step's collectives were the same on every rank, the param
  * all-gathers among them. */

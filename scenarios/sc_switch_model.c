@@ -1,7 +1,7 @@
 /* ref and teacher tags next to the actor: the step-start restore switches
  * through them and back, and the actor's weights must win. */
-#include "bs_expect.h"
-#include "bs_scenario.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
 
 BS_SCENARIO(switch_model){
     .name = "switch-model",

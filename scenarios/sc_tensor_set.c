@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bs_expect.h"
-#include "bs_scenario.h"
-#include "bs_schedule.h"
+#include "catalog/bs_scenario.h"
+#include "oracles/bs_expect.h"
+#include "record/bs_schedule.h"
 
 /* The rank's last two collectives are the tensor-set check and the
  * agreement on its outcome: no bucket was gathered after the check. */

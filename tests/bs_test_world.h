@@ -16,13 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backup/bs_backuper.h"
+#include "backup/bs_restore_check.h"
 #include "bs_actor.h"
-#include "bs_backuper.h"
-#include "bs_comm.h"
 #include "bs_fault.h"
 #include "bs_mutant.h"
-#include "bs_region.h"
-#include "bs_restore_check.h"
+#include "comm/bs_comm.h"
+#include "memsaver/bs_ms.h"
 
 #define TW_MAX 8
 #define TW_SELF "/proc/self/exe"

@@ -8,7 +8,7 @@
 set -u
 bin=$1 np=$2
 shift 2
-dir=$(mktemp -d /tmp/bs_procs.XXXXXX) || exit 1
+dir=$(mktemp -d /tmp/bs_launcher.XXXXXX) || exit 1
 trap 'rm -rf "$dir"' EXIT
 pids=""
 p=1

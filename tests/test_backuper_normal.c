@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bs_backuper.h"
+#include "backup/bs_backuper.h"
 #include "bs_fault.h"
 
 /* One rank under offload: buffers without cpu backup, as in the lifecycle

@@ -27,8 +27,8 @@
 #include "bs_bench_pause.c"
 #include "bs_bench_report.c"
 #include "bs_buf.c"
-#include "bs_dev.h"
 #include "bs_json.c"
+#include "dev/bs_dev.h"
 
 #define TINY_GB 0.0002
 
@@ -273,7 +273,7 @@ static void check_json_fig(const bs_bench_report *r, const bs_json *figs,
 
 static void test_json_well_formed(void **state) {
   const bs_bench_report *r = &((fixture *)*state)->r;
-  char *text = bs_bench_json(r);
+  char *text = bs_bench_report_json(r);
   bs_json j;
   assert_non_null(text);
   assert_int_equal(bs_json_parse(text, strlen(text), &j), BS_OK);
@@ -299,7 +299,7 @@ static void test_json_well_formed(void **state) {
 
 static void test_table_lists_every_figure(void **state) {
   const bs_bench_report *r = &((fixture *)*state)->r;
-  char *t = bs_bench_table(r);
+  char *t = bs_bench_report_table(r);
   char head[64];
   assert_non_null(t);
   snprintf(head, sizeof head, "device host, backend sim, ranks %d, model bench",
@@ -326,7 +326,7 @@ static void test_table_lists_every_figure(void **state) {
 static bs_status parse(bs_bench_opts *o, bool *help, int argc,
                        const char *const *argv) {
   bs_err_clear();
-  return bs_bench_parse(argc, (char **)argv, o, help);
+  return bs_bench_cli_parse(argc, (char **)argv, o, help);
 }
 
 static void test_parse_defaults_and_values(void **state) {
@@ -395,7 +395,7 @@ static void test_bad_options_exit_2(void **state) {
                      BS_ERR_INVALID);
     assert_non_null(strstr(bs_err()->message, bad_lines[i].names));
     assert_int_equal(
-        bs_bench_main(bad_lines[i].argc, (char **)bad_lines[i].argv), 2);
+        bs_bench_cli_main(bad_lines[i].argc, (char **)bad_lines[i].argv), 2);
   }
 }
 
@@ -419,7 +419,7 @@ static void test_nccl_ranks_over_gpus_exit_2(void **state) {
     assert_int_equal(parse(&o, &help, 5, lines[i]), BS_ERR_INVALID);
     assert_non_null(strstr(bs_err()->message, want_ranks));
     assert_non_null(strstr(bs_err()->message, want_gpus));
-    assert_int_equal(bs_bench_main(5, (char **)lines[i]), 2);
+    assert_int_equal(bs_bench_cli_main(5, (char **)lines[i]), 2);
   }
   /* sim places any number of ranks, GPUs or not */
   const char *sim[] = {"bench", "--device", "cuda", "--backend",
@@ -451,17 +451,18 @@ static void test_derived_needs_its_parts(void **state) {
   bs_bench_report r = {.ranks = 1};
   const bench_op op = {.name = "derived", .is_ceiling = true};
   bs_err_clear();
-  assert_int_equal(bs_bench_add_derived(&r, &op, "cast", NULL),
+  assert_int_equal(bs_bench_measure_add_derived(&r, &op, "cast", NULL),
                    BS_ERR_INTERNAL);
   assert_non_null(strstr(bs_err()->message, "cast"));
   const bench_op part = {.name = "cast"};
-  assert_int_equal(bs_bench_add_fig(&r, &part, 6, 2), BS_OK);
+  assert_int_equal(bs_bench_measure_add_fig(&r, &part, 6, 2), BS_OK);
   bs_err_clear();
-  assert_int_equal(bs_bench_add_derived(&r, &op, "cast", "d2h_copy"),
+  assert_int_equal(bs_bench_measure_add_derived(&r, &op, "cast", "d2h_copy"),
                    BS_ERR_INTERNAL);
   assert_non_null(strstr(bs_err()->message, "d2h_copy"));
   assert_int_equal(r.n, 1);
-  assert_int_equal(bs_bench_add_derived(&r, &op, "cast", "cast"), BS_OK);
+  assert_int_equal(bs_bench_measure_add_derived(&r, &op, "cast", "cast"),
+                   BS_OK);
   assert_int_equal(r.n, 2);
   assert_near(r.fig[1].bytes, 6, 0);
   assert_near(r.fig[1].seconds, 4, 0);
@@ -471,14 +472,14 @@ static void test_bad_model_exits_2(void **state) {
   (void)state;
   const char *preset[] = {"bench", "--model", "no-such-model"};
   const char *file[] = {"bench", "--model", "/nonexistent/model.txt"};
-  assert_int_equal(bs_bench_main(3, (char **)preset), 2);
-  assert_int_equal(bs_bench_main(3, (char **)file), 2);
+  assert_int_equal(bs_bench_cli_main(3, (char **)preset), 2);
+  assert_int_equal(bs_bench_cli_main(3, (char **)file), 2);
 }
 
 static void test_help_exits_0(void **state) {
   (void)state;
   const char *argv[] = {"bench", "--help"};
-  assert_int_equal(bs_bench_main(2, (char **)argv), 0);
+  assert_int_equal(bs_bench_cli_main(2, (char **)argv), 0);
 }
 
 /* ---- the command end to end ---- */
@@ -506,7 +507,7 @@ static void test_main_writes_json(void **state) {
   const char *argv[] = {"bench", "--model",  "tiny", "--scale",
                         "8",     "--repeat", "1",    "--threads",
                         "2",     "--json",   path};
-  assert_int_equal(bs_bench_main(11, (char **)argv), 0);
+  assert_int_equal(bs_bench_cli_main(11, (char **)argv), 0);
   bs_json j = read_json(path);
   unlink(path);
   assert_string_equal(bs_json_get_str(&j, "model", ""), "tiny");
@@ -522,7 +523,7 @@ static void test_unwritable_json_fails(void **state) {
   const char *argv[] = {"bench",    "--gb",   "0.0002",
                         "--repeat", "1",      "--threads",
                         "1",        "--json", "/nonexistent/dir/bench.json"};
-  assert_int_equal(bs_bench_main(9, (char **)argv), 1);
+  assert_int_equal(bs_bench_cli_main(9, (char **)argv), 1);
 }
 
 /* Where no GPU is usable the cuda bench fails (exit 1) with a message;
@@ -534,7 +535,7 @@ static void test_cuda_device(void **state) {
   bs_dev_destroy(d);
   const char *argv[] = {"bench", "--device", "cuda", "--gb",
                         "0.002", "--repeat", "1"};
-  assert_int_equal(bs_bench_main(7, (char **)argv), have_cuda ? 0 : 1);
+  assert_int_equal(bs_bench_cli_main(7, (char **)argv), have_cuda ? 0 : 1);
 }
 
 int main(void) {

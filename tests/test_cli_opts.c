@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bs_opts.h"
-#include "bs_result.h"
+#include "report/bs_result.h"
 
 BS_SCENARIO(alpha){.name = "alpha-one",
                    .labels = "@smoke @fault",
@@ -202,7 +202,7 @@ static int planned_timeout(const char *line, bool *in_repro) {
   assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_OK);
   assert_true(n >= 1);
   int ms = runs[0].timeout_ms;
-  bs_repro(&runs[0], &b);
+  bs_result_repro(&runs[0], &b);
   *in_repro = strstr(bs_buf_str(&b), "--timeout-ms") != NULL;
   bs_buf_free(&b);
   free(runs);

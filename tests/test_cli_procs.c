@@ -10,10 +10,10 @@
 
 #include <cmocka.h>
 
-#include "bs_dev.h"
 #include "bs_mutant.h"
-#include "bs_procs.h"
 #include "bs_test_cli.h"
+#include "dev/bs_dev.h"
+#include "run/bs_launcher.h"
 
 static const char *const launcher_vars[] = {"BS_PROC_RANK",
                                             "BS_PROC_SIZE",
@@ -41,15 +41,15 @@ static int clean_env(void **state) {
 
 static void test_env(void **state) {
   (void)state;
-  bs_procs p;
-  assert_int_equal(bs_procs_from_env(&p), BS_OK);
+  bs_launcher p;
+  assert_int_equal(bs_launcher_from_env(&p), BS_OK);
   assert_int_equal(p.proc, 0);
   assert_int_equal(p.nprocs, 1);
   assert_string_equal(p.job, "");
   setenv("OMPI_COMM_WORLD_RANK", "3", 1);
   setenv("OMPI_COMM_WORLD_SIZE", "8", 1);
   setenv("PMIX_NAMESPACE", "prterun-host-77@1", 1);
-  assert_int_equal(bs_procs_from_env(&p), BS_OK);
+  assert_int_equal(bs_launcher_from_env(&p), BS_OK);
   assert_int_equal(p.proc, 3);
   assert_int_equal(p.nprocs, 8);
   assert_string_equal(p.from, "OMPI_COMM_WORLD_RANK");
@@ -57,7 +57,7 @@ static void test_env(void **state) {
   unsetenv("PMIX_NAMESPACE");
   setenv("SLURM_JOB_ID", "4242", 1);
   setenv("SLURM_STEP_ID", "3", 1);
-  assert_int_equal(bs_procs_from_env(&p), BS_OK);
+  assert_int_equal(bs_launcher_from_env(&p), BS_OK);
   assert_string_equal(p.job, "4242.3");
   clean_env(NULL);
   /* torchrun's variables, last: generic names, read only under
@@ -65,23 +65,23 @@ static void test_env(void **state) {
   setenv("RANK", "5", 1);
   setenv("WORLD_SIZE", "6", 1);
   setenv("TORCHELASTIC_RUN_ID", "r1", 1);
-  assert_int_equal(bs_procs_from_env(&p), BS_OK);
+  assert_int_equal(bs_launcher_from_env(&p), BS_OK);
   assert_int_equal(p.proc, 5);
   assert_int_equal(p.nprocs, 6);
   assert_string_equal(p.job, "r1");
   /* The explicit pair wins over the launcher's. */
   setenv("BS_PROC_RANK", "1", 1);
   setenv("BS_PROC_SIZE", "2", 1);
-  assert_int_equal(bs_procs_from_env(&p), BS_OK);
+  assert_int_equal(bs_launcher_from_env(&p), BS_OK);
   assert_int_equal(p.proc, 1);
   assert_int_equal(p.nprocs, 2);
   setenv("BS_PROC_RANK", "2", 1);
   bs_err_clear();
-  assert_int_equal(bs_procs_from_env(&p), BS_ERR_INVALID);
+  assert_int_equal(bs_launcher_from_env(&p), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "BS_PROC_RANK='2'"));
   unsetenv("BS_PROC_SIZE");
   bs_err_clear();
-  assert_int_equal(bs_procs_from_env(&p), BS_ERR_INVALID);
+  assert_int_equal(bs_launcher_from_env(&p), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "BS_PROC_SIZE is not"));
   clean_env(NULL);
 }

@@ -17,13 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bs_config.h"
 #include "bs_fault.h"
-#include "bs_json.h"
-#include "bs_model.h"
 #include "bs_mutant.h"
-#include "bs_scenario.h"
 #include "bs_test_cli.h"
+#include "catalog/bs_scenario.h"
+#include "model/bs_config.h"
+#include "model/bs_model.h"
+#include "util/bs_json.h"
 
 #define MAX_RANKS 64
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bs_comm.h"
+#include "comm/bs_comm.h"
 
 #ifdef BS_HAVE_NCCL
 #include <cuda_runtime_api.h>
@@ -64,7 +64,7 @@ static atomic_int bad;
 static bs_status to_dev(void **d, const void *h, size_t n) {
   if (cudaMalloc(d, n ? n : 1) != cudaSuccess ||
       cudaMemcpy(*d, h, n, cudaMemcpyHostToDevice) != cudaSuccess)
-    return bs_fail(BS_ERR_NOMEM, NULL, "device buffer of %zu bytes", n);
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "device buffer of %zu bytes", n);
   return BS_OK;
 }
 
@@ -133,7 +133,7 @@ static bs_status agrees(bs_comm *c, void *arg) {
   (void)arg;
   bs_status mine = BS_OK;
   if (bs_comm_rank(c) == bs_comm_size(c) - 1)
-    mine = bs_fail(BS_ERR_HASH_MISMATCH, "w", "last rank saw it");
+    mine = bs_err_fail(BS_ERR_HASH_MISMATCH, "w", "last rank saw it");
   return bs_comm_agree(c, mine);
 }
 

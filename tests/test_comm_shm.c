@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bs_comm.h"
 #include "bs_kernels.h"
+#include "comm/bs_comm.h"
 
 enum { MAX_RANKS = 4, OUT_MAX = 4096, COUNT = 37, UNSET = -1 };
 #define LONG_TIMEOUT_MS 10000
@@ -193,7 +193,7 @@ static void put(void *buf, size_t i, bs_dtype dt, float v) {
 
 static bs_status append(rank_out *o, const void *p, size_t n) {
   if (o->n + n > OUT_MAX)
-    return bs_fail(BS_ERR_INTERNAL, NULL, "test: output overflow");
+    return bs_err_fail(BS_ERR_INTERNAL, NULL, "test: output overflow");
   memcpy(o->bytes + o->n, p, n);
   o->n += n;
   return BS_OK;

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bs_comm.h"
+#include "comm/bs_comm.h"
 
 static const int sizes[] = {1, 2, 3, 4, 7, 8, 64};
 static const size_t counts[] = {1, 13, 129};

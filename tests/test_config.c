@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bs_config.h"
+#include "bs_err.h"
 #include "bs_mutant.h"
-#include "bs_status.h"
+#include "model/bs_config.h"
 
 #define REMAT "--rematerialize-param-from-master-weight"
 

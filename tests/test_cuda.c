@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bs_dev.h"
+#include "dev/bs_dev.h"
 
 /* Random elements plus a stride of edge values; odd, to cover the tails. */
 enum { N = (1 << 20) + 13 };

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bs_ddp.h"
+#include "model/bs_ddp.h"
 
 static const size_t bucket_sizes[] = {0, 1, 700, 4096};
 #define NBUCKET_SIZES (sizeof bucket_sizes / sizeof bucket_sizes[0])

@@ -11,7 +11,7 @@
 #include <fiu.h>
 #endif
 
-#include "bs_dev.h"
+#include "dev/bs_dev.h"
 
 static int setup(void **state) {
   bs_dev *d = NULL;

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bs_digest.h"
+#include "backup/bs_digest.h"
 
 static void expect_hex(const void *data, size_t n, const char *want) {
   bs_digest d;
   char hex[65];
-  assert_int_equal(bs_sha256(data, n, &d), BS_OK);
+  assert_int_equal(bs_digest_sha256(data, n, &d), BS_OK);
   bs_digest_hex(&d, hex);
   assert_string_equal(hex, want);
 }
@@ -63,26 +63,27 @@ static void test_bad_arguments(void **state) {
   (void)state;
   bs_digest d;
   bs_err_clear();
-  assert_int_equal(bs_sha256(NULL, 5, &d), BS_ERR_INVALID);
+  assert_int_equal(bs_digest_sha256(NULL, 5, &d), BS_ERR_INVALID);
   assert_int_equal(bs_err()->code, BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "5 bytes"));
   bs_err_clear();
-  assert_int_equal(bs_sha256("x", 1, NULL), BS_ERR_INVALID);
+  assert_int_equal(bs_digest_sha256("x", 1, NULL), BS_ERR_INVALID);
   bs_err_clear();
   const void *data[2] = {"ab", NULL};
   size_t len[2] = {2, 9};
   bs_digest out[2];
-  assert_int_equal(bs_sha256_many(data, len, 2, out, 1), BS_ERR_INVALID);
+  assert_int_equal(bs_digest_sha256_many(data, len, 2, out, 1), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "buffer 1"));
   bs_err_clear();
-  assert_int_equal(bs_sha256_many(data, len, 1, out, -1), BS_ERR_INVALID);
+  assert_int_equal(bs_digest_sha256_many(data, len, 1, out, -1),
+                   BS_ERR_INVALID);
   bs_err_clear();
   /* Nothing to hash is fine, whatever the pointers. */
-  assert_int_equal(bs_sha256_many(NULL, NULL, 0, NULL, 0), BS_OK);
+  assert_int_equal(bs_digest_sha256_many(NULL, NULL, 0, NULL, 0), BS_OK);
   /* A NULL buffer of zero bytes is the empty message. */
   len[1] = 0;
-  assert_int_equal(bs_sha256_many(data, len, 2, out, 2), BS_OK);
-  assert_int_equal(bs_sha256("", 0, &d), BS_OK);
+  assert_int_equal(bs_digest_sha256_many(data, len, 2, out, 2), BS_OK);
+  assert_int_equal(bs_digest_sha256("", 0, &d), BS_OK);
   assert_true(bs_digest_eq(&out[1], &d));
 }
 
@@ -103,12 +104,13 @@ static void test_many_equals_serial(void **state) {
     for (size_t j = 0; j < len[i]; j++)
       buf[i][j] = (uint8_t)((s >> 17) + j * 131 + i);
     data[i] = buf[i];
-    assert_int_equal(bs_sha256(buf[i], len[i], &serial[i]), BS_OK);
+    assert_int_equal(bs_digest_sha256(buf[i], len[i], &serial[i]), BS_OK);
   }
   const int threads[] = {1, 2, 7, 0, 500};
   for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
     memset(par, 0, sizeof par);
-    assert_int_equal(bs_sha256_many(data, len, NBUF, par, threads[t]), BS_OK);
+    assert_int_equal(bs_digest_sha256_many(data, len, NBUF, par, threads[t]),
+                     BS_OK);
     for (size_t i = 0; i < NBUF; i++)
       if (!bs_digest_eq(&serial[i], &par[i]))
         fail_msg("threads %d: buffer %zu (%zu bytes) differs", threads[t], i,

@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bs_digest.h"
-#include "bs_engine.h"
-#include "bs_engine_proto.h"
+#include "backup/bs_digest.h"
+#include "bs_err.h"
 #include "bs_fault.h"
-#include "bs_status.h"
+#include "sync/bs_engine.h"
+#include "sync/bs_wire.h"
 
 #define SELF "/proc/self/exe"
 #define NT 4
@@ -52,7 +52,8 @@ static void make_update(update *u, unsigned seed) {
       x = x * 1664525u + 1013904223u;
       u->bytes[i][j] = (unsigned char)(x >> 24);
     }
-    assert_int_equal(bs_sha256(u->bytes[i], nb[i], &u->digests[i]), BS_OK);
+    assert_int_equal(bs_digest_sha256(u->bytes[i], nb[i], &u->digests[i]),
+                     BS_OK);
   }
 }
 
@@ -235,17 +236,17 @@ static void test_send_fault_kills_engine(void **state) {
   make_update(&u, 3);
   assert_int_equal(bs_engine_start(SELF, NULL, 0, &e0), BS_OK);
   assert_int_equal(bs_engine_start(SELF, NULL, 1, &e1), BS_OK);
-  size_t fired = bs_fault_fired_count();
+  size_t fired = bs_fault_log_count();
   assert_int_equal(fiu_enable("engine/send/r1", 1, NULL, 0), 0);
   bs_err_set_rank(0);
   assert_int_equal(run_update(e0, &u, 0, NULL), BS_OK);
-  assert_int_equal(bs_fault_fired_count(), fired);
+  assert_int_equal(bs_fault_log_count(), fired);
   bs_err_set_rank(1);
   assert_int_equal(bs_engine_update_begin(e1, 0), BS_OK);
   expect_err(send_range(e1, &u, 2, NT), BS_ERR_ENGINE_DEAD,
              "engine of rank 1 died in bucket 2 at tensor 'empty' (cycle 0): "
              "killed by signal 9");
-  assert_int_equal(bs_fault_fired_count(), fired + 1);
+  assert_int_equal(bs_fault_log_count(), fired + 1);
   assert_false(bs_engine_alive(e1));
   assert_true(bs_engine_alive(e0));
   fiu_disable("engine/send/r1");
@@ -280,7 +281,7 @@ static void test_verify_fault_flips_a_bit(void **state) {
   memcpy(flipped, u.bytes[1], sizeof flipped);
   flipped[1] ^= 1u << 5;
   bs_digest want;
-  assert_int_equal(bs_sha256(flipped, sizeof flipped, &want), BS_OK);
+  assert_int_equal(bs_digest_sha256(flipped, sizeof flipped, &want), BS_OK);
   assert_true(bs_digest_eq(&res.digests[1], &want));
   assert_true(bs_digest_eq(&res.digests[0], &u.digests[0]));
   bs_engine_result_free(&res);
@@ -446,7 +447,7 @@ static void test_engine_main_protocol(void **state) {
   bs_emsg_tensor m = {.name_len = 1, .dtype = BS_U8, .nbytes = 3};
   bs_emsg_end end = {.ntensors = 1};
   bs_digest d;
-  assert_int_equal(bs_sha256("abc", 3, &d), BS_OK);
+  assert_int_equal(bs_digest_sha256("abc", 3, &d), BS_OK);
   memcpy(m.expected, d.b, sizeof m.expected);
   assert_int_equal(bs_wire_frame(sv[0], BS_EMSG_BEGIN, &b, sizeof b, 0, 100),
                    0);

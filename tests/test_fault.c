@@ -207,10 +207,10 @@ static void test_rank_filter(void **state) {
   run_ranks(jobs, 4, "engine/send", 1, 3);
   for (int r = 0; r < 4; r++)
     assert_int_equal(jobs[r].n_fired, r == 2 ? 3 : 0);
-  assert_int_equal(bs_fault_fired_count(), 3);
+  assert_int_equal(bs_fault_log_count(), 3);
   for (size_t i = 0; i < 3; i++) {
     bs_fault_fired f;
-    assert_true(bs_fault_fired_get(i, &f));
+    assert_true(bs_fault_log_get(i, &f));
     assert_int_equal(f.rank, 2);
   }
 }
@@ -235,10 +235,10 @@ static void test_nth_filter(void **state) {
     for (int c = 0; c < 2; c++)
       for (int h = 0; h < 4; h++)
         assert_int_equal(jobs[r].fired[c][h], h == 1);
-  assert_int_equal(bs_fault_fired_count(), 6);
+  assert_int_equal(bs_fault_log_count(), 6);
   for (size_t i = 0; i < 6; i++) {
     bs_fault_fired f;
-    assert_true(bs_fault_fired_get(i, &f));
+    assert_true(bs_fault_log_get(i, &f));
     assert_int_equal(f.nth, 2);
   }
 }
@@ -347,7 +347,7 @@ static void test_rank_qualified_libfiu(void **state) {
     assert_int_equal(jobs[r].n_fired, r == 2 ? 2 : 0);
   assert_int_equal(jobs[2].info[0][1], 33);
   bs_fault_fired f;
-  assert_true(bs_fault_fired_get(0, &f));
+  assert_true(bs_fault_log_get(0, &f));
   assert_int_equal(f.spec, -1);
   assert_int_equal(f.rank, 2);
   assert_int_equal(f.nth, 1);
@@ -366,19 +366,19 @@ static void test_log(void **state) {
   uint64_t info;
   for (int i = 0; i < 4; i++)
     bs_fault_hit("engine/send", &info);
-  assert_int_equal(bs_fault_fired_count(), 1);
-  assert_int_equal(bs_fault_fired_total(), 1);
+  assert_int_equal(bs_fault_log_count(), 1);
+  assert_int_equal(bs_fault_log_total(), 1);
   bs_fault_fired f;
-  assert_true(bs_fault_fired_get(0, &f));
+  assert_true(bs_fault_log_get(0, &f));
   assert_string_equal(f.point, "engine/send");
   assert_int_equal(f.rank, 1);
   assert_int_equal(f.cycle, 2);
   assert_int_equal(f.nth, 3);
   assert_int_equal(f.failinfo, 4);
   assert_int_equal(f.spec, 0);
-  assert_false(bs_fault_fired_get(1, &f));
+  assert_false(bs_fault_log_get(1, &f));
   bs_fault_log_reset();
-  assert_int_equal(bs_fault_fired_count(), 0);
+  assert_int_equal(bs_fault_log_count(), 0);
 }
 
 static void test_disarm_all(void **state) {
@@ -426,8 +426,8 @@ static int fiu_run_child(void) {
   if (!bs_fault_hit("engine/send", &info))
     return 12;
   bs_fault_fired f;
-  if (bs_fault_fired_count() != 2 || !bs_fault_fired_get(1, &f) ||
-      f.rank != 3 || f.spec != -1)
+  if (bs_fault_log_count() != 2 || !bs_fault_log_get(1, &f) || f.rank != 3 ||
+      f.spec != -1)
     return 13;
   return 0;
 }

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bs_comm.h"
-#include "bs_flight.h"
+#include "comm/bs_comm.h"
+#include "comm/front/bs_flight.h"
 
 /* A small recursive-descent JSON checker: returns the end of the value at
  * p, NULL when the text is not JSON. */

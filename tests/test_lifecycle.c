@@ -28,7 +28,7 @@ static bs_status sync_record(bs_actor *a, bs_digest *d) {
   bs_status st = bs_actor_update_weights(a, &res);
   if (st == BS_OK)
     memcpy(d, res.received, res.ntensors * sizeof *d);
-  bs_sync_result_free(&res);
+  bs_weight_sync_result_free(&res);
   return st;
 }
 

@@ -4,8 +4,8 @@
  * check, the SHA256 check and its faults, other tags, the pinned budget. */
 #include "bs_test_world.h"
 
-#include "bs_maincast.h"
-#include "bs_optimizer.h"
+#include "backup/bs_mc.h"
+#include "train/bs_optimizer.h"
 
 static void mc_init(tw *t, int n, const char *preset) {
   tw_init(t, n, preset);
@@ -65,7 +65,7 @@ static bs_status shard_then_gather(bs_actor *a, bs_comm *c, tw *t) {
   }
   assert_true(buffer_tensors_changed(a, d0) > 0);
   /* The rank's own cast does not touch the peer's slice ... */
-  assert_int_equal(bs_opt_cast_to_params(bs_actor_opt(a)), BS_OK);
+  assert_int_equal(bs_optimizer_cast_to_params(bs_actor_opt(a)), BS_OK);
   assert_true(buffer_tensors_changed(a, d0) > 0);
   /* ... the all-gather of the restore does. */
   assert_int_equal(bs_actor_switch_model(a, "actor"), BS_OK);
@@ -89,12 +89,12 @@ static bs_status chained_cast(bs_actor *a, bs_comm *c, tw *t) {
   (void)t;
   bs_digest d0[TW_DIG_MAX], d[TW_DIG_MAX];
   bs_params *p = bs_actor_params(a);
-  assert_int_equal(bs_opt_num_inner(bs_actor_opt(a)), 2);
+  assert_int_equal(bs_optimizer_num_inner(bs_actor_opt(a)), 2);
   assert_int_equal(bs_actor_train_step(a), BS_OK);
   size_t n = tw_digests(a, d0);
   tw_poison_params(a);
   /* One rank owns every shard: the cast alone rebuilds both buffers. */
-  assert_int_equal(bs_opt_cast_to_params(bs_actor_opt(a)), BS_OK);
+  assert_int_equal(bs_optimizer_cast_to_params(bs_actor_opt(a)), BS_OK);
   tw_digests(a, d);
   size_t seen[BS_BUF_COUNT] = {0};
   for (size_t i = 0; i < n; i++) {
@@ -178,11 +178,13 @@ static bs_status stray_rank(bs_comm *c, void *arg) {
   bs_mc *mc = NULL;
   bs_backuper *b = NULL;
   bs_tensor_map out = {0};
-  bs_opt_cfg oc = {.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f};
+  bs_optimizer_cfg oc = {
+      .lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f};
   BS_CHECK(bs_ms_create(dev, 1, &ms));
   BS_CHECK(bs_params_create(dev, ms, m, 1, 64, false, &p));
   BS_CHECK(bs_params_fill(p, 3));
-  BS_CHECK(bs_opt_create(dev, ms, &p->layout, 0, &oc, p->param_buf, &opt));
+  BS_CHECK(
+      bs_optimizer_create(dev, ms, &p->layout, 0, &oc, p->param_buf, &opt));
   BS_CHECK(bs_mc_create(p, opt, c, &mc));
   assert_int_equal(mc->nextras, 1); /* the expert_bias buffer */
   assert_int_equal(bs_mc_check_coverage(mc), BS_ERR_COVERAGE);
@@ -203,7 +205,7 @@ static bs_status stray_rank(bs_comm *c, void *arg) {
 out:
   bs_backuper_destroy(b);
   bs_mc_destroy(mc);
-  bs_opt_destroy(opt);
+  bs_optimizer_destroy(opt);
   bs_params_destroy(p);
   bs_ms_destroy(ms);
   return st;
@@ -232,7 +234,7 @@ typedef struct check_log {
 
 static bs_status three_cycles(bs_actor *a, bs_comm *c, tw *t) {
   check_log *log = (check_log *)t->user + bs_comm_rank(c);
-  bs_rcheck *rc = bs_backuper_maincast_check(bs_actor_backuper(a));
+  bs_restore_check *rc = bs_backuper_maincast_check(bs_actor_backuper(a));
   bs_digest d0[TW_DIG_MAX], d[TW_DIG_MAX];
   bs_status st = BS_OK;
   assert_non_null(rc);
@@ -288,7 +290,7 @@ static void test_check_off_when_not_armed(void **state) {
     assert_int_equal(log[r].taken[2], 0);
     assert_int_equal(log[r].verified[2], 0);
   }
-  assert_int_equal(bs_fault_fired_count() > 0, true);
+  assert_int_equal(bs_fault_log_count() > 0, true);
   tw_free(&t);
 }
 
@@ -341,7 +343,7 @@ static void test_check_tensor_set_change(void **state) {
   bs_ms *ms = NULL;
   bs_params *p = NULL;
   bs_model_spec m;
-  bs_rcheck *rc = NULL;
+  bs_restore_check *rc = NULL;
   const bs_tensor *t[TW_DIG_MAX], *swapped[TW_DIG_MAX];
   bs_err_clear();
   assert_int_equal(bs_dev_host_create(&dev), BS_OK);
@@ -421,11 +423,11 @@ static bs_status hdo_round_trip(bs_actor *a, bs_comm *c, tw *t) {
   (void)c;
   (void)t;
   bs_digest d0[TW_DIG_MAX], d[TW_DIG_MAX];
-  bs_opt_view v;
+  bs_optimizer_view v;
   bs_dev *dev = bs_actor_dev(a);
   assert_int_equal(bs_actor_train_step(a), BS_OK);
   assert_int_equal(bs_actor_train_step(a), BS_OK);
-  assert_int_equal(bs_opt_view_get(bs_actor_opt(a), 0, &v), BS_OK);
+  assert_int_equal(bs_optimizer_view_get(bs_actor_opt(a), 0, &v), BS_OK);
   /* Both maps exist and overlap, and the overlap's device copy is stale:
    * a replay letting the device win would write other bytes. */
   assert_true(v.dev_first < v.host_n && v.host_n < v.n);

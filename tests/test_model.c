@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bs_model.h"
+#include "model/bs_model.h"
 
 typedef struct counts {
   size_t n, frozen, expert, expert_bias, fp32, lora, buffer, integer, in_ddp,

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bs_ddp.h"
-#include "bs_dev.h"
 #include "bs_kernels.h"
-#include "bs_model.h"
-#include "bs_optimizer.h"
-#include "bs_region.h"
+#include "dev/bs_dev.h"
+#include "memsaver/bs_ms.h"
+#include "model/bs_ddp.h"
+#include "model/bs_model.h"
+#include "train/bs_optimizer.h"
 
 /* Several buckets per buffer at bucket_numel 20; a frozen and an fp32 param
  * stay outside the buffers. */
@@ -36,14 +36,14 @@ static const char *const MOE_MODEL = "model opt-moe\n"
 #define BUCKET 20
 #define SEED 0x5eedull
 
-static const bs_opt_cfg PLAIN = {.lr = 0.01f,
-                                 .beta1 = 0.9f,
-                                 .beta2 = 0.999f,
-                                 .eps = 1e-8f,
-                                 .weight_decay = 0.01f};
+static const bs_optimizer_cfg PLAIN = {.lr = 0.01f,
+                                       .beta1 = 0.9f,
+                                       .beta2 = 0.999f,
+                                       .eps = 1e-8f,
+                                       .weight_decay = 0.01f};
 
-static bs_opt_cfg hdo_cfg(double fraction) {
-  bs_opt_cfg c = PLAIN;
+static bs_optimizer_cfg hdo_cfg(double fraction) {
+  bs_optimizer_cfg c = PLAIN;
   c.precision_aware = c.cpu_offload = true;
   c.offload_fraction = fraction;
   return c;
@@ -79,9 +79,10 @@ static void fx_init(fx *f, const char *model, int dp) {
   }
 }
 
-static void fx_opt(fx *f, int rank, const bs_opt_cfg *cfg) {
+static void fx_opt(fx *f, int rank, const bs_optimizer_cfg *cfg) {
   assert_int_equal(
-      bs_opt_create(f->dev, f->ms, &f->l, rank, cfg, f->param, &f->o), BS_OK);
+      bs_optimizer_create(f->dev, f->ms, &f->l, rank, cfg, f->param, &f->o),
+      BS_OK);
 }
 
 /* A known gradient, different for every step, buffer and element. */
@@ -93,11 +94,11 @@ static void fx_step(fx *f, int step) {
   for (int k = 0; k < BS_BUF_COUNT; k++)
     for (size_t i = 0; i < f->l.buf[k].numel; i++)
       f->grad[k][i] = grad_at(step, k, i);
-  assert_int_equal(bs_opt_step(f->o, f->grad, step), BS_OK);
+  assert_int_equal(bs_optimizer_step(f->o, f->grad, step), BS_OK);
 }
 
 static void fx_free(fx *f) {
-  bs_opt_destroy(f->o);
+  bs_optimizer_destroy(f->o);
   for (int k = 0; k < BS_BUF_COUNT; k++) {
     if (f->param[k])
       bs_ms_free(f->ms, f->param[k]);
@@ -149,23 +150,23 @@ static void poison_params(fx *f, uint64_t seed) {
 }
 
 /* Master value of shard element i (host device: directly readable). */
-static float master_at(const bs_opt_view *v, size_t i) {
+static float master_at(const bs_optimizer_view *v, size_t i) {
   return i < v->host_n ? v->host[i] : v->dev[i - v->dev_first];
 }
 
-static bs_opt_view view_of(const fx *f, int inner) {
-  bs_opt_view v;
-  assert_int_equal(bs_opt_view_get(f->o, inner, &v), BS_OK);
+static bs_optimizer_view view_of(const fx *f, int inner) {
+  bs_optimizer_view v;
+  assert_int_equal(bs_optimizer_view_get(f->o, inner, &v), BS_OK);
   return v;
 }
 
-static void check_init(const bs_opt_cfg *cfg) {
+static void check_init(const bs_optimizer_cfg *cfg) {
   fx f;
   fx_init(&f, MOE_MODEL, 3);
   fx_opt(&f, 2, cfg);
-  assert_int_equal(bs_opt_num_inner(f.o), 2);
+  assert_int_equal(bs_optimizer_num_inner(f.o), 2);
   for (int j = 0; j < 2; j++) {
-    bs_opt_view v = view_of(&f, j);
+    bs_optimizer_view v = view_of(&f, j);
     size_t n;
     size_t *pos = shard_pos(&f, v.buf, 2, &n);
     assert_int_equal(v.n, n);
@@ -186,13 +187,13 @@ static void check_init(const bs_opt_cfg *cfg) {
 static void test_masters_from_params(void **state) {
   (void)state;
   check_init(&PLAIN);
-  bs_opt_cfg h = hdo_cfg(0.6);
+  bs_optimizer_cfg h = hdo_cfg(0.6);
   check_init(&h);
 }
 
 /* AdamW (decoupled weight decay) in double, from its definition. */
 static void ref_adam(double *p, double *m, double *v, double g,
-                     const bs_opt_cfg *c, int step) {
+                     const bs_optimizer_cfg *c, int step) {
   *m = c->beta1 * *m + (1 - c->beta1) * g;
   *v = c->beta2 * *v + (1 - c->beta2) * g * g;
   double mhat = *m / (1 - pow(c->beta1, step));
@@ -200,7 +201,7 @@ static void ref_adam(double *p, double *m, double *v, double g,
   *p -= c->lr * (mhat / (sqrt(vhat) + c->eps) + c->weight_decay * *p);
 }
 
-static void check_reference(const bs_opt_cfg *cfg) {
+static void check_reference(const bs_optimizer_cfg *cfg) {
   enum { STEPS = 3 };
   fx f;
   fx_init(&f, MOE_MODEL, 2);
@@ -209,7 +210,7 @@ static void check_reference(const bs_opt_cfg *cfg) {
   size_t *pos[2];
   double *ref[2];
   for (int j = 0; j < 2; j++) {
-    bs_opt_view v = view_of(&f, j);
+    bs_optimizer_view v = view_of(&f, j);
     pos[j] = shard_pos(&f, v.buf, 1, &n[j]);
     ref[j] = calloc(3 * n[j], sizeof(double)); /* p, m, v */
     for (size_t i = 0; i < n[j]; i++)
@@ -218,14 +219,14 @@ static void check_reference(const bs_opt_cfg *cfg) {
   for (int s = 1; s <= STEPS; s++) {
     fx_step(&f, s);
     for (int j = 0; j < 2; j++) {
-      bs_opt_view v = view_of(&f, j);
+      bs_optimizer_view v = view_of(&f, j);
       for (size_t i = 0; i < n[j]; i++)
         ref_adam(&ref[j][i], &ref[j][n[j] + i], &ref[j][2 * n[j] + i],
                  grad_at(s, v.buf, pos[j][i]), cfg, s);
     }
   }
   for (int j = 0; j < 2; j++) {
-    bs_opt_view v = view_of(&f, j);
+    bs_optimizer_view v = view_of(&f, j);
     for (size_t i = 0; i < n[j]; i++) {
       float got = master_at(&v, i);
       assert_true(fabs(got - ref[j][i]) <= 1e-5 * (1 + fabs(ref[j][i])));
@@ -241,14 +242,14 @@ static void check_reference(const bs_opt_cfg *cfg) {
 static void test_step_matches_reference_adam(void **state) {
   (void)state;
   check_reference(&PLAIN);
-  bs_opt_cfg h = hdo_cfg(0.5);
+  bs_optimizer_cfg h = hdo_cfg(0.5);
   check_reference(&h);
 }
 
 /* After steps: poison the param buffers, rebuild, compare with the bytes
  * the last step-end cast wrote; also after a pause/resume of "default". */
-static void check_rebuild(const char *model, const bs_opt_cfg *cfg, int dp,
-                          int rank) {
+static void check_rebuild(const char *model, const bs_optimizer_cfg *cfg,
+                          int dp, int rank) {
   fx f;
   fx_init(&f, model, dp);
   fx_opt(&f, rank, cfg);
@@ -264,7 +265,7 @@ static void check_rebuild(const char *model, const bs_opt_cfg *cfg, int dp,
       assert_int_equal(bs_ms_resume(f.ms, BS_TAG_DEFAULT), BS_OK);
     }
     poison_params(&f, 99 + (uint64_t)round);
-    assert_int_equal(bs_opt_cast_to_params(f.o), BS_OK);
+    assert_int_equal(bs_optimizer_cast_to_params(f.o), BS_OK);
     for (int k = 0; k < BS_BUF_COUNT; k++) {
       if (!f.param[k])
         continue;
@@ -283,7 +284,8 @@ static void check_rebuild(const char *model, const bs_opt_cfg *cfg, int dp,
 
 static void test_cast_bit_identical(void **state) {
   (void)state;
-  bs_opt_cfg h = hdo_cfg(0.5), all_host = hdo_cfg(1.0), no_host = hdo_cfg(0);
+  bs_optimizer_cfg h = hdo_cfg(0.5), all_host = hdo_cfg(1.0),
+                   no_host = hdo_cfg(0);
   check_rebuild(DENSE_MODEL, &PLAIN, 2, 0);
   check_rebuild(MOE_MODEL, &PLAIN, 3, 1);
   check_rebuild(MOE_MODEL, &h, 3, 2);
@@ -294,15 +296,15 @@ static void test_cast_bit_identical(void **state) {
 static void test_hdo_host_wins_on_overlap(void **state) {
   (void)state;
   fx f;
-  bs_opt_cfg cfg = hdo_cfg(0.5);
+  bs_optimizer_cfg cfg = hdo_cfg(0.5);
   cfg.lr = 0.05f; /* moves every master by more than a bf16 step */
   fx_init(&f, MOE_MODEL, 2);
   fx_opt(&f, 0, &cfg);
   for (int s = 1; s <= 3; s++)
     fx_step(&f, s);
-  assert_true(bs_opt_host_master_bytes(f.o) > 0);
+  assert_true(bs_optimizer_host_master_bytes(f.o) > 0);
   for (int j = 0; j < 2; j++) {
-    bs_opt_view v = view_of(&f, j);
+    bs_optimizer_view v = view_of(&f, j);
     int k = v.buf;
     size_t n, ov = v.host_n - v.dev_first;
     size_t *pos = shard_pos(&f, k, 0, &n);
@@ -320,18 +322,18 @@ static void test_hdo_host_wins_on_overlap(void **state) {
     /* Corrupting the stale copy changes nothing. */
     bs_k_poison(v.dev, ov * sizeof(float), 7);
     poison_params(&f, 11);
-    assert_int_equal(bs_opt_cast_to_params(f.o), BS_OK);
+    assert_int_equal(bs_optimizer_cast_to_params(f.o), BS_OK);
     for (size_t i = 0; i < n; i++)
       assert_int_equal(f.param[k][pos[i]], snap[pos[i]]);
     /* Both live maps are read: a flipped exponent bit in each shows. */
     float *live;
     size_t nlive;
-    assert_int_equal(bs_opt_master_ptr(f.o, j, &live, &nlive), BS_OK);
+    assert_int_equal(bs_optimizer_master_ptr(f.o, j, &live, &nlive), BS_OK);
     assert_int_equal(nlive, v.n - v.host_n);
     assert_ptr_equal(live, v.dev + ov);
     bs_k_bitflip(live, sizeof(float), 30);
     bs_k_bitflip(v.host, sizeof(float), 30);
-    assert_int_equal(bs_opt_cast_to_params(f.o), BS_OK);
+    assert_int_equal(bs_optimizer_cast_to_params(f.o), BS_OK);
     assert_int_not_equal(f.param[k][pos[v.host_n]], snap[pos[v.host_n]]);
     assert_int_not_equal(f.param[k][pos[0]], snap[pos[0]]);
     free(snap);
@@ -342,7 +344,7 @@ static void test_hdo_host_wins_on_overlap(void **state) {
 
 /* For each dp and rank: the step and the rebuild write exactly the rank's
  * shard ranges; every other byte keeps its value. */
-static void check_shard_only(const bs_opt_cfg *cfg, int dp, int rank) {
+static void check_shard_only(const bs_optimizer_cfg *cfg, int dp, int rank) {
   fx f;
   fx_init(&f, MOE_MODEL, dp);
   fx_opt(&f, rank, cfg);
@@ -367,7 +369,7 @@ static void check_shard_only(const bs_opt_cfg *cfg, int dp, int rank) {
   uint16_t *poisoned[BS_BUF_COUNT];
   for (int k = 0; k < BS_BUF_COUNT; k++)
     poisoned[k] = snapshot(&f, k);
-  assert_int_equal(bs_opt_cast_to_params(f.o), BS_OK);
+  assert_int_equal(bs_optimizer_cast_to_params(f.o), BS_OK);
   for (int k = 0; k < BS_BUF_COUNT; k++) {
     bool *mask = shard_mask(&f, k, rank);
     for (size_t i = 0; i < f.l.buf[k].numel; i++)
@@ -381,7 +383,7 @@ static void check_shard_only(const bs_opt_cfg *cfg, int dp, int rank) {
 
 static void test_only_shard_written(void **state) {
   (void)state;
-  bs_opt_cfg h = hdo_cfg(0.5);
+  bs_optimizer_cfg h = hdo_cfg(0.5);
   for (int dp = 1; dp <= 4; dp++)
     for (int r = 0; r < dp; r++) {
       check_shard_only(&PLAIN, dp, r);
@@ -394,7 +396,7 @@ static void test_chained_casts_every_buffer(void **state) {
   fx f;
   fx_init(&f, MOE_MODEL, 2);
   fx_opt(&f, 1, &PLAIN);
-  assert_int_equal(bs_opt_num_inner(f.o), 2);
+  assert_int_equal(bs_optimizer_num_inner(f.o), 2);
   assert_int_equal(view_of(&f, 0).buf, BS_BUF_DENSE);
   assert_int_equal(view_of(&f, 1).buf, BS_BUF_EXPERT);
   fx_step(&f, 1);
@@ -402,7 +404,7 @@ static void test_chained_casts_every_buffer(void **state) {
   for (int k = 0; k < BS_BUF_COUNT; k++)
     snap[k] = snapshot(&f, k);
   poison_params(&f, 3);
-  assert_int_equal(bs_opt_cast_to_params(f.o), BS_OK);
+  assert_int_equal(bs_optimizer_cast_to_params(f.o), BS_OK);
   for (int k = 0; k < BS_BUF_COUNT; k++) {
     size_t n;
     size_t *pos = shard_pos(&f, k, 1, &n);
@@ -415,8 +417,9 @@ static void test_chained_casts_every_buffer(void **state) {
   /* A dense-only model has one inner optimizer. */
   fx_init(&f, DENSE_MODEL, 2);
   fx_opt(&f, 0, &PLAIN);
-  assert_int_equal(bs_opt_num_inner(f.o), 1);
-  assert_int_equal(bs_opt_view_get(f.o, 1, &(bs_opt_view){0}), BS_ERR_INVALID);
+  assert_int_equal(bs_optimizer_num_inner(f.o), 1);
+  assert_int_equal(bs_optimizer_view_get(f.o, 1, &(bs_optimizer_view){0}),
+                   BS_ERR_INVALID);
   fx_free(&f);
 }
 
@@ -425,16 +428,16 @@ static void test_pinned_accounting(void **state) {
   fx f;
   fx_init(&f, MOE_MODEL, 2);
   fx_opt(&f, 0, &PLAIN);
-  assert_int_equal(bs_opt_host_master_bytes(f.o), 0);
+  assert_int_equal(bs_optimizer_host_master_bytes(f.o), 0);
   assert_int_equal(f.dev->pinned_cur[BS_PIN_OTHER], 0);
-  bs_opt_destroy(f.o);
-  bs_opt_cfg h = hdo_cfg(0.5);
+  bs_optimizer_destroy(f.o);
+  bs_optimizer_cfg h = hdo_cfg(0.5);
   fx_opt(&f, 0, &h);
-  size_t bytes = bs_opt_host_master_bytes(f.o);
+  size_t bytes = bs_optimizer_host_master_bytes(f.o);
   assert_true(bytes > 0);
   assert_int_equal(f.dev->pinned_cur[BS_PIN_OTHER], bytes);
   assert_int_equal(f.dev->pinned_cur[BS_PIN_BACKUPER], 0);
-  bs_opt_destroy(f.o);
+  bs_optimizer_destroy(f.o);
   f.o = NULL;
   assert_int_equal(f.dev->pinned_cur[BS_PIN_OTHER], 0);
   fx_free(&f);
@@ -443,24 +446,24 @@ static void test_pinned_accounting(void **state) {
 static void test_precision_aware_without_offload(void **state) {
   (void)state;
   fx f;
-  bs_opt_cfg cfg = PLAIN;
+  bs_optimizer_cfg cfg = PLAIN;
   cfg.precision_aware = true;
   fx_init(&f, DENSE_MODEL, 2);
   fx_opt(&f, 0, &cfg);
   fx_step(&f, 1);
   bs_err_clear();
-  assert_int_equal(bs_opt_cast_to_params(f.o), BS_ERR_UNSUPPORTED);
+  assert_int_equal(bs_optimizer_cast_to_params(f.o), BS_ERR_UNSUPPORTED);
   assert_non_null(strstr(bs_err()->message, "remainder"));
   bs_err_clear();
   fx_free(&f);
 }
 
-static void expect_create(fx *f, int rank, const bs_opt_cfg *cfg,
+static void expect_create(fx *f, int rank, const bs_optimizer_cfg *cfg,
                           bs_status want) {
   bs_optimizer *o = (void *)1;
   bs_err_clear();
-  assert_int_equal(bs_opt_create(f->dev, f->ms, &f->l, rank, cfg, f->param, &o),
-                   want);
+  assert_int_equal(
+      bs_optimizer_create(f->dev, f->ms, &f->l, rank, cfg, f->param, &o), want);
   assert_null(o);
   assert_int_equal(bs_err()->code, want);
   bs_err_clear();
@@ -471,13 +474,15 @@ static void test_bad_input(void **state) {
   fx f;
   fx_init(&f, MOE_MODEL, 2);
   bs_optimizer *o = NULL;
-  assert_int_equal(bs_opt_create(NULL, f.ms, &f.l, 0, &PLAIN, f.param, &o),
-                   BS_ERR_INVALID);
-  assert_int_equal(bs_opt_create(f.dev, f.ms, &f.l, 0, &PLAIN, f.param, NULL),
-                   BS_ERR_INVALID);
+  assert_int_equal(
+      bs_optimizer_create(NULL, f.ms, &f.l, 0, &PLAIN, f.param, &o),
+      BS_ERR_INVALID);
+  assert_int_equal(
+      bs_optimizer_create(f.dev, f.ms, &f.l, 0, &PLAIN, f.param, NULL),
+      BS_ERR_INVALID);
   expect_create(&f, 2, &PLAIN, BS_ERR_INVALID);
   expect_create(&f, -1, &PLAIN, BS_ERR_INVALID);
-  bs_opt_cfg c = PLAIN;
+  bs_optimizer_cfg c = PLAIN;
   c.cpu_offload = true;
   c.offload_fraction = 0.5;
   expect_create(&f, 0, &c, BS_ERR_CONFIG);
@@ -495,21 +500,21 @@ static void test_bad_input(void **state) {
   f.param[BS_BUF_EXPERT] = expert;
 
   fx_opt(&f, 0, &PLAIN);
-  assert_int_equal(bs_opt_step(f.o, f.grad, 0), BS_ERR_INVALID);
-  assert_int_equal(bs_opt_step(f.o, NULL, 1), BS_ERR_INVALID);
+  assert_int_equal(bs_optimizer_step(f.o, f.grad, 0), BS_ERR_INVALID);
+  assert_int_equal(bs_optimizer_step(f.o, NULL, 1), BS_ERR_INVALID);
   float *grads[BS_BUF_COUNT] = {f.grad[0], NULL};
-  assert_int_equal(bs_opt_step(f.o, grads, 1), BS_ERR_INVALID);
-  assert_int_equal(bs_opt_step(NULL, f.grad, 1), BS_ERR_INVALID);
-  assert_int_equal(bs_opt_cast_to_params(NULL), BS_ERR_INVALID);
+  assert_int_equal(bs_optimizer_step(f.o, grads, 1), BS_ERR_INVALID);
+  assert_int_equal(bs_optimizer_step(NULL, f.grad, 1), BS_ERR_INVALID);
+  assert_int_equal(bs_optimizer_cast_to_params(NULL), BS_ERR_INVALID);
   float *m;
   size_t n;
-  assert_int_equal(bs_opt_master_ptr(f.o, 2, &m, &n), BS_ERR_INVALID);
-  assert_int_equal(bs_opt_master_ptr(f.o, -1, &m, &n), BS_ERR_INVALID);
-  assert_int_equal(bs_opt_master_ptr(f.o, 0, NULL, &n), BS_ERR_INVALID);
-  assert_int_equal(bs_opt_view_get(f.o, 0, NULL), BS_ERR_INVALID);
-  assert_int_equal(bs_opt_num_inner(NULL), 0);
-  assert_int_equal(bs_opt_host_master_bytes(NULL), 0);
-  bs_opt_destroy(NULL);
+  assert_int_equal(bs_optimizer_master_ptr(f.o, 2, &m, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_optimizer_master_ptr(f.o, -1, &m, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_optimizer_master_ptr(f.o, 0, NULL, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_optimizer_view_get(f.o, 0, NULL), BS_ERR_INVALID);
+  assert_int_equal(bs_optimizer_num_inner(NULL), 0);
+  assert_int_equal(bs_optimizer_host_master_bytes(NULL), 0);
+  bs_optimizer_destroy(NULL);
   bs_err_clear();
   fx_free(&f);
 }

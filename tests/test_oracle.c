@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bs_oracle.h"
+#include "oracles/bs_oracle.h"
 
 static bs_record rec;
 static char detail[BS_DETAIL_MAX];
@@ -33,7 +33,7 @@ static bs_event *ev(int rank, const char *phase, int cycle, bs_status st) {
   bs_event *e = bs_record_begin(&rec, rank, phase, cycle);
   assert_non_null(e);
   if (st != BS_OK)
-    bs_fail(st, "w0", "injected %s", bs_status_name(st));
+    bs_err_fail(st, "w0", "injected %s", bs_status_name(st));
   bs_record_end(&rec, rank, st);
   bs_err_clear();
   return e;
@@ -143,7 +143,7 @@ static void digests(bs_digests *d, uint8_t seed, size_t npaused) {
     memset(&dig[i], 0, sizeof dig[i]);
     dig[i].b[0] = (uint8_t)(seed + i);
   }
-  assert_int_equal(bs_digests_set(d, dig, names, 3), BS_OK);
+  assert_int_equal(bs_record_digests_set(d, dig, names, 3), BS_OK);
   d->npaused = npaused;
 }
 
@@ -208,14 +208,14 @@ static void test_memory_budget(void **state) {
   (void)state;
   mk(2);
   rec.budget = (bs_budget){BS_BUDGET_NORMAL, 1000, 100, 2};
-  assert_int_equal(bs_budget_bytes(&rec.budget), 2000);
+  assert_int_equal(bs_oracle_memory_budget_bytes(&rec.budget), 2000);
   all("init", 0, BS_OK);
   rec.rank[1].ev[0].pinned[BS_PIN_BACKUPER] = 2000;
   rec.rank[1].ev[0].pinned[BS_PIN_MEMSAVER] = 1 << 20; /* not the backuper */
   assert_true(bs_oracle_memory_budget(&rec, detail, sizeof detail));
   HAS("at most 2000 of 2000");
   rec.budget.kind = BS_BUDGET_MAINCAST;
-  assert_int_equal(bs_budget_bytes(&rec.budget), 1100);
+  assert_int_equal(bs_oracle_memory_budget_bytes(&rec.budget), 1100);
   assert_false(bs_oracle_memory_budget(&rec, detail, sizeof detail));
   HAS("rank 1 after init of cycle 0: 2000 pinned backuper bytes, budget "
       "1100");

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bs_expect.h"
+#include "oracles/bs_expect.h"
 
 static bs_record rec;
 static char d[256];
@@ -28,7 +28,7 @@ static bs_event *ev(int rank, const char *phase, int cycle, bs_status st,
   bs_event *e = bs_record_begin(&rec, rank, phase, cycle);
   assert_non_null(e);
   if (st != BS_OK)
-    bs_fail(st, tensor, "injected");
+    bs_err_fail(st, tensor, "injected");
   bs_record_end(&rec, rank, st);
   bs_err_clear();
   return e;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bs_kernels.h"
-#include "bs_params.h"
+#include "model/bs_params.h"
 
 typedef struct world {
   bs_dev *dev;

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bs_json.h"
-#include "bs_report.h"
-#include "bs_trace.h"
-#include "bs_verdict.h"
+#include "oracles/bs_verdict.h"
+#include "report/bs_report.h"
+#include "report/bs_trace.h"
+#include "util/bs_json.h"
 
 static bool expect_ok(const bs_record *r, char *d, size_t n) {
   (void)r;
@@ -280,7 +280,7 @@ static void test_table(void **state) {
   char *text = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&text, &n);
-  bs_report_line(f, &r, 0);
+  bs_report_table_line(f, &r, 0);
   bs_report_table(f, &r, 1);
   fclose(f);
   assert_non_null(strstr(text, "FAIL  engine-death"));
@@ -300,7 +300,7 @@ static void test_trace_and_verdict(void **state) {
     bs_record_begin(&rec, k, "init", 0);
     bs_record_end(&rec, k, BS_OK);
     bs_record_begin(&rec, k, "update_weights", 0);
-    bs_fail(BS_ERR_ENGINE_DEAD, "w", "engine of rank 1 died");
+    bs_err_fail(BS_ERR_ENGINE_DEAD, "w", "engine of rank 1 died");
     bs_record_end(&rec, k, BS_ERR_ENGINE_DEAD);
     bs_err_clear();
     rec.rank[k].ev[1].pinned_peak[BS_PIN_BACKUPER] = 100 * (size_t)(k + 1);

@@ -9,7 +9,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "bs_watchdog.h"
+#include "comm/front/bs_watchdog.h"
 
 typedef struct fired {
   atomic_int calls, slot;

@@ -4,7 +4,7 @@
  * schedule of every rank the same. */
 #include "bs_test_world.h"
 
-#include "bs_weight_sync.h"
+#include "sync/bs_weight_sync.h"
 
 typedef struct ws_case {
   const char *preset;
@@ -44,7 +44,7 @@ static bs_status ws_open(bs_comm *c, const ws_case *k, ws_rank *w) {
       bs_params_create(dev, w->ms, &w->m, bs_comm_size(c), 512, true, &w->p));
   BS_CHECK(bs_params_fill(w->p, 11));
   w->n = bs_params_synced(w->p, w->t, TW_DIG_MAX);
-  BS_CHECK(bs_tensors_sha256(dev, NULL, w->t, w->n, w->d, NULL));
+  BS_CHECK(bs_tensor_hash(dev, NULL, w->t, w->n, w->d, NULL));
   BS_CHECK(bs_tensor_map_alloc(&w->map, w->n));
   for (size_t i = 0; i < w->n; i++) {
     w->names[i] = w->t[i]->spec->name;
@@ -110,7 +110,7 @@ static bs_status ws_rank_fn(bs_comm *c, void *arg) {
   k->received_ok[r] = received_all(&w, &res);
   k->engine_alive[r] = bs_engine_alive(w.e);
   k->resident_delta[r] = bs_ms_resident_bytes(w.ms) - resident;
-  bs_sync_result_free(&res);
+  bs_weight_sync_result_free(&res);
   ws_close(&w);
   return st;
 }

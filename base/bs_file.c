@@ -1,0 +1,90 @@
+#include "bs_file.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Between looks for a file another process has still to publish. */
+#define WAIT_POLL_MS 5
+
+bs_status bs_file_mkdir_p(const char *path) {
+  char tmp[1024];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1;; p++) {
+    char c = *p;
+    if (c != '/' && c != '\0')
+      continue;
+    *p = '\0';
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+      return bs_err_fail(BS_ERR_INVALID, NULL, "cannot create %s: %s", tmp,
+                         strerror(errno));
+    *p = c;
+    if (c == '\0')
+      return BS_OK;
+  }
+}
+
+bs_status bs_file_publish(const char *path, const void *data, size_t n) {
+  bs_status st = BS_OK;
+  char tmp[1100];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "wb");
+  bool ok = f && (n == 0 || fwrite(data, n, 1, f) == 1);
+  if (f && fclose(f) != 0)
+    ok = false;
+  if (!ok || rename(tmp, path) != 0) {
+    int e = errno;
+    unlink(tmp);
+    BS_FAIL(BS_ERR_INVALID, NULL, "cannot write %s: %s", path, strerror(e));
+  }
+out:
+  return st;
+}
+
+/* The whole of a file another process published (so it does not grow). */
+bs_status bs_file_read(const char *path, char **data, size_t *n) {
+  bs_status st = BS_OK;
+  struct stat sb;
+  char *buf = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f || fstat(fileno(f), &sb) != 0)
+    BS_FAIL(BS_ERR_INVALID, NULL, "cannot read %s: %s", path, strerror(errno));
+  size_t len = (size_t)sb.st_size;
+  buf = malloc(len + 1);
+  if (!buf)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu bytes", path, len);
+  if (fread(buf, 1, len, f) != len)
+    BS_FAIL(BS_ERR_INVALID, NULL, "cannot read %s: short read", path);
+  buf[len] = '\0';
+  *n = len;
+  *data = buf;
+  buf = NULL;
+out:
+  free(buf);
+  if (f)
+    fclose(f);
+  return st;
+}
+
+static double mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+bs_status bs_file_wait(const char *path, int wait_ms, char **data, size_t *n) {
+  double until = mono_ms() + wait_ms;
+  const struct timespec nap = {0, WAIT_POLL_MS * 1000000L};
+  while (access(path, F_OK) != 0) {
+    if (mono_ms() >= until)
+      return bs_err_fail(BS_ERR_TIMEOUT, NULL, "no %s after %d ms", path,
+                         wait_ms);
+    nanosleep(&nap, NULL);
+  }
+  return bs_file_read(path, data, n);
+}

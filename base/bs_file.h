@@ -1,0 +1,27 @@
+/* Files the processes of one job share (process-per-rank runs: the NCCL
+ * unique id, record parts, verdicts, shared failures; artifacts): folders
+ * made on demand, files published whole, and files waited for with a
+ * bound. */
+#ifndef BS_FILES_H
+#define BS_FILES_H
+
+#include <stddef.h>
+
+#include "bs_err.h"
+
+/* mkdir -p. BS_ERR_INVALID naming the folder that could not be made. */
+bs_status bs_file_mkdir_p(const char *path);
+
+/* Writes the n bytes to a temporary file beside path, then renames it: a
+ * reader sees the whole file or none. */
+bs_status bs_file_publish(const char *path, const void *data, size_t n);
+
+/* Reads path whole (*data NUL-terminated, caller frees). BS_ERR_INVALID
+ * naming path and why. */
+bs_status bs_file_read(const char *path, char **data, size_t *n);
+
+/* bs_file_read once path exists, polling until wait_ms have passed:
+ * BS_ERR_TIMEOUT then. */
+bs_status bs_file_wait(const char *path, int wait_ms, char **data, size_t *n);
+
+#endif

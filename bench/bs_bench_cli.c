@@ -1,0 +1,239 @@
+/* `backstop bench [options]`: option parsing and the command itself.
+ * Usage errors exit 2 with one line naming the option (cli.md). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_bench.h"
+
+#define MAX_GB 4096.0
+#define MAX_SCALE 1e9
+#define MAX_THREADS 4096
+#define MAX_REPEAT 1000
+
+static const char usage[] =
+    "usage: backstop bench [--device host|cuda] [--backend sim|nccl]\n"
+    "                      [--model PRESET|FILE] [--scale F | --gb G]\n"
+    "                      [--ranks N] [--threads T] [--repeat R]\n"
+    "                      [--json FILE]\n"
+    "  --device  device memory (default host)\n"
+    "  --backend communicator of the MainCast all-gather (default nccl on\n"
+    "            cuda, sim on host)\n"
+    "  --model   model spec (default: a synthetic 32-layer GPT, 'bench')\n"
+    "  --scale   multiply every tensor size by F\n"
+    "  --gb      size the model to G GB of weights (default 4 on cuda, 0.25 "
+    "on host)\n"
+    "  --ranks   MainCast world size, 1..64 (default 1); above 1 adds the\n"
+    "            all-gather bus bandwidth figures (nccl: one GPU per rank)\n"
+    "  --threads hashing threads (default: one per online CPU)\n"
+    "  --repeat  timed runs per figure after one warm-up (default 3)\n"
+    "  --json    also write the report as JSON to FILE\n";
+
+static bs_status bad(const char *opt, const char *want, const char *v) {
+  return bs_err_fail(BS_ERR_INVALID, NULL, "%s: expected %s, got '%s'", opt,
+                     want, v);
+}
+
+static bs_status parse_real(const char *opt, const char *v, double max,
+                            double *out) {
+  char *end = NULL;
+  errno = 0;
+  double d = strtod(v, &end);
+  if (errno || end == v || *end || !isfinite(d) || d <= 0 || d > max)
+    return bad(opt, "a number > 0", v);
+  *out = d;
+  return BS_OK;
+}
+
+static bs_status parse_int(const char *opt, const char *v, long min, long max,
+                           int *out) {
+  char *end = NULL;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (errno || end == v || *end || n < min || n > max) {
+    char want[64];
+    snprintf(want, sizeof want, "an integer in [%ld, %ld]", min, max);
+    return bad(opt, want, v);
+  }
+  *out = (int)n;
+  return BS_OK;
+}
+
+static bs_status set_device(bs_bench_opts *o, const char *opt, const char *v) {
+  if (strcmp(v, "host") != 0 && strcmp(v, "cuda") != 0)
+    return bad(opt, "host or cuda", v);
+  o->device = v;
+  return BS_OK;
+}
+
+static bs_status set_backend(bs_bench_opts *o, const char *opt, const char *v) {
+  if (strcmp(v, "sim") != 0 && strcmp(v, "nccl") != 0)
+    return bad(opt, "sim or nccl", v);
+  o->backend = v;
+  return BS_OK;
+}
+
+static bs_status set_model(bs_bench_opts *o, const char *opt, const char *v) {
+  if (!v[0])
+    return bad(opt, "a preset name or a file", v);
+  o->model = v;
+  return BS_OK;
+}
+
+static bs_status set_scale(bs_bench_opts *o, const char *opt, const char *v) {
+  return parse_real(opt, v, MAX_SCALE, &o->scale);
+}
+
+static bs_status set_gb(bs_bench_opts *o, const char *opt, const char *v) {
+  return parse_real(opt, v, MAX_GB, &o->gb);
+}
+
+static bs_status set_threads(bs_bench_opts *o, const char *opt, const char *v) {
+  return parse_int(opt, v, 1, MAX_THREADS, &o->threads);
+}
+
+static bs_status set_ranks(bs_bench_opts *o, const char *opt, const char *v) {
+  return parse_int(opt, v, 1, BS_BENCH_MAX_RANKS, &o->ranks);
+}
+
+static bs_status set_repeat(bs_bench_opts *o, const char *opt, const char *v) {
+  return parse_int(opt, v, 1, MAX_REPEAT, &o->repeat);
+}
+
+static bs_status set_json(bs_bench_opts *o, const char *opt, const char *v) {
+  if (!v[0])
+    return bad(opt, "a file name", v);
+  o->json = v;
+  return BS_OK;
+}
+
+typedef bs_status (*opt_setter)(bs_bench_opts *o, const char *opt,
+                                const char *v);
+
+static const struct {
+  const char *name;
+  opt_setter set;
+} options[] = {
+    {"--device", set_device}, {"--backend", set_backend},
+    {"--model", set_model},   {"--scale", set_scale},
+    {"--gb", set_gb},         {"--threads", set_threads},
+    {"--repeat", set_repeat}, {"--json", set_json},
+    {"--ranks", set_ranks},
+};
+
+/* "--name value" or "--name=value"; *used: how many argv slots it took. */
+static bs_status parse_one(bs_bench_opts *o, int argc, char **argv, int i,
+                           int *used) {
+  const char *arg = argv[i];
+  const char *eq = strchr(arg, '=');
+  size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+  for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
+    if (strlen(options[k].name) != len || strncmp(arg, options[k].name, len))
+      continue;
+    if (!eq && i + 1 >= argc)
+      return bs_err_fail(BS_ERR_INVALID, NULL, "%s: expected a value",
+                         options[k].name);
+    *used = eq ? 1 : 2;
+    return options[k].set(o, options[k].name, eq ? eq + 1 : argv[i + 1]);
+  }
+  if (arg[0] == '-')
+    return bs_err_fail(BS_ERR_INVALID, NULL, "unknown option '%s'", arg);
+  return bs_err_fail(BS_ERR_INVALID, NULL, "unexpected argument '%s'", arg);
+}
+
+bs_status bs_bench_cli_parse(int argc, char **argv, bs_bench_opts *o,
+                             bool *help) {
+  bs_status st = BS_OK;
+  if (!o || !help || argc < 0 || (argc > 0 && !argv))
+    BS_FAIL(BS_ERR_INVALID, NULL, "bench: NULL argument");
+  *o = (bs_bench_opts){.device = "host", .repeat = 3, .ranks = 1};
+  *help = false;
+  for (int i = 1, used = 1; i < argc; i += used) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      *help = true;
+      used = 1;
+      continue;
+    }
+    BS_CHECK(parse_one(o, argc, argv, i, &used));
+  }
+  if (o->scale > 0 && o->gb > 0)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "--scale and --gb: give one (both size the model)");
+  BS_CHECK(bs_bench_check_ranks(o));
+out:
+  return st;
+}
+
+/* opt: prefixed when the message does not name the option itself. */
+static int usage_error(const char *opt) {
+  fprintf(stderr, "backstop bench: %s%s%s\n", opt ? opt : "", opt ? ": " : "",
+          bs_err()->message);
+  return 2;
+}
+
+static int failure(void) {
+  const bs_error *e = bs_err();
+  fprintf(stderr, "backstop bench: %s: %s\n", bs_status_name(e->code),
+          e->message);
+  return 1;
+}
+
+static bs_status write_file(const char *path, const char *text) {
+  bs_status st = BS_OK;
+  FILE *f = fopen(path, "w");
+  if (!f)
+    BS_FAIL(BS_ERR_INVALID, NULL, "--json %s: %s", path, strerror(errno));
+  bool ok = fputs(text, f) >= 0;
+  ok = fclose(f) == 0 && ok;
+  if (!ok)
+    BS_FAIL(BS_ERR_INVALID, NULL, "--json %s: write failed: %s", path,
+            strerror(errno));
+out:
+  return st;
+}
+
+/* The table on stdout; the JSON file when asked for. */
+static bs_status emit(const bs_bench_opts *o, const bs_bench_report *r) {
+  bs_status st = BS_OK;
+  char *table = bs_bench_report_table(r), *json = NULL;
+  if (!table)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "bench: report table: out of memory");
+  fputs(table, stdout);
+  fflush(stdout);
+  if (!o->json)
+    goto out;
+  if (!(json = bs_bench_report_json(r)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "bench: JSON report: out of memory");
+  BS_CHECK(write_file(o->json, json));
+out:
+  free(table);
+  free(json);
+  return st;
+}
+
+int bs_bench_cli_main(int argc, char **argv) {
+  bs_bench_opts o;
+  bs_bench_report r;
+  bs_model_spec m = {0};
+  bool help = false;
+  int rc = 0;
+  bs_err_clear();
+  if (bs_bench_cli_parse(argc, argv, &o, &help) != BS_OK)
+    return usage_error(NULL);
+  if (help) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  bs_status st = bs_bench_model(&o, &m);
+  if (st != BS_OK) {
+    rc = st == BS_ERR_INVALID ? usage_error("--model") : failure();
+    goto out;
+  }
+  if (bs_bench_run(&o, &m, &r) != BS_OK || emit(&o, &r) != BS_OK)
+    rc = failure();
+out:
+  bs_model_free(&m);
+  return rc;
+}

@@ -1,0 +1,63 @@
+/* backstop list: the scenario catalogue. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bs_cmd.h"
+#include "catalog/bs_scenario.h"
+#include "util/bs_buf.h"
+
+static void json_list(bs_buf *b, const char *const *items) {
+  bs_buf_printf(b, "[");
+  for (size_t i = 0; items && items[i]; i++) {
+    bs_buf_printf(b, "%s", i ? ", " : "");
+    bs_buf_json_str(b, items[i]);
+  }
+  bs_buf_printf(b, "]");
+}
+
+static void scenario_json(bs_buf *b, const bs_scenario *s) {
+  bs_buf_printf(b, "{\"name\": ");
+  bs_buf_json_str(b, s->name);
+  bs_buf_printf(b, ", \"labels\": ");
+  bs_buf_json_str(b, s->labels);
+  bs_buf_printf(b, ", \"summary\": ");
+  bs_buf_json_str(b, s->summary);
+  bs_buf_printf(b, ", \"model\": ");
+  bs_buf_json_str(b, s->model);
+  bs_buf_printf(b,
+                ", \"cycles\": %d, \"default_ranks\": %d, "
+                "\"min_ranks\": %d, \"timeout_ms\": %d, \"sets\": ",
+                s->cycles, s->default_ranks, s->min_ranks, s->timeout_ms);
+  json_list(b, s->sets);
+  bs_buf_printf(b, ", \"faults\": ");
+  json_list(b, s->faults);
+  bs_buf_printf(b, ", \"targets\": ");
+  json_list(b, s->targets);
+  bs_buf_printf(b, "}");
+}
+
+int bs_cmd_list(int argc, char **argv) {
+  int rc;
+  bool json = bs_cmd_json_flag("list", argc, argv, &rc);
+  if (rc)
+    return rc;
+  if (json) {
+    bs_buf b = {0};
+    bs_buf_printf(&b, "{\"scenarios\": [");
+    for (size_t i = 0; i < bs_scenario_count(); i++) {
+      bs_buf_printf(&b, "%s\n  ", i ? "," : "");
+      scenario_json(&b, bs_scenario_at(i));
+    }
+    bs_buf_printf(&b, "\n]}\n");
+    fputs(bs_buf_str(&b), stdout);
+    bs_buf_free(&b);
+    return 0;
+  }
+  printf("%-30s %5s  %-34s %s\n", "scenario", "ranks", "labels", "summary");
+  for (size_t i = 0; i < bs_scenario_count(); i++) {
+    const bs_scenario *s = bs_scenario_at(i);
+    printf("%-30s %5d  %-34s %s\n", s->name, s->default_ranks,
+           s->labels ? s->labels : "", s->summary ? s->summary : "");
+  }
+  return 0;
+}

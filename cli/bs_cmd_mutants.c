@@ -1,0 +1,149 @@
+/* `backstop mutants`: the kill matrix. The selected scenarios run against
+ * the fixed core and against each mutant; a mutant is killed by every
+ * scenario whose run did not pass. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bs_cmd.h"
+#include "bs_mutant.h"
+#include "bs_opts.h"
+#include "report/bs_report.h"
+#include "run/bs_child.h"
+#include "run/bs_parent.h"
+
+#define MUTANT_SUITE "@mutant-target"
+
+/* Storage the run configs point into: one name per mutant. */
+static const char *mutant_names[BS_MUT_COUNT];
+
+/* Base runs (the fixed core) first, then every mutant over the same runs. */
+static bs_run_cfg *matrix(const bs_run_cfg *base, size_t nbase, size_t *n) {
+  *n = nbase * (BS_MUT_COUNT + 1);
+  bs_run_cfg *all = calloc(*n ? *n : 1, sizeof *all);
+  if (!all)
+    return NULL;
+  for (int m = -1; m < BS_MUT_COUNT; m++)
+    for (size_t i = 0; i < nbase; i++) {
+      bs_run_cfg *c = &all[(size_t)(m + 1) * nbase + i];
+      *c = base[i];
+      c->run_index = (size_t)(m + 1) * nbase + i; /* its own folder */
+      if (m < 0)
+        continue;
+      mutant_names[m] = bs_mutant_name((bs_mutant)m);
+      c->mutants = &mutant_names[m];
+      c->nmutants = 1;
+    }
+  return all;
+}
+
+static bs_status kills(const bs_result *res, size_t nbase, bs_kill *k) {
+  bs_status st = BS_OK;
+  for (int m = 0; m < BS_MUT_COUNT; m++) {
+    memset(&k[m], 0, sizeof k[m]);
+    snprintf(k[m].name, sizeof k[m].name, "%s", bs_mutant_name((bs_mutant)m));
+    const bs_result *r = &res[(size_t)(m + 1) * nbase];
+    for (size_t i = 0; i < nbase; i++) {
+      if (r[i].verdict == BS_PASS)
+        continue;
+      char **grown =
+          realloc(k[m].killed_by, (k[m].nkilled + 1) * sizeof *grown);
+      if (!grown || !(grown[k[m].nkilled] = strdup(r[i].scenario))) {
+        k[m].killed_by = grown ? grown : k[m].killed_by;
+        BS_FAIL(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
+      }
+      k[m].killed_by = grown;
+      k[m].nkilled++;
+    }
+    k[m].survived = k[m].nkilled == 0;
+  }
+out:
+  return st;
+}
+
+static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
+                        const bs_kill *k) {
+  bs_summary fixed = bs_report_summarize(res, nbase);
+  int rc = fixed.pass != fixed.runs;
+  fprintf(out, "\nfixed core: %zu of %zu runs pass\n", fixed.pass, fixed.runs);
+  for (size_t i = 0; i < nbase; i++)
+    if (res[i].verdict != BS_PASS)
+      bs_report_table_line(out, &res[i], 0);
+  fprintf(out, "%-24s %s\n", "mutant", "killed by");
+  for (int m = 0; m < BS_MUT_COUNT; m++) {
+    fprintf(out, "%-24s ", k[m].name);
+    if (k[m].survived)
+      fprintf(out, "SURVIVED (%s)", bs_mutant_effect((bs_mutant)m));
+    for (size_t i = 0; i < k[m].nkilled; i++)
+      fprintf(out, "%s%s", i ? ", " : "", k[m].killed_by[i]);
+    fprintf(out, "\n");
+    rc |= k[m].survived;
+  }
+  return rc;
+}
+
+static int report(const bs_opts *o, const bs_result *res, size_t n,
+                  size_t nbase) {
+  bs_kill k[BS_MUT_COUNT];
+  int rc = 1;
+  if (kills(res, nbase, k) != BS_OK) {
+    fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
+    goto out;
+  }
+  /* Every process of a process-per-rank job judges alike; one speaks. */
+  bool lead = bs_opts_lead(o);
+  FILE *out = lead ? stdout : fopen("/dev/null", "w");
+  if (!out)
+    goto out;
+  rc = print_matrix(out, res, nbase, k);
+  if (!lead)
+    fclose(out);
+  if (lead && o->json) {
+    bs_buf b = {0};
+    bs_report_json(&b, res, n, k, BS_MUT_COUNT);
+    if (bs_report_save(o->json, &b) != BS_OK) {
+      fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
+      rc = 1;
+    }
+    bs_buf_free(&b);
+  }
+out:
+  for (int m = 0; m < BS_MUT_COUNT; m++)
+    bs_report_kill_free(&k[m]);
+  return rc;
+}
+
+int bs_cmd_mutants(int argc, char **argv, const char *exe) {
+  bs_opts o;
+  bs_run_cfg *base = NULL, *all = NULL;
+  bs_result *res = NULL;
+  size_t nbase = 0, n = 0;
+  if (bs_opts_parse("mutants", argc, argv, &o) != BS_OK)
+    return bs_cmd_usage_error("mutants");
+  if (o.nsel == 0)
+    o.sel[o.nsel++] = MUTANT_SUITE;
+  if (bs_opts_plan(&o, exe, &base, &nbase) != BS_OK)
+    return bs_cmd_usage_error("mutants");
+  int rc = 1;
+  all = matrix(base, nbase, &n);
+  res = calloc(n ? n : 1, sizeof *res);
+  /* Runs that pass are the expected case for a mutant matrix: only
+   * failures of the fixed core are news, the matrix says the rest. */
+  bs_parent_opts eo = {.jobs = bs_opts_jobs(&o),
+                       .verbosity = o.verbosity > 0 ? 1 : -1,
+                       .out = bs_opts_lead(&o) ? stdout : NULL,
+                       .tty = bs_opts_lead(&o) && isatty(STDOUT_FILENO),
+                       .child = bs_child_run};
+  if (!all || !res || bs_parent_run(all, n, &eo, res) != BS_OK) {
+    fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
+    goto out;
+  }
+  rc = report(&o, res, n, nbase);
+out:
+  for (size_t i = 0; res && i < n; i++)
+    bs_result_free(&res[i]);
+  free(res);
+  free(all);
+  free(base);
+  return rc;
+}

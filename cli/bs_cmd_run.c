@@ -1,0 +1,67 @@
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bs_cmd.h"
+#include "bs_opts.h"
+#include "report/bs_report.h"
+#include "run/bs_child.h"
+#include "run/bs_parent.h"
+
+/* Writes the JSON and JUnit reports the options ask for. */
+static int save_reports(const bs_opts *o, const bs_result *res, size_t n) {
+  int rc = 0;
+  bs_buf b = {0};
+  if (o->json) {
+    bs_report_json(&b, res, n, NULL, 0);
+    rc |= bs_report_save(o->json, &b) != BS_OK;
+    bs_buf_free(&b);
+  }
+  if (o->junit) {
+    bs_report_junit(&b, res, n);
+    rc |= bs_report_save(o->junit, &b) != BS_OK;
+    bs_buf_free(&b);
+  }
+  if (rc)
+    fprintf(stderr, "backstop: %s\n", bs_err()->message);
+  return rc;
+}
+
+int bs_cmd_run(int argc, char **argv, const char *exe) {
+  bs_opts o;
+  bs_run_cfg *cfgs = NULL;
+  size_t n = 0;
+  if (bs_opts_parse("run", argc, argv, &o) != BS_OK ||
+      bs_opts_plan(&o, exe, &cfgs, &n) != BS_OK)
+    return bs_cmd_usage_error("run");
+  /* A report on stdout ("-") keeps stdout for itself. */
+  bool to_stdout =
+      (o.json && !strcmp(o.json, "-")) || (o.junit && !strcmp(o.junit, "-"));
+  FILE *human = to_stdout ? stderr : stdout;
+  bool lead = bs_opts_lead(&o);
+  bs_result *res = calloc(n, sizeof *res);
+  bs_parent_opts eo = {.jobs = bs_opts_jobs(&o),
+                       .verbosity = o.verbosity,
+                       .out = lead ? human : NULL,
+                       .tty = lead && isatty(fileno(human)),
+                       .child = bs_child_run};
+  int rc = 1;
+  if (!res || bs_parent_run(cfgs, n, &eo, res) != BS_OK) {
+    fprintf(stderr, "backstop run: %s\n", bs_err()->message);
+    goto out;
+  }
+  rc = bs_parent_exit_code(res, n);
+  if (!lead)
+    goto out;
+  if (o.verbosity >= 0)
+    bs_report_table(human, res, n);
+  else
+    bs_report_table_summary(human, res, n);
+  rc |= save_reports(&o, res, n);
+out:
+  for (size_t i = 0; res && i < n; i++)
+    bs_result_free(&res[i]);
+  free(res);
+  free(cfgs);
+  return rc;
+}

@@ -1,0 +1,435 @@
+#include "bs_opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_file.h"
+#include "bs_mutant.h"
+#include "model/bs_config.h"
+#include "model/bs_model.h"
+
+#define USAGE(...) BS_FAIL(BS_ERR_INVALID, NULL, __VA_ARGS__)
+
+enum {
+  O_RANKS = 256,
+  O_BACKEND,
+  O_DEVICE,
+  O_MODEL,
+  O_SCALE,
+  O_CYCLES,
+  O_SET,
+  O_FAULT,
+  O_MUTANT,
+  O_SEED,
+  O_TIMEOUT,
+  O_DEADLINE,
+  O_JSON,
+  O_JUNIT,
+  O_ARTIFACTS,
+  O_RENDEZVOUS,
+};
+
+static const struct option longopts[] = {
+    {"ranks", required_argument, NULL, O_RANKS},
+    {"backend", required_argument, NULL, O_BACKEND},
+    {"device", required_argument, NULL, O_DEVICE},
+    {"model", required_argument, NULL, O_MODEL},
+    {"scale", required_argument, NULL, O_SCALE},
+    {"cycles", required_argument, NULL, O_CYCLES},
+    {"set", required_argument, NULL, O_SET},
+    {"fault", required_argument, NULL, O_FAULT},
+    {"mutant", required_argument, NULL, O_MUTANT},
+    {"seed", required_argument, NULL, O_SEED},
+    {"timeout-ms", required_argument, NULL, O_TIMEOUT},
+    {"deadline-s", required_argument, NULL, O_DEADLINE},
+    {"jobs", required_argument, NULL, 'j'},
+    {"json", required_argument, NULL, O_JSON},
+    {"junit", required_argument, NULL, O_JUNIT},
+    {"artifacts", required_argument, NULL, O_ARTIFACTS},
+    {"rendezvous", required_argument, NULL, O_RENDEZVOUS},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {NULL, 0, NULL, 0},
+};
+
+/* A whole-string integer in [lo, hi]. */
+static bs_status parse_long(const char *opt, const char *s, long lo, long hi,
+                            long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "%s: '%s' is not an integer in "
+                       "[%ld, %ld]",
+                       opt, s, lo, hi);
+  *out = v;
+  return BS_OK;
+}
+
+static bs_status parse_int(const char *opt, const char *s, long lo, long hi,
+                           int *out) {
+  long v = 0;
+  bs_status st = parse_long(opt, s, lo, hi, &v);
+  *out = st == BS_OK ? (int)v : *out;
+  return st;
+}
+
+static bs_status parse_positive(const char *opt, const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!*s || *end || errno || !isfinite(v) || v <= 0)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "%s: '%s' is not a positive number", opt, s);
+  *out = v;
+  return BS_OK;
+}
+
+static bs_status parse_seed(const char *s, uint64_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (!*s || *end || errno || s[0] == '-')
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "--seed: '%s' is not an unsigned "
+                       "64-bit integer",
+                       s);
+  *out = v;
+  return BS_OK;
+}
+
+/* "4" or "1,2,4,8". */
+static bs_status parse_ranks(const char *s, bs_opts *o) {
+  bs_status st = BS_OK;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", s);
+  o->nranks = 0;
+  char *save = NULL;
+  if (!*s || s[strlen(s) - 1] == ',' || strstr(s, ",,") || *s == ',')
+    USAGE("--ranks: '%s' is not N or a list N,M,...", s);
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (o->nranks == sizeof o->ranks / sizeof o->ranks[0])
+      USAGE("--ranks: at most %zu world sizes",
+            sizeof o->ranks / sizeof o->ranks[0]);
+    BS_CHECK(parse_int("--ranks", t, 1, BS_RANKS_MAX, &o->ranks[o->nranks]));
+    o->nranks++;
+  }
+out:
+  return st;
+}
+
+static bs_status choice(const char *opt, const char *v, const char *a,
+                        const char *b) {
+  if (strcmp(v, a) == 0 || strcmp(v, b) == 0)
+    return BS_OK;
+  return bs_err_fail(BS_ERR_INVALID, NULL, "%s: '%s' is not %s or %s", opt, v,
+                     a, b);
+}
+
+static bs_status add(const char **arr, size_t *n, size_t max, const char *opt,
+                     const char *v) {
+  if (*n == max)
+    return bs_err_fail(BS_ERR_INVALID, NULL, "%s: at most %zu", opt, max);
+  arr[(*n)++] = v;
+  return BS_OK;
+}
+
+/* Re-raises the error of a core check with the option it came from. */
+static bs_status prefixed(bs_status st, const char *prefix) {
+  if (st == BS_OK)
+    return st;
+  char msg[sizeof bs_err()->message];
+  snprintf(msg, sizeof msg, "%s", bs_err()->message);
+  bs_err_clear();
+  return bs_err_fail(st == BS_ERR_CONFIG ? BS_ERR_INVALID : st, NULL, "%s: %s",
+                     prefix, msg);
+}
+
+static bs_status check_set(const char *kv) {
+  bs_config cfg;
+  char prefix[160];
+  bs_config_defaults(&cfg);
+  snprintf(prefix, sizeof prefix, "--set %s", kv);
+  return prefixed(bs_config_set_kv(&cfg, kv), prefix);
+}
+
+static bs_status check_fault(const char *spec) {
+  bs_fault_spec f;
+  return prefixed(bs_fault_spec_parse(spec, &f), "--fault");
+}
+
+static bs_status check_model(const char *model, double scale) {
+  bs_model_spec m = {0};
+  char prefix[300];
+  snprintf(prefix, sizeof prefix, "--model %s", model);
+  bs_status st = prefixed(bs_model_load(model, scale, &m), prefix);
+  bs_model_free(&m);
+  return st;
+}
+
+static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
+  bs_status st = BS_OK;
+  switch (c) {
+  case O_RANKS:
+    return parse_ranks(arg, o);
+  case O_BACKEND:
+    o->backend = arg;
+    return choice("--backend", arg, "sim", "nccl");
+  case O_DEVICE:
+    o->device = arg;
+    return choice("--device", arg, "host", "cuda");
+  case O_MODEL:
+    o->model = arg;
+    return BS_OK;
+  case O_SCALE:
+    return parse_positive("--scale", arg, &o->scale);
+  case O_CYCLES:
+    return parse_int("--cycles", arg, 0, 100000, &o->cycles);
+  case O_SET:
+    BS_CHECK(check_set(arg));
+    return add(o->sets, &o->nsets, BS_OPTS_MAX, "--set", arg);
+  case O_FAULT:
+    BS_CHECK(check_fault(arg));
+    return add(o->faults, &o->nfaults, BS_FAULT_MAX_SPECS, "--fault", arg);
+  case O_MUTANT:
+    if (strcmp(cmd, "mutants") == 0)
+      USAGE("--mutant is not an option of mutants (it runs every mutant)");
+    if (bs_mutant_parse(arg) < 0)
+      USAGE("--mutant: unknown mutant '%s' (see backstop help mutants)", arg);
+    return add(o->mutants, &o->nmutants, BS_OPTS_MAX, "--mutant", arg);
+  case O_SEED:
+    return parse_seed(arg, &o->seed);
+  case O_TIMEOUT:
+    return parse_int("--timeout-ms", arg, 1, INT_MAX, &o->timeout_ms);
+  case O_DEADLINE:
+    return parse_positive("--deadline-s", arg, &o->deadline_s);
+  case 'j':
+    return parse_int("-j", arg, 1, 256, &o->jobs);
+  case O_JSON:
+    o->json = arg;
+    return BS_OK;
+  case O_JUNIT:
+    o->junit = arg;
+    return BS_OK;
+  case O_ARTIFACTS:
+    o->artifacts = arg;
+    return BS_OK;
+  case O_RENDEZVOUS:
+    if (!*arg)
+      USAGE("--rendezvous: an empty folder name");
+    o->rendezvous = arg;
+    return BS_OK;
+  case 'q':
+    o->verbosity = -1;
+    return BS_OK;
+  case 'v':
+    o->verbosity = 1;
+    return BS_OK;
+  }
+out:
+  return st;
+}
+
+static void defaults(const char *cmd, bs_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->backend = "sim";
+  o->scale = 1.0;
+  o->cycles = -1;
+  o->deadline_s = 60;
+  o->jobs = 2;
+  o->procs.nprocs = 1;
+  o->artifacts = strcmp(cmd, "run") == 0 ? "backstop-artifacts" : NULL;
+}
+
+/* Process-per-rank: which process this is, and the job's folder. */
+static bs_status check_procs(bs_opts *o) {
+  bs_status st = BS_OK;
+  bs_launcher *p = &o->procs;
+  p->nprocs = 1;
+  if (!o->rendezvous)
+    return BS_OK;
+  BS_CHECK(prefixed(bs_launcher_from_env(p), "--rendezvous"));
+  snprintf(o->rdv, sizeof o->rdv, "%s/%s", o->rendezvous,
+           p->job[0] ? p->job : "job");
+  /* Without a job id a later job would read this one's files. */
+  if (p->nprocs > 1 && !p->job[0])
+    USAGE("--rendezvous: %d processes (%s) but no job id: the launcher set "
+          "none of PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, SLURM_JOB_ID, "
+          "TORCHELASTIC_RUN_ID; "
+          "set BS_JOB_ID to a value unique to this job",
+          p->nprocs, p->from);
+  BS_CHECK(prefixed(bs_file_mkdir_p(o->rdv), "--rendezvous"));
+out:
+  return st;
+}
+
+bs_status bs_opts_parse(const char *cmd, int argc, char **argv, bs_opts *o) {
+  bs_status st = BS_OK;
+  defaults(cmd, o);
+  optind = 0; /* glibc: a full re-initialisation, so parse can run again */
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":j:qv", longopts, NULL)) != -1) {
+    if (c == '?' && optopt)
+      USAGE("unknown option '-%c' (see backstop help %s)", optopt, cmd);
+    if (c == '?')
+      USAGE("unknown option '%s' (see backstop help %s)", argv[optind - 1],
+            cmd);
+    if (c == ':')
+      USAGE("option '%s' needs a value", argv[optind - 1]);
+    BS_CHECK(option(cmd, c, optarg, o));
+  }
+  for (int i = optind; i < argc; i++)
+    BS_CHECK(add(o->sel, &o->nsel, BS_OPTS_MAX, "selectors", argv[i]));
+  if (!o->device)
+    o->device = strcmp(o->backend, "sim") == 0 ? "host" : "cuda";
+  if (o->model)
+    BS_CHECK(check_model(o->model, o->scale));
+  BS_CHECK(check_procs(o));
+out:
+  return st;
+}
+
+bool bs_opts_lead(const bs_opts *o) {
+  return o->procs.proc == 0;
+}
+
+int bs_opts_jobs(const bs_opts *o) {
+  return o->rendezvous ? 1 : o->jobs;
+}
+
+/* ---- the plan ---- */
+
+static bs_status check_fault_rank(const char *spec, int ranks,
+                                  const char *scn) {
+  bs_fault_spec f;
+  bs_status st = bs_fault_spec_parse(spec, &f);
+  if (st == BS_OK && f.rank >= ranks)
+    st = bs_err_fail(BS_ERR_INVALID, NULL,
+                     "--fault %s: rank %d is outside the "
+                     "world of %d rank%s of %s",
+                     spec, f.rank, ranks, ranks == 1 ? "" : "s", scn);
+  return st;
+}
+
+/* The scenario's settings, then the user's, must pass validation. */
+static bs_status check_config(const bs_opts *o, const bs_scenario *s) {
+  bs_status st = BS_OK;
+  bs_config cfg;
+  char prefix[96];
+  bs_config_defaults(&cfg);
+  for (const char *const *kv = s->sets; kv && *kv; kv++)
+    BS_CHECK(bs_config_set_kv(&cfg, *kv));
+  for (size_t i = 0; i < o->nsets; i++)
+    BS_CHECK(bs_config_set_kv(&cfg, o->sets[i]));
+  if (!s->drive)
+    BS_CHECK(bs_config_validate(&cfg));
+out:
+  snprintf(prefix, sizeof prefix, "%s: configuration rejected", s->name);
+  return prefixed(st, prefix);
+}
+
+/* Process-per-rank: each process gets as many of the ranks (a custom
+ * driver keeps its ranks in process 0). */
+static bool splits(const bs_opts *o, const bs_scenario *s, int ranks) {
+  return s->drive || ranks % o->procs.nprocs == 0;
+}
+
+static bs_status plan_one(const bs_opts *o, const bs_scenario *s, int ranks,
+                          const char *exe, bs_run_cfg *c) {
+  bs_status st = BS_OK;
+  if (ranks < s->min_ranks)
+    USAGE("%s needs at least %d ranks, --ranks gave %d", s->name, s->min_ranks,
+          ranks);
+  if (!splits(o, s, ranks))
+    USAGE("%s: %d ranks do not split evenly over %d processes", s->name, ranks,
+          o->procs.nprocs);
+  for (size_t i = 0; i < o->nfaults; i++)
+    BS_CHECK(check_fault_rank(o->faults[i], ranks, s->name));
+  BS_CHECK(check_config(o, s));
+  *c = (bs_run_cfg){
+      .scn = s,
+      .ranks = ranks,
+      .backend = o->backend,
+      .device = o->device,
+      .model = o->model ? o->model : s->model,
+      .scale = o->scale,
+      .cycles = o->cycles >= 0 ? o->cycles : s->cycles,
+      .sets = o->sets,
+      .nsets = o->nsets,
+      .faults = o->faults,
+      .nfaults = o->nfaults,
+      .mutants = o->mutants,
+      .nmutants = o->nmutants,
+      .seed = o->seed,
+      .timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : s->timeout_ms,
+      .deadline_s = o->deadline_s,
+      .artifacts = o->artifacts,
+      .exe = exe,
+      .proc = o->procs.proc,
+      .nprocs = o->procs.nprocs,
+      .rendezvous = o->rendezvous ? o->rdv : NULL,
+  };
+out:
+  return st;
+}
+
+/* Whether a selector names s exactly (not through a label or a glob). */
+static bool named(const bs_opts *o, const bs_scenario *s) {
+  for (size_t i = 0; i < o->nsel; i++)
+    if (strcmp(o->sel[i], s->name) == 0)
+      return true;
+  return false;
+}
+
+bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
+                       size_t *n) {
+  bs_status st = BS_OK;
+  static const char *const suite[] = {BS_DEFAULT_SUITE};
+  const bs_scenario *scn[BS_SCENARIO_MAX];
+  size_t nscn = 0;
+  *out = NULL;
+  *n = 0;
+  BS_CHECK(bs_scenario_select(o->nsel ? o->sel : suite, o->nsel ? o->nsel : 1,
+                              scn, &nscn));
+  size_t per = o->nranks ? o->nranks : 1;
+  *out = calloc(nscn * per + 1, sizeof **out);
+  if (!*out)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "plan of %zu runs", nscn * per);
+  for (size_t i = 0; i < nscn; i++)
+    for (size_t k = 0; k < per; k++) {
+      int ranks = o->nranks ? o->ranks[k] : scn[i]->default_ranks;
+      /* A matrix of sizes, a label or a glob runs each scenario where it is
+       * meaningful; a scenario named with a size below its minimum is a
+       * usage error. */
+      bool chosen = o->nranks <= 1 && named(o, scn[i]);
+      if (ranks < scn[i]->min_ranks && !chosen) {
+        fprintf(stderr, "backstop: skipping %s at %d rank%s (needs %d)\n",
+                scn[i]->name, ranks, ranks == 1 ? "" : "s", scn[i]->min_ranks);
+        continue;
+      }
+      if (!splits(o, scn[i], ranks) && !chosen) {
+        fprintf(stderr,
+                "backstop: skipping %s at %d rank%s (not a multiple of the "
+                "%d processes)\n",
+                scn[i]->name, ranks, ranks == 1 ? "" : "s", o->procs.nprocs);
+        continue;
+      }
+      BS_CHECK(plan_one(o, scn[i], ranks, exe, &(*out)[*n]));
+      (*out)[*n].run_index = *n;
+      (*n)++;
+    }
+out:
+  if (st != BS_OK) {
+    free(*out);
+    *out = NULL;
+    *n = 0;
+  }
+  return st;
+}

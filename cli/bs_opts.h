@@ -1,0 +1,69 @@
+/* The options of `backstop run` and `backstop mutants` (cli.md), parsed
+ * and validated up front: a usage error is BS_ERR_INVALID with a one-line
+ * message in bs_err() naming what was wrong, before anything runs. */
+#ifndef BS_OPTS_H
+#define BS_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bs_err.h"
+#include "bs_fault.h"
+#include "catalog/bs_scenario.h"
+#include "run/bs_launcher.h"
+
+#define BS_OPTS_MAX 64
+#define BS_RANKS_MAX 1024
+
+typedef struct bs_opts {
+  const char *sel[BS_OPTS_MAX]; /* selectors; none: the default suite */
+  size_t nsel;
+  int ranks[16]; /* world sizes; none: each scenario's default */
+  size_t nranks;
+  const char *backend, *device; /* device NULL: host with sim, cuda else */
+  const char *model;            /* NULL: each scenario's */
+  double scale;
+  int cycles; /* < 0: each scenario's */
+  const char *sets[BS_OPTS_MAX];
+  size_t nsets;
+  const char *faults[BS_FAULT_MAX_SPECS];
+  size_t nfaults;
+  const char *mutants[BS_OPTS_MAX];
+  size_t nmutants;
+  uint64_t seed;
+  int timeout_ms;
+  double deadline_s;
+  int jobs;
+  const char *json, *junit, *artifacts;
+  int verbosity; /* -1 quiet, 0, 1 verbose */
+  /* --rendezvous DIR: process-per-rank, with either backend (sim: on one
+   * host); rdv is DIR/<job id>, the folder this job's processes share
+   * (bs_launcher.h). */
+  const char *rendezvous;
+  bs_launcher procs;
+  char rdv[1024];
+} bs_opts;
+
+/* cmd is "run" or "mutants" (which has no --mutant); argv[0] is the command
+ * itself. Reorders argv (getopt). */
+bs_status bs_opts_parse(const char *cmd, int argc, char **argv, bs_opts *o);
+
+/* Process-per-rank: process 0 speaks for every process (prints, saves the
+ * reports), and every process runs the runs one at a time, in the same
+ * order. Without --rendezvous: true and o->jobs. */
+bool bs_opts_lead(const bs_opts *o);
+int bs_opts_jobs(const bs_opts *o);
+
+/* The default suite when no selector is given. */
+#define BS_DEFAULT_SUITE "@smoke"
+
+/* One run per selected scenario and world size, in catalogue order then
+ * size order (a size of a --ranks matrix below a scenario's minimum is
+ * skipped). Checks what needs the scenario: world size against its
+ * minimum, fault ranks inside the world, its configuration with the user's
+ * --set accepted by validation. *out is malloc'd; strings point into o. */
+bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
+                       size_t *n);
+
+#endif

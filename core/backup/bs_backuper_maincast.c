@@ -1,0 +1,254 @@
+/* The MainCast backuper (behavior.md §4; contract in bs_maincast.h): for
+ * "actor" only the extras get a pinned copy, the DDP buffer params are
+ * rebuilt from the fp32 master shards plus an all-gather. Other tags have
+ * no master weights and delegate to a Normal backuper with full copies. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backup/bs_mc.h"
+#include "backup/bs_restore_check.h"
+#include "bs_fault.h"
+#include "bs_kernels.h"
+#include "train/bs_param_sync.h"
+
+#define ACTOR "actor"
+
+typedef struct maincast {
+  bs_backuper base;
+  bs_mc *mc;
+  bs_backuper *extras; /* Normal over the extras: only its "actor" is used */
+  bs_backuper *full;   /* Normal over every synced tensor: the other tags */
+  bs_restore_check *check;
+  bool backed; /* "actor" holds a complete backup */
+} maincast;
+
+static maincast *as_mc(bs_backuper *b) {
+  return (maincast *)b;
+}
+
+static bs_dev *dev_of(const maincast *m) {
+  return m->mc->p->dev;
+}
+
+/* Fault backup/corrupt: a bit of the first pinned extra flips after the
+ * backup. The copy is host memory, so the host kernel flips it. */
+static bs_status corrupt_extra(maincast *m) {
+  bs_status st = BS_OK;
+  bs_tensor_map em = {0};
+  uint64_t bit = 0;
+  if (m->mc->nextras == 0 || !bs_fault_hit("backup/corrupt", &bit))
+    goto out;
+  BS_CHECK(bs_backuper_get(m->extras, ACTOR, &em));
+  bs_k_bitflip(em.e[0].ptr, em.e[0].bytes, bit);
+out:
+  bs_tensor_map_free(&em);
+  return st;
+}
+
+static bs_status backup_actor(maincast *m) {
+  bs_status st = BS_OK;
+  m->backed = false;
+  BS_CHECK(bs_backuper_backup(m->extras, ACTOR));
+  BS_CHECK(bs_rcheck_take(m->check, m->mc->synced, m->mc->nsynced));
+  BS_CHECK(corrupt_extra(m));
+  m->backed = true;
+out:
+  return st;
+}
+
+static bs_status mc_backup(bs_backuper *b, bs_backup_tag tag) {
+  maincast *m = as_mc(b);
+  if (tag == BS_BT_ACTOR)
+    return backup_actor(m);
+  return bs_backuper_backup(m->full, bs_backup_tag_name(tag));
+}
+
+static bs_status require_actor(const maincast *m, const char *op) {
+  if (m->backed)
+    return BS_OK;
+  return bs_err_fail(BS_ERR_MISSING_BACKUP, NULL,
+                     "%s('actor'): no backup of this tag", op);
+}
+
+/* Fault master/corrupt: a bit of the first inner optimizer's device
+ * master flips before the cast (its host master when HDO keeps it all). */
+static void corrupt_master(maincast *m) {
+  bs_dev *dev = dev_of(m);
+  bs_optimizer_view v;
+  float *master = NULL;
+  size_t n = 0;
+  uint64_t bit = 0;
+  if (bs_optimizer_num_inner(m->mc->opt) == 0 ||
+      !bs_fault_hit("master/corrupt", &bit))
+    return;
+  if (bs_optimizer_master_ptr(m->mc->opt, 0, &master, &n) == BS_OK && n > 0)
+    dev->ops->bitflip(dev, master, n * sizeof(float), bit);
+  else if (bs_optimizer_view_get(m->mc->opt, 0, &v) == BS_OK && v.host_n > 0)
+    bs_k_bitflip(v.host, v.host_n * sizeof(float), bit);
+}
+
+/* Step (1): the rank's shard of every param buffer from its masters. */
+static bs_status cast_shards(maincast *m) {
+  bs_status st = BS_OK;
+  BS_CHECK(require_actor(m, "restore"));
+  corrupt_master(m);
+  BS_CHECK(bs_optimizer_cast_to_params(m->mc->opt));
+out:
+  return st;
+}
+
+/* Fault restore/bitflip: a bit of the first restored buffer param flips
+ * after the restore, before the verification. */
+static void corrupt_restored(maincast *m) {
+  bs_dev *dev = dev_of(m);
+  uint64_t bit = 0;
+  for (size_t i = 0; i < m->mc->nsynced; i++) {
+    const bs_tensor *t = m->mc->synced[i];
+    if (!bs_mc_rematerializable(t))
+      continue;
+    if (bs_fault_hit("restore/bitflip", &bit))
+      dev->ops->bitflip(dev, t->ptr, t->bytes, bit);
+    return;
+  }
+}
+
+static bs_status restore_actor(maincast *m) {
+  bs_status st = BS_OK;
+  bs_status local = cast_shards(m);
+  /* Always: a rank that failed locally still joins the all-gathers, so
+   * its peers are not left waiting; the caller's agree reports it. */
+  BS_CHECK(bs_param_sync_params(m->mc->comm, m->mc->p));
+  BS_CHECK(local);
+  BS_CHECK(bs_backuper_restore(m->extras, ACTOR));
+  BS_CHECK(bs_dev_sync(dev_of(m)));
+  corrupt_restored(m);
+  BS_CHECK(bs_dev_sync(dev_of(m)));
+  BS_CHECK(bs_rcheck_verify(m->check, m->mc->synced, m->mc->nsynced));
+out:
+  return st;
+}
+
+static bs_status mc_restore(bs_backuper *b, bs_backup_tag tag) {
+  maincast *m = as_mc(b);
+  if (tag == BS_BT_ACTOR)
+    return restore_actor(m);
+  return bs_backuper_restore(m->full, bs_backup_tag_name(tag));
+}
+
+/* Index of t among the extras, or -1. */
+static long extra_index(const bs_mc *mc, const bs_tensor *t) {
+  for (size_t i = 0; i < mc->nextras; i++)
+    if (mc->extras[i] == t)
+      return (long)i;
+  return -1;
+}
+
+static bs_status get_actor(maincast *m, bs_tensor_map *out) {
+  bs_status st = BS_OK;
+  bs_tensor_map em = {0}, res = {0};
+  const bs_mc *mc = m->mc;
+  BS_CHECK(require_actor(m, "get"));
+  BS_CHECK(bs_backuper_get(m->extras, ACTOR, &em));
+  BS_CHECK(bs_tensor_map_alloc(&res, mc->nsynced));
+  for (size_t i = 0; i < mc->nsynced; i++) {
+    const bs_tensor *t = mc->synced[i];
+    long x = extra_index(mc, t);
+    if (x >= 0)
+      res.e[i] = em.e[x]; /* the pinned copy: its region is paused now */
+    else if (bs_mc_rematerializable(t))
+      res.e[i] = (bs_named){.name = t->spec->name,
+                            .dtype = t->spec->dtype,
+                            .bytes = t->bytes,
+                            .ptr = t->ptr,
+                            .on_host = false};
+    else
+      BS_FAIL(BS_ERR_COVERAGE, t->spec->name,
+              "get('actor'): %s is neither in a DDP buffer nor an extra",
+              t->spec->name);
+  }
+  *out = res;
+  res = (bs_tensor_map){0};
+out:
+  bs_tensor_map_free(&em);
+  bs_tensor_map_free(&res);
+  return st;
+}
+
+static bs_status mc_get(bs_backuper *b, bs_backup_tag tag, bs_tensor_map *out) {
+  maincast *m = as_mc(b);
+  if (tag == BS_BT_ACTOR)
+    return get_actor(m, out);
+  return bs_backuper_get(m->full, bs_backup_tag_name(tag), out);
+}
+
+static bs_status mc_copy(bs_backuper *b, bs_backup_tag src, bs_backup_tag dst) {
+  maincast *m = as_mc(b);
+  if (src == BS_BT_ACTOR || dst == BS_BT_ACTOR)
+    return bs_err_fail(
+        BS_ERR_UNSUPPORTED, NULL,
+        "maincast copy('%s' -> '%s'): 'actor' keeps no full copy "
+        "(its params are rebuilt from the master weights)",
+        bs_backup_tag_name(src), bs_backup_tag_name(dst));
+  return bs_backuper_copy(m->full, bs_backup_tag_name(src),
+                          bs_backup_tag_name(dst));
+}
+
+/* "actor" first, then the Normal's tags (which never include it). */
+static size_t mc_backup_tags(const bs_backuper *b, const char **tags,
+                             size_t max) {
+  const maincast *m = (const maincast *)b;
+  size_t n = 0;
+  if (m->backed) {
+    if (max > 0)
+      tags[0] = ACTOR;
+    n = 1;
+  }
+  size_t room = max > n ? max - n : 0;
+  return n + bs_backuper_backup_tags(m->full, room ? tags + n : tags, room);
+}
+
+static void mc_destroy(bs_backuper *b) {
+  maincast *m = as_mc(b);
+  bs_backuper_destroy(m->extras);
+  bs_backuper_destroy(m->full);
+  bs_rcheck_destroy(m->check);
+  free(m);
+}
+
+static const bs_backuper_ops maincast_ops = {
+    .kind = "maincast",
+    .backup = mc_backup,
+    .restore = mc_restore,
+    .get = mc_get,
+    .copy = mc_copy,
+    .backup_tags = mc_backup_tags,
+    .destroy = mc_destroy,
+};
+
+bs_status bs_backuper_maincast_create(bs_mc *mc, bool check_armed,
+                                      bs_backuper **out) {
+  bs_status st = BS_OK;
+  maincast *m = NULL;
+  if (!mc || !out)
+    BS_FAIL(BS_ERR_INVALID, NULL, "maincast backuper: NULL argument");
+  if (!(m = calloc(1, sizeof *m)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "maincast backuper: out of memory");
+  m->base = (bs_backuper){.ops = &maincast_ops, .src = mc->p};
+  m->mc = mc;
+  BS_CHECK(bs_backuper_normal_create_subset(mc->p, mc->extras, mc->nextras,
+                                            &m->extras));
+  BS_CHECK(bs_backuper_normal_create(mc->p, &m->full));
+  BS_CHECK(bs_rcheck_create(mc->p->dev, check_armed, &m->check));
+  *out = &m->base;
+  m = NULL;
+out:
+  if (m)
+    mc_destroy(&m->base);
+  return st;
+}
+
+bs_restore_check *bs_backuper_maincast_check(bs_backuper *b) {
+  if (!b || b->ops != &maincast_ops)
+    return NULL;
+  return as_mc(b)->check;
+}

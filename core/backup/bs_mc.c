@@ -1,0 +1,89 @@
+/* The MainCast context and its coverage check (bs_maincast.h). */
+#include "backup/bs_mc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_mutant.h"
+
+bool bs_mc_is_extra(const bs_tensor_spec *t) {
+  bool param = bs_tensor_is_param(t);
+  /* Mutant frozen-not-extras (miles #1572 final code): frozen params are
+   * not extras, so the coverage check rejects every model with one. */
+  bool frozen = param && (t->flags & BS_TF_FROZEN) &&
+                !bs_mutant_on(BS_MUT_FROZEN_NOT_EXTRAS);
+  return (t->flags & BS_TF_EXPERT_BIAS) || (param && (t->flags & BS_TF_FP32)) ||
+         frozen;
+}
+
+bool bs_mc_rematerializable(const bs_tensor *t) {
+  return t->buffer >= 0;
+}
+
+bs_status bs_mc_create(bs_params *p, bs_optimizer *opt, bs_comm *c,
+                       bs_mc **out) {
+  bs_status st = BS_OK;
+  bs_mc *mc = NULL;
+  if (!p || !opt || !c || !out)
+    BS_FAIL(BS_ERR_INVALID, NULL, "maincast: NULL argument");
+  size_t n = bs_params_synced(p, NULL, 0);
+  if (!(mc = calloc(1, sizeof *mc)) ||
+      !(mc->synced = calloc(n ? n : 1, sizeof *mc->synced)) ||
+      !(mc->extras = calloc(n ? n : 1, sizeof *mc->extras)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "maincast: out of memory");
+  mc->p = p;
+  mc->opt = opt;
+  mc->comm = c;
+  mc->nsynced = bs_params_synced(p, mc->synced, n);
+  for (size_t i = 0; i < n; i++) {
+    if (!bs_mc_is_extra(mc->synced[i]->spec))
+      continue;
+    mc->extras[mc->nextras++] = mc->synced[i];
+    mc->extras_bytes += mc->synced[i]->bytes;
+  }
+  *out = mc;
+  mc = NULL;
+out:
+  bs_mc_destroy(mc);
+  return st;
+}
+
+void bs_mc_destroy(bs_mc *mc) {
+  if (!mc)
+    return;
+  free(mc->synced);
+  free(mc->extras);
+  free(mc);
+}
+
+static bool covered(const bs_tensor *t) {
+  return !bs_tensor_is_param(t->spec) || bs_mc_rematerializable(t) ||
+         bs_mc_is_extra(t->spec);
+}
+
+bs_status bs_mc_check_coverage(const bs_mc *mc) {
+  bs_status st = BS_OK;
+  char list[200] = "";
+  size_t bad = 0, len = 0;
+  const char *first = NULL;
+  if (!mc)
+    BS_FAIL(BS_ERR_INVALID, NULL, "maincast coverage: no context");
+  for (size_t i = 0; i < mc->p->n; i++) {
+    const bs_tensor *t = &mc->p->t[i];
+    if (covered(t))
+      continue;
+    first = first ? first : t->spec->name;
+    if (len < sizeof list - 1)
+      len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                              bad ? ", " : "", t->spec->name);
+    bad++;
+  }
+  if (bad)
+    BS_FAIL(BS_ERR_COVERAGE, first,
+            "rematerialize: %zu params are neither in a DDP buffer nor "
+            "extras: %s",
+            bad, list);
+out:
+  return st;
+}

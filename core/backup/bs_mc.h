@@ -1,0 +1,67 @@
+/* MainCast (behavior.md §4, --rematerialize-param-from-master-weight): the
+ * context that decides which synced tensors are rebuilt from the master
+ * weights and which need a pinned copy, the init-time coverage check, and
+ * the MainCast backuper built on it.
+ *
+ * Extras (pinned backup for "actor"): expert_bias buffers, fp32 params and
+ * frozen params (this project's fix, later adopted upstream). Every other
+ * synced tensor must live in a DDP param buffer (rematerializable). */
+#ifndef BS_MAINCAST_H
+#define BS_MAINCAST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backup/bs_backuper.h"
+#include "backup/bs_restore_check.h"
+#include "comm/bs_comm.h"
+#include "model/bs_params.h"
+#include "train/bs_optimizer.h"
+
+typedef struct bs_mc {
+  bs_params *p;      /* borrowed */
+  bs_optimizer *opt; /* borrowed: the masters restore casts from */
+  bs_comm *comm;     /* borrowed: restore all-gathers the param buffers */
+  const bs_tensor **synced; /* the source: every synced tensor, spec order */
+  size_t nsynced;
+  const bs_tensor **extras; /* the synced tensors with a pinned backup */
+  size_t nextras;
+  size_t extras_bytes;
+} bs_mc;
+
+/* Whether a tensor is an extra. Mutant frozen-not-extras leaves frozen
+ * params out. */
+bool bs_mc_is_extra(const bs_tensor_spec *t);
+/* In a DDP param buffer: rebuilt by the cast and the all-gather. */
+bool bs_mc_rematerializable(const bs_tensor *t);
+
+/* Classifies the synced tensors; no check (see bs_mc_check_coverage). */
+bs_status bs_mc_create(bs_params *p, bs_optimizer *opt, bs_comm *c,
+                       bs_mc **out);
+void bs_mc_destroy(bs_mc *mc);
+/* Every param is rematerializable or an extra, else BS_ERR_COVERAGE naming
+ * the uncovered params. Model structure decides, not configuration. */
+bs_status bs_mc_check_coverage(const bs_mc *mc);
+
+/* The MainCast backuper over mc (which must outlive it).
+ *   backup("actor"):  pinned copy of the extras (owner BS_PIN_BACKUPER);
+ *                     when check_armed, the SHA256 check of the first
+ *                     BS_RCHECK_CYCLES backups. Fault backup/corrupt.
+ *   restore("actor"): (1) cast every inner optimizer's master shard into
+ *                     the rank's slice (HDO replay), (2) all-gather every
+ *                     param buffer, (3) copy the extras back, (4) sync,
+ *                     (5) verify when a check is pending. Faults
+ *                     master/corrupt before (1), restore/bitflip before (5).
+ *                     A local failure still runs the all-gathers (2), so
+ *                     peers are never left waiting; the caller agrees.
+ *   get("actor"):     live tensors for the buffer params, the pinned copies
+ *                     for the extras; BS_ERR_COVERAGE naming any tensor that
+ *                     is neither.
+ *   other tags:       a Normal backuper with full copies (no masters).
+ *   copy:             among other tags only ("actor" has no full copy). */
+bs_status bs_backuper_maincast_create(bs_mc *mc, bool check_armed,
+                                      bs_backuper **out);
+/* The restore check of a MainCast backuper (NULL for any other kind). */
+bs_restore_check *bs_backuper_maincast_check(bs_backuper *b);
+
+#endif

@@ -1,0 +1,232 @@
+/* MainCast's SHA256 round-trip check and the tensor digests under it
+ * (bs_restore_check.h). */
+#include "backup/bs_restore_check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Below this many bytes threads cost more than they save; the rank threads
+ * of a simulated world already keep the cores busy. */
+#define PARALLEL_HASH_BYTES (4u << 20)
+
+struct bs_restore_check {
+  bs_dev *dev;
+  bool armed;
+  int taken, verified;
+  bool pending;
+  size_t n;
+  char (*names)[BS_NAME_MAX];
+  size_t *bytes;
+  bs_digest *d;
+};
+
+/* The core's own reads go through the fault points (copy/fail); an
+ * observer's bypass them, so that looking never fires or uses up a fault. */
+static bs_status read_tensor(bs_dev *dev, bool observe, void *dst,
+                             const bs_tensor *t) {
+  if (observe)
+    return dev->ops->copy(dev, dst, t->ptr, t->bytes, BS_D2H);
+  return bs_dev_copy(dev, dst, t->ptr, t->bytes, BS_D2H);
+}
+
+/* Stages the readable tensors to one host buffer; skipped[i] marks the
+ * paused ones. */
+static bs_status stage(bs_dev *dev, const bs_ms *ms, bool observe,
+                       const bs_tensor *const *t, size_t n, char *host,
+                       bool *skipped) {
+  bs_status st = BS_OK;
+  size_t off = 0;
+  for (size_t i = 0; i < n; i++) {
+    skipped[i] = ms && bs_ms_state_of(ms, t[i]->ptr) == BS_PAUSED;
+    if (skipped[i] || t[i]->bytes == 0)
+      continue;
+    BS_CHECK(read_tensor(dev, observe, host + off, t[i]));
+    off += t[i]->bytes;
+  }
+  BS_CHECK(bs_dev_sync(dev));
+out:
+  return st;
+}
+
+static bs_status digests(bs_dev *dev, const bs_ms *ms, bool observe,
+                         const bs_tensor *const *t, size_t n, bs_digest *out,
+                         size_t *npaused) {
+  bs_status st = BS_OK;
+  size_t total = 0, m = 0, off = 0;
+  char *host = NULL;
+  bool *skipped = calloc(n ? n : 1, sizeof *skipped);
+  const void **data = calloc(n ? n : 1, sizeof *data);
+  size_t *len = calloc(n ? n : 1, sizeof *len);
+  bs_digest *dig = calloc(n ? n : 1, sizeof *dig);
+  if (!dev || (n && (!t || !out)))
+    BS_FAIL(BS_ERR_INVALID, NULL, "tensor digests: NULL argument");
+  if (!skipped || !data || !len || !dig)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "tensor digests: %zu tensors", n);
+  for (size_t i = 0; i < n; i++)
+    total += t[i]->bytes;
+  if (!(host = malloc(total ? total : 1)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "tensor digests: %zu bytes of staging", total);
+  BS_CHECK(stage(dev, ms, observe, t, n, host, skipped));
+  for (size_t i = 0; i < n; i++) {
+    if (skipped[i])
+      continue;
+    data[m] = host + off;
+    len[m++] = t[i]->bytes;
+    off += t[i]->bytes;
+  }
+  BS_CHECK(bs_digest_sha256_many(data, len, m, dig,
+                                 total >= PARALLEL_HASH_BYTES ? 0 : 1));
+  m = 0;
+  for (size_t i = 0; i < n; i++)
+    out[i] = skipped[i] ? (bs_digest){{0}} : dig[m++];
+  if (npaused)
+    *npaused = n - m;
+out:
+  free(host);
+  free(skipped);
+  free(data);
+  free(len);
+  free(dig);
+  return st;
+}
+
+bs_status bs_tensor_hash(bs_dev *dev, const bs_ms *ms,
+                         const bs_tensor *const *t, size_t n, bs_digest *out,
+                         size_t *npaused) {
+  return digests(dev, ms, false, t, n, out, npaused);
+}
+
+bs_status bs_tensor_hash_observe(bs_dev *dev, const bs_ms *ms,
+                                 const bs_tensor *const *t, size_t n,
+                                 bs_digest *out, size_t *npaused) {
+  return digests(dev, ms, true, t, n, out, npaused);
+}
+
+bs_status bs_rcheck_create(bs_dev *dev, bool armed, bs_restore_check **out) {
+  bs_status st = BS_OK;
+  bs_restore_check *rc = NULL;
+  if (!dev || !out)
+    BS_FAIL(BS_ERR_INVALID, NULL, "restore check: NULL argument");
+  if (!(rc = calloc(1, sizeof *rc)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "restore check: out of memory");
+  rc->dev = dev;
+  rc->armed = armed;
+  *out = rc;
+out:
+  return st;
+}
+
+static void drop(bs_restore_check *rc) {
+  free(rc->names);
+  free(rc->bytes);
+  free(rc->d);
+  rc->names = NULL;
+  rc->bytes = NULL;
+  rc->d = NULL;
+  rc->n = 0;
+  rc->pending = false;
+}
+
+void bs_rcheck_destroy(bs_restore_check *rc) {
+  if (!rc)
+    return;
+  drop(rc);
+  free(rc);
+}
+
+bs_status bs_rcheck_take(bs_restore_check *rc, const bs_tensor *const *t,
+                         size_t n) {
+  bs_status st = BS_OK;
+  if (!rc || (n && !t))
+    BS_FAIL(BS_ERR_INVALID, NULL, "restore check: NULL argument");
+  if (!rc->armed || rc->taken >= BS_RCHECK_CYCLES)
+    goto out;
+  drop(rc);
+  rc->names = calloc(n ? n : 1, sizeof *rc->names);
+  rc->bytes = calloc(n ? n : 1, sizeof *rc->bytes);
+  rc->d = calloc(n ? n : 1, sizeof *rc->d);
+  if (!rc->names || !rc->bytes || !rc->d)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "restore check: %zu tensors", n);
+  BS_CHECK(bs_tensor_hash(rc->dev, NULL, t, n, rc->d, NULL));
+  for (size_t i = 0; i < n; i++) {
+    snprintf(rc->names[i], sizeof rc->names[i], "%s", t[i]->spec->name);
+    rc->bytes[i] = t[i]->bytes;
+  }
+  rc->n = n;
+  rc->pending = true;
+  rc->taken++;
+out:
+  if (st != BS_OK && rc)
+    drop(rc);
+  return st;
+}
+
+/* Same names, same sizes, same order: else the first difference. */
+static bs_status same_set(const bs_restore_check *rc, const bs_tensor *const *t,
+                          size_t n) {
+  bs_status st = BS_OK;
+  if (n != rc->n)
+    BS_FAIL(BS_ERR_TENSOR_SET, NULL,
+            "restore check (cycle %d): tensor set changed since the backup: "
+            "%zu tensors, the backup had %zu",
+            rc->taken, n, rc->n);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(rc->names[i], t[i]->spec->name) != 0 ||
+        rc->bytes[i] != t[i]->bytes)
+      BS_FAIL(BS_ERR_TENSOR_SET, t[i]->spec->name,
+              "restore check (cycle %d): tensor set changed since the "
+              "backup: entry %zu is %s (%zu bytes), the backup had %s (%zu "
+              "bytes)",
+              rc->taken, i, t[i]->spec->name, t[i]->bytes, rc->names[i],
+              rc->bytes[i]);
+out:
+  return st;
+}
+
+bs_status bs_rcheck_verify(bs_restore_check *rc, const bs_tensor *const *t,
+                           size_t n) {
+  bs_status st = BS_OK;
+  bs_digest *now = NULL;
+  size_t bad = 0, first = 0;
+  if (!rc || (n && !t))
+    BS_FAIL(BS_ERR_INVALID, NULL, "restore check: NULL argument");
+  if (!rc->pending)
+    goto out;
+  rc->verified++;
+  BS_CHECK(same_set(rc, t, n));
+  if (!(now = calloc(n ? n : 1, sizeof *now)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "restore check: %zu digests", n);
+  BS_CHECK(bs_tensor_hash(rc->dev, NULL, t, n, now, NULL));
+  for (size_t i = n; i-- > 0;)
+    if (!bs_digest_eq(&now[i], &rc->d[i])) {
+      bad++;
+      first = i;
+    }
+  if (bad)
+    BS_FAIL(BS_ERR_HASH_MISMATCH, t[first]->spec->name,
+            "restore is not bit-identical to the backup for %zu/%zu tensors "
+            "(cycle %d): first %s",
+            bad, n, rc->taken, t[first]->spec->name);
+out:
+  free(now);
+  if (rc && rc->pending && st != BS_ERR_INVALID)
+    drop(rc);
+  return st;
+}
+
+bool bs_rcheck_armed(const bs_restore_check *rc) {
+  return rc && rc->armed;
+}
+
+int bs_rcheck_taken(const bs_restore_check *rc) {
+  return rc ? rc->taken : 0;
+}
+
+bool bs_rcheck_pending(const bs_restore_check *rc) {
+  return rc && rc->pending;
+}
+
+int bs_rcheck_verified(const bs_restore_check *rc) {
+  return rc ? rc->verified : 0;
+}

@@ -1,0 +1,58 @@
+/* The SHA256 check of MainCast's round trip (behavior.md §4,
+ * --check-rematerialize-param-from-master-weight, forced on by --ci-test):
+ * at the first BS_RCHECK_CYCLES backups of "actor" every source tensor is
+ * hashed; the following restore compares and drops the hashes. A changed
+ * tensor set is BS_ERR_TENSOR_SET; changed bytes are BS_ERR_HASH_MISMATCH
+ * "restore is not bit-identical to the backup for k/N tensors (cycle c):
+ * first <name>". After the last checked cycle nothing is hashed any more.
+ *
+ * Also the tensor digests it is built on: SHA256 of each tensor's raw
+ * device bytes, staged to the host through the device seam. */
+#ifndef BS_RESTORE_CHECK_H
+#define BS_RESTORE_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backup/bs_digest.h"
+#include "model/bs_params.h"
+
+#define BS_RCHECK_CYCLES 2
+
+/* SHA256 of each tensor's bytes as they are on the device now. With ms, a
+ * tensor in a PAUSED allocation is not read: it gets an all-zero digest and
+ * is counted in *npaused (npaused may be NULL). Without ms every tensor is
+ * read (a paused one faults, as any read of it would). */
+bs_status bs_tensor_hash(bs_dev *dev, const bs_ms *ms,
+                         const bs_tensor *const *t, size_t n, bs_digest *out,
+                         size_t *npaused);
+
+/* The same for an observer (the oracles' snapshots): the reads bypass the
+ * fault points, so looking at the weights never fires an armed fault nor
+ * counts towards its nth. */
+bs_status bs_tensor_hash_observe(bs_dev *dev, const bs_ms *ms,
+                                 const bs_tensor *const *t, size_t n,
+                                 bs_digest *out, size_t *npaused);
+
+typedef struct bs_restore_check bs_restore_check;
+
+bs_status bs_rcheck_create(bs_dev *dev, bool armed, bs_restore_check **out);
+void bs_rcheck_destroy(bs_restore_check *rc);
+
+/* At backup: hashes the tensors when armed and fewer than BS_RCHECK_CYCLES
+ * cycles were taken (replacing hashes not yet compared); else nothing. */
+bs_status bs_rcheck_take(bs_restore_check *rc, const bs_tensor *const *t,
+                         size_t n);
+/* At restore: compares with the pending hashes, if any, and drops them. */
+bs_status bs_rcheck_verify(bs_restore_check *rc, const bs_tensor *const *t,
+                           size_t n);
+
+bool bs_rcheck_armed(const bs_restore_check *rc);
+/* Backups hashed so far (at most BS_RCHECK_CYCLES). */
+int bs_rcheck_taken(const bs_restore_check *rc);
+/* Hashes waiting for the next restore. */
+bool bs_rcheck_pending(const bs_restore_check *rc);
+/* Restores compared so far. */
+int bs_rcheck_verified(const bs_restore_check *rc);
+
+#endif

@@ -1,0 +1,132 @@
+/* Internal to the communicator: the world and comm structures, the backend
+ * vtable and the calls the backends make back into the front. Only
+ * bs_comm*.c and bs_world.c include it. */
+#ifndef BS_COMM_BACKEND_H
+#define BS_COMM_BACKEND_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "comm/bs_comm.h"
+#include "comm/front/bs_flight.h"
+#include "comm/front/bs_watchdog.h"
+
+/* One collective as the front hands it to a backend. */
+typedef struct bs_coll_args {
+  bs_coll op;
+  const void *send;
+  void *recv; /* broadcast: the buffer */
+  size_t count;
+  bs_dtype dt;
+  bs_redop redop;
+  int root;
+  bool host;         /* host buffers: the front's own exchanges */
+  uint64_t seq;      /* collective_seq_id */
+  const char *label; /* static or NULL: "fingerprint", "agree", ... */
+} bs_coll_args;
+
+/* Bytes one rank sends and receives. */
+size_t bs_coll_in_bytes(const bs_coll_args *a, int size);
+size_t bs_coll_out_bytes(const bs_coll_args *a, int size);
+
+/* Where a rank is, for the hang report. */
+typedef enum bs_rank_state {
+  BS_RANK_RUNNING = 0, /* between collectives */
+  BS_RANK_IN_COLL,     /* inside a collective */
+  BS_RANK_EXITED,      /* returned from its rank function */
+  BS_RANK_DEAD         /* bs_comm_die / comm/rank_exit */
+} bs_rank_state;
+
+typedef struct bs_rank_pos {
+  bs_rank_state state;
+  bs_coll_args at;   /* IN_COLL: the collective (buffers unused) */
+  uint64_t since_ns; /* monotonic: when it entered the state */
+  uint64_t last_seq; /* last collective it completed */
+  char why[96];      /* EXITED/DEAD: how it left */
+} bs_rank_pos;
+
+typedef struct bs_comm_backend {
+  const char *name;
+  bs_status (*world_init)(bs_world *w);
+  void (*world_fini)(bs_world *w);
+  /* On the rank's thread, before and after its rank function. */
+  bs_status (*rank_init)(bs_comm *c);
+  void (*rank_fini)(bs_comm *c);
+  /* Moves the bytes; returns the world's abort status when woken by it. */
+  bs_status (*coll)(bs_comm *c, const bs_coll_args *a);
+  /* The rank left (exited or died): its peers must not wait for it. */
+  void (*rank_gone)(bs_comm *c);
+  /* Wakes every local waiter: the world's abort status is already set. */
+  void (*wake)(bs_world *w);
+} bs_comm_backend;
+
+extern const bs_comm_backend bs_comm_sim_backend;
+/* sim across processes of one host: the board in o.shm_path. */
+extern const bs_comm_backend bs_comm_shm_backend;
+#ifdef BS_HAVE_NCCL
+extern const bs_comm_backend bs_comm_nccl_backend;
+#endif
+
+struct bs_comm {
+  bs_world *w;
+  int rank;  /* local index */
+  int grank; /* global rank */
+  bs_dev *dev;
+  uint64_t seq; /* last collective_seq_id issued */
+  bs_flight *fr;
+  bool gone; /* exited or dead: later collectives fail fast */
+  void *impl;
+};
+
+struct bs_world {
+  bs_world_opts o; /* normalised: size, timeout, slots, global size */
+  const bs_comm_backend *be;
+  void *impl;
+  bs_comm *comms;
+  bs_rank_fn fn;
+  void *const *args;
+  bs_watchdog *wd;
+  bool ran;
+  _Atomic int abort_st; /* bs_status; BS_OK while healthy */
+  pthread_mutex_t mu;   /* guards everything below */
+  bs_rank_pos *pos;
+  char *report;
+  char cause[256];
+  uint64_t stall_ns, end_ns;
+  bs_status *rank_st;
+  bs_error *rank_err;
+};
+
+/* Records the first failure of the world (cause, report, stall time) and
+ * sets its abort status; returns the status in effect (an earlier failure
+ * wins). The report describes the world's ranks, or the npos global ranks
+ * of pos when given (what a fingerprint exchange learnt). Does not wake
+ * anyone: the caller may hold a backend lock. */
+bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
+                        const bs_rank_pos *pos, int npos, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* bs_world_fail, then wakes every local waiter. No backend lock held. */
+void bs_world_abort(bs_world *w, bs_status why, uint64_t stall_ns,
+                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+bs_status bs_world_abort_status(const bs_world *w);
+/* The failure of a rank that waited past the timeout in its collective. */
+bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns);
+/* The one-line cause of the world's failure, copied. */
+void bs_world_cause(bs_world *w, char *buf, size_t n);
+
+/* The rank leaves the communicator (how: EXITED or DEAD). */
+void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why);
+
+/* The report block (caller frees). */
+typedef struct bs_report_in {
+  bs_status status;
+  const char *cause;
+  const char *backend;
+  int size, first_rank;
+  const bs_rank_pos *pos;
+  uint64_t stall_ns, detect_ns;
+  int timeout_ms;
+} bs_report_in;
+char *bs_comm_report(const bs_report_in *in);
+
+#endif

@@ -1,0 +1,338 @@
+/* The nccl communicator: one rank per GPU, on a thread of this process (the
+ * unique id made once by ncclGetUniqueId) or in a process of its own (the
+ * id travels through a file: global rank 0 writes it, the others poll for
+ * it within the timeout). Communicators are non-blocking (config.blocking
+ * = 0) so that no NCCL call can hold a rank forever: every wait polls
+ * ncclCommGetAsyncError and the stream, and gives up on the world's abort
+ * or the timeout by aborting its own communicator (ncclCommAbort from the
+ * rank's own thread: another thread's abort would free the communicator
+ * under the poller). Buffers are device pointers. */
+#include "comm/backend/bs_comm_backend.h"
+
+#include "bs_file.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct nccl_world {
+  ncclUniqueId id;
+  int ndev;
+} nccl_world;
+
+typedef struct nccl_rank {
+  ncclComm_t comm;
+  cudaStream_t stream;
+  float *scratch; /* the barrier's one element */
+} nccl_rank;
+
+static void nap_us(long us) {
+  struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000L};
+  nanosleep(&ts, NULL);
+}
+
+static uint64_t deadline_of(const bs_world *w, uint64_t since) {
+  return since + (uint64_t)w->o.timeout_ms * 1000000ull;
+}
+
+static bs_status status_of(ncclResult_t r) {
+  switch (r) {
+  case ncclInvalidArgument:
+  case ncclInvalidUsage:
+    return BS_ERR_INVALID;
+  case ncclRemoteError:
+    return BS_ERR_RANK_DEAD;
+  default:
+    return BS_ERR_ABORTED;
+  }
+}
+
+static void abort_local(nccl_rank *nr) {
+  if (nr->comm)
+    ncclCommAbort(nr->comm);
+  nr->comm = NULL;
+}
+
+/* An NCCL error on one rank ends the world: its local peers stop waiting. */
+static bs_status fail_nccl(bs_comm *c, ncclResult_t r, const char *what) {
+  nccl_rank *nr = c->impl;
+  bs_status st = status_of(r);
+  const char *last = nr && nr->comm ? ncclGetLastError(nr->comm) : "";
+  bs_world_fail(c->w, st, 0, NULL, 0, "rank %d: %s: NCCL %s%s%s", c->grank,
+                what, ncclGetErrorString(r), last[0] ? ": " : "", last);
+  if (nr)
+    abort_local(nr);
+  return bs_err_fail(st, NULL, "rank %d: %s: NCCL %s", c->grank, what,
+                     ncclGetErrorString(r));
+}
+
+static bs_status fail_cuda(bs_comm *c, cudaError_t e, const char *what) {
+  return bs_err_fail(BS_ERR_COPY, NULL, "rank %d: %s: CUDA %s", c->grank, what,
+                     cudaGetErrorString(e));
+}
+
+/* Polls until the communicator's work (and the stream's, if asked) is done;
+ * the world's abort or the timeout abort this rank's communicator. */
+static bs_status settle(bs_comm *c, uint64_t since, bool stream,
+                        const char *what) {
+  nccl_rank *nr = c->impl;
+  uint64_t deadline = deadline_of(c->w, since);
+  for (;;) {
+    ncclResult_t ae = ncclSuccess;
+    ncclCommGetAsyncError(nr->comm, &ae);
+    if (ae != ncclSuccess && ae != ncclInProgress)
+      return fail_nccl(c, ae, what);
+    cudaError_t q = stream && ae == ncclSuccess ? cudaStreamQuery(nr->stream)
+                                                : cudaErrorNotReady;
+    if (ae == ncclSuccess && (!stream || q == cudaSuccess))
+      return BS_OK;
+    if (q != cudaSuccess && q != cudaErrorNotReady)
+      return fail_cuda(c, q, what);
+    bs_status ab = bs_world_abort_status(c->w);
+    if (ab == BS_OK && bs_watchdog_now_ns() >= deadline)
+      ab = bs_world_timeout(c->w, c->rank, since);
+    if (ab != BS_OK) {
+      abort_local(nr);
+      return ab;
+    }
+    nap_us(50);
+  }
+}
+
+static ncclDataType_t nccl_type(bs_dtype dt) {
+  switch (dt) {
+  case BS_BF16:
+    return ncclBfloat16;
+  case BS_F32:
+    return ncclFloat32;
+  case BS_I32:
+    return ncclInt32;
+  case BS_I64:
+    return ncclInt64;
+  default:
+    return ncclUint8;
+  }
+}
+
+static ncclRedOp_t nccl_op(bs_redop op) {
+  return op == BS_MAX ? ncclMax : op == BS_MIN ? ncclMin : ncclSum;
+}
+
+static ncclResult_t enqueue(nccl_rank *nr, const bs_coll_args *a,
+                            const void *send, void *recv) {
+  ncclDataType_t t = nccl_type(a->dt);
+  switch (a->op) {
+  case BS_COLL_ALL_GATHER:
+    return ncclAllGather(send, recv, a->count, t, nr->comm, nr->stream);
+  case BS_COLL_REDUCE_SCATTER:
+    return ncclReduceScatter(send, recv, a->count, t, nccl_op(a->redop),
+                             nr->comm, nr->stream);
+  case BS_COLL_ALL_REDUCE:
+    return ncclAllReduce(send, recv, a->count, t, nccl_op(a->redop), nr->comm,
+                         nr->stream);
+  case BS_COLL_BROADCAST:
+    return ncclBroadcast(send, recv, a->count, t, a->root, nr->comm,
+                         nr->stream);
+  default: /* barrier: NCCL has none; a one-element all-reduce is one */
+    return ncclAllReduce(nr->scratch, nr->scratch, 1, ncclFloat32, ncclSum,
+                         nr->comm, nr->stream);
+  }
+}
+
+static bs_status run(bs_comm *c, const bs_coll_args *a, const void *send,
+                     void *recv) {
+  nccl_rank *nr = c->impl;
+  uint64_t since = bs_watchdog_now_ns();
+  if (!nr->comm)
+    return bs_err_fail(BS_ERR_ABORTED, NULL, "rank %d: communicator aborted",
+                       c->grank);
+  ncclResult_t r = enqueue(nr, a, send, recv);
+  if (r != ncclSuccess && r != ncclInProgress)
+    return fail_nccl(c, r, bs_coll_name(a->op));
+  return settle(c, since, true, bs_coll_name(a->op));
+}
+
+/* The front's host-memory exchanges go through device scratch. */
+static bs_status run_host(bs_comm *c, const bs_coll_args *a) {
+  bs_status st = BS_OK;
+  size_t in = bs_coll_in_bytes(a, c->w->o.global_size);
+  size_t outn = bs_coll_out_bytes(a, c->w->o.global_size);
+  void *dsend = NULL, *drecv = NULL;
+  cudaError_t e = cudaMalloc(&dsend, in ? in : 1);
+  if (e == cudaSuccess)
+    e = cudaMalloc(&drecv, outn ? outn : 1);
+  if (e != cudaSuccess)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "rank %d: exchange scratch: CUDA %s", c->grank,
+            cudaGetErrorString(e));
+  if (in && (e = cudaMemcpy(dsend, a->send, in, cudaMemcpyHostToDevice)))
+    BS_CHECK(fail_cuda(c, e, "exchange upload"));
+  BS_CHECK(run(c, a, dsend, drecv));
+  if (outn && (e = cudaMemcpy(a->recv, drecv, outn, cudaMemcpyDeviceToHost)))
+    BS_CHECK(fail_cuda(c, e, "exchange download"));
+out:
+  cudaFree(dsend);
+  cudaFree(drecv);
+  return st;
+}
+
+static bs_status nccl_coll(bs_comm *c, const bs_coll_args *a) {
+  if (a->host)
+    return run_host(c, a);
+  return run(c, a, a->send, a->recv);
+}
+
+/* Published whole: a reader sees the whole id or nothing. */
+static bs_status uid_write(const char *path, const ncclUniqueId *id) {
+  return bs_file_publish(path, id, sizeof *id);
+}
+
+static bs_status uid_read(const char *path, ncclUniqueId *id, int timeout_ms) {
+  bs_status st = BS_OK;
+  char *data = NULL;
+  size_t n = 0;
+  if (bs_file_wait(path, timeout_ms, &data, &n) != BS_OK) {
+    bs_err_clear(); /* the reason below says more */
+    BS_FAIL(BS_ERR_TIMEOUT, NULL,
+            "nccl: no unique id in %s after %d ms (is global rank 0 up?)", path,
+            timeout_ms);
+  }
+  if (n != sizeof *id)
+    BS_FAIL(BS_ERR_CONFIG, NULL,
+            "nccl: %s holds %zu bytes, not a unique id (%zu)", path, n,
+            sizeof *id);
+  memcpy(id, data, sizeof *id);
+out:
+  free(data);
+  return st;
+}
+
+static bs_status unique_id(const bs_world *w, ncclUniqueId *id) {
+  bs_status st = BS_OK;
+  bool local = w->o.global_size == w->o.size;
+  if (!local && !w->o.uid_path)
+    BS_FAIL(BS_ERR_CONFIG, NULL,
+            "nccl: ranks in several processes need uid_path to share the "
+            "unique id");
+  if (local || w->o.first_rank == 0) {
+    ncclResult_t r = ncclGetUniqueId(id);
+    if (r != ncclSuccess)
+      BS_FAIL(BS_ERR_UNSUPPORTED, NULL, "nccl: ncclGetUniqueId: %s",
+              ncclGetErrorString(r));
+    if (!local)
+      BS_CHECK(uid_write(w->o.uid_path, id));
+  } else {
+    BS_CHECK(uid_read(w->o.uid_path, id, w->o.timeout_ms));
+  }
+out:
+  return st;
+}
+
+static bs_status nccl_world_init(bs_world *w) {
+  bs_status st = BS_OK;
+  nccl_world *nw = calloc(1, sizeof *nw);
+  if (!nw)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "nccl: out of memory");
+  /* NVLink SHARP (NVLS) multicast is off on the lent machines. */
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
+  cudaError_t e = cudaGetDeviceCount(&nw->ndev);
+  if (e != cudaSuccess || nw->ndev < 1)
+    BS_FAIL(BS_ERR_UNSUPPORTED, NULL,
+            "backend nccl: no usable GPU here (cudaGetDeviceCount: %s, %d "
+            "devices)",
+            cudaGetErrorString(e), e == cudaSuccess ? nw->ndev : 0);
+  BS_CHECK(unique_id(w, &nw->id));
+  w->impl = nw;
+  nw = NULL;
+out:
+  free(nw);
+  return st;
+}
+
+static void nccl_world_fini(bs_world *w) {
+  free(w->impl);
+  w->impl = NULL;
+}
+
+static bs_status nccl_rank_init(bs_comm *c) {
+  bs_status st = BS_OK;
+  nccl_world *nw = c->w->impl;
+  nccl_rank *nr = calloc(1, sizeof *nr);
+  if (!nr)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "nccl: rank %d", c->grank);
+  c->impl = nr;
+  cudaError_t e = cudaSetDevice(c->grank % nw->ndev);
+  if (e == cudaSuccess)
+    e = cudaStreamCreateWithFlags(&nr->stream, cudaStreamNonBlocking);
+  if (e == cudaSuccess)
+    e = cudaMalloc((void **)&nr->scratch, sizeof *nr->scratch);
+  if (e == cudaSuccess)
+    e = cudaMemset(nr->scratch, 0, sizeof *nr->scratch);
+  if (e != cudaSuccess)
+    BS_CHECK(fail_cuda(c, e, "rank setup"));
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  uint64_t since = bs_watchdog_now_ns();
+  ncclResult_t r = ncclCommInitRankConfig(&nr->comm, c->w->o.global_size,
+                                          nw->id, c->grank, &cfg);
+  if (r != ncclSuccess && r != ncclInProgress)
+    BS_CHECK(fail_nccl(c, r, "ncclCommInitRankConfig"));
+  BS_CHECK(settle(c, since, false, "ncclCommInitRankConfig"));
+out:
+  return st;
+}
+
+static void nccl_rank_fini(bs_comm *c) {
+  nccl_rank *nr = c->impl;
+  if (!nr)
+    return;
+  if (nr->comm && bs_world_abort_status(c->w) == BS_OK) {
+    /* Flush politely; settle aborts it if that does not finish in time. */
+    ncclResult_t r = ncclCommFinalize(nr->comm);
+    if (r == ncclSuccess || r == ncclInProgress)
+      settle(c, bs_watchdog_now_ns(), false, "ncclCommFinalize");
+    if (nr->comm)
+      ncclCommDestroy(nr->comm);
+    nr->comm = NULL;
+  }
+  abort_local(nr);
+  if (nr->stream)
+    cudaStreamDestroy(nr->stream);
+  cudaFree(nr->scratch);
+  free(nr);
+  c->impl = NULL;
+}
+
+/* NCCL has no deadlock detector, but this process knows when one of its
+ * ranks dies (as a launcher's agent knows a worker died): every NCCL
+ * collective needs that rank, so its local peers stop at once, and the
+ * report names it. Ranks in other processes learn of it from their own
+ * watchdog timeout in settle(). A rank that merely returned is no failure. */
+static void nccl_rank_gone(bs_comm *c) {
+  bs_world *w = c->w;
+  pthread_mutex_lock(&w->mu);
+  bs_rank_pos p = w->pos[c->rank];
+  pthread_mutex_unlock(&w->mu);
+  if (p.state == BS_RANK_DEAD)
+    bs_world_fail(w, BS_ERR_RANK_DEAD, p.since_ns, NULL, 0, "rank %d died: %s",
+                  c->grank, p.why);
+}
+
+/* The pollers see the world's abort status on their next turn. */
+static void nccl_wake(bs_world *w) {
+  (void)w;
+}
+
+const bs_comm_backend bs_comm_nccl_backend = {
+    .name = "nccl",
+    .world_init = nccl_world_init,
+    .world_fini = nccl_world_fini,
+    .rank_init = nccl_rank_init,
+    .rank_fini = nccl_rank_fini,
+    .coll = nccl_coll,
+    .rank_gone = nccl_rank_gone,
+    .wake = nccl_wake,
+};

@@ -1,0 +1,296 @@
+/* The sim communicator across processes of one host: the staged
+ * rendezvous of bs_comm_rdv.c on a board in a MAP_SHARED mapping of one
+ * file (o.shm_path), guarded by a robust, process-shared mutex and
+ * condition variable. Reports call it "sim": only the memory differs.
+ *
+ * The file: a header (round, the world's shared failure), one slot per
+ * global rank, the pid of each rank's process, then a staging region of
+ * BS_SHM_STAGE_CAP bytes per global rank (the file is sparse). The process
+ * of global rank 0 writes it whole under a temporary name and renames it,
+ * so a process that finds the file finds it initialised.
+ *
+ * Failures cross processes through the header: whoever fails its world
+ * writes the status and cause there before it wakes the waiters, and a
+ * waiter of another process that finds it fails its own world alike. A
+ * process that dies without leaving is found by its pid, every slice of a
+ * wait, and its ranks are gone from then on. */
+#include "comm/backend/sim/bs_rdv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SHM_MAGIC 0x316d68737362ull /* "bsshm1" */
+/* How often a waiter looks for processes that died. */
+#define PID_CHECK_NS (20 * 1000000ull)
+/* How often a process polls for the file global rank 0 makes. */
+#define OPEN_POLL_NS (5 * 1000000L)
+
+typedef struct shm_hdr {
+  uint64_t magic; /* written before the file gets its name */
+  int32_t gsize;
+  uint64_t cap;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bs_rdv_board b;
+  int32_t abort_st; /* the world's first failure, BS_OK while healthy */
+  uint64_t stall_ns;
+  char cause[256];
+} shm_hdr;
+
+/* Byte offsets in the file. */
+typedef struct shm_layout {
+  size_t slots, pids, stage, total;
+} shm_layout;
+
+typedef struct shm {
+  bs_rdv r; /* first: w->impl */
+  shm_hdr *h;
+  int32_t *pid; /* of each global rank's process; 0 until it joins */
+  size_t len;
+  int32_t self;
+  uint64_t checked_ns; /* last pid check; under the mutex */
+} shm;
+
+static size_t align_up(size_t n, size_t a) {
+  return (n + a - 1) / a * a;
+}
+
+static shm_layout layout_of(int g) {
+  shm_layout l;
+  l.slots = align_up(sizeof(shm_hdr), 64);
+  l.pids = align_up(l.slots + (size_t)g * sizeof(bs_rdv_slot), 64);
+  l.stage = align_up(l.pids + (size_t)g * sizeof(int32_t), 4096);
+  l.total = l.stage + (size_t)g * BS_SHM_STAGE_CAP;
+  return l;
+}
+
+static void init_hdr(shm_hdr *h, int g) {
+  pthread_mutexattr_t ma;
+  pthread_condattr_t ca;
+  pthread_mutexattr_init(&ma);
+  pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&h->mu, &ma);
+  pthread_mutexattr_destroy(&ma);
+  pthread_condattr_init(&ca);
+  pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&h->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  h->gsize = g;
+  h->cap = BS_SHM_STAGE_CAP;
+  h->b.n = g;
+  h->magic = SHM_MAGIC;
+}
+
+static bs_status map_fd(int fd, const char *path, size_t len, void **map) {
+  *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (*map != MAP_FAILED)
+    return BS_OK;
+  *map = NULL;
+  return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: cannot map %zu bytes of %s: %s",
+                     len, path, strerror(errno));
+}
+
+/* Global rank 0's process: the file, whole, under its name at once. */
+static bs_status create(const char *path, const shm_layout *l, int g,
+                        void **map) {
+  bs_status st = BS_OK;
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 || ftruncate(fd, (off_t)l->total) != 0)
+    BS_FAIL(BS_ERR_CONFIG, NULL, "sim: cannot make %s (%zu bytes): %s", tmp,
+            l->total, strerror(errno));
+  BS_CHECK(map_fd(fd, tmp, l->total, map));
+  init_hdr(*map, g);
+  if (rename(tmp, path) != 0)
+    BS_FAIL(BS_ERR_CONFIG, NULL, "sim: cannot rename %s to %s: %s", tmp, path,
+            strerror(errno));
+out:
+  if (fd >= 0)
+    close(fd);
+  if (st != BS_OK)
+    unlink(tmp);
+  return st;
+}
+
+static int open_within(const char *path, int timeout_ms) {
+  uint64_t deadline = bs_watchdog_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+  struct timespec nap = {0, OPEN_POLL_NS};
+  int fd;
+  while ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0 && errno == ENOENT &&
+         bs_watchdog_now_ns() < deadline)
+    nanosleep(&nap, NULL);
+  return fd;
+}
+
+static bs_status check_hdr(const shm_hdr *h, const char *path, int g) {
+  if (h->magic != SHM_MAGIC || h->cap != BS_SHM_STAGE_CAP)
+    return bs_err_fail(BS_ERR_CONFIG, NULL,
+                       "sim: %s is not the shared state of this build", path);
+  if (h->gsize != g)
+    return bs_err_fail(BS_ERR_CONFIG, NULL,
+                       "sim: %s holds a world of %d ranks, this one has %d",
+                       path, (int)h->gsize, g);
+  return BS_OK;
+}
+
+/* The other processes: the file global rank 0's process made. */
+static bs_status join(const char *path, const shm_layout *l, int g,
+                      int timeout_ms, void **map) {
+  bs_status st = BS_OK;
+  struct stat sb;
+  int fd = open_within(path, timeout_ms);
+  if (fd < 0 && errno == ENOENT)
+    BS_FAIL(BS_ERR_TIMEOUT, NULL,
+            "sim: no shared state in %s after %d ms (is global rank 0 up?)",
+            path, timeout_ms);
+  if (fd < 0 || fstat(fd, &sb) != 0)
+    BS_FAIL(BS_ERR_CONFIG, NULL, "sim: cannot open %s: %s", path,
+            strerror(errno));
+  if ((size_t)sb.st_size != l->total)
+    BS_FAIL(BS_ERR_CONFIG, NULL,
+            "sim: %s has %lld bytes, a world of %d ranks needs %zu", path,
+            (long long)sb.st_size, g, l->total);
+  BS_CHECK(map_fd(fd, path, l->total, map));
+  BS_CHECK(check_hdr(*map, path, g));
+out:
+  if (fd >= 0)
+    close(fd);
+  return st;
+}
+
+/* A process that no longer exists; another user's is alive (EPERM). */
+static bool process_gone(const shm *m, int32_t pid) {
+  return pid != 0 && pid != m->self && kill((pid_t)pid, 0) == -1 &&
+         errno == ESRCH;
+}
+
+/* Another process's failure fails this world alike; a process that died
+ * takes its ranks with it. */
+static void shm_poll(bs_rdv *r, bs_world *w) {
+  shm *m = (shm *)r;
+  shm_hdr *h = m->h;
+  if (h->abort_st != BS_OK && bs_world_abort_status(w) == BS_OK)
+    bs_world_fail(w, (bs_status)h->abort_st, h->stall_ns, NULL, 0, "%s",
+                  h->cause);
+  uint64_t now = bs_watchdog_now_ns();
+  if (bs_world_abort_status(w) != BS_OK || now - m->checked_ns < PID_CHECK_NS)
+    return;
+  m->checked_ns = now;
+  for (int i = 0; i < r->b->n; i++)
+    if (!r->s[i].gone && process_gone(m, m->pid[i]))
+      bs_rdv_leave(r, w, i);
+  bs_rdv_check(r, w);
+}
+
+static void shm_publish(bs_rdv *r, bs_world *w) {
+  shm_hdr *h = ((shm *)r)->h;
+  bs_status st = bs_world_abort_status(w);
+  if (st == BS_OK || h->abort_st != BS_OK)
+    return;
+  pthread_mutex_lock(&w->mu);
+  h->stall_ns = w->stall_ns;
+  pthread_mutex_unlock(&w->mu);
+  bs_world_cause(w, h->cause, sizeof h->cause);
+  h->abort_st = (int32_t)st;
+}
+
+/* Every rank checks the whole collective's input, so that all fail alike
+ * (a broadcast's root is not the only one to learn of it). */
+static bs_status shm_room(bs_rdv *r, int rank, const bs_coll_args *a,
+                          size_t n) {
+  size_t need = bs_coll_in_bytes(a, r->b->n);
+  (void)rank;
+  (void)n;
+  if (need <= BS_SHM_STAGE_CAP)
+    return BS_OK;
+  return bs_err_fail(
+      BS_ERR_NOMEM, NULL,
+      "sim: %s stages %zu bytes per rank, more than the %zu each "
+      "rank has in the shared staging (BS_SHM_STAGE_CAP)",
+      bs_coll_name(a->op) + strlen("nccl:"), need, BS_SHM_STAGE_CAP);
+}
+
+/* This process's view of the mapping; its ranks' pids, for the others. */
+static void attach(shm *m, bs_world *w, void *map, const shm_layout *l) {
+  char *base = map;
+  m->h = map;
+  m->len = l->total;
+  m->pid = (int32_t *)(base + l->pids);
+  m->self = (int32_t)getpid();
+  m->r.b = &m->h->b;
+  m->r.s = (bs_rdv_slot *)(base + l->slots);
+  m->r.mu = &m->h->mu;
+  m->r.cv = &m->h->cv;
+  m->r.timeout_ns = (uint64_t)w->o.timeout_ms * 1000000ull;
+  m->r.slice_ns = PID_CHECK_NS;
+  m->r.room = shm_room;
+  m->r.poll = shm_poll;
+  m->r.publish = shm_publish;
+  for (int i = 0; i < w->o.global_size; i++)
+    m->r.in[i] = base + l->stage + (size_t)i * BS_SHM_STAGE_CAP;
+  bs_rdv_lock(&m->r);
+  for (int i = 0; i < w->o.size; i++)
+    m->pid[w->o.first_rank + i] = m->self;
+  bs_rdv_unlock(&m->r);
+}
+
+static bs_status shm_world_init(bs_world *w) {
+  bs_status st = BS_OK;
+  int g = w->o.global_size;
+  shm_layout l = layout_of(g);
+  void *map = NULL;
+  shm *m = calloc(1, sizeof *m);
+  if (!w->o.shm_path)
+    BS_FAIL(BS_ERR_CONFIG, NULL,
+            "sim: ranks in several processes (%d of %d here) need shm_path "
+            "for their shared state",
+            w->o.size, g);
+  if (!m || !(m->r.in = calloc((size_t)g, sizeof *m->r.in)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "sim: %d ranks", g);
+  if (w->o.first_rank == 0)
+    BS_CHECK(create(w->o.shm_path, &l, g, &map));
+  else
+    BS_CHECK(join(w->o.shm_path, &l, g, w->o.timeout_ms, &map));
+  attach(m, w, map, &l);
+  w->impl = m;
+  m = NULL;
+  map = NULL;
+out:
+  if (map)
+    munmap(map, l.total);
+  if (m)
+    free(m->r.in);
+  free(m);
+  return st;
+}
+
+/* The file and its mutex stay: other processes may still use them. */
+static void shm_world_fini(bs_world *w) {
+  shm *m = w->impl;
+  munmap(m->h, m->len);
+  free(m->r.in);
+  free(m);
+  w->impl = NULL;
+}
+
+const bs_comm_backend bs_comm_shm_backend = {
+    .name = "sim",
+    .world_init = shm_world_init,
+    .world_fini = shm_world_fini,
+    .rank_init = bs_rdv_rank_init,
+    .rank_fini = bs_rdv_rank_fini,
+    .coll = bs_rdv_coll,
+    .rank_gone = bs_rdv_rank_gone,
+    .wake = bs_rdv_wake,
+};

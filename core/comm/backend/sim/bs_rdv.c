@@ -1,0 +1,392 @@
+/* The staged rendezvous of the sim communicator (bs_comm_rdv.h). */
+#include "comm/backend/sim/bs_rdv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_kernels.h"
+
+static struct timespec ts_at(uint64_t ns) {
+  return (struct timespec){.tv_sec = (time_t)(ns / 1000000000ull),
+                           .tv_nsec = (long)(ns % 1000000000ull)};
+}
+
+void bs_rdv_lock(bs_rdv *r) {
+  if (pthread_mutex_lock(r->mu) == EOWNERDEAD)
+    pthread_mutex_consistent(r->mu);
+}
+
+void bs_rdv_unlock(bs_rdv *r) {
+  pthread_mutex_unlock(r->mu);
+}
+
+/* Locked: every waiter re-checks, the other processes learn first. */
+static void broadcast(bs_rdv *r, bs_world *w) {
+  if (r->publish)
+    r->publish(r, w);
+  pthread_cond_broadcast(r->cv);
+}
+
+static bool gate_open(const bs_rdv_board *b, uint64_t round) {
+  return b->round == round;
+}
+
+static bool exec_ready(const bs_rdv_board *b, uint64_t round) {
+  return b->executing && b->round == round;
+}
+
+/* Sleeps (locked) until woken, the slice ends or until. */
+static void nap(bs_rdv *r, uint64_t until) {
+  uint64_t now = bs_watchdog_now_ns();
+  if (r->slice_ns && now + r->slice_ns < until)
+    until = now + r->slice_ns;
+  struct timespec ts = ts_at(until);
+  if (pthread_cond_timedwait(r->cv, r->mu, &ts) == EOWNERDEAD)
+    pthread_mutex_consistent(r->mu);
+}
+
+/* Waits (locked) until ready; a timeout fails the world itself rather
+ * than trusting the watchdog thread to be scheduled. */
+static bs_status wait_for(bs_rdv *r, bs_comm *c, uint64_t since,
+                          bool (*ready)(const bs_rdv_board *, uint64_t)) {
+  uint64_t round = r->s[c->grank].next, until = since + r->timeout_ns;
+  for (;;) {
+    if (ready(r->b, round))
+      return BS_OK;
+    if (r->poll)
+      r->poll(r, c->w);
+    bs_status ab = bs_world_abort_status(c->w);
+    if (ab != BS_OK)
+      return ab;
+    if (bs_watchdog_now_ns() >= until) {
+      ab = bs_world_timeout(c->w, c->rank, since);
+      broadcast(r, c->w);
+      return ab;
+    }
+    nap(r, until);
+  }
+}
+
+/* What must agree across ranks for the bytes to line up, as NCCL needs:
+ * the collective, the byte count, and for reductions the type and op. */
+static bool same_coll(const bs_coll_args *x, const bs_coll_args *y) {
+  size_t bx = x->count * bs_dtype_size(x->dt);
+  size_t by = y->count * bs_dtype_size(y->dt);
+  if (x->op != y->op || x->seq != y->seq)
+    return false;
+  if (x->op == BS_COLL_BARRIER)
+    return true;
+  if (bx != by)
+    return false;
+  if (x->op == BS_COLL_BROADCAST)
+    return x->root == y->root;
+  if (x->op == BS_COLL_ALL_GATHER)
+    return true;
+  return x->dt == y->dt && x->redop == y->redop;
+}
+
+static int first_mismatch(const bs_rdv *r) {
+  for (int i = 1; i < r->b->n; i++)
+    if (!same_coll(&r->s[i].a, &r->s[0].a))
+      return i;
+  return -1;
+}
+
+static void fail_gone(const bs_rdv *r, bs_world *w, int nwait) {
+  int first = -1, ngone = 0;
+  for (int i = 0; i < r->b->n; i++)
+    if (r->s[i].gone) {
+      first = first < 0 ? i : first;
+      ngone++;
+    }
+  /* The round was stuck once a rank had left and another had arrived. */
+  uint64_t left = UINT64_MAX, came = UINT64_MAX;
+  for (int i = 0; i < r->b->n; i++) {
+    const bs_rdv_slot *s = &r->s[i];
+    if (s->gone && s->gone_ns < left)
+      left = s->gone_ns;
+    if (s->arrived && !s->gone && s->arrived_ns < came)
+      came = s->arrived_ns;
+  }
+  uint64_t stall = left > came ? left : came;
+  char who[48];
+  if (ngone == 1)
+    snprintf(who, sizeof who, "rank %d is", first);
+  else
+    snprintf(who, sizeof who, "ranks %d and %d more are", first, ngone - 1);
+  bs_world_fail(w, BS_ERR_RANK_DEAD, stall, NULL, 0,
+                "%s gone while %d rank%s wait%s for %s in a collective", who,
+                nwait, nwait == 1 ? "" : "s", nwait == 1 ? "s" : "",
+                ngone == 1 ? "it" : "them");
+}
+
+static void fail_desync(const bs_rdv *r, bs_world *w, int bad) {
+  const bs_coll_args *x = &r->s[0].a, *y = &r->s[bad].a;
+  const char *nx = bs_coll_name(x->op) + strlen("nccl:");
+  const char *ny = bs_coll_name(y->op) + strlen("nccl:");
+  if (x->op != y->op || x->seq != y->seq)
+    bs_world_fail(w, BS_ERR_DESYNC, 0, NULL, 0,
+                  "ranks wait in different collectives (rank 0: %s #%llu, "
+                  "rank %d: %s #%llu)",
+                  nx, (unsigned long long)x->seq, bad, ny,
+                  (unsigned long long)y->seq);
+  else
+    bs_world_fail(w, BS_ERR_DESYNC, 0, NULL, 0,
+                  "ranks wait in %s #%llu with different sizes (rank 0: "
+                  "%zu x %s, rank %d: %zu x %s)",
+                  nx, (unsigned long long)x->seq, x->count,
+                  bs_dtype_name(x->dt), bad, y->count, bs_dtype_name(y->dt));
+}
+
+/* Every live rank blocked in this round, and it cannot complete: fail the
+ * world and wake everyone. A rank that is merely slow is neither arrived
+ * nor gone, so nothing happens until it shows up. */
+void bs_rdv_check(bs_rdv *r, bs_world *w) {
+  int nwait = 0, ngone = 0;
+  if (r->b->executing || bs_world_abort_status(w) != BS_OK)
+    return;
+  for (int i = 0; i < r->b->n; i++) {
+    nwait += r->s[i].arrived && !r->s[i].gone;
+    ngone += r->s[i].gone;
+  }
+  if (nwait == 0 || nwait + ngone < r->b->n)
+    return;
+  if (ngone > 0)
+    fail_gone(r, w, nwait);
+  else if (first_mismatch(r) > 0)
+    fail_desync(r, w, first_mismatch(r));
+  else
+    return;
+  broadcast(r, w);
+}
+
+static bs_status copy(bs_comm *c, const bs_coll_args *a, void *dst,
+                      const void *src, size_t n, bs_copy_dir dir) {
+  if (n == 0)
+    return BS_OK;
+  if (a->host || !c->dev) {
+    memcpy(dst, src, n);
+    return BS_OK;
+  }
+  return c->dev->ops->copy(c->dev, dst, src, n, dir);
+}
+
+/* Nobody reads this rank's input until it arrives: staged unlocked. */
+static bs_status stage(bs_rdv *r, bs_comm *c, const bs_coll_args *a) {
+  bs_status st = BS_OK;
+  size_t n = bs_coll_in_bytes(a, r->b->n);
+  if (a->op == BS_COLL_BROADCAST && a->root != c->grank)
+    n = 0;
+  BS_CHECK(r->room(r, c->grank, a, n));
+  BS_CHECK(copy(c, a, r->in[c->grank], a->send, n, BS_D2H));
+out:
+  return st;
+}
+
+static float load_f(const void *p, size_t i, bs_dtype dt) {
+  return dt == BS_BF16 ? bs_k_bf16_to_f32(((const uint16_t *)p)[i])
+                       : ((const float *)p)[i];
+}
+
+static void store_f(void *p, size_t i, bs_dtype dt, float v) {
+  if (dt == BS_BF16)
+    ((uint16_t *)p)[i] = bs_k_f32_to_bf16(v);
+  else
+    ((float *)p)[i] = v;
+}
+
+static int64_t load_i(const void *p, size_t i, bs_dtype dt) {
+  if (dt == BS_I32)
+    return ((const int32_t *)p)[i];
+  if (dt == BS_I64)
+    return ((const int64_t *)p)[i];
+  return ((const uint8_t *)p)[i];
+}
+
+/* Integer sums wrap in the element's width, like NCCL's. */
+static void store_i(void *p, size_t i, bs_dtype dt, int64_t v) {
+  uint64_t u = (uint64_t)v;
+  if (dt == BS_I32)
+    ((int32_t *)p)[i] = (int32_t)(uint32_t)u;
+  else if (dt == BS_I64)
+    ((int64_t *)p)[i] = v;
+  else
+    ((uint8_t *)p)[i] = (uint8_t)u;
+}
+
+static float comb_f(float x, float y, bs_redop op) {
+  if (op == BS_SUM)
+    return x + y;
+  if (op == BS_MAX)
+    return y > x ? y : x;
+  return y < x ? y : x;
+}
+
+static int64_t comb_i(int64_t x, int64_t y, bs_redop op) {
+  if (op == BS_SUM)
+    return (int64_t)((uint64_t)x + (uint64_t)y);
+  if (op == BS_MAX)
+    return y > x ? y : x;
+  return y < x ? y : x;
+}
+
+/* out[i] = in[0][i] op in[1][i] op ... in rank order. bf16 accumulates in
+ * fp32 and rounds once at the end. */
+static void reduce(void *out, const void *const *in, int n, size_t count,
+                   bs_dtype dt, bs_redop op) {
+  bool fl = dt == BS_BF16 || dt == BS_F32;
+  for (size_t i = 0; i < count; i++) {
+    if (fl) {
+      float acc = load_f(in[0], i, dt);
+      for (int j = 1; j < n; j++)
+        acc = comb_f(acc, load_f(in[j], i, dt), op);
+      store_f(out, i, dt, acc);
+    } else {
+      int64_t acc = load_i(in[0], i, dt);
+      for (int j = 1; j < n; j++)
+        acc = comb_i(acc, load_i(in[j], i, dt), op);
+      store_i(out, i, dt, acc);
+    }
+  }
+}
+
+static bs_status reduce_out(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
+                            size_t off) {
+  bs_status st = BS_OK;
+  int n = r->b->n;
+  size_t chunk = a->count * bs_dtype_size(a->dt);
+  const void **in = malloc((size_t)n * sizeof *in);
+  void *out = malloc(chunk);
+  if (!in || !out)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "sim: %zu bytes of reduction", chunk);
+  for (int j = 0; j < n; j++)
+    in[j] = (const char *)r->in[j] + off;
+  reduce(out, in, n, a->count, a->dt, a->redop);
+  BS_CHECK(copy(c, a, a->recv, out, chunk, BS_H2D));
+out:
+  free(in);
+  free(out);
+  return st;
+}
+
+/* This rank's share of the round: only its own output is written. */
+static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a) {
+  bs_status st = BS_OK;
+  size_t chunk = a->count * bs_dtype_size(a->dt);
+  if (chunk == 0 || a->op == BS_COLL_BARRIER)
+    goto out;
+  switch (a->op) {
+  case BS_COLL_ALL_GATHER:
+    for (int j = 0; j < r->b->n; j++)
+      BS_CHECK(copy(c, a, (char *)a->recv + (size_t)j * chunk, r->in[j], chunk,
+                    BS_H2D));
+    break;
+  case BS_COLL_REDUCE_SCATTER:
+    BS_CHECK(reduce_out(r, c, a, (size_t)c->grank * chunk));
+    break;
+  case BS_COLL_ALL_REDUCE:
+    BS_CHECK(reduce_out(r, c, a, 0));
+    break;
+  default: /* broadcast */
+    BS_CHECK(copy(c, a, a->recv, r->in[a->root], chunk, BS_H2D));
+    break;
+  }
+out:
+  return st;
+}
+
+/* Locked: the last rank out starts the next round. */
+static void depart(bs_rdv *r, bs_world *w, int rank) {
+  bs_rdv_board *b = r->b;
+  r->s[rank].next++;
+  if (++b->done < b->n)
+    return;
+  for (int i = 0; i < b->n; i++)
+    r->s[i].arrived = false;
+  b->executing = false;
+  b->arrived = b->done = 0;
+  b->round++;
+  broadcast(r, w);
+}
+
+static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a) {
+  bs_rdv_slot *me = &r->s[rank];
+  me->a = *a;
+  me->a.send = me->a.recv = NULL; /* another process cannot follow them */
+  me->a.label = NULL;
+  me->arrived = true;
+  me->arrived_ns = bs_watchdog_now_ns();
+  if (++r->b->arrived == r->b->n && first_mismatch(r) < 0) {
+    r->b->executing = true;
+    broadcast(r, w);
+  } else {
+    bs_rdv_check(r, w);
+  }
+}
+
+bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
+  bs_rdv *r = c->w->impl;
+  uint64_t since = bs_watchdog_now_ns();
+  bs_rdv_lock(r);
+  bs_status st = wait_for(r, c, since, gate_open);
+  bs_rdv_unlock(r);
+  if (st != BS_OK)
+    return st;
+  st = stage(r, c, a);
+  if (st != BS_OK)
+    return st;
+  bs_rdv_lock(r);
+  st = bs_world_abort_status(c->w);
+  if (st == BS_OK) {
+    arrive(r, c->w, c->grank, a);
+    st = wait_for(r, c, since, exec_ready);
+  }
+  bs_rdv_unlock(r);
+  if (st != BS_OK)
+    return st;
+  st = execute(r, c, a);
+  bs_rdv_lock(r);
+  depart(r, c->w, c->grank);
+  bs_rdv_unlock(r);
+  return st;
+}
+
+/* A rank that leaves inside a round (its process died there) cannot
+ * depart, nor count as arrived: the round goes on, or fails, without it. */
+void bs_rdv_leave(bs_rdv *r, bs_world *w, int rank) {
+  bs_rdv_slot *s = &r->s[rank];
+  s->gone = true;
+  s->gone_ns = bs_watchdog_now_ns();
+  if (s->arrived && s->next == r->b->round && r->b->executing) {
+    depart(r, w, rank);
+  } else if (s->arrived && s->next == r->b->round) {
+    s->arrived = false;
+    r->b->arrived--;
+  }
+}
+
+void bs_rdv_rank_gone(bs_comm *c) {
+  bs_rdv *r = c->w->impl;
+  bs_rdv_lock(r);
+  bs_rdv_leave(r, c->w, c->grank);
+  bs_rdv_check(r, c->w);
+  bs_rdv_unlock(r);
+}
+
+void bs_rdv_wake(bs_world *w) {
+  bs_rdv *r = w->impl;
+  bs_rdv_lock(r);
+  broadcast(r, w);
+  bs_rdv_unlock(r);
+}
+
+bs_status bs_rdv_rank_init(bs_comm *c) {
+  (void)c;
+  return BS_OK;
+}
+
+void bs_rdv_rank_fini(bs_comm *c) {
+  (void)c;
+}

@@ -1,0 +1,76 @@
+/* The staged rendezvous behind the sim communicator, whether its ranks are
+ * threads of one process (bs_comm_sim.c: the board in process memory) or
+ * of several (bs_comm_shm.c: the board in a shared file mapping).
+ *
+ * A round (one collective on every rank) goes: wait for the previous round
+ * to drain; stage this rank's input; arrive; when all N arrived with
+ * matching collectives, every rank computes its own output from the staged
+ * inputs (reductions in rank order 0..N-1, so every rank gets the same
+ * bits) and copies it to its buffer. Staging first is what makes the
+ * in-place forms safe. Because one lock sees every rank, a deadlock (every
+ * live rank arrived, and a rank is gone or the collectives differ) is seen
+ * the moment it happens, without waiting for the timeout.
+ *
+ * The board holds no pointer another rank follows: slot i belongs to
+ * global rank i, and each process keeps its own view of where the staged
+ * inputs are (bs_rdv.in). Internal to the communicator. */
+#ifndef BS_COMM_RDV_H
+#define BS_COMM_RDV_H
+
+#include "comm/backend/bs_comm_backend.h"
+
+/* One global rank's place on the board. */
+typedef struct bs_rdv_slot {
+  bs_coll_args a; /* what it arrived with, buffers and label cleared */
+  bool arrived, gone;
+  uint64_t arrived_ns, gone_ns;
+  uint64_t next; /* the round this rank joins next */
+} bs_rdv_slot;
+
+/* The round in progress. */
+typedef struct bs_rdv_board {
+  uint64_t round;    /* the round being assembled or executed */
+  int n;             /* global ranks */
+  int arrived, done; /* this round */
+  bool executing;
+} bs_rdv_board;
+
+typedef struct bs_rdv bs_rdv;
+struct bs_rdv {
+  bs_rdv_board *b;
+  bs_rdv_slot *s; /* b->n slots */
+  void **in;      /* in[i]: global rank i's staged input, in this process */
+  pthread_mutex_t *mu; /* guards b and s; may be robust and process-shared */
+  pthread_cond_t *cv;  /* on CLOCK_MONOTONIC */
+  uint64_t timeout_ns;
+  uint64_t slice_ns; /* 0: a waiter sleeps until woken or timed out */
+  /* Room at in[rank] for the n bytes this rank stages of collective a. */
+  bs_status (*room)(bs_rdv *r, int rank, const bs_coll_args *a, size_t n);
+  /* Locked, whenever a waiter wakes: news from outside this process (a
+   * failure, a process that died). NULL: none can come. */
+  void (*poll)(bs_rdv *r, bs_world *w);
+  /* Locked, before every broadcast: tells the other processes of the
+   * world's failure. NULL: there are none. */
+  void (*publish)(bs_rdv *r, bs_world *w);
+};
+
+/* Locks r->mu, making it consistent again when its owner died. */
+void bs_rdv_lock(bs_rdv *r);
+void bs_rdv_unlock(bs_rdv *r);
+/* Locked: global rank leaves; its peers must not wait for it (then
+ * bs_rdv_check, once every rank that left is marked). */
+void bs_rdv_leave(bs_rdv *r, bs_world *w, int rank);
+/* Locked: fails the world at once when the round can no longer complete
+ * (every live rank arrived, and a rank is gone or the collectives differ)
+ * and wakes every waiter. */
+void bs_rdv_check(bs_rdv *r, bs_world *w);
+
+/* Backend entry points of both sim backends: w->impl points at a bs_rdv
+ * (the first member of the backend's state). */
+bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a);
+void bs_rdv_rank_gone(bs_comm *c);
+void bs_rdv_wake(bs_world *w);
+bs_status bs_rdv_rank_init(bs_comm *c);
+void bs_rdv_rank_fini(bs_comm *c);
+
+#endif

@@ -1,0 +1,131 @@
+/* The communicator seam. Every collective passes through one front
+ * (bs_comm.c) that numbers it, records it in the rank's flight recorder,
+ * optionally checks a cross-rank fingerprint and is watched by the watchdog;
+ * the backends (sim: threads of one process, or of several processes of
+ * one host through a shared file; nccl: one GPU per thread or process)
+ * only move bytes. Buffers are device pointers of the rank's
+ * bs_dev (plain host memory when the rank has no bs_dev). Every call returns
+ * an error instead of blocking forever. */
+#ifndef BS_COMM_H
+#define BS_COMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bs_dtype.h"
+#include "bs_err.h"
+#include "dev/bs_dev.h"
+
+typedef enum bs_redop { BS_SUM = 0, BS_MAX, BS_MIN, BS_REDOP_COUNT } bs_redop;
+
+typedef enum bs_coll {
+  BS_COLL_ALL_GATHER = 0,
+  BS_COLL_REDUCE_SCATTER,
+  BS_COLL_ALL_REDUCE,
+  BS_COLL_BROADCAST,
+  BS_COLL_BARRIER,
+  BS_COLL_COUNT
+} bs_coll;
+const char *bs_coll_name(bs_coll c); /* "nccl:all_gather", ... */
+
+typedef struct bs_comm bs_comm;   /* one rank's handle */
+typedef struct bs_world bs_world; /* the group of all local ranks */
+
+/* Bytes of one collective's input each rank can stage in a sim world
+ * spread over processes (shm_path); more is BS_ERR_NOMEM. */
+#define BS_SHM_STAGE_CAP ((size_t)64 << 20)
+
+typedef struct bs_world_opts {
+  const char *backend; /* "sim" (default) or "nccl" */
+  int size;            /* ranks in this process (threads) */
+  int timeout_ms;      /* watchdog; 0: default 10000 */
+  bool fingerprint;    /* check op/count/dtype/seq across ranks first */
+  int flight_slots;    /* flight recorder ring size; 0: default 256 */
+  /* Where each rank's flight recorder is written as flight_rank<R>.json
+   * when a run fails; NULL: nowhere (bs_world_flight_json still works). */
+  const char *flight_dir;
+  /* Process-per-rank (nccl: multi-node; sim: one host): the ranks of this
+   * process are first_rank .. first_rank+size-1 of global_size, and the
+   * NCCL unique id travels through uid_path (global rank 0 writes it, the
+   * others poll for it within the timeout). global_size 0: every rank is in
+   * this process. */
+  int global_size;
+  int first_rank;
+  const char *uid_path;
+  /* sim, process-per-rank (one host): the file that holds the ranks'
+   * shared rendezvous, staging included (a sparse file of global_size x
+   * BS_SHM_STAGE_CAP bytes and more). The process of global rank 0
+   * creates it, the others poll for it within the timeout and map it. */
+  const char *shm_path;
+  /* Process-per-rank: the folder where this world publishes its first
+   * failure and finds the other processes' (bs_abort_share.h), so that a
+   * failure anywhere stops every process at once and alike. NULL: none. */
+  const char *abort_dir;
+} bs_world_opts;
+
+/* The rank body: runs on its own thread with rank's comm and the bs_dev. */
+typedef bs_status (*bs_rank_fn)(bs_comm *c, void *arg);
+
+/* BS_ERR_UNSUPPORTED with the reason when the backend cannot run here (no
+ * NCCL in this build, no GPU), BS_ERR_CONFIG for bad options. */
+bs_status bs_world_create(const bs_world_opts *o, bs_world **out);
+void bs_world_destroy(bs_world *w);
+/* Runs fn on every rank (one thread each), waits for all; per-rank results
+ * and error records are kept in the world. devs[r] is rank r's device (devs
+ * or devs[r] NULL: buffers are host memory); args may be NULL. A world runs
+ * once. Returns the worst rank status; this thread's error record then
+ * holds the record of the lowest rank with it. */
+bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
+                       void *const *args);
+/* rank: local index 0..size-1 (the global rank when all ranks are local). */
+bs_status bs_world_rank_status(const bs_world *w, int rank, bs_error *err);
+/* The hang/desync report of the last failure ("" when none). */
+const char *bs_world_report(const bs_world *w);
+/* Milliseconds from the moment a collective could no longer complete to the
+ * moment every rank had returned; < 0 when nothing was contained. */
+double bs_world_detect_ms(const bs_world *w);
+/* Flight recorder of local rank r as JSON (caller frees; NULL on error). */
+char *bs_world_flight_json(const bs_world *w, int rank);
+/* Writes every rank's flight recorder to dir/flight_rank<R>.json. */
+bs_status bs_world_dump_flight(const bs_world *w, const char *dir);
+
+int bs_comm_rank(const bs_comm *c); /* global rank */
+int bs_comm_size(const bs_comm *c); /* global size */
+bs_dev *bs_comm_dev(const bs_comm *c);
+/* Sequence id of the last collective this rank issued (0: none yet). */
+uint64_t bs_comm_seq(const bs_comm *c);
+
+/* count is per rank for all_gather (send count) and reduce_scatter (recv
+ * count); recv of all_gather and send of reduce_scatter hold size*count.
+ * In place as in NCCL: all_gather with send == recv + rank*count,
+ * reduce_scatter with recv == send + rank*count, all_reduce with
+ * send == recv. */
+bs_status bs_comm_all_gather(bs_comm *c, const void *send, void *recv,
+                             size_t count, bs_dtype dt);
+bs_status bs_comm_reduce_scatter(bs_comm *c, const void *send, void *recv,
+                                 size_t count, bs_dtype dt, bs_redop op);
+bs_status bs_comm_all_reduce(bs_comm *c, const void *send, void *recv,
+                             size_t count, bs_dtype dt, bs_redop op);
+bs_status bs_comm_broadcast(bs_comm *c, void *buf, size_t count, bs_dtype dt,
+                            int root);
+bs_status bs_comm_barrier(bs_comm *c);
+/* Aborts the communicator on every local rank: each waiter returns
+ * BS_ERR_ABORTED, and so does every later collective. */
+void bs_comm_abort(bs_comm *c, const char *why);
+/* This rank dies here: it leaves the communicator (peers waiting for it
+ * learn BS_ERR_RANK_DEAD) and its later collectives return that too. */
+void bs_comm_die(bs_comm *c, const char *why);
+
+/* Cross-rank failure agreement (behavior.md §7.2): in = this rank's status
+ * (its error record in bs_err()); every rank returns the worst status of
+ * all ranks and its bs_err() then holds the same record (the one raised by
+ * the lowest rank with that status). Host-memory arguments. */
+bs_status bs_comm_agree(bs_comm *c, bs_status mine);
+
+/* Fingerprint of a host-side list (e.g. a tensor-name set) checked equal on
+ * all ranks: BS_ERR_TENSOR_SET naming the first differing rank otherwise. */
+bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
+                             const char *what);
+
+#endif

@@ -1,0 +1,28 @@
+/* A collective's names and sizes, as the flight recorder, the reports and
+ * the backends see them. */
+#include "comm/backend/bs_comm_backend.h"
+
+const char *bs_coll_name(bs_coll c) {
+  static const char *const names[BS_COLL_COUNT] = {
+      [BS_COLL_ALL_GATHER] = "nccl:all_gather",
+      [BS_COLL_REDUCE_SCATTER] = "nccl:reduce_scatter",
+      [BS_COLL_ALL_REDUCE] = "nccl:all_reduce",
+      [BS_COLL_BROADCAST] = "nccl:broadcast",
+      [BS_COLL_BARRIER] = "nccl:barrier",
+  };
+  return (unsigned)c < BS_COLL_COUNT ? names[c] : "nccl:unknown";
+}
+
+size_t bs_coll_in_bytes(const bs_coll_args *a, int size) {
+  size_t chunk = a->count * bs_dtype_size(a->dt);
+  if (a->op == BS_COLL_BARRIER)
+    return 0;
+  return a->op == BS_COLL_REDUCE_SCATTER ? chunk * (size_t)size : chunk;
+}
+
+size_t bs_coll_out_bytes(const bs_coll_args *a, int size) {
+  size_t chunk = a->count * bs_dtype_size(a->dt);
+  if (a->op == BS_COLL_BARRIER)
+    return 0;
+  return a->op == BS_COLL_ALL_GATHER ? chunk * (size_t)size : chunk;
+}

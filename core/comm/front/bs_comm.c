@@ -1,0 +1,433 @@
+/* The front every collective passes through, whatever the backend: checks
+ * the arguments, fires the comm/ fault points, numbers the collective,
+ * records it in the flight recorder, runs the optional fingerprint check,
+ * arms the watchdog, and turns a backend failure into an error record that
+ * names the collective and the world's cause. agree() and check_same() are
+ * built on the same path. */
+#include "comm/backend/bs_comm_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backup/bs_digest.h"
+#include "bs_fault.h"
+
+static const char *short_name(bs_coll c) {
+  return bs_coll_name(c) + strlen("nccl:");
+}
+
+int bs_comm_rank(const bs_comm *c) {
+  return c ? c->grank : -1;
+}
+
+int bs_comm_size(const bs_comm *c) {
+  return c ? c->w->o.global_size : 0;
+}
+
+bs_dev *bs_comm_dev(const bs_comm *c) {
+  return c ? c->dev : NULL;
+}
+
+uint64_t bs_comm_seq(const bs_comm *c) {
+  return c ? c->seq : 0;
+}
+
+static bool is_reduction(bs_coll op) {
+  return op == BS_COLL_REDUCE_SCATTER || op == BS_COLL_ALL_REDUCE;
+}
+
+static bs_status check_args(const bs_comm *c, const bs_coll_args *a) {
+  bs_status st = BS_OK;
+  size_t es = bs_dtype_size(a->dt);
+  int size = c->w->o.global_size;
+  if (a->op == BS_COLL_BARRIER)
+    goto out;
+  if (es == 0)
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s: unknown dtype %d", short_name(a->op),
+            (int)a->dt);
+  if (is_reduction(a->op) && (unsigned)a->redop >= BS_REDOP_COUNT)
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s: unknown reduction %d", short_name(a->op),
+            (int)a->redop);
+  if (a->count > SIZE_MAX / es / (size_t)size)
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s: %zu elements overflow",
+            short_name(a->op), a->count);
+  if (a->count && (!a->send || !a->recv))
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s: NULL buffer for %zu elements",
+            short_name(a->op), a->count);
+  if (a->op == BS_COLL_BROADCAST && (a->root < 0 || a->root >= size))
+    BS_FAIL(BS_ERR_INVALID, NULL, "broadcast: root %d outside 0..%d", a->root,
+            size - 1);
+out:
+  return st;
+}
+
+static void pos_enter(bs_comm *c, const bs_coll_args *shown) {
+  bs_world *w = c->w;
+  pthread_mutex_lock(&w->mu);
+  bs_rank_pos *p = &w->pos[c->rank];
+  p->state = BS_RANK_IN_COLL;
+  p->at = *shown;
+  p->since_ns = bs_watchdog_now_ns();
+  pthread_mutex_unlock(&w->mu);
+}
+
+static void pos_leave(bs_comm *c, uint64_t completed_seq) {
+  bs_world *w = c->w;
+  pthread_mutex_lock(&w->mu);
+  bs_rank_pos *p = &w->pos[c->rank];
+  p->state = BS_RANK_RUNNING;
+  p->since_ns = bs_watchdog_now_ns();
+  if (completed_seq)
+    p->last_seq = completed_seq;
+  pthread_mutex_unlock(&w->mu);
+}
+
+void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why) {
+  if (!c || c->gone)
+    return;
+  c->gone = true;
+  bs_world *w = c->w;
+  pthread_mutex_lock(&w->mu);
+  bs_rank_pos *p = &w->pos[c->rank];
+  p->state = how;
+  p->since_ns = bs_watchdog_now_ns();
+  snprintf(p->why, sizeof p->why, "%s", why ? why : "");
+  pthread_mutex_unlock(&w->mu);
+  w->be->rank_gone(c);
+}
+
+void bs_comm_die(bs_comm *c, const char *why) {
+  bs_comm_leave(c, BS_RANK_DEAD, why);
+}
+
+void bs_comm_abort(bs_comm *c, const char *why) {
+  if (c)
+    bs_world_abort(c->w, BS_ERR_ABORTED, 0,
+                   "rank %d aborted the communicator: %s", c->grank,
+                   why ? why : "no reason given");
+}
+
+/* The error record of a collective the world's failure cut short. */
+static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
+  char cause[256];
+  bs_world_cause(c->w, cause, sizeof cause);
+  return bs_err_fail(st, NULL, "%s #%llu%s%s: %s", short_name(a->op),
+                     (unsigned long long)a->seq, a->label ? " " : "",
+                     a->label ? a->label : "", cause[0] ? cause : "failed");
+}
+
+/* One trip through the backend, watched; shown is what the report says
+ * the rank is doing (the user's collective during its fingerprint). */
+static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
+                             const bs_coll_args *shown, uint64_t done_seq) {
+  bs_world *w = c->w;
+  pos_enter(c, shown);
+  bs_watchdog_arm(w->wd, c->rank);
+  bs_status st = w->be->coll(c, a);
+  bs_watchdog_disarm(w->wd, c->rank);
+  pos_leave(c, st == BS_OK ? done_seq : 0);
+  if (st != BS_OK)
+    fail_coll(c, shown, st);
+  return st;
+}
+
+/* What ranks compare before a collective; no padding, so memcmp works. */
+typedef struct fingerprint {
+  uint64_t seq, count;
+  int32_t op, dt, redop, root;
+} fingerprint;
+
+static fingerprint fingerprint_of(const bs_coll_args *a) {
+  fingerprint f;
+  memset(&f, 0, sizeof f);
+  f.seq = a->seq;
+  f.op = (int32_t)a->op;
+  if (a->op != BS_COLL_BARRIER) {
+    f.count = a->count;
+    f.dt = (int32_t)a->dt;
+  }
+  f.redop = is_reduction(a->op) ? (int32_t)a->redop : 0;
+  f.root = a->op == BS_COLL_BROADCAST ? a->root : 0;
+  return f;
+}
+
+static bs_coll_args args_of(const fingerprint *f) {
+  return (bs_coll_args){.op = (bs_coll)f->op,
+                        .count = f->count,
+                        .dt = (bs_dtype)f->dt,
+                        .redop = (bs_redop)f->redop,
+                        .root = f->root,
+                        .seq = f->seq};
+}
+
+/* Every rank holds the same fingerprints, so every rank reaches the same
+ * verdict and the same report without another round trip. */
+static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
+                                    int bad) {
+  bs_status st = BS_OK;
+  bs_rank_pos *pos = calloc((size_t)n, sizeof *pos);
+  if (!pos)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "fingerprint report for %d ranks", n);
+  uint64_t now = bs_watchdog_now_ns();
+  for (int i = 0; i < n; i++)
+    pos[i] = (bs_rank_pos){.state = BS_RANK_IN_COLL,
+                           .at = args_of(&all[i]),
+                           .since_ns = now,
+                           .last_seq = all[i].seq ? all[i].seq - 1 : 0};
+  const char *what = all[bad].op != all[0].op || all[bad].seq != all[0].seq
+                         ? "a different collective"
+                         : "a different count, dtype, root or reduction";
+  bs_world_fail(c->w, BS_ERR_DESYNC, now, pos, n,
+                "fingerprint mismatch before #%llu: rank %d issues %s than "
+                "rank 0",
+                (unsigned long long)all[0].seq, bad, what);
+  c->w->be->wake(c->w);
+  BS_FAIL(BS_ERR_DESYNC, NULL,
+          "%s #%llu: fingerprint mismatch: rank %d issues %s than rank 0",
+          short_name(all[c->grank].op), (unsigned long long)all[c->grank].seq,
+          bad, what);
+out:
+  free(pos);
+  return st;
+}
+
+static bs_status check_fingerprint(bs_comm *c, const bs_coll_args *a) {
+  bs_status st = BS_OK;
+  int n = c->w->o.global_size;
+  fingerprint mine = fingerprint_of(a);
+  fingerprint *all = calloc((size_t)n, sizeof *all);
+  if (!all)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "fingerprints of %d ranks", n);
+  bs_coll_args ex = {.op = BS_COLL_ALL_GATHER,
+                     .send = &mine,
+                     .recv = all,
+                     .count = sizeof mine,
+                     .dt = BS_U8,
+                     .host = true,
+                     .seq = a->seq,
+                     .label = "fingerprint"};
+  bs_coll_args shown = *a;
+  shown.label = "fingerprint";
+  BS_CHECK(run_backend(c, &ex, &shown, 0));
+  for (int i = 1; i < n; i++)
+    if (memcmp(&all[i], &all[0], sizeof mine) != 0)
+      BS_CHECK(fingerprint_desync(c, all, n, i));
+out:
+  free(all);
+  return st;
+}
+
+/* Number, record, fingerprint, run. */
+static bs_status issue(bs_comm *c, bs_coll_args *a) {
+  bs_status st = BS_OK;
+  int size = c->w->o.global_size;
+  size_t es = a->op == BS_COLL_BARRIER ? 1 : bs_dtype_size(a->dt);
+  a->seq = ++c->seq;
+  bs_flight_entry e = {.collective_seq_id = a->seq,
+                       .profiling_name = bs_coll_name(a->op),
+                       .label = a->label,
+                       .has_data = a->op != BS_COLL_BARRIER,
+                       .input_numel = bs_coll_in_bytes(a, size) / es,
+                       .output_numel = bs_coll_out_bytes(a, size) / es,
+                       .input_dtype = a->dt,
+                       .output_dtype = a->dt};
+  uint64_t id = bs_flight_record(c->fr, &e);
+  if (c->w->o.fingerprint)
+    BS_CHECK(check_fingerprint(c, a));
+  bs_flight_advance(c->fr, id, BS_FLIGHT_STARTED);
+  BS_CHECK(run_backend(c, a, a, a->seq));
+  bs_flight_advance(c->fr, id, BS_FLIGHT_COMPLETED);
+out:
+  return st;
+}
+
+/* comm/diverge: this rank issues something else than its peers. The swap
+ * keeps to the caller's buffers (all in place), so it can only desync. */
+static void swap_op(bs_comm *c, bs_coll_args *a) {
+  size_t chunk = a->count * bs_dtype_size(a->dt);
+  switch (a->op) {
+  case BS_COLL_ALL_GATHER:
+    a->op = BS_COLL_REDUCE_SCATTER;
+    a->send = a->recv;
+    a->recv = (char *)a->recv + (size_t)c->grank * chunk;
+    a->redop = BS_SUM;
+    break;
+  case BS_COLL_REDUCE_SCATTER:
+    a->op = BS_COLL_ALL_REDUCE;
+    a->send = a->recv;
+    break;
+  case BS_COLL_ALL_REDUCE:
+    a->op = BS_COLL_BROADCAST;
+    a->send = a->recv;
+    a->root = 0;
+    break;
+  default:
+    a->op = BS_COLL_ALL_REDUCE;
+    a->send = a->recv;
+    a->redop = BS_SUM;
+    break;
+  }
+}
+
+static void sleep_ms(uint64_t ms) {
+  struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
+                        .tv_nsec = (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0)
+    ;
+}
+
+/* failinfo of comm/diverge: odd issues an extra barrier first, even swaps
+ * the collective (a barrier has nothing to swap: it gets the extra one). */
+static bs_status inject_faults(bs_comm *c, bs_coll_args *a) {
+  bs_status st = BS_OK;
+  uint64_t info = 0;
+  if (bs_fault_hit("comm/rank_exit", &info)) {
+    bs_comm_die(c, "fault comm/rank_exit");
+    BS_FAIL(BS_ERR_RANK_DEAD, NULL,
+            "rank %d died before %s #%llu (fault comm/rank_exit)", c->grank,
+            short_name(a->op), (unsigned long long)c->seq + 1);
+  }
+  if (bs_fault_hit("comm/stall", &info))
+    sleep_ms(info);
+  if (bs_fault_hit("comm/diverge", &info)) {
+    if ((info & 1) || a->op == BS_COLL_BARRIER) {
+      bs_coll_args extra = {.op = BS_COLL_BARRIER};
+      BS_CHECK(issue(c, &extra));
+    } else {
+      swap_op(c, a);
+    }
+  }
+out:
+  return st;
+}
+
+static bs_status front(bs_comm *c, bs_coll_args *a) {
+  bs_status st = BS_OK;
+  if (!c)
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s on a NULL communicator",
+            short_name(a->op));
+  BS_CHECK(check_args(c, a));
+  if (c->gone)
+    BS_FAIL(BS_ERR_RANK_DEAD, NULL, "%s: rank %d already left the communicator",
+            short_name(a->op), c->grank);
+  st = bs_world_abort_status(c->w);
+  if (st != BS_OK) {
+    a->seq = c->seq + 1; /* the one it would have been */
+    st = fail_coll(c, a, st);
+    goto out;
+  }
+  BS_CHECK(inject_faults(c, a));
+  BS_CHECK(issue(c, a));
+out:
+  return st;
+}
+
+/* The public collectives: each only names its arguments for the front. */
+static bs_status coll(bs_comm *c, bs_coll op, const void *send, void *recv,
+                      size_t count, bs_dtype dt, bs_redop redop, int root) {
+  bs_coll_args a = {.op = op,
+                    .send = send,
+                    .recv = recv,
+                    .count = count,
+                    .dt = dt,
+                    .redop = redop,
+                    .root = root};
+  return front(c, &a);
+}
+
+bs_status bs_comm_all_gather(bs_comm *c, const void *send, void *recv,
+                             size_t count, bs_dtype dt) {
+  return coll(c, BS_COLL_ALL_GATHER, send, recv, count, dt, BS_SUM, 0);
+}
+
+bs_status bs_comm_reduce_scatter(bs_comm *c, const void *send, void *recv,
+                                 size_t count, bs_dtype dt, bs_redop op) {
+  return coll(c, BS_COLL_REDUCE_SCATTER, send, recv, count, dt, op, 0);
+}
+
+bs_status bs_comm_all_reduce(bs_comm *c, const void *send, void *recv,
+                             size_t count, bs_dtype dt, bs_redop op) {
+  return coll(c, BS_COLL_ALL_REDUCE, send, recv, count, dt, op, 0);
+}
+
+bs_status bs_comm_broadcast(bs_comm *c, void *buf, size_t count, bs_dtype dt,
+                            int root) {
+  return coll(c, BS_COLL_BROADCAST, buf, buf, count, dt, BS_SUM, root);
+}
+
+bs_status bs_comm_barrier(bs_comm *c) {
+  return coll(c, BS_COLL_BARRIER, NULL, NULL, 0, BS_U8, BS_SUM, 0);
+}
+
+/* An all-gather of host bytes through the front (recorded and watched). */
+static bs_status gather_host(bs_comm *c, const void *mine, void *all, size_t n,
+                             const char *label) {
+  bs_coll_args a = {.op = BS_COLL_ALL_GATHER,
+                    .send = mine,
+                    .recv = all,
+                    .count = n,
+                    .dt = BS_U8,
+                    .host = true,
+                    .label = label};
+  return front(c, &a);
+}
+
+/* One gather of every rank's record does the max, the min rank and the
+ * broadcast of §7.2 in a single collective. */
+bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
+  bs_status st = BS_OK;
+  bs_error rec = {.code = BS_OK, .rank = bs_err_rank()};
+  bs_error *all = NULL;
+  int n = bs_comm_size(c);
+  if (mine != BS_OK) {
+    rec = *bs_err();
+    if (rec.code == BS_OK) { /* a status without a record: say so */
+      snprintf(rec.phase, sizeof rec.phase, "%s", bs_err_phase());
+      snprintf(rec.message, sizeof rec.message, "%s (no error record)",
+               bs_status_name(mine));
+    }
+    rec.code = mine; /* the status passed in is what this rank agrees on */
+  }
+  all = calloc(n > 0 ? (size_t)n : 1, sizeof *all);
+  if (!all)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "agree: %d records", n);
+  BS_CHECK(gather_host(c, &rec, all, sizeof rec, "agree"));
+  int who = 0;
+  for (int i = 1; i < n; i++)
+    if (all[i].code > all[who].code)
+      who = i;
+  st = (bs_status)all[who].code;
+  if (st != BS_OK)
+    *bs_err() = all[who];
+out:
+  free(all);
+  return st;
+}
+
+bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
+                             const char *what) {
+  bs_status st = BS_OK;
+  bs_digest mine, *all = NULL;
+  int size = bs_comm_size(c);
+  BS_CHECK(bs_digest_sha256(data, n, &mine));
+  all = calloc(size > 0 ? (size_t)size : 1, sizeof *all);
+  if (!all)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "check_same: %d digests", size);
+  BS_CHECK(gather_host(c, &mine, all, sizeof mine, "check_same"));
+  for (int i = 1; i < size; i++) {
+    if (bs_digest_eq(&all[i], &all[0]))
+      continue;
+    char a[65], b[65];
+    bs_digest_hex(&all[0], a);
+    bs_digest_hex(&all[i], b);
+    BS_FAIL(BS_ERR_TENSOR_SET, what,
+            "%s differs across ranks: rank %d has sha256 %.16s..., rank 0 "
+            "has %.16s...",
+            what ? what : "data", i, b, a);
+  }
+out:
+  free(all);
+  return st;
+}

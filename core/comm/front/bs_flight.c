@@ -1,0 +1,204 @@
+#include "comm/front/bs_flight.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct bs_flight {
+  pthread_mutex_t mu; /* mutable in const readers: see lock() */
+  size_t slots;
+  uint64_t next_id; /* record_id of the next entry; also how many so far */
+  bs_flight_entry *ring;
+};
+
+static uint64_t wall_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Readers take a const recorder; the lock is the one mutable part. */
+static pthread_mutex_t *lock(const bs_flight *f) {
+  pthread_mutex_t *mu = (pthread_mutex_t *)&f->mu;
+  pthread_mutex_lock(mu);
+  return mu;
+}
+
+bs_status bs_flight_create(size_t slots, bs_flight **out) {
+  bs_status st = BS_OK;
+  bs_flight *f = NULL;
+  if (slots == 0 || !out)
+    BS_FAIL(BS_ERR_INVALID, NULL, "flight recorder: needs at least one slot");
+  f = calloc(1, sizeof *f);
+  if (!f || !(f->ring = calloc(slots, sizeof *f->ring))) {
+    free(f);
+    f = NULL;
+    BS_FAIL(BS_ERR_NOMEM, NULL, "flight recorder: %zu slots", slots);
+  }
+  f->slots = slots;
+  pthread_mutex_init(&f->mu, NULL);
+out:
+  if (out)
+    *out = f;
+  return st;
+}
+
+void bs_flight_destroy(bs_flight *f) {
+  if (!f)
+    return;
+  pthread_mutex_destroy(&f->mu);
+  free(f->ring);
+  free(f);
+}
+
+uint64_t bs_flight_record(bs_flight *f, const bs_flight_entry *e) {
+  pthread_mutex_t *mu = lock(f);
+  uint64_t id = f->next_id++;
+  bs_flight_entry *slot = &f->ring[id % f->slots];
+  *slot = *e;
+  slot->record_id = id;
+  slot->state = BS_FLIGHT_SCHEDULED;
+  slot->time_created_ns = wall_ns();
+  slot->time_discovered_started_ns = 0;
+  slot->time_discovered_completed_ns = 0;
+  pthread_mutex_unlock(mu);
+  return id;
+}
+
+void bs_flight_advance(bs_flight *f, uint64_t record_id, bs_flight_state st) {
+  pthread_mutex_t *mu = lock(f);
+  bs_flight_entry *slot = &f->ring[record_id % f->slots];
+  if (slot->record_id == record_id && record_id < f->next_id) {
+    slot->state = st;
+    if (st == BS_FLIGHT_STARTED)
+      slot->time_discovered_started_ns = wall_ns();
+    if (st == BS_FLIGHT_COMPLETED)
+      slot->time_discovered_completed_ns = wall_ns();
+  }
+  pthread_mutex_unlock(mu);
+}
+
+static size_t count_locked(const bs_flight *f) {
+  return f->next_id < f->slots ? (size_t)f->next_id : f->slots;
+}
+
+size_t bs_flight_count(const bs_flight *f) {
+  pthread_mutex_t *mu = lock(f);
+  size_t n = count_locked(f);
+  pthread_mutex_unlock(mu);
+  return n;
+}
+
+static bool get_locked(const bs_flight *f, size_t i, bs_flight_entry *out) {
+  size_t n = count_locked(f);
+  if (i >= n)
+    return false;
+  *out = f->ring[(f->next_id - n + i) % f->slots];
+  return true;
+}
+
+bool bs_flight_get(const bs_flight *f, size_t i, bs_flight_entry *out) {
+  pthread_mutex_t *mu = lock(f);
+  bool ok = get_locked(f, i, out);
+  pthread_mutex_unlock(mu);
+  return ok;
+}
+
+const char *bs_flight_state_name(bs_flight_state st) {
+  static const char *const names[] = {"scheduled", "started", "completed"};
+  return (unsigned)st <= BS_FLIGHT_COMPLETED ? names[st] : "unknown";
+}
+
+/* PyTorch's names for the element types, as its dumps print them. */
+static const char *torch_dtype(bs_dtype dt) {
+  static const char *const names[BS_DTYPE_COUNT] = {
+      [BS_BF16] = "BFloat16", [BS_F32] = "Float", [BS_I32] = "Int",
+      [BS_I64] = "Long",      [BS_U8] = "Byte",
+  };
+  return (unsigned)dt < BS_DTYPE_COUNT ? names[dt] : "Undefined";
+}
+
+/* Every string we print is ours, but escape anyway: the dump must parse. */
+static void put_str(FILE *o, const char *s) {
+  fputc('"', o);
+  for (; s && *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(o, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(o, "\\u%04x", ch);
+    else
+      fputc(ch, o);
+  }
+  fputc('"', o);
+}
+
+static void put_time(FILE *o, const char *key, uint64_t ns) {
+  if (ns)
+    fprintf(o, ",\"%s\":%llu", key, (unsigned long long)ns);
+  else
+    fprintf(o, ",\"%s\":null", key);
+}
+
+static void put_sizes(FILE *o, const char *what, const bs_flight_entry *e,
+                      size_t numel, bs_dtype dt) {
+  if (e->has_data) {
+    fprintf(o, ",\"%s_sizes\":[[%zu]],\"%s_dtypes\":[", what, numel, what);
+    put_str(o, torch_dtype(dt));
+    fputc(']', o);
+  } else {
+    fprintf(o, ",\"%s_sizes\":[],\"%s_dtypes\":[]", what, what);
+  }
+}
+
+static void put_entry(FILE *o, const bs_flight_entry *e, int timeout_ms) {
+  fprintf(o,
+          "{\"record_id\":%llu,\"pg_id\":0,\"process_group\":[\"0\","
+          "\"default_pg\"],\"collective_seq_id\":%llu,\"p2p_seq_id\":0,"
+          "\"op_id\":%llu,\"profiling_name\":",
+          (unsigned long long)e->record_id,
+          (unsigned long long)e->collective_seq_id,
+          (unsigned long long)e->collective_seq_id);
+  put_str(o, e->profiling_name);
+  put_time(o, "time_created_ns", e->time_created_ns);
+  put_sizes(o, "input", e, e->input_numel, e->input_dtype);
+  put_sizes(o, "output", e, e->output_numel, e->output_dtype);
+  fputs(",\"state\":", o);
+  put_str(o, bs_flight_state_name(e->state));
+  put_time(o, "time_discovered_started_ns", e->time_discovered_started_ns);
+  put_time(o, "time_discovered_completed_ns", e->time_discovered_completed_ns);
+  fprintf(o, ",\"retired\":%s,\"timeout_ms\":%d,\"is_p2p\":false",
+          e->state == BS_FLIGHT_COMPLETED ? "true" : "false", timeout_ms);
+  if (e->label) {
+    fputs(",\"label\":", o);
+    put_str(o, e->label);
+  }
+  fputc('}', o);
+}
+
+char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *o = open_memstream(&buf, &len);
+  if (!o)
+    return NULL;
+  fprintf(o, "{\"version\":\"2.4\",\"rank\":%d,\"comm_size\":%d,\"backend\":",
+          m->rank, m->size);
+  put_str(o, m->backend);
+  fputs(",\"entries\":[", o);
+  pthread_mutex_t *mu = lock(f);
+  bs_flight_entry e;
+  for (size_t i = 0; get_locked(f, i, &e); i++) {
+    if (i)
+      fputc(',', o);
+    put_entry(o, &e, m->timeout_ms);
+  }
+  pthread_mutex_unlock(mu);
+  fputs("]}\n", o);
+  if (fclose(o) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}

@@ -1,0 +1,61 @@
+/* The per-rank flight recorder: a ring of the last K collectives with the
+ * field names of PyTorch's Flight Recorder (record_id, collective_seq_id,
+ * profiling_name, input/output sizes and dtypes, state, timestamps), so the
+ * dumps read like the ones users already know. Written by its rank's
+ * thread, read by anyone (a failure report, the dump): it has its own lock. */
+#ifndef BS_FLIGHT_H
+#define BS_FLIGHT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bs_dtype.h"
+#include "bs_err.h"
+
+typedef enum bs_flight_state {
+  BS_FLIGHT_SCHEDULED = 0, /* numbered, not yet handed to the backend */
+  BS_FLIGHT_STARTED,       /* issued; has not completed */
+  BS_FLIGHT_COMPLETED
+} bs_flight_state;
+
+typedef struct bs_flight_entry {
+  uint64_t record_id;         /* from 0, per recorder */
+  uint64_t collective_seq_id; /* the communicator's sequence id */
+  const char *profiling_name; /* static: "nccl:all_gather", ... */
+  const char *label;          /* static or NULL: "agree", "check_same" */
+  bool has_data;              /* false for a barrier: no sizes */
+  size_t input_numel, output_numel;
+  bs_dtype input_dtype, output_dtype;
+  bs_flight_state state;
+  /* CLOCK_REALTIME ns as PyTorch's; 0: not reached (null in JSON). */
+  uint64_t time_created_ns;
+  uint64_t time_discovered_started_ns;
+  uint64_t time_discovered_completed_ns;
+} bs_flight_entry;
+
+/* What a dump says about its recorder's owner. */
+typedef struct bs_flight_meta {
+  int rank, size;
+  const char *backend;
+  int timeout_ms;
+} bs_flight_meta;
+
+typedef struct bs_flight bs_flight;
+
+bs_status bs_flight_create(size_t slots, bs_flight **out);
+void bs_flight_destroy(bs_flight *f);
+/* Appends e (its record_id, state and time_created_ns are set here: state
+ * scheduled, now) over the oldest entry when full; returns the record_id. */
+uint64_t bs_flight_record(bs_flight *f, const bs_flight_entry *e);
+/* Moves an entry forward (started, completed), stamping the time; a no-op
+ * once the ring has overwritten it. */
+void bs_flight_advance(bs_flight *f, uint64_t record_id, bs_flight_state st);
+/* Entries held now, and entry i counted from the oldest. */
+size_t bs_flight_count(const bs_flight *f);
+bool bs_flight_get(const bs_flight *f, size_t i, bs_flight_entry *out);
+const char *bs_flight_state_name(bs_flight_state st);
+/* The dump as JSON (caller frees; NULL when out of memory). */
+char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m);
+
+#endif

@@ -1,0 +1,38 @@
+/* The collective watchdog: one thread per world watching one slot per local
+ * rank. A rank arms its slot when it enters a collective and disarms it when
+ * the collective returns; the first slot that stays armed longer than the
+ * timeout fires the callback once (the world then aborts the communicator on
+ * every local rank). Waits inside the backends are bounded by the same
+ * timeout, so the watchdog is the second line, not the only one. */
+#ifndef BS_WATCHDOG_H
+#define BS_WATCHDOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bs_err.h"
+
+typedef struct bs_watchdog bs_watchdog;
+
+/* Runs on the watchdog thread, at most once per watchdog. */
+typedef void (*bs_watchdog_fire_fn)(void *ctx, int slot, uint64_t armed_ns);
+
+bs_status bs_watchdog_start(int slots, int timeout_ms, bs_watchdog_fire_fn fire,
+                            void *ctx, bs_watchdog **out);
+/* As bs_watchdog_start, and tick(ctx) runs on the watchdog thread every
+ * period_ms until the watchdog fires or stops (the timeout checks then run
+ * as often). */
+bs_status bs_watchdog_start_ticking(int slots, int timeout_ms,
+                                    bs_watchdog_fire_fn fire,
+                                    void (*tick)(void *ctx), int period_ms,
+                                    void *ctx, bs_watchdog **out);
+/* Joins the thread and frees; NULL is fine. */
+void bs_watchdog_stop(bs_watchdog *wd);
+void bs_watchdog_arm(bs_watchdog *wd, int slot);
+void bs_watchdog_disarm(bs_watchdog *wd, int slot);
+bool bs_watchdog_fired(const bs_watchdog *wd);
+
+/* CLOCK_MONOTONIC in nanoseconds: every duration the comm layer measures. */
+uint64_t bs_watchdog_now_ns(void);
+
+#endif

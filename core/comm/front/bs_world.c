@@ -1,0 +1,398 @@
+/* The world: N local ranks on their own threads, their results, the
+ * watchdog, and the first failure with its report. */
+#include "comm/backend/bs_comm_backend.h"
+
+#include "comm/front/bs_abort.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum { DEFAULT_TIMEOUT_MS = 10000, DEFAULT_SLOTS = 256, MAX_RANKS = 4096 };
+/* How often a process-per-rank world looks for another process's failure. */
+enum { SHARE_POLL_MS = 10 };
+
+static void poll_shared(void *ctx);
+
+/* o is normalised: a sim world whose ranks span processes meets in a
+ * shared file mapping rather than in this process's memory. */
+static bs_status pick_backend(const bs_world_opts *o,
+                              const bs_comm_backend **out) {
+  const char *name = o->backend;
+  if (!name || strcmp(name, "sim") == 0) {
+    *out =
+        o->global_size > o->size ? &bs_comm_shm_backend : &bs_comm_sim_backend;
+    return BS_OK;
+  }
+  if (strcmp(name, "nccl") != 0)
+    return bs_err_fail(BS_ERR_CONFIG, NULL,
+                       "unknown communicator backend '%s' (sim or nccl)", name);
+#ifdef BS_HAVE_NCCL
+  *out = &bs_comm_nccl_backend;
+  return BS_OK;
+#else
+  return bs_err_fail(BS_ERR_UNSUPPORTED, NULL,
+                     "backend nccl: this build has no NCCL (configure where "
+                     "CUDA and NCCL are installed)");
+#endif
+}
+
+static bs_status normalise(const bs_world_opts *o, bs_world_opts *n) {
+  bs_status st = BS_OK;
+  *n = *o;
+  n->timeout_ms = o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+  n->flight_slots = o->flight_slots ? o->flight_slots : DEFAULT_SLOTS;
+  n->global_size = o->global_size ? o->global_size : o->size;
+  if (o->size < 1 || o->size > MAX_RANKS || o->timeout_ms < 0 ||
+      o->flight_slots < 0)
+    BS_FAIL(BS_ERR_CONFIG, NULL,
+            "world: size %d (1..%d), timeout %d ms and %d flight slots must "
+            "not be negative",
+            o->size, MAX_RANKS, o->timeout_ms, o->flight_slots);
+  if (o->first_rank < 0 || n->global_size < o->size ||
+      o->first_rank > n->global_size - o->size)
+    BS_FAIL(BS_ERR_CONFIG, NULL,
+            "world: local ranks %d..%d do not fit a world of %d", o->first_rank,
+            o->first_rank + o->size - 1, n->global_size);
+out:
+  return st;
+}
+
+static bs_status alloc_ranks(bs_world *w) {
+  bs_status st = BS_OK;
+  size_t n = (size_t)w->o.size;
+  w->comms = calloc(n, sizeof *w->comms);
+  w->pos = calloc(n, sizeof *w->pos);
+  w->rank_st = calloc(n, sizeof *w->rank_st);
+  w->rank_err = calloc(n, sizeof *w->rank_err);
+  if (!w->comms || !w->pos || !w->rank_st || !w->rank_err)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "world: %zu ranks", n);
+  for (size_t i = 0; i < n; i++) {
+    bs_comm *c = &w->comms[i];
+    c->w = w;
+    c->rank = (int)i;
+    c->grank = w->o.first_rank + (int)i;
+    w->rank_err[i].rank = c->grank;
+    BS_CHECK(bs_flight_create((size_t)w->o.flight_slots, &c->fr));
+  }
+out:
+  return st;
+}
+
+bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
+  bs_status st = BS_OK;
+  bs_world *w = NULL;
+  if (!o || !out)
+    BS_FAIL(BS_ERR_INVALID, NULL, "world: no options");
+  *out = NULL;
+  w = calloc(1, sizeof *w);
+  if (!w)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "world: out of memory");
+  pthread_mutex_init(&w->mu, NULL);
+  BS_CHECK(normalise(o, &w->o));
+  BS_CHECK(pick_backend(&w->o, &w->be));
+  w->o.backend = w->be->name;
+  BS_CHECK(alloc_ranks(w));
+  BS_CHECK(w->be->world_init(w));
+  *out = w;
+  w = NULL;
+out:
+  bs_world_destroy(w);
+  return st;
+}
+
+void bs_world_destroy(bs_world *w) {
+  if (!w)
+    return;
+  if (w->impl)
+    w->be->world_fini(w);
+  for (int i = 0; w->comms && i < w->o.size; i++)
+    bs_flight_destroy(w->comms[i].fr);
+  free(w->comms);
+  free(w->pos);
+  free(w->rank_st);
+  free(w->rank_err);
+  free(w->report);
+  pthread_mutex_destroy(&w->mu);
+  free(w);
+}
+
+static void *rank_main(void *p) {
+  bs_comm *c = p;
+  bs_world *w = c->w;
+  bs_err_set_rank(c->grank);
+  bs_err_clear();
+  bs_status st = w->be->rank_init(c);
+  if (st == BS_OK)
+    st = w->fn(c, w->args ? w->args[c->rank] : NULL);
+  char why[64];
+  snprintf(why, sizeof why, "returned %s from its rank function",
+           bs_status_name(st));
+  bs_comm_leave(c, BS_RANK_EXITED, why);
+  w->be->rank_fini(c);
+  pthread_mutex_lock(&w->mu);
+  w->rank_st[c->rank] = st;
+  w->rank_err[c->rank] = *bs_err();
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+static void on_watchdog(void *ctx, int slot, uint64_t armed_ns) {
+  bs_world *w = ctx;
+  bs_world_timeout(w, slot, armed_ns);
+  w->be->wake(w);
+}
+
+/* A rank whose thread never started is dead: its peers must not wait. */
+static void never_started(bs_world *w, int rank) {
+  pthread_mutex_lock(&w->mu);
+  w->rank_st[rank] = BS_ERR_RANK_DEAD;
+  snprintf(w->rank_err[rank].message, sizeof w->rank_err[rank].message,
+           "rank thread could not start");
+  w->rank_err[rank].code = BS_ERR_RANK_DEAD;
+  pthread_mutex_unlock(&w->mu);
+  bs_comm_leave(&w->comms[rank], BS_RANK_DEAD, "its thread could not start");
+}
+
+/* Worst status, and the record of the lowest rank that has it. */
+static bs_status worst(const bs_world *w, int *who) {
+  bs_status st = BS_OK;
+  *who = -1;
+  for (int i = 0; i < w->o.size; i++)
+    if (w->rank_st[i] > st) {
+      st = w->rank_st[i];
+      *who = i;
+    }
+  return st;
+}
+
+static bs_status spawn_and_join(bs_world *w) {
+  bs_status st = BS_OK;
+  pthread_t *t = calloc((size_t)w->o.size, sizeof *t);
+  bool *started = calloc((size_t)w->o.size, sizeof *started);
+  if (!t || !started)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "world: %d rank threads", w->o.size);
+  for (int i = 0; i < w->o.size; i++) {
+    started[i] = pthread_create(&t[i], NULL, rank_main, &w->comms[i]) == 0;
+    if (!started[i])
+      never_started(w, i);
+  }
+  for (int i = 0; i < w->o.size; i++)
+    if (started[i])
+      pthread_join(t[i], NULL);
+out:
+  free(t);
+  free(started);
+  return st;
+}
+
+/* Ranks spread over processes: a rank of this process that died is this
+ * process's to report (its report names it), even when its peers, in other
+ * processes, learnt of it there and this world saw no failure. */
+static void report_dead(bs_world *w) {
+  if (w->o.global_size == w->o.size || bs_world_abort_status(w) != BS_OK)
+    return;
+  for (int i = 0; i < w->o.size; i++)
+    if (w->pos[i].state == BS_RANK_DEAD) {
+      bs_world_fail(w, BS_ERR_RANK_DEAD, w->pos[i].since_ns, NULL, 0,
+                    "rank %d died: %s", w->comms[i].grank, w->pos[i].why);
+      return;
+    }
+}
+
+bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
+                       void *const *args) {
+  bs_status st = BS_OK;
+  int who = -1;
+  if (!w || !fn)
+    BS_FAIL(BS_ERR_INVALID, NULL, "world run: no world or no rank function");
+  if (w->ran)
+    BS_FAIL(BS_ERR_STATE, NULL, "world run: a world runs once");
+  w->ran = true;
+  w->fn = fn;
+  w->args = args;
+  for (int i = 0; i < w->o.size; i++)
+    w->comms[i].dev = devs ? devs[i] : NULL;
+  BS_CHECK(bs_watchdog_start_ticking(w->o.size, w->o.timeout_ms, on_watchdog,
+                                     w->o.abort_dir ? poll_shared : NULL,
+                                     SHARE_POLL_MS, w, &w->wd));
+  st = spawn_and_join(w);
+  w->end_ns = bs_watchdog_now_ns();
+  bs_watchdog_stop(w->wd);
+  w->wd = NULL;
+  report_dead(w);
+  BS_CHECK(st);
+  st = worst(w, &who);
+  if (st != BS_OK && bs_err()->code == BS_OK)
+    *bs_err() = w->rank_err[who];
+  if (st != BS_OK && w->o.flight_dir)
+    bs_world_dump_flight(w, w->o.flight_dir);
+out:
+  return st;
+}
+
+bs_status bs_world_rank_status(const bs_world *w, int rank, bs_error *err) {
+  if (!w || rank < 0 || rank >= w->o.size)
+    return bs_err_fail(BS_ERR_INVALID, NULL, "rank status: no rank %d", rank);
+  if (err)
+    *err = w->rank_err[rank];
+  return w->rank_st[rank];
+}
+
+const char *bs_world_report(const bs_world *w) {
+  return w && w->report ? w->report : "";
+}
+
+double bs_world_detect_ms(const bs_world *w) {
+  if (!w || !w->stall_ns || !w->end_ns)
+    return -1.0;
+  uint64_t d = w->end_ns > w->stall_ns ? w->end_ns - w->stall_ns : 0;
+  return (double)d / 1e6;
+}
+
+char *bs_world_flight_json(const bs_world *w, int rank) {
+  if (!w || rank < 0 || rank >= w->o.size)
+    return NULL;
+  const bs_comm *c = &w->comms[rank];
+  bs_flight_meta m = {.rank = c->grank,
+                      .size = w->o.global_size,
+                      .backend = w->be->name,
+                      .timeout_ms = w->o.timeout_ms};
+  return bs_flight_json(c->fr, &m);
+}
+
+static bs_status write_file(const char *path, const char *text) {
+  bs_status st = BS_OK;
+  FILE *f = fopen(path, "w");
+  if (!f || fputs(text, f) < 0)
+    BS_FAIL(BS_ERR_INVALID, NULL, "flight dump: cannot write %s", path);
+out:
+  if (f && fclose(f) != 0 && st == BS_OK)
+    st =
+        bs_err_fail(BS_ERR_INVALID, NULL, "flight dump: cannot write %s", path);
+  return st;
+}
+
+bs_status bs_world_dump_flight(const bs_world *w, const char *dir) {
+  bs_status st = BS_OK;
+  char *json = NULL;
+  if (!w || !dir)
+    BS_FAIL(BS_ERR_INVALID, NULL, "flight dump: no world or directory");
+  mkdir(dir, 0777); /* may exist; fopen reports the real problem */
+  for (int i = 0; i < w->o.size; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/flight_rank%d.json", dir,
+             w->comms[i].grank);
+    if (!(json = bs_world_flight_json(w, i)))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "flight dump of rank %d", i);
+    BS_CHECK(write_file(path, json));
+    free(json);
+    json = NULL;
+  }
+out:
+  free(json);
+  return st;
+}
+
+bs_status bs_world_abort_status(const bs_world *w) {
+  return (bs_status)atomic_load(&((bs_world *)w)->abort_st);
+}
+
+/* Records the world's first failure; true when this call did. */
+static bool fail_first(bs_world *w, bs_status why, uint64_t stall_ns,
+                       const bs_rank_pos *pos, int npos, const char *cause) {
+  bool first = false;
+  pthread_mutex_lock(&w->mu);
+  if (bs_world_abort_status(w) == BS_OK) {
+    snprintf(w->cause, sizeof w->cause, "%s", cause);
+    uint64_t now = bs_watchdog_now_ns();
+    w->stall_ns = stall_ns ? stall_ns : now;
+    bs_report_in in = {.status = why,
+                       .cause = w->cause,
+                       .backend = w->be->name,
+                       .size = pos ? npos : w->o.size,
+                       .first_rank = pos ? 0 : w->o.first_rank,
+                       .pos = pos ? pos : w->pos,
+                       .stall_ns = w->stall_ns,
+                       .detect_ns = now,
+                       .timeout_ms = w->o.timeout_ms};
+    w->report = bs_comm_report(&in);
+    atomic_store(&w->abort_st, (int)why);
+    first = true;
+  }
+  pthread_mutex_unlock(&w->mu);
+  return first;
+}
+
+/* The other processes learn of it from the note (their watchdog threads
+ * look for it): the stall time travels as wall-clock time. */
+static void share(bs_world *w, bs_status why) {
+  uint64_t mono = bs_watchdog_now_ns(), real = bs_abort_real_ns();
+  bs_abort_note n = {.st = why, .first = w->o.first_rank, .size = w->o.size};
+  pthread_mutex_lock(&w->mu);
+  n.real_ns = real - (mono - w->stall_ns);
+  snprintf(n.cause, sizeof n.cause, "%s", w->cause);
+  pthread_mutex_unlock(&w->mu);
+  if (bs_abort_publish(w->o.abort_dir, &n) != BS_OK)
+    fprintf(stderr, "backstop: %s\n", bs_err()->message);
+}
+
+bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
+                        const bs_rank_pos *pos, int npos, const char *fmt,
+                        ...) {
+  char cause[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cause, sizeof cause, fmt, ap);
+  va_end(ap);
+  if (fail_first(w, why, stall_ns, pos, npos, cause) && w->o.abort_dir)
+    share(w, why);
+  return bs_world_abort_status(w);
+}
+
+/* On the watchdog thread: another process's world failed, so this one
+ * does too, with its status (its stall put on this host's clock). */
+static void poll_shared(void *ctx) {
+  bs_world *w = ctx;
+  bs_abort_note n;
+  if (bs_world_abort_status(w) != BS_OK ||
+      !bs_abort_find(w->o.abort_dir, w->o.first_rank, &n))
+    return;
+  uint64_t mono = bs_watchdog_now_ns(), real = bs_abort_real_ns();
+  uint64_t ago = real > n.real_ns ? real - n.real_ns : 0;
+  char cause[256];
+  snprintf(cause, sizeof cause, "ranks %d..%d (another process): %.200s",
+           n.first, n.first + n.size - 1, n.cause);
+  fail_first(w, n.st, ago < mono ? mono - ago : mono, NULL, 0, cause);
+  w->be->wake(w);
+}
+
+void bs_world_abort(bs_world *w, bs_status why, uint64_t stall_ns,
+                    const char *fmt, ...) {
+  char cause[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cause, sizeof cause, fmt, ap);
+  va_end(ap);
+  bs_world_fail(w, why, stall_ns, NULL, 0, "%s", cause);
+  w->be->wake(w);
+}
+
+bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns) {
+  pthread_mutex_lock(&w->mu);
+  bs_coll_args at = w->pos[rank].at;
+  pthread_mutex_unlock(&w->mu);
+  return bs_world_fail(w, BS_ERR_TIMEOUT, since_ns, NULL, 0,
+                       "rank %d waited more than %d ms in %s #%llu",
+                       w->comms[rank].grank, w->o.timeout_ms,
+                       bs_coll_name(at.op) + strlen("nccl:"),
+                       (unsigned long long)at.seq);
+}
+
+void bs_world_cause(bs_world *w, char *buf, size_t n) {
+  pthread_mutex_lock(&w->mu);
+  snprintf(buf, n, "%s", w->cause);
+  pthread_mutex_unlock(&w->mu);
+}

@@ -1,0 +1,159 @@
+/* The host device: "device" memory is ordinary process memory. A region is
+ * an mmap reservation; unmapping drops its pages and makes the range
+ * PROT_NONE, so any later access faults at once (and bs_trap reports it)
+ * instead of silently reading stale bytes the way a real GPU might. */
+#include "dev/bs_dev.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static bs_status host_pinned_alloc(bs_dev *d, size_t n, void **out) {
+  void *p = NULL;
+  int rc = posix_memalign(&p, d->page, n);
+  if (rc != 0)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "pinned alloc of %zu bytes: %s", n,
+                       strerrordesc_np(rc));
+  /* Not mlock'ed: RLIMIT_MEMLOCK is tiny on CI machines. Zeroed so that a
+   * read before the first write is deterministic. */
+  memset(p, 0, n);
+  *out = p;
+  return BS_OK;
+}
+
+static void host_pinned_free(bs_dev *d, void *p, size_t n) {
+  (void)d;
+  (void)n;
+  free(p);
+}
+
+static bs_status host_va_reserve(bs_dev *d, size_t n, void **va) {
+  (void)d;
+  void *p = mmap(NULL, n, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "reserve of %zu bytes: %s", n,
+                       strerrordesc_np(errno));
+  *va = p;
+  return BS_OK;
+}
+
+static void host_va_release(bs_dev *d, void *va, size_t n) {
+  (void)d;
+  munmap(va, n);
+}
+
+/* The pages dropped by phys_unmap come back zero-filled on first touch:
+ * fresh memory, as the seam promises. */
+static bs_status host_phys_map(bs_dev *d, void *va, size_t n) {
+  (void)d;
+  if (mprotect(va, n, PROT_READ | PROT_WRITE) != 0)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "map of %zu bytes: %s", n,
+                       strerrordesc_np(errno));
+  return BS_OK;
+}
+
+static bs_status host_phys_unmap(bs_dev *d, void *va, size_t n) {
+  (void)d;
+  if (madvise(va, n, MADV_DONTNEED) != 0 || mprotect(va, n, PROT_NONE) != 0)
+    return bs_err_fail(BS_ERR_INTERNAL, NULL, "unmap of %zu bytes: %s", n,
+                       strerrordesc_np(errno));
+  return BS_OK;
+}
+
+static bs_status host_copy(bs_dev *d, void *dst, const void *src, size_t n,
+                           bs_copy_dir dir) {
+  (void)d;
+  (void)dir;
+  memcpy(dst, src, n);
+  return BS_OK;
+}
+
+/* Copies are synchronous on the host. */
+static bs_status host_sync(bs_dev *d) {
+  (void)d;
+  return BS_OK;
+}
+
+static void host_cast(bs_dev *d, uint16_t *dst, const float *src, size_t n) {
+  (void)d;
+  bs_k_cast_f32_bf16(dst, src, n);
+}
+
+static void host_adam(bs_dev *d, float *p, float *m, float *v, const float *g,
+                      size_t n, const bs_adam_hp *hp) {
+  (void)d;
+  bs_k_adam(p, m, v, g, n, hp);
+}
+
+static void host_grad(bs_dev *d, float *g, const uint16_t *p, size_t n,
+                      uint64_t base, uint64_t seed, int rank, int step) {
+  (void)d;
+  bs_k_grad(g, p, n, base, seed, rank, step);
+}
+
+static void host_bitflip(bs_dev *d, void *buf, size_t nbytes, uint64_t bit) {
+  (void)d;
+  bs_k_bitflip(buf, nbytes, bit);
+}
+
+static size_t host_first_diff(bs_dev *d, const void *a, const void *b,
+                              size_t n) {
+  (void)d;
+  return bs_k_first_diff(a, b, n);
+}
+
+static void host_poison(bs_dev *d, void *buf, size_t nbytes, uint64_t seed) {
+  (void)d;
+  bs_k_poison(buf, nbytes, seed);
+}
+
+static void host_sm_copy(bs_dev *d, void *dst, const void *src, size_t n) {
+  (void)d;
+  memcpy(dst, src, n);
+}
+
+static void host_destroy(bs_dev *d) {
+  free(d);
+}
+
+static const bs_dev_ops host_ops = {
+    .name = "host",
+    .pinned_alloc = host_pinned_alloc,
+    .pinned_free = host_pinned_free,
+    .va_reserve = host_va_reserve,
+    .va_release = host_va_release,
+    .phys_map = host_phys_map,
+    .phys_unmap = host_phys_unmap,
+    .copy = host_copy,
+    .sync = host_sync,
+    .cast_f32_bf16 = host_cast,
+    .adam = host_adam,
+    .grad = host_grad,
+    .bitflip = host_bitflip,
+    .first_diff = host_first_diff,
+    .poison = host_poison,
+    .sm_copy = host_sm_copy,
+    .destroy = host_destroy,
+};
+
+bs_status bs_dev_host_create(bs_dev **out) {
+  bs_status st = BS_OK;
+  bs_dev *d = NULL;
+  long page = sysconf(_SC_PAGESIZE);
+  if (!out)
+    BS_FAIL(BS_ERR_INVALID, NULL, "host device: no output pointer");
+  *out = NULL;
+  if (page <= 0)
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "host device: no page size");
+  d = calloc(1, sizeof *d);
+  if (!d)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "host device: out of memory");
+  d->ops = &host_ops;
+  d->page = (size_t)page;
+  *out = d;
+out:
+  return st;
+}

@@ -1,0 +1,319 @@
+/* The memory saver of one rank (behavior.md §2), modelled on
+ * torch_memory_saver: strict pause/resume preconditions checked before
+ * anything changes, a pinned cpu backup that exists only while paused, and
+ * garbage (a seeded poison pattern) after a resume without backup.
+ * One bs_ms per rank thread: it takes no lock of its own; the trap registry
+ * it feeds is the only shared state. */
+#include "memsaver/bs_ms.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_fault.h"
+
+typedef struct ms_alloc {
+  char *va;
+  size_t bytes; /* rounded up to the device page */
+  char tag[BS_TAG_MAX];
+  bool cpu_backup;
+  bs_region_state state;
+  void *backup; /* pinned copy, only while paused with cpu_backup */
+  int slot;     /* trap registry slot */
+} ms_alloc;
+
+struct bs_ms {
+  bs_dev *dev;
+  uint64_t poison_seed;
+  uint64_t resumes; /* makes each poison fill different */
+  ms_alloc *allocs;
+  size_t n, cap;
+  size_t resident, peak;
+};
+
+static bool tag_matches(const ms_alloc *a, const char *tag) {
+  return !tag || strcmp(a->tag, tag) == 0;
+}
+
+static ms_alloc *find(const bs_ms *ms, const void *ptr) {
+  uintptr_t p = (uintptr_t)ptr;
+  for (size_t i = 0; ms && i < ms->n; i++) {
+    uintptr_t base = (uintptr_t)ms->allocs[i].va;
+    if (p >= base && p - base < ms->allocs[i].bytes)
+      return &ms->allocs[i];
+  }
+  return NULL;
+}
+
+static void resident_add(bs_ms *ms, size_t n) {
+  ms->resident += n;
+  if (ms->resident > ms->peak)
+    ms->peak = ms->resident;
+}
+
+bs_status bs_ms_create(bs_dev *dev, uint64_t poison_seed, bs_ms **out) {
+  bs_status st = BS_OK;
+  bs_ms *ms = NULL;
+  if (!dev || !out)
+    BS_FAIL(BS_ERR_INVALID, NULL, "memory saver: no device or output");
+  ms = calloc(1, sizeof *ms);
+  if (!ms)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "memory saver: out of memory");
+  ms->dev = dev;
+  ms->poison_seed = poison_seed;
+  *out = ms;
+out:
+  return st;
+}
+
+/* Unmapped before the release: the cuda backend cannot free a reservation
+ * that still has memory mapped into it. */
+static void release(bs_ms *ms, ms_alloc *a) {
+  bs_trap_unregister(a->slot);
+  if (a->state == BS_ACTIVE) {
+    ms->dev->ops->phys_unmap(ms->dev, a->va, a->bytes);
+    ms->resident -= a->bytes;
+  }
+  bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, a->backup, a->bytes);
+  ms->dev->ops->va_release(ms->dev, a->va, a->bytes);
+}
+
+void bs_ms_destroy(bs_ms *ms) {
+  if (!ms)
+    return;
+  while (ms->n > 0)
+    release(ms, &ms->allocs[--ms->n]);
+  free(ms->allocs);
+  free(ms);
+}
+
+static bs_status check_alloc_args(const bs_ms *ms, const char *tag,
+                                  size_t bytes, const void *ptr) {
+  if (!ms || !ptr)
+    return bs_err_fail(BS_ERR_INVALID, tag, "alloc: no memory saver or output");
+  if (!tag || !tag[0] || strlen(tag) >= BS_TAG_MAX)
+    return bs_err_fail(BS_ERR_INVALID, tag,
+                       "alloc: tag must be 1 to %d characters", BS_TAG_MAX - 1);
+  if (bytes == 0 || bytes > SIZE_MAX - ms->dev->page)
+    return bs_err_fail(BS_ERR_INVALID, tag, "alloc: bad size %zu", bytes);
+  return BS_OK;
+}
+
+static bs_status grow(bs_ms *ms) {
+  size_t cap = ms->cap ? 2 * ms->cap : 16;
+  ms_alloc *p = NULL;
+  if (ms->n < ms->cap)
+    return BS_OK;
+  p = realloc(ms->allocs, cap * sizeof *p);
+  if (!p)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "alloc: out of host memory");
+  ms->allocs = p;
+  ms->cap = cap;
+  return BS_OK;
+}
+
+bs_status bs_ms_alloc(bs_ms *ms, const char *tag, bool cpu_backup, size_t bytes,
+                      void **ptr) {
+  bs_status st = BS_OK;
+  ms_alloc a = {.cpu_backup = cpu_backup, .slot = -1};
+  bool mapped = false;
+  BS_CHECK(check_alloc_args(ms, tag, bytes, ptr));
+  *ptr = NULL;
+  BS_CHECK(grow(ms));
+  a.bytes = (bytes + ms->dev->page - 1) / ms->dev->page * ms->dev->page;
+  snprintf(a.tag, sizeof a.tag, "%s", tag);
+  BS_CHECK(ms->dev->ops->va_reserve(ms->dev, a.bytes, (void **)&a.va));
+  BS_CHECK(ms->dev->ops->phys_map(ms->dev, a.va, a.bytes));
+  mapped = true;
+  BS_CHECK(bs_trap_register(a.va, a.bytes, a.tag, &a.slot));
+  ms->allocs[ms->n++] = a;
+  resident_add(ms, a.bytes);
+  *ptr = a.va;
+out:
+  if (st != BS_OK && a.va) {
+    if (mapped)
+      ms->dev->ops->phys_unmap(ms->dev, a.va, a.bytes);
+    ms->dev->ops->va_release(ms->dev, a.va, a.bytes);
+  }
+  return st;
+}
+
+void bs_ms_free(bs_ms *ms, void *ptr) {
+  ms_alloc *a = find(ms, ptr);
+  if (!a || a->va != ptr)
+    return;
+  release(ms, a);
+  *a = ms->allocs[--ms->n];
+}
+
+/* The precondition of pause/resume over every matching allocation, checked
+ * before any is touched: a failure changes nothing. */
+static bs_status check_all(const bs_ms *ms, const char *tag,
+                           bs_region_state want, const char *msg) {
+  for (size_t i = 0; i < ms->n; i++) {
+    const ms_alloc *a = &ms->allocs[i];
+    if (tag_matches(a, tag) && a->state != want)
+      return bs_err_fail(BS_ERR_STATE, a->tag, "%s", msg);
+  }
+  return BS_OK;
+}
+
+static bs_status pause_one(bs_ms *ms, ms_alloc *a) {
+  bs_status st = BS_OK;
+  void *backup = NULL;
+  if (a->cpu_backup) {
+    BS_CHECK(bs_dev_pinned_alloc(ms->dev, BS_PIN_MEMSAVER, a->bytes, &backup));
+    BS_CHECK(bs_dev_copy(ms->dev, backup, a->va, a->bytes, BS_D2H));
+    BS_CHECK(bs_dev_sync(ms->dev));
+  }
+  /* Paused for the trap before the unmap: a racing reader then faults on
+   * an allocation it knows is paused, never on an unknown one. */
+  bs_trap_set_state(a->slot, BS_PAUSED);
+  st = ms->dev->ops->phys_unmap(ms->dev, a->va, a->bytes);
+  if (st != BS_OK) {
+    bs_trap_set_state(a->slot, BS_ACTIVE);
+    goto out;
+  }
+  a->backup = backup;
+  backup = NULL;
+  a->state = BS_PAUSED;
+  ms->resident -= a->bytes;
+out:
+  bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, backup, a->bytes);
+  return st;
+}
+
+bs_status bs_ms_pause(bs_ms *ms, const char *tag) {
+  bs_status st = BS_OK;
+  if (!ms)
+    BS_FAIL(BS_ERR_INVALID, tag, "pause: no memory saver");
+  BS_CHECK(check_all(ms, tag, BS_ACTIVE,
+                     "cannot pause allocation that is not active"));
+  for (size_t i = 0; i < ms->n; i++)
+    if (tag_matches(&ms->allocs[i], tag))
+      BS_CHECK(pause_one(ms, &ms->allocs[i]));
+out:
+  return st;
+}
+
+/* Distinct for every resume of this memory saver (odd multiplier: a
+ * bijection), so two fills never repeat and none is the bytes before. */
+static uint64_t next_poison_seed(bs_ms *ms) {
+  return ms->poison_seed ^ (++ms->resumes * 0x9E3779B97F4A7C15ull);
+}
+
+static bs_status refill(bs_ms *ms, ms_alloc *a) {
+  bs_status st = BS_OK;
+  if (!a->backup) {
+    ms->dev->ops->poison(ms->dev, a->va, a->bytes, next_poison_seed(ms));
+    goto out;
+  }
+  BS_CHECK(bs_dev_copy(ms->dev, a->va, a->backup, a->bytes, BS_H2D));
+  BS_CHECK(bs_dev_sync(ms->dev));
+out:
+  return st;
+}
+
+static bs_status resume_one(bs_ms *ms, ms_alloc *a) {
+  bs_status st = BS_OK;
+  uint64_t failinfo = 0;
+  /* torch_memory_saver #87: the real library dies here; we report. */
+  if (bs_fault_hit("region/resume", &failinfo))
+    BS_FAIL(BS_ERR_NOMEM, a->tag, "resume found no memory");
+  BS_CHECK(ms->dev->ops->phys_map(ms->dev, a->va, a->bytes));
+  st = refill(ms, a);
+  if (st != BS_OK) { /* stay paused, backup kept for a later resume */
+    ms->dev->ops->phys_unmap(ms->dev, a->va, a->bytes);
+    goto out;
+  }
+  bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, a->backup, a->bytes);
+  a->backup = NULL;
+  a->state = BS_ACTIVE;
+  bs_trap_set_state(a->slot, BS_ACTIVE);
+  resident_add(ms, a->bytes);
+out:
+  return st;
+}
+
+bs_status bs_ms_resume(bs_ms *ms, const char *tag) {
+  bs_status st = BS_OK;
+  if (!ms)
+    BS_FAIL(BS_ERR_INVALID, tag, "resume: no memory saver");
+  BS_CHECK(check_all(ms, tag, BS_PAUSED,
+                     "cannot resume allocation that is not paused"));
+  for (size_t i = 0; i < ms->n; i++)
+    if (tag_matches(&ms->allocs[i], tag))
+      BS_CHECK(resume_one(ms, &ms->allocs[i]));
+out:
+  return st;
+}
+
+bs_status bs_ms_get_cpu_backup(bs_ms *ms, const void *ptr, size_t bytes,
+                               bool zero_copy, void *dst, const void **view) {
+  bs_status st = BS_OK;
+  const ms_alloc *a = find(ms, ptr);
+  size_t off = 0;
+  if (!a)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "get_cpu_backup: %p is not inside a memory-saver allocation", ptr);
+  off = (size_t)((const char *)ptr - a->va);
+  if (bytes > a->bytes - off)
+    BS_FAIL(BS_ERR_INVALID, a->tag,
+            "get_cpu_backup: %zu bytes at offset %zu overrun the allocation "
+            "of %zu bytes",
+            bytes, off, a->bytes);
+  if (zero_copy ? !view : !dst)
+    BS_FAIL(BS_ERR_INVALID, a->tag, "get_cpu_backup: no %s given",
+            zero_copy ? "view" : "destination");
+  if (!a->backup)
+    BS_FAIL(BS_ERR_MISSING_BACKUP, a->tag, "get_cpu_backup: allocation %s",
+            a->cpu_backup ? "is not paused" : "has no cpu backup");
+  if (zero_copy)
+    *view = (const char *)a->backup + off;
+  else
+    memcpy(dst, (const char *)a->backup + off, bytes);
+out:
+  return st;
+}
+
+bool bs_ms_contains(const bs_ms *ms, const void *ptr) {
+  return find(ms, ptr) != NULL;
+}
+
+/* Outside every allocation: ACTIVE, like ordinary memory. */
+bs_region_state bs_ms_state_of(const bs_ms *ms, const void *ptr) {
+  const ms_alloc *a = find(ms, ptr);
+  return a ? a->state : BS_ACTIVE;
+}
+
+const char *bs_ms_tag_of(const bs_ms *ms, const void *ptr) {
+  const ms_alloc *a = find(ms, ptr);
+  return a ? a->tag : NULL;
+}
+
+/* Whether the allocation was made with cpu_backup (pause keeps its bytes). */
+bool bs_ms_has_backup(const bs_ms *ms, const void *ptr) {
+  const ms_alloc *a = find(ms, ptr);
+  return a && a->cpu_backup;
+}
+
+bool bs_ms_all_in_state(const bs_ms *ms, const char *tag, bs_region_state s) {
+  for (size_t i = 0; ms && i < ms->n; i++)
+    if (tag_matches(&ms->allocs[i], tag) && ms->allocs[i].state != s)
+      return false;
+  return true;
+}
+
+size_t bs_ms_resident_bytes(const bs_ms *ms) {
+  return ms ? ms->resident : 0;
+}
+
+size_t bs_ms_resident_peak(const bs_ms *ms) {
+  return ms ? ms->peak : 0;
+}
+
+void bs_ms_reset_peak(bs_ms *ms) {
+  if (ms)
+    ms->peak = ms->resident;
+}

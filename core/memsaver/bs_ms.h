@@ -1,0 +1,92 @@
+/* Memory-saver regions (behavior.md §2), over a bs_dev.
+ *
+ * Every device allocation of a rank lives here, tagged ("default",
+ * "param_buffer", "grad_buffer"), with or without a cpu backup. pause/resume
+ * act on one tag or on all (tag == NULL) with the strict preconditions of
+ * torch_memory_saver; a resume without backup leaves a poison pattern.
+ * A read of paused memory on the host device faults and is reported
+ * (region, offset, phase) instead of silently reading stale bytes. */
+#ifndef BS_REGION_H
+#define BS_REGION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dev/bs_dev.h"
+
+#define BS_TAG_DEFAULT "default"
+#define BS_TAG_PARAM "param_buffer"
+#define BS_TAG_GRAD "grad_buffer"
+#define BS_TAG_MAX 32 /* tag length limit, NUL included */
+
+typedef enum bs_region_state { BS_ACTIVE = 0, BS_PAUSED } bs_region_state;
+
+typedef struct bs_ms bs_ms; /* the memory saver of one rank */
+
+bs_status bs_ms_create(bs_dev *dev, uint64_t poison_seed, bs_ms **out);
+void bs_ms_destroy(bs_ms *ms);
+
+/* A new allocation of `bytes` (rounded up to dev->page) in region `tag`. */
+bs_status bs_ms_alloc(bs_ms *ms, const char *tag, bool cpu_backup, size_t bytes,
+                      void **ptr);
+void bs_ms_free(bs_ms *ms, void *ptr);
+
+/* tag == NULL: every allocation. Errors (BS_ERR_STATE) with the messages
+ * "cannot pause allocation that is not active" /
+ * "cannot resume allocation that is not paused". With region/resume armed,
+ * resume fails with BS_ERR_NOMEM (the OOM of torch_memory_saver #87). */
+bs_status bs_ms_pause(bs_ms *ms, const char *tag);
+bs_status bs_ms_resume(bs_ms *ms, const char *tag);
+
+/* The host copy of [ptr, ptr+bytes) taken at the last pause: a view into
+ * the backup (zero_copy) or copied into dst. BS_ERR_MISSING_BACKUP when the
+ * allocation has no backup or is not paused; BS_ERR_INVALID when ptr is not
+ * inside an allocation. */
+bs_status bs_ms_get_cpu_backup(bs_ms *ms, const void *ptr, size_t bytes,
+                               bool zero_copy, void *dst, const void **view);
+
+/* State queries. */
+bool bs_ms_contains(const bs_ms *ms, const void *ptr);
+bs_region_state bs_ms_state_of(const bs_ms *ms, const void *ptr);
+const char *bs_ms_tag_of(const bs_ms *ms, const void *ptr);
+/* Made with cpu_backup (pause keeps its bytes); not whether one exists now. */
+bool bs_ms_has_backup(const bs_ms *ms, const void *ptr);
+/* Every allocation with this tag (NULL: all) is PAUSED / ACTIVE. */
+bool bs_ms_all_in_state(const bs_ms *ms, const char *tag, bs_region_state s);
+
+/* Resident (mapped) device bytes now and at peak. */
+size_t bs_ms_resident_bytes(const bs_ms *ms);
+size_t bs_ms_resident_peak(const bs_ms *ms);
+void bs_ms_reset_peak(bs_ms *ms);
+
+/* Paused-read detection. A rank's thread runs its work through
+ * bs_trap_run(); a fault on a paused allocation of any
+ * memory saver then records a bs_paused_read and unwinds that thread back to
+ * the guard, which returns BS_ERR_PAUSED_READ with the error record filled
+ * ("read of paused allocation <tag> at offset N in phase P"). */
+typedef struct bs_paused_read {
+  char tag[BS_TAG_MAX];
+  size_t offset;
+  char phase[32];
+  int rank;
+} bs_paused_read;
+
+/* Guards nest (the innermost catches). An unwound fn's own cleanup does
+ * not run. A fault that is not a paused read, or a paused read outside any
+ * guard, goes to the previous SIGSEGV/SIGBUS disposition: a crash. */
+typedef bs_status (*bs_trap_fn)(void *arg);
+bs_status bs_trap_run(bs_trap_fn fn, void *arg);
+/* Paused reads seen so far in this process (for the no-paused-reads oracle). */
+size_t bs_trap_count(void);
+bool bs_trap_get(size_t i, bs_paused_read *out);
+void bs_trap_reset(void);
+
+/* The registry the fault handler reads: every live memory-saver allocation
+ * of the process, with its tag and its state as the trap sees it.
+ * bs_region.c is the writer; BS_ERR_NOMEM when the fixed table is full. */
+bs_status bs_trap_register(const void *va, size_t bytes, const char *tag,
+                           int *slot);
+void bs_trap_set_state(int slot, bs_region_state s);
+void bs_trap_unregister(int slot);
+
+#endif

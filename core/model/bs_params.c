@@ -1,0 +1,195 @@
+/* The rank's live model (bs_params.h). */
+#include "model/bs_params.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_kernels.h"
+
+/* Keeps initial weights off the (seed, a, b) points the gradient kernel
+ * draws its targets and noise from. */
+#define FILL_STREAM 0x1d1a11a1ULL
+
+static bs_status alloc_buffers(bs_params *p, bool cpu_backup) {
+  bs_status st = BS_OK;
+  for (int k = 0; k < BS_BUF_COUNT; k++) {
+    size_t numel = p->layout.buf[k].numel;
+    if (numel == 0)
+      continue;
+    BS_CHECK(bs_ms_alloc(p->ms, BS_TAG_PARAM, cpu_backup,
+                         numel * sizeof(uint16_t), (void **)&p->param_buf[k]));
+    BS_CHECK(bs_ms_alloc(p->ms, BS_TAG_GRAD, cpu_backup, numel * sizeof(float),
+                         (void **)&p->grad_buf[k]));
+  }
+out:
+  return st;
+}
+
+/* In-DDP tensors are views into their param buffer; every other tensor
+ * gets its own allocation in "default", backed up across pauses. */
+static bs_status place_tensors(bs_params *p) {
+  bs_status st = BS_OK;
+  for (size_t i = 0; i < p->n; i++) {
+    bs_tensor *t = &p->t[i];
+    const bs_ddp_slot *s = &p->layout.slot[i];
+    t->spec = &p->model->t[i];
+    t->bytes = bs_tensor_bytes(t->spec);
+    t->buffer = s->buffer;
+    t->offset = s->offset;
+    if (s->buffer >= 0)
+      t->ptr = p->param_buf[s->buffer] + s->offset;
+    else
+      BS_CHECK(bs_ms_alloc(p->ms, BS_TAG_DEFAULT, true, t->bytes, &t->ptr));
+  }
+out:
+  return st;
+}
+
+bs_status bs_params_create(bs_dev *dev, bs_ms *ms, const bs_model_spec *m,
+                           int dp, size_t bucket_numel, bool buffers_cpu_backup,
+                           bs_params **out) {
+  bs_status st = BS_OK;
+  bs_params *p = NULL;
+  if (!dev || !ms || !m || !out)
+    BS_FAIL(BS_ERR_INVALID, NULL, "params: NULL argument");
+  if (!(p = calloc(1, sizeof *p)) || !(p->t = calloc(m->n, sizeof *p->t)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "params: out of memory");
+  p->dev = dev;
+  p->ms = ms;
+  p->model = m;
+  p->n = m->n;
+  BS_CHECK(bs_ddp_layout_build(m, dp, bucket_numel, &p->layout));
+  BS_CHECK(alloc_buffers(p, buffers_cpu_backup));
+  BS_CHECK(place_tensors(p));
+  *out = p;
+  p = NULL;
+out:
+  bs_params_destroy(p);
+  return st;
+}
+
+void bs_params_destroy(bs_params *p) {
+  if (!p)
+    return;
+  for (size_t i = 0; p->t && i < p->n; i++)
+    if (p->t[i].buffer < 0 && p->t[i].ptr)
+      bs_ms_free(p->ms, p->t[i].ptr);
+  for (int k = 0; k < BS_BUF_COUNT; k++) {
+    if (p->param_buf[k])
+      bs_ms_free(p->ms, p->param_buf[k]);
+    if (p->grad_buf[k])
+      bs_ms_free(p->ms, p->grad_buf[k]);
+  }
+  bs_ddp_layout_free(&p->layout);
+  free(p->t);
+  free(p);
+}
+
+/* Tensor i's initial values into host memory. */
+static void gen_values(const bs_tensor_spec *t, size_t i, uint64_t seed,
+                       void *dst) {
+  for (size_t e = 0; e < t->numel; e++) {
+    float u = bs_k_hash_unit(seed, FILL_STREAM + i, e);
+    switch (t->dtype) {
+    case BS_BF16:
+      ((uint16_t *)dst)[e] = bs_k_f32_to_bf16(0.5f * u);
+      break;
+    case BS_F32:
+      ((float *)dst)[e] = 0.5f * u;
+      break;
+    case BS_I32:
+      ((int32_t *)dst)[e] = (int32_t)((u + 1.0f) * 4.0f);
+      break;
+    case BS_I64:
+      ((int64_t *)dst)[e] = (int64_t)((u + 1.0f) * 4.0f);
+      break;
+    default:
+      ((uint8_t *)dst)[e] = (uint8_t)((u + 1.0f) * 4.0f);
+      break;
+    }
+  }
+}
+
+/* Host staging large enough for the largest single upload. */
+static size_t staging_bytes(const bs_params *p) {
+  size_t max = 0;
+  for (int k = 0; k < BS_BUF_COUNT; k++)
+    if (p->layout.buf[k].numel * sizeof(float) > max)
+      max = p->layout.buf[k].numel * sizeof(float);
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].buffer < 0 && p->t[i].bytes > max)
+      max = p->t[i].bytes;
+  return max;
+}
+
+/* Copy then sync: the staging buffer is reused right after, and the seam
+ * does not promise that a copy has consumed its source when it returns. */
+static bs_status upload(bs_params *p, void *dst, const void *host,
+                        size_t bytes) {
+  bs_status st = BS_OK;
+  BS_CHECK(bs_dev_copy(p->dev, dst, host, bytes, BS_H2D));
+  BS_CHECK(bs_dev_sync(p->dev));
+out:
+  return st;
+}
+
+static bs_status fill_buffer(bs_params *p, int k, uint64_t seed, void *host) {
+  bs_status st = BS_OK;
+  size_t numel = p->layout.buf[k].numel;
+  memset(host, 0, numel * sizeof(float));
+  BS_CHECK(upload(p, p->grad_buf[k], host, numel * sizeof(float)));
+  for (size_t i = 0; i < p->n; i++)
+    if (p->t[i].buffer == k)
+      gen_values(p->t[i].spec, i, seed, (uint16_t *)host + p->t[i].offset);
+  BS_CHECK(upload(p, p->param_buf[k], host, numel * sizeof(uint16_t)));
+out:
+  return st;
+}
+
+bs_status bs_params_fill(bs_params *p, uint64_t seed) {
+  bs_status st = BS_OK;
+  void *host = NULL;
+  if (!p)
+    BS_FAIL(BS_ERR_INVALID, NULL, "params fill: no params");
+  if (!(host = malloc(staging_bytes(p))))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "params fill: out of host memory");
+  for (int k = 0; k < BS_BUF_COUNT; k++)
+    if (p->param_buf[k])
+      BS_CHECK(fill_buffer(p, k, seed, host));
+  for (size_t i = 0; i < p->n; i++) {
+    if (p->t[i].buffer >= 0)
+      continue;
+    gen_values(p->t[i].spec, i, seed, host);
+    BS_CHECK(upload(p, p->t[i].ptr, host, p->t[i].bytes));
+  }
+out:
+  free(host);
+  return st;
+}
+
+const bs_tensor *bs_params_find(const bs_params *p, const char *name) {
+  for (size_t i = 0; p && name && i < p->n; i++)
+    if (strcmp(p->t[i].spec->name, name) == 0)
+      return &p->t[i];
+  return NULL;
+}
+
+size_t bs_params_synced(const bs_params *p, const bs_tensor **out, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; p && i < p->n; i++) {
+    if (!bs_tensor_is_synced(p->t[i].spec))
+      continue;
+    if (n < max)
+      out[n] = &p->t[i];
+    n++;
+  }
+  return n;
+}
+
+size_t bs_params_synced_bytes(const bs_params *p) {
+  size_t bytes = 0;
+  for (size_t i = 0; p && i < p->n; i++)
+    if (bs_tensor_is_synced(p->t[i].spec))
+      bytes += p->t[i].bytes;
+  return bytes;
+}

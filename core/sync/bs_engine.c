@@ -1,0 +1,462 @@
+/* Trainer side of the rollout-engine stand-in: spawns the engine process and
+ * streams weight updates to it (protocol in bs_engine_proto.h). */
+#include "sync/bs_engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bs_fault.h"
+#include "sync/bs_wire.h"
+
+extern char **environ;
+
+#define DEFAULT_TIMEOUT_MS 10000
+#define EXIT_WAIT_MS 2000 /* for a process that should be ending anyway */
+
+struct bs_engine {
+  char *exe;
+  char **prefix; /* NULL-terminated copy of argv_prefix */
+  int rank, timeout_ms;
+  pid_t pid;
+  int fd;
+  bool reaped, status_known, death_reported;
+  int wstatus;
+  /* the update in progress */
+  bool in_update;
+  int cycle, bucket;
+  size_t nsent;
+};
+
+/* ---- process ---- */
+
+static void record_exit(bs_engine *e, pid_t r, int ws) {
+  e->reaped = true;
+  e->status_known = r == e->pid;
+  e->wstatus = ws;
+}
+
+/* Reaps without waiting; true once the process is gone. */
+static bool poll_exit(bs_engine *e) {
+  if (e->reaped || e->pid <= 0)
+    return true;
+  int ws = 0;
+  pid_t r = waitpid(e->pid, &ws, WNOHANG);
+  if (r == 0 || (r < 0 && errno == EINTR))
+    return false;
+  record_exit(e, r, ws); /* r < 0 (ECHILD): someone else reaped it */
+  return true;
+}
+
+/* Waits up to timeout_ms for the process to end, then SIGKILLs it. */
+static void reap(bs_engine *e, int timeout_ms) {
+  struct timespec tick = {0, 1000000};
+  for (int waited = 0; !poll_exit(e); waited++) {
+    if (waited >= timeout_ms) {
+      kill(e->pid, SIGKILL);
+      int ws = 0;
+      pid_t r;
+      while ((r = waitpid(e->pid, &ws, 0)) < 0 && errno == EINTR)
+        ;
+      record_exit(e, r, ws);
+      return;
+    }
+    nanosleep(&tick, NULL);
+  }
+}
+
+static void kill_now(bs_engine *e) {
+  if (!e->reaped && e->pid > 0)
+    kill(e->pid, SIGKILL);
+  reap(e, EXIT_WAIT_MS);
+}
+
+static void describe_end(const bs_engine *e, char *buf, size_t n) {
+  if (e->pid <= 0)
+    snprintf(buf, n, "not running (its start failed)");
+  else if (!e->reaped)
+    snprintf(buf, n, "still running");
+  else if (!e->status_known)
+    snprintf(buf, n, "ended (exit status not available)");
+  else if (WIFSIGNALED(e->wstatus))
+    snprintf(buf, n, "killed by signal %d", WTERMSIG(e->wstatus));
+  else
+    snprintf(buf, n, "exited with status %d", WEXITSTATUS(e->wstatus));
+}
+
+static bs_status spawn_error(const char *exe, int err) {
+  bool bad_exe = err == ENOENT || err == EACCES || err == ENOEXEC;
+  return bs_err_fail(bad_exe ? BS_ERR_INVALID : BS_ERR_INTERNAL, NULL,
+                     "cannot start the engine '%s': %s", exe, strerror(err));
+}
+
+/* Both socket ends are CLOEXEC, so engines spawned concurrently by other
+ * rank threads never inherit this pair (an inherited end would keep the
+ * socket open past this engine's death); the dup2 in the child puts the
+ * engine's end at BS_ENGINE_FD without CLOEXEC. */
+static bs_status spawn(bs_engine *e) {
+  bs_status st = BS_OK;
+  int sv[2] = {-1, -1}, err;
+  char rank[16], fd[16];
+  const char *argv[64];
+  size_t na = 0;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "engine socketpair: %s", strerror(errno));
+  if (sv[1] == BS_ENGINE_FD) { /* dup2 onto itself would keep CLOEXEC */
+    int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, BS_ENGINE_FD + 1);
+    if (moved < 0)
+      BS_FAIL(BS_ERR_INTERNAL, NULL, "engine fd: %s", strerror(errno));
+    close(sv[1]);
+    sv[1] = moved;
+  }
+  if ((err = posix_spawn_file_actions_adddup2(&fa, sv[1], BS_ENGINE_FD)))
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "engine spawn: %s", strerror(err));
+  snprintf(rank, sizeof rank, "%d", e->rank);
+  snprintf(fd, sizeof fd, "%d", BS_ENGINE_FD);
+  argv[na++] = e->exe;
+  for (char **p = e->prefix; *p && na < 56; p++)
+    argv[na++] = *p;
+  const char *tail[] = {"engine", "--fd", fd, "--rank", rank, NULL};
+  memcpy(&argv[na], tail, sizeof tail);
+  err = posix_spawn(&e->pid, e->exe, &fa, NULL, (char *const *)argv, environ);
+  if (err) {
+    e->pid = -1;
+    st = spawn_error(e->exe, err);
+    goto out;
+  }
+  e->fd = sv[0];
+  sv[0] = -1;
+  e->reaped = e->status_known = e->death_reported = e->in_update = false;
+out:
+  posix_spawn_file_actions_destroy(&fa);
+  for (int i = 0; i < 2; i++)
+    if (sv[i] >= 0)
+      close(sv[i]);
+  return st;
+}
+
+/* Ends the current process: QUIT when asked and possible, bounded wait,
+ * SIGKILL past it; closes the socket. */
+static void end_process(bs_engine *e, bool quit) {
+  if (quit && !e->reaped && e->fd >= 0)
+    bs_wire_frame(e->fd, BS_EMSG_QUIT, NULL, 0, 0, EXIT_WAIT_MS);
+  reap(e, EXIT_WAIT_MS);
+  if (e->fd >= 0)
+    close(e->fd);
+  e->fd = -1;
+  e->in_update = false;
+}
+
+static void free_engine(bs_engine *e) {
+  for (char **p = e->prefix; p && *p; p++)
+    free(*p);
+  free(e->prefix);
+  free(e->exe);
+  free(e);
+}
+
+bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
+                          int rank, bs_engine **out) {
+  bs_status st = BS_OK;
+  bs_engine *e = NULL;
+  size_t np = 0;
+  if (!out || !exe || !*exe || rank < 0)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "engine start needs an executable, a rank >= 0 and an output");
+  *out = NULL;
+  while (argv_prefix && argv_prefix[np])
+    np++;
+  if (np > 32)
+    BS_FAIL(BS_ERR_INVALID, NULL, "engine argv prefix too long (%zu)", np);
+  e = calloc(1, sizeof *e);
+  if (!e || !(e->prefix = calloc(np + 1, sizeof *e->prefix)) ||
+      !(e->exe = strdup(exe)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "engine handle");
+  for (size_t i = 0; i < np; i++)
+    if (!(e->prefix[i] = strdup(argv_prefix[i])))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "engine handle");
+  e->rank = rank;
+  e->fd = e->pid = -1;
+  e->timeout_ms = DEFAULT_TIMEOUT_MS;
+  BS_CHECK(spawn(e));
+  *out = e;
+  e = NULL;
+out:
+  if (e)
+    free_engine(e);
+  return st;
+}
+
+bs_status bs_engine_stop(bs_engine *e) {
+  bs_status st = BS_OK;
+  char how[64];
+  if (!e)
+    return BS_OK;
+  bool known_dead = e->death_reported || e->reaped;
+  end_process(e, true);
+  bool clean =
+      e->status_known && WIFEXITED(e->wstatus) && WEXITSTATUS(e->wstatus) == 0;
+  describe_end(e, how, sizeof how);
+  if (!known_dead && !clean && e->pid > 0)
+    BS_FAIL(BS_ERR_ENGINE_DEAD, NULL,
+            "engine of rank %d did not stop "
+            "cleanly: %s",
+            e->rank, how);
+out:
+  free_engine(e);
+  return st;
+}
+
+bs_status bs_engine_restart(bs_engine *e) {
+  bs_status st = BS_OK;
+  if (!e)
+    BS_FAIL(BS_ERR_INVALID, NULL, "engine restart without an engine");
+  end_process(e, true);
+  BS_CHECK(spawn(e));
+out:
+  return st;
+}
+
+pid_t bs_engine_pid(const bs_engine *e) {
+  return e && !e->reaped ? e->pid : -1;
+}
+
+bool bs_engine_alive(bs_engine *e) {
+  return e && !poll_exit(e);
+}
+
+int bs_engine_rank(const bs_engine *e) {
+  return e ? e->rank : -1;
+}
+
+void bs_engine_set_timeout_ms(bs_engine *e, int ms) {
+  if (e && ms > 0)
+    e->timeout_ms = ms;
+}
+
+/* ---- failures ---- */
+
+/* `where`: "in bucket 2", "before the update"... */
+static bs_status dead(bs_engine *e, const char *tensor, const char *where) {
+  char how[64];
+  reap(e, EXIT_WAIT_MS);
+  describe_end(e, how, sizeof how);
+  e->death_reported = true;
+  return bs_err_fail(BS_ERR_ENGINE_DEAD, tensor,
+                     "engine of rank %d died %s (cycle %d): %s", e->rank, where,
+                     e->cycle, how);
+}
+
+/* Maps a failed read or write to a status; the stream is unusable after
+ * any of them, so a still-running engine is stopped. */
+static bs_status io_failed(bs_engine *e, int err, const char *tensor,
+                           const char *where) {
+  if (err == ETIMEDOUT || err == EFAULT) {
+    kill_now(e);
+    e->death_reported = true;
+  }
+  if (err == ETIMEDOUT)
+    return bs_err_fail(
+        BS_ERR_TIMEOUT, tensor,
+        "engine of rank %d did not respond within %d ms %s (cycle "
+        "%d): killed",
+        e->rank, e->timeout_ms, where, e->cycle);
+  if (err == EFAULT)
+    return bs_err_fail(BS_ERR_PAUSED_READ, tensor,
+                       "the bytes sent to the engine of rank %d %s are not "
+                       "readable (a paused region?)",
+                       e->rank, where);
+  return dead(e, tensor, where);
+}
+
+/* Known dead. An engine that died unnoticed is found by the next write
+ * failing, as a real trainer finds it. */
+static bool gone(const bs_engine *e) {
+  return e->fd < 0 || e->death_reported;
+}
+
+/* ---- an update ---- */
+
+bs_status bs_engine_update_begin(bs_engine *e, int cycle) {
+  bs_status st = BS_OK;
+  uint64_t info = 0;
+  if (!e)
+    BS_FAIL(BS_ERR_INVALID, NULL, "update without an engine");
+  e->cycle = cycle;
+  if (gone(e)) {
+    st = dead(e, NULL, "before the update");
+    goto out;
+  }
+  bs_emsg_begin b = {.cycle = cycle};
+  if (bs_fault_hit("engine/verify", &info)) {
+    b.flip = 1;
+    b.flip_tensor = (uint32_t)info;
+    b.flip_bit = (uint32_t)(info >> 32);
+  }
+  int err = bs_wire_frame(e->fd, BS_EMSG_BEGIN, &b, sizeof b, 0, e->timeout_ms);
+  if (err) {
+    st = io_failed(e, err, NULL, "before the update");
+    goto out;
+  }
+  e->in_update = true;
+  e->bucket = 0;
+  e->nsent = 0;
+out:
+  return st;
+}
+
+void bs_engine_bucket(bs_engine *e, int k) {
+  uint64_t info = 0;
+  if (!e)
+    return;
+  e->bucket = k;
+  /* The death is real and complete before the next write: SIGKILL, then
+   * reap, so the socket is closed and that write fails every time. */
+  if (bs_fault_hit("engine/send", &info))
+    kill_now(e);
+}
+
+static bs_status check_send_args(const bs_engine *e, const char *name,
+                                 bs_dtype dtype, const void *host_ptr,
+                                 size_t nbytes, const bs_digest *expected) {
+  bs_status st = BS_OK;
+  if (!e || !name || !expected || (!host_ptr && nbytes > 0))
+    BS_FAIL(BS_ERR_INVALID, name, "engine send: missing argument");
+  if (strlen(name) > BS_ENGINE_NAME_MAX)
+    BS_FAIL(BS_ERR_INVALID, NULL, "engine send: tensor name longer than %d",
+            BS_ENGINE_NAME_MAX);
+  if ((int)dtype < 0 || dtype >= BS_DTYPE_COUNT ||
+      nbytes % bs_dtype_size(dtype) != 0)
+    BS_FAIL(BS_ERR_INVALID, name,
+            "engine send: %zu bytes are not a whole "
+            "number of elements of dtype %d",
+            nbytes, (int)dtype);
+  if (!e->in_update)
+    BS_FAIL(BS_ERR_STATE, name, "engine send outside an update");
+out:
+  return st;
+}
+
+bs_status bs_engine_send(bs_engine *e, const char *name, bs_dtype dtype,
+                         const void *host_ptr, size_t nbytes,
+                         const bs_digest *expected) {
+  bs_status st = BS_OK;
+  char where[160];
+  BS_CHECK(check_send_args(e, name, dtype, host_ptr, nbytes, expected));
+  snprintf(where, sizeof where, "in bucket %d at tensor '%.100s'", e->bucket,
+           name);
+  if (gone(e)) {
+    st = dead(e, name, where);
+    goto out;
+  }
+  bs_emsg_tensor m = {.name_len = (uint32_t)strlen(name),
+                      .dtype = (uint32_t)dtype,
+                      .nbytes = nbytes};
+  memcpy(m.expected, expected->b, sizeof m.expected);
+  int err = bs_wire_frame(e->fd, BS_EMSG_TENSOR, &m, sizeof m,
+                          m.name_len + nbytes, e->timeout_ms);
+  if (!err)
+    err = bs_wire_write(e->fd, name, m.name_len, e->timeout_ms);
+  if (!err)
+    err = bs_wire_write(e->fd, host_ptr, nbytes, e->timeout_ms);
+  if (err) {
+    st = io_failed(e, err, name, where);
+    goto out;
+  }
+  e->nsent++;
+out:
+  return st;
+}
+
+void bs_engine_result_free(bs_engine_result *r) {
+  if (!r)
+    return;
+  free(r->digests);
+  r->digests = NULL;
+}
+
+/* Reads REPLY into *res (digests allocated); an errno, or -1 when the
+ * reply is malformed. */
+static int read_reply(bs_engine *e, bs_engine_result *res) {
+  bs_eframe h;
+  bs_emsg_reply r;
+  int err = bs_wire_read(e->fd, &h, sizeof h, e->timeout_ms);
+  if (!err)
+    err = h.magic != BS_ENGINE_MAGIC || h.type != BS_EMSG_REPLY ||
+                  h.len != sizeof r + e->nsent * sizeof(bs_digest)
+              ? -1
+              : bs_wire_read(e->fd, &r, sizeof r, e->timeout_ms);
+  if (err)
+    return err;
+  if (r.ntensors != e->nsent || r.nmismatch > r.ntensors)
+    return -1;
+  res->digests = calloc(e->nsent ? e->nsent : 1, sizeof(bs_digest));
+  if (!res->digests)
+    return ENOMEM;
+  err = bs_wire_read(e->fd, res->digests, e->nsent * sizeof(bs_digest),
+                     e->timeout_ms);
+  res->cycle = e->cycle;
+  res->ntensors = r.ntensors;
+  res->nmismatch = r.nmismatch;
+  res->first_bad = r.first_bad;
+  snprintf(res->first_bad_name, sizeof res->first_bad_name, "%.*s",
+           (int)sizeof r.first_bad_name, r.first_bad_name);
+  return err;
+}
+
+static bs_status reply_failed(bs_engine *e, int err) {
+  char where[64];
+  snprintf(where, sizeof where,
+           "before answering (after bucket %d, %zu "
+           "tensors)",
+           e->bucket, e->nsent);
+  if (err == ENOMEM)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "engine reply digests");
+  if (err > 0)
+    return io_failed(e, err, NULL, where);
+  kill_now(e);
+  e->death_reported = true;
+  return bs_err_fail(BS_ERR_INTERNAL, NULL,
+                     "engine of rank %d sent a malformed "
+                     "reply (cycle %d): stopped",
+                     e->rank, e->cycle);
+}
+
+bs_status bs_engine_update_end(bs_engine *e, bs_engine_result *res) {
+  bs_status st = BS_OK;
+  bs_engine_result local = {0};
+  bs_engine_result *r = res ? res : &local;
+  if (res)
+    memset(res, 0, sizeof *res);
+  if (!e || !e->in_update)
+    BS_FAIL(BS_ERR_STATE, NULL, "engine update end without a begin");
+  bs_emsg_end end = {.ntensors = e->nsent};
+  int err =
+      bs_wire_frame(e->fd, BS_EMSG_END, &end, sizeof end, 0, e->timeout_ms);
+  if (!err)
+    err = read_reply(e, r);
+  e->in_update = false;
+  if (err) {
+    bs_engine_result_free(r);
+    st = reply_failed(e, err);
+    goto out;
+  }
+  if (r->nmismatch > 0)
+    BS_FAIL(BS_ERR_ENGINE_VERIFY, r->first_bad_name,
+            "engine of rank %d: %zu/%zu received tensors do not match the "
+            "trainer's SHA256, first '%s' (cycle %d)",
+            e->rank, r->nmismatch, r->ntensors, r->first_bad_name, e->cycle);
+out:
+  bs_engine_result_free(&local);
+  return st;
+}

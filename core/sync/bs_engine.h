@@ -1,0 +1,86 @@
+/* The rollout-engine stand-in: a separate process per trainer rank that
+ * receives weight updates and checks every tensor's SHA256 against what the
+ * trainer says it sent (check_weight_update_equal). A separate process, so
+ * that an engine death is a real process death and the trainer sees a real
+ * broken connection.
+ *
+ * The process is started by executing a binary (posix_spawn, never fork of
+ * a threaded trainer) as
+ *     exe [argv_prefix...] engine --fd 3 --rank R
+ * and that binary hands everything from "engine" on to bs_engine_main().
+ *
+ * Every read and write waits at most the handle's timeout for progress. A
+ * broken connection is BS_ERR_ENGINE_DEAD, naming the rank, the bucket and
+ * tensor, and how the process ended ("killed by signal 9"). A handle is
+ * used by one thread (its rank). */
+#ifndef BS_ENGINE_H
+#define BS_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "backup/bs_digest.h"
+#include "bs_dtype.h"
+#include "bs_err.h"
+
+typedef struct bs_engine bs_engine;
+
+/* What the engine reported at the end of an update. */
+typedef struct bs_engine_result {
+  int cycle;
+  size_t ntensors;  /* received */
+  size_t nmismatch; /* received bytes whose SHA256 differs from expected */
+  size_t first_bad; /* index of the first mismatch, when nmismatch > 0 */
+  char first_bad_name[96];
+  bs_digest *digests; /* SHA256 of what it received, in send order */
+} bs_engine_result;
+void bs_engine_result_free(bs_engine_result *r);
+
+/* Spawns the engine for `rank`. argv_prefix: NULL-terminated arguments
+ * between exe and "engine", or NULL. BS_ERR_INVALID when exe cannot be
+ * executed. */
+bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
+                          int rank, bs_engine **out);
+/* Sends QUIT and waits (bounded) for the exit, SIGKILL past it; reaps;
+ * frees. BS_OK unless the engine ended abnormally now (a death already
+ * reported by another call is not reported again). NULL is a no-op. */
+bs_status bs_engine_stop(bs_engine *e);
+/* A fresh process for the same rank (after a death). */
+bs_status bs_engine_restart(bs_engine *e);
+
+/* Starts an update. The engine/verify fault is checked here: when it
+ * fires, the engine flips a bit of one received tensor (failinfo: low 32
+ * bits the tensor index, high 32 the bit) before verifying it. */
+bs_status bs_engine_update_begin(bs_engine *e, int cycle);
+/* Start of bucket k. The engine/send fault fires here: the trainer
+ * SIGKILLs the engine (a real death) and the next write fails. */
+void bs_engine_bucket(bs_engine *e, int k);
+/* Streams one tensor: nbytes of host memory at host_ptr, and the SHA256
+ * the trainer computed for them. An unreadable host_ptr (a paused region)
+ * is BS_ERR_PAUSED_READ; the engine is stopped then, since the stream is
+ * cut mid-frame. */
+bs_status bs_engine_send(bs_engine *e, const char *name, bs_dtype dtype,
+                         const void *host_ptr, size_t nbytes,
+                         const bs_digest *expected);
+/* Ends the update and reads the engine's answer into *res (may be NULL;
+ * free with bs_engine_result_free). BS_ERR_ENGINE_VERIFY naming the first
+ * mismatching tensor when any tensor did not match; *res is filled then
+ * too. */
+bs_status bs_engine_update_end(bs_engine *e, bs_engine_result *res);
+
+/* The engine's pid, -1 once it has been reaped. */
+pid_t bs_engine_pid(const bs_engine *e);
+/* Reaps it without waiting if it has ended. */
+bool bs_engine_alive(bs_engine *e);
+int bs_engine_rank(const bs_engine *e);
+/* Longest wait for progress on the socket (default 10000 ms). */
+void bs_engine_set_timeout_ms(bs_engine *e, int ms);
+
+/* The engine process body: argv[0] is "engine", then --fd N --rank R
+ * [--idle-ms T] (longest wait for the next update, default 600000). Exit
+ * status: 0 after QUIT, 1 when the trainer closed the connection, 2 usage,
+ * 3 protocol error, 4 out of memory. */
+int bs_engine_main(int argc, char **argv);
+
+#endif

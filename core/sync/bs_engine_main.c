@@ -1,0 +1,192 @@
+/* The engine process body: receives weight updates over the socket it was
+ * given and verifies each tensor's SHA256 (check_weight_update_equal). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backup/bs_digest.h"
+#include "bs_dtype.h"
+#include "sync/bs_engine.h"
+#include "sync/bs_wire.h"
+
+enum { EXIT_QUIT = 0, EXIT_CLOSED, EXIT_USAGE, EXIT_PROTOCOL, EXIT_NOMEM };
+
+/* A tensor larger than this is a corrupt frame, not a weight. */
+#define MAX_TENSOR_BYTES (1ull << 36)
+#define IO_MS 10000
+
+typedef struct engine {
+  int fd, rank, idle_ms;
+  bs_emsg_begin begin;
+  bool flipped;
+  /* The tensor received last is verified only when the next frame comes:
+   * a flip aimed past the last tensor then still lands on the last one. */
+  bool pending;
+  bs_emsg_tensor meta;
+  char name[BS_ENGINE_NAME_MAX + 1];
+  unsigned char *buf;
+  size_t cap;
+  bs_digest *digests;
+  size_t n, dcap;
+  bs_emsg_reply reply;
+} engine;
+
+static int fatal(const engine *e, int code, const char *what) {
+  fprintf(stderr, "backstop engine (rank %d): %s\n", e->rank, what);
+  return code;
+}
+
+static int parse_int(const char *s, int *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = s ? strtol(s, &end, 10) : -1;
+  if (!s || errno || *end || v < 0 || v > INT_MAX)
+    return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_args(engine *e, int argc, char **argv) {
+  e->fd = -1;
+  e->rank = -1;
+  e->idle_ms = 600000;
+  for (int i = 1; i < argc; i += 2) {
+    int *dst = strcmp(argv[i], "--fd") == 0        ? &e->fd
+               : strcmp(argv[i], "--rank") == 0    ? &e->rank
+               : strcmp(argv[i], "--idle-ms") == 0 ? &e->idle_ms
+                                                   : NULL;
+    if (!dst || i + 1 >= argc || parse_int(argv[i + 1], dst) != 0)
+      return -1;
+  }
+  return e->fd >= 0 && e->rank >= 0 && fcntl(e->fd, F_GETFD) >= 0 ? 0 : -1;
+}
+
+/* The engine/verify fault: corrupt what was received, so the mismatch the
+ * engine reports comes from real bytes. */
+static void maybe_flip(engine *e, bool last) {
+  uint64_t bits = e->meta.nbytes * 8;
+  if (!e->begin.flip || e->flipped || bits == 0 ||
+      (e->n < e->begin.flip_tensor && !last))
+    return;
+  uint64_t bit = e->begin.flip_bit % bits;
+  e->buf[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+  e->flipped = true;
+}
+
+static int verify_pending(engine *e, bool last) {
+  if (!e->pending)
+    return 0;
+  e->pending = false;
+  maybe_flip(e, last);
+  if (e->n == e->dcap) {
+    size_t cap = e->dcap ? 2 * e->dcap : 64;
+    bs_digest *d = realloc(e->digests, cap * sizeof *d);
+    if (!d)
+      return fatal(e, EXIT_NOMEM, "out of memory for digests");
+    e->digests = d;
+    e->dcap = cap;
+  }
+  bs_digest *got = &e->digests[e->n];
+  if (bs_digest_sha256(e->buf ? (void *)e->buf : (void *)"", e->meta.nbytes,
+                       got))
+    return fatal(e, EXIT_NOMEM, "SHA256 failed");
+  if (memcmp(got->b, e->meta.expected, sizeof got->b) != 0 &&
+      e->reply.nmismatch++ == 0) {
+    e->reply.first_bad = e->n;
+    snprintf(e->reply.first_bad_name, sizeof e->reply.first_bad_name, "%.*s",
+             (int)sizeof e->reply.first_bad_name - 1, e->name);
+  }
+  e->n++;
+  return 0;
+}
+
+static int on_begin(engine *e, uint64_t len) {
+  if (len != sizeof e->begin ||
+      bs_wire_read(e->fd, &e->begin, sizeof e->begin, IO_MS))
+    return fatal(e, EXIT_PROTOCOL, "bad BEGIN frame");
+  /* A new BEGIN drops an update the trainer abandoned. */
+  e->pending = e->flipped = false;
+  e->n = 0;
+  memset(&e->reply, 0, sizeof e->reply);
+  return 0;
+}
+
+static int on_tensor(engine *e, uint64_t len) {
+  int rc = verify_pending(e, false);
+  if (rc)
+    return rc;
+  bs_emsg_tensor *m = &e->meta;
+  if (len < sizeof *m || bs_wire_read(e->fd, m, sizeof *m, IO_MS) ||
+      m->name_len > BS_ENGINE_NAME_MAX || m->dtype >= BS_DTYPE_COUNT ||
+      m->nbytes > MAX_TENSOR_BYTES ||
+      len != sizeof *m + m->name_len + m->nbytes)
+    return fatal(e, EXIT_PROTOCOL, "bad TENSOR frame");
+  if (m->nbytes > e->cap) {
+    unsigned char *b = realloc(e->buf, m->nbytes);
+    if (!b)
+      return fatal(e, EXIT_NOMEM, "out of memory for a tensor");
+    e->buf = b;
+    e->cap = m->nbytes;
+  }
+  e->name[m->name_len] = '\0';
+  if (bs_wire_read(e->fd, e->name, m->name_len, IO_MS) ||
+      bs_wire_read(e->fd, e->buf, m->nbytes, IO_MS))
+    return fatal(e, EXIT_CLOSED, "connection lost inside a tensor");
+  e->pending = true;
+  return 0;
+}
+
+static int on_end(engine *e, uint64_t len) {
+  bs_emsg_end end;
+  int rc = verify_pending(e, true);
+  if (rc)
+    return rc;
+  if (len != sizeof end || bs_wire_read(e->fd, &end, sizeof end, IO_MS) ||
+      end.ntensors != e->n)
+    return fatal(e, EXIT_PROTOCOL, "bad END frame or tensor count");
+  e->reply.ntensors = e->n;
+  size_t dlen = e->n * sizeof *e->digests;
+  if (bs_wire_frame(e->fd, BS_EMSG_REPLY, &e->reply, sizeof e->reply, dlen,
+                    IO_MS) ||
+      bs_wire_write(e->fd, e->digests, dlen, IO_MS))
+    return fatal(e, EXIT_CLOSED, "connection lost while replying");
+  return 0;
+}
+
+/* Serves frames until QUIT (0) or an exit code. */
+static int serve(engine *e) {
+  for (;;) {
+    bs_eframe h;
+    int io = bs_wire_read(e->fd, &h, sizeof h, e->idle_ms);
+    if (io == ECONNRESET)
+      return EXIT_CLOSED; /* the trainer is gone */
+    if (io)
+      return fatal(e, EXIT_CLOSED, "no frame within the idle limit");
+    if (h.magic != BS_ENGINE_MAGIC)
+      return fatal(e, EXIT_PROTOCOL, "bad frame magic");
+    int rc = h.type == BS_EMSG_BEGIN    ? on_begin(e, h.len)
+             : h.type == BS_EMSG_TENSOR ? on_tensor(e, h.len)
+             : h.type == BS_EMSG_END    ? on_end(e, h.len)
+             : h.type == BS_EMSG_QUIT   ? -1
+                                        : fatal(e, EXIT_PROTOCOL, "bad type");
+    if (rc)
+      return rc < 0 ? EXIT_QUIT : rc;
+  }
+}
+
+int bs_engine_main(int argc, char **argv) {
+  engine e = {0};
+  if (parse_args(&e, argc, argv) != 0) {
+    fprintf(stderr, "usage: engine --fd N --rank R [--idle-ms T]\n");
+    return EXIT_USAGE;
+  }
+  bs_err_set_rank(e.rank);
+  int rc = serve(&e);
+  free(e.buf);
+  free(e.digests);
+  return rc;
+}

@@ -1,0 +1,103 @@
+/* The distributed optimizer (behavior.md §3, §4 MainCast restore step 1).
+ *
+ * A chained optimizer, like Megatron's ChainedOptimizer: one inner Adam per
+ * DDP buffer that has elements (dense, expert), each owning the rank's shard
+ * of every bucket of its buffer. The shard of an inner optimizer is the
+ * concatenation of the rank's shard ranges over the buckets; "shard element
+ * i" below counts in that concatenation.
+ *
+ * Master weights and Adam state are fp32 and live in the memory saver's
+ * "default" region with a cpu backup, so they survive pause/resume.
+ *
+ * Precision-aware + CPU offload (HybridDeviceOptimizer, "HDO"): each inner
+ * optimizer's master shard is split between two maps, as Megatron's
+ * HybridDeviceOptimizer leaves them:
+ *   - host masters, shard elements [0, h): pinned host fp32 (owner
+ *     BS_PIN_OTHER, not a backuper's budget), updated by a CPU Adam; the
+ *     step-end hook copies them back (gpu_params_map_cpu_copy);
+ *   - device fp32 masters, shard elements [d0, n) with d0 < h: the
+ *     precision-aware optimizer's fp32 params (param_to_fp32_param). The
+ *     overlap [d0, h) models params that got a device fp32 param before HDO
+ *     moved them to the CPU: it is never updated, so it goes stale.
+ * The copy-back writes the host map first, then the device map only for
+ * elements not already written ([max(d0, h), n)): on overlap the host copy
+ * wins. A replay in the other order, or one letting the device win, writes
+ * the stale bytes. h = round(n * offload_fraction), d0 = h / 2.
+ *
+ * Precision-aware WITHOUT CPU offload: the real optimizer keeps the master as
+ * the bf16 param plus an int16 remainder, so the master's high half IS the
+ * param buffer and nothing can be rebuilt once that buffer is lost. It is
+ * modelled with fp32 masters (the remainder scheme is lossless, so steps are
+ * the same) and bs_optimizer_cast_to_params refuses with BS_ERR_UNSUPPORTED.
+ * CPU offload without precision-aware is rejected (BS_ERR_CONFIG), as
+ * Megatron's argument check does. */
+#ifndef BS_OPTIMIZER_H
+#define BS_OPTIMIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bs_err.h"
+#include "dev/bs_dev.h"
+#include "memsaver/bs_ms.h"
+#include "model/bs_ddp.h"
+
+typedef struct bs_optimizer_cfg {
+  float lr, beta1, beta2, eps, weight_decay;
+  bool precision_aware;    /* precision-aware optimizer */
+  bool cpu_offload;        /* optimizer CPU offload (HybridDeviceOptimizer) */
+  double offload_fraction; /* share of each inner master shard on the host */
+} bs_optimizer_cfg;
+
+typedef struct bs_optimizer bs_optimizer;
+
+/* param_buf[k]: the rank's bf16 param buffer k (device memory), NULL only
+ * for a buffer without elements. Masters start as the current params cast
+ * up to fp32; Adam m and v start at zero. */
+bs_status bs_optimizer_create(bs_dev *dev, bs_ms *ms, const bs_ddp_layout *l,
+                              int rank, const bs_optimizer_cfg *cfg,
+                              uint16_t *const param_buf[BS_BUF_COUNT],
+                              bs_optimizer **out);
+void bs_optimizer_destroy(bs_optimizer *o);
+
+/* One step (step counts from 1, for the bias corrections): Adam on the
+ * master shard with the reduce-scattered gradient read from the rank's shard
+ * range of every bucket of grad_buf (fp32, device memory), then the step-end
+ * cast fp32 -> bf16 into the rank's slice of the param buffer. The caller
+ * all-gathers afterwards. */
+bs_status bs_optimizer_step(bs_optimizer *o,
+                            float *const grad_buf[BS_BUF_COUNT], int step);
+
+/* MainCast restore step 1: the step-end copy-back again, for every inner
+ * optimizer (HDO: host map first, then the device map where not written).
+ * Bit-identical to what the last step wrote. Writes only the rank's shard
+ * ranges of the param buffers. */
+bs_status bs_optimizer_cast_to_params(bs_optimizer *o);
+
+size_t bs_optimizer_num_inner(const bs_optimizer *o);
+
+/* The live device fp32 master of inner optimizer `inner`: the elements the
+ * device Adam updates (all n without HDO; [h, n) with HDO, *n = n - h).
+ * Device memory: touch it only through dev->ops and bs_dev_copy. For the
+ * master/corrupt fault and tests. */
+bs_status bs_optimizer_master_ptr(bs_optimizer *o, int inner, float **master,
+                                  size_t *n);
+
+/* Every map of one inner optimizer, for tests and fault injection. */
+typedef struct bs_optimizer_view {
+  int buf;          /* BS_BUF_DENSE or BS_BUF_EXPERT */
+  size_t n;         /* shard elements */
+  float *host;      /* host master of [0, host_n): pinned host, or NULL */
+  size_t host_n;    /* h */
+  float *dev;       /* device master of [dev_first, n): device memory */
+  size_t dev_first; /* d0 */
+} bs_optimizer_view;
+bs_status bs_optimizer_view_get(const bs_optimizer *o, int inner,
+                                bs_optimizer_view *out);
+
+/* Pinned host bytes held by the optimizer (HDO: the host masters with their
+ * Adam state and gradient staging), all under BS_PIN_OTHER. */
+size_t bs_optimizer_host_master_bytes(const bs_optimizer *o);
+
+#endif

@@ -1,0 +1,123 @@
+/* The scenario API: one small C file per scenario, registered from a
+ * constructor, so a user adds one without touching the runner:
+ *
+ *   #include "oracles/bs_expect.h"
+ *   #include "catalog/bs_scenario.h"
+ *   static bool expect(const bs_record *r, char *detail, size_t n) {
+ *     return bs_expect_failed_alike(r, "update_weights", BS_ERR_ENGINE_DEAD,
+ *                                   false, detail, n);
+ *   }
+ *   BS_SCENARIO(engine_death) {
+ *       .name = "engine-death", .labels = "@smoke @fault @mutant-target",
+ *       .summary = "the engine dies mid-sync; every rank fails alike",
+ *       .details = "what it does, its faults and why, what it expects",
+ *       .model = "tiny", .cycles = 3, .default_ranks = 4, .min_ranks = 1,
+ *       .sets = BS_LIST("rematerialize=1", "update_buffer_bytes=2048"),
+ *       .faults = BS_LIST("name=engine/send,rank={last},cycle=1,nth=2"),
+ *       .expect = expect, .expects = "every rank fails update_weights ...",
+ *   };
+ *
+ * A scenario runs the standard lifecycle (bs_driver.h) unless it brings its
+ * own `drive` function; the oracles (bs_oracle.h) then read the run record,
+ * and `expect` is one more oracle of that scenario, as is each check a
+ * driver or `inspect` records. */
+#ifndef BS_SCENARIO_H
+#define BS_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bs_err.h"
+
+typedef struct bs_record bs_record;
+typedef struct bs_scenario bs_scenario;
+
+/* Everything one run needs, resolved from the scenario and the options. */
+typedef struct bs_run_cfg {
+  const bs_scenario *scn;
+  int ranks;
+  const char *backend; /* "sim" | "nccl" */
+  const char *device;  /* "host" | "cuda" */
+  const char *model;   /* preset or file */
+  double scale;
+  int cycles;
+  const char *const *sets; /* the user's --set, after the scenario's */
+  size_t nsets;
+  const char *const *faults; /* the user's --fault, after the scenario's */
+  size_t nfaults;
+  const char *const *mutants;
+  size_t nmutants;
+  uint64_t seed;
+  int timeout_ms;        /* watchdog: --timeout-ms, else the scenario's; 0: the
+                          * communicator's default */
+  double deadline_s;     /* the parent kills the run past this */
+  const char *artifacts; /* folder for failure artifacts; NULL: none */
+  const char *exe;       /* the backstop binary (engine processes) */
+  /* Process-per-rank (bs_launcher.h): this process runs the ranks
+   * proc*ranks/nprocs .. of the run; the processes meet in the folder
+   * rendezvous/run<run_index>. rendezvous NULL: every rank is here. */
+  int proc, nprocs;
+  const char *rendezvous;
+  size_t run_index;
+} bs_run_cfg;
+
+/* The scenario's own oracle: reads the record, says why in detail. */
+typedef bool (*bs_expect_fn)(const bs_record *rec, char *detail, size_t n);
+/* A custom driver for scenarios that are not the standard lifecycle. */
+typedef bs_status (*bs_drive_fn)(const bs_run_cfg *cfg, bs_record *rec);
+/* Runs after the driver, with the run's configuration: records what the
+ * expectation needs that the core does not (what the run's model says of a
+ * tensor, say) as checks (bs_record_check), which the reports list. */
+typedef bs_status (*bs_inspect_fn)(const bs_run_cfg *cfg, bs_record *rec);
+
+struct bs_scenario {
+  const char *name;    /* what `backstop run NAME` takes */
+  const char *labels;  /* space-separated: "@smoke @fault @mutant-target" */
+  const char *summary; /* one line for `backstop list` */
+  const char *details; /* what it does, for `backstop explain` */
+  const char *model;   /* preset or model file */
+  int cycles, default_ranks, min_ranks;
+  const char *const *sets;    /* NULL-terminated KEY=VALUE */
+  const char *const *faults;  /* NULL-terminated specs; {last} = size-1 */
+  const char *const *targets; /* mutants it is meant to catch (docs) */
+  bs_expect_fn expect;        /* NULL: the invariants only */
+  const char *expects;        /* what expect checks, in words */
+  bs_drive_fn drive;          /* NULL: bs_driver_lifecycle */
+  bs_inspect_fn inspect;      /* NULL: none; skipped like expect */
+  int timeout_ms;             /* watchdog unless --timeout-ms; 0: the default */
+};
+
+#define BS_LIST(...)                                                           \
+  (const char *const[]) {                                                      \
+    __VA_ARGS__, NULL                                                          \
+  }
+
+/* Defines and registers a scenario; the braces that follow initialise it. */
+#define BS_SCENARIO(id)                                                        \
+  static const bs_scenario bs_scenario_##id;                                   \
+  __attribute__((constructor)) static void bs_scenario_reg_##id(void) {        \
+    bs_scenario_register(&bs_scenario_##id);                                   \
+  }                                                                            \
+  static const bs_scenario bs_scenario_##id =
+
+#define BS_SCENARIO_MAX 256
+
+/* Adds s to the catalogue (kept sorted by name; a duplicate name or a full
+ * catalogue is reported on stderr and ignored). */
+void bs_scenario_register(const bs_scenario *s);
+size_t bs_scenario_count(void);
+const bs_scenario *bs_scenario_at(size_t i);
+const bs_scenario *bs_scenario_find(const char *name);
+bool bs_scenario_has_label(const bs_scenario *s, const char *label);
+
+/* Resolves selectors (a name, an @label, or an fnmatch glob over names) to
+ * scenarios in catalogue order, each once. BS_ERR_INVALID naming the first
+ * selector that matches nothing. out holds BS_SCENARIO_MAX entries. */
+bs_status bs_scenario_select(const char *const *sel, size_t nsel,
+                             const bs_scenario **out, size_t *nout);
+
+/* A scenario fault spec with {last} replaced by ranks - 1. */
+void bs_scenario_fault_expand(const char *spec, int ranks, char *out, size_t n);
+
+#endif

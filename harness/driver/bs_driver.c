@@ -1,0 +1,408 @@
+#include "driver/bs_driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backup/bs_restore_check.h"
+#include "bs_actor.h"
+#include "bs_fault.h"
+#include "bs_mutant.h"
+#include "comm/bs_comm.h"
+#include "memsaver/bs_ms.h"
+#include "model/bs_params.h"
+#include "run/bs_launcher.h"
+
+/* Ring large enough that a scenario's whole schedule fits: the uniform
+ * schedule oracle compares complete histories. */
+#define FLIGHT_SLOTS 8192
+
+typedef struct driver {
+  const bs_run_cfg *run;
+  bs_config cfg;
+  bs_model_spec model;
+  bs_record *rec;
+} driver;
+
+typedef struct rank_ctx {
+  driver *d;
+  bs_comm *comm;
+  bs_dev *dev; /* the rank's device: its pinned counters */
+  int rank;
+  bs_actor *actor;
+  bs_sync_result sync;
+} rank_ctx;
+
+bs_status bs_driver_config(const bs_run_cfg *run, bs_config *out) {
+  bs_status st = BS_OK;
+  bs_config_defaults(out);
+  for (const char *const *kv = run->scn->sets; kv && *kv; kv++)
+    BS_CHECK(bs_config_set_kv(out, *kv));
+  for (size_t i = 0; i < run->nsets; i++)
+    BS_CHECK(bs_config_set_kv(out, run->sets[i]));
+out:
+  return st;
+}
+
+bs_status bs_driver_arm(const bs_run_cfg *run) {
+  bs_status st = BS_OK;
+  bs_driver_disarm();
+  for (const char *const *f = run->scn->faults; f && *f; f++) {
+    char spec[256];
+    bs_scenario_fault_expand(*f, run->ranks, spec, sizeof spec);
+    BS_CHECK(bs_fault_arm(spec, run->seed));
+  }
+  for (size_t i = 0; i < run->nfaults; i++)
+    BS_CHECK(bs_fault_arm(run->faults[i], run->seed));
+  for (size_t i = 0; i < run->nmutants; i++) {
+    int m = bs_mutant_parse(run->mutants[i]);
+    if (m < 0)
+      BS_FAIL(BS_ERR_INVALID, NULL, "unknown mutant '%s'", run->mutants[i]);
+    bs_mutant_set((bs_mutant)m, true);
+  }
+out:
+  return st;
+}
+
+void bs_driver_disarm(void) {
+  bs_fault_disarm_all();
+  bs_fault_log_reset();
+  bs_mutant_reset();
+  bs_trap_reset();
+}
+
+bs_budget bs_driver_budget(const bs_config *c, const bs_model_spec *m) {
+  bs_budget b = {.kind = BS_BUDGET_NORMAL, .tags = 1};
+  if (bs_config_sync_reads_ms_backup(c))
+    b.kind = BS_BUDGET_MEMSAVER;
+  else if (!bs_config_enable_weight_backup(c))
+    b.kind = BS_BUDGET_NONE;
+  else if (c->rematerialize)
+    b.kind = BS_BUDGET_MAINCAST;
+  b.tags += c->with_ref + c->with_teacher + c->keep_old_actor;
+  for (size_t i = 0; i < m->n; i++) {
+    if (!bs_tensor_is_synced(&m->t[i]))
+      continue;
+    b.synced_bytes += bs_tensor_bytes(&m->t[i]);
+    if (!bs_tensor_in_ddp(&m->t[i]))
+      b.extras_bytes += bs_tensor_bytes(&m->t[i]);
+  }
+  return b;
+}
+
+bs_pause_rule bs_driver_pause_rule(const bs_config *c) {
+  /* Colocated LoRA keeps param_buffer (the adapters) resident on sleep. */
+  if (!c->offload_train || (c->colocate && bs_config_is_lora(c)))
+    return BS_PAUSE_NONE;
+  return c->rematerialize ? BS_PAUSE_AFTER_SYNC : BS_PAUSE_AT_SLEEP;
+}
+
+/* ---- one rank ---- */
+
+/* Live digests of every synced tensor, with their names. */
+static void live_digests(rank_ctx *x, bs_digests *out) {
+  size_t n = bs_actor_synced_count(x->actor), npaused = 0;
+  bs_digest *d = calloc(n ? n : 1, sizeof *d);
+  bs_tname *names = calloc(n ? n : 1, sizeof *names);
+  if (d && names && bs_actor_live_digests(x->actor, d, n, &npaused) == BS_OK) {
+    for (size_t i = 0; i < n; i++)
+      snprintf(names[i], sizeof names[i], "%s",
+               bs_actor_synced_name(x->actor, i));
+    if (bs_record_digests_set(out, d, names, n) == BS_OK)
+      out->npaused = npaused;
+  }
+  free(d);
+  free(names);
+}
+
+/* The state at the end of a phase: memory, param_buffer, digests. */
+static void take_state(rank_ctx *x, bs_event *e) {
+  memcpy(e->pinned, x->dev->pinned_cur, sizeof e->pinned);
+  memcpy(e->pinned_peak, x->dev->pinned_peak, sizeof e->pinned_peak);
+  if (!x->actor)
+    return;
+  bs_ms *ms = bs_actor_ms(x->actor);
+  e->resident = bs_ms_resident_bytes(ms);
+  e->resident_peak = bs_ms_resident_peak(ms);
+  e->param_paused = bs_ms_all_in_state(ms, BS_TAG_PARAM, BS_PAUSED);
+  bool ok = e->status == BS_OK;
+  if (ok && (!strcmp(e->phase, "init") || !strcmp(e->phase, "restore") ||
+             !strcmp(e->phase, "train_step")))
+    live_digests(x, &e->live);
+  if (!strcmp(e->phase, "update_weights") && x->sync.ntensors)
+    bs_record_digests_set(&e->recv, x->sync.received,
+                          (const bs_tname *)x->sync.names, x->sync.ntensors);
+}
+
+/* Taking the state must not disturb the phase's error record: the rank
+ * returns it to the world. */
+static void snapshot(rank_ctx *x, bs_event *e) {
+  bs_error saved = *bs_err();
+  bs_err_clear();
+  take_state(x, e);
+  bs_weight_sync_result_free(&x->sync);
+  *bs_err() = saved;
+}
+
+typedef bs_status (*phase_fn)(rank_ctx *x);
+
+static bs_status run_phase(rank_ctx *x, const char *name, int cycle,
+                           phase_fn fn) {
+  bs_record *rec = x->d->rec;
+  bs_err_clear();
+  bs_err_set_phase(name);
+  bs_event *e = bs_record_begin(rec, x->rank, name, cycle);
+  if (!e)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "run record of rank %d", x->rank);
+  bs_status st = fn(x);
+  bs_record_end(rec, x->rank, st);
+  snapshot(x, e);
+  return st;
+}
+
+static bs_status do_init(rank_ctx *x) {
+  bs_actor_opts o = {.cfg = &x->d->cfg,
+                     .model = &x->d->model,
+                     .seed = x->d->run->seed,
+                     .engine_exe = x->d->run->exe};
+  return bs_actor_init(x->comm, &o, &x->actor);
+}
+
+static bs_status do_update(rank_ctx *x) {
+  return bs_actor_update_weights(x->actor, &x->sync);
+}
+
+static bs_status do_wake(rank_ctx *x) {
+  return bs_actor_wake_up(x->actor);
+}
+
+static bs_status do_restore(rank_ctx *x) {
+  return bs_actor_restore_for_step(x->actor);
+}
+
+static bs_status do_step(rank_ctx *x) {
+  return bs_actor_train_step(x->actor);
+}
+
+static bs_status do_sleep(rank_ctx *x) {
+  return bs_actor_sleep(x->actor);
+}
+
+static bs_status do_restart(rank_ctx *x) {
+  return bs_actor_restart_engine(x->actor);
+}
+
+/* The real job restarts a dead engine and carries on with the cycle (wake
+ * up, restore, step), so the next sync checks the recovery; any other
+ * failure stops it. */
+static bs_status one_cycle(rank_ctx *x, int c) {
+  bs_status st = run_phase(x, "update_weights", c, do_update);
+  if (st == BS_ERR_ENGINE_DEAD)
+    st = run_phase(x, "restart_engine", c, do_restart);
+  BS_CHECK(st);
+  BS_CHECK(run_phase(x, "wake_up", c, do_wake));
+  BS_CHECK(run_phase(x, "restore", c, do_restore));
+  BS_CHECK(run_phase(x, "train_step", c, do_step));
+  BS_CHECK(run_phase(x, "sleep", c, do_sleep));
+out:
+  return st;
+}
+
+static bs_status lifecycle(void *arg) {
+  rank_ctx *x = arg;
+  bs_status st = BS_OK;
+  bs_fault_set_cycle(0);
+  BS_CHECK(run_phase(x, "init", 0, do_init));
+  for (int c = 0; c < x->d->run->cycles; c++) {
+    bs_fault_set_cycle(c);
+    BS_CHECK(one_cycle(x, c));
+  }
+out:
+  return st;
+}
+
+static bs_status rank_main(bs_comm *c, void *arg) {
+  rank_ctx *x = arg;
+  bs_rank_rec *rr = &x->d->rec->rank[x->rank];
+  x->comm = c;
+  bs_err_set_rank(x->rank);
+  bs_status st = bs_trap_run(lifecycle, x);
+  bs_event *e = bs_record_last(x->d->rec, x->rank);
+  /* A phase left open was unwound by a paused read: its state is
+   * undefined, so the actor is left alone (the process ends soon). */
+  rr->unwound = e && e->t1_ms < 0;
+  if (rr->unwound)
+    bs_record_end(x->d->rec, x->rank, st);
+  rr->end = st;
+  rr->end_err = *bs_err();
+  rr->returned = true;
+  if (!rr->unwound)
+    bs_actor_destroy(x->actor);
+  bs_weight_sync_result_free(&x->sync);
+  return st;
+}
+
+/* ---- the world ---- */
+
+static bs_status collect(driver *d, bs_world *w) {
+  bs_status st = BS_OK;
+  bs_record *rec = d->rec;
+  size_t n = bs_fault_log_count();
+  if (n && !(rec->fired = calloc(n, sizeof *rec->fired)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "fault log of %zu firings", n);
+  for (size_t i = 0; i < n; i++)
+    rec->nfired += bs_fault_log_get(i, &rec->fired[rec->nfired]);
+  n = bs_trap_count();
+  if (n && !(rec->reads = calloc(n, sizeof *rec->reads)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%zu paused reads", n);
+  for (size_t i = 0; i < n; i++)
+    rec->nreads += bs_trap_get(i, &rec->reads[rec->nreads]);
+  int first = bs_launcher_first_rank(d->run);
+  for (int k = 0; k < bs_launcher_local_ranks(d->run); k++)
+    rec->rank[first + k].flight = bs_world_flight_json(w, k);
+  const char *report = bs_world_report(w);
+  rec->world_report = strdup(report ? report : "");
+  rec->detect_ms = bs_world_detect_ms(w);
+out:
+  return st;
+}
+
+/* In a process-per-rank run the NCCL unique id travels through the run's
+ * folder, and so does a failure when the ranks are in several processes;
+ * sim ranks in several processes meet in a file there. */
+typedef struct world_paths {
+  char dir[1024], uid[1100], shm[1100];
+} world_paths;
+
+static void world_opts(const driver *d, world_paths *p, bs_world_opts *wo) {
+  const bs_run_cfg *run = d->run;
+  *wo = (bs_world_opts){.backend = run->backend,
+                        .size = bs_launcher_local_ranks(run),
+                        .timeout_ms = run->timeout_ms,
+                        .fingerprint = true,
+                        .flight_slots = FLIGHT_SLOTS};
+  if (!run->rendezvous)
+    return;
+  bs_launcher_run_dir(run, p->dir, sizeof p->dir);
+  snprintf(p->uid, sizeof p->uid, "%s/nccl.uid", p->dir);
+  snprintf(p->shm, sizeof p->shm, "%s/sim.shm", p->dir);
+  wo->global_size = run->ranks;
+  wo->first_rank = bs_launcher_first_rank(run);
+  wo->uid_path = p->uid;
+  wo->shm_path = run->nprocs > 1 ? p->shm : NULL;
+  /* The sim's shared board carries failures across processes itself. */
+  bool nccl = strcmp(run->backend, "nccl") == 0;
+  wo->abort_dir = run->nprocs > 1 && nccl ? p->dir : NULL;
+}
+
+static bs_status run_world(driver *d, bs_dev **devs, rank_ctx *ctx) {
+  bs_status st = BS_OK;
+  bs_world *w = NULL;
+  bs_world_opts wo;
+  world_paths paths;
+  world_opts(d, &paths, &wo);
+  int n = wo.size;
+  void **args = calloc((size_t)n, sizeof *args);
+  if (!args)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "world of %d ranks", n);
+  /* Global rank k on GPU k (mod the GPUs there are), as the nccl backend
+   * puts its communicator: a rank's buffers must live on its own GPU. */
+  int gpus = strcmp(d->run->device, "cuda") == 0 ? bs_dev_cuda_count() : 0;
+  for (int i = 0; i < n; i++) {
+    int k = wo.first_rank + i;
+    BS_CHECK(bs_dev_create(d->run->device, gpus > 0 ? k % gpus : 0, &devs[i]));
+    ctx[i] = (rank_ctx){.d = d, .rank = k, .dev = devs[i]};
+    args[i] = &ctx[i];
+  }
+  BS_CHECK(bs_world_create(&wo, &w));
+  /* The ranks' own failures are in the record; only setup errors count. */
+  bs_world_run(w, devs, rank_main, args);
+  bs_err_clear();
+  BS_CHECK(collect(d, w));
+out:
+  bs_world_destroy(w);
+  free(args);
+  return st;
+}
+
+/* The initial weights as a fresh parameter store on the host device holds
+ * them: the same model and seed, none of the ranks' code paths. */
+static bs_status initial_digests(const driver *d, bs_digests *out) {
+  bs_status st = BS_OK;
+  bs_dev *dev = NULL;
+  bs_ms *ms = NULL;
+  bs_params *p = NULL;
+  const bs_tensor **t = NULL;
+  bs_digest *dig = NULL;
+  bs_tname *names = NULL;
+  BS_CHECK(bs_dev_host_create(&dev));
+  BS_CHECK(bs_ms_create(dev, d->run->seed, &ms));
+  BS_CHECK(bs_params_create(dev, ms, &d->model, 1, d->cfg.sim.bucket_numel,
+                            true, &p));
+  BS_CHECK(bs_params_fill(p, d->run->seed));
+  size_t n = bs_params_synced(p, NULL, 0);
+  t = calloc(n ? n : 1, sizeof *t);
+  dig = calloc(n ? n : 1, sizeof *dig);
+  names = calloc(n ? n : 1, sizeof *names);
+  if (!t || !dig || !names)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "digests of %zu initial tensors", n);
+  bs_params_synced(p, t, n);
+  for (size_t i = 0; i < n; i++)
+    snprintf(names[i], sizeof names[i], "%s", t[i]->spec->name);
+  BS_CHECK(bs_tensor_hash_observe(dev, ms, t, n, dig, NULL));
+  BS_CHECK(bs_record_digests_set(out, dig, names, n));
+out:
+  free(names);
+  free(dig);
+  free(t);
+  bs_params_destroy(p);
+  bs_ms_destroy(ms);
+  bs_dev_destroy(dev);
+  return st;
+}
+
+bs_status bs_driver_lifecycle(const bs_run_cfg *run, bs_record *rec) {
+  bs_status st = BS_OK;
+  driver d = {.run = run, .rec = rec};
+  int n = bs_launcher_local_ranks(run), first = bs_launcher_first_rank(run);
+  bs_dev **devs = calloc((size_t)n, sizeof *devs);
+  rank_ctx *ctx = calloc((size_t)n, sizeof *ctx);
+  if (!devs || !ctx)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "world of %d ranks", n);
+  BS_CHECK(bs_driver_config(run, &d.cfg));
+  BS_CHECK(bs_config_validate(&d.cfg));
+  BS_CHECK(bs_model_load(run->model, run->scale, &d.model));
+  rec->budget = bs_driver_budget(&d.cfg, &d.model);
+  rec->pause_rule = bs_driver_pause_rule(&d.cfg);
+  BS_CHECK(initial_digests(&d, &rec->init_ref));
+  BS_CHECK(run_world(&d, devs, ctx));
+out:
+  /* An unwound rank's actor still holds its device's memory: leave both. */
+  for (int i = 0; devs && i < n; i++)
+    if (!rec->rank || !rec->rank[first + i].unwound)
+      bs_dev_destroy(devs[i]);
+  free(devs);
+  free(ctx);
+  bs_model_free(&d.model);
+  return st;
+}
+
+bs_status bs_driver_run(const bs_run_cfg *run, bs_record *rec) {
+  bs_status st = BS_OK;
+  const bs_scenario *s = run->scn;
+  snprintf(rec->backend, sizeof rec->backend, "%s", run->backend);
+  rec->nprocs = run->nprocs > 1 ? run->nprocs : 1;
+  BS_CHECK(bs_driver_arm(run));
+  BS_CHECK(s->drive ? s->drive(run, rec) : bs_driver_lifecycle(run, rec));
+out:
+  bs_driver_disarm();
+  return st;
+}
+
+bs_status bs_driver_inspect(const bs_run_cfg *run, bs_record *rec) {
+  /* Part of the expectation, so skipped where it is: the user's faults are
+   * not the ones the scenario's expectation describes. */
+  if (!run->scn->inspect || run->nfaults)
+    return BS_OK;
+  return run->scn->inspect(run, rec);
+}

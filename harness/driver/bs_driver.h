@@ -1,0 +1,41 @@
+/* The lifecycle driver: builds a world of N ranks, arms the run's faults
+ * and mutants, drives every rank's actor through init and the colocated
+ * RL cycle, and records each phase's outcome and the state at its end
+ * (bs_record.h). It never judges: the oracles do, from the record. */
+#ifndef BS_DRIVER_H
+#define BS_DRIVER_H
+
+#include "catalog/bs_scenario.h"
+#include "model/bs_config.h"
+#include "model/bs_model.h"
+#include "record/bs_record.h"
+
+/* The run's configuration: defaults, the scenario's --set, the user's. */
+bs_status bs_driver_config(const bs_run_cfg *cfg, bs_config *out);
+/* Arms the scenario's and the user's faults and sets the mutants. */
+bs_status bs_driver_arm(const bs_run_cfg *cfg);
+void bs_driver_disarm(void);
+
+/* The budget and pause rule of a validated configuration (what the memory
+ * and pause-safety oracles hold the run to). */
+bs_budget bs_driver_budget(const bs_config *c, const bs_model_spec *m);
+bs_pause_rule bs_driver_pause_rule(const bs_config *c);
+
+/* The standard lifecycle, on every rank:
+ *   init; for each cycle: update_weights, wake_up, restore, train_step,
+ *   sleep.
+ * After an agreed engine death the engine is restarted and the cycle goes
+ * on (so the next sync checks the recovery); any other failure ends the
+ * run, as the real job would stop. Returns a setup failure (no world, bad
+ * model); what the core did is in rec, whatever it was. */
+bs_status bs_driver_lifecycle(const bs_run_cfg *cfg, bs_record *rec);
+
+/* The scenario's driver (its own or the lifecycle), with its faults and
+ * mutants armed around it. */
+bs_status bs_driver_run(const bs_run_cfg *cfg, bs_record *rec);
+
+/* The scenario's inspect hook on the whole record (in a process-per-rank
+ * run, once process 0 has merged every part); nothing with user faults. */
+bs_status bs_driver_inspect(const bs_run_cfg *cfg, bs_record *rec);
+
+#endif

@@ -1,0 +1,100 @@
+/* Building blocks for scenarios' own expectations (the `expect` oracle of
+ * a scenario). Each reads only the run record and says why. */
+#ifndef BS_EXPECT_H
+#define BS_EXPECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "record/bs_record.h"
+
+/* Every phase of every rank succeeded (and there was at least one cycle). */
+bool bs_expect_all_ok(const bs_record *r, char *d, size_t n);
+
+/* The first failed phase of rank k (NULL when none). */
+const bs_event *bs_expect_first_failure(const bs_record *r, int k);
+/* Rank k's `phase` of `cycle` (NULL when it never ran). */
+const bs_event *bs_expect_find(const bs_record *r, int k, const char *phase,
+                               int cycle);
+/* Rank k's first successful `phase` after its first failure (NULL: none). */
+const bs_event *bs_expect_after_failure(const bs_record *r, int k,
+                                        const char *phase);
+
+/* Every rank failed first in `phase` (NULL: wherever rank 0 did) with
+ * status `st` (BS_OK: whatever rank 0 got); with tensor, every error names
+ * the same non-empty tensor. */
+bool bs_expect_failed_alike(const bs_record *r, const char *phase, bs_status st,
+                            bool tensor, char *d, size_t n);
+
+/* bs_expect_failed_alike, and nothing ran after it (a failed verification
+ * or an agreed fatal error ends the job). */
+bool bs_expect_failed_and_stopped(const bs_record *r, const char *phase,
+                                  bs_status st, bool tensor, char *d, size_t n);
+
+/* After its first failure, every rank got through a later successful
+ * `phase` (recovery). */
+bool bs_expect_recovered(const bs_record *r, const char *phase, char *d,
+                         size_t n);
+
+/* No rank recorded anything after its first failure (the run stopped). */
+bool bs_expect_stopped(const bs_record *r, char *d, size_t n);
+
+/* No failed phase lasted `ms` or longer (a generous bound proving nothing
+ * waited for the collective watchdog's timeout). */
+bool bs_expect_fast_failures(const bs_record *r, double ms, char *d, size_t n);
+
+/* Collectives one rank issued during one of its phases. */
+typedef struct bs_coll_count {
+  size_t all;
+  size_t data; /* unlabelled ones: payload (bucket) gathers, not the
+                * agreement or the tensor-set fingerprint */
+} bs_coll_count;
+
+/* The collectives of rank k's flight recorder created during e. False,
+ * saying why, when the rank has no readable recorder. */
+bool bs_expect_count_collectives(const bs_record *r, int k, const bs_event *e,
+                                 bs_coll_count *out, char *d, size_t n);
+
+/* In `phase` of `cycle`, every rank issued as many collectives, and as many
+ * data ones, as rank 0; *out gets rank 0's counts. */
+bool bs_expect_same_collectives(const bs_record *r, const char *phase,
+                                int cycle, bs_coll_count *out, char *d,
+                                size_t n);
+
+/* Every named check of the record (bs_record_check) holds, and there is at
+ * least one. */
+bool bs_expect_checks_ok(const bs_record *r, char *d, size_t n);
+
+/* The watchdog timeout the hang/desync report states (-1: no report). */
+int bs_expect_report_timeout_ms(const bs_record *r);
+/* The world's hang/desync report, or "(none)" for details. */
+const char *bs_expect_report(const bs_record *r);
+
+/* The report's line for rank k on its own ("rank 3: dead after #12: ..."),
+ * without its indent; false when no line names exactly that rank alone. */
+bool bs_expect_report_line(const bs_record *r, int k, char *line, size_t n);
+
+/* A hang or desync was contained (detect_ms is set) well within the
+ * watchdog: detection and every failed phase took less than half the
+ * timeout the report states, so nothing waited for it. */
+bool bs_expect_contained_fast(const bs_record *r, char *d, size_t n);
+
+/* Finds rank k's line in the report and judges it (d: the line, or why). */
+typedef bool (*bs_report_line_check)(const bs_record *r, int k, char *d,
+                                     size_t n);
+/* A dead or stuck rank was contained: as bs_expect_contained_fast where
+ * one lock sees every rank (one process, or the sim's shared board across
+ * processes); with NCCL across processes the failure reaches the others
+ * through the rendezvous folder (or their watchdogs) and each must abort
+ * its own communicators, so detection and every failed phase must stay
+ * within 1.5 timeouts + 1 s. */
+bool bs_expect_contained(const bs_record *r, char *d, size_t n);
+
+/* Contained (fast: bs_expect_contained_fast, else bs_expect_contained),
+ * and names() accepts rank k's report line; d then reads "<head>, <how
+ * contained>; the report says '<line>'". */
+bool bs_expect_contained_naming(const bs_record *r, bool fast,
+                                bs_report_line_check names, int k,
+                                const char *head, char *d, size_t n);
+
+#endif

@@ -1,0 +1,26 @@
+#include "oracles/bs_oracle.h"
+
+#include <stdio.h>
+
+bool bs_oracle_no_paused_reads(const bs_record *r, char *detail, size_t n) {
+  if (r->nreads > 0) {
+    const bs_paused_read *p = &r->reads[0];
+    snprintf(detail, n,
+             "rank %d read paused %s at offset %zu in %s (%zu paused "
+             "read%s)",
+             p->rank, p->tag, p->offset, p->phase, r->nreads,
+             r->nreads == 1 ? "" : "s");
+    return false;
+  }
+  for (int k = 0; k < r->nranks; k++) {
+    const bs_rank_rec *rr = &r->rank[k];
+    for (size_t i = 0; i < rr->n; i++)
+      if (rr->ev[i].status == BS_ERR_PAUSED_READ) {
+        snprintf(detail, n, "rank %d, cycle %d %s: %s", k, rr->ev[i].cycle,
+                 rr->ev[i].phase, rr->ev[i].err.message);
+        return false;
+      }
+  }
+  snprintf(detail, n, "no paused allocation was read");
+  return true;
+}

@@ -1,0 +1,104 @@
+#include "oracles/bs_oracle.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/bs_schedule.h"
+
+/* Faults that make a rank leave the common schedule on purpose. */
+static const char *const diverging[] = {"comm/diverge", "comm/rank_exit",
+                                        "sync/tensor_set", NULL};
+
+static bool same_coll(const bs_coll_rec *a, const bs_coll_rec *b) {
+  return strcmp(a->op, b->op) == 0 && strcmp(a->shape, b->shape) == 0 &&
+         strcmp(a->label, b->label) == 0;
+}
+
+static long last_seq(const bs_schedule *s) {
+  return s->n ? s->c[s->n - 1].seq : -1;
+}
+
+/* First difference between rank 0's and rank k's schedules. */
+static bool differ(const bs_schedule *s, int k, char *detail, size_t n) {
+  const bs_schedule *a = &s[0], *b = &s[k];
+  for (size_t i = 0; i < a->n; i++) {
+    const bs_coll_rec *y = bs_schedule_find(b, a->c[i].seq);
+    if (y && !same_coll(&a->c[i], y)) {
+      const bs_coll_rec *x = &a->c[i];
+      snprintf(detail, n, "collective #%ld: rank 0 %s %s%s, rank %d %s %s%s",
+               x->seq, x->op, x->label, x->shape, k, y->op, y->label, y->shape);
+      return true;
+    }
+  }
+  if (last_seq(a) != last_seq(b)) {
+    snprintf(detail, n,
+             "rank 0 issued collectives up to #%ld, rank %d up to "
+             "#%ld",
+             last_seq(a), k, last_seq(b));
+    return true;
+  }
+  return false;
+}
+
+/* Contained: a diverging fault fired and every rank returned, each
+ * surviving one with an error (the desync was reported, not swallowed). */
+static bool contained(const bs_record *r) {
+  if (!bs_oracle_fired_any(r, diverging, -1))
+    return false;
+  for (int k = 0; k < r->nranks; k++) {
+    const bs_event *e = bs_record_last(r, k);
+    if (!r->rank[k].returned)
+      return false;
+    if (!bs_oracle_rank_lost(r, k) && (!e || !bs_oracle_event_failed(e)))
+      return false;
+  }
+  return true;
+}
+
+static bool parse_all(const bs_record *r, bs_schedule *s, char *detail,
+                      size_t n) {
+  for (int k = 0; k < r->nranks; k++) {
+    const char *dump =
+        r->rank[k].flight ? r->rank[k].flight : "{\"entries\":[]}";
+    if (bs_schedule_parse(dump, &s[k]) != BS_OK) {
+      snprintf(detail, n, "rank %d: unreadable flight recorder: %s", k,
+               bs_err()->message);
+      bs_err_clear();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool bs_oracle_uniform_schedule(const bs_record *r, char *detail, size_t n) {
+  if (r->nranks <= 0 || !r->rank[0].flight) {
+    snprintf(detail, n, "no collectives recorded");
+    return true;
+  }
+  bs_schedule *s = calloc((size_t)r->nranks, sizeof *s);
+  bool ok = s && parse_all(r, s, detail, n);
+  if (!s)
+    snprintf(detail, n, "out of memory reading %d schedules", r->nranks);
+  bool diverged = false;
+  for (int k = 1; ok && !diverged && k < r->nranks; k++)
+    diverged = differ(s, k, detail, n);
+  if (ok && diverged) {
+    ok = contained(r);
+    size_t len = strlen(detail);
+    snprintf(detail + len, n - len, "%s",
+             ok ? "; contained: a diverging fault fired and every rank "
+                  "returned with an error"
+                : "; not contained by a fired fault and an error on every "
+                  "rank");
+  } else if (ok) {
+    snprintf(detail, n,
+             "all %d ranks issued the same collectives (up to "
+             "#%ld)",
+             r->nranks, last_seq(&s[0]));
+  }
+  for (int k = 0; s && k < r->nranks; k++)
+    bs_schedule_free(&s[k]);
+  free(s);
+  return ok;
+}

@@ -1,0 +1,140 @@
+#include "record/bs_record.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double clock_ms(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double mono_ms(void) {
+  return clock_ms(CLOCK_MONOTONIC);
+}
+
+bs_status bs_record_init(bs_record *r, int nranks, int cycles) {
+  memset(r, 0, sizeof *r);
+  r->nranks = nranks;
+  r->cycles = cycles;
+  snprintf(r->backend, sizeof r->backend, "sim");
+  r->nprocs = 1;
+  r->detect_ms = -1;
+  r->start_mono_ms = mono_ms();
+  r->start_real_ms = clock_ms(CLOCK_REALTIME);
+  if (nranks <= 0)
+    return BS_OK;
+  r->rank = calloc((size_t)nranks, sizeof *r->rank);
+  if (!r->rank)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "run record for %d ranks", nranks);
+  return BS_OK;
+}
+
+void bs_record_digests_free(bs_digests *d) {
+  free(d->d);
+  free(d->names);
+  memset(d, 0, sizeof *d);
+}
+
+bs_status bs_record_digests_set(bs_digests *d, const bs_digest *dig,
+                                const bs_tname *names, size_t n) {
+  bs_record_digests_free(d);
+  if (n == 0)
+    return BS_OK;
+  d->d = malloc(n * sizeof *d->d);
+  d->names = malloc(n * sizeof *d->names);
+  if (!d->d || !d->names) {
+    bs_record_digests_free(d);
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "digests of %zu tensors", n);
+  }
+  memcpy(d->d, dig, n * sizeof *d->d);
+  memcpy(d->names, names, n * sizeof *d->names);
+  d->n = n;
+  return BS_OK;
+}
+
+void bs_record_rank_free(bs_rank_rec *rr) {
+  for (size_t i = 0; i < rr->n; i++) {
+    bs_record_digests_free(&rr->ev[i].live);
+    bs_record_digests_free(&rr->ev[i].recv);
+  }
+  free(rr->ev);
+  free(rr->flight);
+  memset(rr, 0, sizeof *rr);
+}
+
+void bs_record_free(bs_record *r) {
+  for (int k = 0; r->rank && k < r->nranks; k++)
+    bs_record_rank_free(&r->rank[k]);
+  free(r->rank);
+  free(r->fired);
+  free(r->reads);
+  free(r->world_report);
+  bs_record_digests_free(&r->init_ref);
+  free(r->checks);
+  memset(r, 0, sizeof *r);
+}
+
+double bs_record_now_ms(const bs_record *r) {
+  return mono_ms() - r->start_mono_ms;
+}
+
+bs_event *bs_record_begin(bs_record *r, int rank, const char *phase,
+                          int cycle) {
+  bs_rank_rec *rr = &r->rank[rank];
+  if (rr->n == rr->cap) {
+    size_t cap = rr->cap ? rr->cap * 2 : 16;
+    bs_event *ev = realloc(rr->ev, cap * sizeof *ev);
+    if (!ev)
+      return NULL;
+    rr->ev = ev;
+    rr->cap = cap;
+  }
+  bs_event *e = &rr->ev[rr->n++];
+  memset(e, 0, sizeof *e);
+  snprintf(e->phase, sizeof e->phase, "%s", phase);
+  e->cycle = cycle;
+  e->param_paused = -1;
+  e->t0_ms = bs_record_now_ms(r);
+  e->t1_ms = -1;
+  return e;
+}
+
+void bs_record_end(bs_record *r, int rank, bs_status st) {
+  bs_event *e = bs_record_last(r, rank);
+  if (!e || e->t1_ms >= 0)
+    return;
+  e->status = st;
+  if (st != BS_OK) {
+    e->err = *bs_err();
+    /* A status without a record (a bug elsewhere) still names itself. */
+    if (e->err.code == BS_OK)
+      e->err.code = st;
+  }
+  e->t1_ms = bs_record_now_ms(r);
+}
+
+bs_event *bs_record_last(const bs_record *r, int rank) {
+  const bs_rank_rec *rr = &r->rank[rank];
+  return rr->n ? &rr->ev[rr->n - 1] : NULL;
+}
+
+bs_status bs_record_check(bs_record *r, const char *name, bool ok,
+                          const char *fmt, ...) {
+  bs_check *c = realloc(r->checks, (r->nchecks + 1) * sizeof *c);
+  if (!c)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "check %s", name);
+  r->checks = c;
+  c = &c[r->nchecks++];
+  memset(c, 0, sizeof *c);
+  snprintf(c->name, sizeof c->name, "%s", name);
+  c->ok = ok;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->detail, sizeof c->detail, fmt, ap);
+  va_end(ap);
+  return BS_OK;
+}

@@ -1,0 +1,127 @@
+/* The run record: what the core did, phase by phase and rank by rank. The
+ * driver fills it; the oracles read nothing else. Each rank's thread writes
+ * only its own bs_rank_rec, so recording needs no lock. */
+#ifndef BS_RECORD_H
+#define BS_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backup/bs_digest.h"
+#include "bs_err.h"
+#include "bs_fault.h"
+#include "dev/bs_dev.h"
+#include "memsaver/bs_ms.h"
+
+#define BS_PHASE_MAX 32
+#define BS_TNAME_MAX 96
+
+typedef char bs_tname[BS_TNAME_MAX];
+
+/* Digests of a tensor list (names in the same order). */
+typedef struct bs_digests {
+  bs_digest *d;
+  bs_tname *names;
+  size_t n;
+  size_t npaused; /* live digests only: tensors that were paused */
+} bs_digests;
+
+/* One lifecycle phase on one rank: its outcome and the state at its end. */
+typedef struct bs_event {
+  char phase[BS_PHASE_MAX]; /* "init", "update_weights", "restore", ... */
+  int cycle;
+  bs_status status;
+  bs_error err;        /* when status != BS_OK */
+  double t0_ms, t1_ms; /* since the run started; t1 < 0 while open */
+  size_t pinned[BS_PIN_OWNER_COUNT], pinned_peak[BS_PIN_OWNER_COUNT];
+  size_t resident, resident_peak;
+  int param_paused; /* param_buffer all PAUSED: 1, not: 0, unknown: -1 */
+  bs_digests live;  /* live digests at the end (n == 0: not taken) */
+  bs_digests recv;  /* update_weights: what the engine received */
+} bs_event;
+
+typedef struct bs_rank_rec {
+  bs_event *ev;
+  size_t n, cap;
+  bool returned; /* the rank body came back (normally or unwound) */
+  bool unwound;  /* a paused read unwound it */
+  bs_status end; /* what the rank body returned */
+  bs_error end_err;
+  char *flight; /* its flight recorder as JSON, NULL when none */
+} bs_rank_rec;
+
+/* How pause safety applies to this configuration. */
+typedef enum bs_pause_rule {
+  BS_PAUSE_NONE = 0,   /* param_buffer stays resident (no offload, LoRA) */
+  BS_PAUSE_AT_SLEEP,   /* Normal under offload: paused from sleep on */
+  BS_PAUSE_AFTER_SYNC, /* MainCast: update_weights pauses it, any path */
+} bs_pause_rule;
+
+/* What the pinned host budget of the backuper is made of (per rank). */
+typedef enum bs_budget_kind {
+  BS_BUDGET_NONE = 0, /* no weight backup: nothing pinned */
+  BS_BUDGET_NORMAL,   /* full copy of every synced tensor per tag */
+  BS_BUDGET_MAINCAST, /* extras for actor, full copies for other tags */
+  BS_BUDGET_MEMSAVER, /* colocated LoRA reads the memory saver: nothing */
+} bs_budget_kind;
+
+typedef struct bs_budget {
+  bs_budget_kind kind;
+  size_t synced_bytes; /* bytes of every synced tensor */
+  size_t extras_bytes; /* expert_bias buffers, fp32 and frozen params */
+  int tags;            /* backed-up tags, actor included */
+} bs_budget;
+
+/* A named check of a custom driver (config-matrix: one per rule). */
+typedef struct bs_check {
+  char name[64];
+  bool ok;
+  char detail[256];
+} bs_check;
+
+typedef struct bs_record {
+  int nranks, cycles;
+  char backend[8]; /* "sim" or "nccl" */
+  int nprocs;      /* processes the ranks were spread over (1: threads) */
+  bs_pause_rule pause_rule;
+  bs_budget budget;
+  double start_mono_ms; /* CLOCK_MONOTONIC at the start */
+  double start_real_ms; /* CLOCK_REALTIME then: flight timestamps use it */
+  double duration_ms, deadline_ms;
+  bs_rank_rec *rank;
+  bs_fault_fired *fired;
+  size_t nfired;
+  bs_paused_read *reads;
+  size_t nreads;
+  char *world_report; /* the hang/desync report, NULL or "" when none */
+  double detect_ms;   /* < 0: nothing was contained */
+  bs_check *checks;
+  size_t nchecks;
+  /* The synced tensors' digests at init, computed apart from the ranks
+   * from the model and the seed (n == 0: none): the reference for the
+   * first sync and restore, before any step end exists. */
+  bs_digests init_ref;
+} bs_record;
+
+bs_status bs_record_init(bs_record *r, int nranks, int cycles);
+void bs_record_free(bs_record *r);
+void bs_record_rank_free(bs_rank_rec *rr); /* and zeroes it */
+double bs_record_now_ms(const bs_record *r);
+
+/* Opens a phase on rank; the pointer is valid until the next begin. */
+bs_event *bs_record_begin(bs_record *r, int rank, const char *phase, int cycle);
+/* Closes the open phase with st (and this thread's bs_err() if it failed). */
+void bs_record_end(bs_record *r, int rank, bs_status st);
+/* The last event of rank (NULL when none). */
+bs_event *bs_record_last(const bs_record *r, int rank);
+
+/* Copies n digests (and names) into d. */
+bs_status bs_record_digests_set(bs_digests *d, const bs_digest *dig,
+                                const bs_tname *names, size_t n);
+void bs_record_digests_free(bs_digests *d);
+
+bs_status bs_record_check(bs_record *r, const char *name, bool ok,
+                          const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

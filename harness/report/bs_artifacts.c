@@ -1,0 +1,55 @@
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bs_file.h"
+#include "report/bs_artifacts.h"
+#include "report/bs_report.h"
+#include "report/bs_trace.h"
+
+static bs_status save_str(const char *path, const char *text) {
+  bs_buf b = {0};
+  bs_buf_printf(&b, "%s", text);
+  bs_status st = bs_report_save(path, &b);
+  bs_buf_free(&b);
+  return st;
+}
+
+static void run_dir(const char *dir, const bs_result *res, char *out,
+                    size_t n) {
+  int len = snprintf(out, n, "%s/%s-r%d-s%llu", dir, res->scenario, res->ranks,
+                     (unsigned long long)res->seed);
+  for (size_t i = 0; i < res->nmutants && len >= 0 && (size_t)len < n; i++)
+    len += snprintf(out + len, n - (size_t)len, "-%s", res->mutants[i]);
+}
+
+bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
+                             bs_result *res) {
+  bs_status st = BS_OK;
+  char base[768], path[1024];
+  bs_buf trace = {0};
+  run_dir(dir, res, base, sizeof base);
+  BS_CHECK(bs_file_mkdir_p(base));
+  for (int k = 0; k < rec->nranks; k++) {
+    if (!rec->rank[k].flight)
+      continue;
+    snprintf(path, sizeof path, "%s/rank%d.flight.json", base, k);
+    BS_CHECK(save_str(path, rec->rank[k].flight));
+    BS_CHECK(bs_result_add_flight(res, path));
+  }
+  snprintf(path, sizeof path, "%s/trace.json", base);
+  bs_trace_json(&trace, rec, res->repro ? res->repro : res->scenario);
+  BS_CHECK(bs_report_save(path, &trace));
+  if (!(res->trace = strdup(path)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "artifacts: out of memory");
+  if (rec->world_report && rec->world_report[0]) {
+    snprintf(path, sizeof path, "%s/report.txt", base);
+    BS_CHECK(save_str(path, rec->world_report));
+    if (!(res->report = strdup(path)))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "artifacts: out of memory");
+  }
+out:
+  bs_buf_free(&trace);
+  return st;
+}

@@ -1,0 +1,15 @@
+/* The failure artifacts of one run: each rank's flight-recorder dump, the
+ * trace timeline and the hang report. */
+#ifndef BS_ARTIFACTS_H
+#define BS_ARTIFACTS_H
+
+#include "record/bs_record.h"
+#include "report/bs_result.h"
+
+/* Writes dir/<run>/rank<R>.flight.json and dir/<run>/trace.json, where
+ * <run> names the scenario, ranks, seed and mutants, and lists them in res.
+ * BS_ERR_INVALID naming the path that could not be written. */
+bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
+                             bs_result *res);
+
+#endif

@@ -1,0 +1,45 @@
+/* Reports over finished runs: the verdict table and per-run lines for
+ * people, the JSON report of cli.md and JUnit XML for machines. */
+#ifndef BS_REPORT_H
+#define BS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "report/bs_result.h"
+#include "util/bs_buf.h"
+
+typedef struct bs_summary {
+  size_t runs, pass, fail, hang, crash;
+} bs_summary;
+bs_summary bs_report_summarize(const bs_result *runs, size_t n);
+
+/* One mutant of `backstop mutants`: the scenarios that caught it. */
+typedef struct bs_kill {
+  char name[48];
+  char **killed_by;
+  size_t nkilled;
+  bool survived;
+} bs_kill;
+void bs_report_kill_free(bs_kill *k);
+
+/* cli.md's report: schema 1, version, runs, summary, and "mutants" when
+ * kills is not NULL. */
+void bs_report_json(bs_buf *b, const bs_result *runs, size_t n,
+                    const bs_kill *kills, size_t nkills);
+/* One testsuite, one testcase per run; a failure lists the failed
+ * oracles (or says hang/crash). */
+void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n);
+/* "PASS  engine-death  4 ranks  41.7 ms" and, for a failure or with
+ * verbose, one line per oracle and the repro command. */
+void bs_report_table_line(FILE *out, const bs_result *r, int verbosity);
+/* The final table: one row per run and the summary line. */
+void bs_report_table(FILE *out, const bs_result *runs, size_t n);
+/* "15 runs: 15 passed, 0 failed, 0 hung, 0 crashed" */
+void bs_report_table_summary(FILE *out, const bs_result *runs, size_t n);
+
+/* Writes b to path ("-": stdout). BS_ERR_INVALID naming path and why. */
+bs_status bs_report_save(const char *path, const bs_buf *b);
+
+#endif

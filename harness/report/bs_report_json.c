@@ -1,0 +1,38 @@
+#include "report/bs_report.h"
+
+#include <stdlib.h>
+
+static void kills_json(bs_buf *b, const bs_kill *kills, size_t n) {
+  bs_buf_printf(b, ",\n  \"mutants\": [");
+  for (size_t i = 0; i < n; i++) {
+    bs_buf_printf(b, "%s\n    {\"name\": ", i ? "," : "");
+    bs_buf_json_str(b, kills[i].name);
+    bs_buf_printf(b, ", \"killed_by\": [");
+    for (size_t k = 0; k < kills[i].nkilled; k++) {
+      bs_buf_printf(b, "%s", k ? ", " : "");
+      bs_buf_json_str(b, kills[i].killed_by[k]);
+    }
+    bs_buf_printf(b, "], \"survived\": %s}",
+                  kills[i].survived ? "true" : "false");
+  }
+  bs_buf_printf(b, "%s]", n ? "\n  " : "");
+}
+
+void bs_report_json(bs_buf *b, const bs_result *runs, size_t n,
+                    const bs_kill *kills, size_t nkills) {
+  bs_summary s = bs_report_summarize(runs, n);
+  bs_buf_printf(b, "{\n  \"schema\": 1,\n  \"version\": ");
+  bs_buf_json_str(b, BS_VERSION);
+  bs_buf_printf(b, ",\n  \"runs\": [");
+  for (size_t i = 0; i < n; i++) {
+    bs_buf_printf(b, "%s\n", i ? "," : "");
+    bs_result_write_json(b, &runs[i], 4);
+  }
+  bs_buf_printf(b,
+                "%s],\n  \"summary\": {\"runs\": %zu, \"pass\": %zu, "
+                "\"fail\": %zu, \"hang\": %zu, \"crash\": %zu}",
+                n ? "\n  " : "", s.runs, s.pass, s.fail, s.hang, s.crash);
+  if (kills)
+    kills_json(b, kills, nkills);
+  bs_buf_printf(b, "\n}\n");
+}

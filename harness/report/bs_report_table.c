@@ -1,0 +1,75 @@
+#include "report/bs_report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *tag(bs_verdict v) {
+  static const char *const tags[] = {"PASS", "FAIL", "HANG", "CRASH"};
+  return (unsigned)v <= BS_CRASH ? tags[v] : "?";
+}
+
+static void run_name(const bs_result *r, char *out, size_t n) {
+  int len = snprintf(out, n, "%s", r->scenario);
+  for (size_t i = 0; i < r->nmutants && len >= 0 && (size_t)len < n; i++)
+    len += snprintf(out + len, n - (size_t)len, " +%s", r->mutants[i]);
+}
+
+/* The hang/desync report the run left in its artifacts, indented. */
+static void print_report(FILE *out, const char *path) {
+  FILE *f = path ? fopen(path, "r") : NULL;
+  char line[512];
+  if (!f)
+    return;
+  while (fgets(line, sizeof line, f))
+    fprintf(out, "      | %s%s", line, strchr(line, '\n') ? "" : "\n");
+  fclose(f);
+}
+
+void bs_report_table_line(FILE *out, const bs_result *r, int verbosity) {
+  char name[160];
+  run_name(r, name, sizeof name);
+  fprintf(out, "%-5s %-40s %3d rank%s %9.1f ms", tag(r->verdict), name,
+          r->ranks, r->ranks == 1 ? " " : "s", r->duration_ms);
+  if (r->note && r->verdict != BS_PASS)
+    fprintf(out, "  %s", r->note);
+  fputc('\n', out);
+  bool failed = r->verdict != BS_PASS;
+  if (failed && verbosity < 0)
+    fprintf(out, "      repro: %s\n", r->repro ? r->repro : "");
+  if (verbosity < 0 || (!failed && verbosity == 0))
+    return;
+  for (size_t i = 0; i < r->noracles; i++)
+    if (!r->oracles[i].ok || verbosity > 0)
+      fprintf(out, "      %s %-16s %s\n", r->oracles[i].ok ? "ok  " : "FAIL",
+              r->oracles[i].name, r->oracles[i].detail);
+  if (failed) {
+    print_report(out, r->report);
+    if (r->trace)
+      fprintf(out, "      artifacts: %s\n", r->trace);
+    fprintf(out, "      repro: %s\n", r->repro ? r->repro : "");
+  }
+}
+
+void bs_report_table(FILE *out, const bs_result *runs, size_t n) {
+  fprintf(out, "\n%-5s %-40s %9s %12s  %s\n", "", "scenario", "ranks", "time",
+          "failed oracles");
+  for (size_t i = 0; i < n; i++) {
+    char name[160], failed[BS_DETAIL_MAX];
+    run_name(&runs[i], name, sizeof name);
+    bs_result_failed_oracles(&runs[i], failed, sizeof failed);
+    fprintf(out, "%-5s %-40s %9d %9.1f ms  %s\n", tag(runs[i].verdict), name,
+            runs[i].ranks, runs[i].duration_ms,
+            runs[i].verdict == BS_FAIL ? failed
+            : runs[i].note             ? runs[i].note
+                                       : "");
+  }
+  fputc('\n', out);
+  bs_report_table_summary(out, runs, n);
+}
+
+void bs_report_table_summary(FILE *out, const bs_result *runs, size_t n) {
+  bs_summary s = bs_report_summarize(runs, n);
+  fprintf(out, "%zu runs: %zu passed, %zu failed, %zu hung, %zu crashed\n",
+          s.runs, s.pass, s.fail, s.hang, s.crash);
+}

@@ -1,0 +1,13 @@
+/* A run's Chrome/Perfetto trace-event timeline: one track per rank,
+ * lifecycle phases and the collectives inside them. */
+#ifndef BS_TRACE_H
+#define BS_TRACE_H
+
+#include "record/bs_record.h"
+#include "report/bs_result.h"
+#include "util/bs_buf.h"
+
+/* Trace-event JSON ({"traceEvents": [...]}) of the record. */
+void bs_trace_json(bs_buf *b, const bs_record *rec, const char *title);
+
+#endif

@@ -1,0 +1,50 @@
+/* The runner: one forked child per scenario run, a hard deadline enforced
+ * by the parent. Fork happens before any thread exists in the parent (the
+ * parent never creates one); each child gets its own process group, so a
+ * run that must be killed takes its engine processes with it. The child
+ * writes its result to a pipe; the parent polls every pipe, so a child
+ * that writes a lot never blocks, and kills a child past its deadline. */
+#ifndef BS_RUNNER_H
+#define BS_RUNNER_H
+
+#include <stddef.h>
+
+#include "bs_err.h"
+
+typedef enum bs_job_end {
+  BS_JOB_EXITED = 0, /* code: the exit status */
+  BS_JOB_SIGNALED,   /* code: the signal that ended it */
+  BS_JOB_KILLED,     /* past the deadline: the parent killed it */
+} bs_job_end;
+
+typedef struct bs_job_out {
+  bs_job_end end;
+  int code;
+  char *payload; /* everything the child wrote (NUL-terminated) */
+  size_t len;
+  double duration_ms;
+} bs_job_out;
+
+/* Runs in the child; writes its result to fd; returns the exit status. */
+typedef int (*bs_child_fn)(void *arg, size_t job, int fd);
+/* Called in the parent as a job starts (out == NULL) and ends. */
+typedef void (*bs_job_event_fn)(void *arg, size_t job, const bs_job_out *out);
+
+typedef struct bs_fork {
+  size_t njobs;
+  int parallel;      /* at most this many children at once (>= 1) */
+  double deadline_s; /* per job, from its fork */
+  bs_child_fn child;
+  bs_job_event_fn event; /* may be NULL */
+  void *arg;
+} bs_fork;
+
+/* out holds njobs entries, filled in job order whatever the schedule.
+ * Fails only when the runner itself cannot go on (fork or pipe failed). */
+bs_status bs_fork_run(const bs_fork *r, bs_job_out *out);
+void bs_fork_job_out_free(bs_job_out *o);
+
+/* Writes all of buf to fd (retrying partial writes); 0 on error. */
+int bs_fork_write_all(int fd, const void *buf, size_t n);
+
+#endif

@@ -1,0 +1,87 @@
+#include "run/bs_launcher.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Index and count variables of the launchers, most specific first. */
+static const char *const pairs[][2] = {
+    {"BS_PROC_RANK", "BS_PROC_SIZE"},
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+    {"PMI_RANK", "PMI_SIZE"},
+    {"SLURM_PROCID", "SLURM_NTASKS"},
+    {"RANK", "WORLD_SIZE"}, /* torchrun --no-python */
+};
+
+static const char *const job_vars[] = {"BS_JOB_ID", "PMIX_NAMESPACE",
+                                       "OMPI_MCA_ess_base_jobid",
+                                       "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"};
+
+static bs_status env_int(const char *var, const char *s, long lo, long hi,
+                         int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "environment: %s='%s' is not an integer in [%ld, %ld]",
+                       var, s, lo, hi);
+  *out = (int)v;
+  return BS_OK;
+}
+
+static bs_status from_pair(const char *const v[2], bs_launcher *p) {
+  bs_status st = BS_OK;
+  const char *rank = getenv(v[0]), *size = getenv(v[1]);
+  if (!rank != !size)
+    BS_FAIL(BS_ERR_INVALID, NULL, "environment: %s is set but %s is not",
+            rank ? v[0] : v[1], rank ? v[1] : v[0]);
+  BS_CHECK(env_int(v[1], size, 1, BS_LAUNCHER_MAX, &p->nprocs));
+  BS_CHECK(env_int(v[0], rank, 0, p->nprocs - 1, &p->proc));
+  snprintf(p->from, sizeof p->from, "%s", v[0]);
+out:
+  return st;
+}
+
+/* The first job id set, with what a folder name cannot hold replaced. */
+static void job_id(bs_launcher *p) {
+  for (size_t i = 0; i < sizeof job_vars / sizeof job_vars[0]; i++) {
+    const char *s = getenv(job_vars[i]);
+    if (!s || !*s)
+      continue;
+    const char *step = getenv("SLURM_STEP_ID");
+    /* Slurm's job id is shared by every step (srun) of an allocation. */
+    if (strcmp(job_vars[i], "SLURM_JOB_ID") == 0 && step)
+      snprintf(p->job, sizeof p->job, "%s.%s", s, step);
+    else
+      snprintf(p->job, sizeof p->job, "%s", s);
+    for (char *c = p->job; *c; c++)
+      if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
+        *c = '_';
+    return;
+  }
+}
+
+bs_status bs_launcher_from_env(bs_launcher *p) {
+  memset(p, 0, sizeof *p);
+  p->nprocs = 1;
+  job_id(p);
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+    if (getenv(pairs[i][0]) || getenv(pairs[i][1]))
+      return from_pair(pairs[i], p);
+  return BS_OK;
+}
+
+void bs_launcher_run_dir(const bs_run_cfg *cfg, char *out, size_t n) {
+  snprintf(out, n, "%s/run%zu", cfg->rendezvous, cfg->run_index);
+}
+
+int bs_launcher_local_ranks(const bs_run_cfg *cfg) {
+  return cfg->nprocs > 1 ? cfg->ranks / cfg->nprocs : cfg->ranks;
+}
+
+int bs_launcher_first_rank(const bs_run_cfg *cfg) {
+  return cfg->nprocs > 1 ? cfg->proc * bs_launcher_local_ranks(cfg) : 0;
+}

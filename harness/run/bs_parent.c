@@ -1,0 +1,116 @@
+#include "run/bs_parent.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/bs_report.h"
+#include "run/bs_fork.h"
+
+typedef struct exec_state {
+  const bs_run_cfg *cfgs;
+  size_t n, started, done;
+  bool *live; /* jobs running now, for the status line */
+  const bs_parent_opts *o;
+  bs_result *res;
+} exec_state;
+
+static int child(void *arg, size_t job, int fd) {
+  exec_state *x = arg;
+  return x->o->child(&x->cfgs[job], fd);
+}
+
+/* A result for a run that left none of its own. */
+static void without_result(const bs_run_cfg *cfg, const bs_job_out *j,
+                           bs_result *r) {
+  if (bs_result_from_cfg(cfg, r) != BS_OK)
+    memset(r, 0, sizeof *r);
+  if (j->end == BS_JOB_KILLED) {
+    r->verdict = BS_HANG;
+    bs_result_set_note(r, "killed past the %.0f s deadline", cfg->deadline_s);
+  } else if (j->end == BS_JOB_SIGNALED) {
+    r->verdict = BS_CRASH;
+    bs_result_set_note(r, "died on signal %d (%s)", j->code,
+                       strsignal(j->code));
+  } else {
+    r->verdict = BS_CRASH;
+    bs_result_set_note(r, "exited with status %d without a result: %s", j->code,
+                       bs_err()->message);
+  }
+  bs_err_clear();
+}
+
+static void collect(const bs_run_cfg *cfg, const bs_job_out *j, bs_result *r) {
+  bool exited = j->end == BS_JOB_EXITED && j->code == 0;
+  if (!exited || !j->payload ||
+      bs_result_parse_json(j->payload, j->len, r) != BS_OK) {
+    if (exited && !bs_err()->message[0])
+      bs_err_fail(BS_ERR_INVALID, NULL, "empty output");
+    without_result(cfg, j, r);
+  }
+  /* The parent's clock: it includes the fork and what the child missed. */
+  r->duration_ms = j->duration_ms;
+  r->seed = cfg->seed;
+}
+
+static void status_line(const exec_state *x) {
+  if (!x->o->tty || !x->o->out || x->done == x->n)
+    return;
+  fprintf(x->o->out, "\r\033[K[%zu/%zu] running:", x->done, x->n);
+  for (size_t i = 0; i < x->n; i++)
+    if (x->live[i])
+      fprintf(x->o->out, " %s", x->cfgs[i].scn->name);
+  fflush(x->o->out);
+}
+
+static void event(void *arg, size_t job, const bs_job_out *j) {
+  exec_state *x = arg;
+  x->live[job] = !j;
+  if (!j) {
+    x->started++;
+    status_line(x);
+    return;
+  }
+  collect(&x->cfgs[job], j, &x->res[job]);
+  x->done++;
+  FILE *out = x->o->out;
+  if (out && x->o->tty)
+    fprintf(out, "\r\033[K");
+  if (out && (x->o->verbosity >= 0 || x->res[job].verdict != BS_PASS))
+    bs_report_table_line(out, &x->res[job], x->o->verbosity);
+  status_line(x);
+}
+
+bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
+                        const bs_parent_opts *o, bs_result *out) {
+  bs_status st = BS_OK;
+  bs_job_out *jobs = calloc(n ? n : 1, sizeof *jobs);
+  exec_state x = {.cfgs = cfgs, .n = n, .o = o, .res = out};
+  double deadline = 0;
+  memset(out, 0, n * sizeof *out);
+  x.live = calloc(n ? n : 1, sizeof *x.live);
+  if (!jobs || !x.live)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "exec: %zu jobs", n);
+  for (size_t i = 0; i < n; i++)
+    deadline = cfgs[i].deadline_s > deadline ? cfgs[i].deadline_s : deadline;
+  bs_fork r = {.njobs = n,
+               .parallel = o->jobs,
+               .deadline_s = deadline,
+               .child = child,
+               .event = event,
+               .arg = &x};
+  BS_CHECK(bs_fork_run(&r, jobs));
+out:
+  for (size_t i = 0; jobs && i < n; i++)
+    bs_fork_job_out_free(&jobs[i]);
+  free(jobs);
+  free(x.live);
+  return st;
+}
+
+int bs_parent_exit_code(const bs_result *res, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (res[i].verdict != BS_PASS)
+      return 1;
+  return 0;
+}

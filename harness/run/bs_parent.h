@@ -1,0 +1,35 @@
+/* The parent's side of running scenarios: forks one child per run through
+ * the runner, shows progress, and turns what each child left (its result,
+ * or a kill, or a signal) into a bs_result. The child's work is a function
+ * pointer, so tests can run hanging and crashing children. */
+#ifndef BS_EXEC_H
+#define BS_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "catalog/bs_scenario.h"
+#include "report/bs_result.h"
+
+/* Runs one scenario in the child; writes its run object (JSON) to fd and
+ * returns the exit status. */
+typedef int (*bs_run_child_fn)(const bs_run_cfg *cfg, int fd);
+
+typedef struct bs_parent_opts {
+  int jobs;
+  int verbosity; /* -1: failures only, 0: a line per run, 1: every oracle */
+  FILE *out;     /* progress and per-run lines; NULL: nothing */
+  bool tty;      /* rewrite a live status line */
+  bs_run_child_fn child;
+} bs_parent_opts;
+
+/* out[i] is the result of cfgs[i] whatever the order they finished in.
+ * Every run gets a result; only the runner itself failing is an error. */
+bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
+                        const bs_parent_opts *o, bs_result *out);
+
+/* The exit status of `backstop run` for these results: 0 all pass, else 1. */
+int bs_parent_exit_code(const bs_result *res, size_t n);
+
+#endif

@@ -1,0 +1,145 @@
+/* Failures shared across the processes of a job: the note a world
+ * publishes, what another world finds, and a world that fails when it
+ * finds another's (or publishes its own). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "comm/bs_comm.h"
+#include "comm/front/bs_abort.h"
+
+static char dir[64];
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(dir, sizeof dir, "/tmp/bs_abortXXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s/*", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  return rmdir(dir);
+}
+
+static void put(const char *name, const char *text) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void test_publish_find(void **state) {
+  (void)state;
+  bs_abort_note n = {.st = BS_ERR_RANK_DEAD,
+                     .real_ns = 123,
+                     .first = 4,
+                     .size = 2},
+                got;
+  snprintf(n.cause, sizeof n.cause, "rank 5 died: fault comm/rank_exit");
+  assert_false(bs_abort_find(dir, 0, &got));
+  assert_int_equal(bs_abort_publish(dir, &n), BS_OK);
+  /* Its own note is not news to the world that wrote it. */
+  assert_false(bs_abort_find(dir, 4, &got));
+  assert_true(bs_abort_find(dir, 0, &got));
+  assert_int_equal(got.st, BS_ERR_RANK_DEAD);
+  assert_int_equal(got.real_ns, 123);
+  assert_int_equal(got.first, 4);
+  assert_int_equal(got.size, 2);
+  assert_string_equal(got.cause, n.cause);
+  /* Several: the lowest first rank; junk and half-written files are not
+   * notes. */
+  put("abort.2", "16 77 2 2\nrank 2 waited more than 10 ms\n");
+  put("abort.1", "not a note\n");
+  put("abort.3", "99 1 3 1\nstatus out of range\n");
+  put("abort.0.tmp.42", "18 1 0 2\nhalf written\n");
+  put("abort.6", "16 1 7 2\nfirst rank disagrees with the name\n");
+  assert_true(bs_abort_find(dir, 0, &got));
+  assert_int_equal(got.first, 2);
+  assert_int_equal(got.st, 16);
+  assert_int_equal(bs_abort_publish("/nonexistent/dir", &n), BS_ERR_INVALID);
+}
+
+static bs_status barriers(bs_comm *c, void *arg) {
+  (void)arg;
+  struct timespec nap = {0, 1000000L};
+  for (int i = 0; i < 2000; i++) {
+    bs_status st = bs_comm_barrier(c);
+    if (st != BS_OK)
+      return st;
+    nanosleep(&nap, NULL);
+  }
+  return BS_OK;
+}
+
+/* Another process's note stops this world's ranks with its status. */
+static void test_world_finds_note(void **state) {
+  (void)state;
+  bs_world *w = NULL;
+  bs_world_opts o = {.size = 1, .timeout_ms = 5000, .abort_dir = dir};
+  bs_abort_note n = {.st = BS_ERR_RANK_DEAD,
+                     .real_ns = bs_abort_real_ns(),
+                     .first = 1,
+                     .size = 1};
+  snprintf(n.cause, sizeof n.cause, "rank 1 died: fault comm/rank_exit");
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  assert_int_equal(bs_abort_publish(dir, &n), BS_OK);
+  bs_err_clear();
+  assert_int_equal(bs_world_run(w, NULL, barriers, NULL), BS_ERR_RANK_DEAD);
+  assert_non_null(
+      strstr(bs_world_report(w), "ranks 1..1 (another process): rank 1 died"));
+  assert_true(bs_world_detect_ms(w) >= 0);
+  bs_world_destroy(w);
+}
+
+static bs_status die_or_wait(bs_comm *c, void *arg) {
+  (void)arg;
+  if (bs_comm_rank(c) == 1) {
+    bs_comm_die(c, "test");
+    return BS_ERR_RANK_DEAD;
+  }
+  return bs_comm_barrier(c);
+}
+
+/* A world's own first failure is published for the others. */
+static void test_world_publishes(void **state) {
+  (void)state;
+  bs_world *w = NULL;
+  bs_world_opts o = {.size = 2, .timeout_ms = 5000, .abort_dir = dir};
+  bs_abort_note got;
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  bs_err_clear();
+  assert_int_equal(bs_world_run(w, NULL, die_or_wait, NULL), BS_ERR_RANK_DEAD);
+  assert_true(bs_abort_find(dir, -1, &got));
+  assert_int_equal(got.st, BS_ERR_RANK_DEAD);
+  assert_int_equal(got.first, 0);
+  assert_int_equal(got.size, 2);
+  assert_non_null(strstr(got.cause, "rank 1"));
+  assert_true(got.real_ns <= bs_abort_real_ns());
+  bs_world_destroy(w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_publish_find, teardown),
+      cmocka_unit_test_teardown(test_world_finds_note, teardown),
+      cmocka_unit_test_teardown(test_world_publishes, teardown),
+  };
+  return cmocka_run_group_tests(tests, setup, group_teardown);
+}

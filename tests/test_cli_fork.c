@@ -1,0 +1,239 @@
+/* The runner and the parent's side of a run: a child per job, results in
+ * job order under -j, a child past its deadline is a hang (and its process
+ * group dies with it), a child killed by a signal is a crash. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run/bs_fork.h"
+#include "run/bs_parent.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void sleep_forever(void) {
+  for (;;)
+    pause();
+}
+
+static int child_echo(void *arg, size_t job, int fd) {
+  (void)arg;
+  char buf[32];
+  int n = snprintf(buf, sizeof buf, "job %zu", job);
+  return bs_fork_write_all(fd, buf, (size_t)n) ? 0 : 9;
+}
+
+static int child_by_job(void *arg, size_t job, int fd) {
+  (void)arg;
+  if (job == 1)
+    sleep_forever();
+  if (job == 2)
+    raise(SIGSEGV);
+  if (job == 3) {
+    /* A megabyte: the parent must drain the pipe while the child writes. */
+    static char big[1 << 20];
+    memset(big, 'x', sizeof big);
+    return bs_fork_write_all(fd, big, sizeof big) ? 0 : 9;
+  }
+  return child_echo(arg, job, fd);
+}
+
+static void test_verdicts(void **state) {
+  (void)state;
+  bs_job_out out[4];
+  bs_fork r = {
+      .njobs = 4, .parallel = 4, .deadline_s = 0.2, .child = child_by_job};
+  double t0 = now_ms();
+  assert_int_equal(bs_fork_run(&r, out), BS_OK);
+  /* A generous bound: only proves nothing waited for a long timeout. */
+  assert_true(now_ms() - t0 < 5000);
+  assert_int_equal(out[0].end, BS_JOB_EXITED);
+  assert_int_equal(out[0].code, 0);
+  assert_string_equal(out[0].payload, "job 0");
+  assert_int_equal(out[1].end, BS_JOB_KILLED);
+  assert_true(out[1].duration_ms >= 200);
+  assert_int_equal(out[2].end, BS_JOB_SIGNALED);
+  assert_int_equal(out[2].code, SIGSEGV);
+  assert_int_equal(out[3].end, BS_JOB_EXITED);
+  assert_int_equal(out[3].len, 1 << 20);
+  for (int i = 0; i < 4; i++)
+    bs_fork_job_out_free(&out[i]);
+}
+
+static size_t order[16], norder;
+
+static void record_order(void *arg, size_t job, const bs_job_out *o) {
+  (void)arg;
+  if (o)
+    order[norder++] = job;
+}
+
+/* Later jobs finish first; results still land in job order. */
+static int child_slow_first(void *arg, size_t job, int fd) {
+  usleep((useconds_t)(6 - job) * 10000);
+  return child_echo(arg, job, fd);
+}
+
+static void test_parallel_order(void **state) {
+  (void)state;
+  bs_job_out out[6];
+  norder = 0;
+  bs_fork r = {.njobs = 6,
+               .parallel = 3,
+               .deadline_s = 10,
+               .child = child_slow_first,
+               .event = record_order};
+  assert_int_equal(bs_fork_run(&r, out), BS_OK);
+  assert_int_equal(norder, 6);
+  bool reordered = false;
+  for (size_t i = 0; i < 6; i++) {
+    char want[32];
+    snprintf(want, sizeof want, "job %zu", i);
+    assert_string_equal(out[i].payload, want);
+    reordered = reordered || order[i] != i;
+    bs_fork_job_out_free(&out[i]);
+  }
+  assert_true(reordered);
+}
+
+static bool alive(pid_t pid) {
+  char path[64], stat[256] = "";
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return false;
+  size_t n = fread(stat, 1, sizeof stat - 1, f);
+  fclose(f);
+  stat[n] = '\0';
+  const char *paren = strrchr(stat, ')');
+  return paren && paren[1] == ' ' && paren[2] != 'Z';
+}
+
+/* A child that leaves a process behind (an engine) and hangs: the kill
+ * takes the whole process group. */
+static int child_with_grandchild(void *arg, size_t job, int fd) {
+  (void)arg;
+  (void)job;
+  pid_t g = fork();
+  if (g == 0)
+    sleep_forever();
+  char buf[32];
+  int n = snprintf(buf, sizeof buf, "%d", (int)g);
+  bs_fork_write_all(fd, buf, (size_t)n);
+  sleep_forever();
+  return 0;
+}
+
+static void test_kill_takes_group(void **state) {
+  (void)state;
+  bs_job_out out[1];
+  bs_fork r = {.njobs = 1,
+               .parallel = 1,
+               .deadline_s = 0.1,
+               .child = child_with_grandchild};
+  assert_int_equal(bs_fork_run(&r, out), BS_OK);
+  assert_int_equal(out[0].end, BS_JOB_KILLED);
+  pid_t g = (pid_t)atoi(out[0].payload);
+  assert_true(g > 0);
+  /* Dead: gone, or a zombie that its new parent has not reaped yet. */
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; i++) {
+    gone = !alive(g);
+    if (!gone)
+      usleep(5000);
+  }
+  assert_true(gone);
+  bs_fork_job_out_free(&out[0]);
+}
+
+/* ---- the parent's results ---- */
+
+static bool expect_nothing(const bs_record *r, char *d, size_t n) {
+  (void)r;
+  snprintf(d, n, "nothing");
+  return true;
+}
+
+static const bs_scenario fake = {.name = "fake",
+                                 .labels = "@test",
+                                 .model = "tiny",
+                                 .cycles = 1,
+                                 .default_ranks = 2,
+                                 .min_ranks = 1,
+                                 .expect = expect_nothing};
+
+static int child_result(const bs_run_cfg *cfg, int fd) {
+  if (cfg->seed == 1)
+    sleep_forever();
+  if (cfg->seed == 2)
+    raise(SIGSEGV);
+  if (cfg->seed == 3)
+    return 3;
+  bs_result r;
+  bs_buf b = {0};
+  assert_int_equal(bs_result_from_cfg(cfg, &r), BS_OK);
+  bs_oracle_result o = {"liveness", cfg->seed != 4, "rank 1 never returned"};
+  bs_result_add_oracle(&r, &o);
+  r.verdict = o.ok ? BS_PASS : BS_FAIL;
+  bs_result_write_json(&b, &r, 0);
+  int ok = bs_fork_write_all(fd, b.s, b.len);
+  bs_buf_free(&b);
+  bs_result_free(&r);
+  return ok ? 0 : 9;
+}
+
+static void test_exec_results(void **state) {
+  (void)state;
+  bs_run_cfg cfgs[5];
+  for (int i = 0; i < 5; i++)
+    cfgs[i] = (bs_run_cfg){.scn = &fake,
+                           .ranks = 2,
+                           .backend = "sim",
+                           .device = "host",
+                           .model = "tiny",
+                           .scale = 1,
+                           .cycles = 1,
+                           .seed = (uint64_t)i,
+                           .deadline_s = 0.3};
+  bs_result res[5];
+  bs_parent_opts o = {.jobs = 5, .child = child_result};
+  assert_int_equal(bs_parent_run(cfgs, 5, &o, res), BS_OK);
+  assert_int_equal(res[0].verdict, BS_PASS);
+  assert_string_equal(res[0].scenario, "fake");
+  assert_int_equal(res[0].noracles, 1);
+  assert_int_equal(res[1].verdict, BS_HANG);
+  assert_non_null(strstr(res[1].note, "deadline"));
+  assert_int_equal(res[2].verdict, BS_CRASH);
+  assert_non_null(strstr(res[2].note, "signal 11"));
+  assert_int_equal(res[3].verdict, BS_CRASH);
+  assert_non_null(strstr(res[3].note, "exited with status 3"));
+  assert_int_equal(res[4].verdict, BS_FAIL);
+  assert_false(res[4].oracles[0].ok);
+  assert_string_equal(res[4].repro, "backstop run fake --ranks 2 --seed 4");
+  assert_int_equal(bs_parent_exit_code(res, 1), 0);
+  assert_int_equal(bs_parent_exit_code(res, 5), 1);
+  for (int i = 0; i < 5; i++)
+    bs_result_free(&res[i]);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_verdicts),
+      cmocka_unit_test(test_parallel_order),
+      cmocka_unit_test(test_kill_takes_group),
+      cmocka_unit_test(test_exec_results),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
