@@ -36,6 +36,10 @@ static const char run_help[] =
     "                      host), one run at a time; they meet in\n"
     "                      DIR/<job id> (BS_JOB_ID if the launcher sets\n"
     "                      none); process 0 reports\n"
+    "  --spawn             one process per rank, started by backstop itself\n"
+    "                      (sim or nccl; nccl ranks that would share a GPU\n"
+    "                      get it without asking: threads sharing a GPU\n"
+    "                      deadlock in CUDA)\n"
     "exit status: 0 all pass, 1 any fail/hang/crash, 2 usage error\n";
 
 static const char mutants_head[] =

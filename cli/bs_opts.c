@@ -12,6 +12,7 @@
 #include "bs_mutant.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
+#include "run/bs_nccl_plan.h"
 
 #define USAGE(...) BS_FAIL(BS_ERR_INVALID, NULL, __VA_ARGS__)
 
@@ -32,6 +33,7 @@ enum {
   O_JUNIT,
   O_ARTIFACTS,
   O_RENDEZVOUS,
+  O_SPAWN,
 };
 
 static const struct option longopts[] = {
@@ -52,6 +54,7 @@ static const struct option longopts[] = {
     {"junit", required_argument, NULL, O_JUNIT},
     {"artifacts", required_argument, NULL, O_ARTIFACTS},
     {"rendezvous", required_argument, NULL, O_RENDEZVOUS},
+    {"spawn", no_argument, NULL, O_SPAWN},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {NULL, 0, NULL, 0},
@@ -225,6 +228,9 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
       USAGE("--rendezvous: an empty folder name");
     o->rendezvous = arg;
     return BS_OK;
+  case O_SPAWN:
+    o->spawn = true;
+    return BS_OK;
   case 'q':
     o->verbosity = -1;
     return BS_OK;
@@ -252,6 +258,9 @@ static bs_status check_procs(bs_opts *o) {
   bs_status st = BS_OK;
   bs_launcher *p = &o->procs;
   p->nprocs = 1;
+  if (o->spawn && o->rendezvous)
+    USAGE("--spawn and --rendezvous: backstop starts the processes, or a "
+          "launcher does, not both");
   if (!o->rendezvous)
     return BS_OK;
   BS_CHECK(prefixed(bs_launcher_from_env(p), "--rendezvous"));
@@ -375,6 +384,7 @@ static bs_status plan_one(const bs_opts *o, const bs_scenario *s, int ranks,
       .proc = o->procs.proc,
       .nprocs = o->procs.nprocs,
       .rendezvous = o->rendezvous ? o->rdv : NULL,
+      .spawn = o->spawn && !s->drive && ranks > 1,
   };
 out:
   return st;
@@ -425,6 +435,7 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
       (*out)[*n].run_index = *n;
       (*n)++;
     }
+  BS_CHECK(bs_nccl_plan(*out, *n));
 out:
   if (st != BS_OK) {
     free(*out);

@@ -41,6 +41,9 @@ typedef struct bs_opts {
    * host); rdv is DIR/<job id>, the folder this job's processes share
    * (bs_launcher.h). */
   const char *rendezvous;
+  /* --spawn: one process per rank, started by each run's child (what NCCL
+   * ranks that would share a GPU get without asking, bs_nccl_plan.h). */
+  bool spawn;
   bs_launcher procs;
   char rdv[1024];
 } bs_opts;

@@ -54,8 +54,8 @@ static bool expect(const bs_record *r, char *d, size_t n) {
     snprintf(d, n, "reported as %s, not as a desync", bs_status_name(st));
     return false;
   }
-  return bs_expect_contained_naming(r, true, names_divergence, r->nranks - 1,
-                                    alike, d, n);
+  return bs_expect_contained_naming(r, names_divergence, r->nranks - 1, alike,
+                                    d, n);
 }
 
 BS_SCENARIO(rank_divergence){

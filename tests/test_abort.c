@@ -65,11 +65,13 @@ static void test_publish_find(void **state) {
   assert_string_equal(got.cause, n.cause);
   /* Several: the lowest first rank; junk and half-written files are not
    * notes. */
-  put("abort.2", "16 77 2 2\nrank 2 waited more than 10 ms\n");
+  put("abort.2", "16 77 2 2 0\nrank 2 waited more than 10 ms\n");
+  put("abort.8", "18 77 8 2 1\nfollows: not an original\n");
   put("abort.1", "not a note\n");
-  put("abort.3", "99 1 3 1\nstatus out of range\n");
-  put("abort.0.tmp.42", "18 1 0 2\nhalf written\n");
-  put("abort.6", "16 1 7 2\nfirst rank disagrees with the name\n");
+  put("abort.3", "99 1 3 1 0\nstatus out of range\n");
+  put("abort.0.tmp.42", "18 1 0 2 0\nhalf written\n");
+  put("abort.6", "16 1 7 2 0\nfirst rank disagrees with the name\n");
+  put("abort.5", "16 1 5 2\nan old four-field note\n");
   assert_true(bs_abort_find(dir, 0, &got));
   assert_int_equal(got.first, 2);
   assert_int_equal(got.st, 16);
@@ -102,10 +104,68 @@ static void test_world_finds_note(void **state) {
   assert_int_equal(bs_abort_publish(dir, &n), BS_OK);
   bs_err_clear();
   assert_int_equal(bs_world_run(w, NULL, barriers, NULL), BS_ERR_RANK_DEAD);
-  assert_non_null(
-      strstr(bs_world_report(w), "ranks 1..1 (another process): rank 1 died"));
+  assert_non_null(strstr(bs_world_report(w), "rank 1 died: fault"));
   assert_true(bs_world_detect_ms(w) >= 0);
   bs_world_destroy(w);
+}
+
+/* One rule, whatever the order the notes were read in: among originals the
+ * most severe status wins (a death over the desync or timeout it caused),
+ * then the lowest first rank; notes that only follow never win. */
+static void test_best_rule(void **state) {
+  (void)state;
+  bs_abort_note n[5] = {
+      {.st = BS_ERR_DESYNC, .first = 0},
+      {.st = BS_ERR_RANK_DEAD, .first = 6},
+      {.st = BS_ERR_RANK_DEAD, .first = 2},
+      {.st = BS_ERR_ABORTED, .first = 1},
+      {.st = BS_ERR_RANK_DEAD, .first = 0, .follows = true},
+  };
+  assert_ptr_equal(bs_abort_best(n, 5), &n[2]);
+  bs_abort_note r[5] = {n[4], n[3], n[2], n[1], n[0]};
+  assert_int_equal(bs_abort_best(r, 5)->first, 2);
+  assert_int_equal(bs_abort_best(n, 1)->st, BS_ERR_DESYNC);
+  assert_int_equal(bs_abort_best(&n[3], 1)->st, BS_ERR_ABORTED);
+  assert_null(bs_abort_best(&n[4], 1));
+  assert_null(bs_abort_best(n, 0));
+}
+
+/* A job of three processes: this world first reads the desync of the world
+ * of rank 1 (the lowest original), but the death in the world of rank 2
+ * is what the job settles on, so every rank here returns rank-dead with
+ * that world's cause, as its own process does. */
+static void test_settle_picks_the_rule_not_the_first_read(void **state) {
+  (void)state;
+  bs_world *w = NULL;
+  bs_world_opts o = {
+      .size = 1, .timeout_ms = 5000, .abort_dir = dir, .procs = 3};
+  bs_abort_note desync = {.st = BS_ERR_DESYNC,
+                          .real_ns = bs_abort_real_ns(),
+                          .first = 1,
+                          .size = 1};
+  snprintf(desync.cause, sizeof desync.cause,
+           "fingerprint mismatch before #7: rank 1 issues a different "
+           "collective than rank 0");
+  bs_abort_note death = desync;
+  death.st = BS_ERR_RANK_DEAD;
+  death.first = 2;
+  snprintf(death.cause, sizeof death.cause, "rank 2 died: fault test");
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  assert_int_equal(bs_abort_publish(dir, &desync), BS_OK);
+  assert_int_equal(bs_abort_publish(dir, &death), BS_OK);
+  bs_err_clear();
+  assert_int_equal(bs_world_run(w, NULL, barriers, NULL), BS_ERR_RANK_DEAD);
+  bs_error e;
+  assert_int_equal(bs_world_rank_status(w, 0, &e), BS_ERR_RANK_DEAD);
+  assert_non_null(strstr(e.message, "rank 2 died: fault test"));
+  assert_non_null(strstr(bs_world_report(w), "rank 2 died: fault test"));
+  bs_world_destroy(w);
+  /* This world published that it follows, and nothing of its own. */
+  bs_abort_note got[4];
+  assert_int_equal(bs_abort_collect(dir, got, 4), 3);
+  for (int i = 0; i < 3; i++)
+    if (got[i].first == 0)
+      assert_true(got[i].follows);
 }
 
 static bs_status die_or_wait(bs_comm *c, void *arg) {
@@ -140,6 +200,9 @@ int main(void) {
       cmocka_unit_test_teardown(test_publish_find, teardown),
       cmocka_unit_test_teardown(test_world_finds_note, teardown),
       cmocka_unit_test_teardown(test_world_publishes, teardown),
+      cmocka_unit_test(test_best_rule),
+      cmocka_unit_test_teardown(test_settle_picks_the_rule_not_the_first_read,
+                                teardown),
   };
   return cmocka_run_group_tests(tests, setup, group_teardown);
 }

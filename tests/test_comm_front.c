@@ -68,7 +68,7 @@ static bs_status size_mismatch(bs_comm *c, void *arg) {
 static void test_fingerprint_size_mismatch(void **state) {
   (void)state;
   bs_world *w = run(4, 10000, true, size_mismatch, BS_ERR_DESYNC);
-  expect_all(w, 4, BS_ERR_DESYNC, "fingerprint mismatch: rank 2");
+  expect_all(w, 4, BS_ERR_DESYNC, "fingerprint mismatch before #1: rank 2");
   const char *rep = bs_world_report(w);
   expect_in(rep, "cause: fingerprint mismatch before #1: rank 2");
   expect_in(rep, "ranks 0-1,3: all_gather #1 (4 x fp32)\n");
@@ -91,7 +91,7 @@ static void test_fingerprint_sees_dtype(void **state) {
   bs_world *w = run(3, 10000, false, dtype_mismatch, BS_OK);
   bs_world_destroy(w);
   w = run(3, 10000, true, dtype_mismatch, BS_ERR_DESYNC);
-  expect_all(w, 3, BS_ERR_DESYNC, "fingerprint mismatch: rank 1");
+  expect_all(w, 3, BS_ERR_DESYNC, "fingerprint mismatch before #1: rank 1");
   expect_in(bs_world_report(w), "rank 1: all_gather #1 (2 x fp32)");
   bs_world_destroy(w);
 }
@@ -355,7 +355,7 @@ static void test_fault_diverge_extra_barrier(void **state) {
   (void)state;
   bs_world *w = run_fault("name=comm/diverge,rank=3,nth=1,failinfo=1", true,
                           BS_ERR_DESYNC);
-  expect_all(w, 4, BS_ERR_DESYNC, "fingerprint mismatch: rank 3");
+  expect_all(w, 4, BS_ERR_DESYNC, "fingerprint mismatch before #1: rank 3");
   expect_in(bs_world_report(w), "rank 3: barrier #1\n");
   bs_world_destroy(w);
 }

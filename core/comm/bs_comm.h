@@ -59,10 +59,27 @@ typedef struct bs_world_opts {
    * creates it, the others poll for it within the timeout and map it. */
   const char *shm_path;
   /* Process-per-rank: the folder where this world publishes its first
-   * failure and finds the other processes' (bs_abort_share.h), so that a
+   * failure and finds the other processes' (bs_abort.h), so that a
    * failure anywhere stops every process at once and alike. NULL: none. */
   const char *abort_dir;
+  /* The processes that publish there (each fails and publishes once);
+   * 0: global_size / size. */
+  int procs;
 } bs_world_opts;
+
+/* What the nccl backend finds here: NCCL's version code (23007 for 2.30.7),
+ * the library it loaded (BS_NCCL, else the loader's libnccl.so.2) and the
+ * GPUs visible. It loads NCCL and initialises CUDA, so ask from a process
+ * that forks no CUDA users afterwards (a probe child). BS_ERR_UNSUPPORTED
+ * with the reason when the build has no NCCL or it cannot be loaded. */
+typedef struct bs_nccl_info {
+  int version, gpus;
+  char lib[512];
+} bs_nccl_info;
+bs_status bs_comm_nccl_info(bs_nccl_info *out);
+/* The first NCCL that runs several ranks on one GPU (with
+ * NCCL_MULTI_RANK_GPU_ENABLE=1); older ones refuse a shared GPU. */
+#define BS_NCCL_SHARED_GPU_MIN 23000
 
 /* The rank body: runs on its own thread with rank's comm and the bs_dev. */
 typedef bs_status (*bs_rank_fn)(bs_comm *c, void *arg);
@@ -83,7 +100,9 @@ bs_status bs_world_rank_status(const bs_world *w, int rank, bs_error *err);
 /* The hang/desync report of the last failure ("" when none). */
 const char *bs_world_report(const bs_world *w);
 /* Milliseconds from the moment a collective could no longer complete to the
- * moment every rank had returned; < 0 when nothing was contained. */
+ * moment every local rank had returned from a collective with the error
+ * (ranks that never issued one since: the moment they all ended); < 0 when
+ * nothing was contained. */
 double bs_world_detect_ms(const bs_world *w);
 /* Flight recorder of local rank r as JSON (caller frees; NULL on error). */
 char *bs_world_flight_json(const bs_world *w, int rank);

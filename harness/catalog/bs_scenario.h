@@ -60,6 +60,10 @@ typedef struct bs_run_cfg {
   int proc, nprocs;
   const char *rendezvous;
   size_t run_index;
+  /* NCCL ranks that would share a GPU as threads (which deadlocks: CUDA
+   * serialises a process's allocations against its own NCCL kernels): the
+   * run's child starts one process per rank itself (bs_child_spawn.h). */
+  bool spawn;
 } bs_run_cfg;
 
 /* The scenario's own oracle: reads the record, says why in detail. */

@@ -270,21 +270,10 @@ bool bs_expect_contained_fast(const bs_record *r, char *d, size_t n) {
          contained_within(r, timeout / 2.0, timeout, "contained", d, n);
 }
 
-bool bs_expect_contained(const bs_record *r, char *d, size_t n) {
-  /* The sim's shared board sees every rank of every process. */
-  if (r->nprocs <= 1 || strcmp(r->backend, "nccl") != 0)
-    return bs_expect_contained_fast(r, d, n);
-  int timeout = contained_timeout(r, d, n);
-  return timeout > 0 && contained_within(r, timeout * 1.5 + 1000, timeout,
-                                         "contained across processes", d, n);
-}
-
-bool bs_expect_contained_naming(const bs_record *r, bool fast,
-                                bs_report_line_check names, int k,
-                                const char *head, char *d, size_t n) {
+bool bs_expect_contained_naming(const bs_record *r, bs_report_line_check names,
+                                int k, const char *head, char *d, size_t n) {
   char how[200], line[300];
-  if (!(fast ? bs_expect_contained_fast(r, d, n)
-             : bs_expect_contained(r, d, n)))
+  if (!bs_expect_contained_fast(r, d, n))
     return false;
   snprintf(how, sizeof how, "%s", d);
   if (!names(r, k, d, n))

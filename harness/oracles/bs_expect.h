@@ -82,19 +82,11 @@ bool bs_expect_contained_fast(const bs_record *r, char *d, size_t n);
 /* Finds rank k's line in the report and judges it (d: the line, or why). */
 typedef bool (*bs_report_line_check)(const bs_record *r, int k, char *d,
                                      size_t n);
-/* A dead or stuck rank was contained: as bs_expect_contained_fast where
- * one lock sees every rank (one process, or the sim's shared board across
- * processes); with NCCL across processes the failure reaches the others
- * through the rendezvous folder (or their watchdogs) and each must abort
- * its own communicators, so detection and every failed phase must stay
- * within 1.5 timeouts + 1 s. */
-bool bs_expect_contained(const bs_record *r, char *d, size_t n);
-
-/* Contained (fast: bs_expect_contained_fast, else bs_expect_contained),
- * and names() accepts rank k's report line; d then reads "<head>, <how
- * contained>; the report says '<line>'". */
-bool bs_expect_contained_naming(const bs_record *r, bool fast,
-                                bs_report_line_check names, int k,
-                                const char *head, char *d, size_t n);
+/* Contained fast, and names() accepts rank k's report line; d then reads
+ * "<head>, <how contained>; the report says '<line>'". NCCL processes
+ * learn of each other's failures through the run's folder within
+ * milliseconds, so one bound holds for every way of running. */
+bool bs_expect_contained_naming(const bs_record *r, bs_report_line_check names,
+                                int k, const char *head, char *d, size_t n);
 
 #endif

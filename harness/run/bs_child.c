@@ -4,6 +4,8 @@
 #include "oracles/bs_verdict.h"
 #include "report/bs_artifacts.h"
 #include "report/bs_trace.h"
+#include "run/bs_child_part.h"
+#include "run/bs_child_spawn.h"
 #include "run/bs_fork.h"
 #include "run/bs_launcher.h"
 
@@ -26,6 +28,8 @@ void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
 }
 
 int bs_child_run(const bs_run_cfg *cfg, int fd) {
+  if (cfg->spawn)
+    return bs_child_spawn_run(cfg, fd);
   if (cfg->rendezvous)
     return bs_child_part_run(cfg, fd);
   bs_record rec;

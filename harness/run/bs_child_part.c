@@ -1,4 +1,3 @@
-/* One process's side of a process-per-rank run (bs_launcher.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include "driver/bs_driver.h"
 #include "record/bs_record_part.h"
 #include "run/bs_child.h"
+#include "run/bs_child_part.h"
 #include "run/bs_fork.h"
 #include "run/bs_launcher.h"
 

@@ -46,6 +46,17 @@ int bs_fork_write_all(int fd, const void *buf, size_t n) {
   return 1;
 }
 
+#ifdef BS_COVERAGE
+void __gcov_dump(void);
+#endif
+
+void bs_fork_exit(int code) {
+#ifdef BS_COVERAGE
+  __gcov_dump();
+#endif
+  _exit(code);
+}
+
 void bs_fork_job_out_free(bs_job_out *o) {
   free(o->payload);
   memset(o, 0, sizeof *o);
@@ -81,7 +92,7 @@ static bs_status start(const bs_fork *r, slot *s, size_t job) {
     close(fds[0]);
     setpgid(0, 0);
     default_signals();
-    _exit(r->child(r->arg, job, fds[1]));
+    bs_fork_exit(r->child(r->arg, job, fds[1]));
   }
   setpgid(pid, pid); /* also here: whichever runs first wins the race */
   close(fds[1]);

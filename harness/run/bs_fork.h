@@ -46,5 +46,8 @@ void bs_fork_job_out_free(bs_job_out *o);
 
 /* Writes all of buf to fd (retrying partial writes); 0 on error. */
 int bs_fork_write_all(int fd, const void *buf, size_t n);
+/* Ends a forked process: _exit (no atexit handlers, no second flush of the
+ * parent's stdio), after writing coverage counters in coverage builds. */
+_Noreturn void bs_fork_exit(int code);
 
 #endif

@@ -39,7 +39,4 @@ void bs_launcher_run_dir(const bs_run_cfg *cfg, char *out, size_t n);
 int bs_launcher_first_rank(const bs_run_cfg *cfg);
 int bs_launcher_local_ranks(const bs_run_cfg *cfg);
 
-/* A bs_run_child_fn for process-per-rank runs (cfg->rendezvous set). */
-int bs_child_part_run(const bs_run_cfg *cfg, int fd);
-
 #endif

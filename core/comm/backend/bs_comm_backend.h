@@ -74,7 +74,8 @@ struct bs_comm {
   bs_dev *dev;
   uint64_t seq; /* last collective_seq_id issued */
   bs_flight *fr;
-  bool gone; /* exited or dead: later collectives fail fast */
+  bool gone;       /* exited or dead: later collectives fail fast */
+  uint64_t fail_ns; /* when a collective first returned the world's failure */
   void *impl;
 };
 
@@ -88,7 +89,9 @@ struct bs_world {
   bs_watchdog *wd;
   bool ran;
   _Atomic int abort_st; /* bs_status; BS_OK while healthy */
-  pthread_mutex_t mu;   /* guards everything below */
+  pthread_mutex_t settle_mu; /* one rank settles, the others wait for it */
+  bool settled;              /* the cause below is the job's, not this one's */
+  pthread_mutex_t mu;        /* guards everything below */
   bs_rank_pos *pos;
   char *report;
   char cause[256];
@@ -113,6 +116,12 @@ bs_status bs_world_abort_status(const bs_world *w);
 bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns);
 /* The one-line cause of the world's failure, copied. */
 void bs_world_cause(bs_world *w, char *buf, size_t n);
+/* The world's failure as the whole job settles it: alone, its own; across
+ * processes (abort_dir), the winner of every process's note (bs_abort.h),
+ * waited for within a bound, so that every rank of every process returns
+ * the same status and cause. Returns the settled status (BS_OK while the
+ * world is healthy). */
+bs_status bs_world_settle(bs_world *w);
 
 /* The rank leaves the communicator (how: EXITED or DEAD). */
 void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why);

@@ -6,6 +6,7 @@
  * built on the same path. */
 #include "comm/backend/bs_comm_backend.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,9 +110,18 @@ void bs_comm_abort(bs_comm *c, const char *why) {
                    why ? why : "no reason given");
 }
 
-/* The error record of a collective the world's failure cut short. */
+/* The error record of a collective the world's failure cut short: the
+ * job's settled failure when the world failed (every rank of every process
+ * returns the same status and cause), else the backend's own. */
 static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
   char cause[256];
+  bs_status settled = bs_world_settle(c->w);
+  if (settled != BS_OK) {
+    st = settled;
+    bs_err_clear(); /* a backend's own words must not hide the job's */
+  }
+  if (!c->fail_ns)
+    c->fail_ns = bs_watchdog_now_ns();
   bs_world_cause(c->w, cause, sizeof cause);
   return bs_err_fail(st, NULL, "%s #%llu%s%s: %s", short_name(a->op),
                      (unsigned long long)a->seq, a->label ? " " : "",
@@ -129,15 +139,33 @@ static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
   bs_watchdog_disarm(w->wd, c->rank);
   pos_leave(c, st == BS_OK ? done_seq : 0);
   if (st != BS_OK)
-    fail_coll(c, shown, st);
+    st = fail_coll(c, shown, st);
   return st;
 }
 
-/* What ranks compare before a collective; no padding, so memcmp works. */
+/* What ranks compare before a collective; no padding, so memcmp works.
+ * The seal (a magic and a hash of the rest) tells a fingerprint from the
+ * bytes of an exchange that a rank's departure cut short: those are not a
+ * mismatch. */
 typedef struct fingerprint {
   uint64_t seq, count;
   int32_t op, dt, redop, root;
+  uint32_t magic, seal;
 } fingerprint;
+
+#define FINGERPRINT_MAGIC 0x42534650u /* "BSFP" */
+
+static uint32_t seal_of(const fingerprint *f) {
+  const unsigned char *p = (const unsigned char *)f;
+  uint32_t h = 2166136261u; /* FNV-1a over everything before the seal */
+  for (size_t i = 0; i < offsetof(fingerprint, seal); i++)
+    h = (h ^ p[i]) * 16777619u;
+  return h;
+}
+
+static bool sealed(const fingerprint *f) {
+  return f->magic == FINGERPRINT_MAGIC && f->seal == seal_of(f);
+}
 
 static fingerprint fingerprint_of(const bs_coll_args *a) {
   fingerprint f;
@@ -150,6 +178,8 @@ static fingerprint fingerprint_of(const bs_coll_args *a) {
   }
   f.redop = is_reduction(a->op) ? (int32_t)a->redop : 0;
   f.root = a->op == BS_COLL_BROADCAST ? a->root : 0;
+  f.magic = FINGERPRINT_MAGIC;
+  f.seal = seal_of(&f);
   return f;
 }
 
@@ -184,13 +214,25 @@ static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
                 "rank 0",
                 (unsigned long long)all[0].seq, bad, what);
   c->w->be->wake(c->w);
-  BS_FAIL(BS_ERR_DESYNC, NULL,
-          "%s #%llu: fingerprint mismatch: rank %d issues %s than rank 0",
-          short_name(all[c->grank].op), (unsigned long long)all[c->grank].seq,
-          bad, what);
+  bs_coll_args mine = args_of(&all[c->grank]);
+  st = fail_coll(c, &mine, BS_ERR_DESYNC);
 out:
   free(pos);
   return st;
+}
+
+/* An exchange that returned without rank bad's fingerprint: it left, or the
+ * communicator was torn down under the exchange. The world fails as
+ * aborted; a rank death behind it (reported by its own process) wins when
+ * the job settles. */
+static bs_status fingerprint_torn(bs_comm *c, const bs_coll_args *a, int bad) {
+  bs_world_fail(c->w, BS_ERR_ABORTED, bs_watchdog_now_ns(), NULL, 0,
+                "fingerprint exchange before #%llu cut short: rank %d's "
+                "fingerprint is missing or torn (it left, or the exchange "
+                "was aborted)",
+                (unsigned long long)a->seq, bad);
+  c->w->be->wake(c->w);
+  return fail_coll(c, a, BS_ERR_ABORTED);
 }
 
 static bs_status check_fingerprint(bs_comm *c, const bs_coll_args *a) {
@@ -211,6 +253,9 @@ static bs_status check_fingerprint(bs_comm *c, const bs_coll_args *a) {
   bs_coll_args shown = *a;
   shown.label = "fingerprint";
   BS_CHECK(run_backend(c, &ex, &shown, 0));
+  for (int i = 0; i < n; i++)
+    if (!sealed(&all[i]))
+      BS_CHECK(fingerprint_torn(c, a, i));
   for (int i = 1; i < n; i++)
     if (memcmp(&all[i], &all[0], sizeof mine) != 0)
       BS_CHECK(fingerprint_desync(c, all, n, i));
@@ -398,6 +443,10 @@ bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
   for (int i = 1; i < n; i++)
     if (all[i].code > all[who].code)
       who = i;
+  /* Never better than this rank's own status: an exchange that a fault
+   * garbled on every rank must not wash a rank's own failure away. */
+  if (all[who].code < (int)mine)
+    all[who] = rec;
   st = (bs_status)all[who].code;
   if (st != BS_OK)
     *bs_err() = all[who];

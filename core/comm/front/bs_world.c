@@ -11,8 +11,11 @@
 #include <sys/stat.h>
 
 enum { DEFAULT_TIMEOUT_MS = 10000, DEFAULT_SLOTS = 256, MAX_RANKS = 4096 };
-/* How often a process-per-rank world looks for another process's failure. */
-enum { SHARE_POLL_MS = 10 };
+/* How often a process-per-rank world looks for another process's failure,
+ * and how long a failed one waits for every process's note to settle on
+ * the job's cause (a process that never publishes, say a killed one, costs
+ * this bound once). */
+enum { SHARE_POLL_MS = 1, SETTLE_MS = 250 };
 
 static void poll_shared(void *ctx);
 
@@ -39,12 +42,22 @@ static bs_status pick_backend(const bs_world_opts *o,
 #endif
 }
 
+#ifndef BS_HAVE_NCCL
+bs_status bs_comm_nccl_info(bs_nccl_info *out) {
+  memset(out, 0, sizeof *out);
+  return bs_err_fail(BS_ERR_UNSUPPORTED, NULL,
+                     "backend nccl: this build has no NCCL (configure where "
+                     "CUDA and NCCL are installed)");
+}
+#endif
+
 static bs_status normalise(const bs_world_opts *o, bs_world_opts *n) {
   bs_status st = BS_OK;
   *n = *o;
   n->timeout_ms = o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
   n->flight_slots = o->flight_slots ? o->flight_slots : DEFAULT_SLOTS;
   n->global_size = o->global_size ? o->global_size : o->size;
+  n->procs = o->procs ? o->procs : n->global_size / (o->size ? o->size : 1);
   if (o->size < 1 || o->size > MAX_RANKS || o->timeout_ms < 0 ||
       o->flight_slots < 0)
     BS_FAIL(BS_ERR_CONFIG, NULL,
@@ -91,6 +104,7 @@ bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
   if (!w)
     BS_FAIL(BS_ERR_NOMEM, NULL, "world: out of memory");
   pthread_mutex_init(&w->mu, NULL);
+  pthread_mutex_init(&w->settle_mu, NULL);
   BS_CHECK(normalise(o, &w->o));
   BS_CHECK(pick_backend(&w->o, &w->be));
   w->o.backend = w->be->name;
@@ -116,6 +130,7 @@ void bs_world_destroy(bs_world *w) {
   free(w->rank_err);
   free(w->report);
   pthread_mutex_destroy(&w->mu);
+  pthread_mutex_destroy(&w->settle_mu);
   free(w);
 }
 
@@ -248,7 +263,13 @@ const char *bs_world_report(const bs_world *w) {
 double bs_world_detect_ms(const bs_world *w) {
   if (!w || !w->stall_ns || !w->end_ns)
     return -1.0;
-  uint64_t d = w->end_ns > w->stall_ns ? w->end_ns - w->stall_ns : 0;
+  uint64_t last = 0;
+  for (int i = 0; i < w->o.size; i++)
+    if (w->comms[i].fail_ns > last)
+      last = w->comms[i].fail_ns;
+  if (!last)
+    last = w->end_ns;
+  uint64_t d = last > w->stall_ns ? last - w->stall_ns : 0;
   return (double)d / 1e6;
 }
 
@@ -328,9 +349,12 @@ static bool fail_first(bs_world *w, bs_status why, uint64_t stall_ns,
 
 /* The other processes learn of it from the note (their watchdog threads
  * look for it): the stall time travels as wall-clock time. */
-static void share(bs_world *w, bs_status why) {
+static void share(bs_world *w, bs_status why, bool follows) {
   uint64_t mono = bs_watchdog_now_ns(), real = bs_abort_real_ns();
-  bs_abort_note n = {.st = why, .first = w->o.first_rank, .size = w->o.size};
+  bs_abort_note n = {.st = why,
+                     .first = w->o.first_rank,
+                     .size = w->o.size,
+                     .follows = follows};
   pthread_mutex_lock(&w->mu);
   n.real_ns = real - (mono - w->stall_ns);
   snprintf(n.cause, sizeof n.cause, "%s", w->cause);
@@ -348,25 +372,83 @@ bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
   vsnprintf(cause, sizeof cause, fmt, ap);
   va_end(ap);
   if (fail_first(w, why, stall_ns, pos, npos, cause) && w->o.abort_dir)
-    share(w, why);
+    share(w, why, false);
   return bs_world_abort_status(w);
 }
 
+/* A note's stall on this host's monotonic clock. */
+static uint64_t note_stall(const bs_abort_note *n) {
+  uint64_t mono = bs_watchdog_now_ns(), real = bs_abort_real_ns();
+  uint64_t ago = real > n->real_ns ? real - n->real_ns : 0;
+  return ago < mono ? mono - ago : mono;
+}
+
 /* On the watchdog thread: another process's world failed, so this one
- * does too, with its status (its stall put on this host's clock). */
+ * does too, and says it follows. */
 static void poll_shared(void *ctx) {
   bs_world *w = ctx;
-  bs_abort_note n;
+  static _Thread_local bs_abort_note n; /* gcc 12 sees a dangling local */
   if (bs_world_abort_status(w) != BS_OK ||
       !bs_abort_find(w->o.abort_dir, w->o.first_rank, &n))
     return;
-  uint64_t mono = bs_watchdog_now_ns(), real = bs_abort_real_ns();
-  uint64_t ago = real > n.real_ns ? real - n.real_ns : 0;
-  char cause[256];
-  snprintf(cause, sizeof cause, "ranks %d..%d (another process): %.200s",
-           n.first, n.first + n.size - 1, n.cause);
-  fail_first(w, n.st, ago < mono ? mono - ago : mono, NULL, 0, cause);
+  if (fail_first(w, n.st, note_stall(&n), NULL, 0, n.cause))
+    share(w, n.st, true);
   w->be->wake(w);
+}
+
+static void nap_ms(int ms) {
+  struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ms * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Waits until every process's note is in (or the bound), then takes the
+ * winner as this world's failure: status, cause, stall and report. */
+static void settle_across(bs_world *w) {
+  int procs = w->o.procs > 0 ? w->o.procs : 1;
+  bs_abort_note *notes = calloc((size_t)procs, sizeof *notes);
+  size_t n = 0;
+  uint64_t until = bs_watchdog_now_ns() + SETTLE_MS * 1000000ull;
+  while (notes) {
+    n = bs_abort_collect(w->o.abort_dir, notes, (size_t)procs);
+    if (n >= (size_t)procs || bs_watchdog_now_ns() >= until)
+      break;
+    nap_ms(SHARE_POLL_MS);
+  }
+  const bs_abort_note *best = notes ? bs_abort_best(notes, n) : NULL;
+  pthread_mutex_lock(&w->mu);
+  if (best) {
+    snprintf(w->cause, sizeof w->cause, "%s", best->cause);
+    w->stall_ns = note_stall(best);
+    bs_report_in in = {.status = best->st,
+                       .cause = w->cause,
+                       .backend = w->be->name,
+                       .size = w->o.size,
+                       .first_rank = w->o.first_rank,
+                       .pos = w->pos,
+                       .stall_ns = w->stall_ns,
+                       .detect_ns = bs_watchdog_now_ns(),
+                       .timeout_ms = w->o.timeout_ms};
+    char *report = bs_comm_report(&in);
+    if (report) {
+      free(w->report);
+      w->report = report;
+    }
+    atomic_store(&w->abort_st, (int)best->st);
+  }
+  pthread_mutex_unlock(&w->mu);
+  free(notes);
+}
+
+bs_status bs_world_settle(bs_world *w) {
+  if (bs_world_abort_status(w) == BS_OK || !w->o.abort_dir)
+    return bs_world_abort_status(w);
+  pthread_mutex_lock(&w->settle_mu);
+  if (!w->settled) {
+    settle_across(w);
+    w->settled = true;
+  }
+  pthread_mutex_unlock(&w->settle_mu);
+  return bs_world_abort_status(w);
 }
 
 void bs_world_abort(bs_world *w, bs_status why, uint64_t stall_ns,

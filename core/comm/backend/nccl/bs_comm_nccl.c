@@ -4,15 +4,18 @@
  * it within the timeout). Communicators are non-blocking (config.blocking
  * = 0) so that no NCCL call can hold a rank forever: every wait polls
  * ncclCommGetAsyncError and the stream, and gives up on the world's abort
- * or the timeout by aborting its own communicator (ncclCommAbort from the
- * rank's own thread: another thread's abort would free the communicator
- * under the poller). Buffers are device pointers. */
+ * or the timeout by handing its communicator to an aborter thread and
+ * returning at once (ncclCommAbort can take hundreds of milliseconds; the
+ * rank no longer touches the communicator, so another thread may free it,
+ * and the rank's later CUDA calls that wait for the stuck kernel wait for
+ * the abort to kill it). Buffers are device pointers. */
 #include "comm/backend/bs_comm_backend.h"
 
 #include "bs_file.h"
+#include "comm/backend/nccl/bs_nccl_lib.h"
 
 #include <cuda_runtime_api.h>
-#include <nccl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +27,22 @@ typedef struct nccl_world {
   int ndev;
 } nccl_world;
 
+/* Device scratch of the front's host exchanges, kept across collectives:
+ * cudaMalloc and cudaFree between collectives serialise against peers'
+ * NCCL kernels on a shared GPU. */
+typedef struct scratch {
+  void *p;
+  size_t n;
+} scratch;
+
 typedef struct nccl_rank {
+  const bs_nccl_lib *nc;
   ncclComm_t comm;
   cudaStream_t stream;
-  float *scratch; /* the barrier's one element */
+  float *one;        /* the barrier's one element */
+  scratch xin, xout; /* host exchanges */
+  pthread_t aborter; /* ncclCommAbort of a failed communicator */
+  bool aborting;
 } nccl_rank;
 
 static void nap_us(long us) {
@@ -51,23 +66,43 @@ static bs_status status_of(ncclResult_t r) {
   }
 }
 
+static void *abort_comm(void *comm) {
+  const bs_nccl_lib *nc = NULL;
+  if (bs_nccl_lib_get(&nc) == BS_OK)
+    nc->CommAbort((ncclComm_t)comm);
+  return NULL;
+}
+
+/* The communicator goes to an aborter thread (joined at rank_fini); the
+ * rank returns without waiting for NCCL's teardown. */
 static void abort_local(nccl_rank *nr) {
-  if (nr->comm)
-    ncclCommAbort(nr->comm);
+  if (!nr->comm)
+    return;
+  if (!nr->aborting &&
+      pthread_create(&nr->aborter, NULL, abort_comm, nr->comm) == 0)
+    nr->aborting = true;
+  else
+    abort_comm(nr->comm);
   nr->comm = NULL;
+}
+
+static void join_aborter(nccl_rank *nr) {
+  if (nr->aborting)
+    pthread_join(nr->aborter, NULL);
+  nr->aborting = false;
 }
 
 /* An NCCL error on one rank ends the world: its local peers stop waiting. */
 static bs_status fail_nccl(bs_comm *c, ncclResult_t r, const char *what) {
   nccl_rank *nr = c->impl;
   bs_status st = status_of(r);
-  const char *last = nr && nr->comm ? ncclGetLastError(nr->comm) : "";
+  const bs_nccl_lib *nc = nr->nc;
+  const char *last = nr->comm ? nc->GetLastError(nr->comm) : "";
   bs_world_fail(c->w, st, 0, NULL, 0, "rank %d: %s: NCCL %s%s%s", c->grank,
-                what, ncclGetErrorString(r), last[0] ? ": " : "", last);
-  if (nr)
-    abort_local(nr);
+                what, nc->GetErrorString(r), last[0] ? ": " : "", last);
+  abort_local(nr);
   return bs_err_fail(st, NULL, "rank %d: %s: NCCL %s", c->grank, what,
-                     ncclGetErrorString(r));
+                     nc->GetErrorString(r));
 }
 
 static bs_status fail_cuda(bs_comm *c, cudaError_t e, const char *what) {
@@ -83,7 +118,7 @@ static bs_status settle(bs_comm *c, uint64_t since, bool stream,
   uint64_t deadline = deadline_of(c->w, since);
   for (;;) {
     ncclResult_t ae = ncclSuccess;
-    ncclCommGetAsyncError(nr->comm, &ae);
+    nr->nc->CommGetAsyncError(nr->comm, &ae);
     if (ae != ncclSuccess && ae != ncclInProgress)
       return fail_nccl(c, ae, what);
     cudaError_t q = stream && ae == ncclSuccess ? cudaStreamQuery(nr->stream)
@@ -124,22 +159,23 @@ static ncclRedOp_t nccl_op(bs_redop op) {
 
 static ncclResult_t enqueue(nccl_rank *nr, const bs_coll_args *a,
                             const void *send, void *recv) {
+  const bs_nccl_lib *nc = nr->nc;
   ncclDataType_t t = nccl_type(a->dt);
   switch (a->op) {
   case BS_COLL_ALL_GATHER:
-    return ncclAllGather(send, recv, a->count, t, nr->comm, nr->stream);
+    return nc->AllGather(send, recv, a->count, t, nr->comm, nr->stream);
   case BS_COLL_REDUCE_SCATTER:
-    return ncclReduceScatter(send, recv, a->count, t, nccl_op(a->redop),
+    return nc->ReduceScatter(send, recv, a->count, t, nccl_op(a->redop),
                              nr->comm, nr->stream);
   case BS_COLL_ALL_REDUCE:
-    return ncclAllReduce(send, recv, a->count, t, nccl_op(a->redop), nr->comm,
+    return nc->AllReduce(send, recv, a->count, t, nccl_op(a->redop), nr->comm,
                          nr->stream);
   case BS_COLL_BROADCAST:
-    return ncclBroadcast(send, recv, a->count, t, a->root, nr->comm,
+    return nc->Broadcast(send, recv, a->count, t, a->root, nr->comm,
                          nr->stream);
   default: /* barrier: NCCL has none; a one-element all-reduce is one */
-    return ncclAllReduce(nr->scratch, nr->scratch, 1, ncclFloat32, ncclSum,
-                         nr->comm, nr->stream);
+    return nc->AllReduce(nr->one, nr->one, 1, ncclFloat32, ncclSum, nr->comm,
+                         nr->stream);
   }
 }
 
@@ -156,26 +192,43 @@ static bs_status run(bs_comm *c, const bs_coll_args *a, const void *send,
   return settle(c, since, true, bs_coll_name(a->op));
 }
 
-/* The front's host-memory exchanges go through device scratch. */
+static bs_status grow(bs_comm *c, scratch *s, size_t n) {
+  if (s->n >= n)
+    return BS_OK;
+  cudaFree(s->p);
+  s->p = NULL;
+  s->n = 0;
+  size_t want = n < 4096 ? 4096 : n;
+  cudaError_t e = cudaMalloc(&s->p, want);
+  if (e != cudaSuccess)
+    return bs_err_fail(BS_ERR_NOMEM, NULL,
+                       "rank %d: exchange scratch of %zu bytes: CUDA %s",
+                       c->grank, want, cudaGetErrorString(e));
+  s->n = want;
+  return BS_OK;
+}
+
+/* The front's host-memory exchanges go through device scratch, copied on
+ * the rank's own stream (never the legacy default stream, which would wait
+ * for a peer's kernel on a shared GPU). */
 static bs_status run_host(bs_comm *c, const bs_coll_args *a) {
   bs_status st = BS_OK;
+  nccl_rank *nr = c->impl;
   size_t in = bs_coll_in_bytes(a, c->w->o.global_size);
   size_t outn = bs_coll_out_bytes(a, c->w->o.global_size);
-  void *dsend = NULL, *drecv = NULL;
-  cudaError_t e = cudaMalloc(&dsend, in ? in : 1);
-  if (e == cudaSuccess)
-    e = cudaMalloc(&drecv, outn ? outn : 1);
-  if (e != cudaSuccess)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "rank %d: exchange scratch: CUDA %s", c->grank,
-            cudaGetErrorString(e));
-  if (in && (e = cudaMemcpy(dsend, a->send, in, cudaMemcpyHostToDevice)))
+  cudaError_t e = cudaSuccess;
+  BS_CHECK(grow(c, &nr->xin, in ? in : 1));
+  BS_CHECK(grow(c, &nr->xout, outn ? outn : 1));
+  if (in && (e = cudaMemcpyAsync(nr->xin.p, a->send, in, cudaMemcpyHostToDevice,
+                                 nr->stream)))
     BS_CHECK(fail_cuda(c, e, "exchange upload"));
-  BS_CHECK(run(c, a, dsend, drecv));
-  if (outn && (e = cudaMemcpy(a->recv, drecv, outn, cudaMemcpyDeviceToHost)))
+  BS_CHECK(run(c, a, nr->xin.p, nr->xout.p));
+  if (outn && (e = cudaMemcpyAsync(a->recv, nr->xout.p, outn,
+                                   cudaMemcpyDeviceToHost, nr->stream)))
+    BS_CHECK(fail_cuda(c, e, "exchange download"));
+  if ((e = cudaStreamSynchronize(nr->stream)))
     BS_CHECK(fail_cuda(c, e, "exchange download"));
 out:
-  cudaFree(dsend);
-  cudaFree(drecv);
   return st;
 }
 
@@ -217,11 +270,13 @@ static bs_status unique_id(const bs_world *w, ncclUniqueId *id) {
     BS_FAIL(BS_ERR_CONFIG, NULL,
             "nccl: ranks in several processes need uid_path to share the "
             "unique id");
+  const bs_nccl_lib *nc = NULL;
+  BS_CHECK(bs_nccl_lib_get(&nc));
   if (local || w->o.first_rank == 0) {
-    ncclResult_t r = ncclGetUniqueId(id);
+    ncclResult_t r = nc->GetUniqueId(id);
     if (r != ncclSuccess)
       BS_FAIL(BS_ERR_UNSUPPORTED, NULL, "nccl: ncclGetUniqueId: %s",
-              ncclGetErrorString(r));
+              nc->GetErrorString(r));
     if (!local)
       BS_CHECK(uid_write(w->o.uid_path, id));
   } else {
@@ -264,20 +319,23 @@ static bs_status nccl_rank_init(bs_comm *c) {
   if (!nr)
     BS_FAIL(BS_ERR_NOMEM, NULL, "nccl: rank %d", c->grank);
   c->impl = nr;
+  BS_CHECK(bs_nccl_lib_get(&nr->nc));
   cudaError_t e = cudaSetDevice(c->grank % nw->ndev);
   if (e == cudaSuccess)
     e = cudaStreamCreateWithFlags(&nr->stream, cudaStreamNonBlocking);
   if (e == cudaSuccess)
-    e = cudaMalloc((void **)&nr->scratch, sizeof *nr->scratch);
+    e = cudaMalloc((void **)&nr->one, sizeof *nr->one);
   if (e == cudaSuccess)
-    e = cudaMemset(nr->scratch, 0, sizeof *nr->scratch);
+    e = cudaMemsetAsync(nr->one, 0, sizeof *nr->one, nr->stream);
+  if (e == cudaSuccess)
+    e = cudaStreamSynchronize(nr->stream);
   if (e != cudaSuccess)
     BS_CHECK(fail_cuda(c, e, "rank setup"));
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
   cfg.blocking = 0;
   uint64_t since = bs_watchdog_now_ns();
-  ncclResult_t r = ncclCommInitRankConfig(&nr->comm, c->w->o.global_size,
-                                          nw->id, c->grank, &cfg);
+  ncclResult_t r = nr->nc->CommInitRankConfig(&nr->comm, c->w->o.global_size,
+                                              nw->id, c->grank, &cfg);
   if (r != ncclSuccess && r != ncclInProgress)
     BS_CHECK(fail_nccl(c, r, "ncclCommInitRankConfig"));
   BS_CHECK(settle(c, since, false, "ncclCommInitRankConfig"));
@@ -291,17 +349,20 @@ static void nccl_rank_fini(bs_comm *c) {
     return;
   if (nr->comm && bs_world_abort_status(c->w) == BS_OK) {
     /* Flush politely; settle aborts it if that does not finish in time. */
-    ncclResult_t r = ncclCommFinalize(nr->comm);
+    ncclResult_t r = nr->nc->CommFinalize(nr->comm);
     if (r == ncclSuccess || r == ncclInProgress)
       settle(c, bs_watchdog_now_ns(), false, "ncclCommFinalize");
     if (nr->comm)
-      ncclCommDestroy(nr->comm);
+      nr->nc->CommDestroy(nr->comm);
     nr->comm = NULL;
   }
   abort_local(nr);
+  join_aborter(nr);
   if (nr->stream)
     cudaStreamDestroy(nr->stream);
-  cudaFree(nr->scratch);
+  cudaFree(nr->one);
+  cudaFree(nr->xin.p);
+  cudaFree(nr->xout.p);
   free(nr);
   c->impl = NULL;
 }
@@ -324,6 +385,19 @@ static void nccl_rank_gone(bs_comm *c) {
 /* The pollers see the world's abort status on their next turn. */
 static void nccl_wake(bs_world *w) {
   (void)w;
+}
+
+bs_status bs_comm_nccl_info(bs_nccl_info *out) {
+  bs_status st = BS_OK;
+  const bs_nccl_lib *nc = NULL;
+  memset(out, 0, sizeof *out);
+  BS_CHECK(bs_nccl_lib_get(&nc));
+  out->version = nc->version;
+  snprintf(out->lib, sizeof out->lib, "%s", nc->path);
+  if (cudaGetDeviceCount(&out->gpus) != cudaSuccess)
+    out->gpus = 0;
+out:
+  return st;
 }
 
 const bs_comm_backend bs_comm_nccl_backend = {

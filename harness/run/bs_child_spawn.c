@@ -1,0 +1,75 @@
+#include "run/bs_child_spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run/bs_child_part.h"
+#include "run/bs_fork.h"
+
+/* After process 0's verdict the others only read it and leave. */
+enum { REAP_MS = 5000 };
+
+static void start(const bs_run_cfg *base, int p, pid_t *pid) {
+  *pid = fork();
+  if (*pid != 0)
+    return;
+  bs_run_cfg c = *base;
+  c.proc = p;
+  int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  bs_fork_exit(bs_child_part_run(&c, null));
+}
+
+static void reap(pid_t *pids, int n) {
+  struct timespec nap = {0, 1000000L};
+  for (int waited = 0, left = n; left > 0;) {
+    left = 0;
+    for (int i = 0; i < n; i++) {
+      if (pids[i] > 0 && waitpid(pids[i], NULL, WNOHANG) == pids[i])
+        pids[i] = 0;
+      left += pids[i] > 0;
+    }
+    if (left && ++waited > REAP_MS)
+      for (int i = 0; i < n; i++)
+        if (pids[i] > 0)
+          kill(pids[i], SIGKILL);
+    if (left)
+      nanosleep(&nap, NULL);
+  }
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+                    struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path) != 0 && errno != ENOENT;
+}
+
+int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
+  char dir[] = "/tmp/backstop-ranks.XXXXXX";
+  int n = cfg->ranks, rc = 4;
+  pid_t *pids = calloc((size_t)n, sizeof *pids);
+  if (!pids || !mkdtemp(dir)) {
+    free(pids);
+    return rc;
+  }
+  bs_run_cfg base = *cfg;
+  base.spawn = false;
+  base.rendezvous = dir;
+  base.run_index = 0;
+  base.nprocs = n;
+  fflush(NULL);
+  for (int p = 1; p < n; p++)
+    start(&base, p, &pids[p]);
+  base.proc = 0;
+  rc = bs_child_part_run(&base, fd);
+  reap(pids, n);
+  nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  free(pids);
+  return rc;
+}

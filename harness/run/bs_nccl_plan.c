@@ -1,0 +1,121 @@
+#include "run/bs_nccl_plan.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "comm/bs_comm.h"
+#include "run/bs_fork.h"
+#include "run/bs_launcher.h"
+
+enum { PROBE_MS = 30000 };
+
+typedef struct probe {
+  bs_status st;
+  bs_nccl_info info;
+} probe;
+
+static bool read_probe(int fd, probe *p) {
+  struct pollfd pf = {.fd = fd, .events = POLLIN};
+  size_t got = 0;
+  while (got < sizeof *p) {
+    int r = poll(&pf, 1, PROBE_MS);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return false;
+    ssize_t k = read(fd, (char *)p + got, sizeof *p - got);
+    if (k <= 0)
+      return false;
+    got += (size_t)k;
+  }
+  return true;
+}
+
+/* NCCL and the GPUs as a fresh process sees them. */
+static bool ask(probe *p) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return false;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    probe q = {.st = bs_comm_nccl_info(&q.info)};
+    bs_fork_exit(bs_fork_write_all(fds[1], &q, sizeof q) ? 0 : 1);
+  }
+  close(fds[1]);
+  bool ok = pid > 0 && read_probe(fds[0], p);
+  close(fds[0]);
+  if (pid > 0) {
+    if (!ok)
+      kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+  }
+  return ok && p->st == BS_OK && p->info.gpus > 0;
+}
+
+/* Processes of this job on this host: the launcher's local size when it
+ * says, else every process of the job. */
+static int host_procs(const bs_run_cfg *c) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
+                                     "MPI_LOCALNRANKS", "LOCAL_WORLD_SIZE",
+                                     "SLURM_NTASKS_PER_NODE"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && atoi(v) > 0)
+      return atoi(v);
+  }
+  return c->nprocs > 0 ? c->nprocs : 1;
+}
+
+bs_status bs_nccl_place(bs_run_cfg *c, const bs_nccl_info *in) {
+  bs_status st = BS_OK;
+  int local = bs_launcher_local_ranks(c), gpus = in->gpus;
+  int on_host = local * (c->rendezvous ? host_procs(c) : 1);
+  if (on_host <= gpus)
+    goto out;
+  if (in->version < BS_NCCL_SHARED_GPU_MIN)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "backend nccl: %d ranks on %d GPU%s share a GPU, which needs NCCL "
+            ">= 2.30 (%s is %d.%d.%d): pip install nvidia-nccl-cu13 and set "
+            "BS_NCCL=<site-packages>/nvidia/nccl/lib (or LD_LIBRARY_PATH)",
+            on_host, gpus, gpus == 1 ? "" : "s", in->lib, in->version / 10000,
+            in->version / 100 % 100, in->version % 100);
+  setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
+  if (local <= gpus || c->scn->drive)
+    goto out;
+  if (c->rendezvous)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "backend nccl: each process would drive %d ranks on %d GPU%s, and "
+            "ranks sharing a GPU as threads deadlock (CUDA serialises a "
+            "process's allocations against its own NCCL kernels): launch one "
+            "process per rank (mpirun -np %d ...), or leave out the launcher "
+            "and --rendezvous and backstop starts them",
+            local, gpus, gpus == 1 ? "" : "s", c->ranks);
+  c->spawn = true;
+out:
+  return st;
+}
+
+bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n) {
+  bs_status st = BS_OK;
+  probe p = {0};
+  bool asked = false, known = false;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(cfgs[i].backend, "nccl") != 0)
+      continue;
+    if (!asked)
+      known = ask(&p);
+    asked = true;
+    if (known)
+      BS_CHECK(bs_nccl_place(&cfgs[i], &p.info));
+  }
+out:
+  return st;
+}

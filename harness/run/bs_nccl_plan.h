@@ -1,0 +1,26 @@
+/* How NCCL ranks are placed, decided before anything runs: the parent asks
+ * a probe child (CUDA must not start in a process that forks the runs)
+ * which NCCL the backend loads and how many GPUs it sees. Ranks that would
+ * share a GPU as threads of one process deadlock in CUDA, so such a run
+ * gets one process per rank, started by its child (bs_run_cfg.spawn);
+ * under an outside launcher that cannot be done, and it is a usage error
+ * naming the process mode. A shared GPU needs NCCL >= 2.30: below that, a
+ * usage error that says where a newer NCCL comes from. Sets
+ * NCCL_MULTI_RANK_GPU_ENABLE=1 when GPUs are shared (unless set). */
+#ifndef BS_NCCL_PLAN_H
+#define BS_NCCL_PLAN_H
+
+#include <stddef.h>
+
+#include "catalog/bs_scenario.h"
+#include "comm/bs_comm.h"
+
+/* BS_ERR_INVALID (a usage error) with a one-line message; BS_OK when no
+ * run uses nccl, or when NCCL or the GPUs cannot be probed (the runs then
+ * fail with the backend's own reason). */
+bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n);
+
+/* The decision for one nccl run, given what the probe found. */
+bs_status bs_nccl_place(bs_run_cfg *c, const bs_nccl_info *in);
+
+#endif

@@ -1,0 +1,93 @@
+/* Where NCCL ranks go: threads while each has a GPU of its own, one
+ * process per rank (started by the run's child) when they would share one,
+ * a usage error under a launcher that gives a process several ranks of a
+ * shared GPU, and one below NCCL 2.30 that says where a newer NCCL comes
+ * from. The probe itself needs a GPU (ci/gpu.sh runs it). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/bs_nccl_plan.h"
+
+static bs_scenario scn = {.name = "rank-death"};
+
+static bs_run_cfg cfg(int ranks) {
+  return (bs_run_cfg){
+      .scn = &scn, .ranks = ranks, .backend = "nccl", .nprocs = 1};
+}
+
+static bs_nccl_info info(int version, int gpus) {
+  bs_nccl_info in = {.version = version, .gpus = gpus};
+  strcpy(in.lib, "/opt/nccl/libnccl.so.2");
+  return in;
+}
+
+static void test_own_gpus_are_threads(void **state) {
+  (void)state;
+  bs_run_cfg c = cfg(8);
+  bs_nccl_info in = info(22809, 8);
+  unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
+  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_false(c.spawn);
+  assert_null(getenv("NCCL_MULTI_RANK_GPU_ENABLE"));
+}
+
+static void test_shared_gpu_spawns(void **state) {
+  (void)state;
+  bs_run_cfg c = cfg(8);
+  bs_nccl_info in = info(23007, 1);
+  unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
+  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_true(c.spawn);
+  assert_string_equal(getenv("NCCL_MULTI_RANK_GPU_ENABLE"), "1");
+  /* A custom driver keeps its ranks in one process: nothing to spawn. */
+  bs_scenario drive = {.name = "config-matrix", .drive = (bs_drive_fn)1};
+  c = cfg(8);
+  c.scn = &drive;
+  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_false(c.spawn);
+}
+
+static void test_old_nccl_refuses_sharing(void **state) {
+  (void)state;
+  bs_run_cfg c = cfg(4);
+  bs_nccl_info in = info(22809, 1);
+  bs_err_clear();
+  assert_int_equal(bs_nccl_place(&c, &in), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "needs NCCL >= 2.30"));
+  assert_non_null(strstr(bs_err()->message, "is 2.28.9"));
+  assert_non_null(strstr(bs_err()->message, "nvidia-nccl-cu13"));
+  assert_non_null(strstr(bs_err()->message, "BS_NCCL"));
+  assert_false(c.spawn);
+}
+
+static void test_launcher_with_shared_threads_refused(void **state) {
+  (void)state;
+  bs_run_cfg c = cfg(8);
+  c.nprocs = 2; /* 4 ranks a process */
+  c.rendezvous = "/tmp/x";
+  bs_nccl_info in = info(23007, 1);
+  bs_err_clear();
+  assert_int_equal(bs_nccl_place(&c, &in), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "mpirun -np 8"));
+  /* One rank a process on a shared GPU is fine. */
+  c.nprocs = 8;
+  bs_err_clear();
+  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_false(c.spawn);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_own_gpus_are_threads),
+      cmocka_unit_test(test_shared_gpu_spawns),
+      cmocka_unit_test(test_old_nccl_refuses_sharing),
+      cmocka_unit_test(test_launcher_with_shared_threads_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
