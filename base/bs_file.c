@@ -1,6 +1,7 @@
 #include "bs_file.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,4 +88,18 @@ bs_status bs_file_wait(const char *path, int wait_ms, char **data, size_t *n) {
     nanosleep(&nap, NULL);
   }
   return bs_file_read(path, data, n);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag,
+                        struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path) != 0 && errno != ENOENT;
+}
+
+bs_status bs_file_remove_tree(const char *path) {
+  if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 &&
+      errno != ENOENT)
+    return bs_err_fail(BS_ERR_INVALID, NULL, "cannot remove %s: %s", path,
+                       strerror(errno));
+  return BS_OK;
 }

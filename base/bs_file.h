@@ -24,4 +24,8 @@ bs_status bs_file_read(const char *path, char **data, size_t *n);
  * BS_ERR_TIMEOUT then. */
 bs_status bs_file_wait(const char *path, int wait_ms, char **data, size_t *n);
 
+/* Removes path and everything under it (rm -rf); a path that is not there
+ * is fine. BS_ERR_INVALID naming what could not be removed. */
+bs_status bs_file_remove_tree(const char *path);
+
 #endif

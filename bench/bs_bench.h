@@ -33,6 +33,8 @@ typedef struct bs_bench_opts {
   int repeat;          /* timed runs after the warm-up */
   int ranks;           /* MainCast world size, 1..BS_BENCH_MAX_RANKS; 0: 1 */
   const char *json;    /* report file, or NULL */
+  int detect;          /* > 0: only the detection figures, this many runs */
+  const char *peer;    /* torch_nccl_peer.py for the detection figures */
 } bs_bench_opts;
 
 #define BS_BENCH_MAX_RANKS 64
@@ -89,6 +91,10 @@ bs_status bs_bench_model(bs_bench_opts *o, bs_model_spec *out);
  * r is complete only on success. */
 bs_status bs_bench_run(const bs_bench_opts *o, const bs_model_spec *m,
                        bs_bench_report *r);
+
+/* The detection figures (bs_bench_detect.c): their table and JSON
+ * (caller frees both). */
+bs_status bs_bench_detect(const bs_bench_opts *o, char **table, char **json);
 
 /* NULL when absent. */
 const bs_bench_fig *bs_bench_find(const bs_bench_report *r, const char *name);

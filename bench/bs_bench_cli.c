@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bs_bench.h"
 
@@ -17,7 +18,7 @@ static const char usage[] =
     "usage: backstop bench [--device host|cuda] [--backend sim|nccl]\n"
     "                      [--model PRESET|FILE] [--scale F | --gb G]\n"
     "                      [--ranks N] [--threads T] [--repeat R]\n"
-    "                      [--json FILE]\n"
+    "                      [--json FILE] [--detect R [--peer SCRIPT]]\n"
     "  --device  device memory (default host)\n"
     "  --backend communicator of the MainCast all-gather (default nccl on\n"
     "            cuda, sim on host)\n"
@@ -29,7 +30,12 @@ static const char usage[] =
     "            all-gather bus bandwidth figures (nccl: one GPU per rank)\n"
     "  --threads hashing threads (default: one per online CPU)\n"
     "  --repeat  timed runs per figure after one warm-up (default 3)\n"
-    "  --json    also write the report as JSON to FILE\n";
+    "  --json    also write the report as JSON to FILE\n"
+    "  --detect  instead: how fast a desync and a rank death are contained\n"
+    "            (rank-divergence, rank-death: R runs each, median and max\n"
+    "            detect_ms) on --backend at --ranks\n"
+    "  --peer    with --detect: the same failures in PyTorch's\n"
+    "            ProcessGroupNCCL (torch_nccl_peer.py, run by torchrun)\n";
 
 static bs_status bad(const char *opt, const char *want, const char *v) {
   return bs_err_fail(BS_ERR_INVALID, NULL, "%s: expected %s, got '%s'", opt,
@@ -102,6 +108,17 @@ static bs_status set_repeat(bs_bench_opts *o, const char *opt, const char *v) {
   return parse_int(opt, v, 1, MAX_REPEAT, &o->repeat);
 }
 
+static bs_status set_detect(bs_bench_opts *o, const char *opt, const char *v) {
+  return parse_int(opt, v, 1, MAX_REPEAT, &o->detect);
+}
+
+static bs_status set_peer(bs_bench_opts *o, const char *opt, const char *v) {
+  if (access(v, R_OK) != 0)
+    return bad(opt, "a readable torch_nccl_peer.py", v);
+  o->peer = v;
+  return BS_OK;
+}
+
 static bs_status set_json(bs_bench_opts *o, const char *opt, const char *v) {
   if (!v[0])
     return bad(opt, "a file name", v);
@@ -120,7 +137,8 @@ static const struct {
     {"--model", set_model},   {"--scale", set_scale},
     {"--gb", set_gb},         {"--threads", set_threads},
     {"--repeat", set_repeat}, {"--json", set_json},
-    {"--ranks", set_ranks},
+    {"--ranks", set_ranks},   {"--detect", set_detect},
+    {"--peer", set_peer},
 };
 
 /* "--name value" or "--name=value"; *used: how many argv slots it took. */
@@ -158,6 +176,8 @@ bs_status bs_bench_cli_parse(int argc, char **argv, bs_bench_opts *o,
     }
     BS_CHECK(parse_one(o, argc, argv, i, &used));
   }
+  if (o->peer && !o->detect)
+    BS_FAIL(BS_ERR_INVALID, NULL, "--peer: only with --detect");
   if (o->scale > 0 && o->gb > 0)
     BS_FAIL(BS_ERR_INVALID, NULL,
             "--scale and --gb: give one (both size the model)");
@@ -213,6 +233,18 @@ out:
   return st;
 }
 
+static int detect(const bs_bench_opts *o) {
+  char *table = NULL, *json = NULL;
+  int rc = 0;
+  if (bs_bench_detect(o, &table, &json) != BS_OK)
+    rc = failure();
+  else if (fputs(table, stdout), o->json && write_file(o->json, json) != BS_OK)
+    rc = usage_error(NULL);
+  free(table);
+  free(json);
+  return rc;
+}
+
 int bs_bench_cli_main(int argc, char **argv) {
   bs_bench_opts o;
   bs_bench_report r;
@@ -226,6 +258,8 @@ int bs_bench_cli_main(int argc, char **argv) {
     fputs(usage, stdout);
     return 0;
   }
+  if (o.detect)
+    return detect(&o);
   bs_status st = bs_bench_model(&o, &m);
   if (st != BS_OK) {
     rc = st == BS_ERR_INVALID ? usage_error("--model") : failure();

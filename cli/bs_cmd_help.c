@@ -40,13 +40,17 @@ static const char run_help[] =
     "                      (sim or nccl; nccl ranks that would share a GPU\n"
     "                      get it without asking: threads sharing a GPU\n"
     "                      deadlock in CUDA)\n"
+    "  --repeat N          every run N times over, same seed (races show)\n"
     "exit status: 0 all pass, 1 any fail/hang/crash, 2 usage error\n";
 
 static const char mutants_head[] =
-    "usage: backstop mutants [SELECTOR...] [--json FILE] [run options]\n"
+    "usage: backstop mutants [SELECTOR...] [--targeted] [--json FILE] [run "
+    "options]\n"
     "  runs the selected scenarios (default @mutant-target) against the "
     "fixed\n  core and against each mutant; exit 1 if a mutant survives or "
-    "the fixed\n  core fails anything. The mutants:\n";
+    "the fixed\n  core fails anything. --targeted: each mutant only against "
+    "the\n  scenarios that target it (a quick kill check where runs are "
+    "slow).\n  The mutants:\n";
 
 static void mutants_help(void) {
   fputs(mutants_head, stdout);

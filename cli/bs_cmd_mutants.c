@@ -17,17 +17,34 @@
 /* Storage the run configs point into: one name per mutant. */
 static const char *mutant_names[BS_MUT_COUNT];
 
-/* Base runs (the fixed core) first, then every mutant over the same runs. */
-static bs_run_cfg *matrix(const bs_run_cfg *base, size_t nbase, size_t *n) {
-  *n = nbase * (BS_MUT_COUNT + 1);
-  bs_run_cfg *all = calloc(*n ? *n : 1, sizeof *all);
-  if (!all)
+/* Whether scenario s lists mutant m in its targets. */
+static bool targets(const bs_scenario *s, int m) {
+  for (size_t i = 0; s->targets && s->targets[i]; i++)
+    if (strcmp(s->targets[i], bs_mutant_name((bs_mutant)m)) == 0)
+      return true;
+  return false;
+}
+
+/* The fixed core's runs first (mut[] = -1), then each mutant over the same
+ * runs, or (targeted) over the runs of the scenarios that target it. */
+static bs_run_cfg *matrix(const bs_run_cfg *base, size_t nbase, bool targeted,
+                          int **mut, size_t *n) {
+  size_t cap = nbase * (BS_MUT_COUNT + 1);
+  bs_run_cfg *all = calloc(cap ? cap : 1, sizeof *all);
+  *mut = calloc(cap ? cap : 1, sizeof **mut);
+  *n = 0;
+  if (!all || !*mut) {
+    free(all);
     return NULL;
+  }
   for (int m = -1; m < BS_MUT_COUNT; m++)
     for (size_t i = 0; i < nbase; i++) {
-      bs_run_cfg *c = &all[(size_t)(m + 1) * nbase + i];
+      if (m >= 0 && targeted && !targets(base[i].scn, m))
+        continue;
+      bs_run_cfg *c = &all[*n];
       *c = base[i];
-      c->run_index = (size_t)(m + 1) * nbase + i; /* its own folder */
+      c->run_index = *n; /* its own folder */
+      (*mut)[(*n)++] = m;
       if (m < 0)
         continue;
       mutant_names[m] = bs_mutant_name((bs_mutant)m);
@@ -37,26 +54,29 @@ static bs_run_cfg *matrix(const bs_run_cfg *base, size_t nbase, size_t *n) {
   return all;
 }
 
-static bs_status kills(const bs_result *res, size_t nbase, bs_kill *k) {
+static bs_status killed_by(bs_kill *k, const char *scenario) {
+  char **grown = realloc(k->killed_by, (k->nkilled + 1) * sizeof *grown);
+  if (!grown)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
+  k->killed_by = grown;
+  if (!(grown[k->nkilled] = strdup(scenario)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
+  k->nkilled++;
+  return BS_OK;
+}
+
+static bs_status kills(const bs_result *res, const int *mut, size_t n,
+                       bs_kill *k) {
   bs_status st = BS_OK;
   for (int m = 0; m < BS_MUT_COUNT; m++) {
     memset(&k[m], 0, sizeof k[m]);
     snprintf(k[m].name, sizeof k[m].name, "%s", bs_mutant_name((bs_mutant)m));
-    const bs_result *r = &res[(size_t)(m + 1) * nbase];
-    for (size_t i = 0; i < nbase; i++) {
-      if (r[i].verdict == BS_PASS)
-        continue;
-      char **grown =
-          realloc(k[m].killed_by, (k[m].nkilled + 1) * sizeof *grown);
-      if (!grown || !(grown[k[m].nkilled] = strdup(r[i].scenario))) {
-        k[m].killed_by = grown ? grown : k[m].killed_by;
-        BS_FAIL(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
-      }
-      k[m].killed_by = grown;
-      k[m].nkilled++;
-    }
-    k[m].survived = k[m].nkilled == 0;
   }
+  for (size_t i = 0; i < n; i++)
+    if (mut[i] >= 0 && res[i].verdict != BS_PASS)
+      BS_CHECK(killed_by(&k[mut[i]], res[i].scenario));
+  for (int m = 0; m < BS_MUT_COUNT; m++)
+    k[m].survived = k[m].nkilled == 0;
 out:
   return st;
 }
@@ -82,11 +102,11 @@ static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
   return rc;
 }
 
-static int report(const bs_opts *o, const bs_result *res, size_t n,
-                  size_t nbase) {
+static int report(const bs_opts *o, const bs_result *res, const int *mut,
+                  size_t n, size_t nbase) {
   bs_kill k[BS_MUT_COUNT];
   int rc = 1;
-  if (kills(res, nbase, k) != BS_OK) {
+  if (kills(res, mut, n, k) != BS_OK) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;
   }
@@ -117,6 +137,7 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
   bs_opts o;
   bs_run_cfg *base = NULL, *all = NULL;
   bs_result *res = NULL;
+  int *mut = NULL;
   size_t nbase = 0, n = 0;
   if (bs_opts_parse("mutants", argc, argv, &o) != BS_OK)
     return bs_cmd_usage_error("mutants");
@@ -125,7 +146,7 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
   if (bs_opts_plan(&o, exe, &base, &nbase) != BS_OK)
     return bs_cmd_usage_error("mutants");
   int rc = 1;
-  all = matrix(base, nbase, &n);
+  all = matrix(base, nbase, o.targeted, &mut, &n);
   res = calloc(n ? n : 1, sizeof *res);
   /* Runs that pass are the expected case for a mutant matrix: only
    * failures of the fixed core are news, the matrix says the rest. */
@@ -138,8 +159,9 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;
   }
-  rc = report(&o, res, n, nbase);
+  rc = report(&o, res, mut, n, nbase);
 out:
+  free(mut);
   for (size_t i = 0; res && i < n; i++)
     bs_result_free(&res[i]);
   free(res);

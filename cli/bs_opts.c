@@ -34,6 +34,8 @@ enum {
   O_ARTIFACTS,
   O_RENDEZVOUS,
   O_SPAWN,
+  O_REPEAT,
+  O_TARGETED,
 };
 
 static const struct option longopts[] = {
@@ -55,6 +57,8 @@ static const struct option longopts[] = {
     {"artifacts", required_argument, NULL, O_ARTIFACTS},
     {"rendezvous", required_argument, NULL, O_RENDEZVOUS},
     {"spawn", no_argument, NULL, O_SPAWN},
+    {"repeat", required_argument, NULL, O_REPEAT},
+    {"targeted", no_argument, NULL, O_TARGETED},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {NULL, 0, NULL, 0},
@@ -231,6 +235,13 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
   case O_SPAWN:
     o->spawn = true;
     return BS_OK;
+  case O_REPEAT:
+    return parse_int("--repeat", arg, 1, BS_OPTS_REPEAT_MAX, &o->repeat);
+  case O_TARGETED:
+    if (strcmp(cmd, "mutants") != 0)
+      USAGE("--targeted: an option of backstop mutants");
+    o->targeted = true;
+    return BS_OK;
   case 'q':
     o->verbosity = -1;
     return BS_OK;
@@ -249,6 +260,7 @@ static void defaults(const char *cmd, bs_opts *o) {
   o->cycles = -1;
   o->deadline_s = 60;
   o->jobs = 2;
+  o->repeat = 1;
   o->procs.nprocs = 1;
   o->artifacts = strcmp(cmd, "run") == 0 ? "backstop-artifacts" : NULL;
 }
@@ -408,23 +420,27 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
   *n = 0;
   BS_CHECK(bs_scenario_select(o->nsel ? o->sel : suite, o->nsel ? o->nsel : 1,
                               scn, &nscn));
-  size_t per = o->nranks ? o->nranks : 1;
-  *out = calloc(nscn * per + 1, sizeof **out);
+  size_t per = o->nranks ? o->nranks : 1, reps = (size_t)o->repeat;
+  *out = calloc(nscn * per * reps + 1, sizeof **out);
   if (!*out)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "plan of %zu runs", nscn * per);
+    BS_FAIL(BS_ERR_NOMEM, NULL, "plan of %zu runs", nscn * per * reps);
   for (size_t i = 0; i < nscn; i++)
-    for (size_t k = 0; k < per; k++) {
-      int ranks = o->nranks ? o->ranks[k] : scn[i]->default_ranks;
+    for (size_t k = 0; k < per * reps; k++) {
+      int ranks = o->nranks ? o->ranks[k % per] : scn[i]->default_ranks;
       /* A matrix of sizes, a label or a glob runs each scenario where it is
        * meaningful; a scenario named with a size below its minimum is a
        * usage error. */
       bool chosen = o->nranks <= 1 && named(o, scn[i]);
       if (ranks < scn[i]->min_ranks && !chosen) {
+        if (k >= per)
+          continue; /* said once */
         fprintf(stderr, "backstop: skipping %s at %d rank%s (needs %d)\n",
                 scn[i]->name, ranks, ranks == 1 ? "" : "s", scn[i]->min_ranks);
         continue;
       }
       if (!splits(o, scn[i], ranks) && !chosen) {
+        if (k >= per)
+          continue;
         fprintf(stderr,
                 "backstop: skipping %s at %d rank%s (not a multiple of the "
                 "%d processes)\n",

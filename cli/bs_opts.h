@@ -15,6 +15,7 @@
 
 #define BS_OPTS_MAX 64
 #define BS_RANKS_MAX 1024
+#define BS_OPTS_REPEAT_MAX 1000
 
 typedef struct bs_opts {
   const char *sel[BS_OPTS_MAX]; /* selectors; none: the default suite */
@@ -44,6 +45,11 @@ typedef struct bs_opts {
   /* --spawn: one process per rank, started by each run's child (what NCCL
    * ranks that would share a GPU get without asking, bs_nccl_plan.h). */
   bool spawn;
+  /* --repeat N: every planned run N times over (same seed): races show. */
+  int repeat;
+  /* mutants --targeted: a mutant runs only against the scenarios that name
+   * it in .targets (the fixed core still runs them all). */
+  bool targeted;
   bs_launcher procs;
   char rdv[1024];
 } bs_opts;

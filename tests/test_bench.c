@@ -21,6 +21,7 @@
 
 #include "bs_bench.c"
 #include "bs_bench_cli.c"
+#include "bs_bench_detect.c"
 #include "bs_bench_maincast.c"
 #include "bs_bench_measure.c"
 #include "bs_bench_model.c"

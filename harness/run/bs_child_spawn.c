@@ -1,8 +1,6 @@
 #include "run/bs_child_spawn.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_file.h"
 #include "run/bs_child_part.h"
 #include "run/bs_fork.h"
 
@@ -44,12 +43,6 @@ static void reap(pid_t *pids, int n) {
   }
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag,
-                    struct FTW *ftw) {
-  (void)sb, (void)flag, (void)ftw;
-  return remove(path) != 0 && errno != ENOENT;
-}
-
 int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
   char dir[] = "/tmp/backstop-ranks.XXXXXX";
   int n = cfg->ranks, rc = 4;
@@ -69,7 +62,8 @@ int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
   base.proc = 0;
   rc = bs_child_part_run(&base, fd);
   reap(pids, n);
-  nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  if (bs_file_remove_tree(dir) != BS_OK)
+    bs_err_clear(); /* a leftover in /tmp does not change the verdict */
   free(pids);
   return rc;
 }

@@ -387,12 +387,13 @@ static uint64_t note_stall(const bs_abort_note *n) {
  * does too, and says it follows. */
 static void poll_shared(void *ctx) {
   bs_world *w = ctx;
-  static _Thread_local bs_abort_note n; /* gcc 12 sees a dangling local */
+  bs_abort_note n;
   if (bs_world_abort_status(w) != BS_OK ||
       !bs_abort_find(w->o.abort_dir, w->o.first_rank, &n))
     return;
-  if (fail_first(w, n.st, note_stall(&n), NULL, 0, n.cause))
-    share(w, n.st, true);
+  bool first = fail_first(w, n.st, note_stall(&n), NULL, 0, n.cause);
+  if (first)
+    share(w, bs_world_abort_status(w), true);
   w->be->wake(w);
 }
 
