@@ -1,27 +1,42 @@
 #!/usr/bin/env bash
-# The GPU runner: the one script run on the H200 machine (issue 6). That
-# machine has no network, so libfiu and CMocka come as .deb files in ./.debs
-# (fetched beforehand with `apt-get download libfiu0 libfiu-dev libcmocka0
+# The GPU runner: the one script run on a GPU machine. That machine has no
+# network, so libfiu and CMocka come as .deb files in ./.debs (fetched
+# beforehand with `apt-get download libfiu0 libfiu-dev libcmocka0
 # libcmocka-dev`), unpacked into a private prefix instead of installed.
 #
-# Steps: nvidia-smi, unpack, configure (default preset; CUDA and NCCL must
-# be found), build, every ctest test (GPU ones included), the default suite
-# with --device cuda and with --backend nccl --ranks 1, with 2 or more GPUs
-# the suite and fault scenarios over NCCL at 2, 4 and 8 ranks, the same in
-# processes under mpirun (--rendezvous), backstop bench on cuda (and with
-# --ranks over every GPU), nvidia-smi again. A failing test or run does not stop the later
-# steps (device time is scarce); the exit status is 1 if any step failed.
-# Every step's log is tee'd to $OUT/<step>.log when OUT is set (else to
-# /tmp/bs_gpu_logs), the JSON/JUnit reports and bench.json next to them.
+# Several NCCL ranks on one GPU need NCCL >= 2.30 (NCCL_MULTI_RANK_GPU_ENABLE
+# is set by backstop itself): BS_NCCL when set, else the prebuilt library of
+# ../shared/nccl (build.sh), else one carried in ./.nccl (the same files).
+#
+# Steps (BS_GPU_STEPS, default all, in this order):
+#   build     nvidia-smi, unpack, configure (CUDA and NCCL must be found), build
+#   ctest     every ctest test (GPU ones included)
+#   cuda      the default suite with --device cuda; --backend nccl --ranks 1
+#   suite     every scenario over NCCL at 2, 4 and 8 ranks (one process per
+#             rank, all on the GPUs there are: backstop starts them)
+#   mutants   the kill matrix over NCCL at 4 ranks (--targeted)
+#   agree     rank-death at 4 and 8 ranks, 20 times each: one verdict
+#   launcher  the fault scenarios under mpirun, one process per rank, and a
+#             launcher that gives a process two ranks of one GPU (refused)
+#   detect    bench --detect: desync and rank-death containment over NCCL,
+#             beside PyTorch's figures (the peer script) in the same run
+#   bench     backstop bench on cuda (and --ranks over every GPU)
+# A failing step does not stop the later ones (device time is scarce); the
+# exit status is 1 if any failed. Logs go to $OUT/<step>.log when OUT is
+# set (else /tmp/bs_gpu_logs), with the JSON/JUnit reports beside them.
 #
 # Knobs: BS_DEPS (prefix, default /tmp/bsdeps), BS_CTEST_JOBS (default
-# nproc), BS_BENCH_ARGS (extra bench options, e.g. "--gb 8 --repeat 5").
+# nproc), BS_GPU_JOBS (runs in parallel in the NCCL steps, default 2),
+# BS_BENCH_ARGS (extra bench options, e.g. "--gb 8 --repeat 5").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
 deps=${BS_DEPS:-/tmp/bsdeps}
 build=build/default # the default preset's binaryDir
+B=$build/backstop
 logs=${OUT:-/tmp/bs_gpu_logs}
+steps=${BS_GPU_STEPS:-build ctest cuda suite mutants agree launcher detect bench}
+jobs=${BS_GPU_JOBS:-2}
 failed=()
 hints=()
 
@@ -29,11 +44,13 @@ export NCCL_NVLS_ENABLE=0 # NVLink multicast: off on the lent machines
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$logs" || exit 1
 
+wanted() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
+
 # step NAME TIMEOUT_S CMD...: CMD (a program, or a function of this script,
 # which runs without the time limit) with its output tee'd to NAME.log.
 # Records a failure and returns its status instead of stopping.
 step() {
-  local name=$1 limit=$2 rc=0
+  local name=$1 limit=$2 rc=0 t0=$SECONDS
   shift 2
   echo "=== $name: $*"
   if declare -F "$1" >/dev/null; then
@@ -42,7 +59,7 @@ step() {
     timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$logs/$name.log" ||
       rc=$?
   fi
-  echo "=== $name: exit $rc"
+  echo "=== $name: exit $rc ($((SECONDS - t0)) s)"
   [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
   return "$rc"
 }
@@ -91,6 +108,28 @@ dep_hints() {
   echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 }
 
+# An NCCL that runs several ranks on one GPU, in BS_NCCL (empty: none).
+find_nccl() {
+  local src
+  [ -n "${BS_NCCL:-}" ] && return 0
+  for src in ../shared/nccl .nccl; do
+    if [ -x "$src/build.sh" ] && ls "$src"/libnccl-*.so.xz >/dev/null 2>&1; then
+      bash "$src/build.sh" /tmp/bs_nccl >/dev/null &&
+        export BS_NCCL=/tmp/bs_nccl/lib && return 0
+    fi
+  done
+  echo "no NCCL >= 2.30 found (BS_NCCL, ../shared/nccl, .nccl): ranks" \
+    "sharing a GPU will be refused"
+}
+
+# The peer script of ../shared/peers (or carried in .nccl), or nothing.
+find_peer() {
+  local p
+  for p in ../shared/peers/torch_nccl_peer.py .nccl/torch_nccl_peer.py; do
+    [ -r "$p" ] && echo "$p" && return 0
+  done
+}
+
 # A CPU-only build would make every later step meaningless.
 require_gpu_backends() {
   if ! grep -q 'backstop: cuda=ON nccl=ON' "$logs/configure.log"; then
@@ -105,69 +144,85 @@ reports() {
     --artifacts "$logs/$1-artifacts")
 }
 
-step nvidia-smi 60 nvidia-smi
-step unpack 120 unpack_debs || exit 1
-dep_hints >"$logs/deps.log" && cat "$logs/deps.log"
-step configure 300 cmake --preset default "${hints[@]}" || exit 1
-step gpu-backends 10 require_gpu_backends || exit 1
-step build 540 cmake --build --preset default -j "$(nproc)" || exit 1
-step ctest 540 ctest --preset default -j "${BS_CTEST_JOBS:-$(nproc)}"
-reports run-cuda
-step run-cuda 300 "$build/backstop" run --device cuda "${rep[@]}"
-reports run-nccl
-step run-nccl 300 "$build/backstop" run --backend nccl --ranks 1 "${rep[@]}"
-# Several GPUs (issue 7): the suite and the fault scenarios over NCCL, one
-# thread per GPU, at every power of two up to the GPUs there are; the real
-# NCCL hangs (rank-divergence, rank-death) must be contained by the watchdog.
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-sizes=""
-for n in 2 4 8; do [ "$n" -le "$gpus" ] && sizes="$sizes${sizes:+,}$n"; done
-if [ -n "$sizes" ]; then
-  reports run-nccl-multi
-  step run-nccl-multi 540 "$build/backstop" run @smoke @fault \
-    --backend nccl --device cuda --ranks "$sizes" "${rep[@]}"
-else
-  echo "=== run-nccl-multi: skipped: $gpus GPU(s) visible, needs 2"
-fi
-# Process per rank under mpirun (issue 7): one process at one rank here; with
-# several GPUs, two processes over every size (threads within each) and one
-# process per GPU. Process 0 merges the records, judges and reports.
+# Several processes of one backstop command under mpirun.
 mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  mpirun --oversubscribe)
-# procs NAME NP ARGS...: `backstop run ARGS` in NP processes under mpirun.
-procs() {
-  local name=$1 np=$2
-  shift 2
-  reports "$name"
-  step "$name" 540 "${mpi[@]}" -np "$np" "$build/backstop" run "$@" \
-    --backend nccl --device cuda --rendezvous "$logs/$name-rendezvous" \
+  mpirun --oversubscribe -x LD_LIBRARY_PATH -x BS_NCCL -x NCCL_NVLS_ENABLE)
+
+# rank-death 20 times at 4 and 8 ranks: every run must pass (one verdict,
+# the dead rank named, every survivor rank-dead).
+agree_repeated() {
+  reports agree
+  "$B" run rank-death --backend nccl --ranks 4,8 --repeat 20 -j "$jobs" -q \
     "${rep[@]}"
 }
-if command -v mpirun >/dev/null; then
-  procs run-nccl-procs 1 --ranks 1
-  if [ -n "$sizes" ]; then
-    procs run-nccl-procs-2 2 @smoke @fault --ranks "$sizes"
-    procs run-nccl-procs-each "$gpus" @smoke @fault --ranks "$gpus"
-  fi
-else
-  echo "=== run-nccl-procs: skipped: no mpirun"
+
+# A launcher that hands each process two ranks of one GPU must be refused
+# before anything runs (exit 2, the message naming the process mode).
+launcher_refusal() {
+  local out rc
+  out=$(BS_JOB_ID=refuse BS_PROC_RANK=0 BS_PROC_SIZE=1 "$B" run steady-normal \
+    --backend nccl --ranks 2 --rendezvous /tmp/bs_refuse 2>&1)
+  rc=$?
+  echo "$out"
+  [ "$rc" -eq 2 ] && grep -q 'one process per rank' <<<"$out"
+}
+
+dep_hints >"$logs/deps.log" && cat "$logs/deps.log"
+find_nccl | tee "$logs/nccl.log"
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if wanted build; then
+  step nvidia-smi 60 nvidia-smi
+  step unpack 120 unpack_debs || exit 1
+  dep_hints >"$logs/deps.log"
+  step configure 300 cmake --preset default "${hints[@]}" || exit 1
+  step gpu-backends 10 require_gpu_backends || exit 1
+  step build 540 cmake --build --preset default -j "$(nproc)" || exit 1
 fi
-# shellcheck disable=SC2086 # BS_BENCH_ARGS is a list of options
-step bench 540 "$build/backstop" bench --device cuda \
-  --json "$logs/bench.json" ${BS_BENCH_ARGS:-}
-# MainCast's all-gather across every GPU (issue 7): its bus bandwidth
-# against a bare all-gather of the same bytes, one rank per GPU over NCCL.
-if [ "$gpus" -ge 2 ]; then
+wanted ctest && step ctest 540 ctest --preset default -j "${BS_CTEST_JOBS:-$(nproc)}"
+if wanted cuda; then
+  reports run-cuda
+  step run-cuda 300 "$B" run --device cuda "${rep[@]}"
+  reports run-nccl
+  step run-nccl 300 "$B" run --backend nccl --ranks 1 "${rep[@]}"
+fi
+if wanted suite; then
+  reports suite-nccl
+  step suite-nccl 590 "$B" run '*' --backend nccl --ranks 2,4,8 -j "$jobs" \
+    "${rep[@]}"
+fi
+if wanted mutants; then
+  step mutants-nccl 590 "$B" mutants --backend nccl --ranks 4 --targeted \
+    -j "$jobs" --json "$logs/mutants-nccl.json"
+fi
+wanted agree && step agree 590 agree_repeated
+if wanted launcher && command -v mpirun >/dev/null; then
+  n=$((gpus >= 4 ? gpus : 4))
+  reports launcher
+  step launcher 540 "${mpi[@]}" -np "$n" "$B" run @fault --backend nccl \
+    --ranks "$n" --rendezvous "$logs/launcher-rendezvous" "${rep[@]}"
+  step launcher-refusal 60 launcher_refusal
+fi
+if wanted detect; then
+  peer=$(find_peer)
+  # PyTorch's own NCCL refuses a shared GPU below 2.30: preload ours.
+  pre=${BS_NCCL:+$BS_NCCL/libnccl.so.2}
+  step detect 540 env ${pre:+LD_PRELOAD=$pre} NCCL_MULTI_RANK_GPU_ENABLE=1 \
+    "$B" bench --detect 10 --backend nccl --ranks 4 ${peer:+--peer "$peer"} \
+    --json "$logs/detect.json"
+fi
+if wanted bench; then
   # shellcheck disable=SC2086 # BS_BENCH_ARGS is a list of options
-  step bench-ranks 540 "$build/backstop" bench --device cuda --ranks "$gpus" \
-    --json "$logs/bench_ranks.json" ${BS_BENCH_ARGS:-}
-else
-  echo "=== bench-ranks: skipped: $gpus GPU(s) visible, needs 2"
+  step bench 540 "$B" bench --device cuda --json "$logs/bench.json" \
+    ${BS_BENCH_ARGS:-}
+  if [ "$gpus" -ge 2 ]; then
+    # shellcheck disable=SC2086
+    step bench-ranks 540 "$B" bench --device cuda --ranks "$gpus" \
+      --json "$logs/bench_ranks.json" ${BS_BENCH_ARGS:-}
+  fi
 fi
-step nvidia-smi-after 60 nvidia-smi
 
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "ci/gpu.sh: failed: ${failed[*]}" | tee "$logs/summary.txt"
+  echo "ci/gpu.sh: failed: ${failed[*]}" | tee -a "$logs/summary.txt"
   exit 1
 fi
-echo "ci/gpu.sh: every step passed" | tee "$logs/summary.txt"
+echo "ci/gpu.sh: every step of '$steps' passed" | tee -a "$logs/summary.txt"
