@@ -27,6 +27,8 @@
 #
 # Knobs: BS_DEPS (prefix, default /tmp/bsdeps), BS_CTEST_JOBS (default
 # nproc), BS_GPU_JOBS (runs in parallel in the NCCL steps, default 2),
+# BS_SUITE_SEL and BS_SUITE_RANKS (the suite step's selectors, default
+# '*', and sizes, default 2,4,8), BS_AGREE_REPEAT (default 20),
 # BS_BENCH_ARGS (extra bench options, e.g. "--gb 8 --repeat 5").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -152,8 +154,8 @@ mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # the dead rank named, every survivor rank-dead).
 agree_repeated() {
   reports agree
-  "$B" run rank-death --backend nccl --ranks 4,8 --repeat 20 -j "$jobs" -q \
-    "${rep[@]}"
+  "$B" run rank-death --backend nccl --ranks 4,8 \
+    --repeat "${BS_AGREE_REPEAT:-20}" -j "$jobs" -q "${rep[@]}"
 }
 
 # A launcher that hands each process two ranks of one GPU must be refused
@@ -187,8 +189,9 @@ if wanted cuda; then
 fi
 if wanted suite; then
   reports suite-nccl
-  step suite-nccl 590 "$B" run '*' --backend nccl --ranks 2,4,8 -j "$jobs" \
-    "${rep[@]}"
+  # shellcheck disable=SC2086 # BS_SUITE_SEL is a list of selectors
+  step suite-nccl 590 "$B" run ${BS_SUITE_SEL:-'*'} --backend nccl \
+    --ranks "${BS_SUITE_RANKS:-2,4,8}" -j "$jobs" "${rep[@]}"
 fi
 if wanted mutants; then
   step mutants-nccl 590 "$B" mutants --backend nccl --ranks 4 --targeted \
