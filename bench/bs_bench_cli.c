@@ -181,7 +181,9 @@ bs_status bs_bench_cli_parse(int argc, char **argv, bs_bench_opts *o,
   if (o->scale > 0 && o->gb > 0)
     BS_FAIL(BS_ERR_INVALID, NULL,
             "--scale and --gb: give one (both size the model)");
-  BS_CHECK(bs_bench_check_ranks(o));
+  /* --detect runs through `backstop run`, which places the ranks. */
+  if (!o->detect)
+    BS_CHECK(bs_bench_check_ranks(o));
 out:
   return st;
 }

@@ -170,7 +170,9 @@ launcher_refusal() {
 }
 
 dep_hints >"$logs/deps.log" && cat "$logs/deps.log"
-find_nccl | tee "$logs/nccl.log"
+find_nccl >"$logs/nccl.log" 2>&1
+cat "$logs/nccl.log"
+echo "BS_NCCL=${BS_NCCL:-}"
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if wanted build; then
   step nvidia-smi 60 nvidia-smi
