@@ -10,6 +10,7 @@
 #include "bs_opts.h"
 #include "report/bs_report.h"
 #include "run/bs_child.h"
+#include "run/bs_nccl_plan.h"
 #include "run/bs_parent.h"
 
 #define MUTANT_SUITE "@mutant-target"
@@ -150,7 +151,7 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
   res = calloc(n ? n : 1, sizeof *res);
   /* Runs that pass are the expected case for a mutant matrix: only
    * failures of the fixed core are news, the matrix says the rest. */
-  bs_parent_opts eo = {.jobs = bs_opts_jobs(&o),
+  bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(all, n, bs_opts_jobs(&o)),
                        .verbosity = o.verbosity > 0 ? 1 : -1,
                        .out = bs_opts_lead(&o) ? stdout : NULL,
                        .tty = bs_opts_lead(&o) && isatty(STDOUT_FILENO),

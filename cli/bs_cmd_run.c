@@ -6,6 +6,7 @@
 #include "bs_opts.h"
 #include "report/bs_report.h"
 #include "run/bs_child.h"
+#include "run/bs_nccl_plan.h"
 #include "run/bs_parent.h"
 
 /* Writes the JSON and JUnit reports the options ask for. */
@@ -40,7 +41,7 @@ int bs_cmd_run(int argc, char **argv, const char *exe) {
   FILE *human = to_stdout ? stderr : stdout;
   bool lead = bs_opts_lead(&o);
   bs_result *res = calloc(n, sizeof *res);
-  bs_parent_opts eo = {.jobs = bs_opts_jobs(&o),
+  bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(cfgs, n, bs_opts_jobs(&o)),
                        .verbosity = o.verbosity,
                        .out = lead ? human : NULL,
                        .tty = lead && isatty(fileno(human)),

@@ -158,7 +158,7 @@ static void rendezvous(bs_buf *b, const char *job_dir) {
 void bs_result_repro(const bs_run_cfg *cfg, bs_buf *b) {
   const bs_scenario *s = cfg->scn;
   char num[64];
-  if (cfg->nprocs > 1)
+  if (cfg->nprocs > 1 && !cfg->spawned)
     bs_buf_printf(b, "mpirun -np %d ", cfg->nprocs);
   bs_buf_printf(b, "backstop run");
   shell_word(b, s->name);
@@ -184,7 +184,9 @@ void bs_result_repro(const bs_run_cfg *cfg, bs_buf *b) {
     opt(b, "--fault", cfg->faults[i]);
   for (size_t i = 0; i < cfg->nmutants; i++)
     opt(b, "--mutant", cfg->mutants[i]);
-  if (cfg->rendezvous)
+  if (cfg->spawned)
+    bs_buf_printf(b, " --spawn");
+  else if (cfg->rendezvous)
     rendezvous(b, cfg->rendezvous);
 }
 

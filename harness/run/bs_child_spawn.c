@@ -53,6 +53,7 @@ int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
   }
   bs_run_cfg base = *cfg;
   base.spawn = false;
+  base.spawned = true;
   base.rendezvous = dir;
   base.run_index = 0;
   base.nprocs = n;

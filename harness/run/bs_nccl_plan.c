@@ -88,6 +88,7 @@ bs_status bs_nccl_place(bs_run_cfg *c, const bs_nccl_info *in) {
             on_host, gpus, gpus == 1 ? "" : "s", in->lib, in->version / 10000,
             in->version / 100 % 100, in->version % 100);
   setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
+  c->shares_gpu = true;
   if (local <= gpus || c->scn->drive)
     goto out;
   if (c->rendezvous)
@@ -118,4 +119,11 @@ bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n) {
   }
 out:
   return st;
+}
+
+int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs) {
+  for (size_t i = 0; i < n; i++)
+    if (cfgs[i].shares_gpu)
+      return 1;
+  return jobs;
 }

@@ -20,6 +20,11 @@
  * fail with the backend's own reason). */
 bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n);
 
+/* Runs in parallel: one at a time when a run's NCCL ranks share a GPU (two
+ * such runs starve each other's processes of GPU time slices, and their
+ * communicators' inits time out), else jobs. */
+int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs);
+
 /* The decision for one nccl run, given what the probe found. */
 bs_status bs_nccl_place(bs_run_cfg *c, const bs_nccl_info *in);
 

@@ -260,13 +260,21 @@ const char *bs_world_report(const bs_world *w) {
   return w && w->report ? w->report : "";
 }
 
+/* The last local rank's return from a collective with the failure; a
+ * world whose ranks all died returned nothing to anyone (its peers, in
+ * other processes, say when they returned). */
 double bs_world_detect_ms(const bs_world *w) {
   if (!w || !w->stall_ns || !w->end_ns)
     return -1.0;
   uint64_t last = 0;
-  for (int i = 0; i < w->o.size; i++)
+  bool alive = false;
+  for (int i = 0; i < w->o.size; i++) {
+    alive |= w->pos[i].state != BS_RANK_DEAD;
     if (w->comms[i].fail_ns > last)
       last = w->comms[i].fail_ns;
+  }
+  if (!alive && !last)
+    return -1.0;
   if (!last)
     last = w->end_ns;
   uint64_t d = last > w->stall_ns ? last - w->stall_ns : 0;
@@ -417,6 +425,11 @@ static void settle_across(bs_world *w) {
   }
   const bs_abort_note *best = notes ? bs_abort_best(notes, n) : NULL;
   pthread_mutex_lock(&w->mu);
+  /* This world's own failure won: its report (which may know every rank's
+   * fingerprint) stands. */
+  if (best && best->st == bs_world_abort_status(w) &&
+      strcmp(best->cause, w->cause) == 0)
+    best = NULL;
   if (best) {
     snprintf(w->cause, sizeof w->cause, "%s", best->cause);
     w->stall_ns = note_stall(best);

@@ -50,8 +50,14 @@ static void nap_us(long us) {
   nanosleep(&ts, NULL);
 }
 
-static uint64_t deadline_of(const bs_world *w, uint64_t since) {
-  return since + (uint64_t)w->o.timeout_ms * 1000000ull;
+/* Processes sharing a GPU create their CUDA contexts one after another, so
+ * a communicator's init waits for its slowest peer's start: the watchdog's
+ * timeout plus this grace. */
+enum { INIT_GRACE_MS = 5000 };
+
+static uint64_t deadline_of(const bs_world *w, uint64_t since, bool init) {
+  int ms = w->o.timeout_ms + (init ? INIT_GRACE_MS : 0);
+  return since + (uint64_t)ms * 1000000ull;
 }
 
 static bs_status status_of(ncclResult_t r) {
@@ -115,7 +121,7 @@ static bs_status fail_cuda(bs_comm *c, cudaError_t e, const char *what) {
 static bs_status settle(bs_comm *c, uint64_t since, bool stream,
                         const char *what) {
   nccl_rank *nr = c->impl;
-  uint64_t deadline = deadline_of(c->w, since);
+  uint64_t deadline = deadline_of(c->w, since, !stream);
   for (;;) {
     ncclResult_t ae = ncclSuccess;
     nr->nc->CommGetAsyncError(nr->comm, &ae);
