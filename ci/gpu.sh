@@ -212,7 +212,7 @@ if wanted detect; then
   # PyTorch's own NCCL refuses a shared GPU below 2.30: preload ours.
   pre=${BS_NCCL:+$BS_NCCL/libnccl.so.2}
   step detect 540 env ${pre:+LD_PRELOAD=$pre} NCCL_MULTI_RANK_GPU_ENABLE=1 \
-    "$B" bench --detect 10 --backend nccl --ranks 4 ${peer:+--peer "$peer"} \
+    "$B" bench --detect ${BS_DETECT_RUNS:-10} --backend nccl --ranks 4 ${peer:+--peer "$peer"} \
     --json "$logs/detect.json"
 fi
 if wanted bench; then
