@@ -77,6 +77,21 @@ static const char *self_exe(void) {
   return path;
 }
 
+/* "name: detail" of a run's first failed oracle, or its note. */
+static const char *failed_oracle(const bs_json *run) {
+  static char why[400];
+  const bs_json *os = bs_json_get(run, "oracles");
+  snprintf(why, sizeof why, "%s", bs_json_get_str(run, "note", "no detail"));
+  for (size_t i = 0; os && i < os->n; i++)
+    if (!bs_json_get_bool(&os->items[i], "ok", true)) {
+      snprintf(why, sizeof why, "%s: %s",
+               bs_json_get_str(&os->items[i], "name", "?"),
+               bs_json_get_str(&os->items[i], "detail", ""));
+      break;
+    }
+  return why;
+}
+
 /* detect_ms of one passing run of the scenario. */
 static bs_status one_run(const bs_bench_opts *o, const char *scn, int seed,
                          const char *dir, double *ms) {
@@ -120,9 +135,10 @@ static bs_status one_run(const bs_bench_opts *o, const char *scn, int seed,
   const char *verdict = bs_json_get_str(run, "verdict", "none");
   if (strcmp(verdict, "pass") != 0)
     BS_FAIL(BS_ERR_INTERNAL, NULL,
-            "bench --detect: %s at %d ranks: %s (repro: backstop run %s "
-            "--ranks %d --backend %s --seed %d)",
-            scn, o->ranks, verdict, scn, o->ranks, bs_bench_backend(o), seed);
+            "bench --detect: %s at %d ranks: %s: %.300s (repro: backstop run "
+            "%s --ranks %d --backend %s --seed %d)",
+            scn, o->ranks, verdict, failed_oracle(run), scn, o->ranks,
+            bs_bench_backend(o), seed);
   *ms = bs_json_get_num(run, "detect_ms", NAN);
 out:
   bs_json_free(&j);
@@ -193,10 +209,16 @@ static void run_peer(const bs_bench_opts *o, detect_fig *f) {
                   (char *)f->peer_mode,
                   PEER_TIMEOUT_S,
                   NULL};
-  char *env[] = {strcmp(f->peer_mode, "desync") == 0
-                     ? "TORCH_DISTRIBUTED_DEBUG=DETAIL"
-                     : "TORCH_DISTRIBUTED_DEBUG=OFF",
-                 NULL};
+  /* The peer on the NCCL backstop loads (a shared GPU needs >= 2.30). */
+  char preload[600] = "";
+  const char *nccl = getenv("BS_NCCL");
+  if (nccl && *nccl)
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s", nccl,
+             strstr(nccl, ".so") ? "" : "/libnccl.so.2");
+  char *env[] = {
+      strcmp(f->peer_mode, "desync") == 0 ? "TORCH_DISTRIBUTED_DEBUG=DETAIL"
+                                          : "TORCH_DISTRIBUTED_DEBUG=OFF",
+      "NCCL_MULTI_RANK_GPU_ENABLE=1", preload[0] ? preload : NULL, NULL};
   int rc = spawn(argv, env, &out);
   f->peer_ms = peer_figure(f->peer_mode, &out, wall_s());
   if (!isfinite(f->peer_ms))

@@ -209,11 +209,9 @@ if wanted launcher && command -v mpirun >/dev/null; then
 fi
 if wanted detect; then
   peer=$(find_peer)
-  # PyTorch's own NCCL refuses a shared GPU below 2.30: preload ours.
-  pre=${BS_NCCL:+$BS_NCCL/libnccl.so.2}
-  step detect 540 env ${pre:+LD_PRELOAD=$pre} NCCL_MULTI_RANK_GPU_ENABLE=1 \
-    "$B" bench --detect ${BS_DETECT_RUNS:-10} --backend nccl --ranks 4 ${peer:+--peer "$peer"} \
-    --json "$logs/detect.json"
+  # The peer runs on BS_NCCL's library too (bench preloads it for torchrun).
+  step detect 540 "$B" bench --detect "${BS_DETECT_RUNS:-10}" --backend nccl \
+    --ranks 4 ${peer:+--peer "$peer"} --json "$logs/detect.json"
 fi
 if wanted bench; then
   # shellcheck disable=SC2086 # BS_BENCH_ARGS is a list of options
