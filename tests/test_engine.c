@@ -22,7 +22,7 @@
 
 #include "backup/bs_digest.h"
 #include "bs_err.h"
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 #include "sync/bs_engine.h"
 #include "sync/bs_wire.h"
 
