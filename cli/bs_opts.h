@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "bs_err.h"
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 #include "catalog/bs_scenario.h"
 #include "run/bs_launcher.h"
 

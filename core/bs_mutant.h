@@ -1,20 +1,15 @@
-/* Mutants: historical bugs kept as runtime switches (behavior.md §8). All
- * default off. Each use site carries a comment naming the mutant's origin. */
+/* Mutants: historical bugs kept as runtime switches (behavior.md §8), the
+ * rows of bs_mutants.def. All default off. Each use site carries a comment
+ * naming the mutant's origin. */
 #ifndef BS_MUTANT_H
 #define BS_MUTANT_H
 
 #include <stdbool.h>
 
 typedef enum bs_mutant {
-  BS_MUT_PAUSE_NOT_IN_FINALLY = 0, /* miles #1572 as merged */
-  BS_MUT_LOCAL_HASH_RAISE,         /* miles #1572 */
-  BS_MUT_SKIP_FROZEN_BACKUP,       /* miles #2223, b396e1f (reverted) */
-  BS_MUT_FROZEN_NOT_EXTRAS,        /* miles #1572 final code */
-  BS_MUT_SAME_TAG_SKIP,            /* review diff of miles #3128 */
-  BS_MUT_ASLEEP_READS_DEVICE,      /* before miles #3128 */
-  BS_MUT_OFFLOAD_DROPS_BACKUP,     /* before miles #3128 */
-  BS_MUT_LORA_DOUBLE_BACKUP,       /* before the colocated-LoRA fix */
-  BS_MUT_DISK_OFFLOAD_ACCEPTED,    /* validation gap */
+#define BS_MUTANT(id, name, origin, effect) BS_MUT_##id,
+#include "bs_mutants.def"
+#undef BS_MUTANT
   BS_MUT_COUNT
 } bs_mutant;
 

@@ -2,10 +2,12 @@
  *
  * libfiu owns the names: bs_fault_hit asks fiu_fail(point) and then
  * fiu_fail("<point>/r<rank>"), so fiu-run/fiu-ctrl can arm any point, for
- * every rank or one. A spec armed here becomes fiu_enable_external(name)
- * whose callback applies the project's filters (rank, cycle, nth, prob,
- * onetime) to the reach bs_fault_hit describes in a thread-local. */
-#include "bs_fault.h"
+ * every rank or one. Both names are ready-made (the catalogue's and a
+ * per-thread table), so a reach does no string work of its own. A spec armed
+ * here becomes fiu_enable_external(name) whose callback applies the project's
+ * filters (rank, cycle, nth, prob, onetime) to the reach bs_fault_hit describes
+ * in a thread-local. */
+#include "bs_fault_control.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -50,6 +52,7 @@ size_t bs_fault_armed_count(void) {
 typedef struct armed_spec {
   bs_fault_spec spec;
   uint64_t seed;
+  bool points[BS_FP_COUNT]; /* the points its name matches */
 } armed_spec;
 
 static pthread_mutex_t specs_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -59,7 +62,7 @@ static size_t n_specs;
 /* The reach being decided. libfiu hands the callback only the armed name,
  * which for a prefix spec is not the point reached, and no rank. */
 typedef struct hit_ctx {
-  const char *point;
+  bs_fault_point_id point;
   int rank, cycle;
   long nth;
   bool active, evaluated;
@@ -68,6 +71,30 @@ typedef struct hit_ctx {
 } hit_ctx;
 
 static _Thread_local hit_ctx tls_hit;
+
+/* This thread's rank-qualified names, made on its first reach of each point
+ * (a thread that changes rank makes them again). */
+typedef struct qualified_names {
+  int rank;
+  bool made[BS_FP_COUNT];
+  char name[BS_FP_COUNT][BS_FAULT_NAME_MAX + 16];
+} qualified_names;
+
+static _Thread_local qualified_names tls_names = {.rank = -1};
+
+static const char *qualified_name(bs_fault_point_id id, int rank) {
+  qualified_names *q = &tls_names;
+  if (q->rank != rank) {
+    memset(q->made, 0, sizeof q->made);
+    q->rank = rank;
+  }
+  if (!q->made[id]) {
+    snprintf(q->name[id], sizeof q->name[id], "%s/r%d",
+             bs_fault_catalogue_get(id)->name, rank);
+    q->made[id] = true;
+  }
+  return q->name[id];
+}
 
 static pthread_once_t fiu_once = PTHREAD_ONCE_INIT;
 
@@ -79,7 +106,7 @@ static void ensure_fiu(void) {
   pthread_once(&fiu_once, fiu_start);
 }
 
-/* Counter keys: catalogue index for reaches, negative for onetime marks. */
+/* Counter keys: the point id for reaches, negative for onetime marks. */
 static int onetime_key(size_t spec) {
   return -1 - (int)spec;
 }
@@ -106,7 +133,7 @@ static double draw(uint64_t seed, size_t spec, const hit_ctx *h) {
 static bool spec_passes(size_t i) {
   const bs_fault_spec *s = &specs[i].spec;
   const hit_ctx *h = &tls_hit;
-  if (!bs_fault_name_matches(s->name, h->point))
+  if (!specs[i].points[h->point])
     return false;
   if ((s->rank >= 0 && s->rank != h->rank) ||
       (s->cycle >= 0 && s->cycle != h->cycle) || (s->nth && s->nth != h->nth))
@@ -149,24 +176,22 @@ static void log_firing(const char *point, uint64_t failinfo) {
   bs_fault_log_add(&f);
 }
 
-bool bs_fault_hit(const char *point, uint64_t *failinfo) {
-  if (!point)
+bool bs_fault_hit(bs_fault_point_id point, uint64_t *failinfo) {
+  const bs_fault_point *p = bs_fault_catalogue_get(point);
+  if (!p)
     return false;
   ensure_fiu();
-  int rank = bs_err_rank(), cycle = tls_cycle, idx = bs_fault_index(point);
-  long nth = idx < 0 ? 0 : bs_fault_count_add(idx, rank, cycle, 1);
+  int rank = bs_err_rank(), cycle = tls_cycle;
+  long nth = bs_fault_count_add((int)point, rank, cycle, 1);
   tls_hit = (hit_ctx){.point = point,
                       .rank = rank,
                       .cycle = cycle,
                       .nth = nth,
                       .active = true,
                       .spec = -1};
-  bool fired = fiu_fail(point) != 0;
-  if (!fired && rank >= 0) {
-    char qualified[BS_FAULT_NAME_MAX + 16];
-    snprintf(qualified, sizeof qualified, "%s/r%d", point, rank);
-    fired = fiu_fail(qualified) != 0;
-  }
+  bool fired = fiu_fail(p->name) != 0;
+  if (!fired && rank >= 0)
+    fired = fiu_fail(qualified_name(point, rank)) != 0;
   tls_hit.active = false;
   if (!fired)
     return false;
@@ -174,7 +199,7 @@ bool bs_fault_hit(const char *point, uint64_t *failinfo) {
   /* libfiu keeps one failinfo per armed name; specs may share a name. */
   if (tls_hit.spec >= 0)
     info = tls_hit.failinfo;
-  log_firing(point, info);
+  log_firing(p->name, info);
   if (failinfo)
     *failinfo = info;
   return true;
@@ -194,7 +219,11 @@ static bool add_spec(const bs_fault_spec *s, uint64_t seed, bool *first) {
   bool ok = n_specs < BS_FAULT_MAX_SPECS;
   if (ok) {
     *first = !name_armed(s->name, n_specs);
-    specs[n_specs++] = (armed_spec){.spec = *s, .seed = seed};
+    armed_spec *a = &specs[n_specs++];
+    *a = (armed_spec){.spec = *s, .seed = seed};
+    for (int i = 0; i < BS_FP_COUNT; i++)
+      a->points[i] =
+          bs_fault_spec_matches(s->name, bs_fault_catalogue_get(i)->name);
   }
   pthread_mutex_unlock(&specs_mu);
   return ok;

@@ -1,107 +1,27 @@
-/* Fault points on libfiu (architecture.md "Faults").
+/* Fault points: the site API (libfiu's fiu.h; arming, the spec parser, the
+ * firing log and the catalogue are in bs_fault_control.h).
  *
- * A site asks bs_fault_hit("engine/send", &info): true when the point is
- * armed and its filters (rank, cycle, nth, seeded probability) pass for the
- * calling rank now. Each site is also reachable by libfiu's own tools under
- * the rank-qualified name "<point>/r<rank>" (fiu-run -c 'enable name=...').
- * Every firing is logged (point, rank, cycle, nth, failinfo) for the
- * "explained" oracle. Without FIU_ENABLE every site compiles to nothing.
- *
- * Filter semantics (cli.md "Fault spec"):
- * - nth=K: the K-th time the calling rank reaches the point in its current
- *   cycle (from 1). Reaches are counted per (point, rank, cycle) by
- *   bs_fault_hit itself, armed or not, so a prefix spec with nth=2 fires on
- *   the 2nd reach of each point it matches. A rank's count restarts when its
- *   cycle changes.
- * - prob=P: a draw from (seed, spec index, rank, cycle, nth): the same run
- *   fires the same faults whatever the thread schedule.
- * - onetime: fires at most once per rank (not once overall), so a rank
- *   filter is not needed to make every rank see its single fault.
- * Sites reached through bs_fault_hit only: a bare fiu_fail() call on an
- * armed name never passes the project's filters. */
+ * A site asks bs_fault_hit(BS_FP_ENGINE_SEND, &info): true when the point is
+ * armed and its filters pass for the calling rank now; info is the armed
+ * failinfo. The points are the rows of bs_fault_points.def. Without
+ * FIU_ENABLE every site compiles to nothing. */
 #ifndef BS_FAULT_H
 #define BS_FAULT_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
-#include "bs_err.h"
-
-#define BS_FAULT_NAME_MAX 48  /* longest point name + NUL */
-#define BS_FAULT_MAX_SPECS 32 /* armed specs per process */
-#define BS_FAULT_LOG_MAX 4096 /* firings kept; later ones are counted */
-
-typedef struct bs_fault_point {
-  const char *name;     /* "engine/send" */
-  const char *where;    /* where it fires */
-  const char *failinfo; /* what failinfo means */
-} bs_fault_point;
-
-/* The catalogue: one table, NULL-name terminated. */
-const bs_fault_point *bs_fault_catalogue(void);
-const bs_fault_point *bs_fault_find(const char *name);
-/* Index of a catalogue point, -1 when not in the catalogue. */
-int bs_fault_index(const char *name);
-/* True for a catalogue name, or "PREFIX*" where PREFIX starts one. */
-bool bs_fault_name_valid(const char *name);
-/* libfiu's matching: exact, or a trailing '*' matches a prefix. */
-bool bs_fault_name_matches(const char *pattern, const char *point);
-
-typedef struct bs_fault_fired {
-  char point[BS_FAULT_NAME_MAX];
-  int rank, cycle;
-  long nth; /* reach count of the point on that rank in that cycle */
-  uint64_t failinfo;
-  int spec; /* index of the armed spec, -1 when armed by libfiu's tools */
-} bs_fault_fired;
+typedef enum bs_fault_point_id {
+#define BS_FAULT_POINT(id, name, explains, where, failinfo) BS_FP_##id,
+#include "bs_fault_points.def"
+#undef BS_FAULT_POINT
+  BS_FP_COUNT
+} bs_fault_point_id;
 
 #ifdef FIU_ENABLE
-bool bs_fault_hit(const char *point, uint64_t *failinfo);
+bool bs_fault_hit(bs_fault_point_id point, uint64_t *failinfo);
 #else
 #define bs_fault_hit(point, failinfo) ((void)(point), (void)(failinfo), false)
 #endif
-
-/* The calling rank's training cycle (thread-local, default 0). */
-void bs_fault_set_cycle(int cycle);
-int bs_fault_cycle(void);
-
-/* A parsed spec: name=POINT[,rank=R][,cycle=C][,nth=K][,prob=P]
- * [,failinfo=I][,onetime]. */
-typedef struct bs_fault_spec {
-  char name[BS_FAULT_NAME_MAX]; /* catalogue point or "prefix*" */
-  int rank;                     /* -1: every rank */
-  int cycle;                    /* -1: every cycle */
-  long nth;                     /* 0: every reach */
-  double prob;                  /* 1: always */
-  uint64_t failinfo;
-  bool onetime;
-} bs_fault_spec;
-
-/* Validates without arming (the CLI's usage check): BS_ERR_INVALID with a
- * one-line message naming the problem. */
-bs_status bs_fault_spec_parse(const char *text, bs_fault_spec *out);
-
-/* Arms a fault from its spec (cli.md "Fault spec"); BS_ERR_INVALID with a
- * message naming the problem for a malformed spec or an unknown point;
- * BS_ERR_UNSUPPORTED when built without libfiu. */
-bs_status bs_fault_arm(const char *spec, uint64_t seed);
-/* Disarms what bs_fault_arm armed and restarts the reach counts. */
-void bs_fault_disarm_all(void);
-size_t bs_fault_armed_count(void);
-
-/* The firing log of this process (thread-safe). count is what is kept (at
- * most BS_FAULT_LOG_MAX); total also counts firings past that. */
-size_t bs_fault_log_count(void);
-size_t bs_fault_log_total(void);
-bool bs_fault_log_get(size_t i, bs_fault_fired *out);
-void bs_fault_log_reset(void);
-void bs_fault_log_add(const bs_fault_fired *f);
-
-/* Per (key, rank) counters that restart when the cycle changes: the layer's
- * reach counts and onetime marks. Adds delta (0 reads) and returns the new
- * count; -1 when the table is full (the filters then do not fire). */
-long bs_fault_count_add(int key, int rank, int cycle, long delta);
-void bs_fault_count_reset(void);
 
 #endif

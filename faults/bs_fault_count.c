@@ -2,7 +2,7 @@
  * a point in its current cycle, and whether a onetime spec already fired on
  * it. Global rather than thread-local because "by that rank" is what the
  * filters mean, whichever thread runs the rank. */
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 
 #include <pthread.h>
 #include <string.h>

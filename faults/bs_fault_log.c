@@ -1,6 +1,6 @@
 /* The process-global firing log: what the "explained" oracle reads to trace
  * every error back to a fault that fired. Ranks are threads, so it locks. */
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 
 #include <pthread.h>
 

@@ -1,7 +1,7 @@
 /* The fault-spec parser (cli.md "Fault spec"): libfiu's key=value syntax
  * plus the project's filters. Every rejection names the spec and the one
  * thing wrong with it, since the CLI prints it as its usage error. */
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -56,10 +56,30 @@ out:
   return st;
 }
 
+bool bs_fault_spec_matches(const char *pattern, const char *point) {
+  size_t n = strlen(pattern);
+  if (n > 0 && pattern[n - 1] == '*')
+    return strncmp(pattern, point, n - 1) == 0;
+  return strcmp(pattern, point) == 0;
+}
+
+bool bs_fault_spec_name_valid(const char *name) {
+  if (!name || !*name || strlen(name) >= BS_FAULT_NAME_MAX)
+    return false;
+  /* libfiu only knows a trailing wildcard; a '*' elsewhere matches nothing. */
+  const char *star = strchr(name, '*');
+  if (star && star[1] != '\0')
+    return false;
+  for (int i = 0; i < BS_FP_COUNT; i++)
+    if (bs_fault_spec_matches(name, bs_fault_catalogue_get(i)->name))
+      return true;
+  return false;
+}
+
 static bs_status set_name(const char *text, const char *val,
                           bs_fault_spec *out) {
   bs_status st = BS_OK;
-  if (!bs_fault_name_valid(val))
+  if (!bs_fault_spec_name_valid(val))
     SPEC_FAIL("fault spec '%.80s': unknown fault point '%.60s' (see backstop "
               "faults)",
               text, val);

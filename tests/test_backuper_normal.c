@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "backup/bs_backuper.h"
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 
 /* One rank under offload: buffers without cpu backup, as in the lifecycle
  * where the Normal backuper is the only copy of the param buffer. */

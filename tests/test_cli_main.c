@@ -68,6 +68,12 @@ static void test_catalogues(void **state) {
   assert_int_equal(backstop("faults --json"), 0);
   assert_int_equal(bs_json_parse(out_text, strlen(out_text), &j), BS_OK);
   assert_true(bs_json_get(&j, "faults")->n >= 12);
+  /* Each point says which statuses it explains (engine/send: engine-dead). */
+  const bs_json *send = &bs_json_get(&j, "faults")->items[0];
+  assert_string_equal(bs_json_get_str(send, "name", ""), "engine/send");
+  const bs_json *explains = bs_json_get(send, "explains");
+  assert_true(explains && explains->n == 1);
+  assert_string_equal(explains->items[0].str, "engine-dead");
   bs_json_free(&j);
   assert_int_equal(backstop("explain engine-death"), 0);
   assert_non_null(strstr(out_text, "engine/send"));

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "catalog/bs_scenario.h"
@@ -158,7 +158,7 @@ static bool smoke_arms(const char *point) {
       char spec[256];
       bs_scenario_fault_expand(f->items[k].str, MAX_RANKS, spec, sizeof spec);
       if (bs_fault_spec_parse(spec, &p) == BS_OK &&
-          bs_fault_name_matches(p.name, point))
+          bs_fault_spec_matches(p.name, point))
         return true;
     }
   }

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 #include "comm/bs_comm.h"
 
 static void sleep_ms(long ms) {

@@ -13,11 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 
 #define MAX_RANKS 4
 #define MAX_CYCLES 3
@@ -26,7 +27,7 @@
 #ifdef FIU_ENABLE
 /* One rank's thread: reaches `point` `hits` times in each of `cycles`. */
 typedef struct rank_job {
-  const char *point;
+  bs_fault_point_id point;
   int rank, cycles, hits;
   bool fired[MAX_CYCLES][MAX_HITS];
   uint64_t info[MAX_CYCLES][MAX_HITS];
@@ -47,8 +48,8 @@ static void *rank_main(void *arg) {
 }
 
 /* Runs ranks 0..n-1 as concurrent threads, as the sim backend does. */
-static void run_ranks(rank_job *jobs, int n, const char *point, int cycles,
-                      int hits) {
+static void run_ranks(rank_job *jobs, int n, bs_fault_point_id point,
+                      int cycles, int hits) {
   pthread_t t[MAX_RANKS];
   for (int r = 0; r < n; r++) {
     jobs[r] =
@@ -87,18 +88,75 @@ static void test_catalogue(void **state) {
       "comm/stall",     "comm/diverge",   "sync/tensor_set",
       "optimizer/step"};
   for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
-    const bs_fault_point *p = bs_fault_find(required[i]);
+    const bs_fault_point *p = bs_fault_catalogue_find(required[i]);
     assert_non_null(p);
     assert_true(strlen(p->where) > 0 && strlen(p->failinfo) > 0);
     assert_true(strlen(p->name) < BS_FAULT_NAME_MAX);
   }
-  assert_null(bs_fault_find("engine/sned"));
-  assert_true(bs_fault_name_valid("engine/*"));
-  assert_true(bs_fault_name_valid("*"));
-  assert_false(bs_fault_name_valid("engine/send/r3"));
-  assert_false(bs_fault_name_valid("eng*/send"));
-  assert_true(bs_fault_name_matches("comm/*", "comm/stall"));
-  assert_false(bs_fault_name_matches("comm/*", "copy/fail"));
+  assert_null(bs_fault_catalogue_find("engine/sned"));
+  assert_int_equal(bs_fault_catalogue_index("engine/sned"), -1);
+  assert_null(bs_fault_catalogue_get(BS_FP_COUNT));
+  /* One row per point: ids are the rows' order, names are distinct. */
+  assert_int_equal(BS_FP_COUNT, sizeof required / sizeof *required);
+  for (int i = 0; i < BS_FP_COUNT; i++) {
+    const bs_fault_point *p = bs_fault_catalogue_get(i);
+    assert_int_equal(p->id, i);
+    assert_int_equal(bs_fault_catalogue_index(p->name), i);
+  }
+  assert_string_equal(bs_fault_catalogue_get(BS_FP_ENGINE_SEND)->name,
+                      "engine/send");
+  assert_string_equal(bs_fault_catalogue_get(BS_FP_SYNC_TENSOR_SET)->name,
+                      "sync/tensor_set");
+  assert_true(bs_fault_spec_name_valid("engine/*"));
+  assert_true(bs_fault_spec_name_valid("*"));
+  assert_false(bs_fault_spec_name_valid("engine/send/r3"));
+  assert_false(bs_fault_spec_name_valid("eng*/send"));
+  assert_true(bs_fault_spec_matches("comm/*", "comm/stall"));
+  assert_false(bs_fault_spec_matches("comm/*", "copy/fail"));
+}
+
+/* The explained oracle's table of causes as it was written by hand, by name
+ * prefix: the generated one must say the same for every point and status. */
+static bool cause_by_prefix(const char *point, bs_status st) {
+  static const struct {
+    bs_status st;
+    const char *prefixes[5];
+  } old[] = {
+      {BS_ERR_ENGINE_DEAD, {"engine/send"}},
+      {BS_ERR_ENGINE_VERIFY,
+       {"engine/verify", "backup/corrupt", "master/corrupt",
+        "restore/bitflip"}},
+      {BS_ERR_HASH_MISMATCH,
+       {"restore/bitflip", "backup/corrupt", "master/corrupt"}},
+      {BS_ERR_TENSOR_SET, {"sync/tensor_set", "comm/diverge"}},
+      {BS_ERR_NOMEM, {"backup/pin_alloc", "region/resume", "optimizer/step"}},
+      {BS_ERR_COPY, {"copy/fail"}},
+      {BS_ERR_MISSING_BACKUP, {"backup/pin_alloc", "copy/fail"}},
+      {BS_ERR_DESYNC, {"comm/", "sync/tensor_set"}},
+      {BS_ERR_ABORTED, {"comm/", "sync/tensor_set"}},
+      {BS_ERR_RANK_DEAD, {"comm/", "sync/tensor_set"}},
+      {BS_ERR_TIMEOUT, {"comm/", "sync/tensor_set"}},
+  };
+  for (size_t i = 0; i < sizeof old / sizeof *old; i++)
+    for (size_t k = 0; old[i].st == st && old[i].prefixes[k]; k++)
+      if (strncmp(point, old[i].prefixes[k], strlen(old[i].prefixes[k])) == 0)
+        return true;
+  return false;
+}
+
+static void test_explains(void **state) {
+  (void)state;
+  for (int i = 0; i < BS_FP_COUNT; i++) {
+    const bs_fault_point *p = bs_fault_catalogue_get(i);
+    assert_true(p->explains[0] != BS_OK); /* every point explains something */
+    for (int st = 0; st < BS_STATUS_COUNT; st++)
+      if (bs_fault_catalogue_explains(i, st) != cause_by_prefix(p->name, st))
+        fail_msg("%s explains %s: %d", p->name, bs_status_name(st),
+                 bs_fault_catalogue_explains(i, st));
+  }
+  assert_false(bs_fault_catalogue_explains(BS_FP_COUNT, BS_ERR_COPY));
+  assert_false(bs_fault_catalogue_explains(-1, BS_ERR_COPY));
+  assert_false(bs_fault_catalogue_explains(BS_FP_COPY_FAIL, BS_OK));
 }
 
 static void test_parse_good(void **state) {
@@ -197,14 +255,14 @@ static void test_arm_unsupported(void **state) {
   assert_int_equal(bs_fault_arm("name=engine/send", 0), BS_ERR_UNSUPPORTED);
   assert_int_equal(bs_fault_arm("name=engine/sned", 0), BS_ERR_INVALID);
   uint64_t info = 0;
-  assert_false(bs_fault_hit("engine/send", &info));
+  assert_false(bs_fault_hit(BS_FP_ENGINE_SEND, &info));
 }
 #else
 static void test_rank_filter(void **state) {
   (void)state;
   arm_ok("name=engine/send,rank=2", 0);
   rank_job jobs[MAX_RANKS];
-  run_ranks(jobs, 4, "engine/send", 1, 3);
+  run_ranks(jobs, 4, BS_FP_ENGINE_SEND, 1, 3);
   for (int r = 0; r < 4; r++)
     assert_int_equal(jobs[r].n_fired, r == 2 ? 3 : 0);
   assert_int_equal(bs_fault_log_count(), 3);
@@ -219,7 +277,7 @@ static void test_cycle_filter(void **state) {
   (void)state;
   arm_ok("name=copy/fail,cycle=1", 0);
   rank_job jobs[MAX_RANKS];
-  run_ranks(jobs, 2, "copy/fail", 3, 2);
+  run_ranks(jobs, 2, BS_FP_COPY_FAIL, 3, 2);
   for (int r = 0; r < 2; r++)
     for (int c = 0; c < 3; c++)
       for (int h = 0; h < 2; h++)
@@ -230,7 +288,7 @@ static void test_nth_filter(void **state) {
   (void)state;
   arm_ok("name=engine/send,nth=2", 0);
   rank_job jobs[MAX_RANKS];
-  run_ranks(jobs, 3, "engine/send", 2, 4);
+  run_ranks(jobs, 3, BS_FP_ENGINE_SEND, 2, 4);
   for (int r = 0; r < 3; r++)
     for (int c = 0; c < 2; c++)
       for (int h = 0; h < 4; h++)
@@ -247,7 +305,7 @@ static void test_nth_filter(void **state) {
 static void prob_patterns(const char *spec, uint64_t seed, rank_job *jobs) {
   bs_fault_disarm_all();
   arm_ok(spec, seed);
-  run_ranks(jobs, MAX_RANKS, "comm/stall", 2, 500);
+  run_ranks(jobs, MAX_RANKS, BS_FP_COMM_STALL, 2, 500);
 }
 
 static bool same_patterns(const rank_job *a, const rank_job *b) {
@@ -287,15 +345,15 @@ static void test_failinfo(void **state) {
   arm_ok("name=restore/bitflip,failinfo=17", 0);
   uint64_t info = 0;
   bs_err_set_rank(0);
-  assert_true(bs_fault_hit("restore/bitflip", &info));
+  assert_true(bs_fault_hit(BS_FP_RESTORE_BITFLIP, &info));
   assert_int_equal(info, 17);
-  assert_true(bs_fault_hit("restore/bitflip", NULL)); /* NULL is allowed */
+  assert_true(bs_fault_hit(BS_FP_RESTORE_BITFLIP, NULL)); /* NULL is allowed */
   bs_fault_disarm_all();
   /* Two specs on one libfiu name: each rank gets its own spec's failinfo. */
   arm_ok("name=restore/bitflip,rank=0,failinfo=5", 0);
   arm_ok("name=restore/bitflip,rank=1,failinfo=9", 0);
   rank_job jobs[MAX_RANKS];
-  run_ranks(jobs, 3, "restore/bitflip", 1, 1);
+  run_ranks(jobs, 3, BS_FP_RESTORE_BITFLIP, 1, 1);
   assert_true(jobs[0].fired[0][0] && jobs[0].info[0][0] == 5);
   assert_true(jobs[1].fired[0][0] && jobs[1].info[0][0] == 9);
   assert_false(jobs[2].fired[0][0]);
@@ -305,7 +363,7 @@ static void test_onetime(void **state) {
   (void)state;
   arm_ok("name=comm/rank_exit,onetime", 0);
   rank_job jobs[MAX_RANKS];
-  run_ranks(jobs, 3, "comm/rank_exit", 2, 5);
+  run_ranks(jobs, 3, BS_FP_COMM_RANK_EXIT, 2, 5);
   for (int r = 0; r < 3; r++) {
     assert_int_equal(jobs[r].n_fired, 1); /* once per rank */
     assert_true(jobs[r].fired[0][0]);
@@ -317,22 +375,23 @@ static void test_prefix(void **state) {
   uint64_t info;
   bs_err_set_rank(0);
   /* Reached before arming, so libfiu's lookup cache has seen the name. */
-  assert_false(bs_fault_hit("engine/send", &info));
+  assert_false(bs_fault_hit(BS_FP_ENGINE_SEND, &info));
   arm_ok("name=engine/*,nth=2", 0);
   bs_fault_set_cycle(1);
   /* Reaches are counted per point: the 2nd of each fires. */
-  assert_false(bs_fault_hit("engine/send", &info));
-  assert_false(bs_fault_hit("engine/verify", &info));
-  assert_true(bs_fault_hit("engine/send", &info));
-  assert_true(bs_fault_hit("engine/verify", &info));
-  assert_false(bs_fault_hit("copy/fail", &info));
-  assert_false(bs_fault_hit("copy/fail", &info));
+  assert_false(bs_fault_hit(BS_FP_ENGINE_SEND, &info));
+  assert_false(bs_fault_hit(BS_FP_ENGINE_VERIFY, &info));
+  assert_true(bs_fault_hit(BS_FP_ENGINE_SEND, &info));
+  assert_true(bs_fault_hit(BS_FP_ENGINE_VERIFY, &info));
+  assert_false(bs_fault_hit(BS_FP_COPY_FAIL, &info));
+  assert_false(bs_fault_hit(BS_FP_COPY_FAIL, &info));
   bs_fault_disarm_all();
   /* A prefix spec with a probability: about half the reaches fire. */
   arm_ok("name=engine/*,prob=0.5", 3);
   int fired = 0;
   for (int i = 0; i < 1000; i++)
-    fired += bs_fault_hit(i % 2 ? "engine/send" : "engine/verify", &info);
+    fired +=
+        bs_fault_hit(i % 2 ? BS_FP_ENGINE_SEND : BS_FP_ENGINE_VERIFY, &info);
   assert_in_range(fired, 400, 600); /* sd 16 */
 }
 
@@ -341,7 +400,7 @@ static void test_rank_qualified_libfiu(void **state) {
   /* libfiu's own API (what fiu-run and fiu-ctrl use), no spec involved. */
   assert_int_equal(fiu_enable("engine/send/r2", 1, (void *)33, 0), 0);
   rank_job jobs[MAX_RANKS];
-  run_ranks(jobs, 4, "engine/send", 1, 2);
+  run_ranks(jobs, 4, BS_FP_ENGINE_SEND, 1, 2);
   fiu_disable("engine/send/r2");
   for (int r = 0; r < 4; r++)
     assert_int_equal(jobs[r].n_fired, r == 2 ? 2 : 0);
@@ -353,7 +412,7 @@ static void test_rank_qualified_libfiu(void **state) {
   assert_int_equal(f.nth, 1);
 
   assert_int_equal(fiu_enable("comm/diverge", 1, NULL, 0), 0);
-  run_ranks(jobs, 2, "comm/diverge", 1, 1);
+  run_ranks(jobs, 2, BS_FP_COMM_DIVERGE, 1, 1);
   fiu_disable("comm/diverge");
   assert_true(jobs[0].fired[0][0] && jobs[1].fired[0][0]);
 }
@@ -365,7 +424,7 @@ static void test_log(void **state) {
   bs_fault_set_cycle(2);
   uint64_t info;
   for (int i = 0; i < 4; i++)
-    bs_fault_hit("engine/send", &info);
+    bs_fault_hit(BS_FP_ENGINE_SEND, &info);
   assert_int_equal(bs_fault_log_count(), 1);
   assert_int_equal(bs_fault_log_total(), 1);
   bs_fault_fired f;
@@ -388,17 +447,17 @@ static void test_disarm_all(void **state) {
   arm_ok("name=copy/fail,nth=1", 0);
   arm_ok("name=comm/*", 0);
   assert_int_equal(bs_fault_armed_count(), 2);
-  assert_true(bs_fault_hit("copy/fail", &info));
-  assert_true(bs_fault_hit("comm/stall", &info));
+  assert_true(bs_fault_hit(BS_FP_COPY_FAIL, &info));
+  assert_true(bs_fault_hit(BS_FP_COMM_STALL, &info));
   bs_fault_disarm_all();
   assert_int_equal(bs_fault_armed_count(), 0);
-  assert_false(bs_fault_hit("copy/fail", &info));
-  assert_false(bs_fault_hit("comm/stall", &info));
+  assert_false(bs_fault_hit(BS_FP_COPY_FAIL, &info));
+  assert_false(bs_fault_hit(BS_FP_COMM_STALL, &info));
   /* Reach counts restart: nth=1 fires on the next reach again. */
   arm_ok("name=copy/fail,nth=1", 0);
   bs_fault_disarm_all();
   arm_ok("name=copy/fail,nth=1", 0);
-  assert_true(bs_fault_hit("copy/fail", &info));
+  assert_true(bs_fault_hit(BS_FP_COPY_FAIL, &info));
 }
 
 static void test_table_full(void **state) {
@@ -411,6 +470,38 @@ static void test_table_full(void **state) {
   assert_int_equal(bs_fault_armed_count(), BS_FAULT_MAX_SPECS);
 }
 
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* The cost of reaching an unarmed point, as every collective does: printed,
+ * not asserted (a timing bound would be flaky on a shared machine). The
+ * count check keeps the loop from being optimised away. */
+static double reach_ns(int reaches) {
+  uint64_t info = 0;
+  int fired = 0;
+  double t0 = now_ns();
+  for (int i = 0; i < reaches; i++)
+    fired += bs_fault_hit(BS_FP_COMM_STALL, &info);
+  double ns = (now_ns() - t0) / reaches;
+  assert_int_equal(fired, 0);
+  return ns;
+}
+
+static void test_reach_cost(void **state) {
+  (void)state;
+  enum { REACHES = 200000 };
+  bs_err_set_rank(3);
+  double bare = reach_ns(REACHES);
+  arm_ok("name=copy/fail,rank=7", 0); /* libfiu's table is not empty */
+  double other = reach_ns(REACHES);
+  print_message("reach of an unarmed point: %.0f ns; with another armed: "
+                "%.0f ns\n",
+                bare, other);
+}
+
 /* --- fiu-run: libfiu's launcher arms points in a program linked with us.
  * The test re-executes itself under fiu-run in this child mode. */
 #define CHILD_FLAG "--fiu-run-child"
@@ -418,17 +509,24 @@ static void test_table_full(void **state) {
 static int fiu_run_child(void) {
   uint64_t info = 0;
   bs_err_set_rank(0);
-  if (!bs_fault_hit("comm/stall", &info) || info != 250)
+  if (!bs_fault_hit(BS_FP_COMM_STALL, &info) || info != 250)
     return 10;
-  if (bs_fault_hit("engine/send", &info))
+  if (bs_fault_hit(BS_FP_ENGINE_SEND, &info))
     return 11;
   bs_err_set_rank(3);
-  if (!bs_fault_hit("engine/send", &info))
+  if (!bs_fault_hit(BS_FP_ENGINE_SEND, &info))
     return 12;
   bs_fault_fired f;
   if (bs_fault_log_count() != 2 || !bs_fault_log_get(1, &f) || f.rank != 3 ||
       f.spec != -1)
     return 13;
+  /* The same thread as another rank asks libfiu that rank's name. */
+  bs_err_set_rank(2);
+  if (bs_fault_hit(BS_FP_ENGINE_SEND, &info))
+    return 14;
+  bs_err_set_rank(3);
+  if (!bs_fault_hit(BS_FP_ENGINE_SEND, &info))
+    return 15;
   return 0;
 }
 
@@ -452,18 +550,41 @@ static int wait_bounded(pid_t pid) {
   return -1;
 }
 
+#define FIU_RUN "/usr/bin/fiu-run"
+#define FIU_CTRL "/usr/bin/fiu-ctrl"
+
+/* This test binary's path, for re-executing it under fiu-run. */
+static bool self_path(char *self, size_t n) {
+  ssize_t len = readlink("/proc/self/exe", self, n - 1);
+  if (len <= 0 || access(FIU_RUN, X_OK) != 0 || access(FIU_CTRL, X_OK) != 0)
+    return false;
+  self[len] = '\0';
+  return true;
+}
+
+static pid_t spawn(const char *const *argv) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    /* ASan insists on coming first in the library list, and the preload
+     * library leaks its command string; the leak checks of our own code run
+     * in the parent. */
+    setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  return pid;
+}
+
 static void test_fiu_run(void **state) {
   (void)state;
-  const char *fiu_run = "/usr/bin/fiu-run";
   char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (access(fiu_run, X_OK) != 0 || n <= 0)
+  if (!self_path(self, sizeof self))
     skip();
-  self[n] = '\0';
   /* No control fifo (-f ""). -x wraps malloc: only without sanitizers. */
   const char *argv[12];
   int n_arg = 0;
-  argv[n_arg++] = fiu_run;
+  argv[n_arg++] = FIU_RUN;
   argv[n_arg++] = "-f";
   argv[n_arg++] = "";
   if (!SANITIZED)
@@ -475,16 +596,52 @@ static void test_fiu_run(void **state) {
   argv[n_arg++] = self;
   argv[n_arg++] = CHILD_FLAG;
   argv[n_arg] = NULL;
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    /* ASan insists on coming first in the library list, and the preload
-     * library leaks its command string; the leak checks of our own code run
-     * in the parent. */
-    setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
-    execv(fiu_run, (char *const *)argv);
-    _exit(127);
+  assert_int_equal(wait_bounded(spawn(argv)), 0);
+}
+
+/* --- fiu-ctrl: arms a point of a running program from outside, after the
+ * program has reached it unarmed (so nothing of ours may cache "unarmed"). */
+#define CTRL_CHILD_FLAG "--fiu-ctrl-child"
+
+static int fiu_ctrl_child(void) {
+  uint64_t info = 0;
+  bs_err_set_rank(1);
+  for (int i = 0; i < 1000; i++) { /* ~10 s */
+    if (bs_fault_hit(BS_FP_COMM_STALL, &info)) {
+      bs_err_set_rank(0);
+      if (info != 7 || bs_fault_hit(BS_FP_COMM_STALL, &info))
+        return 20;
+      return 0;
+    }
+    nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
   }
+  return 21;
+}
+
+static bool is_fifo(const char *prefix, const char *ext) {
+  char path[160];
+  struct stat st;
+  snprintf(path, sizeof path, "%s%s", prefix, ext);
+  return stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+static void test_fiu_ctrl(void **state) {
+  (void)state;
+  char self[4096], base[64], fifo[96];
+  if (!self_path(self, sizeof self))
+    skip();
+  snprintf(base, sizeof base, "/tmp/bs-test-fault-%d", (int)getpid());
+  const char *run[] = {FIU_RUN, "-f", base, self, CTRL_CHILD_FLAG, NULL};
+  pid_t pid = spawn(run);
+  /* The preload library makes <base>-<pid>.{in,out} before main runs. */
+  snprintf(fifo, sizeof fifo, "%s-%d", base, (int)pid);
+  for (int i = 0; i < 1000 && !(is_fifo(fifo, ".in") && is_fifo(fifo, ".out"));
+       i++)
+    nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+  assert_true(is_fifo(fifo, ".in") && is_fifo(fifo, ".out"));
+  const char *ctl[] = {FIU_CTRL, "-c", "enable name=comm/stall/r1,failinfo=7",
+                       fifo, NULL};
+  assert_int_equal(wait_bounded(spawn(ctl)), 0);
   assert_int_equal(wait_bounded(pid), 0);
 }
 
@@ -494,11 +651,14 @@ int main(int argc, char **argv) {
 #ifdef FIU_ENABLE
   if (argc > 1 && strcmp(argv[1], CHILD_FLAG) == 0)
     return fiu_run_child();
+  if (argc > 1 && strcmp(argv[1], CTRL_CHILD_FLAG) == 0)
+    return fiu_ctrl_child();
 #else
   (void)argc, (void)argv;
 #endif
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_catalogue, reset, reset),
+      cmocka_unit_test_setup_teardown(test_explains, reset, reset),
       cmocka_unit_test_setup_teardown(test_parse_good, reset, reset),
       cmocka_unit_test_setup_teardown(test_parse_bad, reset, reset),
 #ifndef FIU_ENABLE
@@ -516,6 +676,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_disarm_all, reset, reset),
       cmocka_unit_test_setup_teardown(test_table_full, reset, reset),
       cmocka_unit_test_setup_teardown(test_fiu_run, reset, reset),
+      cmocka_unit_test_setup_teardown(test_fiu_ctrl, reset, reset),
+      cmocka_unit_test_setup_teardown(test_reach_cost, reset, reset),
 #endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

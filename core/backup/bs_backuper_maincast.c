@@ -36,7 +36,7 @@ static bs_status corrupt_extra(maincast *m) {
   bs_status st = BS_OK;
   bs_tensor_map em = {0};
   uint64_t bit = 0;
-  if (m->mc->nextras == 0 || !bs_fault_hit("backup/corrupt", &bit))
+  if (m->mc->nextras == 0 || !bs_fault_hit(BS_FP_BACKUP_CORRUPT, &bit))
     goto out;
   BS_CHECK(bs_backuper_get(m->extras, ACTOR, &em));
   bs_k_bitflip(em.e[0].ptr, em.e[0].bytes, bit);
@@ -79,7 +79,7 @@ static void corrupt_master(maincast *m) {
   size_t n = 0;
   uint64_t bit = 0;
   if (bs_optimizer_num_inner(m->mc->opt) == 0 ||
-      !bs_fault_hit("master/corrupt", &bit))
+      !bs_fault_hit(BS_FP_MASTER_CORRUPT, &bit))
     return;
   if (bs_optimizer_master_ptr(m->mc->opt, 0, &master, &n) == BS_OK && n > 0)
     dev->ops->bitflip(dev, master, n * sizeof(float), bit);
@@ -106,7 +106,7 @@ static void corrupt_restored(maincast *m) {
     const bs_tensor *t = m->mc->synced[i];
     if (!bs_mc_rematerializable(t))
       continue;
-    if (bs_fault_hit("restore/bitflip", &bit))
+    if (bs_fault_hit(BS_FP_RESTORE_BITFLIP, &bit))
       dev->ops->bitflip(dev, t->ptr, t->bytes, bit);
     return;
   }

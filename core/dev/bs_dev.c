@@ -39,7 +39,7 @@ bs_status bs_dev_pinned_alloc(bs_dev *d, bs_pin_owner who, size_t n,
   *out = NULL;
   /* Only backupers: the memory saver's own backups are the system's, not
    * the code under test's, and have their own fault (region/resume). */
-  if (who == BS_PIN_BACKUPER && bs_fault_hit("backup/pin_alloc", &failinfo))
+  if (who == BS_PIN_BACKUPER && bs_fault_hit(BS_FP_BACKUP_PIN_ALLOC, &failinfo))
     BS_FAIL(BS_ERR_NOMEM, NULL,
             "pinned alloc of %zu bytes for %s failed (fault backup/pin_alloc)",
             n, owner_names[who]);
@@ -65,7 +65,7 @@ bs_status bs_dev_copy(bs_dev *d, void *dst, const void *src, size_t n,
             (int)dir);
   if (n == 0)
     goto out;
-  if (bs_fault_hit("copy/fail", &failinfo))
+  if (bs_fault_hit(BS_FP_COPY_FAIL, &failinfo))
     BS_FAIL(BS_ERR_COPY, NULL, "copy of %zu bytes failed (fault copy/fail)", n);
   BS_CHECK(d->ops->copy(d, dst, src, n, dir));
 out:

@@ -219,7 +219,7 @@ static bs_status resume_one(bs_ms *ms, ms_alloc *a) {
   bs_status st = BS_OK;
   uint64_t failinfo = 0;
   /* torch_memory_saver #87: the real library dies here; we report. */
-  if (bs_fault_hit("region/resume", &failinfo))
+  if (bs_fault_hit(BS_FP_REGION_RESUME, &failinfo))
     BS_FAIL(BS_ERR_NOMEM, a->tag, "resume found no memory");
   BS_CHECK(ms->dev->ops->phys_map(ms->dev, a->va, a->bytes));
   st = refill(ms, a);

@@ -298,7 +298,7 @@ bs_status bs_engine_update_begin(bs_engine *e, int cycle) {
     goto out;
   }
   bs_emsg_begin b = {.cycle = cycle};
-  if (bs_fault_hit("engine/verify", &info)) {
+  if (bs_fault_hit(BS_FP_ENGINE_VERIFY, &info)) {
     b.flip = 1;
     b.flip_tensor = (uint32_t)info;
     b.flip_bit = (uint32_t)(info >> 32);
@@ -322,7 +322,7 @@ void bs_engine_bucket(bs_engine *e, int k) {
   e->bucket = k;
   /* The death is real and complete before the next write: SIGKILL, then
    * reap, so the socket is closed and that write fails every time. */
-  if (bs_fault_hit("engine/send", &info))
+  if (bs_fault_hit(BS_FP_ENGINE_SEND, &info))
     kill_now(e);
 }
 

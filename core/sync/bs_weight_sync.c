@@ -98,7 +98,7 @@ static bs_status prepare(ws *w) {
   uint64_t info = 0;
   size_t size = (size_t)bs_comm_size(w->o->comm);
   w->n = w->m->n;
-  if (w->n > 0 && bs_fault_hit("sync/tensor_set", &info))
+  if (w->n > 0 && bs_fault_hit(BS_FP_SYNC_TENSOR_SET, &info))
     w->n--;
   w->first = calloc(w->n + 1, sizeof *w->first);
   w->exp = calloc(w->n ? w->n : 1, sizeof *w->exp);

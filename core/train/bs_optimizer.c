@@ -326,7 +326,7 @@ bs_status bs_optimizer_step(bs_optimizer *o,
       BS_FAIL(BS_ERR_INVALID, NULL, "optimizer step: no %s grad buffer",
               buf_name(o->inner[i].buf));
   /* Before any update: a failed step leaves the masters as they were. */
-  if (bs_fault_hit("optimizer/step", NULL))
+  if (bs_fault_hit(BS_FP_OPTIMIZER_STEP, NULL))
     BS_FAIL(BS_ERR_NOMEM, NULL,
             "optimizer step %d: out of memory (fault optimizer/step)", step);
   const bs_optimizer_cfg *c = &o->cfg;

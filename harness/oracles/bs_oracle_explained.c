@@ -1,53 +1,21 @@
 #include "oracles/bs_oracle.h"
 
+#include "bs_fault_control.h"
+
 #include <stdio.h>
-#include <string.h>
 
-/* Which fault points can cause each status. A status missing here (a state
- * error, a paused read, a coverage or config rejection) is never explained
- * by a fault: it is a bug of the core. */
-typedef struct cause {
-  bs_status st;
-  const char *const *points; /* prefixes of fault point names */
-} cause;
-
-#define POINTS(...)                                                            \
-  (const char *const[]) {                                                      \
-    __VA_ARGS__, NULL                                                          \
-  }
-
-/* File scope: the compound literals then have static storage. */
-static const cause table[] = {
-    {BS_ERR_ENGINE_DEAD, POINTS("engine/send")},
-    /* The engine checks what it got against the step's digests, so a
-     * corrupted backup or master can surface there first. */
-    {BS_ERR_ENGINE_VERIFY, POINTS("engine/verify", "backup/corrupt",
-                                  "master/corrupt", "restore/bitflip")},
-    {BS_ERR_HASH_MISMATCH,
-     POINTS("restore/bitflip", "backup/corrupt", "master/corrupt")},
-    {BS_ERR_TENSOR_SET, POINTS("sync/tensor_set", "comm/diverge")},
-    {BS_ERR_NOMEM,
-     POINTS("backup/pin_alloc", "region/resume", "optimizer/step")},
-    {BS_ERR_COPY, POINTS("copy/fail")},
-    {BS_ERR_MISSING_BACKUP, POINTS("backup/pin_alloc", "copy/fail")},
-    /* A broken or stuck collective: a comm fault, or a rank that a fault
-     * took out of the schedule. */
-    {BS_ERR_DESYNC, POINTS("comm/", "sync/tensor_set")},
-    {BS_ERR_ABORTED, POINTS("comm/", "sync/tensor_set")},
-    {BS_ERR_RANK_DEAD, POINTS("comm/", "sync/tensor_set")},
-    {BS_ERR_TIMEOUT, POINTS("comm/", "sync/tensor_set")},
-};
-
-static const char *const *causes_of(bs_status st) {
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-    if (table[i].st == st)
-      return table[i].points;
-  return NULL;
-}
-
+/* Whether a fault that fired by that cycle (-1: any) explains st. Which
+ * statuses a point explains is its row of bs_fault_points.def; a status no
+ * row names (a state error, a paused read, a coverage or config rejection)
+ * is never explained by a fault: it is a bug of the core. */
 static bool explained(const bs_record *r, bs_status st, int cycle) {
-  const char *const *points = causes_of(st);
-  return points && bs_oracle_fired_any(r, points, cycle);
+  for (size_t i = 0; i < r->nfired; i++) {
+    const bs_fault_fired *f = &r->fired[i];
+    if ((cycle < 0 || f->cycle <= cycle) &&
+        bs_fault_catalogue_explains(bs_fault_catalogue_index(f->point), st))
+      return true;
+  }
+  return false;
 }
 
 static bool check_rank(const bs_record *r, int k, char *detail, size_t n) {

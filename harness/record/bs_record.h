@@ -9,7 +9,7 @@
 
 #include "backup/bs_digest.h"
 #include "bs_err.h"
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 #include "dev/bs_dev.h"
 #include "memsaver/bs_ms.h"
 

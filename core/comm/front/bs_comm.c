@@ -328,15 +328,15 @@ static void sleep_ms(uint64_t ms) {
 static bs_status inject_faults(bs_comm *c, bs_coll_args *a) {
   bs_status st = BS_OK;
   uint64_t info = 0;
-  if (bs_fault_hit("comm/rank_exit", &info)) {
+  if (bs_fault_hit(BS_FP_COMM_RANK_EXIT, &info)) {
     bs_comm_die(c, "fault comm/rank_exit");
     BS_FAIL(BS_ERR_RANK_DEAD, NULL,
             "rank %d died before %s #%llu (fault comm/rank_exit)", c->grank,
             short_name(a->op), (unsigned long long)c->seq + 1);
   }
-  if (bs_fault_hit("comm/stall", &info))
+  if (bs_fault_hit(BS_FP_COMM_STALL, &info))
     sleep_ms(info);
-  if (bs_fault_hit("comm/diverge", &info)) {
+  if (bs_fault_hit(BS_FP_COMM_DIVERGE, &info)) {
     if ((info & 1) || a->op == BS_COLL_BARRIER) {
       bs_coll_args extra = {.op = BS_COLL_BARRIER};
       BS_CHECK(issue(c, &extra));

@@ -1,0 +1,108 @@
+/* Fault points: the control API (libfiu's fiu-control.h): the catalogue,
+ * the spec parser, arming and disarming, the calling rank's cycle and the
+ * firing log. Sites need only bs_fault.h.
+ *
+ * Each point is reachable by libfiu's own tools under its name and the
+ * rank-qualified "<point>/r<rank>" (fiu-run -c 'enable name=...'). Every
+ * firing is logged (point, rank, cycle, nth, failinfo) for the "explained"
+ * oracle.
+ *
+ * Filter semantics (cli.md "Fault spec"):
+ * - nth=K: the K-th time the calling rank reaches the point in its current
+ *   cycle (from 1). Reaches are counted per (point, rank, cycle) by
+ *   bs_fault_hit itself, armed or not, so a prefix spec with nth=2 fires on
+ *   the 2nd reach of each point it matches. A rank's count restarts when its
+ *   cycle changes.
+ * - prob=P: a draw from (seed, spec index, rank, cycle, nth): the same run
+ *   fires the same faults whatever the thread schedule.
+ * - onetime: fires at most once per rank (not once overall), so a rank
+ *   filter is not needed to make every rank see its single fault.
+ * Sites reached through bs_fault_hit only: a bare fiu_fail() call on an
+ * armed name never passes the project's filters. */
+#ifndef BS_FAULT_CONTROL_H
+#define BS_FAULT_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bs_err.h"
+#include "bs_fault.h"
+
+#define BS_FAULT_NAME_MAX 48  /* longest point name + NUL */
+#define BS_FAULT_MAX_SPECS 32 /* armed specs per process */
+#define BS_FAULT_LOG_MAX 4096 /* firings kept; later ones are counted */
+
+/* A row of bs_fault_points.def. */
+typedef struct bs_fault_point {
+  bs_fault_point_id id;
+  const char *name;          /* "engine/send" */
+  const bs_status *explains; /* statuses a firing explains; BS_OK ends it */
+  const char *where;         /* where it fires */
+  const char *failinfo;      /* what failinfo means */
+} bs_fault_point;
+
+/* The catalogue, in the .def's order. NULL for an id out of range. */
+const bs_fault_point *bs_fault_catalogue_get(bs_fault_point_id id);
+/* The point of that exact name, NULL (or -1) when it is not one. */
+const bs_fault_point *bs_fault_catalogue_find(const char *name);
+int bs_fault_catalogue_index(const char *name);
+/* Whether a firing of point id can explain the status st. */
+bool bs_fault_catalogue_explains(bs_fault_point_id id, bs_status st);
+
+/* A parsed spec: name=POINT[,rank=R][,cycle=C][,nth=K][,prob=P]
+ * [,failinfo=I][,onetime]. */
+typedef struct bs_fault_spec {
+  char name[BS_FAULT_NAME_MAX]; /* catalogue point or "prefix*" */
+  int rank;                     /* -1: every rank */
+  int cycle;                    /* -1: every cycle */
+  long nth;                     /* 0: every reach */
+  double prob;                  /* 1: always */
+  uint64_t failinfo;
+  bool onetime;
+} bs_fault_spec;
+
+/* Validates without arming (the CLI's usage check): BS_ERR_INVALID with a
+ * one-line message naming the problem. */
+bs_status bs_fault_spec_parse(const char *text, bs_fault_spec *out);
+/* True for a catalogue name, or "PREFIX*" where PREFIX starts one. */
+bool bs_fault_spec_name_valid(const char *name);
+/* libfiu's matching: exact, or a trailing '*' matches a prefix. */
+bool bs_fault_spec_matches(const char *pattern, const char *point);
+
+/* Arms a fault from its spec (cli.md "Fault spec"); BS_ERR_INVALID with a
+ * message naming the problem for a malformed spec or an unknown point;
+ * BS_ERR_UNSUPPORTED when built without libfiu. */
+bs_status bs_fault_arm(const char *spec, uint64_t seed);
+/* Disarms what bs_fault_arm armed and restarts the reach counts. */
+void bs_fault_disarm_all(void);
+size_t bs_fault_armed_count(void);
+
+/* The calling thread's training cycle, which the cycle and nth filters
+ * read (thread-local, default 0): the driver sets it for each rank. */
+void bs_fault_set_cycle(int cycle);
+int bs_fault_cycle(void);
+
+typedef struct bs_fault_fired {
+  char point[BS_FAULT_NAME_MAX];
+  int rank, cycle;
+  long nth; /* reach count of the point on that rank in that cycle */
+  uint64_t failinfo;
+  int spec; /* index of the armed spec, -1 when armed by libfiu's tools */
+} bs_fault_fired;
+
+/* The firing log of this process (thread-safe). count is what is kept (at
+ * most BS_FAULT_LOG_MAX); total also counts firings past that. */
+size_t bs_fault_log_count(void);
+size_t bs_fault_log_total(void);
+bool bs_fault_log_get(size_t i, bs_fault_fired *out);
+void bs_fault_log_reset(void);
+void bs_fault_log_add(const bs_fault_fired *f);
+
+/* Per (key, rank) counters that restart when the cycle changes: the layer's
+ * reach counts and onetime marks. Adds delta (0 reads) and returns the new
+ * count; -1 when the table is full (the filters then do not fire). */
+long bs_fault_count_add(int key, int rank, int cycle, long delta);
+void bs_fault_count_reset(void);
+
+#endif
