@@ -180,10 +180,16 @@ bs_status bs_actor_init(bs_comm *c, const bs_actor_opts *o, bs_actor **out) {
   if (!c || !o || !o->cfg || !o->model || !out)
     BS_FAIL(BS_ERR_INVALID, NULL, "actor init: NULL argument");
   *out = NULL;
+  /* A trainer creates its process groups (a previous one on this rank may
+   * have gone to sleep with them destroyed). */
+  if (!bs_comm_ready(c))
+    BS_CHECK(bs_comm_init(c, "init"));
   BS_CHECK(bs_comm_agree(c, build(c, o, &a)));
   BS_CHECK(switch_to(a, "actor"));
   if (a->cfg.offload_train)
     BS_CHECK(bs_comm_agree(c, sleep_now(a)));
+  if (a->asleep)
+    BS_CHECK(bs_comm_destroy(c));
   *out = a;
   a = NULL;
 out:
@@ -291,12 +297,21 @@ out:
 }
 
 /* Agreed: a pause copies the cpu-backed regions to the host, and a copy
- * that fails on one rank must fail the phase on every rank (§7.2). */
+ * that fails on one rank must fail the phase on every rank (§7.2). Then
+ * the process groups go with the memory (§5): their buffers are GPU
+ * memory the engine needs. */
 bs_status bs_actor_sleep(bs_actor *a) {
   begin_phase("sleep");
   if (!a)
     return bs_err_fail(BS_ERR_INVALID, NULL, "sleep: no actor");
-  return bs_comm_agree(a->comm, sleep_now(a));
+  /* Idempotent: asleep, with no memory to pause and no groups to agree
+   * over, there is nothing to do. */
+  if (a->asleep && !bs_comm_ready(a->comm))
+    return BS_OK;
+  bs_status st = bs_comm_agree(a->comm, sleep_now(a));
+  if (st == BS_OK && a->asleep)
+    st = bs_comm_destroy(a->comm);
+  return st;
 }
 
 static bs_status wake_now(bs_actor *a) {
@@ -314,11 +329,24 @@ out:
   return st;
 }
 
+/* reload_process_groups: a fresh communicator on every rank, after the
+ * memory is back (a resident trainer only reloads the groups). The init
+ * is a collective: a rank that fails it, or never joins, fails every rank
+ * alike, and so does a failed resume through the agreement after it. */
 bs_status bs_actor_wake_up(bs_actor *a) {
+  bs_status st = BS_OK;
   begin_phase("wake_up");
   if (!a)
     return bs_err_fail(BS_ERR_INVALID, NULL, "wake_up: no actor");
-  return bs_comm_agree(a->comm, wake_now(a));
+  bs_status mine = wake_now(a);
+  bs_error rec = *bs_err();
+  bs_err_clear();
+  BS_CHECK(bs_comm_destroy(a->comm));
+  BS_CHECK(bs_comm_init(a->comm, "wake_up"));
+  *bs_err() = rec; /* the agreement is about this rank's own wake */
+  st = bs_comm_agree(a->comm, mine);
+out:
+  return st;
 }
 
 /* ---- switch_model ---- */
@@ -358,6 +386,10 @@ static bs_status switch_to(bs_actor *a, const char *tag) {
   /* Mutant local-hash-raise (miles #1572): the mismatch is raised on the
    * rank that found it; its peers enter the agreement alone and hang. */
   if (local == BS_ERR_HASH_MISMATCH && bs_mutant_on(BS_MUT_LOCAL_HASH_RAISE))
+    BS_CHECK(local);
+  /* Asleep there are no groups to agree over, and every rank refuses alike
+   * (restore_local). */
+  if (!bs_comm_ready(a->comm))
     BS_CHECK(local);
   BS_CHECK(bs_comm_agree(a->comm, local));
   a->active = (bs_backup_tag)bs_backup_tag_parse(tag);
@@ -504,19 +536,38 @@ static bs_status pause_after_sync(bs_actor *a, bs_status st) {
   return st != BS_OK ? st : ps;
 }
 
+/* Under offload the engine connection is re-established before the sync
+ * (inside the memory saver's disable() region upstream), and its failure
+ * is agreed like any other (§5). */
+static bs_status reconnect(bs_actor *a) {
+  if (!a->cfg.offload_train || !a->eng)
+    return BS_OK;
+  return bs_comm_agree(a->comm, bs_engine_reconnect(a->eng));
+}
+
 bs_status bs_actor_update_weights(bs_actor *a, bs_sync_result *res) {
   bs_status st = BS_OK;
   bs_tensor_map m = {0};
+  bool temporary = false;
   begin_phase("update_weights");
   if (res)
     memset(res, 0, sizeof *res);
   if (!a)
     return bs_err_fail(BS_ERR_INVALID, NULL, "update_weights: no actor");
+  /* An asleep trainer has no process groups: the sync gets temporary ones,
+   * destroyed after it whatever happened. */
+  if ((temporary = !bs_comm_ready(a->comm)))
+    BS_CHECK(bs_comm_init(a->comm, "update_weights"));
+  BS_CHECK(reconnect(a));
   /* Every rank learns of a failed read before the set meets a collective. */
   BS_CHECK(bs_comm_agree(a->comm, get_actor_weights(a, &m)));
   BS_CHECK(bs_comm_agree(a->comm, sync_weights(a, &m, res)));
 out:
   st = pause_after_sync(a, st);
+  if (temporary) {
+    bs_status ds = bs_comm_destroy(a->comm);
+    st = st != BS_OK ? st : ds;
+  }
   if (st != BS_OK)
     bs_weight_sync_result_free(res);
   bs_tensor_map_free(&m);

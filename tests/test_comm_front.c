@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -369,9 +370,73 @@ static void test_fault_stall_under_timeout(void **state) {
 }
 #endif
 
+/* Process groups across sleep: destroyed, a collective is refused (not a
+ * hang); re-created, collectives work again and the init is a numbered
+ * entry of the flight recorder; an init over a live one is refused. */
+static bs_status lifecycle(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_status st = BS_OK;
+  BS_CHECK(bs_comm_barrier(c));
+  if (bs_comm_init(c, "again") != BS_ERR_STATE)
+    return bs_err_fail(BS_ERR_INTERNAL, NULL, "init over a live comm");
+  bs_err_clear();
+  BS_CHECK(bs_comm_destroy(c));
+  BS_CHECK(bs_comm_destroy(c)); /* idempotent */
+  if (bs_comm_ready(c) || bs_comm_barrier(c) != BS_ERR_STATE)
+    return bs_err_fail(BS_ERR_INTERNAL, NULL, "a destroyed comm was used");
+  bs_err_clear();
+  BS_CHECK(bs_comm_init(c, "wake_up"));
+  BS_CHECK(bs_comm_barrier(c));
+  if (!bs_comm_ready(c) || bs_comm_seq(c) != 3)
+    return bs_err_fail(BS_ERR_INTERNAL, NULL, "seq %llu after init",
+                       (unsigned long long)bs_comm_seq(c));
+out:
+  return st;
+}
+
+static void test_destroy_and_init(void **state) {
+  (void)state;
+  bs_world *w = run(3, 2000, true, lifecycle, BS_OK);
+  char *fr = bs_world_flight_json(w, 1);
+  assert_non_null(fr);
+  expect_in(fr, "\"nccl:comm_init\"");
+  free(fr);
+  bs_world_destroy(w);
+}
+
+/* A rank that never joins an init: its peers wait in it until the watchdog
+ * fails the world, and every rank returns the same failure. */
+static bs_status skip_init(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_status st = BS_OK;
+  BS_CHECK(bs_comm_destroy(c));
+  if (bs_comm_rank(c) == 2) {
+    sleep_ms(600);
+    return bs_comm_barrier(c) == BS_ERR_STATE ? BS_ERR_TIMEOUT : BS_OK;
+  }
+  BS_CHECK(bs_comm_init(c, "wake_up"));
+out:
+  return st;
+}
+
+static void test_init_never_joined(void **state) {
+  (void)state;
+  bs_world *w = run(3, 300, true, skip_init, BS_ERR_TIMEOUT);
+  for (int r = 0; r < 2; r++) {
+    bs_error e;
+    assert_int_equal(bs_world_rank_status(w, r, &e), BS_ERR_TIMEOUT);
+    expect_in(e.message, "comm_init #1");
+  }
+  expect_in(bs_world_report(w), "comm_init #1 [wake_up]");
+  expect_in(bs_world_report(w), "missing from #1: rank 2");
+  bs_world_destroy(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fingerprint_size_mismatch),
+      cmocka_unit_test(test_destroy_and_init),
+      cmocka_unit_test(test_init_never_joined),
       cmocka_unit_test(test_fingerprint_sees_dtype),
       cmocka_unit_test(test_slow_rank_is_not_a_hang),
       cmocka_unit_test(test_timeout_aborts_every_rank),

@@ -129,6 +129,31 @@ static void test_collectives(void **state) {
   assert_int_equal(atomic_load(&bad), 0);
 }
 
+/* The communicator across sleep on real NCCL: destroyed (finalized), a
+ * collective is refused; re-created from a fresh unique id, collectives
+ * move bytes again, twice over. */
+static bs_status recreated(bs_comm *c, void *arg) {
+  bs_status st = BS_OK;
+  for (int round = 0; round < 2; round++) {
+    BS_CHECK(bs_comm_destroy(c));
+    if (bs_comm_barrier(c) != BS_ERR_STATE)
+      return bs_err_fail(BS_ERR_INTERNAL, NULL, "a destroyed comm was used");
+    bs_err_clear();
+    BS_CHECK(bs_comm_init(c, "wake_up"));
+    BS_CHECK(collectives(c, arg));
+  }
+out:
+  return st;
+}
+
+static void test_destroy_and_init(void **state) {
+  (void)state;
+  NEED_RANKS(1);
+  atomic_store(&bad, 0);
+  bs_world_destroy(run(n, 10000, true, recreated, BS_OK));
+  assert_int_equal(atomic_load(&bad), 0);
+}
+
 static bs_status agrees(bs_comm *c, void *arg) {
   (void)arg;
   bs_status mine = BS_OK;
@@ -203,6 +228,7 @@ int main(void) {
       cmocka_unit_test(test_unavailable_says_why),
 #ifdef BS_HAVE_NCCL
       cmocka_unit_test(test_collectives),
+      cmocka_unit_test(test_destroy_and_init),
       cmocka_unit_test(test_agree),
       cmocka_unit_test(test_fingerprint),
       cmocka_unit_test(test_hang_is_contained),

@@ -82,11 +82,12 @@ static int reset(void **state) {
 static void test_catalogue(void **state) {
   (void)state;
   static const char *const required[] = {
-      "engine/send",    "engine/verify",  "restore/bitflip",
-      "backup/corrupt", "master/corrupt", "backup/pin_alloc",
-      "copy/fail",      "region/resume",  "comm/rank_exit",
-      "comm/stall",     "comm/diverge",   "sync/tensor_set",
-      "optimizer/step"};
+      "engine/send",    "engine/verify",    "restore/bitflip",
+      "backup/corrupt", "master/corrupt",   "backup/pin_alloc",
+      "copy/fail",      "region/resume",    "comm/rank_exit",
+      "comm/stall",     "comm/diverge",     "sync/tensor_set",
+      "optimizer/step", "engine/reconnect", "comm/init_skip",
+      "comm/init_late", "comm/init_fail"};
   for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
     const bs_fault_point *p = bs_fault_catalogue_find(required[i]);
     assert_non_null(p);
@@ -122,7 +123,7 @@ static bool cause_by_prefix(const char *point, bs_status st) {
     bs_status st;
     const char *prefixes[5];
   } old[] = {
-      {BS_ERR_ENGINE_DEAD, {"engine/send"}},
+      {BS_ERR_ENGINE_DEAD, {"engine/send", "engine/reconnect"}},
       {BS_ERR_ENGINE_VERIFY,
        {"engine/verify", "backup/corrupt", "master/corrupt",
         "restore/bitflip"}},

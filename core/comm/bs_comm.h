@@ -25,9 +25,12 @@ typedef enum bs_coll {
   BS_COLL_ALL_REDUCE,
   BS_COLL_BROADCAST,
   BS_COLL_BARRIER,
+  BS_COLL_COMM_INIT, /* a communicator's (re-)creation: bs_comm_init */
   BS_COLL_COUNT
 } bs_coll;
 const char *bs_coll_name(bs_coll c); /* "nccl:all_gather", ... */
+/* Whether the collective moves bytes (not a barrier or an init). */
+bool bs_coll_has_data(bs_coll c);
 
 typedef struct bs_comm bs_comm;   /* one rank's handle */
 typedef struct bs_world bs_world; /* the group of all local ranks */
@@ -129,6 +132,22 @@ bs_status bs_comm_all_reduce(bs_comm *c, const void *send, void *recv,
 bs_status bs_comm_broadcast(bs_comm *c, void *buf, size_t count, bs_dtype dt,
                             int root);
 bs_status bs_comm_barrier(bs_comm *c);
+/* Process groups follow the memory (behavior.md §5): a sleeping trainer
+ * destroys its communicator and wake_up creates a fresh one; an asleep
+ * weight sync runs over a temporary one. bs_comm_destroy releases this
+ * rank's backend communicator (NCCL: finalize and destroy, bounded by the
+ * timeout; its buffers are GPU memory the engine needs); collectives then
+ * fail with BS_ERR_STATE until bs_comm_init. bs_comm_init is a collective:
+ * every rank must join (NCCL: a fresh unique id, a non-blocking init
+ * watched like a stuck collective), it is numbered and recorded in the
+ * flight recorder as nccl:comm_init (why: its label, "wake_up", ...), and a
+ * rank that never joins leaves its peers to the watchdog, which fails the
+ * world on every rank alike. The world's first communicator is created
+ * with the rank's thread and needs no call. */
+bs_status bs_comm_init(bs_comm *c, const char *why);
+bs_status bs_comm_destroy(bs_comm *c);
+bool bs_comm_ready(const bs_comm *c);
+
 /* Aborts the communicator on every local rank: each waiter returns
  * BS_ERR_ABORTED, and so does every later collective. */
 void bs_comm_abort(bs_comm *c, const char *why);

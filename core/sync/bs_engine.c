@@ -285,6 +285,32 @@ static bool gone(const bs_engine *e) {
   return e->fd < 0 || e->death_reported;
 }
 
+/* ---- the session ---- */
+
+bs_status bs_engine_reconnect(bs_engine *e) {
+  bs_status st = BS_OK;
+  bs_eframe h;
+  if (!e)
+    BS_FAIL(BS_ERR_INVALID, NULL, "reconnect without an engine");
+  if (bs_fault_hit(BS_FP_ENGINE_RECONNECT, NULL))
+    BS_FAIL(BS_ERR_ENGINE_DEAD, NULL,
+            "engine of rank %d: reconnect refused (fault engine/reconnect)",
+            e->rank);
+  if (gone(e)) {
+    st = dead(e, NULL, "before the reconnect");
+    goto out;
+  }
+  int err = bs_wire_frame(e->fd, BS_EMSG_HELLO, NULL, 0, 0, e->timeout_ms);
+  if (!err)
+    err = bs_wire_read(e->fd, &h, sizeof h, e->timeout_ms);
+  if (!err && (h.magic != BS_ENGINE_MAGIC || h.type != BS_EMSG_HELLO))
+    err = EPROTO;
+  if (err)
+    st = io_failed(e, err, NULL, "at the reconnect");
+out:
+  return st;
+}
+
 /* ---- an update ---- */
 
 bs_status bs_engine_update_begin(bs_engine *e, int cycle) {

@@ -157,6 +157,15 @@ static int on_end(engine *e, uint64_t len) {
   return 0;
 }
 
+/* The trainer re-establishes the session (its reconnect): answer it. */
+static int on_hello(engine *e, uint64_t len) {
+  if (len != 0)
+    return fatal(e, EXIT_PROTOCOL, "HELLO with a payload");
+  if (bs_wire_frame(e->fd, BS_EMSG_HELLO, NULL, 0, 0, IO_MS))
+    return fatal(e, EXIT_CLOSED, "connection lost while greeting");
+  return 0;
+}
+
 /* Serves frames until QUIT (0) or an exit code. */
 static int serve(engine *e) {
   for (;;) {
@@ -171,6 +180,7 @@ static int serve(engine *e) {
     int rc = h.type == BS_EMSG_BEGIN    ? on_begin(e, h.len)
              : h.type == BS_EMSG_TENSOR ? on_tensor(e, h.len)
              : h.type == BS_EMSG_END    ? on_end(e, h.len)
+             : h.type == BS_EMSG_HELLO  ? on_hello(e, h.len)
              : h.type == BS_EMSG_QUIT   ? -1
                                         : fatal(e, EXIT_PROTOCOL, "bad type");
     if (rc)

@@ -3,8 +3,9 @@
  * ends are the same binary on the same host: native byte order.
  *
  *   trainer -> engine: BEGIN, TENSOR..., END  (one weight update)
+ *                      HELLO                  (the session, re-established)
  *                      QUIT                   (exit 0)
- *   engine -> trainer: REPLY, after END
+ *   engine -> trainer: REPLY, after END; HELLO, after HELLO
  *
  * Every frame is a bs_eframe header followed by `len` payload bytes. */
 #ifndef BS_ENGINE_PROTO_H
@@ -22,7 +23,8 @@ enum {
   BS_EMSG_TENSOR,
   BS_EMSG_END,
   BS_EMSG_QUIT,
-  BS_EMSG_REPLY
+  BS_EMSG_REPLY,
+  BS_EMSG_HELLO
 };
 
 typedef struct bs_eframe {

@@ -7,7 +7,8 @@
 #include "record/bs_schedule.h"
 
 /* Faults that make a rank leave the common schedule on purpose. */
-static const char *const diverging[] = {"comm/diverge", "comm/rank_exit",
+static const char *const diverging[] = {"comm/diverge",    "comm/rank_exit",
+                                        "comm/init_skip",  "comm/init_fail",
                                         "sync/tensor_set", NULL};
 
 static bool same_coll(const bs_coll_rec *a, const bs_coll_rec *b) {

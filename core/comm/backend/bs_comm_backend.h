@@ -52,8 +52,12 @@ typedef struct bs_comm_backend {
   /* On the rank's thread, before and after its rank function. */
   bs_status (*rank_init)(bs_comm *c);
   void (*rank_fini)(bs_comm *c);
-  /* Moves the bytes; returns the world's abort status when woken by it. */
+  /* Moves the bytes; returns the world's abort status when woken by it.
+   * BS_COLL_COMM_INIT: (re-)creates the rank's communicator, after
+   * comm_destroy (a barrier where there is nothing to create). */
   bs_status (*coll)(bs_comm *c, const bs_coll_args *a);
+  /* Releases the rank's communicator (bs_comm_destroy); NULL: nothing to. */
+  bs_status (*comm_destroy)(bs_comm *c);
   /* The rank left (exited or died): its peers must not wait for it. */
   void (*rank_gone)(bs_comm *c);
   /* Wakes every local waiter: the world's abort status is already set. */
@@ -74,7 +78,8 @@ struct bs_comm {
   bs_dev *dev;
   uint64_t seq; /* last collective_seq_id issued */
   bs_flight *fr;
-  bool gone;       /* exited or dead: later collectives fail fast */
+  bool gone;        /* exited or dead: later collectives fail fast */
+  bool destroyed;   /* bs_comm_destroy: no communicator until bs_comm_init */
   uint64_t fail_ns; /* when a collective first returned the world's failure */
   void *impl;
 };
@@ -88,7 +93,7 @@ struct bs_world {
   void *const *args;
   bs_watchdog *wd;
   bool ran;
-  _Atomic int abort_st; /* bs_status; BS_OK while healthy */
+  _Atomic int abort_st;      /* bs_status; BS_OK while healthy */
   pthread_mutex_t settle_mu; /* one rank settles, the others wait for it */
   bool settled;              /* the cause below is the job's, not this one's */
   pthread_mutex_t mu;        /* guards everything below */

@@ -9,20 +9,25 @@ const char *bs_coll_name(bs_coll c) {
       [BS_COLL_ALL_REDUCE] = "nccl:all_reduce",
       [BS_COLL_BROADCAST] = "nccl:broadcast",
       [BS_COLL_BARRIER] = "nccl:barrier",
+      [BS_COLL_COMM_INIT] = "nccl:comm_init",
   };
   return (unsigned)c < BS_COLL_COUNT ? names[c] : "nccl:unknown";
 }
 
 size_t bs_coll_in_bytes(const bs_coll_args *a, int size) {
   size_t chunk = a->count * bs_dtype_size(a->dt);
-  if (a->op == BS_COLL_BARRIER)
+  if (!bs_coll_has_data(a->op))
     return 0;
   return a->op == BS_COLL_REDUCE_SCATTER ? chunk * (size_t)size : chunk;
 }
 
 size_t bs_coll_out_bytes(const bs_coll_args *a, int size) {
   size_t chunk = a->count * bs_dtype_size(a->dt);
-  if (a->op == BS_COLL_BARRIER)
+  if (!bs_coll_has_data(a->op))
     return 0;
   return a->op == BS_COLL_ALL_GATHER ? chunk * (size_t)size : chunk;
+}
+
+bool bs_coll_has_data(bs_coll c) {
+  return c != BS_COLL_BARRIER && c != BS_COLL_COMM_INIT;
 }

@@ -43,7 +43,7 @@ static bs_status check_args(const bs_comm *c, const bs_coll_args *a) {
   bs_status st = BS_OK;
   size_t es = bs_dtype_size(a->dt);
   int size = c->w->o.global_size;
-  if (a->op == BS_COLL_BARRIER)
+  if (!bs_coll_has_data(a->op))
     goto out;
   if (es == 0)
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: unknown dtype %d", short_name(a->op),
@@ -172,7 +172,7 @@ static fingerprint fingerprint_of(const bs_coll_args *a) {
   memset(&f, 0, sizeof f);
   f.seq = a->seq;
   f.op = (int32_t)a->op;
-  if (a->op != BS_COLL_BARRIER) {
+  if (bs_coll_has_data(a->op)) {
     f.count = a->count;
     f.dt = (int32_t)a->dt;
   }
@@ -268,18 +268,19 @@ out:
 static bs_status issue(bs_comm *c, bs_coll_args *a) {
   bs_status st = BS_OK;
   int size = c->w->o.global_size;
-  size_t es = a->op == BS_COLL_BARRIER ? 1 : bs_dtype_size(a->dt);
+  size_t es = bs_coll_has_data(a->op) ? bs_dtype_size(a->dt) : 1;
   a->seq = ++c->seq;
   bs_flight_entry e = {.collective_seq_id = a->seq,
                        .profiling_name = bs_coll_name(a->op),
                        .label = a->label,
-                       .has_data = a->op != BS_COLL_BARRIER,
+                       .has_data = bs_coll_has_data(a->op),
                        .input_numel = bs_coll_in_bytes(a, size) / es,
                        .output_numel = bs_coll_out_bytes(a, size) / es,
                        .input_dtype = a->dt,
                        .output_dtype = a->dt};
   uint64_t id = bs_flight_record(c->fr, &e);
-  if (c->w->o.fingerprint)
+  /* An init has no communicator to exchange fingerprints over yet. */
+  if (c->w->o.fingerprint && a->op != BS_COLL_COMM_INIT)
     BS_CHECK(check_fingerprint(c, a));
   bs_flight_advance(c->fr, id, BS_FLIGHT_STARTED);
   BS_CHECK(run_backend(c, a, a, a->seq));
@@ -348,12 +349,10 @@ out:
   return st;
 }
 
-static bs_status front(bs_comm *c, bs_coll_args *a) {
+/* What every call checks before it issues: the rank is still here, and
+ * the world has not failed (then the call returns that failure). */
+static bs_status admit(bs_comm *c, bs_coll_args *a) {
   bs_status st = BS_OK;
-  if (!c)
-    BS_FAIL(BS_ERR_INVALID, NULL, "%s on a NULL communicator",
-            short_name(a->op));
-  BS_CHECK(check_args(c, a));
   if (c->gone)
     BS_FAIL(BS_ERR_RANK_DEAD, NULL, "%s: rank %d already left the communicator",
             short_name(a->op), c->grank);
@@ -361,12 +360,99 @@ static bs_status front(bs_comm *c, bs_coll_args *a) {
   if (st != BS_OK) {
     a->seq = c->seq + 1; /* the one it would have been */
     st = fail_coll(c, a, st);
-    goto out;
   }
+out:
+  return st;
+}
+
+static bs_status front(bs_comm *c, bs_coll_args *a) {
+  bs_status st = BS_OK;
+  if (!c)
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s on a NULL communicator",
+            short_name(a->op));
+  BS_CHECK(check_args(c, a));
+  BS_CHECK(admit(c, a));
+  if (c->destroyed)
+    BS_FAIL(BS_ERR_STATE, NULL,
+            "%s on rank %d: its communicator was destroyed (asleep) and not "
+            "created again",
+            short_name(a->op), c->grank);
   BS_CHECK(inject_faults(c, a));
   BS_CHECK(issue(c, a));
 out:
   return st;
+}
+
+/* comm/init_skip: the rank never joins; it waits, outside any collective,
+ * for the world to fail (its peers' watchdog), within twice the timeout. */
+static bs_status skip_init(bs_comm *c, bs_coll_args *a) {
+  uint64_t until =
+      bs_watchdog_now_ns() + 2ull * (uint64_t)c->w->o.timeout_ms * 1000000ull;
+  while (bs_world_abort_status(c->w) == BS_OK && bs_watchdog_now_ns() < until)
+    sleep_ms(1);
+  if (bs_world_abort_status(c->w) == BS_OK)
+    bs_world_abort(c->w, BS_ERR_TIMEOUT, 0,
+                   "rank %d never joined comm_init #%llu (fault "
+                   "comm/init_skip) and nothing noticed",
+                   c->grank, (unsigned long long)c->seq + 1);
+  a->seq = c->seq + 1;
+  return fail_coll(c, a, bs_world_abort_status(c->w));
+}
+
+/* The init's fault points: a rank that never joins, joins late, or whose
+ * init fails (the world fails with it, so its peers stop waiting). */
+static bs_status init_faults(bs_comm *c, bs_coll_args *a) {
+  uint64_t info = 0;
+  if (bs_fault_hit(BS_FP_COMM_INIT_SKIP, &info))
+    return skip_init(c, a);
+  if (bs_fault_hit(BS_FP_COMM_INIT_LATE, &info))
+    sleep_ms(info);
+  if (bs_fault_hit(BS_FP_COMM_INIT_FAIL, &info)) {
+    bs_world_abort(c->w, BS_ERR_ABORTED, 0,
+                   "rank %d: communicator init #%llu failed (fault "
+                   "comm/init_fail)",
+                   c->grank, (unsigned long long)c->seq + 1);
+    a->seq = c->seq + 1;
+    return fail_coll(c, a, BS_ERR_ABORTED);
+  }
+  return BS_OK;
+}
+
+bs_status bs_comm_init(bs_comm *c, const char *why) {
+  bs_status st = BS_OK;
+  bs_coll_args a = {.op = BS_COLL_COMM_INIT, .label = why};
+  if (!c)
+    BS_FAIL(BS_ERR_INVALID, NULL, "comm_init on a NULL communicator");
+  if (!c->destroyed)
+    BS_FAIL(BS_ERR_STATE, NULL,
+            "comm_init on rank %d: it has a communicator (destroy it first)",
+            c->grank);
+  BS_CHECK(admit(c, &a));
+  BS_CHECK(init_faults(c, &a));
+  BS_CHECK(issue(c, &a));
+  c->destroyed = false;
+out:
+  return st;
+}
+
+bs_status bs_comm_destroy(bs_comm *c) {
+  bs_status st = BS_OK;
+  if (!c)
+    BS_FAIL(BS_ERR_INVALID, NULL, "comm_destroy on a NULL communicator");
+  if (c->destroyed || c->gone)
+    goto out;
+  c->destroyed = true;
+  /* A failed teardown is the job's failure, not this rank's alone: every
+   * rank then fails its next collective (the init that follows) alike. */
+  if (c->w->be->comm_destroy && (st = c->w->be->comm_destroy(c)) != BS_OK)
+    bs_world_abort(c->w, st, 0, "rank %d: communicator teardown failed: %s",
+                   c->grank, bs_err()->message);
+out:
+  return st;
+}
+
+bool bs_comm_ready(const bs_comm *c) {
+  return c && !c->destroyed && !c->gone;
 }
 
 /* The public collectives: each only names its arguments for the front. */

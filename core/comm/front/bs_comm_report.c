@@ -26,7 +26,7 @@ static void describe_coll(const bs_coll_args *a, char *buf, size_t n) {
   else if (a->op == BS_COLL_BROADCAST)
     k += snprintf(buf + k, n - (size_t)k, " (%zu x %s, root %d)", a->count,
                   bs_dtype_name(a->dt), a->root);
-  else if (a->op != BS_COLL_BARRIER)
+  else if (bs_coll_has_data(a->op))
     k += snprintf(buf + k, n - (size_t)k, " (%zu x %s)", a->count,
                   bs_dtype_name(a->dt));
   if (a->label && k >= 0 && (size_t)k < n)

@@ -22,8 +22,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The unique id of the communicator generation `gen` (0: the world's
+ * first; each bs_comm_init makes the next). Local rank 0 gets it (makes it
+ * on global rank 0, reads it from the run's folder elsewhere) and hands it
+ * to its process's other ranks here; one slot suffices, since no rank can
+ * finish an init before every rank has read that init's id. */
 typedef struct nccl_world {
   ncclUniqueId id;
+  int gen;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
   int ndev;
 } nccl_world;
 
@@ -43,6 +51,7 @@ typedef struct nccl_rank {
   scratch xin, xout; /* host exchanges */
   pthread_t aborter; /* ncclCommAbort of a failed communicator */
   bool aborting;
+  int gen; /* of the communicator it has, or last had */
 } nccl_rank;
 
 static void nap_us(long us) {
@@ -238,11 +247,6 @@ out:
   return st;
 }
 
-static bs_status nccl_coll(bs_comm *c, const bs_coll_args *a) {
-  if (a->host)
-    return run_host(c, a);
-  return run(c, a, a->send, a->recv);
-}
 
 /* Published whole: a reader sees the whole id or nothing. */
 static bs_status uid_write(const char *path, const ncclUniqueId *id) {
@@ -269,8 +273,17 @@ out:
   return st;
 }
 
-static bs_status unique_id(const bs_world *w, ncclUniqueId *id) {
+/* Generation 0's id travels in uid_path, later ones in uid_path.<gen>. */
+static void uid_file(const bs_world *w, int gen, char *out, size_t n) {
+  if (gen == 0)
+    snprintf(out, n, "%s", w->o.uid_path);
+  else
+    snprintf(out, n, "%s.%d", w->o.uid_path, gen);
+}
+
+static bs_status unique_id(const bs_world *w, int gen, ncclUniqueId *id) {
   bs_status st = BS_OK;
+  char path[4200] = "";
   bool local = w->o.global_size == w->o.size;
   if (!local && !w->o.uid_path)
     BS_FAIL(BS_ERR_CONFIG, NULL,
@@ -278,15 +291,17 @@ static bs_status unique_id(const bs_world *w, ncclUniqueId *id) {
             "unique id");
   const bs_nccl_lib *nc = NULL;
   BS_CHECK(bs_nccl_lib_get(&nc));
+  if (!local)
+    uid_file(w, gen, path, sizeof path);
   if (local || w->o.first_rank == 0) {
     ncclResult_t r = nc->GetUniqueId(id);
     if (r != ncclSuccess)
       BS_FAIL(BS_ERR_UNSUPPORTED, NULL, "nccl: ncclGetUniqueId: %s",
               nc->GetErrorString(r));
     if (!local)
-      BS_CHECK(uid_write(w->o.uid_path, id));
+      BS_CHECK(uid_write(path, id));
   } else {
-    BS_CHECK(uid_read(w->o.uid_path, id, w->o.timeout_ms));
+    BS_CHECK(uid_read(path, id, w->o.timeout_ms + INIT_GRACE_MS));
   }
 out:
   return st;
@@ -305,7 +320,9 @@ static bs_status nccl_world_init(bs_world *w) {
             "backend nccl: no usable GPU here (cudaGetDeviceCount: %s, %d "
             "devices)",
             cudaGetErrorString(e), e == cudaSuccess ? nw->ndev : 0);
-  BS_CHECK(unique_id(w, &nw->id));
+  BS_CHECK(unique_id(w, 0, &nw->id));
+  pthread_mutex_init(&nw->mu, NULL);
+  pthread_cond_init(&nw->cv, NULL);
   w->impl = nw;
   nw = NULL;
 out:
@@ -314,8 +331,112 @@ out:
 }
 
 static void nccl_world_fini(bs_world *w) {
-  free(w->impl);
+  nccl_world *nw = w->impl;
+  if (nw) {
+    pthread_mutex_destroy(&nw->mu);
+    pthread_cond_destroy(&nw->cv);
+  }
+  free(nw);
   w->impl = NULL;
+}
+
+/* Generation gen's id: local rank 0 fetches and hands it out, the others
+ * wait for it (bounded; the world's failure ends the wait). */
+static bs_status id_of(bs_comm *c, int gen, ncclUniqueId *out) {
+  bs_status st = BS_OK;
+  nccl_world *nw = c->w->impl;
+  uint64_t until = deadline_of(c->w, bs_watchdog_now_ns(), true);
+  if (c->rank == 0) {
+    ncclUniqueId id;
+    BS_CHECK(unique_id(c->w, gen, &id));
+    pthread_mutex_lock(&nw->mu);
+    nw->id = id;
+    nw->gen = gen;
+    pthread_cond_broadcast(&nw->cv);
+    pthread_mutex_unlock(&nw->mu);
+  }
+  pthread_mutex_lock(&nw->mu);
+  while (nw->gen < gen && bs_world_abort_status(c->w) == BS_OK &&
+         bs_watchdog_now_ns() < until) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&nw->cv, &nw->mu, &ts);
+  }
+  bool got = nw->gen >= gen;
+  *out = nw->id;
+  pthread_mutex_unlock(&nw->mu);
+  if (!got)
+    BS_FAIL(bs_world_abort_status(c->w) != BS_OK ? bs_world_abort_status(c->w)
+                                                 : BS_ERR_TIMEOUT,
+            NULL, "rank %d: no unique id for communicator #%d", c->grank, gen);
+out:
+  return st;
+}
+
+/* A non-blocking init, settled within the timeout and the start grace. */
+static bs_status create_comm(bs_comm *c, ncclUniqueId id) {
+  bs_status st = BS_OK;
+  nccl_rank *nr = c->impl;
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  uint64_t since = bs_watchdog_now_ns();
+  ncclResult_t r = nr->nc->CommInitRankConfig(&nr->comm, c->w->o.global_size,
+                                              id, c->grank, &cfg);
+  if (r != ncclSuccess && r != ncclInProgress)
+    BS_CHECK(fail_nccl(c, r, "ncclCommInitRankConfig"));
+  BS_CHECK(settle(c, since, false, "ncclCommInitRankConfig"));
+out:
+  return st;
+}
+
+/* bs_comm_init after bs_comm_destroy: the next generation's communicator. */
+static bs_status recreate(bs_comm *c) {
+  bs_status st = BS_OK;
+  nccl_rank *nr = c->impl;
+  ncclUniqueId id;
+  if (nr->comm)
+    BS_FAIL(BS_ERR_STATE, NULL, "rank %d: comm_init over a live communicator",
+            c->grank);
+  BS_CHECK(id_of(c, nr->gen + 1, &id));
+  nr->gen++;
+  BS_CHECK(create_comm(c, id));
+out:
+  return st;
+}
+
+/* Finalize and destroy, politely and bounded (settle aborts it if that
+ * does not finish in time); after a world failure, abort. The exchange
+ * scratch goes too: it is GPU memory the engine needs while asleep. */
+static bs_status nccl_comm_destroy(bs_comm *c) {
+  nccl_rank *nr = c->impl;
+  bs_status st = BS_OK;
+  if (nr->comm && bs_world_abort_status(c->w) == BS_OK) {
+    ncclResult_t r = nr->nc->CommFinalize(nr->comm);
+    if (r == ncclSuccess || r == ncclInProgress)
+      st = settle(c, bs_watchdog_now_ns(), false, "ncclCommFinalize");
+    if (nr->comm)
+      nr->nc->CommDestroy(nr->comm);
+    nr->comm = NULL;
+  }
+  abort_local(nr);
+  join_aborter(nr);
+  cudaFree(nr->xin.p);
+  cudaFree(nr->xout.p);
+  nr->xin = nr->xout = (scratch){0};
+  return st;
+}
+
+static bs_status nccl_coll(bs_comm *c, const bs_coll_args *a) {
+  if (a->op == BS_COLL_COMM_INIT)
+    return recreate(c);
+  if (a->host)
+    return run_host(c, a);
+  return run(c, a, a->send, a->recv);
 }
 
 static bs_status nccl_rank_init(bs_comm *c) {
@@ -337,14 +458,7 @@ static bs_status nccl_rank_init(bs_comm *c) {
     e = cudaStreamSynchronize(nr->stream);
   if (e != cudaSuccess)
     BS_CHECK(fail_cuda(c, e, "rank setup"));
-  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-  cfg.blocking = 0;
-  uint64_t since = bs_watchdog_now_ns();
-  ncclResult_t r = nr->nc->CommInitRankConfig(&nr->comm, c->w->o.global_size,
-                                              nw->id, c->grank, &cfg);
-  if (r != ncclSuccess && r != ncclInProgress)
-    BS_CHECK(fail_nccl(c, r, "ncclCommInitRankConfig"));
-  BS_CHECK(settle(c, since, false, "ncclCommInitRankConfig"));
+  BS_CHECK(create_comm(c, nw->id));
 out:
   return st;
 }
@@ -353,22 +467,11 @@ static void nccl_rank_fini(bs_comm *c) {
   nccl_rank *nr = c->impl;
   if (!nr)
     return;
-  if (nr->comm && bs_world_abort_status(c->w) == BS_OK) {
-    /* Flush politely; settle aborts it if that does not finish in time. */
-    ncclResult_t r = nr->nc->CommFinalize(nr->comm);
-    if (r == ncclSuccess || r == ncclInProgress)
-      settle(c, bs_watchdog_now_ns(), false, "ncclCommFinalize");
-    if (nr->comm)
-      nr->nc->CommDestroy(nr->comm);
-    nr->comm = NULL;
-  }
-  abort_local(nr);
-  join_aborter(nr);
+  if (nr->nc)
+    nccl_comm_destroy(c);
   if (nr->stream)
     cudaStreamDestroy(nr->stream);
   cudaFree(nr->one);
-  cudaFree(nr->xin.p);
-  cudaFree(nr->xout.p);
   free(nr);
   c->impl = NULL;
 }
@@ -413,6 +516,7 @@ const bs_comm_backend bs_comm_nccl_backend = {
     .rank_init = nccl_rank_init,
     .rank_fini = nccl_rank_fini,
     .coll = nccl_coll,
+    .comm_destroy = nccl_comm_destroy,
     .rank_gone = nccl_rank_gone,
     .wake = nccl_wake,
 };

@@ -76,7 +76,7 @@ static bool same_coll(const bs_coll_args *x, const bs_coll_args *y) {
   size_t by = y->count * bs_dtype_size(y->dt);
   if (x->op != y->op || x->seq != y->seq)
     return false;
-  if (x->op == BS_COLL_BARRIER)
+  if (!bs_coll_has_data(x->op))
     return true;
   if (bx != by)
     return false;
@@ -275,7 +275,7 @@ out:
 static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a) {
   bs_status st = BS_OK;
   size_t chunk = a->count * bs_dtype_size(a->dt);
-  if (chunk == 0 || a->op == BS_COLL_BARRIER)
+  if (chunk == 0 || !bs_coll_has_data(a->op))
     goto out;
   switch (a->op) {
   case BS_COLL_ALL_GATHER:
