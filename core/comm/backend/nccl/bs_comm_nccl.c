@@ -247,7 +247,6 @@ out:
   return st;
 }
 
-
 /* Published whole: a reader sees the whole id or nothing. */
 static bs_status uid_write(const char *path, const ncclUniqueId *id) {
   return bs_file_publish(path, id, sizeof *id);
