@@ -92,7 +92,7 @@ static bs_status ceilings(bench *b) {
   BS_CHECK(bs_ms_alloc(b->ms, "bench_copy_src", false, b->bytes, &b->dev_a));
   BS_CHECK(bs_ms_alloc(b->ms, "bench_copy_dst", false, b->bytes, &b->dev_b));
   BS_CHECK(bs_dev_pinned_alloc(b->dev, BS_PIN_OTHER, b->bytes, &b->pin));
-  b->dev->ops->poison(b->dev, b->dev_a, b->bytes, BS_BENCH_SEED);
+  bs_dev_poison(b->dev, b->dev_a, b->bytes, BS_BENCH_SEED);
   BS_CHECK(bs_bench_measure(b, &op_d2d, 2 * n));
   BS_CHECK(bs_bench_measure(b, &op_sm_copy, 2 * n));
   BS_CHECK(bs_bench_measure(b, &op_d2h, n));
@@ -193,13 +193,12 @@ void bs_bench_fill_params(bench *b) {
   const bs_params *p = b->params;
   for (int k = 0; k < BS_BUF_COUNT; k++)
     if (p->param_buf[k])
-      b->dev->ops->poison(b->dev, p->param_buf[k],
-                          p->layout.buf[k].numel * sizeof(uint16_t),
-                          BS_BENCH_SEED + k);
+      bs_dev_poison(b->dev, p->param_buf[k],
+                    p->layout.buf[k].numel * sizeof(uint16_t),
+                    BS_BENCH_SEED + k);
   for (size_t i = 0; i < p->n; i++)
     if (p->t[i].buffer < 0 && p->t[i].bytes)
-      b->dev->ops->poison(b->dev, p->t[i].ptr, p->t[i].bytes,
-                          BS_BENCH_SEED + 2 + i);
+      bs_dev_poison(b->dev, p->t[i].ptr, p->t[i].bytes, BS_BENCH_SEED + 2 + i);
 }
 
 /* ---- the run ---- */

@@ -35,7 +35,7 @@ static bs_status pause_resume_one(bench *b, const char *tag, bool backup,
   void *p = NULL;
   BS_CHECK(bs_ms_alloc(b->ms, tag, backup, b->bytes, &p));
   /* resident, as weights */
-  b->dev->ops->poison(b->dev, p, b->bytes, BS_BENCH_SEED);
+  bs_dev_poison(b->dev, p, b->bytes, BS_BENCH_SEED);
   b->tag = tag;
   BS_CHECK(bs_bench_measure(b, pause, (double)b->bytes));
   BS_CHECK(bs_bench_measure(b, resume, (double)b->bytes));

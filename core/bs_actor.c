@@ -222,8 +222,8 @@ static void compute_grads(bs_actor *a, int step) {
   for (int k = 0; k < BS_BUF_COUNT; k++) {
     size_t n = a->p->layout.buf[k].numel;
     if (a->p->grad_buf[k])
-      a->dev->ops->grad(a->dev, a->p->grad_buf[k], a->p->param_buf[k], n, base,
-                        a->seed, a->rank, step);
+      bs_dev_grad(a->dev, a->p->grad_buf[k], a->p->param_buf[k], n, base,
+                  a->seed, a->rank, step);
     base += n;
   }
 }

@@ -76,7 +76,7 @@ static inline bs_status tw_rank(bs_comm *c, void *arg) {
     st = t->body(a, c, t);
   t->param_paused[r] =
       a ? bs_ms_all_in_state(bs_actor_ms(a), BS_TAG_PARAM, BS_PAUSED) : -1;
-  t->pinned[r] = bs_comm_dev(c)->pinned_cur[BS_PIN_BACKUPER];
+  t->pinned[r] = bs_dev_pinned(bs_comm_dev(c), BS_PIN_BACKUPER);
   t->st[r] = st;
   t->err[r] = *bs_err();
   bs_actor_destroy(a);
@@ -164,7 +164,7 @@ static inline void tw_poison_extras(bs_actor *a) {
   bs_dev *dev = bs_actor_dev(a);
   for (size_t i = 0; i < p->n; i++)
     if (p->t[i].buffer < 0 && bs_tensor_is_synced(p->t[i].spec))
-      dev->ops->poison(dev, p->t[i].ptr, p->t[i].bytes, 99 + i);
+      bs_dev_poison(dev, p->t[i].ptr, p->t[i].bytes, 99 + i);
 }
 
 #endif

@@ -39,7 +39,7 @@ static int world_open(void **state) {
 static int world_close(void **state) {
   world *w = *state;
   bs_backuper_destroy(w->b);
-  assert_int_equal(w->dev->pinned_cur[BS_PIN_BACKUPER], 0);
+  assert_int_equal(bs_dev_pinned(w->dev, BS_PIN_BACKUPER), 0);
   bs_params_destroy(w->p);
   bs_model_free(&w->m);
   bs_ms_destroy(w->ms);
@@ -56,8 +56,8 @@ static void **snapshot(const world *w) {
     if (!bs_tensor_is_synced(t->spec))
       continue;
     s[i] = malloc(t->bytes);
-    assert_int_equal(bs_dev_copy(w->dev, s[i], t->ptr, t->bytes, BS_D2H),
-                     BS_OK);
+    assert_int_equal(
+        bs_dev_copy_observe(w->dev, s[i], t->ptr, t->bytes, BS_D2H), BS_OK);
   }
   assert_int_equal(bs_dev_sync(w->dev), BS_OK);
   return s;
@@ -89,7 +89,7 @@ static void clobber(world *w, uint64_t seed) {
   assert_int_equal(bs_ms_resume(w->ms, NULL), BS_OK);
   for (size_t i = 0; i < w->p->n; i++)
     if (w->p->t[i].buffer < 0)
-      w->dev->ops->poison(w->dev, w->p->t[i].ptr, w->p->t[i].bytes, seed + i);
+      bs_dev_poison(w->dev, w->p->t[i].ptr, w->p->t[i].bytes, seed + i);
 }
 
 static size_t synced_count(const world *w) {
@@ -124,26 +124,33 @@ static void test_round_trip(void **state) {
   snapshot_free(w, snap);
 }
 
+static size_t pinned_now(const world *w) {
+  return bs_dev_pinned(w->dev, BS_PIN_BACKUPER);
+}
+
+static size_t pinned_high(const world *w) {
+  return bs_dev_pinned_peak(w->dev, BS_PIN_BACKUPER);
+}
+
 static void test_pinned_bytes_and_reuse(void **state) {
   world *w = *state;
   const size_t per_tag = synced_bytes(w);
-  size_t *cur = &w->dev->pinned_cur[BS_PIN_BACKUPER];
-  size_t *peak = &w->dev->pinned_peak[BS_PIN_BACKUPER];
-  assert_int_equal(*cur, 0); /* lazy: nothing before the first backup */
+  assert_int_equal(pinned_now(w),
+                   0); /* lazy: nothing before the first backup */
   assert_int_equal(bs_backuper_backup(w->b, "actor"), BS_OK);
-  assert_int_equal(*cur, per_tag);
+  assert_int_equal(pinned_now(w), per_tag);
   assert_int_equal(bs_params_synced_bytes(w->p), per_tag);
   assert_int_equal(bs_backuper_backup(w->b, "ref"), BS_OK);
-  assert_int_equal(*cur, 2 * per_tag);
+  assert_int_equal(pinned_now(w), 2 * per_tag);
 
   bs_tensor_map first, second;
   assert_int_equal(bs_backuper_get(w->b, "actor", &first), BS_OK);
   clobber(w, 5); /* new device bytes, so the second backup must copy */
   void **snap = snapshot(w);
-  size_t peak_before = *peak;
+  size_t peak_before = pinned_high(w);
   assert_int_equal(bs_backuper_backup(w->b, "actor"), BS_OK);
-  assert_int_equal(*cur, 2 * per_tag);
-  assert_int_equal(*peak, peak_before);
+  assert_int_equal(pinned_now(w), 2 * per_tag);
+  assert_int_equal(pinned_high(w), peak_before);
   assert_int_equal(bs_backuper_get(w->b, "actor", &second), BS_OK);
   assert_int_equal(first.n, second.n);
   for (size_t i = 0, j = 0; i < w->p->n; i++) {
@@ -224,7 +231,7 @@ static void test_unknown_tag(void **state) {
   assert_int_equal(bs_backuper_get(w->b, "x", &(bs_tensor_map){0}),
                    BS_ERR_INVALID);
   assert_int_equal(bs_backuper_backup(NULL, "actor"), BS_ERR_INVALID);
-  assert_int_equal(w->dev->pinned_cur[BS_PIN_BACKUPER], 0);
+  assert_int_equal(bs_dev_pinned(w->dev, BS_PIN_BACKUPER), 0);
   for (int t = 0; t < BS_BT_COUNT; t++)
     assert_int_equal(bs_backup_tag_parse(bs_backup_tag_name(t)), t);
   assert_int_equal(bs_backup_tag_parse("rollout_actor"), BS_BT_ROLLOUT_ACTOR);
@@ -256,10 +263,10 @@ static void test_copy(void **state) {
                    BS_ERR_MISSING_BACKUP);
   assert_non_null(strstr(bs_err()->message, "'teacher'"));
   /* Into a tag without backup: nothing to copy, nothing created. */
-  size_t pinned = w->dev->pinned_cur[BS_PIN_BACKUPER];
+  size_t pinned = bs_dev_pinned(w->dev, BS_PIN_BACKUPER);
   assert_int_equal(bs_backuper_copy(w->b, "actor", "old_actor"), BS_OK);
   assert_false(bs_backuper_has_tag(w->b, "old_actor"));
-  assert_int_equal(w->dev->pinned_cur[BS_PIN_BACKUPER], pinned);
+  assert_int_equal(bs_dev_pinned(w->dev, BS_PIN_BACKUPER), pinned);
 
   assert_int_equal(bs_backuper_get(w->b, "actor", &a), BS_OK);
   assert_int_equal(bs_backuper_get(w->b, "ref", &r), BS_OK);
@@ -283,7 +290,7 @@ static void test_subset(void **state) {
   bs_backuper *s;
   assert_int_equal(bs_backuper_normal_create_subset(w->p, list, 2, &s), BS_OK);
   assert_int_equal(bs_backuper_backup(s, "actor"), BS_OK);
-  assert_int_equal(w->dev->pinned_cur[BS_PIN_BACKUPER],
+  assert_int_equal(bs_dev_pinned(w->dev, BS_PIN_BACKUPER),
                    list[0]->bytes + list[1]->bytes);
   bs_tensor_map m;
   assert_int_equal(bs_backuper_get(s, "actor", &m), BS_OK);
@@ -326,7 +333,7 @@ static void test_failed_backup_invalidates(void **state) {
   bs_fault_disarm_all();
   assert_false(bs_backuper_has_tag(w->b, "ref"));
   assert_int_equal(bs_backuper_backup(w->b, "ref"), BS_OK);
-  assert_int_equal(w->dev->pinned_cur[BS_PIN_BACKUPER], 2 * synced_bytes(w));
+  assert_int_equal(bs_dev_pinned(w->dev, BS_PIN_BACKUPER), 2 * synced_bytes(w));
   bs_err_clear();
 }
 #endif

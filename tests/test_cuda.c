@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dev/bs_dev.h"
+#include "dev/bs_dev_testing.h"
 
 /* Random elements plus a stride of edge values; odd, to cover the tails. */
 enum { N = (1 << 20) + 13 };
@@ -21,7 +22,7 @@ static char why[256];
 static int setup(void **state) {
   (void)state;
   bs_err_clear();
-  if (bs_dev_cuda_create(0, &gpu) != BS_OK) {
+  if (bs_dev_create("cuda", 0, &gpu) != BS_OK) {
     bs_err_format(bs_err(), why, sizeof why);
     print_message("test_cuda: skipping the GPU tests: %s\n", why);
     gpu = NULL;
@@ -51,24 +52,25 @@ typedef struct dbuf {
 } dbuf;
 
 static dbuf dalloc(size_t n) {
-  dbuf b = {NULL, (n + gpu->page - 1) / gpu->page * gpu->page};
-  assert_int_equal(gpu->ops->va_reserve(gpu, b.len, &b.va), BS_OK);
-  assert_int_equal(gpu->ops->phys_map(gpu, b.va, b.len), BS_OK);
+  size_t page = bs_dev_page(gpu);
+  dbuf b = {NULL, (n + page - 1) / page * page};
+  assert_int_equal(bs_dev_va_reserve(gpu, b.len, &b.va), BS_OK);
+  assert_int_equal(bs_dev_phys_map(gpu, b.va, b.len), BS_OK);
   return b;
 }
 
 static void dfree(dbuf b) {
-  assert_int_equal(gpu->ops->phys_unmap(gpu, b.va, b.len), BS_OK);
-  gpu->ops->va_release(gpu, b.va, b.len);
+  assert_int_equal(bs_dev_phys_unmap(gpu, b.va, b.len), BS_OK);
+  bs_dev_va_release(gpu, b.va, b.len);
 }
 
 static void h2d(dbuf b, const void *src, size_t n) {
-  assert_int_equal(gpu->ops->copy(gpu, b.va, src, n, BS_H2D), BS_OK);
+  assert_int_equal(bs_dev_copy(gpu, b.va, src, n, BS_H2D), BS_OK);
 }
 
 static void d2h(void *dst, dbuf b, size_t n) {
-  assert_int_equal(gpu->ops->sync(gpu), BS_OK);
-  assert_int_equal(gpu->ops->copy(gpu, dst, b.va, n, BS_D2H), BS_OK);
+  assert_int_equal(bs_dev_sync(gpu), BS_OK);
+  assert_int_equal(bs_dev_copy(gpu, dst, b.va, n, BS_D2H), BS_OK);
 }
 
 static const uint32_t edges[] = {
@@ -101,7 +103,7 @@ static void test_cast_matches_host(void **state) {
   bs_k_cast_f32_bf16(want, src, N);
   dbuf ds = dalloc(N * 4), dd = dalloc(N * 2);
   h2d(ds, src, N * 4);
-  gpu->ops->cast_f32_bf16(gpu, dd.va, ds.va, N);
+  bs_dev_cast_f32_bf16(gpu, dd.va, ds.va, N);
   d2h(got, dd, N * 2);
   assert_int_equal(bs_k_first_diff(want, got, N * 2), N * 2);
   /* A bucket's slice starts anywhere: every offset up to one vector (the
@@ -112,8 +114,8 @@ static void test_cast_matches_host(void **state) {
     size_t len = N - off - off % 3;
     memset(got, 0, N * 2);
     h2d(dd, got, N * 2);
-    gpu->ops->cast_f32_bf16(gpu, (uint16_t *)dd.va + off, (float *)ds.va + off,
-                            len);
+    bs_dev_cast_f32_bf16(gpu, (uint16_t *)dd.va + off, (float *)ds.va + off,
+                         len);
     d2h(got, dd, N * 2);
     assert_int_equal(bs_k_first_diff(want + off, got + off, len * 2), len * 2);
     assert_memory_equal(got, zero, off * 2);
@@ -122,8 +124,7 @@ static void test_cast_matches_host(void **state) {
   /* Source and destination misaligned differently: the scalar path. */
   memset(got, 0, N * 2);
   h2d(dd, got, N * 2);
-  gpu->ops->cast_f32_bf16(gpu, (uint16_t *)dd.va + 2, (float *)ds.va + 1,
-                          N - 2);
+  bs_dev_cast_f32_bf16(gpu, (uint16_t *)dd.va + 2, (float *)ds.va + 1, N - 2);
   d2h(got, dd, N * 2);
   assert_int_equal(bs_k_first_diff(want + 1, got + 2, (N - 2) * 2),
                    (N - 2) * 2);
@@ -157,7 +158,7 @@ static void test_adam_matches_host(void **state) {
   for (int step = 1; step <= 3; step++) {
     bs_adam_hp hp = bs_adam_hp_make(1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, step);
     bs_k_adam(h[0], h[1], h[2], h[3], N, &hp);
-    gpu->ops->adam(gpu, d[0].va, d[1].va, d[2].va, d[3].va, N, &hp);
+    bs_dev_adam(gpu, d[0].va, d[1].va, d[2].va, d[3].va, N, &hp);
   }
   for (int k = 0; k < 3; k++) {
     d2h(out[k], d[k], bytes);
@@ -181,7 +182,7 @@ static void test_grad_matches_host(void **state) {
   bs_k_grad(want, p, N, 1ull << 33, 42, 5, 11);
   dbuf dp = dalloc(N * 2), dg = dalloc(N * 4);
   h2d(dp, p, N * 2);
-  gpu->ops->grad(gpu, dg.va, dp.va, N, 1ull << 33, 42, 5, 11);
+  bs_dev_grad(gpu, dg.va, dp.va, N, 1ull << 33, 42, 5, 11);
   d2h(got, dg, N * 4);
   assert_int_equal(bs_k_first_diff(want, got, N * 4), N * 4);
   dfree(dp);
@@ -204,25 +205,25 @@ static void test_poison_bitflip_first_diff(void **state) {
     size_t o = offs[t];
     uint8_t *da = (uint8_t *)a.va + o, *db = (uint8_t *)b.va + o;
     bs_k_poison(want, n, 31 + o);
-    gpu->ops->poison(gpu, da, n, 31 + o);
-    assert_int_equal(gpu->ops->sync(gpu), BS_OK);
-    assert_int_equal(gpu->ops->copy(gpu, got, da, n, BS_D2H), BS_OK);
+    bs_dev_poison(gpu, da, n, 31 + o);
+    assert_int_equal(bs_dev_sync(gpu), BS_OK);
+    assert_int_equal(bs_dev_copy(gpu, got, da, n, BS_D2H), BS_OK);
     assert_int_equal(bs_k_first_diff(want, got, n), n);
-    assert_int_equal(gpu->ops->copy(gpu, db, da, n, BS_D2D), BS_OK);
-    assert_int_equal(gpu->ops->first_diff(gpu, da, db, n), n);
+    assert_int_equal(bs_dev_copy(gpu, db, da, n, BS_D2D), BS_OK);
+    assert_int_equal(bs_dev_first_diff(gpu, da, db, n), n);
     const uint64_t bits[] = {0, 8 * 4096 + 5, 8 * (uint64_t)n - 1, 8 * n + 9};
     for (size_t k = 0; k < 4; k++) {
       size_t at = (size_t)(bits[k] % (8 * n)) / 8;
-      gpu->ops->bitflip(gpu, db, n, bits[k]);
+      bs_dev_bitflip(gpu, db, n, bits[k]);
       bs_k_bitflip(want, n, bits[k]);
-      assert_int_equal(gpu->ops->first_diff(gpu, da, db, n), at);
-      assert_int_equal(gpu->ops->copy(gpu, got, db, n, BS_D2H), BS_OK);
+      assert_int_equal(bs_dev_first_diff(gpu, da, db, n), at);
+      assert_int_equal(bs_dev_copy(gpu, got, db, n, BS_D2H), BS_OK);
       assert_int_equal(bs_k_first_diff(want, got, n), n);
-      gpu->ops->bitflip(gpu, db, n, bits[k]);
+      bs_dev_bitflip(gpu, db, n, bits[k]);
       bs_k_bitflip(want, n, bits[k]);
     }
-    assert_int_equal(gpu->ops->first_diff(gpu, da, db, n), n);
-    assert_int_equal(gpu->ops->sync(gpu), BS_OK);
+    assert_int_equal(bs_dev_first_diff(gpu, da, db, n), n);
+    assert_int_equal(bs_dev_sync(gpu), BS_OK);
   }
   dfree(a);
   dfree(b);
@@ -243,11 +244,11 @@ typedef struct sm_bufs {
  * them untouched in both. */
 static void sm_copy_case(const sm_bufs *b, size_t n, size_t so, size_t dof) {
   uint8_t *src = (uint8_t *)b->src.va + so;
-  gpu->ops->poison(gpu, b->dst.va, b->len, 8);
-  gpu->ops->poison(gpu, b->ref.va, b->len, 8);
-  assert_int_equal(gpu->ops->sync(gpu), BS_OK);
-  assert_int_equal(
-      gpu->ops->copy(gpu, (uint8_t *)b->ref.va + dof, src, n, BS_D2D), BS_OK);
+  bs_dev_poison(gpu, b->dst.va, b->len, 8);
+  bs_dev_poison(gpu, b->ref.va, b->len, 8);
+  assert_int_equal(bs_dev_sync(gpu), BS_OK);
+  assert_int_equal(bs_dev_copy(gpu, (uint8_t *)b->ref.va + dof, src, n, BS_D2D),
+                   BS_OK);
   assert_int_equal(bs_dev_sm_copy(gpu, (uint8_t *)b->dst.va + dof, src, n),
                    BS_OK);
   d2h(b->got, b->dst, b->len);
@@ -271,7 +272,7 @@ static void test_sm_copy_matches_memcpy(void **state) {
   b.src = dalloc(b.len);
   b.dst = dalloc(b.len);
   b.ref = dalloc(b.len);
-  gpu->ops->poison(gpu, b.src.va, b.len, 21);
+  bs_dev_poison(gpu, b.src.va, b.len, 21);
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++)
       sm_copy_case(&b, sizes[i], offs[k][0], offs[k][1]);
@@ -287,38 +288,39 @@ static void test_sm_copy_matches_memcpy(void **state) {
 static void test_region_round_trip(void **state) {
   (void)state;
   NEED_GPU();
-  size_t len = 3 * gpu->page;
+  size_t len = 3 * bs_dev_page(gpu);
   uint8_t *host = NULL, *back = malloc(len);
   assert_non_null(back);
-  assert_int_equal(gpu->ops->pinned_alloc(gpu, len, (void **)&host), BS_OK);
+  assert_int_equal(bs_dev_pinned_alloc(gpu, BS_PIN_OTHER, len, (void **)&host),
+                   BS_OK);
   bs_k_poison(host, len, 5);
   void *va = NULL;
-  assert_int_equal(gpu->ops->va_reserve(gpu, len, &va), BS_OK);
-  assert_int_equal((uintptr_t)va % gpu->page, 0);
-  assert_int_equal(gpu->ops->phys_map(gpu, va, len), BS_OK);
-  assert_int_equal(gpu->ops->copy(gpu, va, host, len, BS_H2D), BS_OK);
+  assert_int_equal(bs_dev_va_reserve(gpu, len, &va), BS_OK);
+  assert_int_equal((uintptr_t)va % bs_dev_page(gpu), 0);
+  assert_int_equal(bs_dev_phys_map(gpu, va, len), BS_OK);
+  assert_int_equal(bs_dev_copy(gpu, va, host, len, BS_H2D), BS_OK);
   bs_err_clear();
-  assert_int_equal(gpu->ops->phys_map(gpu, va, len), BS_ERR_STATE);
+  assert_int_equal(bs_dev_phys_map(gpu, va, len), BS_ERR_STATE);
   bs_err_clear();
-  assert_int_equal(gpu->ops->phys_unmap(gpu, va, len), BS_OK);
-  assert_int_equal(gpu->ops->phys_unmap(gpu, va, len), BS_ERR_INVALID);
+  assert_int_equal(bs_dev_phys_unmap(gpu, va, len), BS_OK);
+  assert_int_equal(bs_dev_phys_unmap(gpu, va, len), BS_ERR_INVALID);
   bs_err_clear();
-  assert_int_equal(gpu->ops->phys_map(gpu, (uint8_t *)va + 1, len - 1),
+  assert_int_equal(bs_dev_phys_map(gpu, (uint8_t *)va + 1, len - 1),
                    BS_ERR_INVALID);
   bs_err_clear();
-  assert_int_equal(gpu->ops->phys_map(gpu, va, len), BS_OK);
-  assert_int_equal(gpu->ops->copy(gpu, va, host, len, BS_H2D), BS_OK);
-  assert_int_equal(gpu->ops->copy(gpu, back, va, len, BS_D2H), BS_OK);
+  assert_int_equal(bs_dev_phys_map(gpu, va, len), BS_OK);
+  assert_int_equal(bs_dev_copy(gpu, va, host, len, BS_H2D), BS_OK);
+  assert_int_equal(bs_dev_copy(gpu, back, va, len, BS_D2H), BS_OK);
   assert_memory_equal(host, back, len);
   /* A resume without backup: poison at the same address, as on the host. */
-  gpu->ops->poison(gpu, va, len, 77);
-  assert_int_equal(gpu->ops->copy(gpu, back, va, len, BS_D2H), BS_OK);
+  bs_dev_poison(gpu, va, len, 77);
+  assert_int_equal(bs_dev_copy(gpu, back, va, len, BS_D2H), BS_OK);
   bs_k_poison(host, len, 77);
   assert_memory_equal(host, back, len);
-  assert_int_equal(gpu->ops->copy(gpu, back, host, len, BS_H2H), BS_OK);
+  assert_int_equal(bs_dev_copy(gpu, back, host, len, BS_H2H), BS_OK);
   /* Release with the range still mapped: the backend unmaps it first. */
-  gpu->ops->va_release(gpu, va, len);
-  gpu->ops->pinned_free(gpu, host, len);
+  bs_dev_va_release(gpu, va, len);
+  bs_dev_pinned_free(gpu, BS_PIN_OTHER, host, len);
   free(back);
 }
 
@@ -337,12 +339,12 @@ static void test_select(void **state) {
   bs_err_clear();
   assert_int_equal(bs_dev_create(NULL, 0, &d), BS_ERR_INVALID);
   bs_err_clear();
-  assert_int_equal(bs_dev_cuda_create(-1, &d), BS_ERR_INVALID);
+  assert_int_equal(bs_dev_create("cuda", -1, &d), BS_ERR_INVALID);
   bs_err_clear();
   bs_status st = bs_dev_create("cuda", 0, &d);
   if (st == BS_OK) {
-    assert_string_equal(d->ops->name, "cuda");
-    assert_true(d->page > 0);
+    assert_string_equal(bs_dev_name(d), "cuda");
+    assert_true(bs_dev_page(d) > 0);
     bs_dev_destroy(d);
   } else {
     assert_int_equal(st, BS_ERR_UNSUPPORTED);
@@ -351,7 +353,7 @@ static void test_select(void **state) {
   }
   bs_err_clear();
   assert_int_equal(bs_dev_create("host", 0, &d), BS_OK);
-  assert_string_equal(d->ops->name, "host");
+  assert_string_equal(bs_dev_name(d), "host");
   bs_dev_destroy(d);
   bs_dev_destroy(NULL);
 }
@@ -368,9 +370,9 @@ static void test_destroy_gives_back_reservations(void **state) {
     bs_dev *d = NULL;
     void *va = NULL;
     assert_int_equal(bs_dev_create("cuda", 0, &d), BS_OK);
-    if (d->ops->va_reserve(d, big, &va) != BS_OK)
+    if (bs_dev_va_reserve(d, big, &va) != BS_OK)
       fail_msg("reservation %d of 8 TiB failed: %s", i, bs_err()->message);
-    assert_int_equal(d->ops->phys_map(d, va, d->page), BS_OK);
+    assert_int_equal(bs_dev_phys_map(d, va, bs_dev_page(d)), BS_OK);
     bs_dev_destroy(d);
   }
 }

@@ -108,7 +108,8 @@ static bs_status run_plan(bs_comm *c, matrix *m, size_t i, bs_engine *e) {
       .cfg = &cfg, .model = &m->model[i], .seed = 7, .engine = e};
   BS_CHECK(bs_actor_init(c, &o, &a));
   BS_CHECK(lifecycle(a, c, &t));
-  m->pinned[i][bs_comm_rank(c)] = bs_comm_dev(c)->pinned_cur[BS_PIN_BACKUPER];
+  m->pinned[i][bs_comm_rank(c)] =
+      bs_dev_pinned(bs_comm_dev(c), BS_PIN_BACKUPER);
 out:
   bs_actor_destroy(a);
   return st;

@@ -60,8 +60,8 @@ static bs_status shard_then_gather(bs_actor *a, bs_comm *c, tw *t) {
   /* Garbage in the slice the next rank owns, in every bucket. */
   for (size_t b = 0; b < p->layout.buf[BS_BUF_DENSE].nbuckets; b++) {
     bs_ddp_shard(&p->layout, BS_BUF_DENSE, b, peer, &first, &count);
-    dev->ops->poison(dev, p->param_buf[BS_BUF_DENSE] + first,
-                     count * sizeof(uint16_t), 5 + b);
+    bs_dev_poison(dev, p->param_buf[BS_BUF_DENSE] + first,
+                  count * sizeof(uint16_t), 5 + b);
   }
   assert_true(buffer_tensors_changed(a, d0) > 0);
   /* The rank's own cast does not touch the peer's slice ... */
@@ -142,7 +142,8 @@ static bs_status get_entries(bs_actor *a, bs_comm *c, tw *t) {
       assert_false(bs_ms_contains(bs_actor_ms(a), m.e[i].ptr));
       void *now = malloc(x->bytes);
       assert_int_equal(
-          bs_dev_copy(bs_actor_dev(a), now, x->ptr, x->bytes, BS_D2H), BS_OK);
+          bs_dev_copy_observe(bs_actor_dev(a), now, x->ptr, x->bytes, BS_D2H),
+          BS_OK);
       assert_memory_equal(now, m.e[i].ptr, x->bytes);
       free(now);
     } else {
@@ -433,8 +434,9 @@ static bs_status hdo_round_trip(bs_actor *a, bs_comm *c, tw *t) {
   assert_true(v.dev_first < v.host_n && v.host_n < v.n);
   size_t nover = v.host_n - v.dev_first, stale = 0;
   float *over = malloc(nover * sizeof *over);
-  assert_int_equal(bs_dev_copy(dev, over, v.dev, nover * sizeof *over, BS_D2H),
-                   BS_OK);
+  assert_int_equal(
+      bs_dev_copy_observe(dev, over, v.dev, nover * sizeof *over, BS_D2H),
+      BS_OK);
   for (size_t i = 0; i < nover; i++)
     stale += memcmp(&over[i], &v.host[v.dev_first + i], sizeof *over) != 0;
   free(over);

@@ -41,7 +41,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   fixture *f = *state;
   bs_ms_destroy(f->ms);
-  f->dev->ops->destroy(f->dev);
+  bs_dev_destroy(f->dev);
   free(f);
   return 0;
 }
@@ -64,7 +64,7 @@ static void assert_filled(const unsigned char *p, size_t n,
 
 static void test_alloc_and_queries(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   char *a = alloc_filled(f->ms, BS_TAG_DEFAULT, true, 1, 1);
   char *b = alloc_filled(f->ms, BS_TAG_PARAM, false, pg + 1, 2);
   assert_int_equal((uintptr_t)a % pg, 0);
@@ -108,7 +108,7 @@ static void test_alloc_bad_args(void **state) {
 
 static void test_pause_resume_one_tag(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   unsigned char *d = alloc_filled(f->ms, BS_TAG_DEFAULT, true, pg, 1);
   unsigned char *g = alloc_filled(f->ms, BS_TAG_GRAD, false, pg, 2);
   assert_int_equal(bs_ms_pause(f->ms, BS_TAG_GRAD), BS_OK);
@@ -126,7 +126,7 @@ static void test_pause_resume_one_tag(void **state) {
 
 static void test_pause_resume_all(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   unsigned char *d = alloc_filled(f->ms, BS_TAG_DEFAULT, true, 3 * pg, 7);
   unsigned char *p = alloc_filled(f->ms, BS_TAG_PARAM, true, pg, 9);
   alloc_filled(f->ms, BS_TAG_GRAD, false, pg, 11);
@@ -150,7 +150,7 @@ static void assert_state_error(const char *msg, const char *tag) {
 
 static void test_fatal_preconditions(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   unsigned char *d = alloc_filled(f->ms, BS_TAG_DEFAULT, true, pg, 3);
   unsigned char *p = alloc_filled(f->ms, BS_TAG_PARAM, true, pg, 4);
   assert_int_equal(bs_ms_resume(f->ms, BS_TAG_PARAM), BS_ERR_STATE);
@@ -166,7 +166,7 @@ static void test_fatal_preconditions(void **state) {
                      BS_TAG_PARAM);
   assert_int_equal(bs_ms_state_of(f->ms, d), BS_ACTIVE);
   assert_int_equal(bs_ms_resident_bytes(f->ms), pg);
-  assert_int_equal(f->dev->pinned_cur[BS_PIN_MEMSAVER], pg);
+  assert_int_equal(bs_dev_pinned(f->dev, BS_PIN_MEMSAVER), pg);
   assert_filled(d, pg, 3);
   /* resume(all) with one active: the paused one stays paused. */
   assert_int_equal(bs_ms_resume(f->ms, NULL), BS_ERR_STATE);
@@ -198,12 +198,12 @@ static void poisoned_once(uint64_t seed, size_t n, unsigned char *out) {
   assert_int_equal(bs_ms_resume(ms, NULL), BS_OK);
   memcpy(out, p, n);
   bs_ms_destroy(ms);
-  dev->ops->destroy(dev);
+  bs_dev_destroy(dev);
 }
 
 static void test_poison_after_resume_without_backup(void **state) {
   fixture *f = *state;
-  size_t n = f->dev->page;
+  size_t n = bs_dev_page(f->dev);
   unsigned char *old = malloc(n), *first = malloc(n), *again = malloc(n),
                 *other = malloc(n);
   unsigned char *p = alloc_filled(f->ms, BS_TAG_GRAD, false, n, 5);
@@ -230,7 +230,7 @@ static void test_poison_after_resume_without_backup(void **state) {
 
 static void test_cpu_backup(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   unsigned char *d = alloc_filled(f->ms, BS_TAG_DEFAULT, true, 2 * pg, 21);
   unsigned char *g = alloc_filled(f->ms, BS_TAG_GRAD, false, pg, 22);
   const void *view = NULL;
@@ -270,23 +270,23 @@ static void test_cpu_backup(void **state) {
 
 static void test_resident_and_pinned_accounting(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   alloc_filled(f->ms, BS_TAG_DEFAULT, true, 2 * pg, 1);
   alloc_filled(f->ms, BS_TAG_PARAM, false, 3 * pg, 1);
   assert_int_equal(bs_ms_resident_bytes(f->ms), 5 * pg);
-  assert_int_equal(f->dev->pinned_cur[BS_PIN_MEMSAVER], 0);
+  assert_int_equal(bs_dev_pinned(f->dev, BS_PIN_MEMSAVER), 0);
   assert_int_equal(bs_ms_pause(f->ms, NULL), BS_OK);
   /* Only the backed allocation holds pinned memory, only while paused. */
-  assert_int_equal(f->dev->pinned_cur[BS_PIN_MEMSAVER], 2 * pg);
-  assert_int_equal(f->dev->pinned_cur[BS_PIN_BACKUPER], 0);
+  assert_int_equal(bs_dev_pinned(f->dev, BS_PIN_MEMSAVER), 2 * pg);
+  assert_int_equal(bs_dev_pinned(f->dev, BS_PIN_BACKUPER), 0);
   assert_int_equal(bs_ms_resident_bytes(f->ms), 0);
   bs_ms_reset_peak(f->ms);
   assert_int_equal(bs_ms_resident_peak(f->ms), 0);
   assert_int_equal(bs_ms_resume(f->ms, BS_TAG_PARAM), BS_OK);
   assert_int_equal(bs_ms_resident_peak(f->ms), 3 * pg);
   assert_int_equal(bs_ms_resume(f->ms, BS_TAG_DEFAULT), BS_OK);
-  assert_int_equal(f->dev->pinned_cur[BS_PIN_MEMSAVER], 0);
-  assert_int_equal(f->dev->pinned_peak[BS_PIN_MEMSAVER], 2 * pg);
+  assert_int_equal(bs_dev_pinned(f->dev, BS_PIN_MEMSAVER), 0);
+  assert_int_equal(bs_dev_pinned_peak(f->dev, BS_PIN_MEMSAVER), 2 * pg);
   assert_int_equal(bs_ms_resident_peak(f->ms), 5 * pg);
 }
 
@@ -297,19 +297,19 @@ static bool mapped(const void *p, size_t n) {
 
 static void test_free_and_destroy_release(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   bs_ms *ms = NULL;
   assert_int_equal(bs_ms_create(f->dev, 7, &ms), BS_OK);
   void *a = alloc_filled(ms, BS_TAG_DEFAULT, true, pg, 1);
   void *b = alloc_filled(ms, BS_TAG_PARAM, true, pg, 1);
   assert_int_equal(bs_ms_pause(ms, NULL), BS_OK);
-  assert_int_equal(f->dev->pinned_cur[BS_PIN_MEMSAVER], 2 * pg);
+  assert_int_equal(bs_dev_pinned(f->dev, BS_PIN_MEMSAVER), 2 * pg);
   bs_ms_free(ms, a); /* a paused allocation: its backup goes too */
-  assert_int_equal(f->dev->pinned_cur[BS_PIN_MEMSAVER], pg);
+  assert_int_equal(bs_dev_pinned(f->dev, BS_PIN_MEMSAVER), pg);
   assert_false(mapped(a, pg));
   assert_true(mapped(b, pg)); /* reserved, even though paused */
   bs_ms_destroy(ms);
-  assert_int_equal(f->dev->pinned_cur[BS_PIN_MEMSAVER], 0);
+  assert_int_equal(bs_dev_pinned(f->dev, BS_PIN_MEMSAVER), 0);
   assert_false(mapped(b, pg));
   bs_ms_destroy(NULL);
 }
@@ -317,7 +317,7 @@ static void test_free_and_destroy_release(void **state) {
 #ifdef FIU_ENABLE
 static void test_resume_fault(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   unsigned char *d = alloc_filled(f->ms, BS_TAG_DEFAULT, true, pg, 31);
   const void *view = NULL;
   assert_int_equal(bs_ms_pause(f->ms, NULL), BS_OK);
@@ -360,7 +360,7 @@ static bool find_read(int rank, bs_paused_read *out) {
 
 static void test_paused_read_is_caught(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   unsigned char *p = alloc_filled(f->ms, BS_TAG_PARAM, false, 2 * pg, 3);
   probe pr = {.p = p, .off = pg + 77};
   bs_paused_read r;
@@ -423,7 +423,7 @@ static bs_status nested(void *arg) {
 
 static void test_nested_guards(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   unsigned char *p = alloc_filled(f->ms, BS_TAG_GRAD, false, pg, 3);
   nest n = {.inner = {.p = p, .off = 11}, .outer = {.p = p, .off = 22}};
   bs_paused_read r;
@@ -481,7 +481,7 @@ static void *rank_main(void *arg) {
   rr->err_rank = bs_err()->rank;
   bs_ms_destroy(ms);
   if (dev)
-    dev->ops->destroy(dev);
+    bs_dev_destroy(dev);
   return NULL;
 }
 
@@ -542,7 +542,7 @@ static int crash_signal(bs_status (*fn)(void *), void *arg, bool guarded) {
  * not, and so does a paused read with no guard to unwind to. */
 static void test_other_faults_crash(void **state) {
   fixture *f = *state;
-  size_t pg = f->dev->page;
+  size_t pg = bs_dev_page(f->dev);
   void *none = mmap(NULL, pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   unsigned char *p = alloc_filled(f->ms, BS_TAG_PARAM, false, pg, 3);
   probe stray = {.p = none, .off = 8}, paused = {.p = p, .off = 8};

@@ -429,17 +429,17 @@ static void test_pinned_accounting(void **state) {
   fx_init(&f, MOE_MODEL, 2);
   fx_opt(&f, 0, &PLAIN);
   assert_int_equal(bs_optimizer_host_master_bytes(f.o), 0);
-  assert_int_equal(f.dev->pinned_cur[BS_PIN_OTHER], 0);
+  assert_int_equal(bs_dev_pinned(f.dev, BS_PIN_OTHER), 0);
   bs_optimizer_destroy(f.o);
   bs_optimizer_cfg h = hdo_cfg(0.5);
   fx_opt(&f, 0, &h);
   size_t bytes = bs_optimizer_host_master_bytes(f.o);
   assert_true(bytes > 0);
-  assert_int_equal(f.dev->pinned_cur[BS_PIN_OTHER], bytes);
-  assert_int_equal(f.dev->pinned_cur[BS_PIN_BACKUPER], 0);
+  assert_int_equal(bs_dev_pinned(f.dev, BS_PIN_OTHER), bytes);
+  assert_int_equal(bs_dev_pinned(f.dev, BS_PIN_BACKUPER), 0);
   bs_optimizer_destroy(f.o);
   f.o = NULL;
-  assert_int_equal(f.dev->pinned_cur[BS_PIN_OTHER], 0);
+  assert_int_equal(bs_dev_pinned(f.dev, BS_PIN_OTHER), 0);
   fx_free(&f);
 }
 

@@ -33,7 +33,7 @@ static void world_close(world *w) {
 static void *read_dev(bs_dev *dev, const void *ptr, size_t n) {
   void *h = malloc(n);
   assert_non_null(h);
-  assert_int_equal(bs_dev_copy(dev, h, ptr, n, BS_D2H), BS_OK);
+  assert_int_equal(bs_dev_copy_observe(dev, h, ptr, n, BS_D2H), BS_OK);
   assert_int_equal(bs_dev_sync(dev), BS_OK);
   return h;
 }

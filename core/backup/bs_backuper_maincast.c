@@ -82,7 +82,7 @@ static void corrupt_master(maincast *m) {
       !bs_fault_hit(BS_FP_MASTER_CORRUPT, &bit))
     return;
   if (bs_optimizer_master_ptr(m->mc->opt, 0, &master, &n) == BS_OK && n > 0)
-    dev->ops->bitflip(dev, master, n * sizeof(float), bit);
+    bs_dev_bitflip(dev, master, n * sizeof(float), bit);
   else if (bs_optimizer_view_get(m->mc->opt, 0, &v) == BS_OK && v.host_n > 0)
     bs_k_bitflip(v.host, v.host_n * sizeof(float), bit);
 }
@@ -107,7 +107,7 @@ static void corrupt_restored(maincast *m) {
     if (!bs_mc_rematerializable(t))
       continue;
     if (bs_fault_hit(BS_FP_RESTORE_BITFLIP, &bit))
-      dev->ops->bitflip(dev, t->ptr, t->bytes, bit);
+      bs_dev_bitflip(dev, t->ptr, t->bytes, bit);
     return;
   }
 }

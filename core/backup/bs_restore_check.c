@@ -26,7 +26,7 @@ struct bs_restore_check {
 static bs_status read_tensor(bs_dev *dev, bool observe, void *dst,
                              const bs_tensor *t) {
   if (observe)
-    return dev->ops->copy(dev, dst, t->ptr, t->bytes, BS_D2H);
+    return bs_dev_copy_observe(dev, dst, t->ptr, t->bytes, BS_D2H);
   return bs_dev_copy(dev, dst, t->ptr, t->bytes, BS_D2H);
 }
 

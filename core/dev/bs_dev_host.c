@@ -2,7 +2,8 @@
  * an mmap reservation; unmapping drops its pages and makes the range
  * PROT_NONE, so any later access faults at once (and bs_trap reports it)
  * instead of silently reading stale bytes the way a real GPU might. */
-#include "dev/bs_dev.h"
+#define BS_DEV_BACKEND
+#include "dev/bs_dev_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -72,11 +72,11 @@ out:
 static void release(bs_ms *ms, ms_alloc *a) {
   bs_trap_unregister(a->slot);
   if (a->state == BS_ACTIVE) {
-    ms->dev->ops->phys_unmap(ms->dev, a->va, a->bytes);
+    bs_dev_phys_unmap(ms->dev, a->va, a->bytes);
     ms->resident -= a->bytes;
   }
   bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, a->backup, a->bytes);
-  ms->dev->ops->va_release(ms->dev, a->va, a->bytes);
+  bs_dev_va_release(ms->dev, a->va, a->bytes);
 }
 
 void bs_ms_destroy(bs_ms *ms) {
@@ -95,7 +95,7 @@ static bs_status check_alloc_args(const bs_ms *ms, const char *tag,
   if (!tag || !tag[0] || strlen(tag) >= BS_TAG_MAX)
     return bs_err_fail(BS_ERR_INVALID, tag,
                        "alloc: tag must be 1 to %d characters", BS_TAG_MAX - 1);
-  if (bytes == 0 || bytes > SIZE_MAX - ms->dev->page)
+  if (bytes == 0 || bytes > SIZE_MAX - bs_dev_page(ms->dev))
     return bs_err_fail(BS_ERR_INVALID, tag, "alloc: bad size %zu", bytes);
   return BS_OK;
 }
@@ -113,6 +113,12 @@ static bs_status grow(bs_ms *ms) {
   return BS_OK;
 }
 
+/* Mappings are whole device pages. */
+static size_t page_round(const bs_ms *ms, size_t bytes) {
+  size_t page = bs_dev_page(ms->dev);
+  return (bytes + page - 1) / page * page;
+}
+
 bs_status bs_ms_alloc(bs_ms *ms, const char *tag, bool cpu_backup, size_t bytes,
                       void **ptr) {
   bs_status st = BS_OK;
@@ -121,10 +127,10 @@ bs_status bs_ms_alloc(bs_ms *ms, const char *tag, bool cpu_backup, size_t bytes,
   BS_CHECK(check_alloc_args(ms, tag, bytes, ptr));
   *ptr = NULL;
   BS_CHECK(grow(ms));
-  a.bytes = (bytes + ms->dev->page - 1) / ms->dev->page * ms->dev->page;
+  a.bytes = page_round(ms, bytes);
   snprintf(a.tag, sizeof a.tag, "%s", tag);
-  BS_CHECK(ms->dev->ops->va_reserve(ms->dev, a.bytes, (void **)&a.va));
-  BS_CHECK(ms->dev->ops->phys_map(ms->dev, a.va, a.bytes));
+  BS_CHECK(bs_dev_va_reserve(ms->dev, a.bytes, (void **)&a.va));
+  BS_CHECK(bs_dev_phys_map(ms->dev, a.va, a.bytes));
   mapped = true;
   BS_CHECK(bs_trap_register(a.va, a.bytes, a.tag, &a.slot));
   ms->allocs[ms->n++] = a;
@@ -133,8 +139,8 @@ bs_status bs_ms_alloc(bs_ms *ms, const char *tag, bool cpu_backup, size_t bytes,
 out:
   if (st != BS_OK && a.va) {
     if (mapped)
-      ms->dev->ops->phys_unmap(ms->dev, a.va, a.bytes);
-    ms->dev->ops->va_release(ms->dev, a.va, a.bytes);
+      bs_dev_phys_unmap(ms->dev, a.va, a.bytes);
+    bs_dev_va_release(ms->dev, a.va, a.bytes);
   }
   return st;
 }
@@ -170,7 +176,7 @@ static bs_status pause_one(bs_ms *ms, ms_alloc *a) {
   /* Paused for the trap before the unmap: a racing reader then faults on
    * an allocation it knows is paused, never on an unknown one. */
   bs_trap_set_state(a->slot, BS_PAUSED);
-  st = ms->dev->ops->phys_unmap(ms->dev, a->va, a->bytes);
+  st = bs_dev_phys_unmap(ms->dev, a->va, a->bytes);
   if (st != BS_OK) {
     bs_trap_set_state(a->slot, BS_ACTIVE);
     goto out;
@@ -206,7 +212,7 @@ static uint64_t next_poison_seed(bs_ms *ms) {
 static bs_status refill(bs_ms *ms, ms_alloc *a) {
   bs_status st = BS_OK;
   if (!a->backup) {
-    ms->dev->ops->poison(ms->dev, a->va, a->bytes, next_poison_seed(ms));
+    bs_dev_poison(ms->dev, a->va, a->bytes, next_poison_seed(ms));
     goto out;
   }
   BS_CHECK(bs_dev_copy(ms->dev, a->va, a->backup, a->bytes, BS_H2D));
@@ -221,10 +227,10 @@ static bs_status resume_one(bs_ms *ms, ms_alloc *a) {
   /* torch_memory_saver #87: the real library dies here; we report. */
   if (bs_fault_hit(BS_FP_REGION_RESUME, &failinfo))
     BS_FAIL(BS_ERR_NOMEM, a->tag, "resume found no memory");
-  BS_CHECK(ms->dev->ops->phys_map(ms->dev, a->va, a->bytes));
+  BS_CHECK(bs_dev_phys_map(ms->dev, a->va, a->bytes));
   st = refill(ms, a);
   if (st != BS_OK) { /* stay paused, backup kept for a later resume */
-    ms->dev->ops->phys_unmap(ms->dev, a->va, a->bytes);
+    bs_dev_phys_unmap(ms->dev, a->va, a->bytes);
     goto out;
   }
   bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, a->backup, a->bytes);

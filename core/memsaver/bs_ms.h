@@ -26,7 +26,8 @@ typedef struct bs_ms bs_ms; /* the memory saver of one rank */
 bs_status bs_ms_create(bs_dev *dev, uint64_t poison_seed, bs_ms **out);
 void bs_ms_destroy(bs_ms *ms);
 
-/* A new allocation of `bytes` (rounded up to dev->page) in region `tag`. */
+/* A new allocation of `bytes` (rounded up to the device page) in region `tag`.
+ */
 bs_status bs_ms_alloc(bs_ms *ms, const char *tag, bool cpu_backup, size_t bytes,
                       void **ptr);
 void bs_ms_free(bs_ms *ms, void *ptr);

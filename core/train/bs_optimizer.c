@@ -258,7 +258,7 @@ void bs_optimizer_destroy(bs_optimizer *o) {
 }
 
 /* The CPU Adam of the host map: HDO copies the gradient to the host and
- * steps there, so this runs the host kernel, not dev->ops. */
+ * steps there, so this runs the host kernel, not the device's. */
 static bs_status adam_host(bs_optimizer *o, opt_inner *in, const float *grad,
                            const bs_adam_hp *hp) {
   bs_status st = BS_OK;
@@ -282,9 +282,9 @@ static void adam_dev(bs_optimizer *o, opt_inner *in, const float *grad,
   size_t lo, c;
   for (size_t i = 0; i < in->nseg; i++)
     if (seg_clip(&in->seg[i], in->h, in->n, &lo, &c))
-      o->dev->ops->adam(o->dev, in->dmaster + (lo - in->d0),
-                        in->dm + (lo - in->h), in->dv + (lo - in->h),
-                        grad + seg_pos(&in->seg[i], lo), c, hp);
+      bs_dev_adam(o->dev, in->dmaster + (lo - in->d0), in->dm + (lo - in->h),
+                  in->dv + (lo - in->h), grad + seg_pos(&in->seg[i], lo), c,
+                  hp);
 }
 
 /* Casts src (device fp32 of shard elements [a, b)) into the param slice. */
@@ -293,8 +293,8 @@ static void cast_range(bs_optimizer *o, opt_inner *in, const float *src,
   size_t lo, c;
   for (size_t i = 0; i < in->nseg; i++)
     if (seg_clip(&in->seg[i], a, b, &lo, &c))
-      o->dev->ops->cast_f32_bf16(o->dev, in->param + seg_pos(&in->seg[i], lo),
-                                 src + (lo - a), c);
+      bs_dev_cast_f32_bf16(o->dev, in->param + seg_pos(&in->seg[i], lo),
+                           src + (lo - a), c);
 }
 
 /* The two step post-hooks of HDO, in their order: host map first

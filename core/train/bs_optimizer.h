@@ -79,7 +79,7 @@ size_t bs_optimizer_num_inner(const bs_optimizer *o);
 
 /* The live device fp32 master of inner optimizer `inner`: the elements the
  * device Adam updates (all n without HDO; [h, n) with HDO, *n = n - h).
- * Device memory: touch it only through dev->ops and bs_dev_copy. For the
+ * Device memory: touch it only through the bs_dev functions. For the
  * master/corrupt fault and tests. */
 bs_status bs_optimizer_master_ptr(bs_optimizer *o, int inner, float **master,
                                   size_t *n);

@@ -117,8 +117,10 @@ static void live_digests(rank_ctx *x, bs_digests *out) {
 
 /* The state at the end of a phase: memory, param_buffer, digests. */
 static void take_state(rank_ctx *x, bs_event *e) {
-  memcpy(e->pinned, x->dev->pinned_cur, sizeof e->pinned);
-  memcpy(e->pinned_peak, x->dev->pinned_peak, sizeof e->pinned_peak);
+  for (int w = 0; w < BS_PIN_OWNER_COUNT; w++) {
+    e->pinned[w] = bs_dev_pinned(x->dev, (bs_pin_owner)w);
+    e->pinned_peak[w] = bs_dev_pinned_peak(x->dev, (bs_pin_owner)w);
+  }
   if (!x->actor)
     return;
   bs_ms *ms = bs_actor_ms(x->actor);

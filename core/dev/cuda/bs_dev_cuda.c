@@ -8,7 +8,8 @@
  * run time, so the binary starts on machines without a driver and this
  * backend reports BS_ERR_UNSUPPORTED there. Like every bs_dev it belongs
  * to one rank thread, so its mapping table needs no lock. */
-#include "dev/bs_dev.h"
+#define BS_DEV_BACKEND
+#include "dev/bs_dev_impl.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -170,7 +170,7 @@ static bs_status copy(bs_comm *c, const bs_coll_args *a, void *dst,
     memcpy(dst, src, n);
     return BS_OK;
   }
-  return c->dev->ops->copy(c->dev, dst, src, n, dir);
+  return bs_dev_copy_observe(c->dev, dst, src, n, dir);
 }
 
 /* Nobody reads this rank's input until it arrives: staged unlocked. */
