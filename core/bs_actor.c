@@ -635,7 +635,3 @@ const char *bs_actor_active_tag(const bs_actor *a) {
 const char *bs_actor_backuper_kind(const bs_actor *a) {
   return a && a->bk ? a->bk->ops->kind : "none";
 }
-
-int bs_actor_cycle(const bs_actor *a) {
-  return a ? a->step : 0;
-}

@@ -73,6 +73,5 @@ bool bs_actor_asleep(const bs_actor *a);
 const char *bs_actor_active_tag(const bs_actor *a);
 const char *
 bs_actor_backuper_kind(const bs_actor *a); /* normal|maincast|none */
-int bs_actor_cycle(const bs_actor *a);
 
 #endif

@@ -24,10 +24,6 @@ void bs_fault_set_cycle(int cycle) {
   tls_cycle = cycle;
 }
 
-int bs_fault_cycle(void) {
-  return tls_cycle;
-}
-
 #ifndef FIU_ENABLE
 
 bs_status bs_fault_arm(const char *text, uint64_t seed) {

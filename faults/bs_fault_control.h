@@ -81,7 +81,6 @@ size_t bs_fault_armed_count(void);
 /* The calling thread's training cycle, which the cycle and nth filters
  * read (thread-local, default 0): the driver sets it for each rank. */
 void bs_fault_set_cycle(int cycle);
-int bs_fault_cycle(void);
 
 typedef struct bs_fault_fired {
   char point[BS_FAULT_NAME_MAX];

@@ -215,10 +215,6 @@ out:
   return st;
 }
 
-bool bs_rcheck_armed(const bs_restore_check *rc) {
-  return rc && rc->armed;
-}
-
 int bs_rcheck_taken(const bs_restore_check *rc) {
   return rc ? rc->taken : 0;
 }

@@ -47,7 +47,6 @@ bs_status bs_rcheck_take(bs_restore_check *rc, const bs_tensor *const *t,
 bs_status bs_rcheck_verify(bs_restore_check *rc, const bs_tensor *const *t,
                            size_t n);
 
-bool bs_rcheck_armed(const bs_restore_check *rc);
 /* Backups hashed so far (at most BS_RCHECK_CYCLES). */
 int bs_rcheck_taken(const bs_restore_check *rc);
 /* Hashes waiting for the next restore. */
