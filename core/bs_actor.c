@@ -12,6 +12,7 @@
 #include "backup/bs_backuper.h"
 #include "backup/bs_mc.h"
 #include "backup/bs_restore_check.h"
+#include "bs_actor_testing.h"
 #include "bs_mutant.h"
 #include "sync/bs_engine.h"
 #include "train/bs_optimizer.h"

@@ -63,15 +63,6 @@ bs_status bs_actor_live_digests(bs_actor *a, bs_digest *out, size_t n,
 size_t bs_actor_synced_count(const bs_actor *a);
 const char *bs_actor_synced_name(const bs_actor *a, size_t i);
 
-bs_params *bs_actor_params(bs_actor *a);
-bs_optimizer *bs_actor_opt(bs_actor *a);
-bs_backuper *bs_actor_backuper(bs_actor *a); /* NULL when backups are off */
-bs_engine *bs_actor_engine(bs_actor *a);     /* NULL without engine_exe */
 bs_ms *bs_actor_ms(bs_actor *a);
-bs_dev *bs_actor_dev(bs_actor *a);
-bool bs_actor_asleep(const bs_actor *a);
-const char *bs_actor_active_tag(const bs_actor *a);
-const char *
-bs_actor_backuper_kind(const bs_actor *a); /* normal|maincast|none */
 
 #endif

@@ -19,6 +19,7 @@
 #include "backup/bs_backuper.h"
 #include "backup/bs_restore_check.h"
 #include "bs_actor.h"
+#include "bs_actor_testing.h"
 #include "bs_fault_control.h"
 #include "bs_mutant.h"
 #include "comm/bs_comm.h"

@@ -2,6 +2,7 @@
  * always-restoring switch_model, get_actor_weights' three sources, and the
  * mutant switches of §8, one test each (frozen-not-extras is in
  * test_maincast.c), each showing the fixed behaviour next to the mutant's. */
+#include "bs_actor_testing.h"
 #include "bs_test_world.h"
 
 #include <time.h>

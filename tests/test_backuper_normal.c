@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backup/bs_backup_testing.h"
 #include "backup/bs_backuper.h"
 #include "bs_fault_control.h"
+#include "memsaver/bs_ms_testing.h"
 
 /* One rank under offload: buffers without cpu backup, as in the lifecycle
  * where the Normal backuper is the only copy of the param buffer. */

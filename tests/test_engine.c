@@ -26,6 +26,7 @@
 #include "bs_err.h"
 #include "bs_fault_control.h"
 #include "sync/bs_engine.h"
+#include "sync/bs_sync_testing.h"
 #include "sync/bs_wire.h"
 
 #define SELF "/proc/self/exe"

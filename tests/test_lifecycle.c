@@ -4,7 +4,9 @@
  * lifecycles of 3 cycles bit-identical for Normal and MainCast on the
  * dense, moe, frozen and lora presets for N = 1, 2, 3, 4, 8, with the
  * MainCast pinned bytes equal to the extras. */
+#include "bs_actor_testing.h"
 #include "bs_test_world.h"
+#include "sync/bs_sync_testing.h"
 
 #define CYCLES 3
 

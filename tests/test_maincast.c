@@ -4,7 +4,10 @@
  * check, the SHA256 check and its faults, other tags, the pinned budget. */
 #include "bs_test_world.h"
 
+#include "backup/bs_backup_testing.h"
 #include "backup/bs_mc.h"
+#include "bs_actor_testing.h"
+#include "memsaver/bs_ms_testing.h"
 #include "train/bs_optimizer.h"
 
 static void mc_init(tw *t, int n, const char *preset) {

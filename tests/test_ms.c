@@ -20,6 +20,7 @@
 #endif
 
 #include "memsaver/bs_ms.h"
+#include "memsaver/bs_ms_testing.h"
 
 typedef struct fixture {
   bs_dev *dev;

@@ -14,9 +14,11 @@
 #include "bs_kernels.h"
 #include "dev/bs_dev.h"
 #include "memsaver/bs_ms.h"
+#include "memsaver/bs_ms_testing.h"
 #include "model/bs_ddp.h"
 #include "model/bs_model.h"
 #include "train/bs_optimizer.h"
+#include "train/bs_train_testing.h"
 
 /* Several buckets per buffer at bucket_numel 20; a frozen and an fp32 param
  * stay outside the buffers. */

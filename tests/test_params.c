@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bs_kernels.h"
+#include "memsaver/bs_ms_testing.h"
 #include "model/bs_params.h"
 
 typedef struct world {

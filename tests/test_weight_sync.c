@@ -4,6 +4,7 @@
  * schedule of every rank the same. */
 #include "bs_test_world.h"
 
+#include "sync/bs_sync_testing.h"
 #include "sync/bs_weight_sync.h"
 
 typedef struct ws_case {

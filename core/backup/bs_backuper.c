@@ -1,6 +1,7 @@
 /* The backuper front: the dispatch wrappers every caller goes through
  * (bs_backuper.h), the tag validated before an implementation sees it. */
 #include "backup/bs_backuper.h"
+#include "backup/bs_backup_testing.h"
 
 #include <stdlib.h>
 #include <string.h>

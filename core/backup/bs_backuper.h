@@ -41,7 +41,6 @@ bs_status bs_backuper_copy(bs_backuper *b, const char *src_tag,
 /* Writes up to max tag names, returns how many tags have a backup. */
 size_t bs_backuper_backup_tags(const bs_backuper *b, const char **tags,
                                size_t max);
-bool bs_backuper_has_tag(const bs_backuper *b, const char *tag);
 void bs_backuper_destroy(bs_backuper *b);
 
 /* Normal (behavior.md §4): a pinned host copy of every source tensor per

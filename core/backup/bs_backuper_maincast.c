@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backup/bs_backup_testing.h"
 #include "backup/bs_mc.h"
 #include "backup/bs_restore_check.h"
 #include "bs_fault.h"

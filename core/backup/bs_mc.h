@@ -61,7 +61,5 @@ bs_status bs_mc_check_coverage(const bs_mc *mc);
  *   copy:             among other tags only ("actor" has no full copy). */
 bs_status bs_backuper_maincast_create(bs_mc *mc, bool check_armed,
                                       bs_backuper **out);
-/* The restore check of a MainCast backuper (NULL for any other kind). */
-bs_restore_check *bs_backuper_maincast_check(bs_backuper *b);
 
 #endif

@@ -1,6 +1,7 @@
 /* MainCast's SHA256 round-trip check and the tensor digests under it
  * (bs_restore_check.h). */
 #include "backup/bs_restore_check.h"
+#include "backup/bs_backup_testing.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -47,11 +47,4 @@ bs_status bs_rcheck_take(bs_restore_check *rc, const bs_tensor *const *t,
 bs_status bs_rcheck_verify(bs_restore_check *rc, const bs_tensor *const *t,
                            size_t n);
 
-/* Backups hashed so far (at most BS_RCHECK_CYCLES). */
-int bs_rcheck_taken(const bs_restore_check *rc);
-/* Hashes waiting for the next restore. */
-bool bs_rcheck_pending(const bs_restore_check *rc);
-/* Restores compared so far. */
-int bs_rcheck_verified(const bs_restore_check *rc);
-
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bs_fault.h"
+#include "memsaver/bs_ms_testing.h"
 
 typedef struct ms_alloc {
   char *va;

@@ -47,9 +47,7 @@ bs_status bs_ms_get_cpu_backup(bs_ms *ms, const void *ptr, size_t bytes,
                                bool zero_copy, void *dst, const void **view);
 
 /* State queries. */
-bool bs_ms_contains(const bs_ms *ms, const void *ptr);
 bs_region_state bs_ms_state_of(const bs_ms *ms, const void *ptr);
-const char *bs_ms_tag_of(const bs_ms *ms, const void *ptr);
 /* Made with cpu_backup (pause keeps its bytes); not whether one exists now. */
 bool bs_ms_has_backup(const bs_ms *ms, const void *ptr);
 /* Every allocation with this tag (NULL: all) is PAUSED / ACTIVE. */
@@ -58,7 +56,6 @@ bool bs_ms_all_in_state(const bs_ms *ms, const char *tag, bs_region_state s);
 /* Resident (mapped) device bytes now and at peak. */
 size_t bs_ms_resident_bytes(const bs_ms *ms);
 size_t bs_ms_resident_peak(const bs_ms *ms);
-void bs_ms_reset_peak(bs_ms *ms);
 
 /* Paused-read detection. A rank's thread runs its work through
  * bs_trap_run(); a fault on a paused allocation of any

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bs_fault.h"
+#include "sync/bs_sync_testing.h"
 #include "sync/bs_wire.h"
 
 extern char **environ;

@@ -18,7 +18,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
 
 #include "backup/bs_digest.h"
 #include "bs_dtype.h"
@@ -69,19 +68,11 @@ bs_status bs_engine_send(bs_engine *e, const char *name, bs_dtype dtype,
  * too. */
 bs_status bs_engine_update_end(bs_engine *e, bs_engine_result *res);
 
-/* The engine's pid, -1 once it has been reaped. */
 /* The session re-established (under offload, inside the memory saver's
  * disable() region, before weight sync: behavior.md §5): a HELLO round
  * trip within the timeout. BS_ERR_ENGINE_DEAD when the engine is gone or
  * the fault point engine/reconnect fires. */
 bs_status bs_engine_reconnect(bs_engine *e);
-
-pid_t bs_engine_pid(const bs_engine *e);
-/* Reaps it without waiting if it has ended. */
-bool bs_engine_alive(bs_engine *e);
-int bs_engine_rank(const bs_engine *e);
-/* Longest wait for progress on the socket (default 10000 ms). */
-void bs_engine_set_timeout_ms(bs_engine *e, int ms);
 
 /* The engine process body: argv[0] is "engine", then --fd N --rank R
  * [--idle-ms T] (longest wait for the next update, default 600000). Exit

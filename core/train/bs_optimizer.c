@@ -10,6 +10,7 @@
 
 #include "bs_fault.h"
 #include "bs_kernels.h"
+#include "train/bs_train_testing.h"
 
 /* The rank's shard range of one bucket, placed in the inner shard. */
 typedef struct opt_seg {

@@ -96,8 +96,4 @@ typedef struct bs_optimizer_view {
 bs_status bs_optimizer_view_get(const bs_optimizer *o, int inner,
                                 bs_optimizer_view *out);
 
-/* Pinned host bytes held by the optimizer (HDO: the host masters with their
- * Adam state and gradient staging), all under BS_PIN_OTHER. */
-size_t bs_optimizer_host_master_bytes(const bs_optimizer *o);
-
 #endif

@@ -1,0 +1,20 @@
+/* What white-box tests ask of the backupers and the restore check beyond
+ * their public headers. Not a public header. */
+#ifndef BS_BACKUP_TESTING_H
+#define BS_BACKUP_TESTING_H
+
+#include "backup/bs_backuper.h"
+#include "backup/bs_restore_check.h"
+
+bool bs_backuper_has_tag(const bs_backuper *b, const char *tag);
+/* The restore check of a MainCast backuper (NULL for any other kind). */
+bs_restore_check *bs_backuper_maincast_check(bs_backuper *b);
+
+/* Backups hashed so far (at most BS_RCHECK_CYCLES). */
+int bs_rcheck_taken(const bs_restore_check *rc);
+/* Hashes waiting for the next restore. */
+bool bs_rcheck_pending(const bs_restore_check *rc);
+/* Restores compared so far. */
+int bs_rcheck_verified(const bs_restore_check *rc);
+
+#endif
