@@ -176,6 +176,19 @@ static void test_hang_report_shown_and_kept(void **state) {
   free(json);
 }
 
+#ifdef FIU_ENABLE
+/* A copy fault on every rank fails the ranks' own copies (agreed and
+ * explained), never the driver's reference weights before the world runs. */
+static void test_copy_fault_spares_the_reference(void **state) {
+  (void)state;
+  assert_int_equal(
+      backstop(
+          "run steady-normal --ranks 2 --cycles 1 -v --fault name=copy/fail"),
+      0);
+  assert_non_null(strstr(out_text, "all 2 ranks: copy-failed in init"));
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_usage_errors),
@@ -184,6 +197,9 @@ int main(void) {
       cmocka_unit_test(test_failure_leaves_reports),
       cmocka_unit_test(test_same_seed_same_report),
       cmocka_unit_test(test_hang_report_shown_and_kept),
+#ifdef FIU_ENABLE
+      cmocka_unit_test(test_copy_fault_spares_the_reference),
+#endif
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_fault_control.h"
 #include "bs_kernels.h"
 #include "memsaver/bs_ms_testing.h"
 #include "model/bs_params.h"
@@ -152,6 +153,38 @@ static void test_fill_deterministic(void **state) {
   world_close(&w);
 }
 
+#ifdef FIU_ENABLE
+/* An armed copy/fail fails the core's fill; the observer's fill (the
+ * driver's reference weights) neither fires it nor counts towards its nth,
+ * and writes the same bytes. */
+static void test_fill_observe_bypasses_copy_fault(void **state) {
+  (void)state;
+  world w;
+  bs_params *a, *b;
+  world_open(&w, "tiny");
+  assert_int_equal(bs_params_create(w.dev, w.ms, &w.m, 1, 777, true, &a),
+                   BS_OK);
+  assert_int_equal(bs_params_create(w.dev, w.ms, &w.m, 1, 777, true, &b),
+                   BS_OK);
+  bs_err_set_rank(0); /* nth counts a rank's reaches */
+  assert_int_equal(bs_fault_arm("name=copy/fail,nth=1", 0), BS_OK);
+  assert_int_equal(bs_params_fill_observe(a, 5), BS_OK);
+  assert_int_equal(bs_fault_log_count(), 0);
+  assert_int_equal(bs_params_fill(b, 5), BS_ERR_COPY);
+  assert_int_equal(bs_fault_log_count(), 1);
+  bs_fault_disarm_all();
+  bs_fault_log_reset();
+  bs_err_set_rank(-1);
+  bs_err_clear();
+  assert_int_equal(bs_params_fill(b, 5), BS_OK);
+  for (size_t i = 0; i < a->n; i++)
+    assert_true(same_bytes(w.dev, a->t[i].ptr, b->t[i].ptr, a->t[i].bytes));
+  bs_params_destroy(a);
+  bs_params_destroy(b);
+  world_close(&w);
+}
+#endif
+
 static void check_values(const bs_tensor *t, const void *h) {
   for (size_t e = 0; e < t->spec->numel; e++) {
     switch (t->spec->dtype) {
@@ -271,6 +304,9 @@ int main(void) {
       cmocka_unit_test(test_offload_regions),
       cmocka_unit_test(test_fill_deterministic),
       cmocka_unit_test(test_fill_values),
+#ifdef FIU_ENABLE
+      cmocka_unit_test(test_fill_observe_bypasses_copy_fault),
+#endif
       cmocka_unit_test(test_find_and_synced),
       cmocka_unit_test(test_bad_args),
   };

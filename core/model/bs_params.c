@@ -123,30 +123,33 @@ static size_t staging_bytes(const bs_params *p) {
 }
 
 /* Copy then sync: the staging buffer is reused right after, and the seam
- * does not promise that a copy has consumed its source when it returns. */
-static bs_status upload(bs_params *p, void *dst, const void *host,
+ * does not promise that a copy has consumed its source when it returns.
+ * An observer's copy bypasses the fault point. */
+static bs_status upload(bs_params *p, bool observe, void *dst, const void *host,
                         size_t bytes) {
   bs_status st = BS_OK;
-  BS_CHECK(bs_dev_copy(p->dev, dst, host, bytes, BS_H2D));
+  BS_CHECK(observe ? bs_dev_copy_observe(p->dev, dst, host, bytes, BS_H2D)
+                   : bs_dev_copy(p->dev, dst, host, bytes, BS_H2D));
   BS_CHECK(bs_dev_sync(p->dev));
 out:
   return st;
 }
 
-static bs_status fill_buffer(bs_params *p, int k, uint64_t seed, void *host) {
+static bs_status fill_buffer(bs_params *p, bool observe, int k, uint64_t seed,
+                             void *host) {
   bs_status st = BS_OK;
   size_t numel = p->layout.buf[k].numel;
   memset(host, 0, numel * sizeof(float));
-  BS_CHECK(upload(p, p->grad_buf[k], host, numel * sizeof(float)));
+  BS_CHECK(upload(p, observe, p->grad_buf[k], host, numel * sizeof(float)));
   for (size_t i = 0; i < p->n; i++)
     if (p->t[i].buffer == k)
       gen_values(p->t[i].spec, i, seed, (uint16_t *)host + p->t[i].offset);
-  BS_CHECK(upload(p, p->param_buf[k], host, numel * sizeof(uint16_t)));
+  BS_CHECK(upload(p, observe, p->param_buf[k], host, numel * sizeof(uint16_t)));
 out:
   return st;
 }
 
-bs_status bs_params_fill(bs_params *p, uint64_t seed) {
+static bs_status fill(bs_params *p, bool observe, uint64_t seed) {
   bs_status st = BS_OK;
   void *host = NULL;
   if (!p)
@@ -155,16 +158,24 @@ bs_status bs_params_fill(bs_params *p, uint64_t seed) {
     BS_FAIL(BS_ERR_NOMEM, NULL, "params fill: out of host memory");
   for (int k = 0; k < BS_BUF_COUNT; k++)
     if (p->param_buf[k])
-      BS_CHECK(fill_buffer(p, k, seed, host));
+      BS_CHECK(fill_buffer(p, observe, k, seed, host));
   for (size_t i = 0; i < p->n; i++) {
     if (p->t[i].buffer >= 0)
       continue;
     gen_values(p->t[i].spec, i, seed, host);
-    BS_CHECK(upload(p, p->t[i].ptr, host, p->t[i].bytes));
+    BS_CHECK(upload(p, observe, p->t[i].ptr, host, p->t[i].bytes));
   }
 out:
   free(host);
   return st;
+}
+
+bs_status bs_params_fill(bs_params *p, uint64_t seed) {
+  return fill(p, false, seed);
+}
+
+bs_status bs_params_fill_observe(bs_params *p, uint64_t seed) {
+  return fill(p, true, seed);
 }
 
 const bs_tensor *bs_params_find(const bs_params *p, const char *name) {

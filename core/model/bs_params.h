@@ -48,6 +48,10 @@ void bs_params_destroy(bs_params *p);
  * rounded), integer tables small ints in [0, 8); buffer padding and grads
  * zero. */
 bs_status bs_params_fill(bs_params *p, uint64_t seed);
+/* The same for an observer (the driver's reference weights): the uploads
+ * bypass the fault point copy/fail, so building the reference never fires
+ * an armed fault nor counts towards its nth. */
+bs_status bs_params_fill_observe(bs_params *p, uint64_t seed);
 
 /* NULL when the model has no tensor of that name. */
 const bs_tensor *bs_params_find(const bs_params *p, const char *name);

@@ -341,7 +341,7 @@ static bs_status initial_digests(const driver *d, bs_digests *out) {
   BS_CHECK(bs_ms_create(dev, d->run->seed, &ms));
   BS_CHECK(bs_params_create(dev, ms, &d->model, 1, d->cfg.sim.bucket_numel,
                             true, &p));
-  BS_CHECK(bs_params_fill(p, d->run->seed));
+  BS_CHECK(bs_params_fill_observe(p, d->run->seed));
   size_t n = bs_params_synced(p, NULL, 0);
   t = calloc(n ? n : 1, sizeof *t);
   dig = calloc(n ? n : 1, sizeof *dig);
