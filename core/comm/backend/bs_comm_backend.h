@@ -62,6 +62,15 @@ typedef struct bs_comm_backend {
   void (*rank_gone)(bs_comm *c);
   /* Wakes every local waiter: the world's abort status is already set. */
   void (*wake)(bs_world *w);
+  /* Where the backend keeps one failure for the whole job (the sim across
+   * processes: its shared header), makes it this world's (bs_world_adopt)
+   * once this world has failed; NULL: the world's own failure is the job's
+   * (one process) or the notes of abort_dir settle it (NCCL). */
+  void (*settle)(bs_world *w);
+  /* On the watchdog thread every millisecond: another process's failure
+   * reaches this world even when none of its ranks waits in a collective
+   * (the sim across processes); NULL: nothing to look at. */
+  void (*tick)(void *w);
 } bs_comm_backend;
 
 extern const bs_comm_backend bs_comm_sim_backend;
@@ -99,6 +108,8 @@ struct bs_world {
   pthread_mutex_t mu;        /* guards everything below */
   bs_rank_pos *pos;
   char *report;
+  bs_rank_pos *fail_pos;     /* where the ranks were at the failure (npos of */
+  int fail_npos, fail_first; /* them, the first a global rank) */
   char cause[256];
   uint64_t stall_ns, end_ns;
   bs_status *rank_st;
@@ -127,6 +138,10 @@ void bs_world_cause(bs_world *w, char *buf, size_t n);
  * the same status and cause. Returns the settled status (BS_OK while the
  * world is healthy). */
 bs_status bs_world_settle(bs_world *w);
+/* Takes the job's failure as this world's: status, stall, cause, and the
+ * report rewritten around them (a no-op when it is this world's own). */
+void bs_world_adopt(bs_world *w, bs_status st, uint64_t stall_ns,
+                    const char *cause);
 
 /* The rank leaves the communicator (how: EXITED or DEAD). */
 void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why);

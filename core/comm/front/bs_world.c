@@ -129,6 +129,7 @@ void bs_world_destroy(bs_world *w) {
   free(w->rank_st);
   free(w->rank_err);
   free(w->report);
+  free(w->fail_pos);
   pthread_mutex_destroy(&w->mu);
   pthread_mutex_destroy(&w->settle_mu);
   free(w);
@@ -230,9 +231,10 @@ bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
   w->args = args;
   for (int i = 0; i < w->o.size; i++)
     w->comms[i].dev = devs ? devs[i] : NULL;
-  BS_CHECK(bs_watchdog_start_ticking(w->o.size, w->o.timeout_ms, on_watchdog,
-                                     w->o.abort_dir ? poll_shared : NULL,
-                                     SHARE_POLL_MS, w, &w->wd));
+  BS_CHECK(bs_watchdog_start_ticking(
+      w->o.size, w->o.timeout_ms, on_watchdog,
+      w->o.abort_dir ? poll_shared : (void (*)(void *))w->be->tick,
+      SHARE_POLL_MS, w, &w->wd));
   st = spawn_and_join(w);
   w->end_ns = bs_watchdog_now_ns();
   bs_watchdog_stop(w->wd);
@@ -330,6 +332,27 @@ bs_status bs_world_abort_status(const bs_world *w) {
 }
 
 /* Records the world's first failure; true when this call did. */
+/* The report of the world's failure, from where the ranks were when it
+ * happened (kept, so that adopting the job's cause later keeps them); mu
+ * held. */
+static void write_report(bs_world *w, bs_status why, uint64_t detect_ns) {
+  bs_report_in in = {.status = why,
+                     .cause = w->cause,
+                     .backend = w->be->name,
+                     .size = w->fail_npos,
+                     .first_rank = w->fail_first,
+                     .pos = w->fail_pos,
+                     .stall_ns = w->stall_ns,
+                     .detect_ns = detect_ns,
+                     .timeout_ms = w->o.timeout_ms};
+  char *report = bs_comm_report(&in);
+  if (report) {
+    free(w->report);
+    w->report = report;
+  }
+}
+
+/* Records the world's first failure; true when this call did. */
 static bool fail_first(bs_world *w, bs_status why, uint64_t stall_ns,
                        const bs_rank_pos *pos, int npos, const char *cause) {
   bool first = false;
@@ -338,16 +361,13 @@ static bool fail_first(bs_world *w, bs_status why, uint64_t stall_ns,
     snprintf(w->cause, sizeof w->cause, "%s", cause);
     uint64_t now = bs_watchdog_now_ns();
     w->stall_ns = stall_ns ? stall_ns : now;
-    bs_report_in in = {.status = why,
-                       .cause = w->cause,
-                       .backend = w->be->name,
-                       .size = pos ? npos : w->o.size,
-                       .first_rank = pos ? 0 : w->o.first_rank,
-                       .pos = pos ? pos : w->pos,
-                       .stall_ns = w->stall_ns,
-                       .detect_ns = now,
-                       .timeout_ms = w->o.timeout_ms};
-    w->report = bs_comm_report(&in);
+    int n = pos ? npos : w->o.size;
+    w->fail_pos = calloc((size_t)n, sizeof *w->fail_pos);
+    w->fail_npos = w->fail_pos ? n : 0;
+    w->fail_first = pos ? 0 : w->o.first_rank;
+    if (w->fail_pos)
+      memcpy(w->fail_pos, pos ? pos : w->pos, (size_t)n * sizeof *pos);
+    write_report(w, why, now);
     atomic_store(&w->abort_st, (int)why);
     first = true;
   }
@@ -424,41 +444,36 @@ static void settle_across(bs_world *w) {
     nap_ms(SHARE_POLL_MS);
   }
   const bs_abort_note *best = notes ? bs_abort_best(notes, n) : NULL;
-  pthread_mutex_lock(&w->mu);
-  /* This world's own failure won: its report (which may know every rank's
-   * fingerprint) stands. */
-  if (best && best->st == bs_world_abort_status(w) &&
-      strcmp(best->cause, w->cause) == 0)
-    best = NULL;
-  if (best) {
-    snprintf(w->cause, sizeof w->cause, "%s", best->cause);
-    w->stall_ns = note_stall(best);
-    bs_report_in in = {.status = best->st,
-                       .cause = w->cause,
-                       .backend = w->be->name,
-                       .size = w->o.size,
-                       .first_rank = w->o.first_rank,
-                       .pos = w->pos,
-                       .stall_ns = w->stall_ns,
-                       .detect_ns = bs_watchdog_now_ns(),
-                       .timeout_ms = w->o.timeout_ms};
-    char *report = bs_comm_report(&in);
-    if (report) {
-      free(w->report);
-      w->report = report;
-    }
-    atomic_store(&w->abort_st, (int)best->st);
-  }
-  pthread_mutex_unlock(&w->mu);
+  if (best)
+    bs_world_adopt(w, best->st, note_stall(best), best->cause);
   free(notes);
 }
 
+void bs_world_adopt(bs_world *w, bs_status st, uint64_t stall_ns,
+                    const char *cause) {
+  pthread_mutex_lock(&w->mu);
+  /* This world's own failure won: its report (which may know every rank's
+   * fingerprint) stands. */
+  if (st == bs_world_abort_status(w) && strcmp(cause, w->cause) == 0) {
+    pthread_mutex_unlock(&w->mu);
+    return;
+  }
+  snprintf(w->cause, sizeof w->cause, "%s", cause);
+  w->stall_ns = stall_ns;
+  write_report(w, st, bs_watchdog_now_ns());
+  atomic_store(&w->abort_st, (int)st);
+  pthread_mutex_unlock(&w->mu);
+}
+
 bs_status bs_world_settle(bs_world *w) {
-  if (bs_world_abort_status(w) == BS_OK || !w->o.abort_dir)
+  if (bs_world_abort_status(w) == BS_OK || (!w->o.abort_dir && !w->be->settle))
     return bs_world_abort_status(w);
   pthread_mutex_lock(&w->settle_mu);
   if (!w->settled) {
-    settle_across(w);
+    if (w->o.abort_dir)
+      settle_across(w);
+    else
+      w->be->settle(w);
     w->settled = true;
   }
   pthread_mutex_unlock(&w->settle_mu);

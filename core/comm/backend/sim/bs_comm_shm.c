@@ -205,6 +205,33 @@ static void shm_publish(bs_rdv *r, bs_world *w) {
   h->abort_st = (int32_t)st;
 }
 
+static void shm_tick(void *arg) {
+  bs_world *w = arg;
+  shm *m = w->impl;
+  if (bs_world_abort_status(w) != BS_OK || m->h->abort_st == BS_OK)
+    return;
+  bs_rdv_lock(&m->r);
+  shm_poll(&m->r, w);
+  bs_rdv_unlock(&m->r);
+  bs_rdv_wake(w);
+}
+
+/* The header holds the job's first failure: written once (the first
+ * process to fail writes it, under the board's lock), it is what every
+ * rank of every process returns. */
+static void shm_settle(bs_world *w) {
+  shm *m = w->impl;
+  char cause[sizeof m->h->cause];
+  bs_rdv_lock(&m->r);
+  shm_publish(&m->r, w);
+  bs_status st = (bs_status)m->h->abort_st;
+  uint64_t stall = m->h->stall_ns;
+  snprintf(cause, sizeof cause, "%s", m->h->cause);
+  bs_rdv_unlock(&m->r);
+  if (st != BS_OK)
+    bs_world_adopt(w, st, stall, cause);
+}
+
 /* Every rank checks the whole collective's input, so that all fail alike
  * (a broadcast's root is not the only one to learn of it). */
 static bs_status shm_room(bs_rdv *r, int rank, const bs_coll_args *a,
@@ -293,4 +320,6 @@ const bs_comm_backend bs_comm_shm_backend = {
     .coll = bs_rdv_coll,
     .rank_gone = bs_rdv_rank_gone,
     .wake = bs_rdv_wake,
+    .settle = shm_settle,
+    .tick = shm_tick,
 };
