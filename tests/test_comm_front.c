@@ -144,7 +144,7 @@ static void test_timeout_aborts_every_rank(void **state) {
 static bs_status aborts(bs_comm *c, void *arg) {
   (void)arg;
   if (bs_comm_rank(c) == 0) {
-    sleep_ms(30);
+    sleep_ms(200); /* the others are in the barrier by then, TSan or not */
     bs_comm_abort(c, "operator said stop");
   }
   return bs_comm_barrier(c);

@@ -208,12 +208,15 @@ static void shm_publish(bs_rdv *r, bs_world *w) {
 static void shm_tick(void *arg) {
   bs_world *w = arg;
   shm *m = w->impl;
-  if (bs_world_abort_status(w) != BS_OK || m->h->abort_st == BS_OK)
+  if (bs_world_abort_status(w) != BS_OK)
     return;
   bs_rdv_lock(&m->r);
-  shm_poll(&m->r, w);
+  bool failed = m->h->abort_st != BS_OK;
+  if (failed)
+    shm_poll(&m->r, w);
   bs_rdv_unlock(&m->r);
-  bs_rdv_wake(w);
+  if (failed)
+    bs_rdv_wake(w);
 }
 
 /* The header holds the job's first failure: written once (the first
