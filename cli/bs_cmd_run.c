@@ -54,10 +54,10 @@ int bs_cmd_run(int argc, char **argv, const char *exe) {
   rc = bs_parent_exit_code(res, n);
   if (!lead)
     goto out;
+  /* The table's rows were printed as the runs ended (bs_parent_opts). */
   if (o.verbosity >= 0)
-    bs_report_table(human, res, n);
-  else
-    bs_report_table_summary(human, res, n);
+    fputc('\n', human);
+  bs_report_table_summary(human, res, n);
   rc |= save_reports(&o, res, n);
 out:
   for (size_t i = 0; res && i < n; i++)

@@ -92,6 +92,7 @@ static void assert_rank_equal(const bs_rank_rec *a, const bs_rank_rec *b) {
   assert_int_equal(a->returned, b->returned);
   assert_int_equal(a->end, b->end);
   assert_string_equal(a->end_err.message, b->end_err.message);
+  assert_string_equal(a->end_err.where, b->end_err.where);
   assert_true((a->flight == NULL) == (b->flight == NULL));
   if (a->flight)
     assert_string_equal(a->flight, b->flight);
@@ -99,6 +100,7 @@ static void assert_rank_equal(const bs_rank_rec *a, const bs_rank_rec *b) {
     assert_string_equal(a->ev[i].phase, b->ev[i].phase);
     assert_int_equal(a->ev[i].status, b->ev[i].status);
     assert_string_equal(a->ev[i].err.message, b->ev[i].err.message);
+    assert_string_equal(a->ev[i].err.where, b->ev[i].err.where);
     assert_int_equal(a->ev[i].pinned[0], b->ev[i].pinned[0]);
     assert_int_equal(a->ev[i].param_paused, b->ev[i].param_paused);
     assert_digests_equal(&a->ev[i].live, &b->ev[i].live);
@@ -120,6 +122,8 @@ static void test_merge_two_parts(void **state) {
   assert_int_equal(merge(&lead, &b1, b1.len, "part1"), BS_OK);
   for (int k = 0; k < RANKS; k++)
     assert_rank_equal(k < 2 ? &p0.rank[k] : &p1.rank[k], &lead.rank[k]);
+  assert_non_null(
+      strstr(lead.rank[3].end_err.where, "test_cli_record_part.c:"));
   assert_int_equal(lead.nfired, 4);
   assert_int_equal(lead.fired[3].rank, 3);
   assert_int_equal(lead.nchecks, 2);

@@ -161,20 +161,26 @@ static void test_abort_wakes_every_waiter(void **state) {
 
 /* Statuses per rank for the agree tests (index: rank). */
 static const bs_status *agree_in;
+static int agree_fail_line; /* the bs_err_fail below */
 
 static bs_status agrees(bs_comm *c, void *arg) {
   (void)arg;
   bs_status mine = agree_in[bs_comm_rank(c)];
+  agree_fail_line = __LINE__ + 2;
   if (mine != BS_OK)
     bs_err_fail(mine, "w.layer", "rank %d saw it", bs_comm_rank(c));
   return bs_comm_agree(c, mine);
 }
 
+/* Every rank holds the failing rank's record, its file:line included. */
 static void expect_same_records(const bs_world *w, int n, int from) {
   bs_error first, e;
+  char where[64];
   bs_world_rank_status(w, 0, &first);
   assert_int_equal(first.rank, from);
   assert_string_equal(first.tensor, "w.layer");
+  snprintf(where, sizeof where, "tests/test_comm_front.c:%d", agree_fail_line);
+  assert_string_equal(bs_err_where(&first), where);
   for (int r = 1; r < n; r++) {
     bs_world_rank_status(w, r, &e);
     assert_memory_equal(&e, &first, sizeof e);

@@ -63,7 +63,8 @@ static void sample(bs_result *r, double salt) {
   bs_oracle_result o2 = {"pause-safety", false, "rank 3 <resident> & more"};
   bs_result_add_oracle(r, &o1);
   bs_result_add_oracle(r, &o2);
-  bs_rank_outcome ro = {3, "engine-dead", "update_weights", "line\nbreak"};
+  bs_rank_outcome ro = {3, "engine-dead", "update_weights", "line\nbreak",
+                        "core/sync/bs_engine.c:324"};
   bs_result_add_outcome(r, &ro);
   r->pinned_max = 4096;
   r->resident_max = 1 << 20;
@@ -91,6 +92,7 @@ static void test_result_round_trip(void **state) {
   assert_int_equal(b.verdict, BS_FAIL);
   assert_string_equal(b.oracles[1].detail, "rank 3 <resident> & more");
   assert_string_equal(b.outcomes[0].message, "line\nbreak");
+  assert_string_equal(b.outcomes[0].where, "core/sync/bs_engine.c:324");
   assert_true(b.detect_ms > 3.2 && b.detect_ms < 3.3);
   bs_result_free(&a);
   bs_result_free(&b);
@@ -281,12 +283,22 @@ static void test_table(void **state) {
   size_t n = 0;
   FILE *f = open_memstream(&text, &n);
   bs_report_table_line(f, &r, 0);
-  bs_report_table(f, &r, 1);
+  bs_report_table_summary(f, &r, 1);
   fclose(f);
   assert_non_null(strstr(text, "FAIL  engine-death"));
   assert_non_null(strstr(text, "FAIL pause-safety     rank 3"));
+  assert_null(strstr(text, "ok   agreement"));
   assert_non_null(strstr(text, "repro: backstop run engine-death"));
   assert_non_null(strstr(text, "1 runs: 0 passed, 1 failed"));
+  /* the location only with -v */
+  assert_null(strstr(text, "bs_engine.c"));
+  free(text);
+  f = open_memstream(&text, &n);
+  bs_report_table_line(f, &r, 1);
+  fclose(f);
+  assert_non_null(strstr(text, "ok   agreement"));
+  assert_non_null(strstr(text, "      rank 3 engine-dead in update_weights "
+                               "at core/sync/bs_engine.c:324\n"));
   free(text);
   bs_result_free(&r);
 }
@@ -340,6 +352,8 @@ static void test_trace_and_verdict(void **state) {
   assert_string_equal(res.outcomes[1].status, "engine-dead");
   assert_string_equal(res.outcomes[1].phase, "update_weights");
   assert_non_null(strstr(res.outcomes[1].message, "engine of rank 1 died"));
+  assert_non_null(strstr(res.outcomes[1].where, "tests/test_report.c:"));
+  assert_string_equal(res.outcomes[0].where, res.outcomes[1].where);
   assert_int_equal(res.pinned_max, 200);
   bs_result_free(&res);
   bs_record_free(&rec);

@@ -18,8 +18,10 @@ static void outcome(const bs_record *rec, int k, bs_rank_outcome *o) {
   snprintf(o->status, sizeof o->status, "%s",
            rr->returned ? bs_status_name(st) : "no-return");
   snprintf(o->phase, sizeof o->phase, "%s", pick ? pick->phase : "");
-  if (st != BS_OK)
-    bs_err_format(err, o->message, sizeof o->message);
+  if (st == BS_OK)
+    return;
+  bs_err_format(err, o->message, sizeof o->message);
+  snprintf(o->where, sizeof o->where, "%s", bs_err_where(err));
 }
 
 static void memory(const bs_record *rec, bs_result *res) {

@@ -33,10 +33,10 @@ bs_status bs_report_save(const char *path, const bs_buf *b) {
   FILE *f = fopen(path, "w");
   if (!f)
     return bs_err_fail(BS_ERR_INVALID, NULL, "cannot write %s: %s", path,
-                   strerror(errno));
+                       strerror(errno));
   size_t n = fwrite(bs_buf_str(b), 1, b->len, f);
   if (fclose(f) != 0 || n != b->len || b->oom)
     return bs_err_fail(BS_ERR_INVALID, NULL, "cannot write %s: %s", path,
-                   b->oom ? "out of memory" : strerror(errno));
+                       b->oom ? "out of memory" : strerror(errno));
   return BS_OK;
 }

@@ -31,12 +31,13 @@ void bs_report_json(bs_buf *b, const bs_result *runs, size_t n,
 /* One testsuite, one testcase per run; a failure lists the failed
  * oracles (or says hang/crash). */
 void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n);
-/* "PASS  engine-death  4 ranks  41.7 ms" and, for a failure or with
- * verbose, one line per oracle and the repro command. */
+/* The result table's row for one run, printed as the run ends:
+ * "PASS  engine-death  4 ranks  41.7 ms" and, for a failure or with
+ * verbose, one line per oracle and the repro command; with verbose also
+ * each failed rank's outcome and where it was raised. */
 void bs_report_table_line(FILE *out, const bs_result *r, int verbosity);
-/* The final table: one row per run and the summary line. */
-void bs_report_table(FILE *out, const bs_result *runs, size_t n);
-/* "15 runs: 15 passed, 0 failed, 0 hung, 0 crashed" */
+/* The line under the table: "15 runs: 15 passed, 0 failed, 0 hung, 0
+ * crashed" */
 void bs_report_table_summary(FILE *out, const bs_result *runs, size_t n);
 
 /* Writes b to path ("-": stdout). BS_ERR_INVALID naming path and why. */

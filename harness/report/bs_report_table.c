@@ -26,6 +26,19 @@ static void print_report(FILE *out, const char *path) {
   fclose(f);
 }
 
+/* -v: each failed rank's outcome and the BS_FAIL behind it, the first frame
+ * of a backtrace ("rank 3 engine-dead in update_weights at FILE:LINE"). */
+static void print_outcomes(FILE *out, const bs_result *r) {
+  for (size_t i = 0; i < r->noutcomes; i++) {
+    const bs_rank_outcome *o = &r->outcomes[i];
+    if (strcmp(o->status, "ok") == 0)
+      continue;
+    fprintf(out, "      rank %d %s%s%s%s%s\n", o->rank, o->status,
+            o->phase[0] ? " in " : "", o->phase, o->where[0] ? " at " : "",
+            o->where);
+  }
+}
+
 void bs_report_table_line(FILE *out, const bs_result *r, int verbosity) {
   char name[160];
   run_name(r, name, sizeof name);
@@ -43,29 +56,14 @@ void bs_report_table_line(FILE *out, const bs_result *r, int verbosity) {
     if (!r->oracles[i].ok || verbosity > 0)
       fprintf(out, "      %s %-16s %s\n", r->oracles[i].ok ? "ok  " : "FAIL",
               r->oracles[i].name, r->oracles[i].detail);
+  if (verbosity > 0)
+    print_outcomes(out, r);
   if (failed) {
     print_report(out, r->report);
     if (r->trace)
       fprintf(out, "      artifacts: %s\n", r->trace);
     fprintf(out, "      repro: %s\n", r->repro ? r->repro : "");
   }
-}
-
-void bs_report_table(FILE *out, const bs_result *runs, size_t n) {
-  fprintf(out, "\n%-5s %-40s %9s %12s  %s\n", "", "scenario", "ranks", "time",
-          "failed oracles");
-  for (size_t i = 0; i < n; i++) {
-    char name[160], failed[BS_DETAIL_MAX];
-    run_name(&runs[i], name, sizeof name);
-    bs_result_failed_oracles(&runs[i], failed, sizeof failed);
-    fprintf(out, "%-5s %-40s %9d %9.1f ms  %s\n", tag(runs[i].verdict), name,
-            runs[i].ranks, runs[i].duration_ms,
-            runs[i].verdict == BS_FAIL ? failed
-            : runs[i].note             ? runs[i].note
-                                       : "");
-  }
-  fputc('\n', out);
-  bs_report_table_summary(out, runs, n);
 }
 
 void bs_report_table_summary(FILE *out, const bs_result *runs, size_t n) {

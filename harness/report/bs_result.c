@@ -233,6 +233,8 @@ static void outcomes(bs_buf *b, const bs_result *r, int indent) {
     bs_buf_json_str(b, o->phase);
     bs_buf_printf(b, ", \"message\": ");
     bs_buf_json_str(b, o->message);
+    bs_buf_printf(b, ", \"where\": ");
+    bs_buf_json_str(b, o->where);
     bs_buf_printf(b, "}");
   }
   bs_buf_printf(b, "%s%*s]", indent && r->noutcomes ? "\n" : "",
@@ -365,6 +367,7 @@ static bs_status read_outcomes(const bs_json *j, bs_result *r) {
     BS_CHECK(copy_str(x, "status", o.status, sizeof o.status));
     BS_CHECK(copy_str(x, "phase", o.phase, sizeof o.phase));
     BS_CHECK(copy_str(x, "message", o.message, sizeof o.message));
+    BS_CHECK(copy_str(x, "where", o.where, sizeof o.where));
     BS_CHECK(bs_result_add_outcome(r, &o));
   }
 out:

@@ -21,6 +21,7 @@ typedef struct bs_rank_outcome {
   char status[32];
   char phase[32];
   char message[400];
+  char where[64]; /* file:line of the BS_FAIL behind it ("" when none) */
 } bs_rank_outcome;
 
 typedef struct bs_result {
