@@ -26,10 +26,7 @@ BS_SCENARIO(alloc_failure){
         "backup/pin_alloc); pause-safety and bit-identity have nothing to "
         "check.\n"
         "Mutants: none targeted.",
-    .model = "tiny",
     .cycles = 2,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .faults = BS_LIST("name=backup/pin_alloc,rank={last},cycle=0,nth=1"),
     .expect = expect,
     .expects = "every rank fails init with out-of-memory; nothing runs "

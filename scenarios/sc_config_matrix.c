@@ -189,10 +189,8 @@ BS_SCENARIO(config_matrix){
         "Mutants: disk-offload-accepted accepts offload_target=disk under "
         "rematerialize: the offload-target-disk check and the expectation "
         "fail.",
-    .model = "tiny",
-    .cycles = 0,
+    .cycles = BS_NO_CYCLES,
     .default_ranks = 1,
-    .min_ranks = 1,
     .targets = BS_LIST("disk-offload-accepted"),
     .drive = drive,
     .expect = expect,

@@ -92,10 +92,6 @@ BS_SCENARIO(corrupt_extras){
         "param.\n"
         "Mutants: none targeted; pause-not-in-finally also fails here "
         "(pause-safety: the failed sync leaves param_buffer resident).",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .faults = BS_LIST("name=backup/corrupt,rank={last},cycle=0,nth=2,"
                       "failinfo=5"),

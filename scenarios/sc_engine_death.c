@@ -97,10 +97,6 @@ BS_SCENARIO(engine_death){
         "then wake_up hits 'cannot resume allocation that is not paused', "
         "which no fault explains (explained, expectation); same-tag-skip "
         "also fails here (bit-identity).",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("rematerialize=1", "update_buffer_bytes=2048"),
     .faults = BS_LIST("name=engine/send,rank={last},cycle=1,nth=2"),
     .targets = BS_LIST("pause-not-in-finally"),

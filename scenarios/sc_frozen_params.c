@@ -25,9 +25,6 @@ BS_SCENARIO(frozen_params){
         "all-gathers desync (uniform-schedule, explained, expectation); "
         "same-tag-skip fails bit-identity.",
     .model = "frozen",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .targets = BS_LIST("frozen-not-extras", "skip-frozen-backup"),
     .expect = bs_expect_all_ok,

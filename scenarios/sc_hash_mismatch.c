@@ -33,10 +33,6 @@ BS_SCENARIO(hash_mismatch){
         "before the agreement; its peers wait there alone and get "
         "rank-dead: agreement, uniform-schedule, explained and the "
         "expectation fail.",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .faults = BS_LIST("name=restore/bitflip,rank={last},cycle=1,nth=1,"
                       "failinfo=3"),

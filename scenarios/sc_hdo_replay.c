@@ -22,9 +22,6 @@ BS_SCENARIO(hdo_replay){
         "Mutants: none targeted; same-tag-skip also fails here "
         "(bit-identity).",
     .model = "dense",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("rematerialize=1", "ci_test=1",
                     "precision_aware_optimizer=1", "optimizer_cpu_offload=1"),
     .expect = bs_expect_all_ok,

@@ -35,10 +35,6 @@ BS_SCENARIO(master_corrupt){
         "from the step end), memory-budget, explained (traces to "
         "master/corrupt).\n"
         "Mutants: none targeted.",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .faults = BS_LIST("name=master/corrupt,rank=0,cycle=1,nth=1,failinfo=30"),
     .expect = expect,

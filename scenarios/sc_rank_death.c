@@ -73,9 +73,6 @@ BS_SCENARIO(rank_death){
         "traces to comm/rank_exit).\n"
         "Mutants: none targeted; same-tag-skip also fails here "
         "(bit-identity of cycle 0's restore).",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
     .min_ranks = 2,
     .timeout_ms = 2000,
     .faults = BS_LIST("name=comm/rank_exit,rank={last},cycle=1,nth=2"),

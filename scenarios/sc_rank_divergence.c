@@ -84,9 +84,6 @@ BS_SCENARIO(rank_divergence){
         "pause-safety, explained (desync traces to comm/diverge).\n"
         "Mutants: none targeted; same-tag-skip also fails here "
         "(bit-identity of cycle 0's restore).",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
     .min_ranks = 2,
     .timeout_ms = 2000,
     .faults = BS_LIST("name=comm/diverge,rank={last},cycle=1,nth=3,"

@@ -28,10 +28,6 @@ BS_SCENARIO(resume_oom){
         "equal the step end), memory-budget (extras only), explained "
         "(out-of-memory traces to region/resume).\n"
         "Mutants: none targeted.",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("rematerialize=1"),
     .faults = BS_LIST("name=region/resume,rank={last},cycle=1,nth=1"),
     .expect = expect,

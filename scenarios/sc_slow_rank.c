@@ -59,10 +59,6 @@ BS_SCENARIO(slow_rank){
         "pause-safety, explained (nothing failed).\n"
         "Mutants: none targeted; same-tag-skip also fails here "
         "(bit-identity).",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .timeout_ms = 2000,
     .faults = BS_LIST("name=comm/stall,rank={last},nth=3,failinfo=50",
                       "name=comm/stall,rank={last},cycle=1,nth=7,"

@@ -23,9 +23,6 @@ BS_SCENARIO(steady_lora){
         "Mutants: lora-double-backup keeps a pinned copy next to the memory "
         "saver's: memory-budget fails at init.",
     .model = "lora",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("lora_rank=8"),
     .targets = BS_LIST("lora-double-backup"),
     .expect = bs_expect_all_ok,

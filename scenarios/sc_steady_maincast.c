@@ -25,9 +25,6 @@ BS_SCENARIO(steady_maincast){
         "param buffer holds garbage: bit-identity fails at the first "
         "restore.",
     .model = "moe",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .targets = BS_LIST("same-tag-skip"),
     .expect = bs_expect_all_ok,

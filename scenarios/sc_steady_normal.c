@@ -24,9 +24,6 @@ BS_SCENARIO(steady_normal){
         "(bit-identity: the skipped restore of the active actor leaves "
         "garbage after the resume).",
     .model = "dense",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .expect = bs_expect_all_ok,
     .expects = "every phase of every rank succeeds",
 };

@@ -24,9 +24,6 @@ BS_SCENARIO(steady_offload_disaggregated){
         "missing-backup, which no fault explains (explained, expectation); "
         "same-tag-skip also fails here (bit-identity).",
     .model = "dense",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("colocate=0"),
     .targets = BS_LIST("asleep-reads-device", "offload-drops-backup"),
     .expect = bs_expect_all_ok,

@@ -76,10 +76,6 @@ BS_SCENARIO(step_failure){
         "uniform schedule, explained (out-of-memory traces to "
         "optimizer/step), pause safety and bit identity of cycle 0.\n"
         "Mutants: none targeted.",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("rematerialize=1"),
     .faults = BS_LIST("name=optimizer/step,rank={last},cycle=1,nth=1"),
     .expect = expect,

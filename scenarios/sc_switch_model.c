@@ -24,10 +24,6 @@ BS_SCENARIO(switch_model){
         "switch back leaves the teacher's weights live, the engine's check "
         "of the cycle-0 sync fails with engine-verify, which no fault "
         "explains (explained, expectation).",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .sets = BS_LIST("rematerialize=1", "with_ref=1", "with_teacher=1"),
     .targets = BS_LIST("same-tag-skip"),
     .expect = bs_expect_all_ok,

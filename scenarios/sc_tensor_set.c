@@ -68,9 +68,6 @@ BS_SCENARIO(tensor_set){
         "Mutants: skip-frozen-backup (miles #2223) also skips the "
         "fingerprint, so the differing sets reach the bucket gathers and "
         "fail there as a desync: the expectation fails.",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
     .min_ranks = 2,
     .faults = BS_LIST("name=sync/tensor_set,rank={last},cycle=1,nth=1"),
     .targets = BS_LIST("skip-frozen-backup"),

@@ -33,6 +33,9 @@ BS_SCENARIO(gamma){.name = "alpha-two",
                    .cycles = 1,
                    .default_ranks = 1,
                    .min_ranks = 1};
+/* Only what differs from the defaults. */
+BS_SCENARIO(delta){.name = "delta-defaults", .default_ranks = 2};
+BS_SCENARIO(epsilon){.name = "epsilon-no-cycles", .cycles = BS_NO_CYCLES};
 
 static bs_opts o;
 
@@ -211,6 +214,24 @@ static int planned_timeout(const char *line, bool *in_repro) {
 
 /* A scenario's own watchdog applies unless the user gives --timeout-ms; the
  * repro names the option only when it differs from the scenario's. */
+/* Registration fills what a descriptor leaves out; stated fields stay. */
+static void test_scenario_defaults(void **state) {
+  (void)state;
+  const bs_scenario *d = bs_scenario_find("delta-defaults");
+  assert_non_null(d);
+  assert_string_equal(d->model, BS_SCENARIO_MODEL);
+  assert_int_equal(d->cycles, BS_SCENARIO_CYCLES);
+  assert_int_equal(d->default_ranks, 2);
+  assert_int_equal(d->min_ranks, BS_SCENARIO_MIN_RANKS);
+  assert_int_equal(bs_scenario_find("epsilon-no-cycles")->cycles, 0);
+  assert_int_equal(bs_scenario_find("epsilon-no-cycles")->default_ranks,
+                   BS_SCENARIO_RANKS);
+  const bs_scenario *b = bs_scenario_find("beta");
+  assert_string_equal(b->model, "dense");
+  assert_int_equal(b->default_ranks, 2);
+  assert_int_equal(bs_scenario_find("alpha-two")->cycles, 1);
+}
+
 static void test_scenario_timeout(void **state) {
   (void)state;
   bool repro;
@@ -232,6 +253,7 @@ int main(void) {
       cmocka_unit_test(test_bad),
       cmocka_unit_test(test_select),
       cmocka_unit_test(test_plan),
+      cmocka_unit_test(test_scenario_defaults),
       cmocka_unit_test(test_scenario_timeout),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

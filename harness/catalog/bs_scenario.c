@@ -4,9 +4,24 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Filled by constructors before main, so no lock: nothing runs yet. */
+/* Filled by constructors before main, so no lock: nothing runs yet. The
+ * copies stay where they were registered; catalogue sorts pointers. */
+static bs_scenario stored[BS_SCENARIO_MAX];
 static const bs_scenario *catalogue[BS_SCENARIO_MAX];
 static size_t ncatalogue;
+
+static void fill_defaults(bs_scenario *s) {
+  if (!s->model)
+    s->model = BS_SCENARIO_MODEL;
+  if (s->cycles == 0)
+    s->cycles = BS_SCENARIO_CYCLES;
+  else if (s->cycles == BS_NO_CYCLES)
+    s->cycles = 0;
+  if (s->default_ranks == 0)
+    s->default_ranks = BS_SCENARIO_RANKS;
+  if (s->min_ranks == 0)
+    s->min_ranks = BS_SCENARIO_MIN_RANKS;
+}
 
 void bs_scenario_register(const bs_scenario *s) {
   if (!s->name || bs_scenario_find(s->name) || ncatalogue == BS_SCENARIO_MAX) {
@@ -16,10 +31,13 @@ void bs_scenario_register(const bs_scenario *s) {
                                                  : "catalogue full");
     return;
   }
+  bs_scenario *copy = &stored[ncatalogue];
+  *copy = *s;
+  fill_defaults(copy);
   size_t i = ncatalogue++;
   for (; i > 0 && strcmp(catalogue[i - 1]->name, s->name) > 0; i--)
     catalogue[i] = catalogue[i - 1];
-  catalogue[i] = s;
+  catalogue[i] = copy;
 }
 
 size_t bs_scenario_count(void) {

@@ -10,13 +10,14 @@
  *   BS_SCENARIO(engine_death) {
  *       .name = "engine-death", .labels = "@smoke @fault @mutant-target",
  *       .summary = "the engine dies mid-sync; every rank fails alike",
- *       .details = "what it does, its faults and why, what it expects",
- *       .model = "tiny", .cycles = 3, .default_ranks = 4, .min_ranks = 1,
+ *       .details = "what it does and why its faults fire where they do",
  *       .sets = BS_LIST("rematerialize=1", "update_buffer_bytes=2048"),
  *       .faults = BS_LIST("name=engine/send,rank={last},cycle=1,nth=2"),
  *       .expect = expect, .expects = "every rank fails update_weights ...",
  *   };
  *
+ * A descriptor states only what differs from the defaults below (model,
+ * cycles, ranks, minimum ranks); registration fills in the rest.
  * A scenario runs the standard lifecycle (bs_driver.h) unless it brings its
  * own `drive` function; the oracles (bs_oracle.h) then read the run record,
  * and `expect` is one more oracle of that scenario, as is each check a
@@ -78,13 +79,15 @@ typedef bs_status (*bs_drive_fn)(const bs_run_cfg *cfg, bs_record *rec);
 typedef bs_status (*bs_inspect_fn)(const bs_run_cfg *cfg, bs_record *rec);
 
 struct bs_scenario {
-  const char *name;    /* what `backstop run NAME` takes */
-  const char *labels;  /* space-separated: "@smoke @fault @mutant-target" */
-  const char *summary; /* one line for `backstop list` */
-  const char *details; /* what it does, for `backstop explain` */
-  const char *model;   /* preset or model file */
-  int cycles, default_ranks, min_ranks;
-  const char *const *sets;    /* NULL-terminated KEY=VALUE */
+  const char *name;        /* what `backstop run NAME` takes */
+  const char *labels;      /* space-separated: "@smoke @fault @mutant-target" */
+  const char *summary;     /* one line for `backstop list` */
+  const char *details;     /* what it does, for `backstop explain` */
+  const char *model;       /* preset or model file; NULL: BS_SCENARIO_MODEL */
+  int cycles;              /* 0: BS_SCENARIO_CYCLES; BS_NO_CYCLES: none */
+  int default_ranks;       /* 0: BS_SCENARIO_RANKS */
+  int min_ranks;           /* 0: BS_SCENARIO_MIN_RANKS */
+  const char *const *sets; /* NULL-terminated KEY=VALUE */
   const char *const *faults;  /* NULL-terminated specs; {last} = size-1 */
   const char *const *targets; /* mutants it is meant to catch (docs) */
   bs_expect_fn expect;        /* NULL: the invariants only */
@@ -93,6 +96,14 @@ struct bs_scenario {
   bs_inspect_fn inspect;      /* NULL: none; skipped like expect */
   int timeout_ms;             /* watchdog unless --timeout-ms; 0: the default */
 };
+
+/* What a descriptor that leaves a field out (0 or NULL) gets. */
+#define BS_SCENARIO_MODEL "tiny"
+#define BS_SCENARIO_CYCLES 3
+#define BS_SCENARIO_RANKS 4
+#define BS_SCENARIO_MIN_RANKS 1
+/* .cycles of a scenario that runs no training cycle (0 is the default). */
+#define BS_NO_CYCLES (-1)
 
 #define BS_LIST(...)                                                           \
   (const char *const[]) {                                                      \
@@ -109,8 +120,9 @@ struct bs_scenario {
 
 #define BS_SCENARIO_MAX 256
 
-/* Adds s to the catalogue (kept sorted by name; a duplicate name or a full
- * catalogue is reported on stderr and ignored). */
+/* Adds a copy of s, its defaults filled in, to the catalogue (kept sorted
+ * by name; a duplicate name or a full catalogue is reported on stderr and
+ * ignored). What the catalogue hands out points to that copy. */
 void bs_scenario_register(const bs_scenario *s);
 size_t bs_scenario_count(void);
 const bs_scenario *bs_scenario_at(size_t i);
