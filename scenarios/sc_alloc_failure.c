@@ -19,13 +19,7 @@ BS_SCENARIO(alloc_failure){
         "at the first backup('actor'), inside init; so the very first "
         "allocation fails, on one rank only.\n"
         "Expects: init's agreement spreads the failure: every rank fails "
-        "init with out-of-memory and the run stops there (no cycle runs).\n"
-        "Oracles: agreement (one status on every rank), liveness (nobody "
-        "waits for the failed rank), memory-budget (the partial backup "
-        "stays within a full copy), explained (out-of-memory traces to "
-        "backup/pin_alloc); pause-safety and bit-identity have nothing to "
-        "check.\n"
-        "Mutants: none targeted.",
+        "init with out-of-memory and the run stops there (no cycle runs).",
     .cycles = 2,
     .faults = BS_LIST("name=backup/pin_alloc,rank={last},cycle=0,nth=1"),
     .expect = expect,

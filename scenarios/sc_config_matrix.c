@@ -185,10 +185,7 @@ BS_SCENARIO(config_matrix){
         "Expects: every rule of bs_config_rules() has its check and every "
         "check holds. Each check is also an oracle entry of the run, so the "
         "reports name the rule that broke; the invariants have no rank to "
-        "judge.\n"
-        "Mutants: disk-offload-accepted accepts offload_target=disk under "
-        "rematerialize: the offload-target-disk check and the expectation "
-        "fail.",
+        "judge.",
     .cycles = BS_NO_CYCLES,
     .default_ranks = 1,
     .targets = BS_LIST("disk-offload-accepted"),

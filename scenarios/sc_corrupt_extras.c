@@ -82,16 +82,10 @@ BS_SCENARIO(corrupt_extras){
         "had the sync missed it, the restore's SHA256 check would "
         "(hash-mismatch). Either way the rank does not raise alone: every "
         "rank fails that phase with the same error naming the tensor, and "
-        "the run stops (a failed verification ends the job).\n"
-        "Oracles: agreement, pause-safety (param_buffer paused after the "
-        "failed sync), liveness, bit-identity of every restore that "
-        "succeeded, memory-budget (extras only), explained (the failure "
-        "traces to backup/corrupt). The inspect step looks the named tensor "
-        "up in the run's model (check names-an-extra); the expectation "
-        "requires it to be an expert_bias buffer, an fp32 or a frozen "
-        "param.\n"
-        "Mutants: none targeted; pause-not-in-finally also fails here "
-        "(pause-safety: the failed sync leaves param_buffer resident).",
+        "the run stops (a failed verification ends the job). The inspect "
+        "step looks the named tensor up in the run's model (check "
+        "names-an-extra); the expectation requires it to be an expert_bias "
+        "buffer, an fp32 or a frozen param.",
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .faults = BS_LIST("name=backup/corrupt,rank={last},cycle=0,nth=2,"
                       "failinfo=5"),

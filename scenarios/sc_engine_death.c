@@ -87,16 +87,7 @@ BS_SCENARIO(engine_death){
         "update_weights with engine-dead; param_buffer is paused on that "
         "exit path too (§7.1); the driver restarts the engine and goes on: "
         "restore succeeds everywhere and the cycle-2 sync succeeds with the "
-        "engine receiving every tensor.\n"
-        "Oracles: pause-safety (after the failed sync), agreement, "
-        "uniform-schedule, liveness, bit-identity (the restores after the "
-        "death and the cycle-2 sync equal the step end: the recovery is "
-        "bit-identical), explained (engine-dead traces to engine/send).\n"
-        "Mutants: pause-not-in-finally (miles #1572 as merged) leaves "
-        "param_buffer resident when the sync fails: pause-safety fails, "
-        "then wake_up hits 'cannot resume allocation that is not paused', "
-        "which no fault explains (explained, expectation); same-tag-skip "
-        "also fails here (bit-identity).",
+        "engine receiving every tensor.",
     .sets = BS_LIST("rematerialize=1", "update_buffer_bytes=2048"),
     .faults = BS_LIST("name=engine/send,rank={last},cycle=1,nth=2"),
     .targets = BS_LIST("pause-not-in-finally"),

@@ -14,16 +14,7 @@ BS_SCENARIO(frozen_params){
         "Steps: the coverage check at init must accept them as extras "
         "(pinned, behavior.md §7.3), and every rank hands weight sync the "
         "same tensor set in the same order.\n"
-        "Expects: every phase of every rank succeeds.\n"
-        "Oracles: bit-identity (the frozen bytes survive every cycle), "
-        "memory-budget (extras), uniform-schedule, explained.\n"
-        "Mutants: frozen-not-extras (miles #1572 final code) rejects the "
-        "model at init with uncovered-params (explained, expectation); "
-        "skip-frozen-backup (miles #2223) takes frozen params from the "
-        "memory saver where that looks possible, so the tensor sets differ "
-        "between ranks and, with the fingerprint skipped, the bucket "
-        "all-gathers desync (uniform-schedule, explained, expectation); "
-        "same-tag-skip fails bit-identity.",
+        "Expects: every phase of every rank succeeds.",
     .model = "frozen",
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .targets = BS_LIST("frozen-not-extras", "skip-frozen-backup"),

@@ -25,14 +25,7 @@ BS_SCENARIO(hash_mismatch){
         "Expects: the rank that finds the mismatch does not raise alone: "
         "the restore's agreement makes every rank fail restore (cycle 1) "
         "with hash-mismatch naming that tensor, no rank hangs, and the run "
-        "stops (a failed verification ends the job).\n"
-        "Oracles: agreement, liveness, uniform-schedule (the same "
-        "collectives everywhere), pause-safety, bit-identity (cycle 0's "
-        "restore and both syncs), explained (traces to restore/bitflip).\n"
-        "Mutants: local-hash-raise (miles #1572) raises on the last rank "
-        "before the agreement; its peers wait there alone and get "
-        "rank-dead: agreement, uniform-schedule, explained and the "
-        "expectation fail.",
+        "stops (a failed verification ends the job).",
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .faults = BS_LIST("name=restore/bitflip,rank={last},cycle=1,nth=1,"
                       "failinfo=3"),

@@ -29,12 +29,7 @@ BS_SCENARIO(master_corrupt){
         "Expects: the all-gather carries the bad value to every rank, so "
         "every rank's check fails: every rank fails restore (cycle 1) with "
         "hash-mismatch naming the same tensor, nothing hangs, and the run "
-        "stops (a failed verification ends the job).\n"
-        "Oracles: agreement, liveness, pause-safety (param_buffer paused "
-        "after each sync), bit-identity (no successful restore differs "
-        "from the step end), memory-budget, explained (traces to "
-        "master/corrupt).\n"
-        "Mutants: none targeted.",
+        "stops (a failed verification ends the job).",
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .faults = BS_LIST("name=master/corrupt,rank=0,cycle=1,nth=1,failinfo=30"),
     .expect = expect,

@@ -66,13 +66,7 @@ BS_SCENARIO(rank_death){
         "fingerprint exchange). The "
         "report has a line for the dead rank "
         "alone saying it is dead ('rank 3: dead after #N: fault "
-        "comm/rank_exit' at 4 ranks), whatever --ranks is.\n"
-        "Oracles: liveness, agreement among the survivors (a rank lost to "
-        "comm/rank_exit is left out), uniform-schedule (the schedules "
-        "differ but the divergence was contained), explained (rank-dead "
-        "traces to comm/rank_exit).\n"
-        "Mutants: none targeted; same-tag-skip also fails here "
-        "(bit-identity of cycle 0's restore).",
+        "comm/rank_exit' at 4 ranks), whatever --ranks is.",
     .min_ranks = 2,
     .timeout_ms = 2000,
     .faults = BS_LIST("name=comm/rank_exit,rank={last},cycle=1,nth=2"),

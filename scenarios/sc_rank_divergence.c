@@ -78,12 +78,7 @@ BS_SCENARIO(rank_divergence){
         "detection and every failed phase take less than half the timeout "
         "the report states; the report shows the last rank alone at its "
         "collective ('rank 3: reduce_scatter #N ...') and its peers at "
-        "another op with the same sequence number.\n"
-        "Oracles: liveness, agreement, uniform-schedule (diverged but "
-        "contained: the fault fired and every rank returned with an error), "
-        "pause-safety, explained (desync traces to comm/diverge).\n"
-        "Mutants: none targeted; same-tag-skip also fails here "
-        "(bit-identity of cycle 0's restore).",
+        "another op with the same sequence number.",
     .min_ranks = 2,
     .timeout_ms = 2000,
     .faults = BS_LIST("name=comm/diverge,rank={last},cycle=1,nth=3,"

@@ -22,12 +22,7 @@ BS_SCENARIO(resume_oom){
         "reports out-of-memory and keeps the region paused with its "
         "backup.\n"
         "Expects: every rank fails wake_up of cycle 1 with out-of-memory "
-        "and the run stops there.\n"
-        "Oracles: agreement, liveness, pause-safety (param_buffer paused "
-        "after both syncs), bit-identity (cycle 0's restore and both syncs "
-        "equal the step end), memory-budget (extras only), explained "
-        "(out-of-memory traces to region/resume).\n"
-        "Mutants: none targeted.",
+        "and the run stops there.",
     .sets = BS_LIST("rematerialize=1"),
     .faults = BS_LIST("name=region/resume,rank={last},cycle=1,nth=1"),
     .expect = expect,

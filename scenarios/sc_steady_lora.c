@@ -15,13 +15,7 @@ BS_SCENARIO(steady_lora){
         "Steps: weight sync takes the base from the memory saver's host "
         "copy and the adapters live; the backuper keeps nothing (weight "
         "backup off, a pinned budget of 0 bytes).\n"
-        "Expects: every phase of every rank succeeds.\n"
-        "Oracles: memory-budget (0 pinned backuper bytes), no-paused-reads "
-        "(nothing falls through to a paused tensor without a host copy, "
-        "miles #2204), bit-identity, explained; pause-safety does not apply "
-        "(param_buffer stays resident).\n"
-        "Mutants: lora-double-backup keeps a pinned copy next to the memory "
-        "saver's: memory-budget fails at init.",
+        "Expects: every phase of every rank succeeds.",
     .model = "lora",
     .sets = BS_LIST("lora_rank=8"),
     .targets = BS_LIST("lora-double-backup"),

@@ -15,15 +15,7 @@ BS_SCENARIO(steady_maincast){
         "resident through weight sync and is paused right after it; restore "
         "rebuilds it from the fp32 masters: cast, all-gather, extras "
         "copy-back, SHA256 check.\n"
-        "Expects: every phase of every rank succeeds.\n"
-        "Oracles: pause-safety (paused after every update_weights), "
-        "bit-identity (every rebuild equals the last step end, every sync "
-        "delivered it), memory-budget (extras only), uniform-schedule, "
-        "explained.\n"
-        "Mutants: same-tag-skip (review diff of miles #3128) skips restore "
-        "of the active actor, so the rebuild never happens and the resumed "
-        "param buffer holds garbage: bit-identity fails at the first "
-        "restore.",
+        "Expects: every phase of every rank succeeds.",
     .model = "moe",
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
     .targets = BS_LIST("same-tag-skip"),

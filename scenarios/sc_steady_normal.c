@@ -15,14 +15,7 @@ BS_SCENARIO(steady_normal){
         "host backup under offload, its bytes are lost), update_weights "
         "streams the pinned copies to the engine, wake_up resumes, restore "
         "copies the pinned copies back, the step trains and backs up again.\n"
-        "Expects: every phase of every rank succeeds.\n"
-        "Oracles: pause-safety (param_buffer paused from sleep on), "
-        "bit-identity (every restore and every sync equal the last step "
-        "end), memory-budget (one full copy), uniform-schedule, explained "
-        "(no error at all).\n"
-        "Mutants: none targeted; same-tag-skip also fails here "
-        "(bit-identity: the skipped restore of the active actor leaves "
-        "garbage after the resume).",
+        "Expects: every phase of every rank succeeds.",
     .model = "dense",
     .expect = bs_expect_all_ok,
     .expects = "every phase of every rank succeeds",

@@ -14,15 +14,7 @@ BS_SCENARIO(steady_offload_disaggregated){
         "Steps: as steady-normal, but get_actor_weights of an asleep "
         "trainer must come from the backuper's pinned copies, never from "
         "the paused device memory.\n"
-        "Expects: every phase of every rank succeeds.\n"
-        "Oracles: no-paused-reads, pause-safety (from sleep on), "
-        "bit-identity, memory-budget (one full copy), explained.\n"
-        "Mutants: asleep-reads-device hands out the paused param_buffer: "
-        "no-paused-reads, explained and the expectation fail in the cycle-0 "
-        "update_weights; offload-drops-backup keeps no backup when "
-        "offloading without ref/teacher/colocate, so that sync fails with "
-        "missing-backup, which no fault explains (explained, expectation); "
-        "same-tag-skip also fails here (bit-identity).",
+        "Expects: every phase of every rank succeeds.",
     .model = "dense",
     .sets = BS_LIST("colocate=0"),
     .targets = BS_LIST("asleep-reads-device", "offload-drops-backup"),

@@ -71,11 +71,7 @@ BS_SCENARIO(step_failure){
         "failing rank's own error record (the one its optimizer step "
         "raised); the failing rank still issued the same collectives as "
         "its peers (the param all-gathers included); the run stops "
-        "there.\n"
-        "Oracles: agreement, liveness (nobody waits for the failed rank), "
-        "uniform schedule, explained (out-of-memory traces to "
-        "optimizer/step), pause safety and bit identity of cycle 0.\n"
-        "Mutants: none targeted.",
+        "there.",
     .sets = BS_LIST("rematerialize=1"),
     .faults = BS_LIST("name=optimizer/step,rank={last},cycle=1,nth=1"),
     .expect = expect,

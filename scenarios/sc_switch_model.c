@@ -16,14 +16,7 @@ BS_SCENARIO(switch_model){
         "switches ref, teacher, then actor, which is restored although it "
         "is the active tag (under offload its param buffer was lost and "
         "must be rebuilt).\n"
-        "Expects: every phase of every rank succeeds.\n"
-        "Oracles: bit-identity (the actor's weights win after every "
-        "switch), memory-budget (extras plus two full copies), "
-        "pause-safety, explained.\n"
-        "Mutants: same-tag-skip skips restore of the active actor: init's "
-        "switch back leaves the teacher's weights live, the engine's check "
-        "of the cycle-0 sync fails with engine-verify, which no fault "
-        "explains (explained, expectation).",
+        "Expects: every phase of every rank succeeds.",
     .sets = BS_LIST("rematerialize=1", "with_ref=1", "with_teacher=1"),
     .targets = BS_LIST("same-tag-skip"),
     .expect = bs_expect_all_ok,

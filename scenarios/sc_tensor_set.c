@@ -61,13 +61,7 @@ BS_SCENARIO(tensor_set){
         "dtypes, sizes) before any bucket: every rank fails update_weights "
         "(cycle 1) with tensor-set-mismatch, the fingerprint check and its "
         "agreement are the last collectives every rank issued (read from "
-        "the flight recorders), and the run stops.\n"
-        "Oracles: agreement, liveness, uniform-schedule (no rank gathered a "
-        "bucket its peers did not), pause-safety, explained (traces to "
-        "sync/tensor_set).\n"
-        "Mutants: skip-frozen-backup (miles #2223) also skips the "
-        "fingerprint, so the differing sets reach the bucket gathers and "
-        "fail there as a desync: the expectation fails.",
+        "the flight recorders), and the run stops.",
     .min_ranks = 2,
     .faults = BS_LIST("name=sync/tensor_set,rank={last},cycle=1,nth=1"),
     .targets = BS_LIST("skip-frozen-backup"),

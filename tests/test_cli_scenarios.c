@@ -23,6 +23,7 @@
 #include "catalog/bs_scenario.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
+#include "oracles/bs_oracle.h"
 #include "util/bs_json.h"
 
 #define MAX_RANKS 64
@@ -144,6 +145,48 @@ static void test_every_scenario_well_formed(void **state) {
     for (int r = lo; r <= MAX_RANKS; r++)
       check_faults(s, name, r);
   }
+}
+
+static void expect_line(const char *text, const char *name, const char *a,
+                        const char *b) {
+  char want[768];
+  snprintf(want, sizeof want, "%s%s", a, b);
+  if (!strstr(text, want))
+    fail_msg("explain %s lacks '%s'", name, want);
+}
+
+/* explain's fault, mutant and oracle lines are the catalogues' own. */
+static void check_explain(const bs_json *s, const char *name) {
+  char args[128], line[256];
+  snprintf(args, sizeof args, "explain %s", name);
+  assert_int_equal(backstop(args), 0);
+  const bs_json *f = list_of(s, "faults");
+  for (size_t i = 0; i < f->n; i++) {
+    bs_fault_spec p;
+    char spec[256];
+    bs_scenario_fault_expand(f->items[i].str, MAX_RANKS, spec, sizeof spec);
+    assert_int_equal(bs_fault_spec_parse(spec, &p), BS_OK);
+    snprintf(line, sizeof line, "    %s: ", p.name);
+    expect_line(out_text, name, line, bs_fault_find(p.name)->where);
+  }
+  const bs_json *t = list_of(s, "targets");
+  for (size_t i = 0; i < t->n; i++) {
+    bs_mutant m = (bs_mutant)bs_mutant_parse(t->items[i].str);
+    snprintf(line, sizeof line, "  %s (%s): ", bs_mutant_name(m),
+             bs_mutant_origin(m));
+    expect_line(out_text, name, line, bs_mutant_effect(m));
+  }
+  for (const bs_oracle *o = bs_oracles(); o->name; o++) {
+    snprintf(line, sizeof line, "  %-17s ", o->name);
+    expect_line(out_text, name, line, o->what);
+  }
+}
+
+static void test_explain_from_catalogues(void **state) {
+  (void)state;
+  const bs_json *all = scenarios();
+  for (size_t i = 0; i < all->n; i++)
+    check_explain(&all->items[i], bs_json_get_str(&all->items[i], "name", ""));
 }
 
 /* `backstop run` with no selector runs @smoke, and ci/run.sh runs that:
@@ -347,6 +390,7 @@ static void test_corrupt_extras_names_an_extra(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_scenario_well_formed),
+      cmocka_unit_test(test_explain_from_catalogues),
       cmocka_unit_test(test_default_suite_covers),
       cmocka_unit_test(test_fixed_core_meets_expectations),
       cmocka_unit_test(test_expectations_catch_missing_checks),
