@@ -20,6 +20,11 @@ if command -v clang >/dev/null; then
 else
   echo "ci/test.sh: clang not found: clang build skipped"
 fi
+# The configuration without fault points (BS_FIU=OFF) builds and passes:
+# scenarios and tests that need faults say they are skipped.
+cmake --preset nofiu >/dev/null
+cmake --build --preset nofiu -j "$jobs"
+ctest --preset nofiu -j "$jobs"
 cmake --preset coverage >/dev/null
 cmake --build --preset coverage -j "$jobs"
 lcov --quiet --zerocounters --directory build/coverage

@@ -55,6 +55,22 @@ static bs_run_cfg *matrix(const bs_run_cfg *base, size_t nbase, bool targeted,
   return all;
 }
 
+/* Every scenario that targets the mutant is one this build cannot run
+ * (BS_FIU=OFF): its survival would say nothing. The reason; NULL when a
+ * scenario that targets it can run. */
+static const char *untested(int m) {
+  const char *why = NULL;
+  for (size_t i = 0; i < bs_scenario_count(); i++) {
+    const bs_scenario *s = bs_scenario_at(i);
+    if (!targets(s, m))
+      continue;
+    if (!bs_scenario_skip_reason(s))
+      return NULL;
+    why = bs_scenario_skip_reason(s);
+  }
+  return why;
+}
+
 static bs_status killed_by(bs_kill *k, const char *scenario) {
   char **grown = realloc(k->killed_by, (k->nkilled + 1) * sizeof *grown);
   if (!grown)
@@ -76,8 +92,11 @@ static bs_status kills(const bs_result *res, const int *mut, size_t n,
   for (size_t i = 0; i < n; i++)
     if (mut[i] >= 0 && res[i].verdict != BS_PASS)
       BS_CHECK(killed_by(&k[mut[i]], res[i].scenario));
-  for (int m = 0; m < BS_MUT_COUNT; m++)
-    k[m].survived = k[m].nkilled == 0;
+  for (int m = 0; m < BS_MUT_COUNT; m++) {
+    if (k[m].nkilled == 0)
+      k[m].untested = untested(m);
+    k[m].survived = k[m].nkilled == 0 && !k[m].untested;
+  }
 out:
   return st;
 }
@@ -95,6 +114,9 @@ static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
     fprintf(out, "%-24s ", k[m].name);
     if (k[m].survived)
       fprintf(out, "SURVIVED (%s)", bs_mutant_effect((bs_mutant)m));
+    if (k[m].untested)
+      fprintf(out, "untested: every scenario that targets it was skipped: %s",
+              k[m].untested);
     for (size_t i = 0; i < k[m].nkilled; i++)
       fprintf(out, "%s%s", i ? ", " : "", k[m].killed_by[i]);
     fprintf(out, "\n");

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,6 +374,11 @@ static bs_status plan_one(const bs_opts *o, const bs_scenario *s, int ranks,
           o->procs.nprocs);
   for (size_t i = 0; i < o->nfaults; i++)
     BS_CHECK(check_fault_rank(o->faults[i], ranks, s->name));
+#ifndef FIU_ENABLE
+  if (o->nfaults)
+    USAGE("--fault %s: this build has no fault points (BS_FIU=OFF)",
+          o->faults[0]);
+#endif
   BS_CHECK(check_config(o, s));
   *c = (bs_run_cfg){
       .scn = s,
@@ -410,6 +416,32 @@ static bool named(const bs_opts *o, const bs_scenario *s) {
   return false;
 }
 
+/* "backstop: skipping NAME<why>" on stderr, from the lead process only
+ * (every process plans alike; the others stay silent). */
+static void skipping(const bs_opts *o, const bs_scenario *s, const char *fmt,
+                     ...) __attribute__((format(printf, 3, 4)));
+static void skipping(const bs_opts *o, const bs_scenario *s, const char *fmt,
+                     ...) {
+  if (!bs_opts_lead(o))
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "backstop: skipping %s", s->name);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* Valid, but this build cannot run it: left out of the run and of the
+ * reports, said once per scenario. */
+static bool buildable(const bs_opts *o, const bs_scenario *s, bool *told) {
+  const char *why = bs_scenario_skip_reason(s);
+  if (why && !*told)
+    skipping(o, s, ": %s", why);
+  *told |= why != NULL;
+  return !why;
+}
+
 bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
                        size_t *n) {
   bs_status st = BS_OK;
@@ -424,7 +456,8 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
   *out = calloc(nscn * per * reps + 1, sizeof **out);
   if (!*out)
     BS_FAIL(BS_ERR_NOMEM, NULL, "plan of %zu runs", nscn * per * reps);
-  for (size_t i = 0; i < nscn; i++)
+  for (size_t i = 0; i < nscn; i++) {
+    bool told = false;
     for (size_t k = 0; k < per * reps; k++) {
       int ranks = o->nranks ? o->ranks[k % per] : scn[i]->default_ranks;
       /* A matrix of sizes, a label or a glob runs each scenario where it is
@@ -432,25 +465,25 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
        * usage error. */
       bool chosen = o->nranks <= 1 && named(o, scn[i]);
       if (ranks < scn[i]->min_ranks && !chosen) {
-        if (k >= per)
-          continue; /* said once */
-        fprintf(stderr, "backstop: skipping %s at %d rank%s (needs %d)\n",
-                scn[i]->name, ranks, ranks == 1 ? "" : "s", scn[i]->min_ranks);
+        if (k < per) /* said once */
+          skipping(o, scn[i], " at %d rank%s (needs %d)", ranks,
+                   ranks == 1 ? "" : "s", scn[i]->min_ranks);
         continue;
       }
       if (!splits(o, scn[i], ranks) && !chosen) {
-        if (k >= per)
-          continue;
-        fprintf(stderr,
-                "backstop: skipping %s at %d rank%s (not a multiple of the "
-                "%d processes)\n",
-                scn[i]->name, ranks, ranks == 1 ? "" : "s", o->procs.nprocs);
+        if (k < per)
+          skipping(o, scn[i],
+                   " at %d rank%s (not a multiple of the %d processes)", ranks,
+                   ranks == 1 ? "" : "s", o->procs.nprocs);
         continue;
       }
       BS_CHECK(plan_one(o, scn[i], ranks, exe, &(*out)[*n]));
+      if (!buildable(o, scn[i], &told))
+        continue;
       (*out)[*n].run_index = *n;
       (*n)++;
     }
+  }
   BS_CHECK(bs_nccl_plan(*out, *n));
 out:
   if (st != BS_OK) {

@@ -3,6 +3,7 @@
  * mutant switches of §8, one test each (frozen-not-extras is in
  * test_maincast.c), each showing the fixed behaviour next to the mutant's. */
 #include "bs_actor_testing.h"
+#include "bs_test_faults.h"
 #include "bs_test_world.h"
 
 #include <time.h>
@@ -258,6 +259,7 @@ static bs_status sleep_in_cycle_1(bs_actor *a, bs_comm *c, tw *t) {
 
 static void test_sleep_failure_agreed(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   tw t;
   tw_init(&t, 2, "tiny");
   t.body = sleep_in_cycle_1;
@@ -285,6 +287,7 @@ static bs_status observe_then_sleep(bs_actor *a, bs_comm *c, tw *t) {
 
 static void test_observer_digests_fire_no_fault(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   tw t;
   tw_init(&t, 1, "tiny");
   t.body = observe_then_sleep;
@@ -313,6 +316,7 @@ static bs_status death_then_wake(bs_actor *a, bs_comm *c, tw *t) {
 
 static void test_mutant_pause_not_in_finally(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   for (int mutant = 0; mutant < 2; mutant++) {
     tw t;
     job(&t, 2, "tiny", true);
@@ -349,6 +353,7 @@ static bs_status step_and_restore(bs_actor *a, bs_comm *c, tw *t) {
 
 static void test_mutant_local_hash_raise(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   for (int mutant = 0; mutant < 2; mutant++) {
     tw t;
     tw_init(&t, 3, "tiny");

@@ -11,6 +11,7 @@
 #include "backup/bs_backup_testing.h"
 #include "backup/bs_backuper.h"
 #include "bs_fault_control.h"
+#include "bs_test_faults.h"
 #include "memsaver/bs_ms_testing.h"
 
 /* One rank under offload: buffers without cpu backup, as in the lifecycle
@@ -338,6 +339,8 @@ static void test_failed_backup_invalidates(void **state) {
   assert_int_equal(bs_dev_pinned(w->dev, BS_PIN_BACKUPER), 2 * synced_bytes(w));
   bs_err_clear();
 }
+#else
+BS_TEST_SKIP_WITHOUT_FAULTS(test_failed_backup_invalidates)
 #endif
 
 #define T(f) cmocka_unit_test_setup_teardown(f, world_open, world_close)
@@ -352,9 +355,7 @@ int main(void) {
       T(test_backup_tags),
       T(test_copy),
       T(test_subset),
-#ifdef FIU_ENABLE
       T(test_failed_backup_invalidates),
-#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bs_test_cli.h"
+#include "bs_test_faults.h"
 #include "util/bs_json.h"
 
 static int setup(void **state) {
@@ -85,6 +86,7 @@ static void test_catalogues(void **state) {
 /* A user fault on a fault-free scenario: the invariants decide. */
 static void test_added_fault_judged_by_invariants(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   assert_int_equal(backstop("run steady-normal --ranks 2 --cycles 2 -q "
                             "--fault name=engine/send,rank=1,cycle=1,nth=1 "
                             "--json r.json"),
@@ -159,6 +161,7 @@ static void test_same_seed_same_report(void **state) {
 /* A contained hang: the report is printed and kept with the artifacts. */
 static void test_hang_report_shown_and_kept(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   assert_int_equal(backstop("run hash-mismatch --ranks 3 --mutant "
                             "local-hash-raise --artifacts art2 --json h.json"),
                    1);
@@ -176,30 +179,52 @@ static void test_hang_report_shown_and_kept(void **state) {
   free(json);
 }
 
-#ifdef FIU_ENABLE
 /* A copy fault on every rank fails the ranks' own copies (agreed and
  * explained), never the driver's reference weights before the world runs. */
 static void test_copy_fault_spares_the_reference(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   assert_int_equal(
       backstop(
           "run steady-normal --ranks 2 --cycles 1 -v --fault name=copy/fail"),
       0);
   assert_non_null(strstr(out_text, "all 2 ranks: copy-failed in init"));
 }
+
+/* Without fault points (BS_FIU=OFF) a scenario that arms faults is left
+ * out of the run and the reports, saying why; what ran decides the exit
+ * status; --fault is refused. With them nothing is skipped. */
+static void test_fault_scenarios_without_faults(void **state) {
+  (void)state;
+  assert_int_equal(
+      backstop("run engine-death steady-normal --ranks 2 --json s.json"), 0);
+  char *json = slurp("s.json");
+  assert_non_null(strstr(json, "\"scenario\": \"steady-normal\""));
+#ifdef FIU_ENABLE
+  assert_null(strstr(err_text, "skipping"));
+  assert_non_null(strstr(json, "\"scenario\": \"engine-death\""));
+  assert_non_null(strstr(out_text, "2 runs: 2 passed"));
+#else
+  assert_string_equal(err_text, "backstop: skipping engine-death: needs fault "
+                                "points (built with BS_FIU=OFF)\n");
+  assert_null(strstr(json, "engine-death"));
+  assert_non_null(strstr(out_text, "1 runs: 1 passed"));
+  usage("run steady-normal --fault name=engine/send",
+        "--fault name=engine/send: this build has no fault points");
 #endif
+  free(json);
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_usage_errors),
+      cmocka_unit_test(test_fault_scenarios_without_faults),
       cmocka_unit_test(test_catalogues),
       cmocka_unit_test(test_added_fault_judged_by_invariants),
       cmocka_unit_test(test_failure_leaves_reports),
       cmocka_unit_test(test_same_seed_same_report),
       cmocka_unit_test(test_hang_report_shown_and_kept),
-#ifdef FIU_ENABLE
       cmocka_unit_test(test_copy_fault_spares_the_reference),
-#endif
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

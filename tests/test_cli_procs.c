@@ -12,6 +12,7 @@
 
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
+#include "bs_test_faults.h"
 #include "dev/bs_dev.h"
 #include "run/bs_launcher.h"
 
@@ -115,6 +116,7 @@ static char *outcomes(const char *file) {
  * rendezvous, the run's part and verdict left in the job's folder. */
 static void test_one_process(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   const char *sel = "engine-death rank-divergence --ranks 2";
   char args[256];
   snprintf(args, sizeof args, "run %s --json plain.json", sel);
@@ -218,6 +220,7 @@ static int rc_of(int proc) {
  * 1's failure: it merged process 1's part. */
 static void test_two_processes(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   launch_both("j2", NCCL_RUN);
   assert_int_equal(rc_of(0), rc_of(1));
   char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
@@ -236,6 +239,7 @@ static void test_two_processes(void **state) {
  * fault scenarios pass as in one process, process 0 speaking for both. */
 static void test_two_sim_processes(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   launch_both("j5", "engine-death rank-death rank-divergence --ranks 4");
   char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
   if (rc_of(0) != 0 || rc_of(1) != 0)
@@ -249,6 +253,7 @@ static void test_two_sim_processes(void **state) {
 /* Alone, either process gives up within the run's deadline with a reason. */
 static void test_missing_process(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   for (int proc = 0; proc < 2; proc++) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "cd %s && rm -rf rv && ", dir);

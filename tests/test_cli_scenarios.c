@@ -20,6 +20,7 @@
 #include "bs_fault_control.h"
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
+#include "bs_test_faults.h"
 #include "catalog/bs_scenario.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
@@ -284,6 +285,7 @@ static void expect_run(const char *args, int rc, const char *scn, bool ok,
 
 static void test_fixed_core_meets_expectations(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   expect_run("master-corrupt --ranks 3 --seed 5", 0, "master-corrupt", true,
              "hash-mismatch in restore [");
   expect_run("tensor-set --ranks 2", 0, "tensor-set", true,
@@ -297,6 +299,7 @@ static void test_fixed_core_meets_expectations(void **state) {
  * it) the differing sets reach the bucket gathers. */
 static void test_expectations_catch_missing_checks(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   expect_run("master-corrupt --ranks 2 --set ci_test=0", 1, "master-corrupt",
              false, "got no failure");
   expect_run("tensor-set --ranks 2 --mutant skip-frozen-backup", 1,
@@ -308,6 +311,7 @@ static void test_expectations_catch_missing_checks(void **state) {
  * failure path the next cycle cannot sync. */
 static void test_engine_death_keeps_gathering(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   expect_run("engine-death --ranks 2", 0, "engine-death", true,
              "killed at bucket 2; cycle 1 update_weights: every rank issued");
   expect_run("engine-death --ranks 3", 0, "engine-death", true, "(4 data)");
@@ -321,6 +325,7 @@ static void test_engine_death_keeps_gathering(void **state) {
  * the scenario's own watchdog unless --timeout-ms replaces it. */
 static void test_reports_name_the_rank(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   expect_run("rank-death --ranks 3", 0, "rank-death", true,
              "(timeout 2000 ms); the report says 'rank 2: dead after #");
   expect_run("rank-death --ranks 6 --timeout-ms 4000", 0, "rank-death", true,
@@ -333,6 +338,7 @@ static void test_reports_name_the_rank(void **state) {
  * 30 ms one they are, and the expectation says so. */
 static void test_slow_rank_no_false_alarm(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   expect_run("slow-rank --ranks 2", 0, "slow-rank", true,
              "4 stalls in cycles 0..2, every phase ok, no hang report");
   expect_run("slow-rank --ranks 2 --timeout-ms 30", 1, "slow-rank", false,
@@ -375,6 +381,7 @@ static void test_checks_are_oracles(void **state) {
  * fault skips that check along with the expectation. */
 static void test_corrupt_extras_names_an_extra(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   bs_json j;
   run_report("corrupt-extras --ranks 2 --model frozen", 0, &j);
   want_oracle(&j, "corrupt-extras", "names-an-extra", true,

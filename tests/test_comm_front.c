@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "bs_fault_control.h"
+#include "bs_test_faults.h"
 #include "comm/bs_comm.h"
 
 static void sleep_ms(long ms) {
@@ -374,6 +375,11 @@ static void test_fault_stall_under_timeout(void **state) {
   assert_string_equal(bs_world_report(w), "");
   bs_world_destroy(w);
 }
+#else
+BS_TEST_SKIP_WITHOUT_FAULTS(test_fault_rank_exit)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_fault_diverge_swaps)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_fault_diverge_extra_barrier)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_fault_stall_under_timeout)
 #endif
 
 /* Process groups across sleep: destroyed, a collective is refused (not a
@@ -454,12 +460,10 @@ int main(void) {
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_bad_call_is_contained),
       cmocka_unit_test(test_world_options),
-#ifdef FIU_ENABLE
       cmocka_unit_test(test_fault_rank_exit),
       cmocka_unit_test(test_fault_diverge_swaps),
       cmocka_unit_test(test_fault_diverge_extra_barrier),
       cmocka_unit_test(test_fault_stall_under_timeout),
-#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <fiu.h>
 #endif
 
+#include "bs_test_faults.h"
 #include "dev/bs_dev.h"
 #include "dev/bs_dev_testing.h"
 
@@ -286,6 +287,9 @@ static void test_pin_alloc_fault(void **state) {
   assert_int_equal(bs_dev_pinned_alloc(d, BS_PIN_BACKUPER, 4096, &p), BS_OK);
   bs_dev_pinned_free(d, BS_PIN_BACKUPER, p, 4096);
 }
+#else
+BS_TEST_SKIP_WITHOUT_FAULTS(test_copy_fault)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_pin_alloc_fault)
 #endif
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -297,9 +301,7 @@ int main(void) {
       T(test_copy_all_directions), T(test_unmap_drops_bytes),
       T(test_kernel_ops),          T(test_sm_copy_odd_sizes_offsets),
       T(test_sm_copy_pages),       T(test_sm_copy_bad_args),
-#ifdef FIU_ENABLE
       T(test_copy_fault),          T(test_pin_alloc_fault),
-#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 #include "backup/bs_digest.h"
 #include "bs_err.h"
 #include "bs_fault_control.h"
+#include "bs_test_faults.h"
 #include "sync/bs_engine.h"
 #include "sync/bs_sync_testing.h"
 #include "sync/bs_wire.h"
@@ -307,6 +308,9 @@ static void test_verify_fault_flips_a_bit(void **state) {
   bs_err_clear();
   assert_int_equal(bs_engine_stop(e), BS_OK);
 }
+#else
+BS_TEST_SKIP_WITHOUT_FAULTS(test_send_fault_kills_engine)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_verify_fault_flips_a_bit)
 #endif
 
 static void test_bad_input(void **state) {
@@ -509,12 +513,10 @@ int main(int argc, char **argv) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_death_before_reply_and_begin, setup,
                                       teardown),
-#ifdef FIU_ENABLE
       cmocka_unit_test_setup_teardown(test_send_fault_kills_engine, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_verify_fault_flips_a_bit, setup,
                                       teardown),
-#endif
       cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unresponsive_engine_times_out, setup,
                                       teardown),

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bs_fault_control.h"
+#include "bs_test_faults.h"
 
 #define MAX_RANKS 4
 #define MAX_CYCLES 3
@@ -258,6 +259,20 @@ static void test_arm_unsupported(void **state) {
   uint64_t info = 0;
   assert_false(bs_fault_hit(BS_FP_ENGINE_SEND, &info));
 }
+BS_TEST_SKIP_WITHOUT_FAULTS(test_rank_filter)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_cycle_filter)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_nth_filter)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_prob_deterministic)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_failinfo)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_onetime)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_prefix)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_rank_qualified_libfiu)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_log)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_disarm_all)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_table_full)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_fiu_run)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_fiu_ctrl)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_reach_cost)
 #else
 static void test_rank_filter(void **state) {
   (void)state;
@@ -664,7 +679,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_parse_bad, reset, reset),
 #ifndef FIU_ENABLE
       cmocka_unit_test_setup_teardown(test_arm_unsupported, reset, reset),
-#else
+#endif
       cmocka_unit_test_setup_teardown(test_rank_filter, reset, reset),
       cmocka_unit_test_setup_teardown(test_cycle_filter, reset, reset),
       cmocka_unit_test_setup_teardown(test_nth_filter, reset, reset),
@@ -679,7 +694,6 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_fiu_run, reset, reset),
       cmocka_unit_test_setup_teardown(test_fiu_ctrl, reset, reset),
       cmocka_unit_test_setup_teardown(test_reach_cost, reset, reset),
-#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

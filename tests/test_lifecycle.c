@@ -5,6 +5,7 @@
  * dense, moe, frozen and lora presets for N = 1, 2, 3, 4, 8, with the
  * MainCast pinned bytes equal to the extras. */
 #include "bs_actor_testing.h"
+#include "bs_test_faults.h"
 #include "bs_test_world.h"
 #include "sync/bs_sync_testing.h"
 
@@ -267,11 +268,13 @@ static void engine_death(bool maincast) {
 
 static void test_engine_death_agreed_normal(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   engine_death(false);
 }
 
 static void test_engine_death_agreed_maincast(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   engine_death(true);
 }
 
@@ -294,6 +297,7 @@ out:
 
 static void test_hash_mismatch_on_one_rank_agreed(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   tw t;
   tw_init(&t, 4, "frozen");
   t.cfg.offload_train = true;

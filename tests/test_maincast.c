@@ -2,6 +2,7 @@
  * round trips rebuilt from the masters, the all-gather that covers the
  * other ranks' shards, chained and HDO optimizers, get(), the coverage
  * check, the SHA256 check and its faults, other tags, the pinned budget. */
+#include "bs_test_faults.h"
 #include "bs_test_world.h"
 
 #include "backup/bs_backup_testing.h"
@@ -282,6 +283,7 @@ static void test_check_first_two_cycles_only(void **state) {
 
 static void test_check_off_when_not_armed(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   tw t;
   check_log log[2] = {0};
   mc_init(&t, 2, "dense");
@@ -323,18 +325,21 @@ static void expect_check_catches(const char *spec, int rank,
 
 static void test_check_catches_restore_bitflip(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   expect_check_catches("name=restore/bitflip,rank=1,nth=2,failinfo=14", 1,
                        "embedding.word_embeddings.weight");
 }
 
 static void test_check_catches_corrupt_extra(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   expect_check_catches("name=backup/corrupt,rank=1,nth=2,failinfo=9", 1,
                        "decoder.layers.0.self_attention.rel_proj.weight");
 }
 
 static void test_check_catches_corrupt_master(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   /* Rank 1's shard reaches every rank through the all-gather: all see it,
    * and the agreement keeps the lowest rank's record. */
   expect_check_catches("name=master/corrupt,rank=1,nth=2,failinfo=30", 0, NULL);

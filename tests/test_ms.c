@@ -19,6 +19,7 @@
 #include <fiu.h>
 #endif
 
+#include "bs_test_faults.h"
 #include "memsaver/bs_ms.h"
 #include "memsaver/bs_ms_testing.h"
 
@@ -336,6 +337,8 @@ static void test_resume_fault(void **state) {
   assert_int_equal(bs_ms_resume(f->ms, NULL), BS_OK);
   assert_filled(d, pg, 31);
 }
+#else
+BS_TEST_SKIP_WITHOUT_FAULTS(test_resume_fault)
 #endif
 
 /* ---- paused-read detection ---- */
@@ -569,9 +572,7 @@ int main(void) {
       T(test_cpu_backup),
       T(test_resident_and_pinned_accounting),
       T(test_free_and_destroy_release),
-#ifdef FIU_ENABLE
       T(test_resume_fault),
-#endif
       T(test_paused_read_is_caught),
       T(test_nested_guards),
       T(test_paused_reads_from_threads),

@@ -2,6 +2,7 @@
  * streamed to a real engine process, the uniform-set fingerprint, and
  * local failures (engine death, a paused read) that keep the collective
  * schedule of every rank the same. */
+#include "bs_test_faults.h"
 #include "bs_test_world.h"
 
 #include "sync/bs_sync_testing.h"
@@ -176,6 +177,7 @@ static void test_sync_streams_every_tensor(void **state) {
 
 static void test_tensor_set_fault_agreed(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   ws_case k = {.preset = "tiny", .bucket_bytes = 700, .check_uniform = true};
   tw_arm("name=sync/tensor_set,rank=1");
   assert_int_equal(run_case(&k, 3), BS_ERR_TENSOR_SET);
@@ -192,6 +194,7 @@ static void test_tensor_set_fault_agreed(void **state) {
  * communicator contains it (desync), nobody hangs. */
 static void test_tensor_set_fault_unchecked_is_contained(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   ws_case k = {.preset = "tiny", .bucket_bytes = 1 << 20};
   tw_arm("name=sync/tensor_set,rank=0");
   bs_status st = run_case(&k, 2);
@@ -205,6 +208,7 @@ static void test_tensor_set_fault_unchecked_is_contained(void **state) {
 
 static void test_engine_death_keeps_gathering(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   ws_case k = {.preset = "tiny", .bucket_bytes = 700, .check_uniform = true};
   tw_arm("name=engine/send,rank=1,nth=2");
   assert_int_equal(run_case(&k, 3), BS_ERR_ENGINE_DEAD);

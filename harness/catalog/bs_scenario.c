@@ -93,6 +93,17 @@ out:
   return st;
 }
 
+const char *bs_scenario_skip_reason(const bs_scenario *s) {
+#ifdef FIU_ENABLE
+  (void)s;
+  return NULL;
+#else
+  return s->faults && s->faults[0]
+             ? "needs fault points (built with BS_FIU=OFF)"
+             : NULL;
+#endif
+}
+
 void bs_scenario_fault_expand(const char *spec, int ranks, char *out,
                               size_t n) {
   static const char key[] = "{last}";

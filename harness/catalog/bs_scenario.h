@@ -135,6 +135,10 @@ bool bs_scenario_has_label(const bs_scenario *s, const char *label);
 bs_status bs_scenario_select(const char *const *sel, size_t nsel,
                              const bs_scenario **out, size_t *nout);
 
+/* Why this build cannot run s (NULL: it can): a scenario that arms faults
+ * needs the fault points compiled in. */
+const char *bs_scenario_skip_reason(const bs_scenario *s);
+
 /* A scenario fault spec with {last} replaced by ranks - 1. */
 void bs_scenario_fault_expand(const char *spec, int ranks, char *out, size_t n);
 

@@ -21,11 +21,14 @@ typedef struct bs_kill {
   char **killed_by;
   size_t nkilled;
   bool survived;
+  /* Why no scenario could catch it in this build (every one that targets
+   * it was skipped, bs_scenario_skip_reason); NULL: it was tested. */
+  const char *untested;
 } bs_kill;
 void bs_report_kill_free(bs_kill *k);
 
 /* cli.md's report: schema 1, version, runs, summary, and "mutants" when
- * kills is not NULL. */
+ * kills is not NULL (an untested mutant adds "untested": why). */
 void bs_report_json(bs_buf *b, const bs_result *runs, size_t n,
                     const bs_kill *kills, size_t nkills);
 /* One testsuite, one testcase per run; a failure lists the failed

@@ -12,8 +12,13 @@ static void kills_json(bs_buf *b, const bs_kill *kills, size_t n) {
       bs_buf_printf(b, "%s", k ? ", " : "");
       bs_buf_json_str(b, kills[i].killed_by[k]);
     }
-    bs_buf_printf(b, "], \"survived\": %s}",
+    bs_buf_printf(b, "], \"survived\": %s",
                   kills[i].survived ? "true" : "false");
+    if (kills[i].untested) {
+      bs_buf_printf(b, ", \"untested\": ");
+      bs_buf_json_str(b, kills[i].untested);
+    }
+    bs_buf_printf(b, "}");
   }
   bs_buf_printf(b, "%s]", n ? "\n  " : "");
 }
