@@ -1,19 +1,11 @@
 /* backstop list: the scenario catalogue. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bs_cmd.h"
 #include "catalog/bs_scenario.h"
 #include "util/bs_buf.h"
-
-static void json_list(bs_buf *b, const char *const *items) {
-  bs_buf_printf(b, "[");
-  for (size_t i = 0; items && items[i]; i++) {
-    bs_buf_printf(b, "%s", i ? ", " : "");
-    bs_buf_json_str(b, items[i]);
-  }
-  bs_buf_printf(b, "]");
-}
 
 static void scenario_json(bs_buf *b, const bs_scenario *s) {
   bs_buf_printf(b, "{\"name\": ");
@@ -28,11 +20,11 @@ static void scenario_json(bs_buf *b, const bs_scenario *s) {
                 ", \"cycles\": %d, \"default_ranks\": %d, "
                 "\"min_ranks\": %d, \"timeout_ms\": %d, \"sets\": ",
                 s->cycles, s->default_ranks, s->min_ranks, s->timeout_ms);
-  json_list(b, s->sets);
+  bs_buf_json_strs(b, s->sets, SIZE_MAX);
   bs_buf_printf(b, ", \"faults\": ");
-  json_list(b, s->faults);
+  bs_buf_json_strs(b, s->faults, SIZE_MAX);
   bs_buf_printf(b, ", \"targets\": ");
-  json_list(b, s->targets);
+  bs_buf_json_strs(b, s->targets, SIZE_MAX);
   bs_buf_printf(b, "}");
 }
 

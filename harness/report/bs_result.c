@@ -192,15 +192,6 @@ void bs_result_repro(const bs_run_cfg *cfg, bs_buf *b) {
 
 /* ---- JSON ---- */
 
-static void strs(bs_buf *b, char *const *s, size_t n) {
-  bs_buf_printf(b, "[");
-  for (size_t i = 0; i < n; i++) {
-    bs_buf_printf(b, "%s", i ? ", " : "");
-    bs_buf_json_str(b, s[i]);
-  }
-  bs_buf_printf(b, "]");
-}
-
 static void key(bs_buf *b, int indent, const char *k, bool first) {
   bs_buf_printf(b, "%s%s%*s\"%s\": ", first ? "" : ",",
                 indent ? "\n" : (first ? "" : " "), indent ? indent + 2 : 0, "",
@@ -260,9 +251,9 @@ void bs_result_write_json(bs_buf *b, const bs_result *r, int indent) {
   key(b, indent, "cycles", false);
   bs_buf_printf(b, "%d", r->cycles);
   key(b, indent, "faults", false);
-  strs(b, r->faults, r->nfaults);
+  bs_buf_json_strs(b, (const char *const *)r->faults, r->nfaults);
   key(b, indent, "mutants", false);
-  strs(b, r->mutants, r->nmutants);
+  bs_buf_json_strs(b, (const char *const *)r->mutants, r->nmutants);
   key(b, indent, "verdict", false);
   bs_buf_json_str(b, bs_result_verdict_name(r->verdict));
   key(b, indent, "duration_ms", false);
@@ -280,7 +271,7 @@ void bs_result_write_json(bs_buf *b, const bs_result *r, int indent) {
                 r->pinned_max, r->resident_max);
   key(b, indent, "artifacts", false);
   bs_buf_printf(b, "{\"flight_recorder\": ");
-  strs(b, r->flight, r->nflight);
+  bs_buf_json_strs(b, (const char *const *)r->flight, r->nflight);
   bs_buf_printf(b, ", \"trace\": ");
   bs_buf_json_str(b, r->trace);
   bs_buf_printf(b, ", \"report\": ");

@@ -78,6 +78,16 @@ void bs_buf_json_str(bs_buf *b, const char *s) {
   bs_buf_append(b, "\"", 1);
 }
 
+void bs_buf_json_strs(bs_buf *b, const char *const *s, size_t n) {
+  bs_buf_append(b, "[", 1);
+  for (size_t i = 0; s && i < n && s[i]; i++) {
+    if (i)
+      bs_buf_append(b, ", ", 2);
+    bs_buf_json_str(b, s[i]);
+  }
+  bs_buf_append(b, "]", 1);
+}
+
 void bs_buf_json_num(bs_buf *b, double v) {
   if (!isfinite(v))
     bs_buf_append(b, "null", 4);

@@ -18,6 +18,9 @@ void bs_buf_printf(bs_buf *b, const char *fmt, ...)
 void bs_buf_append(bs_buf *b, const char *s, size_t n);
 /* A JSON string literal (quotes included); NULL gives null. */
 void bs_buf_json_str(bs_buf *b, const char *s);
+/* A JSON array of string literals: n items, or up to the first NULL one
+ * (SIZE_MAX for a NULL-terminated list; a NULL list gives []). */
+void bs_buf_json_strs(bs_buf *b, const char *const *s, size_t n);
 /* A JSON number; NaN and infinities give null (JSON has neither). */
 void bs_buf_json_num(bs_buf *b, double v);
 /* Text escaped for XML attributes and content. */
