@@ -7,7 +7,8 @@ pkgs=(build-essential cmake pkg-config
       libssl-dev          # OpenSSL EVP: SHA256
       libfiu-dev fiu-utils # fault points, fiu-run/fiu-ctrl
       libcmocka-dev       # unit tests
-      lcov libjson-perl libperlio-gzip-perl) # coverage; lcov reads gcc 12's JSON gcov output
+      lcov libjson-perl libperlio-gzip-perl # coverage; lcov reads gcc 12's JSON gcov output
+      clang clang-format) # the clang -Werror build and the format check
 
 missing=()
 for p in "${pkgs[@]}"; do
