@@ -29,6 +29,7 @@
 
 #include "bs_kernels.h"
 #include "comm/bs_comm.h"
+#include "run/bs_fork.h"
 
 enum { MAX_RANKS = 4, OUT_MAX = 4096, COUNT = 37, UNSET = -1 };
 #define LONG_TIMEOUT_MS 10000
@@ -120,7 +121,7 @@ static void child(const job *j, int p) {
     bs_world_run(w, NULL, rank_main, args);
   record(j, w, first, local, st);
   bs_world_destroy(w);
-  _exit(0);
+  bs_fork_exit(0);
 }
 
 /* Reaps every child within the bound; kills and fails otherwise. */
@@ -382,7 +383,7 @@ static void test_rank_dies(void **state) {
 static void *end_process(void *arg) {
   (void)arg;
   sleep_ms(30);
-  _exit(3);
+  bs_fork_exit(3);
 }
 
 /* After one barrier, process 1 ends while both its ranks wait in the

@@ -22,6 +22,7 @@
 #include "bs_test_faults.h"
 #include "memsaver/bs_ms.h"
 #include "memsaver/bs_ms_testing.h"
+#include "run/bs_fork.h"
 
 typedef struct fixture {
   bs_dev *dev;
@@ -535,7 +536,7 @@ static int crash_signal(bs_status (*fn)(void *), void *arg, bool guarded) {
       bs_trap_run(fn, arg);
     else
       fn(arg);
-    _exit(0);
+    bs_fork_exit(0);
   }
   assert_true(pid > 0);
   assert_int_equal(waitpid(pid, &ws, 0), pid);
