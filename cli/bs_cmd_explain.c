@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "bs_cmd.h"
-#include "bs_fault.h"
+#include "bs_fault_control.h"
 #include "bs_mutant.h"
 #include "catalog/bs_scenario.h"
 #include "oracles/bs_oracle.h"
@@ -20,8 +20,17 @@ static void print_list(const char *title, const char *const *items) {
   printf("\n");
 }
 
+/* The statuses a firing of f explains ("explained" oracle). */
+static void print_explains(const bs_fault_point *f) {
+  printf("    explains:");
+  for (const bs_status *st = f->explains; *st != BS_OK; st++)
+    printf("%s %s", st == f->explains ? "" : ",", bs_status_name(*st));
+  printf("\n");
+}
+
 /* Every catalogue point the spec's name matches (a trailing '*': several),
- * with where it fires and, when the spec sets failinfo, what that means. */
+ * with where it fires, what its firing explains and, when the spec sets
+ * failinfo, what that means. */
 static void print_fault(const char *spec, int ranks) {
   char expanded[256];
   bs_fault_spec p;
@@ -32,10 +41,12 @@ static void print_fault(const char *spec, int ranks) {
     bs_err_clear();
     return;
   }
-  for (const bs_fault_point *f = bs_fault_catalogue(); f->name; f++) {
-    if (!bs_fault_name_matches(p.name, f->name))
+  for (int i = 0; i < BS_FP_COUNT; i++) {
+    const bs_fault_point *f = bs_fault_catalogue_get(i);
+    if (!bs_fault_spec_matches(p.name, f->name))
       continue;
     printf("    %s: %s\n", f->name, f->where);
+    print_explains(f);
     if (strstr(spec, "failinfo="))
       printf("    failinfo: %s\n", f->failinfo);
   }

@@ -36,9 +36,7 @@ BS_SCENARIO(comm_init_fail){
         "it stop at once: every rank fails update_weights with aborted, "
         "contained in under half the timeout, and the run stops; pause "
         "safety holds.",
-    .model = "tiny",
     .cycles = 2,
-    .default_ranks = 4,
     .min_ranks = 2,
     .timeout_ms = 2000,
     .sets = BS_LIST("rematerialize=1"),

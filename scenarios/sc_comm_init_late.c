@@ -42,9 +42,7 @@ BS_SCENARIO(comm_init_late){
         "ms after its peers.\n"
         "Expects: both inits complete, every phase succeeds, no hang is "
         "reported.",
-    .model = "tiny",
     .cycles = 2,
-    .default_ranks = 4,
     .min_ranks = 2,
     .timeout_ms = 2000,
     .faults = BS_LIST("name=comm/init_late,rank={last},cycle=1,failinfo=300"),

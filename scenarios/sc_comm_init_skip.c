@@ -69,9 +69,7 @@ BS_SCENARIO(comm_init_skip){
         "world; every rank fails wake_up with timeout, alike, within 1.5 "
         "watchdog timeouts, and the run stops; the report shows the peers in "
         "comm_init and the last rank outside it.",
-    .model = "tiny",
     .cycles = 2,
-    .default_ranks = 4,
     .min_ranks = 2,
     .timeout_ms = 1000,
     .faults = BS_LIST("name=comm/init_skip,rank={last},cycle=1,nth=2"),

@@ -25,10 +25,6 @@ BS_SCENARIO(engine_reconnect){
         "Expects: every rank fails update_weights with engine-dead (the "
         "reconnect is agreed like any failure), the engine is restarted and "
         "a later update_weights succeeds on every rank.",
-    .model = "tiny",
-    .cycles = 3,
-    .default_ranks = 4,
-    .min_ranks = 1,
     .faults = BS_LIST("name=engine/reconnect,rank=0,cycle=1"),
     .expect = expect,
     .expects = "every rank fails update_weights with engine-dead, then "

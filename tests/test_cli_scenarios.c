@@ -167,8 +167,11 @@ static void check_explain(const bs_json *s, const char *name) {
     char spec[256];
     bs_scenario_fault_expand(f->items[i].str, MAX_RANKS, spec, sizeof spec);
     assert_int_equal(bs_fault_spec_parse(spec, &p), BS_OK);
+    const bs_fault_point *fp = bs_fault_catalogue_find(p.name);
     snprintf(line, sizeof line, "    %s: ", p.name);
-    expect_line(out_text, name, line, bs_fault_find(p.name)->where);
+    expect_line(out_text, name, line, fp->where);
+    expect_line(out_text, name,
+                "    explains: ", bs_status_name(fp->explains[0]));
   }
   const bs_json *t = list_of(s, "targets");
   for (size_t i = 0; i < t->n; i++) {

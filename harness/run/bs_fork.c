@@ -26,17 +26,6 @@ typedef struct slot {
   bs_buf buf;
 } slot;
 
-#ifdef BS_COVERAGE
-void __gcov_dump(void); /* libgcov: write the counts now */
-#endif
-
-_Noreturn void bs_fork_exit(int code) {
-#ifdef BS_COVERAGE
-  __gcov_dump();
-#endif
-  _exit(code);
-}
-
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -44,16 +44,12 @@ typedef struct bs_fork {
 bs_status bs_fork_run(const bs_fork *r, bs_job_out *out);
 void bs_fork_job_out_free(bs_job_out *o);
 
-/* Ends a forked child with _exit(code), which runs no exit handlers;
- * under the coverage build the child's gcov counts are written first
- * (gcov writes them only at exit), so what children run is counted. Every
- * forked child that runs project code ends here, tests' included. */
-_Noreturn void bs_fork_exit(int code);
-
 /* Writes all of buf to fd (retrying partial writes); 0 on error. */
 int bs_fork_write_all(int fd, const void *buf, size_t n);
 /* Ends a forked process: _exit (no atexit handlers, no second flush of the
- * parent's stdio), after writing coverage counters in coverage builds. */
+ * parent's stdio), after writing coverage counters in coverage builds
+ * (gcov writes them only at exit). Every forked child that runs project
+ * code ends here, tests' included, so what children run is counted. */
 _Noreturn void bs_fork_exit(int code);
 
 #endif
