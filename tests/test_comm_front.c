@@ -162,12 +162,12 @@ static void test_abort_wakes_every_waiter(void **state) {
 
 /* Statuses per rank for the agree tests (index: rank). */
 static const bs_status *agree_in;
-static int agree_fail_line; /* the bs_err_fail below */
+static atomic_int agree_fail_line; /* the bs_err_fail below (every rank) */
 
 static bs_status agrees(bs_comm *c, void *arg) {
   (void)arg;
   bs_status mine = agree_in[bs_comm_rank(c)];
-  agree_fail_line = __LINE__ + 2;
+  atomic_store(&agree_fail_line, __LINE__ + 2);
   if (mine != BS_OK)
     bs_err_fail(mine, "w.layer", "rank %d saw it", bs_comm_rank(c));
   return bs_comm_agree(c, mine);
@@ -180,7 +180,8 @@ static void expect_same_records(const bs_world *w, int n, int from) {
   bs_world_rank_status(w, 0, &first);
   assert_int_equal(first.rank, from);
   assert_string_equal(first.tensor, "w.layer");
-  snprintf(where, sizeof where, "tests/test_comm_front.c:%d", agree_fail_line);
+  snprintf(where, sizeof where, "tests/test_comm_front.c:%d",
+           atomic_load(&agree_fail_line));
   assert_string_equal(bs_err_where(&first), where);
   for (int r = 1; r < n; r++) {
     bs_world_rank_status(w, r, &e);
