@@ -16,8 +16,8 @@
 #             rank, all on the GPUs there are: backstop starts them)
 #   mutants   the kill matrix over NCCL at 4 ranks (--targeted)
 #   agree     rank-death at 4 and 8 ranks, 20 times each: one verdict
-#   launcher  the fault scenarios under mpirun, one process per rank, and a
-#             launcher that gives a process two ranks of one GPU (refused)
+#   launcher  the fault scenarios under mpirun, one process per rank
+#   refusal   a launcher that gives a process two ranks of one GPU: refused
 #   detect    bench --detect: desync and rank-death containment over NCCL,
 #             beside PyTorch's figures (the peer script) in the same run
 #   bench     backstop bench on cuda (and --ranks over every GPU)
@@ -27,8 +27,10 @@
 #
 # Knobs: BS_DEPS (prefix, default /tmp/bsdeps), BS_CTEST_JOBS (default
 # nproc), BS_GPU_JOBS (runs in parallel in the NCCL steps, default 2),
-# BS_SUITE_SEL and BS_SUITE_RANKS (the suite step's selectors, default
-# '*', and sizes, default 2,4,8), BS_AGREE_REPEAT (default 20),
+# BS_CTEST_REGEX (only the ctest tests it matches), BS_SUITE_SEL and
+# BS_SUITE_RANKS (the suite step's selectors, default '*', and sizes,
+# default 2,4,8), BS_AGREE_REPEAT (default 20) and BS_AGREE_CYCLES
+# (default: the scenario's), BS_DETECT_RUNS (default 10),
 # BS_BENCH_ARGS (extra bench options, e.g. "--gb 8 --repeat 5").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -37,7 +39,7 @@ deps=${BS_DEPS:-/tmp/bsdeps}
 build=build/default # the default preset's binaryDir
 B=$build/backstop
 logs=${OUT:-/tmp/bs_gpu_logs}
-steps=${BS_GPU_STEPS:-build ctest cuda suite mutants agree launcher detect bench}
+steps=${BS_GPU_STEPS:-build ctest cuda suite mutants agree launcher refusal detect bench}
 jobs=${BS_GPU_JOBS:-2}
 failed=()
 hints=()
@@ -155,7 +157,8 @@ mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 agree_repeated() {
   reports agree
   "$B" run rank-death --backend nccl --ranks 4,8 \
-    --repeat "${BS_AGREE_REPEAT:-20}" -j "$jobs" -q "${rep[@]}"
+    --repeat "${BS_AGREE_REPEAT:-20}" ${BS_AGREE_CYCLES:+--cycles "$BS_AGREE_CYCLES"} \
+    -j "$jobs" -q "${rep[@]}"
 }
 
 # A launcher that hands each process two ranks of one GPU must be refused
@@ -182,7 +185,8 @@ if wanted build; then
   step gpu-backends 10 require_gpu_backends || exit 1
   step build 540 cmake --build --preset default -j "$(nproc)" || exit 1
 fi
-wanted ctest && step ctest 540 ctest --preset default -j "${BS_CTEST_JOBS:-$(nproc)}"
+wanted ctest && step ctest 540 ctest --preset default \
+  -j "${BS_CTEST_JOBS:-$(nproc)}" ${BS_CTEST_REGEX:+-R "$BS_CTEST_REGEX"}
 if wanted cuda; then
   reports run-cuda
   step run-cuda 300 "$B" run --device cuda "${rep[@]}"
@@ -205,8 +209,8 @@ if wanted launcher && command -v mpirun >/dev/null; then
   reports launcher
   step launcher 540 "${mpi[@]}" -np "$n" "$B" run @fault --backend nccl \
     --ranks "$n" --rendezvous "$logs/launcher-rendezvous" "${rep[@]}"
-  step launcher-refusal 60 launcher_refusal
 fi
+wanted refusal && step launcher-refusal 60 launcher_refusal
 if wanted detect; then
   peer=$(find_peer)
   # The peer runs on BS_NCCL's library too (bench preloads it for torchrun).
