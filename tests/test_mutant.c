@@ -13,6 +13,7 @@ static const char *const spec_names[BS_MUT_COUNT] = {
     "pause-not-in-finally", "local-hash-raise",   "skip-frozen-backup",
     "frozen-not-extras",    "same-tag-skip",      "asleep-reads-device",
     "offload-drops-backup", "lora-double-backup", "disk-offload-accepted",
+    "check-window-cleared",
 };
 
 static int reset(void **state) {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_mutant.h"
+
 /* Below this many bytes threads cost more than they save; the rank threads
  * of a simulated world already keep the cores busy. */
 #define PARALLEL_HASH_BYTES (4u << 20)
@@ -14,8 +16,9 @@
 struct bs_restore_check {
   bs_dev *dev;
   bool armed;
+  int backups; /* backups seen while armed */
   int taken, verified;
-  bool pending;
+  bool held;
   size_t n;
   char (*names)[BS_NAME_MAX];
   size_t *bytes;
@@ -126,7 +129,7 @@ static void drop(bs_restore_check *rc) {
   rc->bytes = NULL;
   rc->d = NULL;
   rc->n = 0;
-  rc->pending = false;
+  rc->held = false;
 }
 
 void bs_rcheck_destroy(bs_restore_check *rc) {
@@ -141,9 +144,11 @@ bs_status bs_rcheck_take(bs_restore_check *rc, const bs_tensor *const *t,
   bs_status st = BS_OK;
   if (!rc || (n && !t))
     BS_FAIL(BS_ERR_INVALID, NULL, "restore check: NULL argument");
-  if (!rc->armed || rc->taken >= BS_RCHECK_CYCLES)
+  if (!rc->armed)
     goto out;
   drop(rc);
+  if (++rc->backups > BS_RCHECK_CYCLES)
+    goto out;
   rc->names = calloc(n ? n : 1, sizeof *rc->names);
   rc->bytes = calloc(n ? n : 1, sizeof *rc->bytes);
   rc->d = calloc(n ? n : 1, sizeof *rc->d);
@@ -155,7 +160,7 @@ bs_status bs_rcheck_take(bs_restore_check *rc, const bs_tensor *const *t,
     rc->bytes[i] = t[i]->bytes;
   }
   rc->n = n;
-  rc->pending = true;
+  rc->held = true;
   rc->taken++;
 out:
   if (st != BS_OK && rc)
@@ -167,20 +172,24 @@ out:
 static bs_status same_set(const bs_restore_check *rc, const bs_tensor *const *t,
                           size_t n) {
   bs_status st = BS_OK;
-  if (n != rc->n)
-    BS_FAIL(BS_ERR_TENSOR_SET, NULL,
-            "restore check (cycle %d): tensor set changed since the backup: "
-            "%zu tensors, the backup had %zu",
-            rc->taken, n, rc->n);
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(rc->names[i], t[i]->spec->name) != 0 ||
-        rc->bytes[i] != t[i]->bytes)
-      BS_FAIL(BS_ERR_TENSOR_SET, t[i]->spec->name,
-              "restore check (cycle %d): tensor set changed since the "
-              "backup: entry %zu is %s (%zu bytes), the backup had %s (%zu "
-              "bytes)",
-              rc->taken, i, t[i]->spec->name, t[i]->bytes, rc->names[i],
-              rc->bytes[i]);
+  size_t i = 0;
+  while (i < n && i < rc->n && strcmp(rc->names[i], t[i]->spec->name) == 0 &&
+         rc->bytes[i] == t[i]->bytes)
+    i++;
+  if (i == n && i == rc->n)
+    goto out;
+  if (i < n && i < rc->n)
+    BS_FAIL(BS_ERR_TENSOR_SET, t[i]->spec->name,
+            "restore check (cycle %d): the source changed the tensor set "
+            "since the backup: entry %zu is %s (%zu bytes), the backup had "
+            "%s (%zu bytes)",
+            rc->taken, i, t[i]->spec->name, t[i]->bytes, rc->names[i],
+            rc->bytes[i]);
+  BS_FAIL(BS_ERR_TENSOR_SET, i < n ? t[i]->spec->name : rc->names[i],
+          "restore check (cycle %d): the source changed the tensor set "
+          "since the backup: %zu tensors, the backup had %zu (%s %s)",
+          rc->taken, n, rc->n,
+          i < n ? "joined:" : "left:", i < n ? t[i]->spec->name : rc->names[i]);
 out:
   return st;
 }
@@ -192,7 +201,7 @@ bs_status bs_rcheck_verify(bs_restore_check *rc, const bs_tensor *const *t,
   size_t bad = 0, first = 0;
   if (!rc || (n && !t))
     BS_FAIL(BS_ERR_INVALID, NULL, "restore check: NULL argument");
-  if (!rc->pending)
+  if (!rc->held)
     goto out;
   rc->verified++;
   BS_CHECK(same_set(rc, t, n));
@@ -211,17 +220,26 @@ bs_status bs_rcheck_verify(bs_restore_check *rc, const bs_tensor *const *t,
             bad, n, rc->taken, t[first]->spec->name);
 out:
   free(now);
-  if (rc && rc->pending && st != BS_ERR_INVALID)
+  /* Mutant check-window-cleared (this project's first reading of miles
+   * #1572's check): the hashes go at the first restore, init's own, so the
+   * first real rebuild after weight sync is never checked. */
+  if (rc && rc->held && st != BS_ERR_INVALID &&
+      bs_mutant_on(BS_MUT_CHECK_WINDOW_CLEARED))
     drop(rc);
   return st;
+}
+
+void bs_rcheck_clear(bs_restore_check *rc) {
+  if (rc)
+    drop(rc);
 }
 
 int bs_rcheck_taken(const bs_restore_check *rc) {
   return rc ? rc->taken : 0;
 }
 
-bool bs_rcheck_pending(const bs_restore_check *rc) {
-  return rc && rc->pending;
+bool bs_rcheck_held(const bs_restore_check *rc) {
+  return rc && rc->held;
 }
 
 int bs_rcheck_verified(const bs_restore_check *rc) {

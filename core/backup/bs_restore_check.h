@@ -1,10 +1,15 @@
 /* The SHA256 check of MainCast's round trip (behavior.md §4,
- * --check-rematerialize-param-from-master-weight, forced on by --ci-test):
- * at the first BS_RCHECK_CYCLES backups of "actor" every source tensor is
- * hashed; the following restore compares and drops the hashes. A changed
- * tensor set is BS_ERR_TENSOR_SET; changed bytes are BS_ERR_HASH_MISMATCH
+ * --check-rematerialize-param-from-master-weight, forced on by --ci-test).
+ * Every backup of "actor" either takes the expected hashes (the first
+ * BS_RCHECK_CYCLES backups: every source tensor hashed) or clears them
+ * (every later backup). Every restore compares against the hashes held and
+ * keeps them: they stay until the next backup, so two restores after one
+ * backup are both checked, and so is the first restore after a sleep,
+ * update_weights and wake_up. A changed tensor set is BS_ERR_TENSOR_SET
+ * "... changed the tensor set ..."; changed bytes are BS_ERR_HASH_MISMATCH
  * "restore is not bit-identical to the backup for k/N tensors (cycle c):
- * first <name>". After the last checked cycle nothing is hashed any more.
+ * first <name>", c being the backup the hashes came from. Mutant
+ * check-window-cleared drops the hashes at the first restore instead.
  *
  * Also the tensor digests it is built on: SHA256 of each tensor's raw
  * device bytes, staged to the host through the device seam. */
@@ -39,12 +44,15 @@ typedef struct bs_restore_check bs_restore_check;
 bs_status bs_rcheck_create(bs_dev *dev, bool armed, bs_restore_check **out);
 void bs_rcheck_destroy(bs_restore_check *rc);
 
-/* At backup: hashes the tensors when armed and fewer than BS_RCHECK_CYCLES
- * cycles were taken (replacing hashes not yet compared); else nothing. */
+/* At backup, when armed: the first BS_RCHECK_CYCLES backups hash the
+ * tensors (replacing the hashes held), every later one drops them. A
+ * failed hash leaves none held. Unarmed: nothing. */
 bs_status bs_rcheck_take(bs_restore_check *rc, const bs_tensor *const *t,
                          size_t n);
-/* At restore: compares with the pending hashes, if any, and drops them. */
+/* At restore: compares with the hashes held, if any, and keeps them. */
 bs_status bs_rcheck_verify(bs_restore_check *rc, const bs_tensor *const *t,
                            size_t n);
+/* Drops the hashes held (the backup they came from was released). */
+void bs_rcheck_clear(bs_restore_check *rc);
 
 #endif
