@@ -88,7 +88,7 @@ static void test_catalogue(void **state) {
       "copy/fail",      "region/resume",    "comm/rank_exit",
       "comm/stall",     "comm/diverge",     "sync/tensor_set",
       "optimizer/step", "engine/reconnect", "comm/init_skip",
-      "comm/init_late", "comm/init_fail"};
+      "comm/init_late", "comm/init_fail",   "source/change"};
   for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
     const bs_fault_point *p = bs_fault_catalogue_find(required[i]);
     assert_non_null(p);
@@ -130,14 +130,15 @@ static bool cause_by_prefix(const char *point, bs_status st) {
         "restore/bitflip"}},
       {BS_ERR_HASH_MISMATCH,
        {"restore/bitflip", "backup/corrupt", "master/corrupt"}},
-      {BS_ERR_TENSOR_SET, {"sync/tensor_set", "comm/diverge"}},
+      {BS_ERR_TENSOR_SET, {"sync/tensor_set", "comm/diverge", "source/change"}},
+      {BS_ERR_COVERAGE, {"source/change"}},
       {BS_ERR_NOMEM, {"backup/pin_alloc", "region/resume", "optimizer/step"}},
       {BS_ERR_COPY, {"copy/fail"}},
       {BS_ERR_MISSING_BACKUP, {"backup/pin_alloc", "copy/fail"}},
-      {BS_ERR_DESYNC, {"comm/", "sync/tensor_set"}},
-      {BS_ERR_ABORTED, {"comm/", "sync/tensor_set"}},
-      {BS_ERR_RANK_DEAD, {"comm/", "sync/tensor_set"}},
-      {BS_ERR_TIMEOUT, {"comm/", "sync/tensor_set"}},
+      {BS_ERR_DESYNC, {"comm/", "sync/tensor_set", "source/change"}},
+      {BS_ERR_ABORTED, {"comm/", "sync/tensor_set", "source/change"}},
+      {BS_ERR_RANK_DEAD, {"comm/", "sync/tensor_set", "source/change"}},
+      {BS_ERR_TIMEOUT, {"comm/", "sync/tensor_set", "source/change"}},
   };
   for (size_t i = 0; i < sizeof old / sizeof *old; i++)
     for (size_t k = 0; old[i].st == st && old[i].prefixes[k]; k++)

@@ -229,6 +229,55 @@ static void test_get_and_coverage_name_stray_tensor(void **state) {
   bs_model_free(&m);
 }
 
+/* ---- the source, read afresh ---- */
+
+/* After the step's backup (the 2nd of the run) a tensor joins or leaves
+ * the source: get() sees it at once, and so does the restore's check. */
+static bs_status source_changes(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  bool join = t->user != NULL;
+  bs_tensor_map m = {0};
+  size_t n = bs_actor_synced_count(a);
+  bs_backuper *b = bs_actor_backuper(a);
+  assert_int_equal(bs_actor_train_step(a), BS_OK);
+  bs_status st = bs_backuper_get(b, "actor", &m);
+  if (join) {
+    assert_int_equal(st, BS_ERR_COVERAGE);
+    assert_string_equal(bs_err()->tensor, BS_SOURCE_LATE_NAME);
+    assert_string_equal(bs_err()->message,
+                        "get('actor'): " BS_SOURCE_LATE_NAME " is neither in "
+                        "the DDP param buffers nor in the extras backup");
+  } else {
+    assert_int_equal(st, BS_OK);
+    assert_int_equal(m.n, n - 1);
+    assert_string_equal(m.e[m.n - 1].name, bs_actor_synced_name(a, n - 2));
+    bs_tensor_map_free(&m);
+  }
+  bs_err_clear();
+  return bs_actor_switch_model(a, "actor");
+}
+
+static void expect_source_change(bool join, const char *tensor) {
+  tw t;
+  mc_init(&t, 2, "moe");
+  t.cfg.check_rematerialize = true;
+  t.body = source_changes;
+  t.user = join ? &t : NULL;
+  tw_arm(join ? "name=source/change,nth=2"
+              : "name=source/change,nth=2,failinfo=1");
+  assert_int_equal(tw_run(&t), BS_ERR_TENSOR_SET);
+  tw_expect_all(&t, BS_ERR_TENSOR_SET, "changed the tensor set");
+  assert_string_equal(t.err[0].tensor, tensor);
+  tw_free(&t);
+}
+
+static void test_source_read_afresh(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  expect_source_change(true, BS_SOURCE_LATE_NAME);
+  expect_source_change(false, "output_layer.weight");
+}
+
 /* ---- the SHA256 check ---- */
 
 typedef struct check_log {
@@ -550,6 +599,7 @@ int main(void) {
       cmocka_unit_test(test_chained_optimizers_each_cast),
       cmocka_unit_test(test_get_live_and_pinned),
       cmocka_unit_test(test_get_and_coverage_name_stray_tensor),
+      cmocka_unit_test(test_source_read_afresh),
       cmocka_unit_test(test_check_first_two_cycles_only),
       cmocka_unit_test(test_check_off_when_not_armed),
       cmocka_unit_test(test_check_catches_restore_bitflip),

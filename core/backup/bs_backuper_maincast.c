@@ -46,13 +46,28 @@ out:
   return st;
 }
 
+/* The check of the source as it is now (hashes or comparison). */
+static bs_status
+check_source(maincast *m, bs_status (*fn)(bs_restore_check *,
+                                          const bs_tensor *const *, size_t)) {
+  bs_status st = BS_OK;
+  const bs_tensor **src = NULL;
+  size_t n = 0;
+  BS_CHECK(bs_source_list(m->mc->src, &src, &n));
+  BS_CHECK(fn(m->check, src, n));
+out:
+  free(src);
+  return st;
+}
+
 static bs_status backup_actor(maincast *m) {
   bs_status st = BS_OK;
   m->backed = false;
   BS_CHECK(bs_backuper_backup(m->extras, ACTOR));
-  BS_CHECK(bs_rcheck_take(m->check, m->mc->synced, m->mc->nsynced));
+  BS_CHECK(check_source(m, bs_rcheck_take));
   BS_CHECK(corrupt_extra(m));
   m->backed = true;
+  BS_CHECK(bs_source_after_backup(m->mc->src));
 out:
   return st;
 }
@@ -102,10 +117,11 @@ out:
  * after the restore, before the verification. */
 static void corrupt_restored(maincast *m) {
   bs_dev *dev = dev_of(m);
+  const bs_params *p = m->mc->p;
   uint64_t bit = 0;
-  for (size_t i = 0; i < m->mc->nsynced; i++) {
-    const bs_tensor *t = m->mc->synced[i];
-    if (!bs_mc_rematerializable(t))
+  for (size_t i = 0; i < p->n; i++) {
+    const bs_tensor *t = &p->t[i];
+    if (!bs_tensor_is_synced(t->spec) || !bs_mc_rematerializable(t))
       continue;
     if (bs_fault_hit(BS_FP_RESTORE_BITFLIP, &bit))
       bs_dev_bitflip(dev, t->ptr, t->bytes, bit);
@@ -124,7 +140,7 @@ static bs_status restore_actor(maincast *m) {
   BS_CHECK(bs_dev_sync(dev_of(m)));
   corrupt_restored(m);
   BS_CHECK(bs_dev_sync(dev_of(m)));
-  BS_CHECK(bs_rcheck_verify(m->check, m->mc->synced, m->mc->nsynced));
+  BS_CHECK(check_source(m, bs_rcheck_verify));
 out:
   return st;
 }
@@ -148,11 +164,14 @@ static bs_status get_actor(maincast *m, bs_tensor_map *out) {
   bs_status st = BS_OK;
   bs_tensor_map em = {0}, res = {0};
   const bs_mc *mc = m->mc;
+  const bs_tensor **src = NULL;
+  size_t n = 0;
   BS_CHECK(require_actor(m, "get"));
   BS_CHECK(bs_backuper_get(m->extras, ACTOR, &em));
-  BS_CHECK(bs_tensor_map_alloc(&res, mc->nsynced));
-  for (size_t i = 0; i < mc->nsynced; i++) {
-    const bs_tensor *t = mc->synced[i];
+  BS_CHECK(bs_source_list(mc->src, &src, &n));
+  BS_CHECK(bs_tensor_map_alloc(&res, n));
+  for (size_t i = 0; i < n; i++) {
+    const bs_tensor *t = src[i];
     long x = extra_index(mc, t);
     if (x >= 0)
       res.e[i] = em.e[x]; /* the pinned copy: its region is paused now */
@@ -164,12 +183,14 @@ static bs_status get_actor(maincast *m, bs_tensor_map *out) {
                             .on_host = false};
     else
       BS_FAIL(BS_ERR_COVERAGE, t->spec->name,
-              "get('actor'): %s is neither in a DDP buffer nor an extra",
+              "get('actor'): %s is neither in the DDP param buffers nor in "
+              "the extras backup",
               t->spec->name);
   }
   *out = res;
   res = (bs_tensor_map){0};
 out:
+  free(src);
   bs_tensor_map_free(&em);
   bs_tensor_map_free(&res);
   return st;

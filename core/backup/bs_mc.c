@@ -25,26 +25,29 @@ bs_status bs_mc_create(bs_params *p, bs_optimizer *opt, bs_comm *c,
                        bs_mc **out) {
   bs_status st = BS_OK;
   bs_mc *mc = NULL;
+  const bs_tensor **src = NULL;
+  size_t n = 0;
   if (!p || !opt || !c || !out)
     BS_FAIL(BS_ERR_INVALID, NULL, "maincast: NULL argument");
-  size_t n = bs_params_synced(p, NULL, 0);
-  if (!(mc = calloc(1, sizeof *mc)) ||
-      !(mc->synced = calloc(n ? n : 1, sizeof *mc->synced)) ||
-      !(mc->extras = calloc(n ? n : 1, sizeof *mc->extras)))
+  if (!(mc = calloc(1, sizeof *mc)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "maincast: out of memory");
   mc->p = p;
   mc->opt = opt;
   mc->comm = c;
-  mc->nsynced = bs_params_synced(p, mc->synced, n);
+  BS_CHECK(bs_source_create(p, &mc->src));
+  BS_CHECK(bs_source_list(mc->src, &src, &n));
+  if (!(mc->extras = calloc(n ? n : 1, sizeof *mc->extras)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "maincast: %zu extras", n);
   for (size_t i = 0; i < n; i++) {
-    if (!bs_mc_is_extra(mc->synced[i]->spec))
+    if (!bs_mc_is_extra(src[i]->spec))
       continue;
-    mc->extras[mc->nextras++] = mc->synced[i];
-    mc->extras_bytes += mc->synced[i]->bytes;
+    mc->extras[mc->nextras++] = src[i];
+    mc->extras_bytes += src[i]->bytes;
   }
   *out = mc;
   mc = NULL;
 out:
+  free(src);
   bs_mc_destroy(mc);
   return st;
 }
@@ -52,7 +55,7 @@ out:
 void bs_mc_destroy(bs_mc *mc) {
   if (!mc)
     return;
-  free(mc->synced);
+  bs_source_destroy(mc->src);
   free(mc->extras);
   free(mc);
 }

@@ -14,6 +14,7 @@
 
 #include "backup/bs_backuper.h"
 #include "backup/bs_restore_check.h"
+#include "backup/bs_source.h"
 #include "comm/bs_comm.h"
 #include "model/bs_params.h"
 #include "train/bs_optimizer.h"
@@ -22,9 +23,9 @@ typedef struct bs_mc {
   bs_params *p;      /* borrowed */
   bs_optimizer *opt; /* borrowed: the masters restore casts from */
   bs_comm *comm;     /* borrowed: restore all-gathers the param buffers */
-  const bs_tensor **synced; /* the source: every synced tensor, spec order */
-  size_t nsynced;
-  const bs_tensor **extras; /* the synced tensors with a pinned backup */
+  bs_source *src;    /* the sync source, read afresh at every call */
+  /* The synced tensors with a pinned backup, classified at create. */
+  const bs_tensor **extras;
   size_t nextras;
   size_t extras_bytes;
 } bs_mc;
@@ -35,7 +36,8 @@ bool bs_mc_is_extra(const bs_tensor_spec *t);
 /* In a DDP param buffer: rebuilt by the cast and the all-gather. */
 bool bs_mc_rematerializable(const bs_tensor *t);
 
-/* Classifies the synced tensors; no check (see bs_mc_check_coverage). */
+/* Classifies the synced tensors of the source as it is at create; no
+ * check (see bs_mc_check_coverage). */
 bs_status bs_mc_create(bs_params *p, bs_optimizer *opt, bs_comm *c,
                        bs_mc **out);
 void bs_mc_destroy(bs_mc *mc);
@@ -54,9 +56,10 @@ bs_status bs_mc_check_coverage(const bs_mc *mc);
  *                     master/corrupt before (1), restore/bitflip before (5).
  *                     A local failure still runs the all-gathers (2), so
  *                     peers are never left waiting; the caller agrees.
- *   get("actor"):     live tensors for the buffer params, the pinned copies
- *                     for the extras; BS_ERR_COVERAGE naming any tensor that
- *                     is neither.
+ *   get("actor"):     the source now: live tensors for the buffer params,
+ *                     the pinned copies for the extras; BS_ERR_COVERAGE
+ *                     naming any tensor that is neither ("... is neither in
+ *                     the DDP param buffers nor in the extras backup").
  *   other tags:       a Normal backuper with full copies (no masters).
  *   copy:             among other tags only ("actor" has no full copy). */
 bs_status bs_backuper_maincast_create(bs_mc *mc, bool check_armed,
