@@ -64,15 +64,7 @@ static bool backups_wanted(const bs_config *cfg) {
 /* ---- init ---- */
 
 static bs_status make_optimizer(bs_actor *a) {
-  const bs_sim_config *s = &a->cfg.sim;
-  bs_optimizer_cfg oc = {.lr = (float)s->lr,
-                         .beta1 = (float)s->adam_beta1,
-                         .beta2 = (float)s->adam_beta2,
-                         .eps = (float)s->adam_eps,
-                         .weight_decay = (float)s->weight_decay,
-                         .precision_aware = a->cfg.precision_aware_optimizer,
-                         .cpu_offload = a->cfg.optimizer_cpu_offload,
-                         .offload_fraction = s->offload_fraction};
+  bs_optimizer_cfg oc = bs_optimizer_cfg_of(&a->cfg);
   return bs_optimizer_create(a->dev, a->ms, &a->p->layout, a->rank, &oc,
                              a->p->param_buf, &a->opt);
 }

@@ -121,6 +121,72 @@ static void test_chained_optimizers_each_cast(void **state) {
   tw_free(&t);
 }
 
+/* Three inner optimizers (two dense model chunks and the expert buffer),
+ * each an HDO: one restore rebuilds every buffer bit-identically. */
+static bs_status three_inner(bs_actor *a, bs_comm *c, tw *t) {
+  assert_int_equal(bs_optimizer_num_inner(bs_actor_opt(a)), 3);
+  for (int i = 0; i < 3; i++) {
+    bs_optimizer_view v;
+    assert_int_equal(bs_optimizer_view_get(bs_actor_opt(a), i, &v), BS_OK);
+    assert_true(v.hdo);
+    assert_int_equal(v.buf, i < 2 ? BS_BUF_DENSE : BS_BUF_EXPERT);
+  }
+  return round_trip(a, c, t);
+}
+
+static void test_chained_three_inner_hdo(void **state) {
+  (void)state;
+  tw t;
+  mc_init(&t, 2, "moe");
+  t.cfg.precision_aware_optimizer = t.cfg.optimizer_cpu_offload = true;
+  t.cfg.check_rematerialize = true;
+  t.cfg.sim.optimizer_chunks = 2;
+  t.body = three_inner;
+  assert_int_equal(tw_run(&t), BS_OK);
+  tw_free(&t);
+}
+
+/* Precision-aware without HDO: the context refuses at once, naming the
+ * inner optimizer, instead of at the first restore. */
+static bs_status no_hdo_rank(bs_comm *c, void *arg) {
+  bs_status st = BS_OK;
+  bs_model_spec *m = arg;
+  bs_dev *dev = bs_comm_dev(c);
+  bs_ms *ms = NULL;
+  bs_params *p = NULL;
+  bs_optimizer *opt = NULL;
+  bs_mc *mc = (void *)1;
+  bs_optimizer_cfg oc = {.lr = 0.01f,
+                         .beta1 = 0.9f,
+                         .beta2 = 0.99f,
+                         .eps = 1e-8f,
+                         .precision_aware = true};
+  BS_CHECK(bs_ms_create(dev, 1, &ms));
+  BS_CHECK(bs_params_create(dev, ms, m, 1, 64, false, &p));
+  BS_CHECK(
+      bs_optimizer_create(dev, ms, &p->layout, 0, &oc, p->param_buf, &opt));
+  assert_int_equal(bs_mc_create(p, opt, c, &mc), BS_ERR_UNSUPPORTED);
+  assert_non_null(strstr(bs_err()->message, "inner optimizer 0 (dense"));
+  assert_non_null(strstr(bs_err()->message, "not a HybridDeviceOptimizer"));
+  bs_err_clear();
+out:
+  bs_optimizer_destroy(opt);
+  bs_params_destroy(p);
+  bs_ms_destroy(ms);
+  return st;
+}
+
+static void test_context_refuses_non_hdo(void **state) {
+  (void)state;
+  bs_model_spec m;
+  bs_world *w = NULL;
+  void *args[1] = {&m};
+  assert_int_equal(bs_model_preset("moe", 1.0, &m), BS_OK);
+  assert_int_equal(tw_run_fn(1, no_hdo_rank, args, &w), BS_OK);
+  bs_world_destroy(w);
+  bs_model_free(&m);
+}
+
 /* ---- get(actor) ---- */
 
 static bool expect_extra(const bs_tensor_spec *s) {
@@ -597,6 +663,8 @@ int main(void) {
       cmocka_unit_test(test_round_trip_poisoned),
       cmocka_unit_test(test_restore_relies_on_all_gather),
       cmocka_unit_test(test_chained_optimizers_each_cast),
+      cmocka_unit_test(test_chained_three_inner_hdo),
+      cmocka_unit_test(test_context_refuses_non_hdo),
       cmocka_unit_test(test_get_live_and_pinned),
       cmocka_unit_test(test_get_and_coverage_name_stray_tensor),
       cmocka_unit_test(test_source_read_afresh),

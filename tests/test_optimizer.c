@@ -425,6 +425,61 @@ static void test_chained_casts_every_buffer(void **state) {
   fx_free(&f);
 }
 
+static void expect_create(fx *f, int rank, const bs_optimizer_cfg *cfg,
+                          bs_status want) {
+  bs_optimizer *o = (void *)1;
+  bs_err_clear();
+  assert_int_equal(
+      bs_optimizer_create(f->dev, f->ms, &f->l, rank, cfg, f->param, &o), want);
+  assert_null(o);
+  assert_int_equal(bs_err()->code, want);
+  bs_err_clear();
+}
+
+/* Model chunks: the dense buffer's 3 buckets split over the chunks, each
+ * its own inner optimizer, the expert buffer one more; the cast goes
+ * through every one of them, plain and HDO alike. */
+static void expect_chain(size_t chunks, const size_t (*want)[3], size_t n) {
+  fx f;
+  bs_optimizer_cfg cfg = PLAIN;
+  cfg.chunks = chunks;
+  fx_init(&f, MOE_MODEL, 2);
+  assert_int_equal(f.l.buf[BS_BUF_DENSE].nbuckets, 3);
+  fx_opt(&f, 1, &cfg);
+  assert_int_equal(bs_optimizer_num_inner(f.o), n);
+  for (size_t i = 0; i < n; i++) {
+    bs_optimizer_view v = view_of(&f, (int)i);
+    assert_int_equal(v.buf, want[i][0]);
+    assert_int_equal(v.first_bucket, want[i][1]);
+    assert_int_equal(v.nbuckets, want[i][2]);
+    assert_false(v.hdo);
+  }
+  fx_free(&f);
+  check_rebuild(MOE_MODEL, &cfg, 2, 1);
+  bs_optimizer_cfg h = hdo_cfg(0.5);
+  h.chunks = chunks;
+  check_rebuild(MOE_MODEL, &h, 3, 2);
+}
+
+static void test_chained_model_chunks(void **state) {
+  (void)state;
+  static const size_t two[][3] = {
+      {BS_BUF_DENSE, 0, 1}, {BS_BUF_DENSE, 1, 2}, {BS_BUF_EXPERT, 0, 2}};
+  static const size_t three[][3] = {{BS_BUF_DENSE, 0, 1},
+                                    {BS_BUF_DENSE, 1, 1},
+                                    {BS_BUF_DENSE, 2, 1},
+                                    {BS_BUF_EXPERT, 0, 2}};
+  expect_chain(2, two, 3);
+  expect_chain(3, three, 4);
+  /* More chunks than buckets: refused, naming both. */
+  fx f;
+  bs_optimizer_cfg cfg = PLAIN;
+  cfg.chunks = 4;
+  fx_init(&f, MOE_MODEL, 2);
+  expect_create(&f, 0, &cfg, BS_ERR_CONFIG);
+  fx_free(&f);
+}
+
 static void test_pinned_accounting(void **state) {
   (void)state;
   fx f;
@@ -456,19 +511,10 @@ static void test_precision_aware_without_offload(void **state) {
   bs_err_clear();
   assert_int_equal(bs_optimizer_cast_to_params(f.o), BS_ERR_UNSUPPORTED);
   assert_non_null(strstr(bs_err()->message, "remainder"));
+  assert_non_null(strstr(bs_err()->message, "inner optimizer 0 (dense"));
+  assert_int_equal(bs_optimizer_check_rebuildable(f.o), BS_ERR_UNSUPPORTED);
   bs_err_clear();
   fx_free(&f);
-}
-
-static void expect_create(fx *f, int rank, const bs_optimizer_cfg *cfg,
-                          bs_status want) {
-  bs_optimizer *o = (void *)1;
-  bs_err_clear();
-  assert_int_equal(
-      bs_optimizer_create(f->dev, f->ms, &f->l, rank, cfg, f->param, &o), want);
-  assert_null(o);
-  assert_int_equal(bs_err()->code, want);
-  bs_err_clear();
 }
 
 static void test_bad_input(void **state) {
@@ -529,6 +575,7 @@ int main(void) {
       cmocka_unit_test(test_hdo_host_wins_on_overlap),
       cmocka_unit_test(test_only_shard_written),
       cmocka_unit_test(test_chained_casts_every_buffer),
+      cmocka_unit_test(test_chained_model_chunks),
       cmocka_unit_test(test_pinned_accounting),
       cmocka_unit_test(test_precision_aware_without_offload),
       cmocka_unit_test(test_bad_input),

@@ -29,6 +29,9 @@ bs_status bs_mc_create(bs_params *p, bs_optimizer *opt, bs_comm *c,
   size_t n = 0;
   if (!p || !opt || !c || !out)
     BS_FAIL(BS_ERR_INVALID, NULL, "maincast: NULL argument");
+  /* At once, not at the first restore: a master kept as bf16 + remainder
+   * can never rebuild the params. */
+  BS_CHECK(bs_optimizer_check_rebuildable(opt));
   if (!(mc = calloc(1, sizeof *mc)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "maincast: out of memory");
   mc->p = p;

@@ -37,7 +37,9 @@ bool bs_mc_is_extra(const bs_tensor_spec *t);
 bool bs_mc_rematerializable(const bs_tensor *t);
 
 /* Classifies the synced tensors of the source as it is at create; no
- * check (see bs_mc_check_coverage). */
+ * coverage check (see bs_mc_check_coverage). Under the precision-aware
+ * optimizer an inner optimizer that is not a HybridDeviceOptimizer fails it
+ * at once (BS_ERR_UNSUPPORTED naming it). */
 bs_status bs_mc_create(bs_params *p, bs_optimizer *opt, bs_comm *c,
                        bs_mc **out);
 void bs_mc_destroy(bs_mc *mc);

@@ -28,7 +28,8 @@ void bs_config_defaults(bs_config *cfg) {
                              .adam_beta2 = 0.999,
                              .adam_eps = 1e-8,
                              .weight_decay = 0.0,
-                             .offload_fraction = 0.5};
+                             .offload_fraction = 0.5,
+                             .optimizer_chunks = 1};
 }
 
 /* ---- the key table ---- */
@@ -64,7 +65,8 @@ static const bs_config_key keys[] = {
     KCHOICE(offload_target, "cpu|disk", "where offloading keeps the bytes"),
     KBOOL(rematerialize, "MainCast backuper: rebuild bf16 params from the "
                          "fp32 masters (" REMAT ")"),
-    KBOOL(check_rematerialize, "SHA256-check the first 2 MainCast restores"),
+    KBOOL(check_rematerialize, "SHA256-check MainCast restores against the "
+                               "first 2 backups"),
     KBOOL(ci_test, "CI mode: turns check_rematerialize on"),
     KBOOL(debug_train_only, "train without a rollout engine"),
     KBOOL(debug_disable_optimizer, "skip the optimizer step"),
@@ -96,6 +98,14 @@ static const bs_config_key keys[] = {
     KDBL(offload_fraction, 0, 1,
          "sim: HDO share of each master shard "
          "kept on the host"),
+    {.name = "optimizer_chunks",
+     .kind = BS_CFG_SIZE,
+     .offset = OFF(sim.optimizer_chunks),
+     .min = 1,
+     .max = 64,
+     .sim = true,
+     .help = "sim: dense model chunks, one inner optimizer each (the "
+             "chained optimizer: these and one for the expert buffer)"},
     {.name = NULL},
 };
 

@@ -30,6 +30,7 @@ typedef struct bs_sim_config {
   size_t update_buffer_bytes; /* weight-sync bucket size, in bytes */
   double lr, adam_beta1, adam_beta2, adam_eps, weight_decay;
   double offload_fraction; /* HDO: share of each master shard on the host */
+  size_t optimizer_chunks; /* dense model chunks: one inner optimizer each */
 } bs_sim_config;
 
 typedef struct bs_config {

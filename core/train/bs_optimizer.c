@@ -21,6 +21,8 @@ typedef struct opt_seg {
 
 typedef struct opt_inner {
   int buf;
+  size_t b0, nb;   /* the buckets of buf it owns: [b0, b0 + nb) */
+  bool hdo;        /* a HybridDeviceOptimizer (host and device maps) */
   uint16_t *param; /* the rank's param buffer (device) */
   opt_seg *seg;
   size_t nseg, n;
@@ -37,7 +39,7 @@ struct bs_optimizer {
   bs_dev *dev;
   bs_ms *ms;
   bs_optimizer_cfg cfg;
-  opt_inner inner[BS_BUF_COUNT];
+  opt_inner *inner;
   size_t ninner;
 };
 
@@ -62,12 +64,28 @@ static size_t seg_pos(const opt_seg *s, size_t i) {
   return s->first + (i - s->off);
 }
 
+bs_optimizer_cfg bs_optimizer_cfg_of(const bs_config *c) {
+  const bs_sim_config *s = &c->sim;
+  return (bs_optimizer_cfg){.lr = (float)s->lr,
+                            .beta1 = (float)s->adam_beta1,
+                            .beta2 = (float)s->adam_beta2,
+                            .eps = (float)s->adam_eps,
+                            .weight_decay = (float)s->weight_decay,
+                            .precision_aware = c->precision_aware_optimizer,
+                            .cpu_offload = c->optimizer_cpu_offload,
+                            .offload_fraction = s->offload_fraction,
+                            .chunks = s->optimizer_chunks};
+}
+
 static bs_status cfg_check(const bs_optimizer_cfg *c) {
   bs_status st = BS_OK;
   if (c->cpu_offload && !c->precision_aware)
     BS_FAIL(BS_ERR_CONFIG, NULL,
             "optimizer CPU offload must be used with the precision-aware "
             "optimizer: the hybrid device optimizer reuses its code path");
+  if (c->chunks > BS_OPT_CHUNKS_MAX)
+    BS_FAIL(BS_ERR_INVALID, NULL, "optimizer chunks must be in 0..%d, got %zu",
+            BS_OPT_CHUNKS_MAX, c->chunks);
   if (c->cpu_offload &&
       !(c->offload_fraction >= 0.0 && c->offload_fraction <= 1.0))
     BS_FAIL(BS_ERR_INVALID, NULL, "offload_fraction must be in [0, 1], got %g",
@@ -83,23 +101,25 @@ out:
   return st;
 }
 
+/* The rank's shard of each bucket it owns, concatenated. */
 static bs_status inner_layout(opt_inner *in, const bs_ddp_layout *l, int rank) {
   bs_status st = BS_OK;
   const bs_ddp_buffer *b = &l->buf[in->buf];
-  in->seg = calloc(b->nbuckets ? b->nbuckets : 1, sizeof *in->seg);
+  in->seg = calloc(in->nb ? in->nb : 1, sizeof *in->seg);
   if (!in->seg)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "optimizer: %zu bucket ranges", b->nbuckets);
-  for (size_t i = 0; i < b->nbuckets; i++) {
+    BS_FAIL(BS_ERR_NOMEM, NULL, "optimizer: %zu bucket ranges", in->nb);
+  for (size_t i = 0; i < in->nb; i++) {
     opt_seg *s = &in->seg[i];
-    bs_ddp_shard(l, in->buf, i, rank, &s->first, &s->count);
+    bs_ddp_shard(l, in->buf, in->b0 + i, rank, &s->first, &s->count);
     if (s->first + s->count > b->numel)
       BS_FAIL(BS_ERR_INTERNAL, NULL,
               "%s bucket %zu: rank %d shard [%zu, +%zu) past buffer end %zu",
-              buf_name(in->buf), i, rank, s->first, s->count, b->numel);
+              buf_name(in->buf), in->b0 + i, rank, s->first, s->count,
+              b->numel);
     s->off = in->n;
     in->n += s->count;
   }
-  in->nseg = b->nbuckets;
+  in->nseg = in->nb;
 out:
   return st;
 }
@@ -107,7 +127,8 @@ out:
 /* The HDO split (h = d0 = 0 without CPU offload). d0 = h / 2 gives a
  * non-empty overlap whenever there is a host map. */
 static void inner_split(opt_inner *in, const bs_optimizer_cfg *c) {
-  if (!c->cpu_offload)
+  in->hdo = c->cpu_offload;
+  if (!in->hdo)
     return;
   in->h = (size_t)llround(c->offload_fraction * (double)in->n);
   if (in->h > in->n)
@@ -213,6 +234,38 @@ static void inner_free(bs_optimizer *o, opt_inner *in) {
   free(in->seg);
 }
 
+/* How many inner optimizers share buffer k: the dense buffer is split
+ * into its model chunks, the expert buffer has one. */
+static bs_status chunks_of(const bs_optimizer_cfg *c, const bs_ddp_layout *l,
+                           int k, size_t *parts) {
+  size_t nb = l->buf[k].nbuckets;
+  *parts = k == BS_BUF_DENSE && c->chunks > 1 ? c->chunks : 1;
+  if (*parts <= nb)
+    return BS_OK;
+  return bs_err_fail(BS_ERR_CONFIG, NULL,
+                     "optimizer: %zu model chunks need as many buckets in the "
+                     "%s buffer, it has %zu (lower bucket_numel)",
+                     *parts, buf_name(k), nb);
+}
+
+/* Buffer k's inner optimizers, each over a contiguous run of its buckets. */
+static bs_status chain_buffer(bs_optimizer *o, const bs_ddp_layout *l, int k,
+                              uint16_t *param, int rank) {
+  bs_status st = BS_OK;
+  size_t parts = 1, nb = l->buf[k].nbuckets;
+  BS_CHECK(chunks_of(&o->cfg, l, k, &parts));
+  for (size_t c = 0; c < parts; c++) {
+    opt_inner *in = &o->inner[o->ninner++]; /* counted first: freed on error */
+    in->buf = k;
+    in->b0 = c * nb / parts;
+    in->nb = (c + 1) * nb / parts - in->b0;
+    in->param = param;
+    BS_CHECK(inner_create(o, in, l, rank));
+  }
+out:
+  return st;
+}
+
 bs_status bs_optimizer_create(bs_dev *dev, bs_ms *ms, const bs_ddp_layout *l,
                               int rank, const bs_optimizer_cfg *cfg,
                               uint16_t *const param_buf[BS_BUF_COUNT],
@@ -227,7 +280,8 @@ bs_status bs_optimizer_create(bs_dev *dev, bs_ms *ms, const bs_ddp_layout *l,
             l->dp);
   BS_CHECK(cfg_check(cfg));
   o = calloc(1, sizeof *o);
-  if (!o)
+  if (!o || !(o->inner = calloc(BS_BUF_COUNT + (cfg->chunks ? cfg->chunks : 1),
+                                sizeof *o->inner)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "optimizer: no memory");
   o->dev = dev;
   o->ms = ms;
@@ -238,10 +292,7 @@ bs_status bs_optimizer_create(bs_dev *dev, bs_ms *ms, const bs_ddp_layout *l,
     if (!param_buf[k])
       BS_FAIL(BS_ERR_INVALID, NULL, "optimizer: no %s param buffer",
               buf_name(k));
-    opt_inner *in = &o->inner[o->ninner++]; /* counted first: freed on error */
-    in->buf = k;
-    in->param = param_buf[k];
-    BS_CHECK(inner_create(o, in, l, rank));
+    BS_CHECK(chain_buffer(o, l, k, param_buf[k], rank));
   }
   *out = o;
   o = NULL;
@@ -255,6 +306,7 @@ void bs_optimizer_destroy(bs_optimizer *o) {
     return;
   for (size_t i = 0; i < o->ninner; i++)
     inner_free(o, &o->inner[i]);
+  free(o->inner);
   free(o);
 }
 
@@ -348,13 +400,27 @@ bs_status bs_optimizer_cast_to_params(bs_optimizer *o) {
   bs_status st = BS_OK;
   if (!o)
     BS_FAIL(BS_ERR_INVALID, NULL, "optimizer cast: NULL optimizer");
-  if (o->cfg.precision_aware && !o->cfg.cpu_offload)
-    BS_FAIL(BS_ERR_UNSUPPORTED, NULL,
-            "precision-aware optimizer without CPU offload keeps the master "
-            "as bf16 param + int16 remainder: it cannot be rebuilt");
+  BS_CHECK(bs_optimizer_check_rebuildable(o));
   for (size_t i = 0; i < o->ninner; i++)
     BS_CHECK(copy_back(o, &o->inner[i]));
   BS_CHECK(bs_dev_sync(o->dev));
+out:
+  return st;
+}
+
+/* Before any cast: nothing is written unless every inner one can cast. */
+bs_status bs_optimizer_check_rebuildable(const bs_optimizer *o) {
+  bs_status st = BS_OK;
+  if (!o)
+    BS_FAIL(BS_ERR_INVALID, NULL, "optimizer: none");
+  for (size_t i = 0; o->cfg.precision_aware && i < o->ninner; i++)
+    if (!o->inner[i].hdo)
+      BS_FAIL(BS_ERR_UNSUPPORTED, NULL,
+              "precision-aware optimizer: inner optimizer %zu (%s buckets "
+              "%zu..%zu) is not a HybridDeviceOptimizer; it keeps the master "
+              "as bf16 param + int16 remainder, nothing to rebuild from",
+              i, buf_name(o->inner[i].buf), o->inner[i].b0,
+              o->inner[i].b0 + o->inner[i].nb - 1);
 out:
   return st;
 }
@@ -393,6 +459,9 @@ bs_status bs_optimizer_view_get(const bs_optimizer *o, int inner,
     BS_FAIL(BS_ERR_INVALID, NULL, "optimizer view: NULL argument");
   const opt_inner *in = &o->inner[inner];
   *out = (bs_optimizer_view){.buf = in->buf,
+                             .first_bucket = in->b0,
+                             .nbuckets = in->nb,
+                             .hdo = in->hdo,
                              .n = in->n,
                              .host = in->hmaster,
                              .host_n = in->h,

@@ -1,10 +1,13 @@
 /* The distributed optimizer (behavior.md §3, §4 MainCast restore step 1).
  *
- * A chained optimizer, like Megatron's ChainedOptimizer: one inner Adam per
- * DDP buffer that has elements (dense, expert), each owning the rank's shard
- * of every bucket of its buffer. The shard of an inner optimizer is the
- * concatenation of the rank's shard ranges over the buckets; "shard element
- * i" below counts in that concatenation.
+ * A chained optimizer, like Megatron's ChainedOptimizer: any number of inner
+ * Adams, each owning the rank's shard of a contiguous run of buckets of one
+ * DDP buffer. The expert buffer has one; the dense buffer one per model
+ * chunk (cfg.chunks, its buckets split evenly, as Megatron builds one
+ * distributed optimizer per model chunk), so moe with 2 chunks chains 3.
+ * The shard of an inner optimizer is the concatenation of the rank's shard
+ * ranges over its buckets; "shard element i" below counts in that
+ * concatenation.
  *
  * Master weights and Adam state are fp32 and live in the memory saver's
  * "default" region with a cpu backup, so they survive pause/resume.
@@ -28,7 +31,8 @@
  * the bf16 param plus an int16 remainder, so the master's high half IS the
  * param buffer and nothing can be rebuilt once that buffer is lost. It is
  * modelled with fp32 masters (the remainder scheme is lossless, so steps are
- * the same) and bs_optimizer_cast_to_params refuses with BS_ERR_UNSUPPORTED.
+ * the same): precision-aware, only an inner HDO can be rebuilt from
+ * (bs_optimizer_check_rebuildable).
  * CPU offload without precision-aware is rejected (BS_ERR_CONFIG), as
  * Megatron's argument check does. */
 #ifndef BS_OPTIMIZER_H
@@ -41,6 +45,7 @@
 #include "bs_err.h"
 #include "dev/bs_dev.h"
 #include "memsaver/bs_ms.h"
+#include "model/bs_config.h"
 #include "model/bs_ddp.h"
 
 typedef struct bs_optimizer_cfg {
@@ -48,7 +53,14 @@ typedef struct bs_optimizer_cfg {
   bool precision_aware;    /* precision-aware optimizer */
   bool cpu_offload;        /* optimizer CPU offload (HybridDeviceOptimizer) */
   double offload_fraction; /* share of each inner master shard on the host */
+  size_t chunks; /* dense model chunks, one inner optimizer each (0, 1: one) */
 } bs_optimizer_cfg;
+
+#define BS_OPT_CHUNKS_MAX 64
+
+/* The optimizer a job configuration asks for (Adam knobs, precision-aware,
+ * CPU offload, model chunks). */
+bs_optimizer_cfg bs_optimizer_cfg_of(const bs_config *c);
 
 typedef struct bs_optimizer bs_optimizer;
 
@@ -69,11 +81,16 @@ void bs_optimizer_destroy(bs_optimizer *o);
 bs_status bs_optimizer_step(bs_optimizer *o,
                             float *const grad_buf[BS_BUF_COUNT], int step);
 
-/* MainCast restore step 1: the step-end copy-back again, for every inner
- * optimizer (HDO: host map first, then the device map where not written).
- * Bit-identical to what the last step wrote. Writes only the rank's shard
- * ranges of the param buffers. */
+/* MainCast restore step 1: the step-end copy-back again, through every
+ * inner optimizer once (HDO: host map first, then the device map where not
+ * written). Bit-identical to what the last step wrote. Writes only the
+ * rank's shard ranges of the param buffers. Refused (nothing written) where
+ * bs_optimizer_check_rebuildable refuses. */
 bs_status bs_optimizer_cast_to_params(bs_optimizer *o);
+/* Whether the masters can rebuild the params: under the precision-aware
+ * optimizer every inner optimizer must be a HybridDeviceOptimizer, else
+ * BS_ERR_UNSUPPORTED naming the first that is not. */
+bs_status bs_optimizer_check_rebuildable(const bs_optimizer *o);
 
 size_t bs_optimizer_num_inner(const bs_optimizer *o);
 
@@ -86,7 +103,10 @@ bs_status bs_optimizer_master_ptr(bs_optimizer *o, int inner, float **master,
 
 /* Every map of one inner optimizer, for tests and fault injection. */
 typedef struct bs_optimizer_view {
-  int buf;          /* BS_BUF_DENSE or BS_BUF_EXPERT */
+  int buf;             /* BS_BUF_DENSE or BS_BUF_EXPERT */
+  size_t first_bucket; /* the buckets of buf it owns */
+  size_t nbuckets;
+  bool hdo;         /* a HybridDeviceOptimizer */
   size_t n;         /* shard elements */
   float *host;      /* host master of [0, host_n): pinned host, or NULL */
   size_t host_n;    /* h */
