@@ -254,6 +254,37 @@ static void test_backup_tags(void **state) {
   assert_false(bs_backuper_has_tag(w->b, "ref"));
 }
 
+/* release(tag): the snapshot and its pinned memory go, get and restore
+ * say "never backed up", the other tags stay, a new backup works again. */
+static void test_release(void **state) {
+  world *w = *state;
+  bs_tensor_map m = {0};
+  assert_int_equal(bs_backuper_backup(w->b, "actor"), BS_OK);
+  assert_int_equal(bs_backuper_backup(w->b, "ref"), BS_OK);
+  assert_int_equal(bs_dev_pinned(w->dev, BS_PIN_BACKUPER), 2 * synced_bytes(w));
+  assert_int_equal(bs_backuper_release(w->b, "ref"), BS_OK);
+  assert_int_equal(bs_dev_pinned(w->dev, BS_PIN_BACKUPER), synced_bytes(w));
+  assert_false(bs_backuper_has_backup(w->b, "ref"));
+  assert_false(bs_backuper_has_tag(w->b, "ref"));
+  assert_true(bs_backuper_has_backup(w->b, "actor"));
+  bs_err_clear();
+  assert_int_equal(bs_backuper_get(w->b, "ref", &m), BS_ERR_MISSING_BACKUP);
+  assert_string_equal(bs_err()->message, "get('ref'): never backed up");
+  bs_err_clear();
+  assert_int_equal(bs_backuper_restore(w->b, "ref"), BS_ERR_MISSING_BACKUP);
+  assert_string_equal(bs_err()->message, "restore('ref'): never backed up");
+  bs_err_clear();
+  /* A tag without a snapshot is left alone; an unknown one is refused. */
+  assert_int_equal(bs_backuper_release(w->b, "teacher"), BS_OK);
+  assert_int_equal(bs_backuper_release(w->b, "critic"), BS_ERR_INVALID);
+  bs_err_clear();
+  assert_int_equal(bs_backuper_backup(w->b, "ref"), BS_OK);
+  assert_true(bs_backuper_has_backup(w->b, "ref"));
+  assert_int_equal(bs_backuper_restore(w->b, "ref"), BS_OK);
+  assert_int_equal(bs_dev_pinned(w->dev, BS_PIN_BACKUPER), 2 * synced_bytes(w));
+  assert_false(bs_backuper_has_backup(w->b, "critic"));
+}
+
 static void test_copy(void **state) {
   world *w = *state;
   bs_tensor_map a, r;
@@ -356,6 +387,7 @@ int main(void) {
       T(test_copy),
       T(test_subset),
       T(test_failed_backup_invalidates),
+      T(test_release),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

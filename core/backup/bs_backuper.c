@@ -56,6 +56,20 @@ out:
   return st;
 }
 
+bs_status bs_backuper_release(bs_backuper *b, const char *tag) {
+  bs_status st = BS_OK;
+  bs_backup_tag t = BS_BT_ACTOR;
+  BS_CHECK(check(b, tag, &t));
+  b->ops->release(b, t);
+out:
+  return st;
+}
+
+bool bs_backuper_has_backup(const bs_backuper *b, const char *tag) {
+  int t = bs_backup_tag_parse(tag);
+  return b && b->ops && t >= 0 && b->ops->has_backup(b, (bs_backup_tag)t);
+}
+
 size_t bs_backuper_backup_tags(const bs_backuper *b, const char **tags,
                                size_t max) {
   return b && b->ops ? b->ops->backup_tags(b, tags, max) : 0;

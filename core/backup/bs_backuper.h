@@ -21,7 +21,11 @@ typedef struct bs_backuper_ops {
   bs_status (*restore)(bs_backuper *b, bs_backup_tag tag);
   bs_status (*get)(bs_backuper *b, bs_backup_tag tag, bs_tensor_map *out);
   bs_status (*copy)(bs_backuper *b, bs_backup_tag src, bs_backup_tag dst);
-  /* Tags holding a complete backup, in bs_backup_tag order. */
+  /* Drops the tag's snapshot and its pinned memory. */
+  void (*release)(bs_backuper *b, bs_backup_tag tag);
+  /* The tag holds a complete snapshot. */
+  bool (*has_backup)(const bs_backuper *b, bs_backup_tag tag);
+  /* The tags switch_model may switch to (see bs_backuper_backup_tags). */
   size_t (*backup_tags)(const bs_backuper *b, const char **tags, size_t max);
   void (*destroy)(bs_backuper *b);
 } bs_backuper_ops;
@@ -38,7 +42,17 @@ bs_status bs_backuper_restore(bs_backuper *b, const char *tag);
 bs_status bs_backuper_get(bs_backuper *b, const char *tag, bs_tensor_map *out);
 bs_status bs_backuper_copy(bs_backuper *b, const char *src_tag,
                            const char *dst_tag);
-/* Writes up to max tag names, returns how many tags have a backup. */
+/* release(tag) (behavior.md §4): drops the tag's snapshot and its pinned
+ * memory; has_backup(tag) is then false, get and restore of it fail with
+ * BS_ERR_MISSING_BACKUP "never backed up", and a later backup(tag) works
+ * again. A tag without a snapshot is left alone. */
+bs_status bs_backuper_release(bs_backuper *b, const char *tag);
+/* Whether the tag holds a complete snapshot (false for an unknown tag). */
+bool bs_backuper_has_backup(const bs_backuper *b, const char *tag);
+/* backup_tags: the tags that hold a snapshot, in bs_backup_tag order; for
+ * MainCast "actor" always comes first (it can always be rebuilt from the
+ * masters), then the delegated tags. Writes up to max names, returns how
+ * many there are. */
 size_t bs_backuper_backup_tags(const bs_backuper *b, const char **tags,
                                size_t max);
 void bs_backuper_destroy(bs_backuper *b);

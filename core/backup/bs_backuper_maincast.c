@@ -83,7 +83,7 @@ static bs_status require_actor(const maincast *m, const char *op) {
   if (m->backed)
     return BS_OK;
   return bs_err_fail(BS_ERR_MISSING_BACKUP, NULL,
-                     "%s('actor'): no backup of this tag", op);
+                     "%s('actor'): never backed up", op);
 }
 
 /* Fault master/corrupt: a bit of the first inner optimizer's device
@@ -215,18 +215,33 @@ static bs_status mc_copy(bs_backuper *b, bs_backup_tag src, bs_backup_tag dst) {
                           bs_backup_tag_name(dst));
 }
 
-/* "actor" first, then the Normal's tags (which never include it). */
+/* "actor" drops the pinned extras and the check's hashes with them. */
+static void mc_release(bs_backuper *b, bs_backup_tag tag) {
+  maincast *m = as_mc(b);
+  if (tag != BS_BT_ACTOR) {
+    m->full->ops->release(m->full, tag);
+    return;
+  }
+  m->extras->ops->release(m->extras, BS_BT_ACTOR);
+  bs_rcheck_clear(m->check);
+  m->backed = false;
+}
+
+static bool mc_has_backup(const bs_backuper *b, bs_backup_tag tag) {
+  const maincast *m = (const maincast *)b;
+  return tag == BS_BT_ACTOR ? m->backed
+                            : m->full->ops->has_backup(m->full, tag);
+}
+
+/* "actor" always first: it can always be rebuilt from the masters; then
+ * the Normal's tags (its "actor" is never backed up). */
 static size_t mc_backup_tags(const bs_backuper *b, const char **tags,
                              size_t max) {
   const maincast *m = (const maincast *)b;
-  size_t n = 0;
-  if (m->backed) {
-    if (max > 0)
-      tags[0] = ACTOR;
-    n = 1;
-  }
-  size_t room = max > n ? max - n : 0;
-  return n + bs_backuper_backup_tags(m->full, room ? tags + n : tags, room);
+  if (max > 0)
+    tags[0] = ACTOR;
+  return 1 + bs_backuper_backup_tags(m->full, max > 1 ? tags + 1 : tags,
+                                     max > 1 ? max - 1 : 0);
 }
 
 static void mc_destroy(bs_backuper *b) {
@@ -243,6 +258,8 @@ static const bs_backuper_ops maincast_ops = {
     .restore = mc_restore,
     .get = mc_get,
     .copy = mc_copy,
+    .release = mc_release,
+    .has_backup = mc_has_backup,
     .backup_tags = mc_backup_tags,
     .destroy = mc_destroy,
 };

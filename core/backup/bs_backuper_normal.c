@@ -38,7 +38,7 @@ static bs_status require_backup(const normal *nb, bs_backup_tag tag,
   bs_status st = BS_OK;
   if (!nb->backed[tag])
     BS_FAIL(BS_ERR_MISSING_BACKUP, nb->n ? nb->src[0]->spec->name : NULL,
-            "%s('%s'): no backup of this tag", op, bs_backup_tag_name(tag));
+            "%s('%s'): never backed up", op, bs_backup_tag_name(tag));
   for (size_t i = 0; i < nb->n; i++)
     if (!slot_of(nb, tag, i)->valid)
       BS_FAIL(BS_ERR_MISSING_BACKUP, nb->src[i]->spec->name,
@@ -131,15 +131,19 @@ out:
   return st;
 }
 
+static bool normal_has_backup(const bs_backuper *b, bs_backup_tag tag) {
+  const normal *nb = (const normal *)b;
+  bool complete = nb->backed[tag];
+  for (size_t i = 0; complete && i < nb->n; i++)
+    complete = slot_of(nb, tag, i)->valid;
+  return complete;
+}
+
 static size_t normal_backup_tags(const bs_backuper *b, const char **tags,
                                  size_t max) {
-  const normal *nb = (const normal *)b;
   size_t n = 0;
   for (int t = 0; t < BS_BT_COUNT; t++) {
-    bool complete = nb->backed[t];
-    for (size_t i = 0; complete && i < nb->n; i++)
-      complete = slot_of(nb, (bs_backup_tag)t, i)->valid;
-    if (!complete)
+    if (!normal_has_backup(b, (bs_backup_tag)t))
       continue;
     if (n < max)
       tags[n] = bs_backup_tag_name((bs_backup_tag)t);
@@ -148,12 +152,26 @@ static size_t normal_backup_tags(const bs_backuper *b, const char **tags,
   return n;
 }
 
+static void free_slot(normal *nb, size_t k) {
+  slot *s = &nb->slots[k];
+  if (s->host)
+    bs_dev_pinned_free(dev_of(nb), BS_PIN_BACKUPER, s->host,
+                       nb->src[k % nb->n]->bytes);
+  *s = (slot){0};
+}
+
+/* The pinned copies go: the next backup of the tag allocates them again. */
+static void normal_release(bs_backuper *b, bs_backup_tag tag) {
+  normal *nb = as_normal(b);
+  for (size_t i = 0; i < nb->n; i++)
+    free_slot(nb, (size_t)tag * nb->n + i);
+  nb->backed[tag] = false;
+}
+
 static void normal_destroy(bs_backuper *b) {
   normal *nb = as_normal(b);
   for (size_t k = 0; nb->slots && k < (size_t)BS_BT_COUNT * nb->n; k++)
-    if (nb->slots[k].host)
-      bs_dev_pinned_free(dev_of(nb), BS_PIN_BACKUPER, nb->slots[k].host,
-                         nb->src[k % nb->n]->bytes);
+    free_slot(nb, k);
   free(nb->slots);
   free(nb->src);
   free(nb);
@@ -165,6 +183,8 @@ static const bs_backuper_ops normal_ops = {
     .restore = normal_restore,
     .get = normal_get,
     .copy = normal_copy,
+    .release = normal_release,
+    .has_backup = normal_has_backup,
     .backup_tags = normal_backup_tags,
     .destroy = normal_destroy,
 };
