@@ -354,12 +354,22 @@ static bs_status restore_tag(bs_actor *a, bs_backup_tag t) {
                      bs_backup_tag_name(t));
 }
 
+/* miles checks the backuper's backup_tags, not the tag names: a tag that
+ * holds no snapshot is as unknown as a misspelt one (a misspelt one is bad
+ * input, a known one without a snapshot a missing backup). */
+static bs_status check_tag(const bs_actor *a, const char *tag, int t) {
+  if (t >= 0 && (!a->bk || bs_backuper_has_tag(a->bk, tag)))
+    return BS_OK;
+  return bs_err_fail(t < 0 ? BS_ERR_INVALID : BS_ERR_MISSING_BACKUP, NULL,
+                     "Cannot switch to unknown model tag: %.64s",
+                     tag ? tag : "(null)");
+}
+
 static bs_status restore_local(bs_actor *a, const char *tag) {
   int t = bs_backup_tag_parse(tag);
-  if (t < 0)
-    return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "cannot switch to unknown model tag: %.64s",
-                       tag ? tag : "(null)");
+  bs_status st = check_tag(a, tag, t);
+  if (st != BS_OK)
+    return st;
   /* A restore writes the live params: paused memory would fault. */
   if (a->asleep)
     return bs_err_fail(BS_ERR_STATE, NULL,

@@ -121,7 +121,7 @@ static bs_status unknown_tag(bs_actor *a, bs_comm *c, tw *t) {
   bs_status st = bs_actor_switch_model(a, "critic");
   assert_int_equal(st, BS_ERR_INVALID);
   assert_string_equal(bs_err()->message,
-                      "cannot switch to unknown model tag: critic");
+                      "Cannot switch to unknown model tag: critic");
   assert_string_equal(bs_actor_active_tag(a), "actor");
   /* Nothing was touched: the actor trains on. */
   bs_error e = *bs_err();
@@ -137,6 +137,36 @@ static void test_unknown_tag_rejected(void **state) {
   t.body = unknown_tag;
   assert_int_equal(tw_run(&t), BS_ERR_INVALID);
   tw_expect_all(&t, BS_ERR_INVALID, "unknown model tag: critic");
+  tw_free(&t);
+}
+
+/* switch_model checks backup_tags: "ref" is a tag name but holds no
+ * snapshot until backed up, and none again once released. */
+static bs_status tag_not_backed_up(bs_actor *a, bs_comm *c, tw *t) {
+  (void)c;
+  (void)t;
+  bs_backuper *b = bs_actor_backuper(a);
+  assert_int_equal(bs_actor_switch_model(a, "ref"), BS_ERR_MISSING_BACKUP);
+  assert_string_equal(bs_err()->message,
+                      "Cannot switch to unknown model tag: ref");
+  assert_string_equal(bs_actor_active_tag(a), "actor");
+  bs_err_clear();
+  assert_int_equal(bs_backuper_backup(b, "ref"), BS_OK);
+  assert_int_equal(bs_actor_switch_model(a, "ref"), BS_OK);
+  assert_string_equal(bs_actor_active_tag(a), "ref");
+  assert_int_equal(bs_actor_switch_model(a, "actor"), BS_OK);
+  assert_int_equal(bs_backuper_release(b, "ref"), BS_OK);
+  return bs_actor_switch_model(a, "ref");
+}
+
+static void test_switch_checks_backup_tags(void **state) {
+  (void)state;
+  tw t;
+  tw_init(&t, 2, "tiny");
+  t.body = tag_not_backed_up;
+  assert_int_equal(tw_run(&t), BS_ERR_MISSING_BACKUP);
+  tw_expect_all(&t, BS_ERR_MISSING_BACKUP,
+                "Cannot switch to unknown model tag: ref");
   tw_free(&t);
 }
 
@@ -517,6 +547,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sleep_wake_idempotent),
       cmocka_unit_test(test_switch_model_restores_active_tag),
+      cmocka_unit_test(test_switch_checks_backup_tags),
       cmocka_unit_test(test_unknown_tag_rejected),
       cmocka_unit_test(test_switch_while_asleep_rejected),
       cmocka_unit_test(test_asleep_sync_reads_host_copies),

@@ -6,7 +6,6 @@
 #include "backup/bs_backuper.h"
 #include "backup/bs_restore_check.h"
 
-bool bs_backuper_has_tag(const bs_backuper *b, const char *tag);
 /* The restore check of a MainCast backuper (NULL for any other kind). */
 bs_restore_check *bs_backuper_maincast_check(bs_backuper *b);
 

@@ -55,6 +55,8 @@ bool bs_backuper_has_backup(const bs_backuper *b, const char *tag);
  * many there are. */
 size_t bs_backuper_backup_tags(const bs_backuper *b, const char **tags,
                                size_t max);
+/* tag is one of backup_tags (what switch_model checks). */
+bool bs_backuper_has_tag(const bs_backuper *b, const char *tag);
 void bs_backuper_destroy(bs_backuper *b);
 
 /* Normal (behavior.md §4): a pinned host copy of every source tensor per
