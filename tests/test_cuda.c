@@ -303,6 +303,12 @@ static void test_region_round_trip(void **state) {
   assert_int_equal(bs_dev_phys_map(gpu, va, len), BS_ERR_STATE);
   bs_err_clear();
   assert_int_equal(bs_dev_phys_unmap(gpu, va, len), BS_OK);
+  /* A second release of the same memory goes to the driver, which refuses
+   * the released handle; a third has no handle left to release. */
+  assert_int_equal(bs_dev_phys_unmap(gpu, va, len), BS_ERR_STATE);
+  assert_non_null(strstr(bs_err()->message, "released already"));
+  print_message("second release: %s\n", bs_err()->message);
+  bs_err_clear();
   assert_int_equal(bs_dev_phys_unmap(gpu, va, len), BS_ERR_INVALID);
   bs_err_clear();
   assert_int_equal(bs_dev_phys_map(gpu, (uint8_t *)va + 1, len - 1),

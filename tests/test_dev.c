@@ -206,6 +206,12 @@ static void test_unmap_drops_bytes(void **state) {
   unsigned char *va = dev_mem(d, n);
   memset(va, 0xAB, n);
   assert_int_equal(bs_dev_phys_unmap(d, va, n), BS_OK);
+  /* A second release of the same memory is refused, as the driver refuses
+   * a released handle. */
+  bs_err_clear();
+  assert_int_equal(bs_dev_phys_unmap(d, va, n), BS_ERR_STATE);
+  assert_non_null(strstr(bs_err()->message, "released already"));
+  bs_err_clear();
   assert_int_equal(bs_dev_phys_map(d, va, n), BS_OK);
   for (size_t i = 0; i < n; i += 511)
     assert_int_equal(va[i], 0);

@@ -1,7 +1,10 @@
 /* The host device: "device" memory is ordinary process memory. A region is
  * an mmap reservation; unmapping drops its pages and makes the range
  * PROT_NONE, so any later access faults at once (and bs_trap reports it)
- * instead of silently reading stale bytes the way a real GPU might. */
+ * instead of silently reading stale bytes the way a real GPU might. It
+ * keeps the mapped ranges, as the driver keeps its handles, so a second
+ * release of the same physical memory is refused as cuMemRelease refuses a
+ * released handle. */
 #define BS_DEV_BACKEND
 #include "dev/bs_dev_impl.h"
 
@@ -10,6 +13,20 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+/* The ranges that have physical memory now (one bs_dev per rank thread:
+ * no lock). */
+typedef struct host_impl {
+  struct range {
+    uintptr_t va;
+    size_t n;
+  } * r;
+  size_t count, cap;
+} host_impl;
+
+static host_impl *impl(bs_dev *d) {
+  return d->impl;
+}
 
 static bs_status host_pinned_alloc(bs_dev *d, size_t n, void **out) {
   void *p = NULL;
@@ -41,26 +58,48 @@ static bs_status host_va_reserve(bs_dev *d, size_t n, void **va) {
   return BS_OK;
 }
 
+/* Whatever is still mapped inside the range goes with it. */
 static void host_va_release(bs_dev *d, void *va, size_t n) {
-  (void)d;
+  host_impl *h = impl(d);
+  for (size_t i = h->count; i-- > 0;)
+    if (h->r[i].va >= (uintptr_t)va && h->r[i].va < (uintptr_t)va + n)
+      h->r[i] = h->r[--h->count];
   munmap(va, n);
 }
 
 /* The pages dropped by phys_unmap come back zero-filled on first touch:
  * fresh memory, as the seam promises. */
 static bs_status host_phys_map(bs_dev *d, void *va, size_t n) {
-  (void)d;
+  host_impl *h = impl(d);
+  if (h->count == h->cap) {
+    size_t cap = h->cap ? 2 * h->cap : 16;
+    struct range *grown = realloc(h->r, cap * sizeof *grown);
+    if (!grown)
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "map table of %zu ranges", cap);
+    h->r = grown;
+    h->cap = cap;
+  }
   if (mprotect(va, n, PROT_READ | PROT_WRITE) != 0)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "map of %zu bytes: %s", n,
                        strerrordesc_np(errno));
+  h->r[h->count++] = (struct range){(uintptr_t)va, n};
   return BS_OK;
 }
 
 static bs_status host_phys_unmap(bs_dev *d, void *va, size_t n) {
-  (void)d;
+  host_impl *h = impl(d);
+  size_t i = 0;
+  while (i < h->count && !(h->r[i].va == (uintptr_t)va && h->r[i].n == n))
+    i++;
+  if (i == h->count)
+    return bs_err_fail(BS_ERR_STATE, NULL,
+                       "release of %zu bytes at %p: no physical memory is "
+                       "mapped there (released already)",
+                       n, va);
   if (madvise(va, n, MADV_DONTNEED) != 0 || mprotect(va, n, PROT_NONE) != 0)
     return bs_err_fail(BS_ERR_INTERNAL, NULL, "unmap of %zu bytes: %s", n,
                        strerrordesc_np(errno));
+  h->r[i] = h->r[--h->count];
   return BS_OK;
 }
 
@@ -117,6 +156,8 @@ static void host_sm_copy(bs_dev *d, void *dst, const void *src, size_t n) {
 }
 
 static void host_destroy(bs_dev *d) {
+  free(impl(d)->r);
+  free(d->impl);
   free(d);
 }
 
@@ -150,8 +191,10 @@ bs_status bs_dev_host_create(bs_dev **out) {
   if (page <= 0)
     BS_FAIL(BS_ERR_INTERNAL, NULL, "host device: no page size");
   d = calloc(1, sizeof *d);
-  if (!d)
+  if (!d || !(d->impl = calloc(1, sizeof(host_impl)))) {
+    free(d);
     BS_FAIL(BS_ERR_NOMEM, NULL, "host device: out of memory");
+  }
   d->ops = &host_ops;
   d->page = (size_t)page;
   *out = d;

@@ -53,6 +53,10 @@ typedef struct cuda_impl {
   CUmemAllocationProp prop; /* device-local memory of this device */
   table maps;               /* what is mapped */
   table res; /* address ranges reserved: freed at destroy if still held */
+  /* The handle each range last released, until the range is mapped again:
+   * a second unmap of the range releases that handle again, as
+   * torch_memory_saver did before d7a3a51, and the driver answers. */
+  table released;
   /* The first kernel that failed to launch: the kernel ops return void,
    * so the next sync reports it. */
   cudaError_t kerr;
@@ -143,11 +147,24 @@ static void table_del(table *t, mapping *m) {
   *m = t->e[--t->n];
 }
 
-/* Unmaps and releases one entry and drops it from the table. */
+/* Forgets the handles released inside [va, va + n). */
+static void forget_released(cuda_impl *c, uintptr_t va, size_t n) {
+  for (size_t i = c->released.n; i-- > 0;)
+    if (c->released.e[i].va >= va && c->released.e[i].va < va + n)
+      table_del(&c->released, &c->released.e[i]);
+}
+
+/* Unmaps and releases one entry and drops it from the table; the handle
+ * is remembered (a lost entry only loses the double-release report). */
 static CUresult drop(cuda_impl *c, mapping *m) {
+  mapping gone = *m;
+  bs_error saved = *bs_err();
   CUresult r = c->fn.unmap((CUdeviceptr)m->va, m->n);
   CUresult r2 = c->fn.release(m->handle);
   table_del(&c->maps, m);
+  forget_released(c, gone.va, gone.n);
+  if (table_add(&c->released, gone) != BS_OK)
+    *bs_err() = saved;
   return r != CUDA_SUCCESS ? r : r2;
 }
 
@@ -256,6 +273,7 @@ static void release_range(cuda_impl *c, mapping *r) {
   for (size_t i = c->maps.n; i-- > 0;)
     if (c->maps.e[i].va >= lo && c->maps.e[i].va < lo + len)
       drop(c, &c->maps.e[i]);
+  forget_released(c, lo, len);
   c->fn.free_va((CUdeviceptr)lo, len);
   table_del(&c->res, r);
 }
@@ -302,6 +320,7 @@ static bs_status cuda_phys_map(bs_dev *d, void *va, size_t n) {
   CU_TRY(c->fn.set_access((CUdeviceptr)m.va, n, &access, 1), "cuMemSetAccess",
          n);
   BS_CHECK(table_add(&c->maps, m));
+  forget_released(c, m.va, n);
 out:
   if (st != BS_OK && mapped)
     c->fn.unmap((CUdeviceptr)m.va, n);
@@ -310,11 +329,37 @@ out:
   return st;
 }
 
+/* Nothing is mapped at va, and its last handle was released already: the
+ * release goes to the driver again, which refuses a released handle (or,
+ * had the handle been reused, takes another allocation's memory away). */
+static bs_status release_again(cuda_impl *c, mapping *old) {
+  bs_status st = BS_OK;
+  mapping m = *old;
+  table_del(&c->released, old);
+  BS_CHECK(use(c));
+  CUresult r = c->fn.release(m.handle);
+  if (r != CUDA_SUCCESS)
+    BS_FAIL(BS_ERR_STATE, NULL,
+            "cuMemRelease of the handle of %zu bytes at %#lx, released "
+            "already: %s (%d)",
+            m.n, (unsigned long)m.va, cu_str(c, r), (int)r);
+  BS_FAIL(BS_ERR_STATE, NULL,
+          "cuMemRelease of the handle of %zu bytes at %#lx, released "
+          "already: the driver accepted it (the handle was another "
+          "allocation's)",
+          m.n, (unsigned long)m.va);
+out:
+  return st;
+}
+
 static bs_status cuda_phys_unmap(bs_dev *d, void *va, size_t n) {
   bs_status st = BS_OK;
   cuda_impl *c = impl(d);
   BS_CHECK(check_range(d, "unmap", va, n));
   mapping *m = find_exact(&c->maps, (uintptr_t)va, n);
+  mapping *old = m ? NULL : find_exact(&c->released, (uintptr_t)va, n);
+  if (old)
+    BS_CHECK(release_again(c, old));
   if (!m)
     BS_FAIL(BS_ERR_INVALID, NULL,
             "unmap of %zu bytes at %p: not a mapped range", n, va);
@@ -433,6 +478,7 @@ static void cuda_destroy(bs_dev *d) {
   cudaStreamDestroy(c->stream);
   free(c->maps.e);
   free(c->res.e);
+  free(c->released.e);
   free(c);
   free(d);
 }
