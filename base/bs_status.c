@@ -19,6 +19,7 @@ static const char *const names[BS_STATUS_COUNT] = {
     [BS_ERR_DESYNC] = "desync",
     [BS_ERR_ABORTED] = "aborted",
     [BS_ERR_RANK_DEAD] = "rank-dead",
+    [BS_ERR_FATAL] = "fatal-exit",
     [BS_ERR_INTERNAL] = "internal",
 };
 

@@ -24,7 +24,10 @@ typedef enum bs_status {
   BS_ERR_DESYNC,         /* ranks issued different collectives */
   BS_ERR_ABORTED,        /* the communicator was aborted */
   BS_ERR_RANK_DEAD,      /* a peer rank died */
-  BS_ERR_INTERNAL,       /* a bug of the framework itself */
+  /* The rank's process ended with exit status 1: a fatal error of the
+   * memory saver, which the real library answers with exit(1). */
+  BS_ERR_FATAL,
+  BS_ERR_INTERNAL, /* a bug of the framework itself */
   BS_STATUS_COUNT
 } bs_status;
 

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_mutant.h"
 #include "dev/bs_dev.h"
 #include "dev/bs_dev_testing.h"
+#include "memsaver/bs_ms.h"
 
 /* Random elements plus a stride of edge values; odd, to cover the tails. */
 enum { N = (1 << 20) + 13 };
@@ -364,6 +366,38 @@ static void test_select(void **state) {
   bs_dev_destroy(NULL);
 }
 
+/* Freeing a PAUSED allocation: the fixed memory saver releases nothing
+ * more; the free-paused-double-release mutant releases the handle pause
+ * released, the driver refuses it, and the memory saver records what the
+ * library's CURESULT_CHECK would exit on. */
+static void free_paused(bool mutant) {
+  bs_ms *ms = NULL;
+  void *p = NULL;
+  bs_error e;
+  bs_mutant_set(BS_MUT_FREE_PAUSED_DOUBLE_RELEASE, mutant);
+  assert_int_equal(bs_ms_create(gpu, 1, &ms), BS_OK);
+  assert_int_equal(bs_ms_alloc(ms, BS_TAG_DEFAULT, false, bs_dev_page(gpu), &p),
+                   BS_OK);
+  assert_int_equal(bs_ms_pause(ms, NULL), BS_OK);
+  bs_ms_free(ms, p);
+  assert_int_equal(bs_ms_fatal(ms, &e), mutant);
+  if (mutant) {
+    assert_int_equal(e.code, BS_ERR_FATAL);
+    assert_non_null(strstr(e.message, "released already"));
+    print_message("double release: %s\n", e.message);
+  }
+  bs_ms_destroy(ms);
+  bs_mutant_reset();
+  bs_err_clear();
+}
+
+static void test_free_paused_double_release(void **state) {
+  (void)state;
+  NEED_GPU();
+  free_paused(false);
+  free_paused(true);
+}
+
 /* A device destroyed while it still holds address ranges (a rank unwound
  * by a paused read leaves its regions) gives them back: reserving far more
  * address space than a GPU has, a range at a time, across devices that
@@ -393,6 +427,7 @@ int main(void) {
       cmocka_unit_test(test_sm_copy_matches_memcpy),
       cmocka_unit_test(test_region_round_trip),
       cmocka_unit_test(test_destroy_gives_back_reservations),
+      cmocka_unit_test(test_free_paused_double_release),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -132,13 +132,18 @@ static bool cause_by_prefix(const char *point, bs_status st) {
        {"restore/bitflip", "backup/corrupt", "master/corrupt"}},
       {BS_ERR_TENSOR_SET, {"sync/tensor_set", "comm/diverge", "source/change"}},
       {BS_ERR_COVERAGE, {"source/change"}},
-      {BS_ERR_NOMEM, {"backup/pin_alloc", "region/resume", "optimizer/step"}},
+      {BS_ERR_NOMEM, {"backup/pin_alloc", "optimizer/step"}},
+      {BS_ERR_FATAL, {"region/resume"}},
       {BS_ERR_COPY, {"copy/fail"}},
       {BS_ERR_MISSING_BACKUP, {"backup/pin_alloc", "copy/fail"}},
-      {BS_ERR_DESYNC, {"comm/", "sync/tensor_set", "source/change"}},
-      {BS_ERR_ABORTED, {"comm/", "sync/tensor_set", "source/change"}},
-      {BS_ERR_RANK_DEAD, {"comm/", "sync/tensor_set", "source/change"}},
-      {BS_ERR_TIMEOUT, {"comm/", "sync/tensor_set", "source/change"}},
+      {BS_ERR_DESYNC,
+       {"comm/", "sync/tensor_set", "source/change", "region/resume"}},
+      {BS_ERR_ABORTED,
+       {"comm/", "sync/tensor_set", "source/change", "region/resume"}},
+      {BS_ERR_RANK_DEAD,
+       {"comm/", "sync/tensor_set", "source/change", "region/resume"}},
+      {BS_ERR_TIMEOUT,
+       {"comm/", "sync/tensor_set", "source/change", "region/resume"}},
   };
   for (size_t i = 0; i < sizeof old / sizeof *old; i++)
     for (size_t k = 0; old[i].st == st && old[i].prefixes[k]; k++)

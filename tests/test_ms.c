@@ -19,6 +19,7 @@
 #include <fiu.h>
 #endif
 
+#include "bs_mutant.h"
 #include "bs_test_faults.h"
 #include "memsaver/bs_ms.h"
 #include "memsaver/bs_ms_testing.h"
@@ -144,10 +145,18 @@ static void test_pause_resume_all(void **state) {
   assert_int_equal(bs_ms_resident_bytes(f->ms), 5 * pg);
 }
 
-static void assert_state_error(const char *msg, const char *tag) {
-  assert_int_equal(bs_err()->code, BS_ERR_STATE);
-  assert_string_equal(bs_err()->message, msg);
+/* The library's words and tag; the memory saver keeps its first fatal
+ * error (the process would have ended there). */
+static void assert_fatal(bs_ms *ms, const char *msg, const char *tag,
+                         const char *first) {
+  char want[256];
+  bs_error kept;
+  snprintf(want, sizeof want, "[torch_memory_saver.cpp] %s tag=%s", msg, tag);
+  assert_int_equal(bs_err()->code, BS_ERR_FATAL);
+  assert_string_equal(bs_err()->message, want);
   assert_string_equal(bs_err()->tensor, tag);
+  assert_true(bs_ms_fatal(ms, &kept));
+  assert_non_null(strstr(kept.message, first));
   bs_err_clear();
 }
 
@@ -156,30 +165,29 @@ static void test_fatal_preconditions(void **state) {
   size_t pg = bs_dev_page(f->dev);
   unsigned char *d = alloc_filled(f->ms, BS_TAG_DEFAULT, true, pg, 3);
   unsigned char *p = alloc_filled(f->ms, BS_TAG_PARAM, true, pg, 4);
-  assert_int_equal(bs_ms_resume(f->ms, BS_TAG_PARAM), BS_ERR_STATE);
-  assert_state_error("cannot resume allocation that is not paused",
-                     BS_TAG_PARAM);
+  const char *first = "Cannot resume allocation that is not paused.";
+  assert_false(bs_ms_fatal(f->ms, NULL));
+  assert_int_equal(bs_ms_resume(f->ms, BS_TAG_PARAM), BS_ERR_FATAL);
+  assert_fatal(f->ms, first, BS_TAG_PARAM, first);
   assert_int_equal(bs_ms_pause(f->ms, BS_TAG_PARAM), BS_OK);
   /* Double pause; pause(all) with one paused: nothing changes. */
-  assert_int_equal(bs_ms_pause(f->ms, BS_TAG_PARAM), BS_ERR_STATE);
-  assert_state_error("cannot pause allocation that is not active",
-                     BS_TAG_PARAM);
-  assert_int_equal(bs_ms_pause(f->ms, NULL), BS_ERR_STATE);
-  assert_state_error("cannot pause allocation that is not active",
-                     BS_TAG_PARAM);
+  assert_int_equal(bs_ms_pause(f->ms, BS_TAG_PARAM), BS_ERR_FATAL);
+  assert_fatal(f->ms, "Cannot pause allocation that is not active.",
+               BS_TAG_PARAM, first);
+  assert_int_equal(bs_ms_pause(f->ms, NULL), BS_ERR_FATAL);
+  assert_fatal(f->ms, "Cannot pause allocation that is not active.",
+               BS_TAG_PARAM, first);
   assert_int_equal(bs_ms_state_of(f->ms, d), BS_ACTIVE);
   assert_int_equal(bs_ms_resident_bytes(f->ms), pg);
   assert_int_equal(bs_dev_pinned(f->dev, BS_PIN_MEMSAVER), pg);
   assert_filled(d, pg, 3);
   /* resume(all) with one active: the paused one stays paused. */
-  assert_int_equal(bs_ms_resume(f->ms, NULL), BS_ERR_STATE);
-  assert_state_error("cannot resume allocation that is not paused",
-                     BS_TAG_DEFAULT);
+  assert_int_equal(bs_ms_resume(f->ms, NULL), BS_ERR_FATAL);
+  assert_fatal(f->ms, first, BS_TAG_DEFAULT, first);
   assert_int_equal(bs_ms_state_of(f->ms, p), BS_PAUSED);
   assert_int_equal(bs_ms_resume(f->ms, BS_TAG_PARAM), BS_OK);
-  assert_int_equal(bs_ms_resume(f->ms, BS_TAG_PARAM), BS_ERR_STATE);
-  assert_state_error("cannot resume allocation that is not paused",
-                     BS_TAG_PARAM);
+  assert_int_equal(bs_ms_resume(f->ms, BS_TAG_PARAM), BS_ERR_FATAL);
+  assert_fatal(f->ms, first, BS_TAG_PARAM, first);
   assert_filled(p, pg, 4);
 }
 
@@ -240,9 +248,10 @@ static void test_cpu_backup(void **state) {
   unsigned char copy[64], expect[64];
   memcpy(expect, d + pg + 10, sizeof expect);
   assert_int_equal(bs_ms_get_cpu_backup(f->ms, d, 8, true, NULL, &view),
-                   BS_ERR_MISSING_BACKUP); /* active: no backup exists yet */
+                   BS_ERR_MISSING_BACKUP); /* active: none, as the library */
   assert_string_equal(bs_err()->message,
-                      "get_cpu_backup: allocation is not paused");
+                      "get_cpu_backup: allocation is not paused (no backup)");
+  assert_false(bs_ms_fatal(f->ms, NULL));
   bs_err_clear();
   assert_int_equal(bs_ms_pause(f->ms, NULL), BS_OK);
   assert_int_equal(
@@ -254,16 +263,25 @@ static void test_cpu_backup(void **state) {
       bs_ms_get_cpu_backup(f->ms, d + pg + 10, sizeof copy, false, copy, NULL),
       BS_OK);
   assert_memory_equal(copy, expect, sizeof expect);
+  assert_false(bs_ms_fatal(f->ms, NULL));
+  /* Misuse the library ends the process on: paused without a backup, a
+   * pointer it does not own, a range past the allocation's end. */
   assert_int_equal(bs_ms_get_cpu_backup(f->ms, g, 8, false, copy, NULL),
-                   BS_ERR_MISSING_BACKUP);
-  assert_string_equal(bs_err()->message,
-                      "get_cpu_backup: allocation has no cpu backup");
+                   BS_ERR_FATAL);
+  assert_non_null(strstr(bs_err()->message,
+                         "found paused allocation but cpu_backup does not "
+                         "exist, do you forget to enable cpu backup"));
+  assert_true(bs_ms_fatal(f->ms, NULL));
   bs_err_clear();
   assert_int_equal(bs_ms_get_cpu_backup(f->ms, copy, 8, false, copy, NULL),
-                   BS_ERR_INVALID);
+                   BS_ERR_FATAL);
+  assert_non_null(
+      strstr(bs_err()->message, "get_cpu_backup_pointer fail to find backup"));
+  bs_err_clear();
   assert_int_equal(
       bs_ms_get_cpu_backup(f->ms, d + pg, pg + 1, false, copy, NULL),
-      BS_ERR_INVALID); /* runs past the end */
+      BS_ERR_FATAL); /* runs past the end */
+  bs_err_clear();
   assert_int_equal(bs_ms_get_cpu_backup(f->ms, d, 8, true, NULL, NULL),
                    BS_ERR_INVALID);
   assert_int_equal(bs_ms_get_cpu_backup(NULL, d, 8, true, NULL, &view),
@@ -317,6 +335,35 @@ static void test_free_and_destroy_release(void **state) {
   bs_ms_destroy(NULL);
 }
 
+/* Freeing a PAUSED allocation releases nothing more; the mutant
+ * free-paused-double-release releases its physical memory again, which
+ * the device refuses and the memory saver records as fatal. */
+static void test_free_paused_double_release(void **state) {
+  fixture *f = *state;
+  size_t pg = bs_dev_page(f->dev);
+  bs_error e;
+  for (int mutant = 0; mutant < 2; mutant++) {
+    bs_ms *ms = NULL;
+    bs_mutant_set(BS_MUT_FREE_PAUSED_DOUBLE_RELEASE, mutant);
+    assert_int_equal(bs_ms_create(f->dev, 7, &ms), BS_OK);
+    void *a = alloc_filled(ms, BS_TAG_PARAM, false, pg, 1);
+    void *b = alloc_filled(ms, BS_TAG_DEFAULT, true, pg, 1);
+    assert_int_equal(bs_ms_pause(ms, BS_TAG_PARAM), BS_OK);
+    bs_ms_free(ms, b); /* active: released once, either way */
+    assert_false(bs_ms_fatal(ms, NULL));
+    bs_ms_free(ms, a);
+    assert_int_equal(bs_ms_fatal(ms, &e), mutant);
+    if (mutant) {
+      assert_int_equal(e.code, BS_ERR_FATAL);
+      assert_non_null(strstr(e.message, "func=free"));
+      assert_non_null(strstr(e.message, "released already"));
+    }
+    bs_ms_destroy(ms);
+    bs_mutant_reset();
+    bs_err_clear();
+  }
+}
+
 #ifdef FIU_ENABLE
 static void test_resume_fault(void **state) {
   fixture *f = *state;
@@ -326,10 +373,11 @@ static void test_resume_fault(void **state) {
   assert_int_equal(bs_ms_pause(f->ms, NULL), BS_OK);
   fiu_init(0);
   assert_int_equal(fiu_enable("region/resume", 1, NULL, 0), 0);
-  assert_int_equal(bs_ms_resume(f->ms, NULL), BS_ERR_NOMEM);
+  assert_int_equal(bs_ms_resume(f->ms, NULL), BS_ERR_FATAL);
   fiu_disable("region/resume");
-  assert_string_equal(bs_err()->message, "resume found no memory");
+  assert_non_null(strstr(bs_err()->message, "(out of memory) func=resume"));
   assert_string_equal(bs_err()->tensor, BS_TAG_DEFAULT);
+  assert_true(bs_ms_fatal(f->ms, NULL));
   bs_err_clear();
   assert_int_equal(bs_ms_state_of(f->ms, d), BS_PAUSED);
   assert_int_equal(bs_ms_resident_bytes(f->ms), 0);
@@ -573,6 +621,7 @@ int main(void) {
       T(test_cpu_backup),
       T(test_resident_and_pinned_accounting),
       T(test_free_and_destroy_release),
+      T(test_free_paused_double_release),
       T(test_resume_fault),
       T(test_paused_read_is_caught),
       T(test_nested_guards),

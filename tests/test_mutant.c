@@ -10,9 +10,11 @@
 
 /* behavior.md §8, in enum order. */
 static const char *const spec_names[BS_MUT_COUNT] = {
-    "pause-not-in-finally", "local-hash-raise",   "skip-frozen-backup",
-    "frozen-not-extras",    "same-tag-skip",      "asleep-reads-device",
-    "offload-drops-backup", "lora-double-backup", "disk-offload-accepted",
+    "pause-not-in-finally",  "local-hash-raise",
+    "skip-frozen-backup",    "frozen-not-extras",
+    "same-tag-skip",         "asleep-reads-device",
+    "offload-drops-backup",  "lora-double-backup",
+    "disk-offload-accepted", "free-paused-double-release",
     "check-window-cleared",
 };
 

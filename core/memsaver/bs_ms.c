@@ -2,17 +2,24 @@
  * torch_memory_saver: strict pause/resume preconditions checked before
  * anything changes, a pinned cpu backup that exists only while paused, and
  * garbage (a seeded poison pattern) after a resume without backup.
+ * What the library answers with exit(1) is fatal here too: recorded once,
+ * with the library's own words, and returned as BS_ERR_FATAL.
  * One bs_ms per rank thread: it takes no lock of its own; the trap registry
  * it feeds is the only shared state. */
 #include "memsaver/bs_ms.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bs_fault.h"
+#include "bs_mutant.h"
 #include "memsaver/bs_ms_testing.h"
+
+/* How the library prefixes what it prints before exit(1). */
+#define TMS "[torch_memory_saver.cpp] "
 
 typedef struct ms_alloc {
   char *va;
@@ -31,7 +38,25 @@ struct bs_ms {
   ms_alloc *allocs;
   size_t n, cap;
   size_t resident, peak;
+  bool ended; /* a fatal error: the process would have exited */
+  bs_error fatal;
 };
+
+/* The process ends here (exit status 1 in the real library): the record
+ * holds the library's message, whatever was in it before, and keeps it. */
+__attribute__((format(printf, 3, 4))) static bs_status
+fatal(bs_ms *ms, const char *tag, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bs_err_clear();
+  bs_status st = bs_err_vfail(BS_ERR_FATAL, tag, fmt, ap);
+  va_end(ap);
+  if (!ms->ended) {
+    ms->ended = true;
+    ms->fatal = *bs_err();
+  }
+  return st;
+}
 
 static bool tag_matches(const ms_alloc *a, const char *tag) {
   return !tag || strcmp(a->tag, tag) == 0;
@@ -68,13 +93,37 @@ out:
   return st;
 }
 
+/* A physical map or unmap the library checks (CURESULT_CHECK and the
+ * like): the device's refusal ends the process, with the device's words.
+ * Else the caller's record is left as it was. */
+static bs_status phys(bs_ms *ms, ms_alloc *a,
+                      bs_status (*op)(bs_dev *, void *, size_t),
+                      const char *func) {
+  bs_error saved = *bs_err();
+  char why[sizeof saved.message];
+  bs_err_clear();
+  if (op(ms->dev, a->va, a->bytes) == BS_OK) {
+    *bs_err() = saved;
+    return BS_OK;
+  }
+  snprintf(why, sizeof why, "%s", bs_err()->message);
+  return fatal(ms, a->tag, TMS "CUresult error: %s func=%s tag=%s", why, func,
+               a->tag);
+}
+
 /* Unmapped before the release: the cuda backend cannot free a reservation
- * that still has memory mapped into it. */
+ * that still has memory mapped into it. A PAUSED allocation has no
+ * physical memory left. Mutant free-paused-double-release
+ * (torch_memory_saver before d7a3a51): free releases it all the same, a
+ * second release of the handle pause already released; the device
+ * refuses it, which the library's CURESULT_CHECK turns into exit(1). */
 static void release(bs_ms *ms, ms_alloc *a) {
+  bool paused = a->state == BS_PAUSED;
   bs_trap_unregister(a->slot);
-  if (a->state == BS_ACTIVE) {
-    bs_dev_phys_unmap(ms->dev, a->va, a->bytes);
-    ms->resident -= a->bytes;
+  if (!paused || bs_mutant_on(BS_MUT_FREE_PAUSED_DOUBLE_RELEASE)) {
+    phys(ms, a, bs_dev_phys_unmap, "free");
+    if (!paused)
+      ms->resident -= a->bytes;
   }
   bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, a->backup, a->bytes);
   bs_dev_va_release(ms->dev, a->va, a->bytes);
@@ -155,13 +204,13 @@ void bs_ms_free(bs_ms *ms, void *ptr) {
 }
 
 /* The precondition of pause/resume over every matching allocation, checked
- * before any is touched: a failure changes nothing. */
-static bs_status check_all(const bs_ms *ms, const char *tag,
-                           bs_region_state want, const char *msg) {
+ * before any is touched: a failure changes nothing, and is fatal. */
+static bs_status check_all(bs_ms *ms, const char *tag, bs_region_state want,
+                           const char *msg) {
   for (size_t i = 0; i < ms->n; i++) {
     const ms_alloc *a = &ms->allocs[i];
     if (tag_matches(a, tag) && a->state != want)
-      return bs_err_fail(BS_ERR_STATE, a->tag, "%s", msg);
+      return fatal(ms, a->tag, TMS "%s tag=%s", msg, a->tag);
   }
   return BS_OK;
 }
@@ -196,7 +245,7 @@ bs_status bs_ms_pause(bs_ms *ms, const char *tag) {
   if (!ms)
     BS_FAIL(BS_ERR_INVALID, tag, "pause: no memory saver");
   BS_CHECK(check_all(ms, tag, BS_ACTIVE,
-                     "cannot pause allocation that is not active"));
+                     "Cannot pause allocation that is not active."));
   for (size_t i = 0; i < ms->n; i++)
     if (tag_matches(&ms->allocs[i], tag))
       BS_CHECK(pause_one(ms, &ms->allocs[i]));
@@ -222,13 +271,21 @@ out:
   return st;
 }
 
+/* A resume that finds no memory kills the process (torch_memory_saver
+ * #87): cu_mem_create's out-of-memory goes through CUDA_ERROR_CHECK. */
+static bs_status map_for_resume(bs_ms *ms, ms_alloc *a) {
+  uint64_t failinfo = 0;
+  if (bs_fault_hit(BS_FP_REGION_RESUME, &failinfo))
+    return fatal(ms, a->tag,
+                 TMS "cudaError error: 2 (out of memory) func=resume tag=%s "
+                     "(fault region/resume)",
+                 a->tag);
+  return phys(ms, a, bs_dev_phys_map, "resume");
+}
+
 static bs_status resume_one(bs_ms *ms, ms_alloc *a) {
   bs_status st = BS_OK;
-  uint64_t failinfo = 0;
-  /* torch_memory_saver #87: the real library dies here; we report. */
-  if (bs_fault_hit(BS_FP_REGION_RESUME, &failinfo))
-    BS_FAIL(BS_ERR_NOMEM, a->tag, "resume found no memory");
-  BS_CHECK(bs_dev_phys_map(ms->dev, a->va, a->bytes));
+  BS_CHECK(map_for_resume(ms, a));
   st = refill(ms, a);
   if (st != BS_OK) { /* stay paused, backup kept for a later resume */
     bs_dev_phys_unmap(ms->dev, a->va, a->bytes);
@@ -248,7 +305,7 @@ bs_status bs_ms_resume(bs_ms *ms, const char *tag) {
   if (!ms)
     BS_FAIL(BS_ERR_INVALID, tag, "resume: no memory saver");
   BS_CHECK(check_all(ms, tag, BS_PAUSED,
-                     "cannot resume allocation that is not paused"));
+                     "Cannot resume allocation that is not paused."));
   for (size_t i = 0; i < ms->n; i++)
     if (tag_matches(&ms->allocs[i], tag))
       BS_CHECK(resume_one(ms, &ms->allocs[i]));
@@ -261,27 +318,45 @@ bs_status bs_ms_get_cpu_backup(bs_ms *ms, const void *ptr, size_t bytes,
   bs_status st = BS_OK;
   const ms_alloc *a = find(ms, ptr);
   size_t off = 0;
-  if (!a)
-    BS_FAIL(BS_ERR_INVALID, NULL,
-            "get_cpu_backup: %p is not inside a memory-saver allocation", ptr);
-  off = (size_t)((const char *)ptr - a->va);
-  if (bytes > a->bytes - off)
-    BS_FAIL(BS_ERR_INVALID, a->tag,
-            "get_cpu_backup: %zu bytes at offset %zu overrun the allocation "
-            "of %zu bytes",
-            bytes, off, a->bytes);
+  if (!ms)
+    BS_FAIL(BS_ERR_INVALID, NULL, "get_cpu_backup: no memory saver");
+  off = a ? (size_t)((const char *)ptr - a->va) : 0;
+  /* A range no allocation holds whole is one the library cannot find. */
+  if (!a || bytes > a->bytes - off) {
+    st = fatal(ms, a ? a->tag : NULL,
+               TMS "get_cpu_backup_pointer fail to find backup "
+                   "query_gpu_ptr=%p query_size=%zu",
+               ptr, bytes);
+    goto out;
+  }
   if (zero_copy ? !view : !dst)
     BS_FAIL(BS_ERR_INVALID, a->tag, "get_cpu_backup: no %s given",
             zero_copy ? "view" : "destination");
-  if (!a->backup)
-    BS_FAIL(BS_ERR_MISSING_BACKUP, a->tag, "get_cpu_backup: allocation %s",
-            a->cpu_backup ? "is not paused" : "has no cpu backup");
+  if (a->state == BS_ACTIVE)
+    BS_FAIL(BS_ERR_MISSING_BACKUP, a->tag,
+            "get_cpu_backup: allocation is not paused (no backup)");
+  if (!a->backup) {
+    st = fatal(ms, a->tag,
+               TMS "get_cpu_backup_pointer: found paused allocation but "
+                   "cpu_backup does not exist, do you forget to enable cpu "
+                   "backup tag=%s",
+               a->tag);
+    goto out;
+  }
   if (zero_copy)
     *view = (const char *)a->backup + off;
   else
     memcpy(dst, (const char *)a->backup + off, bytes);
 out:
   return st;
+}
+
+bool bs_ms_fatal(const bs_ms *ms, bs_error *out) {
+  if (!ms || !ms->ended)
+    return false;
+  if (out)
+    *out = ms->fatal;
+  return true;
 }
 
 bool bs_ms_contains(const bs_ms *ms, const void *ptr) {

@@ -32,17 +32,30 @@ bs_status bs_ms_alloc(bs_ms *ms, const char *tag, bool cpu_backup, size_t bytes,
                       void **ptr);
 void bs_ms_free(bs_ms *ms, void *ptr);
 
-/* tag == NULL: every allocation. Errors (BS_ERR_STATE) with the messages
- * "cannot pause allocation that is not active" /
- * "cannot resume allocation that is not paused". With region/resume armed,
- * resume fails with BS_ERR_NOMEM (the OOM of torch_memory_saver #87). */
+/* Fatal errors (behavior.md §2): where torch_memory_saver prints its
+ * message and calls exit(1), the memory saver returns BS_ERR_FATAL with
+ * that message ("[torch_memory_saver.cpp] ..."), remembers the first one
+ * (bs_ms_fatal) and changes nothing more. Its owner ends the rank: the
+ * memory saver knows no communicator. Fatal: a broken pause/resume
+ * precondition, get_cpu_backup of a paused allocation without a backup or
+ * of a range no allocation holds, a resume that finds no memory
+ * (region/resume, torch_memory_saver #87), a physical release the device
+ * refuses (free). */
+bool bs_ms_fatal(const bs_ms *ms, bs_error *out);
+
+/* tag == NULL: every allocation. Fatal "Cannot pause allocation that is not
+ * active." / "Cannot resume allocation that is not paused." when one
+ * matching allocation is in the wrong state (checked before any changes);
+ * fatal when a resume finds no memory. A failed backup copy is not fatal
+ * (the allocation stays as it was, its backup kept). */
 bs_status bs_ms_pause(bs_ms *ms, const char *tag);
 bs_status bs_ms_resume(bs_ms *ms, const char *tag);
 
 /* The host copy of [ptr, ptr+bytes) taken at the last pause: a view into
- * the backup (zero_copy) or copied into dst. BS_ERR_MISSING_BACKUP when the
- * allocation has no backup or is not paused; BS_ERR_INVALID when ptr is not
- * inside an allocation. */
+ * the backup (zero_copy) or copied into dst. BS_ERR_MISSING_BACKUP (no
+ * backup, as the library's None) when the allocation is active; fatal when
+ * it is paused without a cpu backup or no allocation holds the range;
+ * BS_ERR_INVALID for a missing destination. */
 bs_status bs_ms_get_cpu_backup(bs_ms *ms, const void *ptr, size_t bytes,
                                bool zero_copy, void *dst, const void **view);
 
