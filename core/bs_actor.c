@@ -41,12 +41,38 @@ struct bs_actor {
   bs_digest *step_dig; /* the synced weights at the last step end */
   bs_backup_tag active;
   bool asleep;
-  int step; /* optimizer steps taken */
+  int step;       /* optimizer steps taken */
+  bool dead;      /* the memory saver ended the rank's process */
+  bs_error death; /* what it said, with the library's words */
 };
 
 static void begin_phase(const char *phase) {
   bs_err_clear();
   bs_err_set_phase(phase);
+}
+
+/* A fatal error of the memory saver ends the rank's process, as
+ * torch_memory_saver's exit(1) does (behavior.md §2): the rank leaves the
+ * world as a death, once, so its peers learn rank-dead at once instead of
+ * waiting in their next collective, and every later phase of this rank
+ * returns that error. Checked at every agreement point and phase end. */
+static bool ended(bs_actor *a) {
+  bs_error e;
+  if (!a->dead && bs_ms_fatal(a->ms, &e)) {
+    a->dead = true;
+    a->death = e;
+    bs_comm_die(a->comm, e.message);
+  }
+  if (a->dead)
+    *bs_err() = a->death;
+  return a->dead;
+}
+
+/* The agreement of a fallible phase; a dead rank joins no collective. */
+static bs_status agree(bs_actor *a, bs_status mine) {
+  if (ended(a))
+    return BS_ERR_FATAL;
+  return bs_comm_agree(a->comm, mine);
 }
 
 static bool colocated_lora(const bs_config *cfg) {
@@ -180,7 +206,7 @@ bs_status bs_actor_init(bs_comm *c, const bs_actor_opts *o, bs_actor **out) {
   BS_CHECK(bs_comm_agree(c, build(c, o, &a)));
   BS_CHECK(switch_to(a, "actor"));
   if (a->cfg.offload_train)
-    BS_CHECK(bs_comm_agree(c, sleep_now(a)));
+    BS_CHECK(agree(a, sleep_now(a)));
   if (a->asleep)
     BS_CHECK(bs_comm_destroy(c));
   *out = a;
@@ -190,20 +216,35 @@ out:
   return st;
 }
 
-void bs_actor_destroy(bs_actor *a) {
+bs_status bs_actor_end(bs_actor *a) {
+  bs_status st = BS_OK;
+  bs_error e;
   if (!a)
-    return;
+    return BS_OK;
   if (a->own_engine)
     bs_engine_stop(a->eng);
   bs_backuper_destroy(a->bk);
   bs_mc_destroy(a->mc);
   bs_optimizer_destroy(a->opt);
   bs_params_destroy(a->p);
+  /* A fatal error on the way out ends the process with exit status 1
+   * there; one the rank already died of was reported by its phase. */
+  if (!a->dead && bs_ms_fatal(a->ms, &e)) {
+    *bs_err() = e;
+    st = BS_ERR_FATAL;
+  }
   bs_ms_destroy(a->ms);
   free(a->synced);
   free(a->names);
   free(a->step_dig);
   free(a);
+  return st;
+}
+
+void bs_actor_destroy(bs_actor *a) {
+  bs_error keep = *bs_err();
+  (void)bs_actor_end(a);
+  *bs_err() = keep;
 }
 
 /* ---- train step ---- */
@@ -257,10 +298,10 @@ bs_status bs_actor_train_step(bs_actor *a) {
   begin_phase("train_step");
   if (!a)
     return bs_err_fail(BS_ERR_INVALID, NULL, "train step: no actor");
-  BS_CHECK(bs_comm_agree(a->comm, step(a)));
+  BS_CHECK(agree(a, step(a)));
   if (a->bk) {
     bs_err_set_phase("backup");
-    BS_CHECK(bs_comm_agree(a->comm, bs_backuper_backup(a->bk, "actor")));
+    BS_CHECK(agree(a, bs_backuper_backup(a->bk, "actor")));
   }
 out:
   return st;
@@ -301,7 +342,7 @@ bs_status bs_actor_sleep(bs_actor *a) {
    * over, there is nothing to do. */
   if (a->asleep && !bs_comm_ready(a->comm))
     return BS_OK;
-  bs_status st = bs_comm_agree(a->comm, sleep_now(a));
+  bs_status st = agree(a, sleep_now(a));
   if (st == BS_OK && a->asleep)
     st = bs_comm_destroy(a->comm);
   return st;
@@ -332,6 +373,9 @@ bs_status bs_actor_wake_up(bs_actor *a) {
   if (!a)
     return bs_err_fail(BS_ERR_INVALID, NULL, "wake_up: no actor");
   bs_status mine = wake_now(a);
+  /* A resume the library exits on: no process is left to join the init. */
+  if (ended(a))
+    return BS_ERR_FATAL;
   bs_error rec = *bs_err();
   bs_err_clear();
   BS_CHECK(bs_comm_destroy(a->comm));
@@ -394,7 +438,7 @@ static bs_status switch_to(bs_actor *a, const char *tag) {
    * (restore_local). */
   if (!bs_comm_ready(a->comm))
     BS_CHECK(local);
-  BS_CHECK(bs_comm_agree(a->comm, local));
+  BS_CHECK(agree(a, local));
   a->active = (bs_backup_tag)bs_backup_tag_parse(tag);
 out:
   return st;
@@ -545,7 +589,7 @@ static bs_status pause_after_sync(bs_actor *a, bs_status st) {
 static bs_status reconnect(bs_actor *a) {
   if (!a->cfg.offload_train || !a->eng)
     return BS_OK;
-  return bs_comm_agree(a->comm, bs_engine_reconnect(a->eng));
+  return agree(a, bs_engine_reconnect(a->eng));
 }
 
 bs_status bs_actor_update_weights(bs_actor *a, bs_sync_result *res) {
@@ -563,11 +607,15 @@ bs_status bs_actor_update_weights(bs_actor *a, bs_sync_result *res) {
     BS_CHECK(bs_comm_init(a->comm, "update_weights"));
   BS_CHECK(reconnect(a));
   /* Every rank learns of a failed read before the set meets a collective. */
-  BS_CHECK(bs_comm_agree(a->comm, get_actor_weights(a, &m)));
-  BS_CHECK(bs_comm_agree(a->comm, sync_weights(a, &m, res)));
+  BS_CHECK(agree(a, get_actor_weights(a, &m)));
+  BS_CHECK(agree(a, sync_weights(a, &m, res)));
 out:
   st = pause_after_sync(a, st);
-  if (temporary) {
+  /* A pause the library exits on (the pause-not-in-finally path): no
+   * process is left to destroy the temporary groups. */
+  if (ended(a))
+    st = BS_ERR_FATAL;
+  else if (temporary) {
     bs_status ds = bs_comm_destroy(a->comm);
     st = st != BS_OK ? st : ds;
   }

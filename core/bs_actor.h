@@ -4,7 +4,10 @@
  * Every fallible phase ends in bs_comm_agree(): it returns the status all
  * ranks agreed on, and bs_err() then holds the same record on every rank.
  * A rank that failed locally keeps following the collective schedule up to
- * that agreement point. */
+ * that agreement point. A fatal error of the memory saver (behavior.md §2)
+ * is the exception: the real library ends the process, so the rank leaves
+ * the world as a death (bs_comm_die) and returns BS_ERR_FATAL with the
+ * library's message from then on; its peers return BS_ERR_RANK_DEAD. */
 #ifndef BS_ACTOR_H
 #define BS_ACTOR_H
 
@@ -35,6 +38,12 @@ typedef struct bs_actor_opts {
  * backups of actor (and ref/teacher/old_actor), switch_model("actor"), and
  * sleep() when offloading. Starts this rank's engine process. */
 bs_status bs_actor_init(bs_comm *c, const bs_actor_opts *o, bs_actor **out);
+/* The end of the job: frees everything as the trainer is (asleep, its
+ * allocations are PAUSED). BS_ERR_FATAL with the library's message when
+ * the memory saver ended the process on the way (a free that released
+ * memory twice: mutant free-paused-double-release), else BS_OK. */
+bs_status bs_actor_end(bs_actor *a);
+/* bs_actor_end without its verdict; the error record is left alone. */
 void bs_actor_destroy(bs_actor *a);
 
 /* One training step: gradients from the params it sees, reduce-scatter,
