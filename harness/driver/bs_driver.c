@@ -235,11 +235,20 @@ static bs_status rank_main(bs_comm *c, void *arg) {
   rr->unwound = e && e->t1_ms < 0;
   if (rr->unwound)
     bs_record_end(x->d->rec, x->rank, st);
+  bs_error err = *bs_err();
+  /* The job's end frees the trainer as it is (asleep: PAUSED memory); a
+   * free the library exits on ends the rank there, unless it ended before. */
+  if (!rr->unwound) {
+    bs_status es = bs_actor_end(x->actor);
+    if (st == BS_OK && es != BS_OK) {
+      st = es;
+      err = *bs_err();
+    }
+  }
   rr->end = st;
-  rr->end_err = *bs_err();
+  rr->end_err = err;
+  rr->exit_status = st == BS_ERR_FATAL ? 1 : 0;
   rr->returned = true;
-  if (!rr->unwound)
-    bs_actor_destroy(x->actor);
   bs_weight_sync_result_free(&x->sync);
   return st;
 }

@@ -74,7 +74,8 @@ bool bs_oracle_fired_any(const bs_record *r, const char *const *prefixes,
 }
 
 bool bs_oracle_rank_lost(const bs_record *r, int rank) {
-  if (r->rank[rank].unwound)
+  const bs_event *last = bs_record_last(r, rank);
+  if (r->rank[rank].unwound || (last && last->status == BS_ERR_FATAL))
     return true;
   for (size_t i = 0; i < r->nfired; i++)
     if (r->fired[i].rank == rank &&

@@ -6,10 +6,15 @@
 
 #include "record/bs_schedule.h"
 
-/* Faults that make a rank leave the common schedule on purpose. */
-static const char *const diverging[] = {"comm/diverge",    "comm/rank_exit",
-                                        "comm/init_skip",  "comm/init_fail",
-                                        "sync/tensor_set", NULL};
+/* Faults that make a rank leave the common schedule on purpose (a resume
+ * that finds no memory ends the rank's process). */
+static const char *const diverging[] = {"comm/diverge",
+                                        "comm/rank_exit",
+                                        "comm/init_skip",
+                                        "comm/init_fail",
+                                        "sync/tensor_set",
+                                        "region/resume",
+                                        NULL};
 
 static bool same_coll(const bs_coll_rec *a, const bs_coll_rec *b) {
   return strcmp(a->op, b->op) == 0 && strcmp(a->shape, b->shape) == 0 &&

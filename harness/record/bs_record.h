@@ -47,6 +47,9 @@ typedef struct bs_rank_rec {
   bool unwound;  /* a paused read unwound it */
   bs_status end; /* what the rank body returned */
   bs_error end_err;
+  /* The rank's process: 1 when a fatal error of the memory saver ended it
+   * (end is BS_ERR_FATAL, end_err the library's message), else 0. */
+  int exit_status;
   char *flight; /* its flight recorder as JSON, NULL when none */
 } bs_rank_rec;
 

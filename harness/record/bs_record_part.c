@@ -57,6 +57,7 @@ static void put_rank(bs_buf *b, const bs_rank_rec *rr) {
   put(b, &rr->unwound, sizeof rr->unwound);
   put(b, &rr->end, sizeof rr->end);
   put(b, &rr->end_err, sizeof rr->end_err);
+  put(b, &rr->exit_status, sizeof rr->exit_status);
   put_str(b, rr->flight);
   for (size_t i = 0; i < rr->n; i++) {
     put(b, &rr->ev[i], sizeof rr->ev[i]);
@@ -168,6 +169,7 @@ static bs_status take_rank(cursor *c, bs_rank_rec *rr) {
   BS_CHECK(take(c, &rr->unwound, sizeof rr->unwound));
   BS_CHECK(take(c, &rr->end, sizeof rr->end));
   BS_CHECK(take(c, &rr->end_err, sizeof rr->end_err));
+  BS_CHECK(take(c, &rr->exit_status, sizeof rr->exit_status));
   BS_CHECK(take_str(c, &rr->flight));
   if (n && !(rr->ev = calloc(n, sizeof *rr->ev)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu events", c->what, n);
