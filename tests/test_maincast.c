@@ -16,6 +16,50 @@ static void mc_init(tw *t, int n, const char *preset) {
   t->cfg.rematerialize = true;
 }
 
+/* The pieces of a MainCast context built by hand on one rank, for the
+ * tests that go below the actor. */
+typedef struct parts {
+  bs_ms *ms;
+  bs_params *p;
+  bs_optimizer *opt;
+} parts;
+
+static bs_status parts_open(bs_comm *c, const bs_model_spec *m,
+                            bool precision_aware, parts *x) {
+  bs_status st = BS_OK;
+  bs_dev *dev = bs_comm_dev(c);
+  bs_optimizer_cfg oc = {.lr = 0.01f,
+                         .beta1 = 0.9f,
+                         .beta2 = 0.99f,
+                         .eps = 1e-8f,
+                         .precision_aware = precision_aware};
+  *x = (parts){0};
+  BS_CHECK(bs_ms_create(dev, 1, &x->ms));
+  BS_CHECK(bs_params_create(dev, x->ms, m, 1, 64, false, &x->p));
+  BS_CHECK(bs_params_fill(x->p, 3));
+  BS_CHECK(bs_optimizer_create(dev, x->ms, &x->p->layout, 0, &oc,
+                               x->p->param_buf, &x->opt));
+out:
+  return st;
+}
+
+static void parts_close(parts *x) {
+  bs_optimizer_destroy(x->opt);
+  bs_params_destroy(x->p);
+  bs_ms_destroy(x->ms);
+}
+
+/* fn on one rank with the preset's model as its argument. */
+static void run_on_preset(const char *preset, bs_rank_fn fn) {
+  bs_model_spec m;
+  bs_world *w = NULL;
+  void *args[1] = {&m};
+  assert_int_equal(bs_model_preset(preset, 1.0, &m), BS_OK);
+  assert_int_equal(tw_run_fn(1, fn, args, &w), BS_OK);
+  bs_world_destroy(w);
+  bs_model_free(&m);
+}
+
 /* ---- round trip ---- */
 
 static bs_status round_trip(bs_actor *a, bs_comm *c, tw *t) {
@@ -150,41 +194,21 @@ static void test_chained_three_inner_hdo(void **state) {
  * inner optimizer, instead of at the first restore. */
 static bs_status no_hdo_rank(bs_comm *c, void *arg) {
   bs_status st = BS_OK;
-  bs_model_spec *m = arg;
-  bs_dev *dev = bs_comm_dev(c);
-  bs_ms *ms = NULL;
-  bs_params *p = NULL;
-  bs_optimizer *opt = NULL;
+  parts x;
   bs_mc *mc = (void *)1;
-  bs_optimizer_cfg oc = {.lr = 0.01f,
-                         .beta1 = 0.9f,
-                         .beta2 = 0.99f,
-                         .eps = 1e-8f,
-                         .precision_aware = true};
-  BS_CHECK(bs_ms_create(dev, 1, &ms));
-  BS_CHECK(bs_params_create(dev, ms, m, 1, 64, false, &p));
-  BS_CHECK(
-      bs_optimizer_create(dev, ms, &p->layout, 0, &oc, p->param_buf, &opt));
-  assert_int_equal(bs_mc_create(p, opt, c, &mc), BS_ERR_UNSUPPORTED);
+  BS_CHECK(parts_open(c, arg, true, &x));
+  assert_int_equal(bs_mc_create(x.p, x.opt, c, &mc), BS_ERR_UNSUPPORTED);
   assert_non_null(strstr(bs_err()->message, "inner optimizer 0 (dense"));
   assert_non_null(strstr(bs_err()->message, "not a HybridDeviceOptimizer"));
   bs_err_clear();
 out:
-  bs_optimizer_destroy(opt);
-  bs_params_destroy(p);
-  bs_ms_destroy(ms);
+  parts_close(&x);
   return st;
 }
 
 static void test_context_refuses_non_hdo(void **state) {
   (void)state;
-  bs_model_spec m;
-  bs_world *w = NULL;
-  void *args[1] = {&m};
-  assert_int_equal(bs_model_preset("moe", 1.0, &m), BS_OK);
-  assert_int_equal(tw_run_fn(1, no_hdo_rank, args, &w), BS_OK);
-  bs_world_destroy(w);
-  bs_model_free(&m);
+  run_on_preset("moe", no_hdo_rank);
 }
 
 /* ---- get(actor) ---- */
@@ -241,22 +265,12 @@ static void test_get_live_and_pinned(void **state) {
 
 static bs_status stray_rank(bs_comm *c, void *arg) {
   bs_status st = BS_OK;
-  bs_model_spec *m = arg;
-  bs_dev *dev = bs_comm_dev(c);
-  bs_ms *ms = NULL;
-  bs_params *p = NULL;
-  bs_optimizer *opt = NULL;
+  parts x;
   bs_mc *mc = NULL;
   bs_backuper *b = NULL;
   bs_tensor_map out = {0};
-  bs_optimizer_cfg oc = {
-      .lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f};
-  BS_CHECK(bs_ms_create(dev, 1, &ms));
-  BS_CHECK(bs_params_create(dev, ms, m, 1, 64, false, &p));
-  BS_CHECK(bs_params_fill(p, 3));
-  BS_CHECK(
-      bs_optimizer_create(dev, ms, &p->layout, 0, &oc, p->param_buf, &opt));
-  BS_CHECK(bs_mc_create(p, opt, c, &mc));
+  BS_CHECK(parts_open(c, arg, false, &x));
+  BS_CHECK(bs_mc_create(x.p, x.opt, c, &mc));
   assert_int_equal(mc->nextras, 1); /* the expert_bias buffer */
   assert_int_equal(bs_mc_check_coverage(mc), BS_ERR_COVERAGE);
   assert_string_equal(bs_err()->tensor, STRAY);
@@ -283,23 +297,15 @@ static bs_status stray_rank(bs_comm *c, void *arg) {
 out:
   bs_backuper_destroy(b);
   bs_mc_destroy(mc);
-  bs_optimizer_destroy(opt);
-  bs_params_destroy(p);
-  bs_ms_destroy(ms);
+  parts_close(&x);
   return st;
 }
 
 static void test_get_and_coverage_name_stray_tensor(void **state) {
   (void)state;
-  bs_model_spec m;
-  bs_world *w = NULL;
-  void *args[1] = {&m};
-  assert_int_equal(bs_model_preset("frozen", 1.0, &m), BS_OK);
   bs_mutant_set(BS_MUT_FROZEN_NOT_EXTRAS, true);
-  assert_int_equal(tw_run_fn(1, stray_rank, args, &w), BS_OK);
+  run_on_preset("frozen", stray_rank);
   bs_mutant_reset();
-  bs_world_destroy(w);
-  bs_model_free(&m);
 }
 
 /* ---- the source, read afresh ---- */

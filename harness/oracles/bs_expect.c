@@ -139,6 +139,24 @@ bool bs_expect_failed_and_stopped(const bs_record *r, const char *phase,
   return true;
 }
 
+bool bs_expect_failed_saying(const bs_record *r, const char *phase,
+                             bs_status st, const char *says, char *d,
+                             size_t n) {
+  char why[256];
+  if (!bs_expect_failed_and_stopped(r, phase, st, true, why, sizeof why)) {
+    snprintf(d, n, "%s", why);
+    return false;
+  }
+  const bs_event *e = bs_expect_first_failure(r, 0);
+  if (!strstr(e->err.message, says)) {
+    snprintf(d, n, "cycle %d %s: the error does not say '%s': %s", e->cycle,
+             e->phase, says, e->err.message);
+    return false;
+  }
+  snprintf(d, n, "%.200s (cycle %d): %s", why, e->cycle, e->err.message);
+  return true;
+}
+
 bool bs_expect_count_collectives(const bs_record *r, int k, const bs_event *e,
                                  bs_coll_count *out, char *d, size_t n) {
   bs_schedule s;

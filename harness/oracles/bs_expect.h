@@ -31,6 +31,11 @@ bool bs_expect_failed_alike(const bs_record *r, const char *phase, bs_status st,
 bool bs_expect_failed_and_stopped(const bs_record *r, const char *phase,
                                   bs_status st, bool tensor, char *d, size_t n);
 
+/* bs_expect_failed_and_stopped naming a tensor, and the error says `says`
+ * (rank 0's; the agreement made them all alike); d quotes it. */
+bool bs_expect_failed_saying(const bs_record *r, const char *phase,
+                             bs_status st, const char *says, char *d, size_t n);
+
 /* After its first failure, every rank got through a later successful
  * `phase` (recovery). */
 bool bs_expect_recovered(const bs_record *r, const char *phase, char *d,
