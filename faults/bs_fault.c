@@ -125,6 +125,13 @@ static double draw(uint64_t seed, size_t spec, const hit_ctx *h) {
   return (double)(x >> 11) * 0x1.0p-53;
 }
 
+/* nth, times, persistent: reaches nth .. nth + times - 1, or from nth on. */
+static bool in_window(const bs_fault_spec *s, long nth) {
+  if (!s->nth)
+    return true;
+  return nth >= s->nth && (s->times == 0 || nth - s->nth < s->times);
+}
+
 /* Spec i's filters against this thread's reach; specs_mu held. */
 static bool spec_passes(size_t i) {
   const bs_fault_spec *s = &specs[i].spec;
@@ -132,7 +139,7 @@ static bool spec_passes(size_t i) {
   if (!specs[i].points[h->point])
     return false;
   if ((s->rank >= 0 && s->rank != h->rank) ||
-      (s->cycle >= 0 && s->cycle != h->cycle) || (s->nth && s->nth != h->nth))
+      (s->cycle >= 0 && s->cycle != h->cycle) || !in_window(s, h->nth))
     return false;
   if (s->prob < 1.0 && !(draw(specs[i].seed, i, h) < s->prob))
     return false;
@@ -176,8 +183,11 @@ bool bs_fault_hit(bs_fault_point_id point, uint64_t *failinfo) {
   const bs_fault_point *p = bs_fault_catalogue_get(point);
   if (!p)
     return false;
-  ensure_fiu();
   int rank = bs_err_rank(), cycle = tls_cycle;
+  /* Not a rank's work: the framework's own (bs_fault_control.h). */
+  if (rank < 0)
+    return false;
+  ensure_fiu();
   long nth = bs_fault_count_add((int)point, rank, cycle, 1);
   tls_hit = (hit_ctx){.point = point,
                       .rank = rank,
@@ -186,7 +196,7 @@ bool bs_fault_hit(bs_fault_point_id point, uint64_t *failinfo) {
                       .active = true,
                       .spec = -1};
   bool fired = fiu_fail(p->name) != 0;
-  if (!fired && rank >= 0)
+  if (!fired)
     fired = fiu_fail(qualified_name(point, rank)) != 0;
   tls_hit.active = false;
   if (!fired)

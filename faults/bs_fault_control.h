@@ -11,14 +11,19 @@
  * - nth=K: the K-th time the calling rank reaches the point in its current
  *   cycle (from 1). Reaches are counted per (point, rank, cycle) by
  *   bs_fault_hit itself, armed or not, so a prefix spec with nth=2 fires on
- *   the 2nd reach of each point it matches. A rank's count restarts when its
- *   cycle changes.
+ *   the 2nd reach of each point it matches, and a run can say how often a
+ *   fault that never fired had its point reached.
+ * - times=T: fires on T consecutive reaches from nth on (default 1);
+ *   persistent: on every reach from nth on (nth defaults to 1 with either).
  * - prob=P: a draw from (seed, spec index, rank, cycle, nth): the same run
  *   fires the same faults whatever the thread schedule.
  * - onetime: fires at most once per rank (not once overall), so a rank
  *   filter is not needed to make every rank see its single fault.
  * Sites reached through bs_fault_hit only: a bare fiu_fail() call on an
- * armed name never passes the project's filters. */
+ * armed name never passes the project's filters. Only ranks' threads reach
+ * points (bs_err_rank() >= 0): the framework's own work on other threads
+ * (the reference weights a run computes before its ranks start) never
+ * fires a fault nor counts as a reach. */
 #ifndef BS_FAULT_CONTROL_H
 #define BS_FAULT_CONTROL_H
 
@@ -50,14 +55,15 @@ int bs_fault_catalogue_index(const char *name);
 /* Whether a firing of point id can explain the status st. */
 bool bs_fault_catalogue_explains(bs_fault_point_id id, bs_status st);
 
-/* A parsed spec: name=POINT[,rank=R][,cycle=C][,nth=K][,prob=P]
- * [,failinfo=I][,onetime]. */
+/* A parsed spec: name=POINT[,rank=R][,cycle=C][,nth=K][,times=T]
+ * [,persistent][,prob=P][,failinfo=I][,onetime]. */
 typedef struct bs_fault_spec {
   char name[BS_FAULT_NAME_MAX]; /* catalogue point or "prefix*" */
   int rank;                     /* -1: every rank */
   int cycle;                    /* -1: every cycle */
   long nth;                     /* 0: every reach */
-  double prob;                  /* 1: always */
+  long times;                   /* reaches from nth on; 0: persistent */
+  double prob;                  /* 1: always; never 0 (it could not fire) */
   uint64_t failinfo;
   bool onetime;
 } bs_fault_spec;
@@ -98,10 +104,36 @@ bool bs_fault_log_get(size_t i, bs_fault_fired *out);
 void bs_fault_log_reset(void);
 void bs_fault_log_add(const bs_fault_fired *f);
 
-/* Per (key, rank) counters that restart when the cycle changes: the layer's
- * reach counts and onetime marks. Adds delta (0 reads) and returns the new
- * count; -1 when the table is full (the filters then do not fire). */
+/* Per (key, rank, cycle) counters: the layer's reach counts (key: the point
+ * id) and onetime marks (negative keys, cycle -1). Adds delta (0 reads) and
+ * returns the new count; -1 when out of memory (the filters then do not
+ * fire). */
 long bs_fault_count_add(int key, int rank, int cycle, long delta);
 void bs_fault_count_reset(void);
+
+/* How often one rank reached one point in one cycle. */
+typedef struct bs_fault_reach {
+  char point[BS_FAULT_NAME_MAX];
+  int rank, cycle;
+  long count;
+} bs_fault_reach;
+
+/* Every reach count of this process since the last reset, in catalogue,
+ * rank, cycle order: up to max in out; returns how many there are. */
+size_t bs_fault_count_reaches(bs_fault_reach *out, size_t max);
+
+/* Armed from outside through libfiu's fiu-run (its FIU_ENABLE commands) on
+ * one of the catalogue's points; what fiu-ctrl arms later is known only
+ * from what fires. */
+typedef struct bs_fault_external {
+  char command[160];                 /* "enable name=engine/send/r3" */
+  char name[BS_FAULT_NAME_MAX + 16]; /* the libfiu name: "engine/send/r3" */
+} bs_fault_external;
+
+/* Up to max of them in out; returns how many there are. */
+size_t bs_fault_external_list(bs_fault_external *out, size_t max);
+/* Whether the libfiu name (a point, "<point>/r<rank>", or a prefix ending
+ * in '*') covers a reach of point on rank. */
+bool bs_fault_external_covers(const char *name, const char *point, int rank);
 
 #endif

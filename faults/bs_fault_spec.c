@@ -15,7 +15,18 @@
 #define SPEC_FAIL(...) BS_FAIL(BS_ERR_INVALID, NULL, __VA_ARGS__)
 
 enum spec_kind { KIND_POINT, KIND_UINT, KIND_PROB, KIND_FLAG };
-enum { K_NAME, K_RANK, K_CYCLE, K_NTH, K_PROB, K_FAILINFO, K_ONETIME, K_COUNT };
+enum {
+  K_NAME,
+  K_RANK,
+  K_CYCLE,
+  K_NTH,
+  K_TIMES,
+  K_PERSISTENT,
+  K_PROB,
+  K_FAILINFO,
+  K_ONETIME,
+  K_COUNT
+};
 
 static const struct spec_key {
   const char *key;
@@ -26,6 +37,8 @@ static const struct spec_key {
     [K_RANK] = {"rank", KIND_UINT, 0, INT_MAX},
     [K_CYCLE] = {"cycle", KIND_UINT, 0, INT_MAX},
     [K_NTH] = {"nth", KIND_UINT, 1, LONG_MAX}, /* counted from 1 */
+    [K_TIMES] = {"times", KIND_UINT, 1, LONG_MAX},
+    [K_PERSISTENT] = {"persistent", KIND_FLAG, 0, 0},
     [K_PROB] = {"prob", KIND_PROB, 0, 0},
     [K_FAILINFO] = {"failinfo", KIND_UINT, 0, UINT64_MAX},
     [K_ONETIME] = {"onetime", KIND_FLAG, 0, 0},
@@ -99,6 +112,9 @@ static void store_uint(bs_fault_spec *out, int k, unsigned long long v) {
   case K_NTH:
     out->nth = (long)v;
     break;
+  case K_TIMES:
+    out->times = (long)v;
+    break;
   default:
     out->failinfo = (uint64_t)v;
     break;
@@ -114,6 +130,10 @@ static bs_status set_prob(const char *text, const char *val,
     SPEC_FAIL("fault spec '%.80s': prob=%s is not a number", text, val);
   if (p < 0.0 || p > 1.0)
     SPEC_FAIL("fault spec '%.80s': prob=%s is outside [0,1]", text, val);
+  if (p == 0.0)
+    SPEC_FAIL("fault spec '%.80s': prob=%s never fires (give a probability "
+              "in (0,1])",
+              text, val);
   out->prob = p;
 out:
   return st;
@@ -138,7 +158,10 @@ static bs_status set_value(const char *text, int k, const char *val,
     BS_CHECK(set_prob(text, val, out));
     break;
   case KIND_FLAG:
-    out->onetime = true;
+    if (k == K_PERSISTENT)
+      out->times = 0;
+    else
+      out->onetime = true;
     break;
   case KIND_UINT:
     BS_CHECK(parse_uint(text, spec_keys[k].key, val, spec_keys[k].lo,
@@ -162,7 +185,7 @@ static bs_status parse_field(const char *text, char *field, unsigned *seen,
   int k = key_index(field);
   if (k < 0)
     SPEC_FAIL("fault spec '%.80s': unknown key '%.40s' (keys: name, rank, "
-              "cycle, nth, prob, failinfo, onetime)",
+              "cycle, nth, times, persistent, prob, failinfo, onetime)",
               text, field);
   if (*seen & (1u << k))
     SPEC_FAIL("fault spec '%.80s': duplicate key '%s'", text, field);
@@ -182,7 +205,7 @@ bs_status bs_fault_spec_parse(const char *text, bs_fault_spec *out) {
   bs_status st = BS_OK;
   char buf[SPEC_MAX];
   unsigned seen = 0;
-  bs_fault_spec spec = {.rank = -1, .cycle = -1, .prob = 1.0};
+  bs_fault_spec spec = {.rank = -1, .cycle = -1, .times = 1, .prob = 1.0};
   if (!text || !out)
     SPEC_FAIL("fault spec: none given");
   if (!*text)
@@ -201,6 +224,13 @@ bs_status bs_fault_spec_parse(const char *text, bs_fault_spec *out) {
   }
   if (!(seen & (1u << K_NAME)))
     SPEC_FAIL("fault spec '%.80s': missing name=POINT", text);
+  if ((seen & (1u << K_TIMES)) && (seen & (1u << K_PERSISTENT)))
+    SPEC_FAIL("fault spec '%.80s': times and persistent together (persistent "
+              "is every reach from nth on)",
+              text);
+  /* A window of reaches starts somewhere: at the first unless nth says. */
+  if ((seen & (1u << K_TIMES | 1u << K_PERSISTENT)) && !spec.nth)
+    spec.nth = 1;
   *out = spec; /* only a valid spec reaches the caller */
 out:
   return st;

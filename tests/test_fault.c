@@ -195,8 +195,17 @@ static void test_parse_good(void **state) {
       BS_OK);
   assert_string_equal(s.name, "restore/*");
   assert_true(s.failinfo == UINT64_MAX);
-  assert_int_equal(bs_fault_spec_parse("name=*,prob=0", &s), BS_OK);
-  assert_true(s.prob == 0.0);
+  assert_int_equal(s.times, 1);
+  assert_int_equal(bs_fault_spec_parse("name=engine/send,nth=3,times=2", &s),
+                   BS_OK);
+  assert_int_equal(s.nth, 3);
+  assert_int_equal(s.times, 2);
+  assert_int_equal(bs_fault_spec_parse("name=copy/fail,persistent", &s), BS_OK);
+  assert_int_equal(s.nth, 1); /* a window starts at the first reach */
+  assert_int_equal(s.times, 0);
+  assert_int_equal(bs_fault_spec_parse("name=copy/fail,times=4", &s), BS_OK);
+  assert_int_equal(s.nth, 1);
+  assert_int_equal(s.times, 4);
   assert_int_equal(bs_fault_armed_count(), 0); /* parsing arms nothing */
 }
 
@@ -226,6 +235,11 @@ static void test_parse_bad(void **state) {
       {"name=engine/send,prob=-0.1", "prob=-0.1 is outside [0,1]"},
       {"name=engine/send,prob=abc", "prob=abc is not a number"},
       {"name=engine/send,prob=nan", "prob=nan is not a number"},
+      {"name=*,prob=0", "prob=0 never fires"},
+      {"name=engine/send,prob=0.0", "prob=0.0 never fires"},
+      {"name=engine/send,times=0", "times=0 is out of range"},
+      {"name=engine/send,times=2,persistent", "times and persistent"},
+      {"name=engine/send,persistent=1", "persistent takes no value"},
       {"name=engine/send,,rank=1", "empty field"},
       {"name=engine/send,", "empty field"},
       {"name=engine/send,onetime=1", "onetime takes no value"},
@@ -354,12 +368,9 @@ static void test_prob_deterministic(void **state) {
   assert_memory_not_equal(a[0].fired[0], a[1].fired[0], 500);
   assert_memory_not_equal(a[0].fired[0], a[0].fired[1], 500);
 
-  prob_patterns("name=comm/stall,prob=0", 7, a);
   prob_patterns("name=comm/stall,prob=1", 7, b);
-  for (int r = 0; r < MAX_RANKS; r++) {
-    assert_int_equal(a[r].n_fired, 0);
+  for (int r = 0; r < MAX_RANKS; r++)
     assert_int_equal(b[r].n_fired, 1000);
-  }
 }
 
 static void test_failinfo(void **state) {
@@ -379,6 +390,90 @@ static void test_failinfo(void **state) {
   assert_true(jobs[0].fired[0][0] && jobs[0].info[0][0] == 5);
   assert_true(jobs[1].fired[0][0] && jobs[1].info[0][0] == 9);
   assert_false(jobs[2].fired[0][0]);
+}
+
+/* times=T: T consecutive reaches from nth on; persistent: every one. */
+static void test_times_persistent(void **state) {
+  (void)state;
+  rank_job jobs[MAX_RANKS];
+  arm_ok("name=engine/send,rank=1,nth=2,times=2", 0);
+  run_ranks(jobs, 2, BS_FP_ENGINE_SEND, 2, 5);
+  for (int c = 0; c < 2; c++)
+    for (int h = 0; h < 5; h++) {
+      assert_false(jobs[0].fired[c][h]);
+      assert_int_equal(jobs[1].fired[c][h], h == 1 || h == 2);
+    }
+  bs_fault_disarm_all();
+  arm_ok("name=engine/send,cycle=1,nth=3,persistent", 0);
+  run_ranks(jobs, 2, BS_FP_ENGINE_SEND, 2, 6);
+  for (int r = 0; r < 2; r++)
+    for (int c = 0; c < 2; c++)
+      for (int h = 0; h < 6; h++)
+        assert_int_equal(jobs[r].fired[c][h], c == 1 && h >= 2);
+  bs_fault_disarm_all();
+  arm_ok("name=copy/fail,times=3", 0);
+  run_ranks(jobs, 1, BS_FP_COPY_FAIL, 1, 5);
+  assert_int_equal(jobs[0].n_fired, 3);
+  assert_true(jobs[0].fired[0][0] && jobs[0].fired[0][2]);
+}
+
+/* A thread that is no rank (the framework's own setup) never fires a fault
+ * and its reaches are not counted: nth counts the ranks' work only. */
+static void test_framework_thread(void **state) {
+  (void)state;
+  uint64_t info = 0;
+  arm_ok("name=copy/fail,nth=1", 0);
+  bs_err_set_rank(-1);
+  assert_false(bs_fault_hit(BS_FP_COPY_FAIL, &info));
+  assert_int_equal(bs_fault_count_reaches(NULL, 0), 0);
+  bs_err_set_rank(0);
+  assert_true(bs_fault_hit(BS_FP_COPY_FAIL, &info)); /* still the 1st */
+  assert_int_equal(bs_fault_log_count(), 1);
+}
+
+/* Every (point, rank, cycle) reach count, armed or not, in catalogue, rank,
+ * cycle order. */
+static void test_reach_counts(void **state) {
+  (void)state;
+  rank_job jobs[MAX_RANKS];
+  run_ranks(jobs, 3, BS_FP_COMM_STALL, 2, 4);
+  run_ranks(jobs, 1, BS_FP_ENGINE_SEND, 1, 2);
+  bs_fault_reach r[16];
+  assert_int_equal(bs_fault_count_reaches(r, 16), 7);
+  assert_string_equal(r[0].point, "engine/send");
+  assert_int_equal(r[0].count, 2);
+  for (int i = 1; i < 7; i++) {
+    assert_string_equal(r[i].point, "comm/stall");
+    assert_int_equal(r[i].rank, (i - 1) / 2);
+    assert_int_equal(r[i].cycle, (i - 1) % 2);
+    assert_int_equal(r[i].count, 4);
+  }
+  assert_int_equal(bs_fault_count_reaches(r, 2), 7); /* the count, always */
+  bs_fault_disarm_all();
+  assert_int_equal(bs_fault_count_reaches(r, 16), 0);
+}
+
+/* fiu-run's FIU_ENABLE commands that name our points are armed faults. */
+static void test_external_list(void **state) {
+  (void)state;
+  bs_fault_external e[4];
+  unsetenv("FIU_ENABLE");
+  assert_int_equal(bs_fault_external_list(e, 4), 0);
+  setenv("FIU_ENABLE",
+         "enable name=engine/send/r3\n"
+         "enable_random name=posix/io/*,probability=0.25\n"
+         "enable name=comm/*,failinfo=5\n",
+         1);
+  assert_int_equal(bs_fault_external_list(e, 4), 2);
+  unsetenv("FIU_ENABLE");
+  assert_string_equal(e[0].command, "enable name=engine/send/r3");
+  assert_string_equal(e[0].name, "engine/send/r3");
+  assert_string_equal(e[1].name, "comm/*");
+  assert_true(bs_fault_external_covers("engine/send/r3", "engine/send", 3));
+  assert_false(bs_fault_external_covers("engine/send/r3", "engine/send", 2));
+  assert_true(bs_fault_external_covers("comm/*", "comm/stall", 0));
+  assert_true(bs_fault_external_covers("engine/send/*", "engine/send", 1));
+  assert_false(bs_fault_external_covers("engine/send/*", "engine/verify", 1));
 }
 
 static void test_onetime(void **state) {
@@ -692,6 +787,10 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_prob_deterministic, reset, reset),
       cmocka_unit_test_setup_teardown(test_failinfo, reset, reset),
       cmocka_unit_test_setup_teardown(test_onetime, reset, reset),
+      cmocka_unit_test_setup_teardown(test_times_persistent, reset, reset),
+      cmocka_unit_test_setup_teardown(test_framework_thread, reset, reset),
+      cmocka_unit_test_setup_teardown(test_reach_counts, reset, reset),
+      cmocka_unit_test_setup_teardown(test_external_list, reset, reset),
       cmocka_unit_test_setup_teardown(test_prefix, reset, reset),
       cmocka_unit_test_setup_teardown(test_rank_qualified_libfiu, reset, reset),
       cmocka_unit_test_setup_teardown(test_log, reset, reset),
