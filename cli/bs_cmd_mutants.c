@@ -89,8 +89,10 @@ static bs_status kills(const bs_result *res, const int *mut, size_t n,
     memset(&k[m], 0, sizeof k[m]);
     snprintf(k[m].name, sizeof k[m].name, "%s", bs_mutant_name((bs_mutant)m));
   }
+  /* A vacuous run broke no invariant: it kills nothing. */
   for (size_t i = 0; i < n; i++)
-    if (mut[i] >= 0 && res[i].verdict != BS_PASS)
+    if (mut[i] >= 0 && res[i].verdict != BS_PASS &&
+        res[i].verdict != BS_VACUOUS)
       BS_CHECK(killed_by(&k[mut[i]], res[i].scenario));
   for (int m = 0; m < BS_MUT_COUNT; m++) {
     if (k[m].nkilled == 0)

@@ -121,6 +121,8 @@ typedef struct bs_fault_reach {
 /* Every reach count of this process since the last reset, in catalogue,
  * rank, cycle order: up to max in out; returns how many there are. */
 size_t bs_fault_count_reaches(bs_fault_reach *out, size_t max);
+/* That order, for counts gathered from several processes. */
+void bs_fault_count_sort(bs_fault_reach *r, size_t n);
 
 /* Armed from outside through libfiu's fiu-run (its FIU_ENABLE commands) on
  * one of the catalogue's points; what fiu-ctrl arms later is known only

@@ -109,9 +109,13 @@ size_t bs_fault_count_reaches(bs_fault_reach *out, size_t max) {
     n++;
   }
   pthread_mutex_unlock(&count_mu);
-  if (out && n)
-    qsort(out, n < max ? n : max, sizeof *out, by_reach);
+  bs_fault_count_sort(out, n < max ? n : max);
   return n;
+}
+
+void bs_fault_count_sort(bs_fault_reach *r, size_t n) {
+  if (r && n > 1)
+    qsort(r, n, sizeof *r, by_reach);
 }
 
 void bs_fault_count_reset(void) {

@@ -1,7 +1,9 @@
 /* Faults armed from outside: libfiu's fiu-run hands its preload library the
- * commands in FIU_ENABLE ("enable name=P,failinfo=I", one per line), which
- * this process inherits; the run reports each one that names a point of
- * ours as armed, fired or not. */
+ * commands in FIU_ENABLE ("enable name=P,failinfo=I", one per line); the
+ * run reports each one that names a point of ours as armed, fired or not.
+ * The preload library empties the variable once it has applied it, so the
+ * commands are read from the environment the process started with
+ * (/proc/self/environ, which a forked child shares). */
 #include "bs_fault_control.h"
 
 #include <stdio.h>
@@ -41,7 +43,10 @@ static bool ours(const char *name) {
 
 /* One FIU_ENABLE line: "enable[_random|_external...] name=N[,k=v...]". */
 static bool parse_line(const char *line, size_t len, bs_fault_external *out) {
-  snprintf(out->command, sizeof out->command, "%.*s", (int)len, line);
+  size_t lead = strspn(line, " \t");
+  lead = lead < len ? lead : len;
+  snprintf(out->command, sizeof out->command, "%.*s", (int)(len - lead),
+           line + lead);
   if (strncmp(out->command, "enable", 6) != 0)
     return false;
   const char *at = strstr(out->command, "name=");
@@ -52,18 +57,37 @@ static bool parse_line(const char *line, size_t len, bs_fault_external *out) {
   return out->name[0] && ours(out->name);
 }
 
+/* FIU_ENABLE as the process started with it (malloc'd), NULL when none. */
+static char *initial_commands(void) {
+  static const char key[] = "FIU_ENABLE=";
+  const char *now = getenv("FIU_ENABLE");
+  if (now && *now)
+    return strdup(now);
+  FILE *f = fopen("/proc/self/environ", "r");
+  char *found = NULL, *entry = NULL;
+  size_t cap = 0;
+  while (f && !found && getdelim(&entry, &cap, '\0', f) > 0)
+    if (strncmp(entry, key, sizeof key - 1) == 0)
+      found = strdup(entry + sizeof key - 1);
+  free(entry);
+  if (f)
+    fclose(f);
+  return found;
+}
+
 size_t bs_fault_external_list(bs_fault_external *out, size_t max) {
-  const char *env = getenv("FIU_ENABLE");
+  char *env = initial_commands();
   size_t n = 0;
   for (const char *p = env; p && *p;) {
     size_t len = strcspn(p, "\n");
     bs_fault_external e;
-    if (parse_line(p, len, &e)) {
+    if (len && parse_line(p, len, &e)) {
       if (n < max)
         out[n] = e;
       n++;
     }
     p += len + (p[len] == '\n');
   }
+  free(env);
   return n;
 }

@@ -158,6 +158,97 @@ static void test_same_seed_same_report(void **state) {
   free(b);
 }
 
+static bs_json *parse_file(const char *name, bs_json *j) {
+  char *text = slurp(name);
+  assert_int_equal(bs_json_parse(text, strlen(text), j), BS_OK);
+  free(text);
+  return j;
+}
+
+static const bs_json *first_run(const bs_json *report) {
+  const bs_json *runs = bs_json_get(report, "runs");
+  assert_true(runs && runs->n > 0);
+  return &runs->items[0];
+}
+
+/* An armed fault that never fired: vacuous, exit 1, and every report says
+ * which fault and how often its point was reached (issue 13's command). */
+static void test_vacuous_verdict(void **state) {
+  (void)state;
+  static const char says[] = "name=engine/send,rank=4,cycle=2,nth=3 never "
+                             "fired: its point was reached 1 time on rank 4 "
+                             "in cycle 2";
+  assert_int_equal(backstop("run steady-maincast --ranks 5 --cycles 3 --fault "
+                            "name=engine/send,rank=4,cycle=2,nth=3 --mutant "
+                            "pause-not-in-finally --json v.json --junit "
+                            "v.xml --artifacts art"),
+                   1);
+  assert_non_null(strstr(out_text, "VACUOUS steady-maincast"));
+  assert_non_null(strstr(out_text, says));
+  assert_non_null(strstr(out_text, "1 runs: 0 passed, 0 failed, 1 vacuous"));
+  bs_json j;
+  const bs_json *run = first_run(parse_file("v.json", &j));
+  assert_string_equal(bs_json_get_str(run, "verdict", ""), "vacuous");
+  assert_non_null(strstr(bs_json_get_str(run, "note", ""), says));
+  const bs_json *armed = bs_json_get(run, "armed");
+  assert_true(armed && armed->n == 1);
+  assert_int_equal(bs_json_get_num(&armed->items[0], "reached", -1), 1);
+  assert_int_equal(bs_json_get(&armed->items[0], "fired")->n, 0);
+  assert_int_equal(bs_json_get_num(bs_json_get(&j, "summary"), "vacuous", -1),
+                   1);
+  bs_json_free(&j);
+  char *xml = slurp("v.xml");
+  assert_non_null(strstr(xml, "<failure type=\"vacuous\""));
+  assert_non_null(strstr(xml, "reached 1 time on rank 4 in cycle 2"));
+  free(xml);
+  /* nth=1 fires: the JSON lists the firing, the run passes. */
+  assert_int_equal(backstop("run steady-maincast --ranks 5 --cycles 3 -q "
+                            "--fault name=engine/send,rank=4,cycle=2,nth=1 "
+                            "--json f.json"),
+                   0);
+  armed = bs_json_get(first_run(parse_file("f.json", &j)), "armed");
+  const bs_json *fired = bs_json_get(&armed->items[0], "fired");
+  assert_true(fired && fired->n == 1);
+  assert_string_equal(bs_json_get_str(&fired->items[0], "point", ""),
+                      "engine/send");
+  assert_int_equal(bs_json_get_num(&fired->items[0], "rank", -1), 4);
+  assert_int_equal(bs_json_get_num(&fired->items[0], "cycle", -1), 2);
+  assert_int_equal(bs_json_get_num(&fired->items[0], "nth", -1), 1);
+  bs_json_free(&j);
+}
+
+/* Faults armed through libfiu's fiu-run are reported too: fired, or never
+ * (vacuous). */
+static void test_fiu_run_faults_reported(void **state) {
+  (void)state;
+  if (access("/usr/bin/fiu-run", X_OK) != 0)
+    skip();
+  char cmd[600];
+  static const char env[] =
+      "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "
+      "/usr/bin/fiu-run -f ''";
+  snprintf(cmd, sizeof cmd,
+           "cd %s && %s -c 'enable name=engine/send/r1' '%s' run "
+           "steady-normal --ranks 2 --cycles 1 -q --json e.json >/dev/null",
+           dir, env, getenv("BACKSTOP_BIN"));
+  assert_int_equal(system(cmd), 0);
+  bs_json j;
+  const bs_json *armed =
+      bs_json_get(first_run(parse_file("e.json", &j)), "armed");
+  assert_true(armed && armed->n == 1);
+  assert_string_equal(bs_json_get_str(&armed->items[0], "spec", ""),
+                      "fiu-run: enable name=engine/send/r1");
+  assert_true(bs_json_get_bool(&armed->items[0], "external", false));
+  assert_true(bs_json_get_num(&armed->items[0], "fired_total", 0) >= 1);
+  bs_json_free(&j);
+  snprintf(cmd, sizeof cmd,
+           "cd %s && %s -c 'enable name=engine/send/r7' '%s' run "
+           "steady-normal --ranks 2 --cycles 1 -q >/dev/null",
+           dir, env, getenv("BACKSTOP_BIN"));
+  int ws = system(cmd);
+  assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 1);
+}
+
 /* A contained hang: the report is printed and kept with the artifacts. */
 static void test_hang_report_shown_and_kept(void **state) {
   (void)state;
@@ -225,6 +316,10 @@ int main(void) {
       cmocka_unit_test(test_same_seed_same_report),
       cmocka_unit_test(test_hang_report_shown_and_kept),
       cmocka_unit_test(test_copy_fault_spares_the_reference),
+#ifdef FIU_ENABLE
+      cmocka_unit_test(test_vacuous_verdict),
+      cmocka_unit_test(test_fiu_run_faults_reported),
+#endif
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -390,7 +390,8 @@ static void test_corrupt_extras_names_an_extra(void **state) {
   want_oracle(&j, "corrupt-extras", "names-an-extra", true,
               "rel_proj.weight': a frozen param of model frozen");
   bs_json_free(&j);
-  run_report("corrupt-extras --ranks 2 --fault name=copy/fail,rank=0,cycle=9",
+  run_report("corrupt-extras --ranks 2 --fault "
+             "name=comm/stall,rank=0,cycle=1,nth=1,failinfo=1",
              0, &j);
   assert_null(oracle(&j, "corrupt-extras", "names-an-extra"));
   assert_null(oracle(&j, "corrupt-extras", "expectation"));

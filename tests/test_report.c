@@ -289,7 +289,7 @@ static void test_table(void **state) {
   assert_non_null(strstr(text, "FAIL pause-safety     rank 3"));
   assert_null(strstr(text, "ok   agreement"));
   assert_non_null(strstr(text, "repro: backstop run engine-death"));
-  assert_non_null(strstr(text, "1 runs: 0 passed, 1 failed"));
+  assert_non_null(strstr(text, "1 runs: 0 passed, 1 failed, 0 vacuous"));
   /* the location only with -v */
   assert_null(strstr(text, "bs_engine.c"));
   free(text);
@@ -359,6 +359,73 @@ static void test_trace_and_verdict(void **state) {
   bs_record_free(&rec);
 }
 
+/* A clean record of two ranks, one phase each. */
+static void clean_record(bs_record *rec) {
+  assert_int_equal(bs_record_init(rec, 2, 1), BS_OK);
+  for (int k = 0; k < 2; k++) {
+    rec->rank[k].returned = true;
+    bs_record_begin(rec, k, "init", 0);
+    bs_record_end(rec, k, BS_OK);
+  }
+}
+
+/* Every invariant holds but an armed fault never fired: vacuous, saying
+ * how often its point was reached there; once it fires, a pass listing
+ * the firing. */
+static void test_vacuous_verdict(void **state) {
+  (void)state;
+  static const char *const one[] = {"name=engine/send,rank=1,cycle=0,nth=3"};
+  bs_record rec;
+  clean_record(&rec);
+  bs_fault_reach reach = {"engine/send", 1, 0, 2};
+  rec.reaches = malloc(sizeof reach);
+  rec.reaches[0] = reach;
+  rec.nreaches = 1;
+  bs_result res;
+  bs_run_cfg c = cfg(2);
+  c.faults = one;
+  c.scn = &(bs_scenario){.name = "steady", .model = "tiny", .cycles = 1};
+  assert_int_equal(bs_result_from_cfg(&c, &res), BS_OK);
+  assert_int_equal(bs_verdict_decide(&rec, NULL, &res), BS_OK);
+  assert_int_equal(res.verdict, BS_VACUOUS);
+  assert_string_equal(res.note, "name=engine/send,rank=1,cycle=0,nth=3 never "
+                                "fired: its point was reached 2 times on rank "
+                                "1 in cycle 0");
+  assert_int_equal(res.narmed, 1);
+  assert_int_equal(res.armed[0].reached, 2);
+  bs_summary sum = bs_report_summarize(&res, 1);
+  assert_int_equal(sum.vacuous, 1);
+  assert_int_equal(sum.pass + sum.fail, 0);
+  bs_result_free(&res);
+
+  rec.fired = calloc(2, sizeof *rec.fired);
+  rec.fired[0] = (bs_fault_fired){"engine/send", 1, 0, 3, 0, 0};
+  rec.nfired = 1;
+  assert_int_equal(bs_result_from_cfg(&c, &res), BS_OK);
+  assert_int_equal(bs_verdict_decide(&rec, NULL, &res), BS_OK);
+  assert_int_equal(res.verdict, BS_PASS);
+  assert_null(res.note);
+  assert_int_equal(res.armed[0].nfired, 1);
+  assert_int_equal(res.armed[0].fired[0].nth, 3);
+  /* What goes through the pipe comes back whole. */
+  bs_buf j1 = {0}, j2 = {0};
+  bs_result back;
+  bs_result_write_json(&j1, &res, 0);
+  assert_int_equal(bs_result_parse_json(j1.s, j1.len, &back), BS_OK);
+  bs_result_write_json(&j2, &back, 0);
+  assert_string_equal(j1.s, j2.s);
+  assert_non_null(strstr(j1.s, "\"armed\": [{\"spec\": \"name=engine/send,"
+                               "rank=1,cycle=0,nth=3\", \"external\": false, "
+                               "\"fired\": [{\"point\": \"engine/send\", "
+                               "\"rank\": 1, \"cycle\": 0, \"nth\": 3}], "
+                               "\"fired_total\": 1, \"reached\": 2}]"));
+  bs_buf_free(&j1);
+  bs_buf_free(&j2);
+  bs_result_free(&back);
+  bs_result_free(&res);
+  bs_record_free(&rec);
+}
+
 static void test_json_reader(void **state) {
   (void)state;
   static const char *const good[] = {"0", "-1.5e3", "\"\\u00e9\\ud83d\\ude00\"",
@@ -392,6 +459,7 @@ int main(void) {
       cmocka_unit_test(test_junit),
       cmocka_unit_test(test_table),
       cmocka_unit_test(test_trace_and_verdict),
+      cmocka_unit_test(test_vacuous_verdict),
       cmocka_unit_test(test_json_reader),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

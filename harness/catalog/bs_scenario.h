@@ -65,8 +65,9 @@ typedef struct bs_run_cfg {
    * serialises a process's allocations against its own NCCL kernels): the
    * run's child starts one process per rank itself (bs_child_spawn.h). */
   bool spawn;
-  bool spawned;    /* one of those processes: its repro is a plain run */
-  bool shares_gpu; /* its NCCL ranks share a GPU: it runs alone */
+  bool spawned;       /* one of those processes: its repro is a plain run */
+  bool shares_gpu;    /* its NCCL ranks share a GPU: it runs alone */
+  bool count_reaches; /* the result lists every reach count (sweep) */
 } bs_run_cfg;
 
 /* The scenario's own oracle: reads the record, says why in detail. */

@@ -263,6 +263,10 @@ static bs_status collect(driver *d, bs_world *w) {
     BS_FAIL(BS_ERR_NOMEM, NULL, "fault log of %zu firings", n);
   for (size_t i = 0; i < n; i++)
     rec->nfired += bs_fault_log_get(i, &rec->fired[rec->nfired]);
+  n = bs_fault_count_reaches(NULL, 0);
+  if (n && !(rec->reaches = calloc(n, sizeof *rec->reaches)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "reach counts of %zu points", n);
+  rec->nreaches = bs_fault_count_reaches(rec->reaches, n);
   n = bs_trap_count();
   if (n && !(rec->reads = calloc(n, sizeof *rec->reads)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "%zu paused reads", n);
@@ -410,10 +414,19 @@ out:
   return st;
 }
 
+bool bs_driver_user_faults(const bs_run_cfg *run, const bs_record *rec) {
+  if (run->nfaults || bs_fault_external_list(NULL, 0))
+    return true;
+  for (size_t i = 0; i < rec->nfired; i++)
+    if (rec->fired[i].spec < 0)
+      return true;
+  return false;
+}
+
 bs_status bs_driver_inspect(const bs_run_cfg *run, bs_record *rec) {
   /* Part of the expectation, so skipped where it is: the user's faults are
    * not the ones the scenario's expectation describes. */
-  if (!run->scn->inspect || run->nfaults)
+  if (!run->scn->inspect || bs_driver_user_faults(run, rec))
     return BS_OK;
   return run->scn->inspect(run, rec);
 }

@@ -34,6 +34,11 @@ bs_status bs_driver_lifecycle(const bs_run_cfg *cfg, bs_record *rec);
  * mutants armed around it. */
 bs_status bs_driver_run(const bs_run_cfg *cfg, bs_record *rec);
 
+/* Whether faults beyond the scenario's were armed: the user's --fault,
+ * fiu-run's commands, or a firing nothing of ours armed (fiu-ctrl). The
+ * scenario's expectation and inspection describe its own faults only. */
+bool bs_driver_user_faults(const bs_run_cfg *cfg, const bs_record *rec);
+
 /* The scenario's inspect hook on the whole record (in a process-per-rank
  * run, once process 0 has merged every part); nothing with user faults. */
 bs_status bs_driver_inspect(const bs_run_cfg *cfg, bs_record *rec);

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "oracles/bs_armed.h"
+
 /* A rank's outcome: its first failed phase, else its last phase. */
 static void outcome(const bs_record *rec, int k, bs_rank_outcome *o) {
   const bs_rank_rec *rr = &rec->rank[k];
@@ -53,6 +55,19 @@ static bs_status add_check(bs_result *res, const bs_check *c) {
   return bs_result_add_oracle(res, &o);
 }
 
+/* Every invariant held but an armed fault never fired: no evidence. */
+static bs_status vacuous(const bs_record *rec, bs_result *res) {
+  bs_status st = BS_OK;
+  char why[600];
+  BS_CHECK(bs_armed_collect(rec, res));
+  if (res->verdict == BS_PASS && bs_armed_vacuous(res, why, sizeof why)) {
+    res->verdict = BS_VACUOUS;
+    BS_CHECK(bs_result_set_note(res, "%s", why));
+  }
+out:
+  return st;
+}
+
 bs_status bs_verdict_decide(const bs_record *rec, bs_expect_fn expect,
                             bs_result *res) {
   bs_status st = BS_OK;
@@ -75,6 +90,7 @@ bs_status bs_verdict_decide(const bs_record *rec, bs_expect_fn expect,
   }
   memory(rec, res);
   res->detect_ms = rec->detect_ms;
+  BS_CHECK(vacuous(rec, res));
 out:
   free(o);
   return st;

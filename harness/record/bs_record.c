@@ -71,6 +71,7 @@ void bs_record_free(bs_record *r) {
     bs_record_rank_free(&r->rank[k]);
   free(r->rank);
   free(r->fired);
+  free(r->reaches);
   free(r->reads);
   free(r->world_report);
   bs_record_digests_free(&r->init_ref);

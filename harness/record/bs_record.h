@@ -94,6 +94,8 @@ typedef struct bs_record {
   bs_rank_rec *rank;
   bs_fault_fired *fired;
   size_t nfired;
+  bs_fault_reach *reaches; /* every point's reaches per rank and cycle */
+  size_t nreaches;
   bs_paused_read *reads;
   size_t nreads;
   char *world_report; /* the hang/desync report, NULL or "" when none */

@@ -4,23 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAGIC "bsrec\0\2\0"
+#define MAGIC "bsrec\0\3\0"
 
 /* The layout the part was written with: a mismatch means another build. */
 typedef struct header {
   char magic[8];
-  uint32_t sizes[6];
+  uint32_t sizes[7];
   int32_t nranks, first, n;
   double start_real_ms; /* the writer's: its event times count from it */
 } header;
 
-static void sizes(uint32_t s[6]) {
+static void sizes(uint32_t s[7]) {
   s[0] = sizeof(bs_event);
   s[1] = sizeof(bs_digest);
   s[2] = sizeof(bs_tname);
   s[3] = sizeof(bs_fault_fired);
   s[4] = sizeof(bs_paused_read);
   s[5] = sizeof(bs_check);
+  s[6] = sizeof(bs_fault_reach);
 }
 
 /* ---- writing ---- */
@@ -77,6 +78,7 @@ void bs_record_part_write(const bs_record *r, int first, int n, bs_buf *b) {
   for (int k = first; k < first + n; k++)
     put_rank(b, &r->rank[k]);
   put_array(b, r->fired, r->nfired, sizeof *r->fired);
+  put_array(b, r->reaches, r->nreaches, sizeof *r->reaches);
   put_array(b, r->reads, r->nreads, sizeof *r->reads);
   put_array(b, r->checks, r->nchecks, sizeof *r->checks);
   put_str(b, r->world_report);
@@ -181,7 +183,7 @@ out:
 
 static bs_status take_header(cursor *c, const bs_record *r, header *h) {
   bs_status st = BS_OK;
-  uint32_t want[6];
+  uint32_t want[7];
   sizes(want);
   BS_CHECK(take(c, h, sizeof *h));
   if (memcmp(h->magic, MAGIC, sizeof h->magic) != 0 ||
@@ -202,9 +204,10 @@ typedef struct part {
   header h;
   bs_rank_rec *rank;
   bs_fault_fired *fired;
+  bs_fault_reach *reaches;
   bs_paused_read *reads;
   bs_check *checks;
-  size_t nfired, nreads, nchecks;
+  size_t nfired, nreaches, nreads, nchecks;
   char *report;
   double detect_ms;
 } part;
@@ -214,6 +217,7 @@ static void part_free(part *p) {
     bs_record_rank_free(&p->rank[k]);
   free(p->rank);
   free(p->fired);
+  free(p->reaches);
   free(p->reads);
   free(p->checks);
   free(p->report);
@@ -227,6 +231,8 @@ static bs_status take_part(cursor *c, const bs_record *r, part *p) {
   for (int k = 0; k < p->h.n; k++)
     BS_CHECK(take_rank(c, &p->rank[k]));
   BS_CHECK(take_array(c, sizeof *p->fired, (void **)&p->fired, &p->nfired));
+  BS_CHECK(
+      take_array(c, sizeof *p->reaches, (void **)&p->reaches, &p->nreaches));
   BS_CHECK(take_array(c, sizeof *p->reads, (void **)&p->reads, &p->nreads));
   BS_CHECK(take_array(c, sizeof *p->checks, (void **)&p->checks, &p->nchecks));
   BS_CHECK(take_str(c, &p->report));
@@ -295,6 +301,8 @@ bs_status bs_record_part_merge(bs_record *r, const char *data, size_t n,
   }
   BS_CHECK(append((void **)&r->fired, &r->nfired, (void **)&p.fired, p.nfired,
                   sizeof *p.fired));
+  BS_CHECK(append((void **)&r->reaches, &r->nreaches, (void **)&p.reaches,
+                  p.nreaches, sizeof *p.reaches));
   BS_CHECK(append((void **)&r->reads, &r->nreads, (void **)&p.reads, p.nreads,
                   sizeof *p.reads));
   BS_CHECK(append((void **)&r->checks, &r->nchecks, (void **)&p.checks,

@@ -10,14 +10,15 @@
 #include "util/bs_buf.h"
 
 /* Appends the part of r that the ranks first .. first+n-1 recorded, with
- * what this process saw (faults fired, paused reads, its world report,
- * detect_ms, checks) to b. */
+ * what this process saw (faults fired, reach counts, paused reads, its world
+ * report, detect_ms, checks) to b. */
 void bs_record_part_write(const bs_record *r, int first, int n, bs_buf *b);
 
 /* Merges a part (bytes, from what) into r: its ranks replace r's, faults,
  * reads and checks are appended, the world report is added under a line
- * naming the part's ranks, detect_ms is the largest. BS_ERR_INVALID naming
- * what and the first thing wrong with the bytes (r is then unchanged in
+ * naming the part's ranks, detect_ms is the largest (reach counts
+ * are appended unsorted: bs_fault_count_sort orders them). BS_ERR_INVALID
+ * naming what and the first thing wrong with the bytes (r is then unchanged in
  * its ranks). */
 bs_status bs_record_part_merge(bs_record *r, const char *data, size_t n,
                                const char *what);

@@ -11,7 +11,7 @@
 #include "util/bs_buf.h"
 
 typedef struct bs_summary {
-  size_t runs, pass, fail, hang, crash;
+  size_t runs, pass, fail, hang, crash, vacuous;
 } bs_summary;
 bs_summary bs_report_summarize(const bs_result *runs, size_t n);
 
@@ -39,8 +39,8 @@ void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n);
  * verbose, one line per oracle and the repro command; with verbose also
  * each failed rank's outcome and where it was raised. */
 void bs_report_table_line(FILE *out, const bs_result *r, int verbosity);
-/* The line under the table: "15 runs: 15 passed, 0 failed, 0 hung, 0
- * crashed" */
+/* The line under the table: "15 runs: 14 passed, 0 failed, 1 vacuous, 0
+ * hung, 0 crashed" */
 void bs_report_table_summary(FILE *out, const bs_result *runs, size_t n);
 
 /* Writes b to path ("-": stdout). BS_ERR_INVALID naming path and why. */

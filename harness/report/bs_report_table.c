@@ -5,8 +5,9 @@
 #include <string.h>
 
 static const char *tag(bs_verdict v) {
-  static const char *const tags[] = {"PASS", "FAIL", "HANG", "CRASH"};
-  return (unsigned)v <= BS_CRASH ? tags[v] : "?";
+  static const char *const tags[] = {"PASS", "FAIL", "HANG", "CRASH",
+                                     "VACUOUS"};
+  return (unsigned)v < BS_VERDICT_COUNT ? tags[v] : "?";
 }
 
 static void run_name(const bs_result *r, char *out, size_t n) {
@@ -68,6 +69,8 @@ void bs_report_table_line(FILE *out, const bs_result *r, int verbosity) {
 
 void bs_report_table_summary(FILE *out, const bs_result *runs, size_t n) {
   bs_summary s = bs_report_summarize(runs, n);
-  fprintf(out, "%zu runs: %zu passed, %zu failed, %zu hung, %zu crashed\n",
-          s.runs, s.pass, s.fail, s.hang, s.crash);
+  fprintf(out,
+          "%zu runs: %zu passed, %zu failed, %zu vacuous, %zu hung, %zu "
+          "crashed\n",
+          s.runs, s.pass, s.fail, s.vacuous, s.hang, s.crash);
 }

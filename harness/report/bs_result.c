@@ -10,8 +10,9 @@
 #include "util/bs_json.h"
 
 const char *bs_result_verdict_name(bs_verdict v) {
-  static const char *const names[] = {"pass", "fail", "hang", "crash"};
-  return (unsigned)v <= BS_CRASH ? names[v] : "unknown";
+  static const char *const names[] = {"pass", "fail", "hang", "crash",
+                                      "vacuous"};
+  return (unsigned)v < BS_VERDICT_COUNT ? names[v] : "unknown";
 }
 
 static void free_strs(char **s, size_t n) {
@@ -24,6 +25,8 @@ void bs_result_free(bs_result *r) {
   free_strs(r->faults, r->nfaults);
   free_strs(r->mutants, r->nmutants);
   free_strs(r->flight, r->nflight);
+  free(r->armed);
+  free(r->reaches);
   free(r->oracles);
   free(r->outcomes);
   free(r->trace);
@@ -61,6 +64,10 @@ bs_status bs_result_add_oracle(bs_result *r, const bs_oracle_result *o) {
 
 bs_status bs_result_add_outcome(bs_result *r, const bs_rank_outcome *o) {
   return push(&r->outcomes, &r->noutcomes, sizeof *o, o);
+}
+
+bs_status bs_result_add_armed(bs_result *r, const bs_armed *a) {
+  return push(&r->armed, &r->narmed, sizeof *a, a);
 }
 
 bs_status bs_result_add_flight(bs_result *r, const char *path) {
@@ -232,6 +239,47 @@ static void outcomes(bs_buf *b, const bs_result *r, int indent) {
                 indent && r->noutcomes ? indent + 2 : 0, "");
 }
 
+static void firings(bs_buf *b, const bs_armed *a) {
+  bs_buf_printf(b, "[");
+  for (size_t i = 0; i < a->nfired; i++) {
+    const bs_fault_fired *f = &a->fired[i];
+    bs_buf_printf(b, "%s{\"point\": ", i ? ", " : "");
+    bs_buf_json_str(b, f->point);
+    bs_buf_printf(b, ", \"rank\": %d, \"cycle\": %d, \"nth\": %ld}", f->rank,
+                  f->cycle, f->nth);
+  }
+  bs_buf_printf(b, "]");
+}
+
+static void armed(bs_buf *b, const bs_result *r, int indent) {
+  bs_buf_printf(b, "[");
+  for (size_t i = 0; i < r->narmed; i++) {
+    const bs_armed *a = &r->armed[i];
+    bs_buf_printf(b, "%s%s%*s{\"spec\": ", i ? "," : "", indent ? "\n" : "",
+                  indent ? indent + 4 : 0, "");
+    bs_buf_json_str(b, a->spec);
+    bs_buf_printf(
+        b, ", \"external\": %s, \"fired\": ", a->external ? "true" : "false");
+    firings(b, a);
+    bs_buf_printf(b, ", \"fired_total\": %zu, \"reached\": %ld}",
+                  a->fired_total, a->reached);
+  }
+  bs_buf_printf(b, "%s%*s]", indent && r->narmed ? "\n" : "",
+                indent && r->narmed ? indent + 2 : 0, "");
+}
+
+static void reaches(bs_buf *b, const bs_result *r) {
+  bs_buf_printf(b, "[");
+  for (size_t i = 0; i < r->nreaches; i++) {
+    const bs_fault_reach *x = &r->reaches[i];
+    bs_buf_printf(b, "%s{\"point\": ", i ? ", " : "");
+    bs_buf_json_str(b, x->point);
+    bs_buf_printf(b, ", \"rank\": %d, \"cycle\": %d, \"count\": %ld}", x->rank,
+                  x->cycle, x->count);
+  }
+  bs_buf_printf(b, "]");
+}
+
 void bs_result_write_json(bs_buf *b, const bs_result *r, int indent) {
   bs_buf_printf(b, "%*s{", indent, "");
   key(b, indent, "scenario", true);
@@ -252,6 +300,12 @@ void bs_result_write_json(bs_buf *b, const bs_result *r, int indent) {
   bs_buf_printf(b, "%d", r->cycles);
   key(b, indent, "faults", false);
   bs_buf_json_strs(b, (const char *const *)r->faults, r->nfaults);
+  key(b, indent, "armed", false);
+  armed(b, r, indent);
+  if (r->nreaches) {
+    key(b, indent, "reaches", false);
+    reaches(b, r);
+  }
   key(b, indent, "mutants", false);
   bs_buf_json_strs(b, (const char *const *)r->mutants, r->nmutants);
   key(b, indent, "verdict", false);
@@ -365,10 +419,70 @@ out:
   return st;
 }
 
+static bs_status read_firings(const bs_json *j, bs_armed *a) {
+  bs_status st = BS_OK;
+  const bs_json *v = NULL;
+  BS_CHECK(want(j, "fired", BS_JARR, &v));
+  for (size_t i = 0; i < v->n && a->nfired < BS_ARMED_FIRED_MAX; i++) {
+    const bs_json *x = &v->items[i];
+    bs_fault_fired *f = &a->fired[a->nfired++];
+    *f = (bs_fault_fired){.rank = (int)bs_json_get_num(x, "rank", -1),
+                          .cycle = (int)bs_json_get_num(x, "cycle", -1),
+                          .nth = (long)bs_json_get_num(x, "nth", 0),
+                          .spec = -1};
+    BS_CHECK(copy_str(x, "point", f->point, sizeof f->point));
+  }
+out:
+  return st;
+}
+
+static bs_status read_armed(const bs_json *j, bs_result *r) {
+  bs_status st = BS_OK;
+  const bs_json *v = NULL;
+  BS_CHECK(want(j, "armed", BS_JARR, &v));
+  for (size_t i = 0; i < v->n; i++) {
+    const bs_json *x = &v->items[i];
+    bs_armed a = {
+        .external = bs_json_get_bool(x, "external", false),
+        .fired_total = (size_t)bs_json_get_num(x, "fired_total", 0),
+        .reached = (long)bs_json_get_num(x, "reached", 0),
+        .reached_rank = -1,
+        .reached_cycle = -1,
+    };
+    BS_CHECK(copy_str(x, "spec", a.spec, sizeof a.spec));
+    BS_CHECK(read_firings(x, &a));
+    BS_CHECK(bs_result_add_armed(r, &a));
+  }
+out:
+  return st;
+}
+
+/* Only a counting pass has them. */
+static bs_status read_reaches(const bs_json *j, bs_result *r) {
+  bs_status st = BS_OK;
+  const bs_json *v = bs_json_get(j, "reaches");
+  if (!v)
+    return BS_OK;
+  if (v->type != BS_JARR)
+    BS_FAIL(BS_ERR_INVALID, NULL, "run object: 'reaches' is not an array");
+  if (v->n && !(r->reaches = calloc(v->n, sizeof *r->reaches)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "result: %zu reach counts", v->n);
+  for (size_t i = 0; i < v->n; i++) {
+    const bs_json *x = &v->items[i];
+    bs_fault_reach *e = &r->reaches[r->nreaches++];
+    e->rank = (int)bs_json_get_num(x, "rank", -1);
+    e->cycle = (int)bs_json_get_num(x, "cycle", -1);
+    e->count = (long)bs_json_get_num(x, "count", 0);
+    BS_CHECK(copy_str(x, "point", e->point, sizeof e->point));
+  }
+out:
+  return st;
+}
+
 static bs_status read_verdict(const bs_json *j, bs_result *r) {
   char v[16];
   bs_status st = copy_str(j, "verdict", v, sizeof v);
-  for (int i = BS_PASS; st == BS_OK && i <= BS_CRASH; i++)
+  for (int i = BS_PASS; st == BS_OK && i < BS_VERDICT_COUNT; i++)
     if (strcmp(v, bs_result_verdict_name((bs_verdict)i)) == 0) {
       r->verdict = (bs_verdict)i;
       return BS_OK;
@@ -407,6 +521,8 @@ static bs_status read_run(const bs_json *j, bs_result *r) {
   r->duration_ms = bs_json_get_num(j, "duration_ms", 0);
   r->detect_ms = bs_json_get_num(j, "detect_ms", -1);
   BS_CHECK(read_strs(j, "faults", &r->faults, &r->nfaults));
+  BS_CHECK(read_armed(j, r));
+  BS_CHECK(read_reaches(j, r));
   BS_CHECK(read_strs(j, "mutants", &r->mutants, &r->nmutants));
   BS_CHECK(read_verdict(j, r));
   BS_CHECK(read_oracles(j, r));

@@ -13,8 +13,33 @@
 #include "oracles/bs_oracle.h"
 #include "util/bs_buf.h"
 
-typedef enum bs_verdict { BS_PASS = 0, BS_FAIL, BS_HANG, BS_CRASH } bs_verdict;
+/* vacuous: every invariant held but an armed fault never fired, so the run
+ * proves nothing about it (cli.md "Fault spec"); a failed oracle is a fail
+ * whatever fired. */
+typedef enum bs_verdict {
+  BS_PASS = 0,
+  BS_FAIL,
+  BS_HANG,
+  BS_CRASH,
+  BS_VACUOUS,
+  BS_VERDICT_COUNT
+} bs_verdict;
 const char *bs_result_verdict_name(bs_verdict v);
+
+/* Firings listed per armed fault (fired_total counts every one). */
+#define BS_ARMED_FIRED_MAX 16
+
+/* One armed fault of the run and what became of it. */
+typedef struct bs_armed {
+  char spec[256]; /* the spec, or the libfiu command that armed it */
+  bool external;  /* armed through libfiu's own tools */
+  bs_fault_fired fired[BS_ARMED_FIRED_MAX]; /* by cycle, rank, point, nth */
+  size_t nfired, fired_total;
+  /* The most reaches of a point it names on one rank in one cycle that its
+   * filters allow (what nth is compared with), and where (-1: nowhere). */
+  long reached;
+  int reached_rank, reached_cycle;
+} bs_armed;
 
 typedef struct bs_rank_outcome {
   int rank;
@@ -34,6 +59,12 @@ typedef struct bs_result {
   int cycles;
   char **faults; /* effective: the scenario's, then the user's */
   size_t nfaults;
+  bs_armed *armed; /* those, then any armed from outside */
+  size_t narmed;
+  /* Every reach count of the run: only for a counting pass (bs_run_cfg's
+   * count_reaches), the sweep's map of the fault space. */
+  bs_fault_reach *reaches;
+  size_t nreaches;
   char **mutants;
   size_t nmutants;
   bs_verdict verdict;
@@ -62,6 +93,7 @@ bs_status bs_result_set_note(bs_result *r, const char *fmt, ...)
 bs_status bs_result_add_oracle(bs_result *r, const bs_oracle_result *o);
 bs_status bs_result_add_outcome(bs_result *r, const bs_rank_outcome *o);
 bs_status bs_result_add_flight(bs_result *r, const char *path);
+bs_status bs_result_add_armed(bs_result *r, const bs_armed *a);
 /* Names of failed oracles, comma-separated ("" when none). */
 void bs_result_failed_oracles(const bs_result *r, char *out, size_t n);
 

@@ -8,8 +8,9 @@
 #include "report/bs_result.h"
 
 /* A bs_run_child_fn (bs_parent_run.h): the run object (JSON) goes to fd. The
- * scenario's expectation is checked only when the user added no fault: it
- * describes the scenario's own faults, while the invariants hold under any. */
+ * scenario's expectation is checked only when the user added no fault
+ * (bs_driver_user_faults): it describes the scenario's own faults, while
+ * the invariants hold under any. */
 int bs_child_run(const bs_run_cfg *cfg, int fd);
 
 /* The verdict on rec (setup: the driver's own failure, its record in
