@@ -19,8 +19,9 @@ static const char run_help[] =
     "  --cycles N          training cycles per scenario\n"
     "  --set KEY=VALUE     configuration override (repeatable)\n"
     "  --fault SPEC        arm a fault (repeatable; see backstop faults):\n"
-    "                      name=POINT[,rank=R][,cycle=C][,nth=K][,prob=P]\n"
-    "                      [,failinfo=I][,onetime]\n"
+    "                      name=POINT[,rank=R][,cycle=C][,nth=K][,times=T]\n"
+    "                      [,persistent][,prob=P][,failinfo=I][,onetime];\n"
+    "                      one that never fires makes the run vacuous\n"
     "  --mutant NAME       run against a known-bug replica (repeatable)\n"
     "  --seed S            seeds values, gradients, random faults (default 0)\n"
     "  --timeout-ms T      collective watchdog timeout\n"
@@ -41,7 +42,7 @@ static const char run_help[] =
     "                      get it without asking: threads sharing a GPU\n"
     "                      deadlock in CUDA)\n"
     "  --repeat N          every run N times over, same seed (races show)\n"
-    "exit status: 0 all pass, 1 any fail/hang/crash, 2 usage error\n";
+    "exit status: 0 all pass, 1 any fail/vacuous/hang/crash, 2 usage error\n";
 
 static const char mutants_head[] =
     "usage: backstop mutants [SELECTOR...] [--targeted] [--json FILE] [run "

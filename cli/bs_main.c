@@ -19,7 +19,13 @@ static const char *self_exe(const char *argv0) {
 }
 
 int main(int argc, char **argv) {
-  const char *cmd = argc > 1 ? argv[1] : "help";
+  if (argc < 2) {
+    fprintf(stderr, "backstop: no command given (one of list, faults, "
+                    "explain, run, sweep, fuzz, mutants, bench, help; see "
+                    "backstop help)\n");
+    return 2;
+  }
+  const char *cmd = argv[1];
   const char *exe = self_exe(argv[0]);
   if (strcmp(cmd, "--version") == 0) {
     printf("backstop %s\n", BS_VERSION);

@@ -1,5 +1,6 @@
 #include "bs_opts.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -8,10 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bs_file.h"
 #include "bs_mutant.h"
 #include "model/bs_config.h"
+#include "model/bs_ddp.h"
 #include "model/bs_model.h"
 #include "run/bs_nccl_plan.h"
 
@@ -65,13 +69,24 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* Digits only, no sign, no space, no leading zero: what strtol would
+ * take besides ("+4", " 4", "010" read as octal) is a usage error. */
+static bool plain_decimal(const char *s) {
+  if (!isdigit((unsigned char)s[0]) || (s[0] == '0' && s[1]))
+    return false;
+  for (const char *p = s; *p; p++)
+    if (!isdigit((unsigned char)*p))
+      return false;
+  return true;
+}
+
 /* A whole-string integer in [lo, hi]. */
 static bs_status parse_long(const char *opt, const char *s, long lo, long hi,
                             long *out) {
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi)
+  if (!plain_decimal(s) || *end || errno || v < lo || v > hi)
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "%s: '%s' is not an integer in "
                        "[%ld, %ld]",
@@ -99,17 +114,50 @@ static bs_status parse_positive(const char *opt, const char *s, double *out) {
   return BS_OK;
 }
 
+/* Decimal, or hex after 0x; never octal, a sign or a space. */
 static bs_status parse_seed(const char *s, uint64_t *out) {
   char *end;
   errno = 0;
-  unsigned long long v = strtoull(s, &end, 0);
-  if (!*s || *end || errno || s[0] == '-')
+  bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  bool digits = hex ? isxdigit((unsigned char)s[2]) : plain_decimal(s);
+  unsigned long long v = strtoull(hex ? s + 2 : s, &end, hex ? 16 : 10);
+  if (!digits || *end || errno)
     return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "--seed: '%s' is not an unsigned "
-                       "64-bit integer",
+                       "--seed: '%s' is not an unsigned 64-bit integer "
+                       "(decimal without a leading zero, or 0x hex)",
                        s);
   *out = v;
   return BS_OK;
+}
+
+/* A report path must be writable before anything runs: an existing file,
+ * or a new one in an existing folder ("-" is stdout). */
+static bs_status check_writable(const char *opt, const char *path) {
+  bs_status st = BS_OK;
+  struct stat sb;
+  char dir[1024];
+  if (!*path)
+    USAGE("%s: an empty file name", opt);
+  if (strcmp(path, "-") == 0)
+    return BS_OK;
+  if (stat(path, &sb) == 0) {
+    if (!S_ISREG(sb.st_mode) || access(path, W_OK) != 0)
+      USAGE("%s: cannot write %s (%s)", opt, path,
+            S_ISREG(sb.st_mode) ? "not writable" : "not a regular file");
+    return BS_OK;
+  }
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = '\0'; /* "/x" keeps its "/" */
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK) != 0)
+    USAGE("%s: cannot write %s: folder %s %s", opt, path, dir,
+          stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) ? "does not exist"
+                                                      : "is not writable");
+out:
+  return st;
 }
 
 /* "4" or "1,2,4,8". */
@@ -221,11 +269,13 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
     return parse_int("-j", arg, 1, 256, &o->jobs);
   case O_JSON:
     o->json = arg;
-    return BS_OK;
+    return check_writable("--json", arg);
   case O_JUNIT:
     o->junit = arg;
-    return BS_OK;
+    return check_writable("--junit", arg);
   case O_ARTIFACTS:
+    if (!*arg)
+      USAGE("--artifacts: an empty folder name");
     o->artifacts = arg;
     return BS_OK;
   case O_RENDEZVOUS:
@@ -340,21 +390,91 @@ static bs_status check_fault_rank(const char *spec, int ranks,
   return st;
 }
 
+/* A fault in a cycle the run never reaches can never fire. */
+static bs_status check_fault_cycle(const char *spec, int cycles,
+                                   const char *scn) {
+  bs_fault_spec f;
+  bs_status st = bs_fault_spec_parse(spec, &f);
+  int last = cycles > 0 ? cycles - 1 : 0; /* cycle 0 holds init too */
+  if (st == BS_OK && f.cycle > last)
+    st = bs_err_fail(BS_ERR_INVALID, NULL,
+                     "--fault %s: cycle %d is past the last cycle of %s (%d "
+                     "cycle%s: 0..%d); it can never fire",
+                     spec, f.cycle, scn, cycles, cycles == 1 ? "" : "s", last);
+  return st;
+}
+
 /* The scenario's settings, then the user's, must pass validation. */
-static bs_status check_config(const bs_opts *o, const bs_scenario *s) {
+static bs_status check_config(const bs_opts *o, const bs_scenario *s,
+                              bs_config *cfg) {
   bs_status st = BS_OK;
-  bs_config cfg;
   char prefix[96];
-  bs_config_defaults(&cfg);
+  bs_config_defaults(cfg);
   for (const char *const *kv = s->sets; kv && *kv; kv++)
-    BS_CHECK(bs_config_set_kv(&cfg, *kv));
+    BS_CHECK(bs_config_set_kv(cfg, *kv));
   for (size_t i = 0; i < o->nsets; i++)
-    BS_CHECK(bs_config_set_kv(&cfg, o->sets[i]));
+    BS_CHECK(bs_config_set_kv(cfg, o->sets[i]));
   if (!s->drive)
-    BS_CHECK(bs_config_validate(&cfg));
+    BS_CHECK(bs_config_validate(cfg));
 out:
   snprintf(prefix, sizeof prefix, "%s: configuration rejected", s->name);
   return prefixed(st, prefix);
+}
+
+/* Host memory the machine can give now, in bytes (0: unknown). */
+static size_t available_bytes(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  char line[128];
+  unsigned long long kb = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return (size_t)kb << 10;
+}
+
+/* What every rank of a host run holds at least: the model's tensors, a
+ * gradient and a backup copy of each, plus the fp32 master and Adam state
+ * (12 B per element) spread over the ranks. */
+static double host_bytes_needed(const bs_model_spec *m, int ranks) {
+  double bytes = 0, numel = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    bytes += (double)bs_tensor_bytes(&m->t[i]);
+    numel += (double)m->t[i].numel;
+  }
+  return 3 * bytes * ranks + 12 * numel;
+}
+
+/* The run's model at its scale must load, lay out over the world, and fit
+ * in this machine's memory when the device is the host's. */
+static bs_status check_model_fits(const bs_opts *o, const bs_scenario *s,
+                                  int ranks, const bs_config *cfg) {
+  bs_status st = BS_OK;
+  bs_model_spec m = {0};
+  bs_ddp_layout l = {0};
+  const char *model = o->model ? o->model : s->model;
+  char prefix[300];
+  snprintf(prefix, sizeof prefix, "%s: --model %s%s", s->name, model,
+           o->scale != 1.0 ? " at that --scale" : "");
+  if (s->drive || !model)
+    return BS_OK;
+  BS_CHECK(prefixed(bs_model_load(model, o->scale, &m), prefix));
+  snprintf(prefix, sizeof prefix, "%s at %d ranks", s->name, ranks);
+  BS_CHECK(prefixed(bs_ddp_layout_build(&m, ranks, cfg->sim.bucket_numel, &l),
+                    prefix));
+  double need = host_bytes_needed(&m, ranks);
+  size_t have = available_bytes();
+  if (strcmp(o->device, "host") == 0 && have && need > (double)have)
+    USAGE("%s: model %s%s needs at least %.1f GiB of host memory at %d "
+          "rank%s, this machine has %.1f GiB available",
+          s->name, model, o->scale != 1.0 ? " at that --scale" : "",
+          need / (1 << 30), ranks, ranks == 1 ? "" : "s",
+          (double)have / (1 << 30));
+out:
+  bs_ddp_layout_free(&l);
+  bs_model_free(&m);
+  return st;
 }
 
 /* Process-per-rank: each process gets as many of the ranks (a custom
@@ -363,23 +483,47 @@ static bool splits(const bs_opts *o, const bs_scenario *s, int ranks) {
   return s->drive || ranks % o->procs.nprocs == 0;
 }
 
+/* Why s cannot run at this size with these options (false: it can). A
+ * scenario with its own driver runs no lifecycle of its own options: no
+ * --set applies and no --fault can fire. */
+static bool unfit(const bs_opts *o, const bs_scenario *s, int ranks, char *why,
+                  size_t n) {
+  if (ranks < s->min_ranks)
+    snprintf(why, n, "%s needs at least %d ranks, --ranks gave %d", s->name,
+             s->min_ranks, ranks);
+  else if (!splits(o, s, ranks))
+    snprintf(why, n, "%s: %d ranks do not split evenly over %d processes",
+             s->name, ranks, o->procs.nprocs);
+  else if (s->drive && (o->nsets || o->nfaults))
+    snprintf(why, n,
+             "%s runs its own driver: %s %s does not apply (it takes no "
+             "--set and fires no --fault)",
+             s->name, o->nsets ? "--set" : "--fault",
+             o->nsets ? o->sets[0] : o->faults[0]);
+  else
+    return false;
+  return true;
+}
+
 static bs_status plan_one(const bs_opts *o, const bs_scenario *s, int ranks,
                           const char *exe, bs_run_cfg *c) {
   bs_status st = BS_OK;
-  if (ranks < s->min_ranks)
-    USAGE("%s needs at least %d ranks, --ranks gave %d", s->name, s->min_ranks,
-          ranks);
-  if (!splits(o, s, ranks))
-    USAGE("%s: %d ranks do not split evenly over %d processes", s->name, ranks,
-          o->procs.nprocs);
-  for (size_t i = 0; i < o->nfaults; i++)
+  bs_config cfg;
+  char why[400];
+  int cycles = o->cycles >= 0 ? o->cycles : s->cycles;
+  if (unfit(o, s, ranks, why, sizeof why))
+    USAGE("%s", why);
+  for (size_t i = 0; i < o->nfaults; i++) {
     BS_CHECK(check_fault_rank(o->faults[i], ranks, s->name));
+    BS_CHECK(check_fault_cycle(o->faults[i], cycles, s->name));
+  }
 #ifndef FIU_ENABLE
   if (o->nfaults)
     USAGE("--fault %s: this build has no fault points (BS_FIU=OFF)",
           o->faults[0]);
 #endif
-  BS_CHECK(check_config(o, s));
+  BS_CHECK(check_config(o, s, &cfg));
+  BS_CHECK(check_model_fits(o, s, ranks, &cfg));
   *c = (bs_run_cfg){
       .scn = s,
       .ranks = ranks,
@@ -387,7 +531,7 @@ static bs_status plan_one(const bs_opts *o, const bs_scenario *s, int ranks,
       .device = o->device,
       .model = o->model ? o->model : s->model,
       .scale = o->scale,
-      .cycles = o->cycles >= 0 ? o->cycles : s->cycles,
+      .cycles = cycles,
       .sets = o->sets,
       .nsets = o->nsets,
       .faults = o->faults,
@@ -464,17 +608,11 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
        * meaningful; a scenario named with a size below its minimum is a
        * usage error. */
       bool chosen = o->nranks <= 1 && named(o, scn[i]);
-      if (ranks < scn[i]->min_ranks && !chosen) {
+      char why[400];
+      if (!chosen && unfit(o, scn[i], ranks, why, sizeof why)) {
         if (k < per) /* said once */
-          skipping(o, scn[i], " at %d rank%s (needs %d)", ranks,
-                   ranks == 1 ? "" : "s", scn[i]->min_ranks);
-        continue;
-      }
-      if (!splits(o, scn[i], ranks) && !chosen) {
-        if (k < per)
-          skipping(o, scn[i],
-                   " at %d rank%s (not a multiple of the %d processes)", ranks,
-                   ranks == 1 ? "" : "s", o->procs.nprocs);
+          skipping(o, scn[i], " at %d rank%s: %s", ranks, ranks == 1 ? "" : "s",
+                   why);
         continue;
       }
       BS_CHECK(plan_one(o, scn[i], ranks, exe, &(*out)[*n]));

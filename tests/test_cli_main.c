@@ -49,6 +49,31 @@ static void test_usage_errors(void **state) {
   usage("run steady-normal --ranks 2,x", "--ranks");
   usage("run steady-maincast --set colocate=0", "configuration rejected");
   usage("frobnicate", "unknown command 'frobnicate'");
+  /* Issue 13: each of these was a run failure (or a silent surprise). */
+  usage("run config-matrix --set ci_test=1",
+        "config-matrix runs its own driver: --set ci_test=1 does not apply");
+  usage("run config-matrix --fault name=copy/fail", "fires no --fault");
+  usage("run steady-normal --ranks 257", "expected dp in 1..256, got 257");
+  usage("run steady-normal --scale 1e12", "steady-normal: --model dense");
+  usage("run steady-normal --scale 1e6", "GiB of host memory at 4 ranks");
+  usage("run steady-normal --json /nonexistent/x.json",
+        "folder /nonexistent does not exist");
+  usage("run steady-normal --junit /nonexistent/x.xml", "--junit");
+  usage("run steady-normal --artifacts ''", "--artifacts: an empty folder");
+  usage("run steady-normal --ranks +4", "--ranks: '+4'");
+  usage("run steady-normal --seed ' -1'", "--seed: ' -1'");
+  usage("run steady-normal --seed 010", "--seed: '010'");
+  usage("run steady-normal --cycles 2 --fault name=copy/fail,cycle=2",
+        "cycle 2 is past the last cycle of steady-normal");
+  usage("run steady-normal --fault name=copy/fail,prob=0", "never fires");
+  usage("", "no command given");
+  FILE *f = fopen("/tmp/bs_cli_nul.model", "w");
+  assert_non_null(f);
+  fwrite("model x\nw bf16 4\n\0junk\n", 1, 23, f);
+  fclose(f);
+  usage("run steady-normal --model /tmp/bs_cli_nul.model",
+        "a NUL byte at offset 17");
+  remove("/tmp/bs_cli_nul.model");
   usage("explain no-such", "unknown scenario 'no-such'");
 }
 

@@ -105,6 +105,12 @@ static void test_bad(void **state) {
   bad("run", "--backend mpi", "--backend: 'mpi' is not sim or nccl");
   bad("run", "--device tpu", "--device: 'tpu'");
   bad("run", "--seed -1", "--seed: '-1'");
+  bad("run", "--seed 010", "--seed: '010'"); /* not octal */
+  bad("run", "--seed 0x", "--seed: '0x'");
+  bad("run", "--ranks +4", "--ranks: '+4'");
+  bad("run", "--cycles 03", "--cycles: '03'");
+  bad("run", "--artifacts=", "--artifacts: an empty folder name");
+  bad("run", "--json /no/such/dir/r.json", "folder /no/such/dir does not");
   bad("run", "--scale 0", "--scale: '0' is not a positive number");
   bad("run", "--cycles many", "--cycles: 'many'");
   bad("run", "-j 0", "-j: '0'");

@@ -319,6 +319,11 @@ static bs_status read_file(const char *path, char **text) {
   if (ferror(f))
     BS_FAIL(BS_ERR_INVALID, NULL, "model file '%s': read error: %s", path,
             strerrordesc_np(errno));
+  /* The parser reads a C string: a NUL would silently end the file. */
+  if (memchr(buf, '\0', len))
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "model file '%s': a NUL byte at offset %zu (not a text file)", path,
+            (size_t)((char *)memchr(buf, '\0', len) - buf));
   buf[len] = '\0';
   *text = buf;
   buf = NULL;
