@@ -190,6 +190,24 @@ static void test_tensor_set_fault_agreed(void **state) {
   }
 }
 
+/* The same tensor dropped on every rank: the fingerprint matches, the
+ * check against the model's set does not, on every rank alike, before any
+ * bucket reaches the engine (issue 13). */
+static void test_uniform_drop_caught(void **state) {
+  (void)state;
+  ws_case k = {.preset = "tiny", .bucket_bytes = 700, .check_uniform = true};
+  tw_arm("name=sync/tensor_set");
+  assert_int_equal(run_case(&k, 2), BS_ERR_TENSOR_SET);
+  for (int r = 0; r < 2; r++) {
+    assert_int_equal(k.st[r], BS_ERR_TENSOR_SET);
+    assert_non_null(strstr(k.err[r].message, "of the model's"));
+    assert_int_equal(k.ntensors[r], 0);
+    assert_int_equal(k.nbuckets[r], 0);
+  }
+  assert_string_equal(k.err[0].tensor, k.err[1].tensor);
+  assert_int_equal(k.seq[0], k.seq[1]);
+}
+
 /* Without the fingerprint the divergence reaches the bucket gathers: the
  * communicator contains it (desync), nobody hangs. */
 static void test_tensor_set_fault_unchecked_is_contained(void **state) {
@@ -289,6 +307,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_bucket_plan),
       cmocka_unit_test(test_sync_streams_every_tensor),
       cmocka_unit_test(test_tensor_set_fault_agreed),
+      cmocka_unit_test(test_uniform_drop_caught),
       cmocka_unit_test(test_tensor_set_fault_unchecked_is_contained),
       cmocka_unit_test(test_engine_death_keeps_gathering),
       cmocka_unit_test(test_paused_read_is_contained),

@@ -238,6 +238,34 @@ static void begin(ws *w) {
   note(w, s);
 }
 
+/* After the fingerprint every rank holds the same set, so this local check
+ * gives every rank the same answer: a tensor missing on every rank (which
+ * no cross-rank comparison can see) never reaches the engine silently.
+ * Every entry already has its expected digest (resolve_expected), so a set
+ * as large as the model's is the model's. */
+static bs_status check_model_set(const ws *w) {
+  bs_status st = BS_OK;
+  const bs_ws_opts *o = w->o;
+  if (!o->nexpect || w->n == o->nexpect)
+    return BS_OK;
+  const char *missing = o->expect_names[0];
+  for (size_t j = 0; j < o->nexpect; j++) {
+    bool found = false;
+    for (size_t i = 0; i < w->n && !found; i++)
+      found = strcmp(w->m->e[i].name, o->expect_names[j]) == 0;
+    if (!found) {
+      missing = o->expect_names[j];
+      break;
+    }
+  }
+  BS_FAIL(BS_ERR_TENSOR_SET, missing,
+          "weight sync: %zu of the model's %zu synced tensors in the set "
+          "(first missing: %s)",
+          w->n, o->nexpect, missing);
+out:
+  return st;
+}
+
 bs_status bs_weight_sync(const bs_ws_opts *o, const bs_tensor_map *m,
                          bs_sync_result *res) {
   bs_status st = BS_OK;
@@ -249,8 +277,10 @@ bs_status bs_weight_sync(const bs_ws_opts *o, const bs_tensor_map *m,
   /* A rank without its plan or gather buffer (out of memory) cannot join
    * the gathers: every rank learns that before the first one (§7.2). */
   BS_CHECK(bs_comm_agree(o->comm, prepare(&w)));
-  if (o->check_uniform)
+  if (o->check_uniform) {
     BS_CHECK(check_uniform(&w));
+    BS_CHECK(check_model_set(&w));
+  }
   begin(&w);
   for (size_t k = 0; k < w.nb; k++)
     BS_CHECK(bucket(&w, k));

@@ -5,7 +5,8 @@
  * gather does when it converts weights for the engine, so a rank with a
  * different tensor set issues a different number of collectives: the
  * mechanism of the real divergence hang. The fixed core checks the set
- * first (a cross-rank fingerprint of names, dtypes and sizes).
+ * first (a cross-rank fingerprint of names, dtypes and sizes), then against
+ * the model's synced tensors (a tensor dropped on every rank looks uniform).
  *
  * A rank that cannot prepare (its plan or gather buffer) fails on every
  * rank through an agreement before any other collective. A rank that fails
@@ -41,7 +42,7 @@ typedef struct bs_ws_opts {
   bs_engine *engine;
   size_t bucket_bytes; /* > 0 */
   int cycle;           /* handed to the engine */
-  bool check_uniform;  /* the tensor-set fingerprint before any bucket */
+  bool check_uniform;  /* the set checks (fingerprint, model) first */
   /* The step's expected SHA256 of each synced tensor, by name. */
   const char *const *expect_names;
   const bs_digest *expect;
