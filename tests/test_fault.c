@@ -122,14 +122,14 @@ static void test_catalogue(void **state) {
 static bool cause_by_prefix(const char *point, bs_status st) {
   static const struct {
     bs_status st;
-    const char *prefixes[5];
+    const char *prefixes[6];
   } old[] = {
       {BS_ERR_ENGINE_DEAD, {"engine/send", "engine/reconnect"}},
       {BS_ERR_ENGINE_VERIFY,
-       {"engine/verify", "backup/corrupt", "master/corrupt",
-        "restore/bitflip"}},
+       {"engine/verify", "backup/corrupt", "master/corrupt", "restore/bitflip",
+        "comm/diverge"}},
       {BS_ERR_HASH_MISMATCH,
-       {"restore/bitflip", "backup/corrupt", "master/corrupt"}},
+       {"restore/bitflip", "backup/corrupt", "master/corrupt", "comm/diverge"}},
       {BS_ERR_TENSOR_SET, {"sync/tensor_set", "comm/diverge", "source/change"}},
       {BS_ERR_COVERAGE, {"source/change"}},
       {BS_ERR_NOMEM, {"backup/pin_alloc", "optimizer/step"}},
