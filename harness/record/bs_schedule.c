@@ -68,7 +68,8 @@ bs_status bs_schedule_parse(const char *flight_json, bs_schedule *out) {
       BS_FAIL(BS_ERR_INVALID, NULL, "flight entry %zu is not an object", i);
     entry(&es->items[i], &out->c[out->n++]);
   }
-  qsort(out->c, out->n, sizeof *out->c, by_seq);
+  if (out->n > 1) /* an empty recorder has no array: qsort(NULL, 0) */
+    qsort(out->c, out->n, sizeof *out->c, by_seq);
 out:
   bs_json_free(&root);
   if (st != BS_OK)
