@@ -125,7 +125,7 @@ static void test_fast_failures(void **state) {
   assert_true(bs_expect_fast_failures(&rec, 5000, d, sizeof d));
   e->t1_ms = 9000;
   assert_false(bs_expect_fast_failures(&rec, 5000, d, sizeof d));
-  HAS("rank 0: the failed restore took 8990 ms");
+  HAS("rank 0: the failed restore of cycle 0 lasted 5000 ms or more");
 }
 
 static void test_find_and_after_failure(void **state) {
@@ -247,16 +247,17 @@ static void test_contained_fast(void **state) {
   assert_false(bs_expect_contained_fast(&rec, d, sizeof d));
   rec.detect_ms = 2.5;
   assert_true(bs_expect_contained_fast(&rec, d, sizeof d));
-  HAS("contained in 2.5 ms, every failure under 1000 ms (timeout 2000 ms)");
+  HAS("contained under 1000 ms (detect_ms), every failure too (timeout 2000 "
+      "ms)");
   rec.detect_ms = 1500;
   assert_false(bs_expect_contained_fast(&rec, d, sizeof d));
-  HAS("detection took 1500.0 ms, not under 1000 ms (timeout 2000 ms)");
+  HAS("detection (detect_ms) not under 1000 ms (timeout 2000 ms)");
   rec.detect_ms = 2.5;
   bs_event *e = (bs_event *)bs_expect_first_failure(&rec, 1);
   e->t0_ms = 0;
   e->t1_ms = 1200;
   assert_false(bs_expect_contained_fast(&rec, d, sizeof d));
-  HAS("rank 1: the failed update_weights took 1200 ms");
+  HAS("rank 1: the failed update_weights of cycle 0 lasted 1000 ms or more");
 }
 
 /* Across processes (the sim's board, NCCL's notes) the bound is the same

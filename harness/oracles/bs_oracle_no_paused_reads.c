@@ -4,7 +4,12 @@
 
 bool bs_oracle_no_paused_reads(const bs_record *r, char *detail, size_t n) {
   if (r->nreads > 0) {
+    /* The lowest rank's first: ranks log concurrently, so the log's own
+     * order would change from run to run. */
     const bs_paused_read *p = &r->reads[0];
+    for (size_t i = 1; i < r->nreads; i++)
+      if (r->reads[i].rank < p->rank)
+        p = &r->reads[i];
     snprintf(detail, n,
              "rank %d read paused %s at offset %zu in %s (%zu paused "
              "read%s)",
