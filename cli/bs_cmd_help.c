@@ -60,6 +60,28 @@ static void mutants_help(void) {
            bs_mutant_origin((bs_mutant)m), bs_mutant_effect((bs_mutant)m));
 }
 
+static const char sweep_help[] =
+    "usage: backstop sweep SCENARIO... [--point P...] [--rank R] [--cycle C]\n"
+    "                      [--sample N] [run options]\n"
+    "  a counting pass of each scenario's run finds every reach of every\n"
+    "  fault point (point x rank x cycle x nth); then one run per reach,\n"
+    "  transient (nth=K) and persistent (every reach from K on in that\n"
+    "  cycle), each `backstop run SCENARIO --fault SPEC`, judged on the\n"
+    "  invariants. Prints the matrix of points x outcomes\n"
+    "  (contained-and-agreed: it fired, a phase failed, every invariant\n"
+    "  held; recovered: it fired and no phase failed; vacuous: it never\n"
+    "  fired; fail: an invariant broke, or a hang or crash) and a repro:\n"
+    "  line for every failing reach.\n"
+    "  --point P    only these points (repeatable; PREFIX* matches)\n"
+    "  --rank R     only reaches on rank R;  --cycle C  only in cycle C\n"
+    "  --sample N   at most N reaches per scenario, shared evenly between\n"
+    "               the points and spread over each point's reaches (the\n"
+    "               same ones every time); says how many it skipped\n"
+    "  --timeout-ms defaults to 1000 here (a rank that never joins an init\n"
+    "               costs one watchdog timeout)\n"
+    "exit status: 1 if any reach fails (or a counting pass does), 2 usage "
+    "error\n";
+
 static const struct {
   const char *name, *text;
 } simple[] = {
@@ -71,6 +93,7 @@ static const struct {
     {"bench", "usage: backstop bench [options]\n  throughput against the "
               "ceilings measured in the same run (backstop bench --help)\n"},
     {"run", run_help},
+    {"sweep", sweep_help},
 };
 
 static void overview(void) {
@@ -82,6 +105,7 @@ static void overview(void) {
          "  explain SCENARIO         what a scenario does and checks\n"
          "  run [SELECTOR...]        run scenarios (backstop help run)\n"
          "  mutants [SELECTOR...]    the mutant kill matrix\n"
+         "  sweep SCENARIO...        every reach of every fault point\n"
          "  bench [options]          throughput against measured ceilings\n"
          "  help [COMMAND], --version\n",
          BS_VERSION);

@@ -41,6 +41,13 @@ enum {
   O_SPAWN,
   O_REPEAT,
   O_TARGETED,
+  O_POINT,
+  O_RANK,
+  O_CYCLE,
+  O_SAMPLE,
+  O_RUNS,
+  O_TIME,
+  O_MAX_RANKS,
 };
 
 static const struct option longopts[] = {
@@ -64,6 +71,13 @@ static const struct option longopts[] = {
     {"spawn", no_argument, NULL, O_SPAWN},
     {"repeat", required_argument, NULL, O_REPEAT},
     {"targeted", no_argument, NULL, O_TARGETED},
+    {"point", required_argument, NULL, O_POINT},
+    {"rank", required_argument, NULL, O_RANK},
+    {"cycle", required_argument, NULL, O_CYCLE},
+    {"sample", required_argument, NULL, O_SAMPLE},
+    {"runs", required_argument, NULL, O_RUNS},
+    {"time-s", required_argument, NULL, O_TIME},
+    {"max-ranks", required_argument, NULL, O_MAX_RANKS},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {NULL, 0, NULL, 0},
@@ -229,8 +243,54 @@ static bs_status check_model(const char *model, double scale) {
   return st;
 }
 
+/* Options of one command only: "--point is an option of backstop sweep". */
+static bs_status only(const char *cmd, const char *want, const char *opt) {
+  if (strcmp(cmd, want) == 0)
+    return BS_OK;
+  return bs_err_fail(BS_ERR_INVALID, NULL, "%s: an option of backstop %s", opt,
+                     want);
+}
+
+/* sweep's filters and sample, fuzz's budget. */
+static bs_status explore_option(const char *cmd, int c, const char *arg,
+                                bs_opts *o) {
+  bs_status st = BS_OK;
+  long v = 0;
+  switch (c) {
+  case O_POINT:
+    BS_CHECK(only(cmd, "sweep", "--point"));
+    if (!bs_fault_spec_name_valid(arg))
+      USAGE("--point: unknown fault point '%s' (see backstop faults)", arg);
+    return add(o->points, &o->npoints, BS_OPTS_MAX, "--point", arg);
+  case O_RANK:
+    BS_CHECK(only(cmd, "sweep", "--rank"));
+    return parse_int("--rank", arg, 0, BS_RANKS_MAX - 1, &o->sweep_rank);
+  case O_CYCLE:
+    BS_CHECK(only(cmd, "sweep", "--cycle"));
+    return parse_int("--cycle", arg, 0, 100000, &o->sweep_cycle);
+  case O_SAMPLE:
+    BS_CHECK(only(cmd, "sweep", "--sample"));
+    BS_CHECK(parse_long("--sample", arg, 1, LONG_MAX, &v));
+    o->sample = (size_t)v;
+    return BS_OK;
+  case O_RUNS:
+    BS_CHECK(only(cmd, "fuzz", "--runs"));
+    return parse_long("--runs", arg, 1, LONG_MAX, &o->runs);
+  case O_TIME:
+    BS_CHECK(only(cmd, "fuzz", "--time-s"));
+    return parse_positive("--time-s", arg, &o->time_s);
+  case O_MAX_RANKS:
+    BS_CHECK(only(cmd, "fuzz", "--max-ranks"));
+    return parse_int("--max-ranks", arg, 1, BS_RANKS_MAX, &o->max_ranks);
+  }
+out:
+  return st;
+}
+
 static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
   bs_status st = BS_OK;
+  if (c >= O_POINT && c <= O_MAX_RANKS)
+    return explore_option(cmd, c, arg, o);
   switch (c) {
   case O_RANKS:
     return parse_ranks(arg, o);
@@ -314,6 +374,17 @@ static void defaults(const char *cmd, bs_opts *o) {
   o->repeat = 1;
   o->procs.nprocs = 1;
   o->artifacts = strcmp(cmd, "run") == 0 ? "backstop-artifacts" : NULL;
+  o->sweep_rank = o->sweep_cycle = -1;
+  o->max_ranks = 4;
+  /* Thousands of runs: one that waits for the watchdog (a rank that never
+   * joins an init) or hangs costs that much, so both are short unless
+   * given; a repro line names the watchdog it ran with. */
+  if (strcmp(cmd, "sweep") == 0)
+    o->timeout_ms = 1000;
+  if (strcmp(cmd, "fuzz") == 0) {
+    o->timeout_ms = 500;
+    o->deadline_s = 20;
+  }
 }
 
 /* Process-per-rank: which process this is, and the job's folder. */

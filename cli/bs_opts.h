@@ -1,4 +1,4 @@
-/* The options of `backstop run` and `backstop mutants` (cli.md), parsed
+/* The options of `backstop run`, `mutants`, `sweep` and `fuzz` (cli.md), parsed
  * and validated up front: a usage error is BS_ERR_INVALID with a one-line
  * message in bs_err() naming what was wrong, before anything runs. */
 #ifndef BS_OPTS_H
@@ -50,12 +50,23 @@ typedef struct bs_opts {
   /* mutants --targeted: a mutant runs only against the scenarios that name
    * it in .targets (the fixed core still runs them all). */
   bool targeted;
+  /* sweep: --point P (repeatable, PREFIX* allowed), --rank R, --cycle C
+   * (-1: any), --sample N reaches at most (0: every one). */
+  const char *points[BS_OPTS_MAX];
+  size_t npoints;
+  int sweep_rank, sweep_cycle;
+  size_t sample;
+  /* fuzz: --runs N or --time-s T (0: neither given), --max-ranks N. */
+  long runs;
+  double time_s;
+  int max_ranks;
   bs_launcher procs;
   char rdv[1024];
 } bs_opts;
 
-/* cmd is "run" or "mutants" (which has no --mutant); argv[0] is the command
- * itself. Reorders argv (getopt). */
+/* cmd is "run", "mutants" (which has no --mutant), "sweep" or "fuzz" (each
+ * with its own options besides run's); argv[0] is the command itself.
+ * Reorders argv (getopt). */
 bs_status bs_opts_parse(const char *cmd, int argc, char **argv, bs_opts *o);
 
 /* Process-per-rank: process 0 speaks for every process (prints, saves the

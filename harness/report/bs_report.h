@@ -31,6 +31,9 @@ void bs_report_kill_free(bs_kill *k);
  * kills is not NULL (an untested mutant adds "untested": why). */
 void bs_report_json(bs_buf *b, const bs_result *runs, size_t n,
                     const bs_kill *kills, size_t nkills);
+/* Adds "key": json (a JSON value) as the last member of what
+ * bs_report_json wrote to b: the sweep's matrix, the fuzz's findings. */
+void bs_report_json_add(bs_buf *b, const char *key, const char *json);
 /* One testsuite, one testcase per run; a failure lists the failed
  * oracles (or says hang/crash). */
 void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n);

@@ -1,6 +1,7 @@
 #include "report/bs_report.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void kills_json(bs_buf *b, const bs_kill *kills, size_t n) {
   bs_buf_printf(b, ",\n  \"mutants\": [");
@@ -42,4 +43,16 @@ void bs_report_json(bs_buf *b, const bs_result *runs, size_t n,
   if (kills)
     kills_json(b, kills, nkills);
   bs_buf_printf(b, "\n}\n");
+}
+
+void bs_report_json_add(bs_buf *b, const char *key, const char *json) {
+  static const char end[] = "\n}\n";
+  size_t n = sizeof end - 1;
+  if (b->oom || b->len < n || strcmp(b->s + b->len - n, end) != 0)
+    return;
+  b->len -= n;
+  b->s[b->len] = '\0';
+  bs_buf_printf(b, ",\n  ");
+  bs_buf_json_str(b, key);
+  bs_buf_printf(b, ": %s\n}\n", json);
 }

@@ -1,0 +1,30 @@
+/* Many runs through the parent's fork machinery with one progress line:
+ * what sweep and fuzz share. The runs go in chunks (a few per job), and
+ * between chunks the line is rewritten on a terminal. */
+#ifndef BS_CMD_BATCH_H
+#define BS_CMD_BATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "report/bs_result.h"
+
+typedef struct bs_cmd_batch {
+  int jobs;
+  FILE *tty;          /* the progress line goes here; NULL: none */
+  const char *label;  /* "sweep steady-normal" */
+  size_t done, total; /* runs so far and in all, for the line */
+} bs_cmd_batch;
+
+/* Runs cfgs[0..n) (out[i] for cfgs[i]); only the runner failing is an
+ * error. */
+bs_status bs_cmd_batch_run(bs_cmd_batch *b, const bs_run_cfg *cfgs, size_t n,
+                           bs_result *out);
+
+/* Rewrites the progress line: "<label> done/total <what>". */
+void bs_cmd_batch_line(const bs_cmd_batch *b, const char *what);
+/* Ends the line (so the next output starts on a fresh one). */
+void bs_cmd_batch_end(const bs_cmd_batch *b);
+
+#endif

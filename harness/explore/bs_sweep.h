@@ -1,0 +1,61 @@
+/* Systematic fault exploration (cli.md `sweep`: SQLite's fail-Nth loop, the
+ * kernel's fail-nth): a counting pass of the scenario's run lists every
+ * reach of every fault point (point, rank, cycle, nth); then one run per
+ * reach, transient (that reach only) and persistent (every reach of the
+ * point on that rank in that cycle from it on), each judged on the
+ * invariants: the same run as `backstop run SCENARIO --fault SPEC`. */
+#ifndef BS_SWEEP_H
+#define BS_SWEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bs_fault_control.h"
+#include "report/bs_result.h"
+
+typedef enum bs_sweep_outcome {
+  BS_SWEEP_CONTAINED = 0, /* it fired, a phase failed, every invariant held */
+  BS_SWEEP_RECOVERED,     /* it fired and no rank's phase failed */
+  BS_SWEEP_VACUOUS,       /* it never fired */
+  BS_SWEEP_FAIL,          /* an invariant broke, or the run hung or crashed */
+  BS_SWEEP_OUTCOMES
+} bs_sweep_outcome;
+
+/* "contained-and-agreed", "recovered", "vacuous", "fail". */
+const char *bs_sweep_outcome_name(bs_sweep_outcome o);
+
+/* The nth reach of point on rank in cycle. */
+typedef struct bs_sweep_reach {
+  char point[BS_FAULT_NAME_MAX];
+  int rank, cycle;
+  long nth;
+} bs_sweep_reach;
+
+typedef struct bs_sweep_filter {
+  const char *const *points; /* names or PREFIX*; none: every point */
+  size_t npoints;
+  int rank, cycle; /* -1: any */
+  size_t sample;   /* at most this many reaches; 0: every one */
+  size_t offset;   /* a sample smaller than the points starts at this one */
+} bs_sweep_filter;
+
+/* The reaches of a counting pass's result (its reach counts) that the
+ * filter keeps, *total of them; with a sample, at most that many, shared
+ * evenly between the points and spread evenly over each point's reaches
+ * (in rank, cycle, nth order), so the choice is the same every time; when
+ * the sample is smaller than the points, the points from the offset-th on
+ * get one each (several sweeps with offsets cover every point). *out
+ * is malloc'd (NULL when *n is 0). */
+bs_status bs_sweep_reaches(const bs_result *count, const bs_sweep_filter *f,
+                           bs_sweep_reach **out, size_t *n, size_t *total);
+
+/* "name=P,rank=R,cycle=C,nth=K" (and ",persistent"). */
+void bs_sweep_spec(const bs_sweep_reach *r, bool persistent, char *out,
+                   size_t n);
+
+/* The outcome of a sweep run whose swept fault is res->armed[armed]. A run
+ * whose own scenario fault the swept one pre-empted is judged on the
+ * swept one (its verdict may say vacuous for the other). */
+bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed);
+
+#endif
