@@ -507,6 +507,11 @@ out:
 bs_status bs_config_validate(bs_config *cfg) {
   bs_status st = BS_OK;
   BS_CHECK(check_ranges(cfg));
+  /* The optimizer refuses it at init: say so before anything runs. */
+  if (cfg->optimizer_cpu_offload && !cfg->precision_aware_optimizer)
+    BS_FAIL(BS_ERR_CONFIG, NULL,
+            "optimizer_cpu_offload=1 needs precision_aware_optimizer=1: the "
+            "hybrid device optimizer reuses its code path");
   if (!cfg->rematerialize)
     goto out;
   if (cfg->debug_train_only) {

@@ -113,10 +113,12 @@ typedef struct bs_config_rule {
 
 const bs_config_rule *bs_config_rules(size_t *n);
 
-/* Range checks of every key (BS_ERR_INVALID), then, when rematerialize is
- * on: debug_train_only silently turns it off (BS_OK); otherwise the backend
- * first, then each rule in order (BS_ERR_CONFIG, the rule's message). On
- * acceptance ci_test turns check_rematerialize on. */
+/* Range checks of every key (BS_ERR_INVALID), optimizer CPU offload
+ * without the precision-aware optimizer (BS_ERR_CONFIG: the optimizer
+ * would refuse it at init), then, when rematerialize is on: debug_train_only
+ * silently turns it off (BS_OK); otherwise the backend first, then each rule in
+ * order (BS_ERR_CONFIG, the rule's message). On acceptance ci_test turns
+ * check_rematerialize on. */
 bs_status bs_config_validate(bs_config *cfg);
 
 /* ---- derived predicates (behavior.md §2, §5) ---- */
