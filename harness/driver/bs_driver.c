@@ -205,7 +205,10 @@ static bs_status one_cycle(rank_ctx *x, int c) {
   BS_CHECK(run_phase(x, "wake_up", c, do_wake));
   BS_CHECK(run_phase(x, "restore", c, do_restore));
   BS_CHECK(run_phase(x, "train_step", c, do_step));
-  BS_CHECK(run_phase(x, "sleep", c, do_sleep));
+  /* The real job offloads (sleeps) only under offload_train: a trainer
+   * that neither offloads nor colocates keeps no backup to sync from. */
+  if (x->d->cfg.offload_train)
+    BS_CHECK(run_phase(x, "sleep", c, do_sleep));
 out:
   return st;
 }

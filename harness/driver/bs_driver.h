@@ -23,7 +23,7 @@ bs_pause_rule bs_driver_pause_rule(const bs_config *c);
 
 /* The standard lifecycle, on every rank:
  *   init; for each cycle: update_weights, wake_up, restore, train_step,
- *   sleep.
+ *   sleep (under offload_train, as the real job).
  * After an agreed engine death the engine is restarted and the cycle goes
  * on (so the next sync checks the recovery); any other failure ends the
  * run, as the real job would stop. Returns a setup failure (no world, bad
