@@ -67,6 +67,9 @@ static void test_usage_errors(void **state) {
         "cycle 2 is past the last cycle of steady-normal");
   usage("run steady-normal --fault name=copy/fail,prob=0", "never fires");
   usage("", "no command given");
+  /* Found by fuzz: the optimizer refused this at init, as a run failure. */
+  usage("run steady-normal --set optimizer_cpu_offload=1",
+        "optimizer_cpu_offload=1 needs precision_aware_optimizer=1");
   FILE *f = fopen("/tmp/bs_cli_nul.model", "w");
   assert_non_null(f);
   fwrite("model x\nw bf16 4\n\0junk\n", 1, 23, f);
@@ -328,6 +331,16 @@ static void test_findings_fixed(void **state) {
              "copy-failed", "init");
   assert_int_equal(backstop("run hdo-replay --ranks 2 --cycles 1 -q --fault "
                             "name=comm/diverge,nth=4"),
+                   0);
+  /* Found by fuzz: a trainer that neither offloads nor colocates does not
+   * sleep between cycles (the driver slept it, and it had no backup). */
+  assert_int_equal(backstop("run tensor-set --ranks 2 --cycles 2 -q --set "
+                            "offload_train=0 --set colocate=0"),
+                   0);
+  /* The plan validates under the run's mutants, as the run does. */
+  assert_int_equal(backstop("run steady-maincast --ranks 1 --cycles 1 -q "
+                            "--set offload_target=disk --mutant "
+                            "disk-offload-accepted"),
                    0);
 }
 
