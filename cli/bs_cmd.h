@@ -11,6 +11,7 @@
 int bs_cmd_run(int argc, char **argv, const char *exe);
 int bs_cmd_mutants(int argc, char **argv, const char *exe);
 int bs_cmd_sweep(int argc, char **argv, const char *exe);
+int bs_cmd_fuzz(int argc, char **argv, const char *exe);
 int bs_cmd_list(int argc, char **argv);
 int bs_cmd_faults(int argc, char **argv);
 int bs_cmd_explain(int argc, char **argv);

@@ -82,6 +82,25 @@ static const char sweep_help[] =
     "exit status: 1 if any reach fails (or a counting pass does), 2 usage "
     "error\n";
 
+static const char fuzz_help[] =
+    "usage: backstop fuzz [SELECTOR...] [--seed S] [--runs N | --time-s T]\n"
+    "                     [--max-ranks N] [--mutant NAME...] [options]\n"
+    "  swarm testing: from one seed, draws whole runs (scenario, ranks,\n"
+    "  cycles, model, settings, 1-3 catalogue faults), judges each on the\n"
+    "  invariants, and shrinks every failure (fewer faults and settings,\n"
+    "  the scenario's model, fewer ranks and cycles, a lower nth) to a\n"
+    "  minimal repro while it fails the same oracle. The same seed draws\n"
+    "  the same runs. A failure is known (a corruption the core's SHA256\n"
+    "  check does not cover: it says which settings make the core catch\n"
+    "  it) or unexplained (a core bug or an oracle's false alarm).\n"
+    "  SELECTOR     draw from these scenarios only (default: all)\n"
+    "  --runs N     runs to draw (default 100); --time-s T: draw for T s\n"
+    "  --max-ranks  largest world drawn (default 4)\n"
+    "  --timeout-ms defaults to 500, --deadline-s to 20 here\n"
+    "  -j, --json, --junit, --artifacts, -q, -v as for run (the reports\n"
+    "  hold each finding's minimal run, and a fuzz section)\n"
+    "exit status: 1 if any failure is unexplained, 2 usage error\n";
+
 static const struct {
   const char *name, *text;
 } simple[] = {
@@ -94,6 +113,7 @@ static const struct {
               "ceilings measured in the same run (backstop bench --help)\n"},
     {"run", run_help},
     {"sweep", sweep_help},
+    {"fuzz", fuzz_help},
 };
 
 static void overview(void) {
@@ -106,6 +126,7 @@ static void overview(void) {
          "  run [SELECTOR...]        run scenarios (backstop help run)\n"
          "  mutants [SELECTOR...]    the mutant kill matrix\n"
          "  sweep SCENARIO...        every reach of every fault point\n"
+         "  fuzz [--seed S]          swarm runs from a seed, failures shrunk\n"
          "  bench [options]          throughput against measured ceilings\n"
          "  help [COMMAND], --version\n",
          BS_VERSION);

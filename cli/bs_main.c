@@ -40,6 +40,8 @@ int main(int argc, char **argv) {
     return bs_cmd_mutants(argc - 1, argv + 1, exe);
   if (strcmp(cmd, "sweep") == 0)
     return bs_cmd_sweep(argc - 1, argv + 1, exe);
+  if (strcmp(cmd, "fuzz") == 0)
+    return bs_cmd_fuzz(argc - 1, argv + 1, exe);
   if (strcmp(cmd, "list") == 0)
     return bs_cmd_list(argc - 1, argv + 1);
   if (strcmp(cmd, "faults") == 0)

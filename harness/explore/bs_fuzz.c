@@ -1,0 +1,373 @@
+#include "explore/bs_fuzz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_fault_control.h"
+#include "driver/bs_driver.h"
+#include "model/bs_config.h"
+#include "model/bs_model.h"
+#include "util/bs_buf.h"
+
+/* ---- the stream ---- */
+
+typedef struct rng {
+  uint64_t s;
+} rng;
+
+static uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL; /* splitmix64 */
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+static uint64_t next(rng *g) {
+  g->s += 0x9e3779b97f4a7c15ULL;
+  return mix64(g->s);
+}
+
+/* Uniform in [lo, hi]. */
+static long pick(rng *g, long lo, long hi) {
+  return lo + (long)(next(g) % (uint64_t)(hi - lo + 1));
+}
+
+/* True with probability 1/n. */
+static bool one_in(rng *g, long n) {
+  return pick(g, 1, n) == 1;
+}
+
+/* Settings a run may add to its scenario's: the backuper and its check,
+ * offload and colocation, extra tags, smaller sync buckets, the optimizer
+ * (and, drawn apart, a rule of rematerialize broken). */
+static const char *const set_pool[] = {
+    "rematerialize=1",
+    "rematerialize=0",
+    "ci_test=1",
+    "ci_test=0",
+    "check_rematerialize=1",
+    "offload_train=0",
+    "colocate=0",
+    "with_ref=1",
+    "with_teacher=1",
+    "keep_old_actor=1",
+    "update_buffer_bytes=2048",
+    "precision_aware_optimizer=1",
+    "optimizer_cpu_offload=1",
+};
+#define NPOOL (sizeof set_pool / sizeof set_pool[0])
+
+/* What failinfo means differs by point: a draw each site can use. */
+static uint64_t draw_failinfo(rng *g, const bs_fuzz_fault *f) {
+  static const uint64_t stall_ms[] = {0, 1, 5, 20};
+  switch ((bs_fault_point_id)f->point) {
+  case BS_FP_ENGINE_VERIFY: /* tensor index, then the bit to flip */
+    return (uint64_t)pick(g, 0, 15) | (uint64_t)pick(g, 0, 15) << 32;
+  case BS_FP_RESTORE_BITFLIP:
+  case BS_FP_BACKUP_CORRUPT:
+  case BS_FP_MASTER_CORRUPT:
+    return (uint64_t)pick(g, 0, 31);
+  case BS_FP_COMM_STALL:
+  case BS_FP_COMM_INIT_LATE: /* short: every reach may stall */
+    return f->nth && f->times ? stall_ms[pick(g, 0, 3)]
+                              : (uint64_t)pick(g, 0, 1);
+  case BS_FP_COMM_DIVERGE:
+    return (uint64_t)pick(g, 0, 1);
+  default:
+    return 0;
+  }
+}
+
+static void draw_fault(rng *g, int ranks, int cycles, bs_fuzz_fault *f) {
+  *f = (bs_fuzz_fault){.point = (int)pick(g, 0, BS_FP_COUNT - 1),
+                       .rank = one_in(g, 2) ? (int)pick(g, 0, ranks - 1) : -1,
+                       .cycle = one_in(g, 2) ? -1 : (int)pick(g, 0, cycles - 1),
+                       .nth = one_in(g, 4) ? 0 : pick(g, 1, 3),
+                       .times = 1,
+                       .prob = one_in(g, 8) ? 0.5 : 1.0};
+  if (f->nth && one_in(g, 8))
+    f->times = 0;
+  else if (f->nth && one_in(g, 8))
+    f->times = pick(g, 2, 3);
+  f->onetime = one_in(g, 10);
+  f->failinfo = draw_failinfo(g, f);
+}
+
+/* The scenario's settings, then the run's, validated. */
+static bool valid(const bs_fuzz_run *r) {
+  bs_run_cfg c = {.scn = r->scn, .sets = r->sets, .nsets = r->nsets};
+  bs_config cfg;
+  bool ok =
+      bs_driver_config(&c, &cfg) == BS_OK && bs_config_validate(&cfg) == BS_OK;
+  bs_err_clear();
+  return ok;
+}
+
+/* Rematerialize with one rule of its validation broken: only a core whose
+ * validation misses the rule (a mutant) runs it. */
+static void draw_violation(rng *g, bs_fuzz_run *r) {
+  size_t nrules = 0;
+  const bs_config_rule *rules = bs_config_rules(&nrules);
+  const bs_config_rule *rule = &rules[pick(g, 0, (long)nrules - 1)];
+  r->nsets = 0;
+  r->sets[r->nsets++] = "rematerialize=1";
+  for (size_t i = 0; i < 2 && rule->violation[i]; i++)
+    r->sets[r->nsets++] = rule->violation[i];
+}
+
+static void draw_sets(rng *g, bs_fuzz_run *r) {
+  r->nsets = one_in(g, 2) ? 0 : (size_t)pick(g, 1, BS_FUZZ_SETS - 1);
+  for (size_t i = 0; i < r->nsets; i++)
+    r->sets[i] = set_pool[pick(g, 0, NPOOL - 1)];
+  if (one_in(g, 4))
+    draw_violation(g, r);
+  if (!valid(r)) /* the scenario's own settings, which validate */
+    r->nsets = 0;
+}
+
+void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
+                  const bs_scenario *const *pool, size_t npool,
+                  bs_fuzz_run *out) {
+  rng g = {mix64(seed) ^ mix64(index + 1)};
+  *out =
+      (bs_fuzz_run){.index = index, .scn = pool[pick(&g, 0, (long)npool - 1)]};
+  /* Its own driver (config-matrix) takes nothing: it runs as it is. */
+  if (out->scn->drive) {
+    out->ranks = out->scn->default_ranks;
+    out->cycles = out->scn->cycles;
+    return;
+  }
+  int lo = out->scn->min_ranks > 1 ? out->scn->min_ranks : 1;
+  out->ranks = (int)pick(&g, lo, max_ranks > lo ? max_ranks : lo);
+  out->cycles = (int)pick(&g, 1, 3);
+  out->seed = next(&g) >> 32;
+  if (one_in(&g, 4)) {
+    const char *const *presets = bs_model_presets();
+    size_t np = 0;
+    while (presets[np])
+      np++;
+    out->model = presets[pick(&g, 0, (long)np - 1)];
+  }
+  draw_sets(&g, out);
+  out->nfaults = (size_t)pick(&g, 1, BS_FUZZ_FAULTS);
+  for (size_t i = 0; i < out->nfaults; i++)
+    draw_fault(&g, out->ranks, out->cycles, &out->faults[i]);
+}
+
+/* ---- as a run ---- */
+
+void bs_fuzz_spec(const bs_fuzz_fault *f, char *out, size_t n) {
+  bs_buf b = {0};
+  bs_buf_printf(&b, "name=%s", bs_fault_catalogue_get(f->point)->name);
+  if (f->rank >= 0)
+    bs_buf_printf(&b, ",rank=%d", f->rank);
+  if (f->cycle >= 0)
+    bs_buf_printf(&b, ",cycle=%d", f->cycle);
+  if (f->nth)
+    bs_buf_printf(&b, ",nth=%ld", f->nth);
+  if (f->nth && f->times == 0)
+    bs_buf_printf(&b, ",persistent");
+  if (f->nth && f->times > 1)
+    bs_buf_printf(&b, ",times=%ld", f->times);
+  if (f->prob < 1.0)
+    bs_buf_printf(&b, ",prob=%g", f->prob);
+  if (f->failinfo)
+    bs_buf_printf(&b, ",failinfo=%llu", (unsigned long long)f->failinfo);
+  if (f->onetime)
+    bs_buf_printf(&b, ",onetime");
+  snprintf(out, n, "%s", bs_buf_str(&b));
+  bs_buf_free(&b);
+}
+
+void bs_fuzz_cfg_make(const bs_fuzz_run *r, const bs_run_cfg *base,
+                      bs_fuzz_cfg *out) {
+  memset(out, 0, sizeof *out);
+  out->cfg = *base;
+  out->cfg.scn = r->scn;
+  out->cfg.ranks = r->ranks;
+  out->cfg.cycles = r->cycles;
+  out->cfg.model = r->model ? r->model : r->scn->model;
+  out->cfg.sets = r->sets;
+  out->cfg.nsets = r->nsets;
+  out->cfg.seed = r->seed;
+  out->cfg.nfaults = r->nfaults;
+  for (size_t i = 0; i < r->nfaults; i++)
+    bs_fuzz_spec(&r->faults[i], out->specs[i], sizeof out->specs[i]);
+  bs_fuzz_cfg_link(out);
+}
+
+void bs_fuzz_cfg_link(bs_fuzz_cfg *c) {
+  for (size_t i = 0; i < c->cfg.nfaults; i++)
+    c->faults[i] = c->specs[i];
+  c->cfg.faults = c->faults;
+}
+
+/* ---- findings ---- */
+
+bool bs_fuzz_is_finding(const bs_result *r) {
+  return r->verdict == BS_FAIL || r->verdict == BS_HANG ||
+         r->verdict == BS_CRASH;
+}
+
+void bs_fuzz_signature(const bs_result *r, char *out, size_t n) {
+  const char *oracle = "";
+  for (size_t i = 0; i < r->noracles && !*oracle; i++)
+    if (!r->oracles[i].ok)
+      oracle = r->oracles[i].name;
+  snprintf(out, n, "%s%s%s", bs_result_verdict_name(r->verdict),
+           *oracle ? " " : "", oracle);
+}
+
+/* ---- shrinking ---- */
+
+static size_t add(bs_fuzz_run *out, size_t n, size_t max,
+                  const bs_fuzz_run *c) {
+  if (n < max)
+    out[n] = *c;
+  return n < max ? n + 1 : n;
+}
+
+static size_t fewer_items(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
+                          size_t max) {
+  for (size_t i = 0; i < r->nfaults; i++) {
+    bs_fuzz_run c = *r;
+    memmove(&c.faults[i], &c.faults[i + 1],
+            (c.nfaults - i - 1) * sizeof c.faults[0]);
+    c.nfaults--;
+    n = add(out, n, max, &c);
+  }
+  for (size_t i = 0; i < r->nsets; i++) {
+    bs_fuzz_run c = *r;
+    memmove(&c.sets[i], &c.sets[i + 1], (c.nsets - i - 1) * sizeof c.sets[0]);
+    c.nsets--;
+    if (valid(&c))
+      n = add(out, n, max, &c);
+  }
+  if (r->model) {
+    bs_fuzz_run c = *r;
+    c.model = NULL;
+    n = add(out, n, max, &c);
+  }
+  return n;
+}
+
+/* Fewer ranks (faults on a rank past the world move to its last) and fewer
+ * cycles (a fault pinned to a cycle past them rules that size out). */
+static size_t smaller_world(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
+                            size_t max) {
+  int lo = r->scn->min_ranks > 1 ? r->scn->min_ranks : 1;
+  for (int k = lo; k < r->ranks; k++) {
+    bs_fuzz_run c = *r;
+    c.ranks = k;
+    for (size_t i = 0; i < c.nfaults; i++)
+      if (c.faults[i].rank >= k)
+        c.faults[i].rank = k - 1;
+    n = add(out, n, max, &c);
+  }
+  for (int k = 1; k < r->cycles; k++) {
+    bs_fuzz_run c = *r;
+    bool fits = true;
+    c.cycles = k;
+    for (size_t i = 0; i < c.nfaults; i++)
+      fits = fits && c.faults[i].cycle < k;
+    if (fits)
+      n = add(out, n, max, &c);
+  }
+  return n;
+}
+
+/* A lower nth, an earlier cycle, then the fault's extras dropped. */
+static size_t plainer_faults(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
+                             size_t max) {
+  for (size_t i = 0; i < r->nfaults; i++) {
+    const bs_fuzz_fault *f = &r->faults[i];
+    for (long k = 1; k < f->nth; k++) {
+      bs_fuzz_run c = *r;
+      c.faults[i].nth = k;
+      n = add(out, n, max, &c);
+    }
+    if (f->cycle > 0) {
+      bs_fuzz_run c = *r;
+      c.faults[i].cycle = f->cycle - 1;
+      n = add(out, n, max, &c);
+    }
+    bs_fuzz_run c = *r;
+    bs_fuzz_fault *g = &c.faults[i];
+    if (f->times != 1 || f->prob < 1.0 || f->onetime) {
+      g->times = 1;
+      g->prob = 1.0;
+      g->onetime = false;
+      n = add(out, n, max, &c);
+    }
+  }
+  return n;
+}
+
+size_t bs_fuzz_shrink(const bs_fuzz_run *r, bs_fuzz_run *out, size_t max) {
+  size_t n = fewer_items(r, out, 0, max);
+  n = smaller_world(r, out, n, max);
+  return plainer_faults(r, out, n, max);
+}
+
+/* ---- known truths ---- */
+
+static bool corrupts(const char *point) {
+  static const char *const points[] = {"restore/bitflip", "backup/corrupt",
+                                       "master/corrupt", "comm/diverge"};
+  for (size_t i = 0; i < sizeof points / sizeof *points; i++)
+    if (strcmp(points[i], point) == 0)
+      return true;
+  return false;
+}
+
+/* Only bit identity broke, and only corrupting faults fired. */
+static bool only_corruption(const bs_result *res, const char **detail) {
+  *detail = NULL;
+  for (size_t i = 0; i < res->noracles; i++) {
+    if (res->oracles[i].ok)
+      continue;
+    if (strcmp(res->oracles[i].name, "bit-identity") != 0 || *detail)
+      return false;
+    *detail = res->oracles[i].detail;
+  }
+  for (size_t i = 0; i < res->narmed; i++)
+    for (size_t k = 0; k < res->armed[i].nfired; k++)
+      if (!corrupts(res->armed[i].fired[k].point))
+        return false;
+  return *detail != NULL && res->verdict == BS_FAIL;
+}
+
+bool bs_fuzz_known(const bs_fuzz_run *r, const bs_result *res, char *why,
+                   size_t n) {
+  const char *detail;
+  int rank = -1, cycle = -1;
+  char phase[32] = "";
+  if (!only_corruption(res, &detail) ||
+      sscanf(detail, "rank %d, cycle %d %31[a-z_]", &rank, &cycle, phase) !=
+          3 ||
+      strcmp(phase, "restore") != 0)
+    return false;
+  bs_run_cfg c = {.scn = r->scn, .sets = r->sets, .nsets = r->nsets};
+  bs_config cfg;
+  bool checked = bs_driver_config(&c, &cfg) == BS_OK &&
+                 bs_config_validate(&cfg) == BS_OK && cfg.rematerialize &&
+                 cfg.check_rematerialize;
+  bs_err_clear();
+  if (!checked) {
+    snprintf(why, n,
+             "a corrupted restore reached the weights with the core's SHA256 "
+             "restore check off: it catches it with rematerialize=1 and "
+             "ci_test=1 (or check_rematerialize=1)");
+    return true;
+  }
+  if (cycle >= 2) {
+    snprintf(why, n,
+             "a corrupted restore of cycle %d reached the weights: the "
+             "core's SHA256 check covers the restores after the first two "
+             "backups only (cycles 0 and 1, behavior.md section 4)",
+             cycle);
+    return true;
+  }
+  return false;
+}
