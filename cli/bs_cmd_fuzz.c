@@ -16,7 +16,6 @@
 #include "report/bs_report.h"
 
 #define DEFAULT_RUNS 100
-#define SHRINK_RUNS_MAX 120 /* per finding */
 #define CANDIDATES_MAX 48
 
 /* A failure and what shrinking made of it. */
@@ -200,8 +199,9 @@ static bs_status shrink_round(fuzz *z, finding *f, bool *smaller) {
   bs_result res[CANDIDATES_MAX];
   size_t n = bs_fuzz_shrink(&f->minimal, cand, CANDIDATES_MAX);
   *smaller = false;
-  if (n > SHRINK_RUNS_MAX - f->shrink_runs)
-    n = SHRINK_RUNS_MAX - f->shrink_runs;
+  size_t max = (size_t)z->o.shrink_max;
+  if (n > max - f->shrink_runs)
+    n = max - f->shrink_runs;
   memset(res, 0, sizeof res);
   BS_CHECK(run_all(z, cand, n, res));
   f->shrink_runs += n;
@@ -231,7 +231,7 @@ static bs_status shrink(fuzz *z, finding *f) {
   bs_fuzz_signature(&f->result, sig, sizeof sig);
   f->reproduced = strcmp(sig, f->sig) == 0;
   for (bool smaller = f->reproduced;
-       smaller && f->shrink_runs < SHRINK_RUNS_MAX;)
+       smaller && f->shrink_runs < (size_t)z->o.shrink_max;)
     BS_CHECK(shrink_round(z, f, &smaller));
   if (f->reproduced &&
       bs_fuzz_known(&f->minimal, &f->result, f->why, sizeof f->why))

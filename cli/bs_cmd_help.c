@@ -96,7 +96,8 @@ static const char fuzz_help[] =
     "  SELECTOR     draw from these scenarios only (default: all)\n"
     "  --runs N     runs to draw (default 100); --time-s T: draw for T s\n"
     "  --max-ranks  largest world drawn (default 4)\n"
-    "  --timeout-ms defaults to 500, --deadline-s to 20 here\n"
+    "  --shrink-max runs spent shrinking one finding (default 120)\n"
+    "  --timeout-ms defaults to 1000, --deadline-s to 20 here\n"
     "  -j, --json, --junit, --artifacts, -q, -v as for run (the reports\n"
     "  hold each finding's minimal run, and a fuzz section)\n"
     "exit status: 1 if any failure is unexplained, 2 usage error\n";

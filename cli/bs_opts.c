@@ -48,6 +48,7 @@ enum {
   O_RUNS,
   O_TIME,
   O_MAX_RANKS,
+  O_SHRINK_MAX,
 };
 
 static const struct option longopts[] = {
@@ -78,6 +79,7 @@ static const struct option longopts[] = {
     {"runs", required_argument, NULL, O_RUNS},
     {"time-s", required_argument, NULL, O_TIME},
     {"max-ranks", required_argument, NULL, O_MAX_RANKS},
+    {"shrink-max", required_argument, NULL, O_SHRINK_MAX},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {NULL, 0, NULL, 0},
@@ -282,6 +284,9 @@ static bs_status explore_option(const char *cmd, int c, const char *arg,
   case O_MAX_RANKS:
     BS_CHECK(only(cmd, "fuzz", "--max-ranks"));
     return parse_int("--max-ranks", arg, 1, BS_RANKS_MAX, &o->max_ranks);
+  case O_SHRINK_MAX:
+    BS_CHECK(only(cmd, "fuzz", "--shrink-max"));
+    return parse_int("--shrink-max", arg, 1, 100000, &o->shrink_max);
   }
 out:
   return st;
@@ -289,7 +294,7 @@ out:
 
 static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
   bs_status st = BS_OK;
-  if (c >= O_POINT && c <= O_MAX_RANKS)
+  if (c >= O_POINT && c <= O_SHRINK_MAX)
     return explore_option(cmd, c, arg, o);
   switch (c) {
   case O_RANKS:
@@ -376,13 +381,14 @@ static void defaults(const char *cmd, bs_opts *o) {
   o->artifacts = strcmp(cmd, "run") == 0 ? "backstop-artifacts" : NULL;
   o->sweep_rank = o->sweep_cycle = -1;
   o->max_ranks = 4;
+  o->shrink_max = 120;
   /* Thousands of runs: one that waits for the watchdog (a rank that never
    * joins an init) or hangs costs that much, so both are short unless
    * given; a repro line names the watchdog it ran with. */
   if (strcmp(cmd, "sweep") == 0)
     o->timeout_ms = 1000;
   if (strcmp(cmd, "fuzz") == 0) {
-    o->timeout_ms = 500;
+    o->timeout_ms = 1000;
     o->deadline_s = 20;
   }
 }

@@ -56,10 +56,11 @@ typedef struct bs_opts {
   size_t npoints;
   int sweep_rank, sweep_cycle;
   size_t sample;
-  /* fuzz: --runs N or --time-s T (0: neither given), --max-ranks N. */
+  /* fuzz: --runs N or --time-s T (0: neither given), --max-ranks N,
+   * --shrink-max N (runs spent shrinking one finding). */
   long runs;
   double time_s;
-  int max_ranks;
+  int max_ranks, shrink_max;
   bs_launcher procs;
   char rdv[1024];
 } bs_opts;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "util/bs_json.h"
 
@@ -35,6 +36,7 @@ static void usage(const char *args, const char *says) {
   assert_ptr_equal(strchr(err_text, '\n'), err_text + strlen(err_text) - 1);
 }
 
+#ifdef FIU_ENABLE
 /* Every reach of engine/send on the fixed core: contained, in the matrix
  * and in the JSON's sweep section, one run per reach and mode. */
 static void test_sweep_fixed_core(void **state) {
@@ -85,6 +87,80 @@ static void test_sweep_finds_mutant(void **state) {
   has(out_text, "reaches skipped)");
 }
 
+/* The same seed draws the same runs and gives the same report, whatever
+ * order the runs finish in. */
+static void test_fuzz_same_seed(void **state) {
+  (void)state;
+  char *text[2];
+  int rc[2];
+  for (int i = 0; i < 2; i++) {
+    char cmd[128], name[16];
+    snprintf(name, sizeof name, "f%d.json", i);
+    snprintf(cmd, sizeof cmd, "fuzz --seed 5 --runs 12 -j 2 -q --json %s",
+             name);
+    rc[i] = backstop(cmd);
+    text[i] = slurp(name);
+    blank_times(text[i]);
+  }
+  assert_int_equal(rc[0], rc[1]);
+  has(text[0], "\"fuzz\": {\"seed\": 5, \"runs\": 12,");
+  assert_string_equal(text[0], text[1]);
+  free(text[0]);
+  free(text[1]);
+}
+
+/* The scenarios that target mutant m (list --json), as fuzz selectors;
+ * "*" when none does. */
+static void targets_of(const bs_json *list, const char *m, char *out,
+                       size_t n) {
+  const bs_json *s = bs_json_get(list, "scenarios");
+  size_t len = 0;
+  out[0] = '\0';
+  for (size_t i = 0; s && i < s->n; i++) {
+    const bs_json *t = bs_json_get(&s->items[i], "targets");
+    for (size_t k = 0; t && k < t->n; k++)
+      if (!strcmp(t->items[k].str, m))
+        len += (size_t)snprintf(out + len, n - len, " %s",
+                                bs_json_get_str(&s->items[i], "name", ""));
+  }
+  if (!len)
+    snprintf(out, n, " '*'");
+}
+
+/* Against every mutant, fuzz finds a failure, reproduces it and shrinks it
+ * to a smaller repro: seed 1, 4 runs drawn from the scenarios that target
+ * the mutant (all scenarios for one that none targets), 12 shrink runs at
+ * most (a whole shrink takes some 20-45). */
+static void test_fuzz_finds_every_mutant(void **state) {
+  (void)state;
+  bs_json list, r;
+  assert_int_equal(backstop("list --json"), 0);
+  assert_int_equal(bs_json_parse(out_text, strlen(out_text), &list), BS_OK);
+  for (int m = 0; m < BS_MUT_COUNT; m++) {
+    const char *name = bs_mutant_name((bs_mutant)m);
+    char sel[512], cmd[768];
+    targets_of(&list, name, sel, sizeof sel);
+    snprintf(cmd, sizeof cmd,
+             "fuzz%s --mutant %s --seed 1 --runs 4 --shrink-max 12 -q --json "
+             "m.json",
+             sel, name);
+    if (backstop(cmd) != 1)
+      fail_msg("backstop %s: no unexplained finding:\n%s", cmd, out_text);
+    char *text = slurp("m.json");
+    assert_int_equal(bs_json_parse(text, strlen(text), &r), BS_OK);
+    free(text);
+    const bs_json *f = bs_json_get(bs_json_get(&r, "fuzz"), "findings");
+    assert_true(f && f->n >= 1);
+    assert_true(bs_json_get_bool(&f->items[0], "reproduced", false));
+    assert_true(bs_json_get_num(&f->items[0], "shrink_runs", 0) >= 1);
+    has(bs_json_get_str(&f->items[0], "minimal", ""), name);
+    bs_json_free(&r);
+  }
+  bs_json_free(&list);
+}
+
+#endif
+
 static void test_explore_usage(void **state) {
   (void)state;
   usage("sweep", "name the scenario to sweep");
@@ -92,12 +168,21 @@ static void test_explore_usage(void **state) {
   usage("sweep steady-normal --sample 0", "--sample: '0'");
   usage("run steady-normal --point copy/fail", "an option of backstop sweep");
   usage("run steady-normal --runs 3", "an option of backstop fuzz");
+  usage("fuzz --runs 3 --time-s 1", "give one budget");
+  usage("fuzz --ranks 2", "--ranks (fuzz draws it");
+  usage("fuzz --fault name=copy/fail", "--fault (fuzz draws the faults)");
+  usage("fuzz no-such-scenario", "unknown scenario");
+  usage("sweep steady-normal --shrink-max 3", "an option of backstop fuzz");
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+#ifdef FIU_ENABLE
       cmocka_unit_test(test_sweep_fixed_core),
       cmocka_unit_test(test_sweep_finds_mutant),
+      cmocka_unit_test(test_fuzz_same_seed),
+      cmocka_unit_test(test_fuzz_finds_every_mutant),
+#endif
       cmocka_unit_test(test_explore_usage),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

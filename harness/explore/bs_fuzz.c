@@ -321,21 +321,23 @@ static bool corrupts(const char *point) {
   return false;
 }
 
-/* Only bit identity broke, and only corrupting faults fired. */
+/* Only bit identity broke (and the scenario's expectation, which does not
+ * describe the settings a fuzz run adds), and a corrupting fault fired. */
 static bool only_corruption(const bs_result *res, const char **detail) {
+  bool corrupted = false;
   *detail = NULL;
   for (size_t i = 0; i < res->noracles; i++) {
-    if (res->oracles[i].ok)
+    const bs_oracle_result *o = &res->oracles[i];
+    if (o->ok || strcmp(o->name, "expectation") == 0)
       continue;
-    if (strcmp(res->oracles[i].name, "bit-identity") != 0 || *detail)
+    if (strcmp(o->name, "bit-identity") != 0 || *detail)
       return false;
-    *detail = res->oracles[i].detail;
+    *detail = o->detail;
   }
   for (size_t i = 0; i < res->narmed; i++)
     for (size_t k = 0; k < res->armed[i].nfired; k++)
-      if (!corrupts(res->armed[i].fired[k].point))
-        return false;
-  return *detail != NULL && res->verdict == BS_FAIL;
+      corrupted |= corrupts(res->armed[i].fired[k].point);
+  return corrupted && *detail != NULL && res->verdict == BS_FAIL;
 }
 
 bool bs_fuzz_known(const bs_fuzz_run *r, const bs_result *res, char *why,
