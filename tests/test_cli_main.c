@@ -107,6 +107,12 @@ static void test_catalogues(void **state) {
   assert_int_equal(backstop("explain engine-death"), 0);
   assert_non_null(strstr(out_text, "engine/send"));
   assert_non_null(strstr(out_text, "pause-safety"));
+  /* What makes the core itself catch a corrupted master (issue 13). */
+  assert_int_equal(backstop("explain master-corrupt"), 0);
+  assert_non_null(strstr(out_text, "master/corrupt: MainCast restore"));
+  assert_non_null(strstr(out_text, "rematerialize=1 and ci_test=1"));
+  assert_int_equal(backstop("faults"), 0);
+  assert_non_null(strstr(out_text, "the restores of cycles 0 and 1"));
   assert_int_equal(backstop("help run"), 0);
   assert_non_null(strstr(out_text, "--deadline-s"));
 }
