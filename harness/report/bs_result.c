@@ -239,15 +239,20 @@ static void outcomes(bs_buf *b, const bs_result *r, int indent) {
                 indent && r->noutcomes ? indent + 2 : 0, "");
 }
 
+/* {"point": P, "rank": R, "cycle": C, "<what>": N}: a firing or a reach. */
+static void point_entry(bs_buf *b, bool first, const char *point, int rank,
+                        int cycle, const char *what, long n) {
+  bs_buf_printf(b, "%s{\"point\": ", first ? "" : ", ");
+  bs_buf_json_str(b, point);
+  bs_buf_printf(b, ", \"rank\": %d, \"cycle\": %d, \"%s\": %ld}", rank, cycle,
+                what, n);
+}
+
 static void firings(bs_buf *b, const bs_armed *a) {
   bs_buf_printf(b, "[");
-  for (size_t i = 0; i < a->nfired; i++) {
-    const bs_fault_fired *f = &a->fired[i];
-    bs_buf_printf(b, "%s{\"point\": ", i ? ", " : "");
-    bs_buf_json_str(b, f->point);
-    bs_buf_printf(b, ", \"rank\": %d, \"cycle\": %d, \"nth\": %ld}", f->rank,
-                  f->cycle, f->nth);
-  }
+  for (size_t i = 0; i < a->nfired; i++)
+    point_entry(b, i == 0, a->fired[i].point, a->fired[i].rank,
+                a->fired[i].cycle, "nth", a->fired[i].nth);
   bs_buf_printf(b, "]");
 }
 
@@ -270,13 +275,9 @@ static void armed(bs_buf *b, const bs_result *r, int indent) {
 
 static void reaches(bs_buf *b, const bs_result *r) {
   bs_buf_printf(b, "[");
-  for (size_t i = 0; i < r->nreaches; i++) {
-    const bs_fault_reach *x = &r->reaches[i];
-    bs_buf_printf(b, "%s{\"point\": ", i ? ", " : "");
-    bs_buf_json_str(b, x->point);
-    bs_buf_printf(b, ", \"rank\": %d, \"cycle\": %d, \"count\": %ld}", x->rank,
-                  x->cycle, x->count);
-  }
+  for (size_t i = 0; i < r->nreaches; i++)
+    point_entry(b, i == 0, r->reaches[i].point, r->reaches[i].rank,
+                r->reaches[i].cycle, "count", r->reaches[i].count);
   bs_buf_printf(b, "]");
 }
 
