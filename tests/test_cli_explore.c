@@ -13,6 +13,7 @@
 
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
+#include "bs_test_faults.h"
 #include "util/bs_json.h"
 
 static int setup(void **state) {
@@ -36,11 +37,11 @@ static void usage(const char *args, const char *says) {
   assert_ptr_equal(strchr(err_text, '\n'), err_text + strlen(err_text) - 1);
 }
 
-#ifdef FIU_ENABLE
 /* Every reach of engine/send on the fixed core: contained, in the matrix
  * and in the JSON's sweep section, one run per reach and mode. */
 static void test_sweep_fixed_core(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   assert_int_equal(backstop("sweep steady-normal --ranks 2 --cycles 2 "
                             "--point engine/send --json s.json --junit s.xml"),
                    0);
@@ -70,6 +71,7 @@ static void test_sweep_fixed_core(void **state) {
  * says how many reaches it skipped. */
 static void test_sweep_finds_mutant(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   assert_int_equal(backstop("sweep steady-maincast --ranks 2 --cycles 2 "
                             "--point engine/send --rank 1 --cycle 1 "
                             "--mutant pause-not-in-finally -q"),
@@ -91,6 +93,7 @@ static void test_sweep_finds_mutant(void **state) {
  * order the runs finish in. */
 static void test_fuzz_same_seed(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   char *text[2];
   int rc[2];
   for (int i = 0; i < 2; i++) {
@@ -133,6 +136,7 @@ static void targets_of(const bs_json *list, const char *m, char *out,
  * most (a whole shrink takes some 20-45). */
 static void test_fuzz_finds_every_mutant(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   bs_json list, r;
   assert_int_equal(backstop("list --json"), 0);
   assert_int_equal(bs_json_parse(out_text, strlen(out_text), &list), BS_OK);
@@ -159,8 +163,6 @@ static void test_fuzz_finds_every_mutant(void **state) {
   bs_json_free(&list);
 }
 
-#endif
-
 static void test_explore_usage(void **state) {
   (void)state;
   usage("sweep", "name the scenario to sweep");
@@ -177,12 +179,10 @@ static void test_explore_usage(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-#ifdef FIU_ENABLE
       cmocka_unit_test(test_sweep_fixed_core),
       cmocka_unit_test(test_sweep_finds_mutant),
       cmocka_unit_test(test_fuzz_same_seed),
       cmocka_unit_test(test_fuzz_finds_every_mutant),
-#endif
       cmocka_unit_test(test_explore_usage),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

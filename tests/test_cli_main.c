@@ -195,7 +195,6 @@ static void test_same_seed_same_report(void **state) {
                     "--mutant local-hash-raise --mutant asleep-reads-device");
 }
 
-#ifdef FIU_ENABLE
 static bs_json *parse_file(const char *name, bs_json *j) {
   char *text = slurp(name);
   assert_int_equal(bs_json_parse(text, strlen(text), j), BS_OK);
@@ -213,6 +212,7 @@ static const bs_json *first_run(const bs_json *report) {
  * which fault and how often its point was reached (issue 13's command). */
 static void test_vacuous_verdict(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   static const char says[] = "name=engine/send,rank=4,cycle=2,nth=3 never "
                              "fired: its point was reached 1 time on rank 4 "
                              "in cycle 2";
@@ -259,6 +259,7 @@ static void test_vacuous_verdict(void **state) {
  * (vacuous). */
 static void test_fiu_run_faults_reported(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   if (access("/usr/bin/fiu-run", X_OK) != 0)
     skip();
   char cmd[600];
@@ -307,6 +308,7 @@ static void outcome_is(const char *args, const char *status,
  * (issue 13's repros; the step's and the resume's injected failures stay). */
 static void test_agree_keeps_own_failure(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   outcome_is("step-failure --ranks 1 --cycles 2 --fault "
              "name=comm/diverge,failinfo=0",
              "out-of-memory", "train_step");
@@ -321,6 +323,7 @@ static void test_agree_keeps_own_failure(void **state) {
  * on every rank explains the corruption it causes. */
 static void test_findings_fixed(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   outcome_is("steady-normal --ranks 1 --cycles 1 --fault name=sync/tensor_set",
              "tensor-set-mismatch", "update_weights");
   outcome_is("steady-normal --ranks 1 --cycles 1 --fault name=copy/fail,nth=1",
@@ -339,8 +342,6 @@ static void test_findings_fixed(void **state) {
                             "disk-offload-accepted"),
                    0);
 }
-
-#endif
 
 /* A contained hang: the report is printed and kept with the artifacts. */
 static void test_hang_report_shown_and_kept(void **state) {
@@ -409,12 +410,10 @@ int main(void) {
       cmocka_unit_test(test_same_seed_same_report),
       cmocka_unit_test(test_hang_report_shown_and_kept),
       cmocka_unit_test(test_copy_fault_spares_the_reference),
-#ifdef FIU_ENABLE
       cmocka_unit_test(test_vacuous_verdict),
       cmocka_unit_test(test_fiu_run_faults_reported),
       cmocka_unit_test(test_agree_keeps_own_failure),
       cmocka_unit_test(test_findings_fixed),
-#endif
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

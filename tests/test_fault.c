@@ -293,6 +293,10 @@ BS_TEST_SKIP_WITHOUT_FAULTS(test_table_full)
 BS_TEST_SKIP_WITHOUT_FAULTS(test_fiu_run)
 BS_TEST_SKIP_WITHOUT_FAULTS(test_fiu_ctrl)
 BS_TEST_SKIP_WITHOUT_FAULTS(test_reach_cost)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_times_persistent)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_framework_thread)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_reach_counts)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_external_list)
 #else
 static void test_rank_filter(void **state) {
   (void)state;

@@ -195,6 +195,7 @@ static void test_tensor_set_fault_agreed(void **state) {
  * bucket reaches the engine (issue 13). */
 static void test_uniform_drop_caught(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   ws_case k = {.preset = "tiny", .bucket_bytes = 700, .check_uniform = true};
   tw_arm("name=sync/tensor_set");
   assert_int_equal(run_case(&k, 2), BS_ERR_TENSOR_SET);
