@@ -389,11 +389,6 @@ static bs_status check_fuzzable(const bs_opts *o) {
   if (given)
     return bs_err_fail(BS_ERR_INVALID, NULL, "%s: not an option of fuzz",
                        given);
-#ifndef FIU_ENABLE
-  return bs_err_fail(BS_ERR_INVALID, NULL,
-                     "built without fault points (BS_FIU=OFF): nothing to "
-                     "fuzz");
-#endif
   return BS_OK;
 }
 
@@ -406,6 +401,10 @@ static bs_status setup(fuzz *z, int argc, char **argv, const char *exe) {
     z->o.runs = DEFAULT_RUNS;
   BS_CHECK(bs_scenario_select(z->o.nsel ? z->o.sel : all,
                               z->o.nsel ? z->o.nsel : 1, z->pool, &z->npool));
+#ifndef FIU_ENABLE
+  BS_FAIL(BS_ERR_INVALID, NULL,
+          "built without fault points (BS_FIU=OFF): nothing to fuzz");
+#endif
   /* Draws validate under the mutants, as the runs will. */
   for (size_t i = 0; i < z->o.nmutants; i++)
     bs_mutant_set((bs_mutant)bs_mutant_parse(z->o.mutants[i]), true);
