@@ -348,8 +348,9 @@ static int save_reports(const fuzz *z) {
   bs_result *res = calloc(z->nf ? z->nf : 1, sizeof *res);
   bs_buf b = {0}, m = {0};
   int rc = !res;
+  /* A finding that did not fail again is reported as it first failed. */
   for (size_t i = 0; res && i < z->nf; i++)
-    res[i] = z->f[i].result;
+    res[i] = z->f[i].reproduced ? z->f[i].result : z->f[i].first;
   if (res && z->o.json) {
     bs_report_json(&b, res, z->nf, NULL, 0);
     json_findings(&m, z);

@@ -426,6 +426,39 @@ static void test_vacuous_verdict(void **state) {
   bs_record_free(&rec);
 }
 
+/* Many firings: the ones listed are the first by (cycle, rank, point, nth)
+ * whatever order the ranks logged them in; fired_total counts them all. */
+static void test_armed_firings_in_order(void **state) {
+  (void)state;
+  enum { N = 40 };
+  static const char *const one[] = {"name=comm/stall,persistent"};
+  bs_record rec;
+  clean_record(&rec);
+  rec.fired = calloc(N, sizeof *rec.fired);
+  for (int i = 0; i < N; i++) {
+    int k = (i * 17) % N; /* a shuffle of 0..N-1 */
+    rec.fired[i] =
+        (bs_fault_fired){"comm/stall", k % 2, k / 20, k % 20 + 1, 0, 0};
+  }
+  rec.nfired = N;
+  bs_result res;
+  bs_run_cfg c = cfg(2);
+  c.faults = one;
+  c.scn = &(bs_scenario){.name = "steady", .model = "tiny", .cycles = 1};
+  assert_int_equal(bs_result_from_cfg(&c, &res), BS_OK);
+  assert_int_equal(bs_verdict_decide(&rec, NULL, &res), BS_OK);
+  const bs_armed *a = &res.armed[0];
+  assert_int_equal(a->fired_total, N);
+  assert_int_equal(a->nfired, BS_ARMED_FIRED_MAX);
+  for (size_t i = 0; i < a->nfired; i++) {
+    assert_int_equal(a->fired[i].cycle, 0);
+    assert_int_equal(a->fired[i].rank, (int)(i / 10));
+    assert_int_equal(a->fired[i].nth, (long)(2 * (i % 10) + 1 + i / 10));
+  }
+  bs_result_free(&res);
+  bs_record_free(&rec);
+}
+
 static void test_json_reader(void **state) {
   (void)state;
   static const char *const good[] = {"0", "-1.5e3", "\"\\u00e9\\ud83d\\ude00\"",
@@ -460,6 +493,7 @@ int main(void) {
       cmocka_unit_test(test_table),
       cmocka_unit_test(test_trace_and_verdict),
       cmocka_unit_test(test_vacuous_verdict),
+      cmocka_unit_test(test_armed_firings_in_order),
       cmocka_unit_test(test_json_reader),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,20 +38,24 @@ static int by_firing(const void *a, const void *b) {
   return c ? c : (x->nth > y->nth) - (x->nth < y->nth);
 }
 
-/* Firings in an order that does not depend on the thread schedule. */
+/* The first BS_ARMED_FIRED_MAX firings in an order that does not depend on
+ * the thread schedule: kept sorted as they come, the last one dropped. */
 static void take_firings(const bs_record *rec, const owner *o, bs_armed *a) {
-  bs_fault_fired all[BS_ARMED_FIRED_MAX * 4];
-  size_t n = 0;
   for (size_t i = 0; i < rec->nfired; i++) {
-    if (!owns(o, &rec->fired[i]))
+    const bs_fault_fired *f = &rec->fired[i];
+    if (!owns(o, f))
       continue;
-    if (n < sizeof all / sizeof *all)
-      all[n++] = rec->fired[i];
     a->fired_total++;
+    size_t at = a->nfired;
+    while (at > 0 && by_firing(f, &a->fired[at - 1]) < 0)
+      at--;
+    if (at == BS_ARMED_FIRED_MAX)
+      continue;
+    size_t keep = a->nfired < BS_ARMED_FIRED_MAX ? a->nfired : a->nfired - 1;
+    memmove(&a->fired[at + 1], &a->fired[at], (keep - at) * sizeof *f);
+    a->fired[at] = *f;
+    a->nfired = keep + 1;
   }
-  qsort(all, n, sizeof *all, by_firing);
-  a->nfired = n < BS_ARMED_FIRED_MAX ? n : BS_ARMED_FIRED_MAX;
-  memcpy(a->fired, all, a->nfired * sizeof *all);
 }
 
 static void take_reaches(const bs_record *rec, const owner *o, bs_armed *a) {
