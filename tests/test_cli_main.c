@@ -336,6 +336,13 @@ static void test_findings_fixed(void **state) {
   assert_int_equal(backstop("run tensor-set --ranks 2 --cycles 2 -q --set "
                             "offload_train=0 --set colocate=0"),
                    0);
+  /* Found by fuzz: the agreement's own exchange swapped on every rank
+   * (its fingerprints agree) read as all-ok on the rank whose peer failed;
+   * every rank now finds its own record garbled and fails alike. */
+  assert_int_equal(backstop("run steady-normal --ranks 2 --cycles 1 -q "
+                            "--fault name=comm/diverge,cycle=0 --fault "
+                            "name=copy/fail,rank=0,nth=1"),
+                   0);
   /* The plan validates under the run's mutants, as the run does. */
   assert_int_equal(backstop("run steady-maincast --ranks 1 --cycles 1 -q "
                             "--set offload_target=disk --mutant "

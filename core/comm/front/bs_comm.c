@@ -505,6 +505,34 @@ static bs_status gather_host(bs_comm *c, const void *mine, void *all, size_t n,
   return front(c, &a);
 }
 
+/* A collective that a fault swapped on every rank passes the fingerprint
+ * (every rank issues the same wrong one) and garbles the records: this
+ * rank's own must come back as it went. Every rank then finds its own
+ * garbled and fails the phase alike, as a desync (unless its own failure
+ * is worse), instead of some reading all-ok and going on. */
+static bool garbled(bs_comm *c, const bs_error *all, const bs_error *rec,
+                    bs_status mine) {
+  int me = bs_comm_rank(c);
+  /* Alone, a rank agrees with itself (the rule below keeps its status). */
+  if (bs_comm_size(c) < 2 || me < 0 || me >= bs_comm_size(c) ||
+      !memcmp(&all[me], rec, sizeof *rec))
+    return false;
+  if (mine > BS_ERR_DESYNC) {
+    *bs_err() = *rec;
+    return true;
+  }
+  char was[200] = "";
+  if (mine != BS_OK)
+    snprintf(was, sizeof was, " (this rank had %s: %.150s)",
+             bs_status_name(mine), rec->message);
+  bs_err_clear(); /* the agreed failure replaces this rank's own */
+  bs_err_fail(BS_ERR_DESYNC, NULL,
+              "agree: the gathered statuses came back garbled (rank %d's own "
+              "differs): a collective swapped on every rank%s",
+              me, was);
+  return true;
+}
+
 /* One gather of every rank's record does the max, the min rank and the
  * broadcast of §7.2 in a single collective. */
 bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
@@ -525,6 +553,10 @@ bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
   if (!all)
     BS_FAIL(BS_ERR_NOMEM, NULL, "agree: %d records", n);
   BS_CHECK(gather_host(c, &rec, all, sizeof rec, "agree"));
+  if (garbled(c, all, &rec, mine)) {
+    st = bs_err()->code;
+    goto out;
+  }
   int who = 0;
   for (int i = 1; i < n; i++)
     if (all[i].code > all[who].code)
