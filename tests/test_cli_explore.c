@@ -131,7 +131,7 @@ static void targets_of(const bs_json *list, const char *m, char *out,
 }
 
 /* Against every mutant, fuzz finds a failure, reproduces it and shrinks it
- * to a smaller repro: seed 1, 4 runs drawn from the scenarios that target
+ * to a smaller repro: seed 1, 8 runs drawn from the scenarios that target
  * the mutant (all scenarios for one that none targets), 12 shrink runs at
  * most (a whole shrink takes some 20-45). */
 static void test_fuzz_finds_every_mutant(void **state) {
@@ -145,7 +145,7 @@ static void test_fuzz_finds_every_mutant(void **state) {
     char sel[512], cmd[768];
     targets_of(&list, name, sel, sizeof sel);
     snprintf(cmd, sizeof cmd,
-             "fuzz%s --mutant %s --seed 1 --runs 4 --shrink-max 12 -q --json "
+             "fuzz%s --mutant %s --seed 1 --runs 8 --shrink-max 12 -q --json "
              "m.json",
              sel, name);
     if (backstop(cmd) != 1)

@@ -505,17 +505,29 @@ static bs_status gather_host(bs_comm *c, const void *mine, void *all, size_t n,
   return front(c, &a);
 }
 
+/* Whether the records came back as they went: this rank's own intact, and
+ * every rank's in its own slot (a record names its rank, so even an
+ * all-zero one, rank 0's ok, is told from a zeroed slot of another). */
+static bool intact(const bs_comm *c, const bs_error *all, const bs_error *rec) {
+  int me = bs_comm_rank(c), n = bs_comm_size(c);
+  if (me < 0 || me >= n || memcmp(&all[me], rec, sizeof *rec) != 0)
+    return false;
+  for (int i = 0; i < n; i++)
+    if (all[i].rank != i)
+      return false;
+  return true;
+}
+
 /* A collective that a fault swapped on every rank passes the fingerprint
- * (every rank issues the same wrong one) and garbles the records: this
- * rank's own must come back as it went. Every rank then finds its own
- * garbled and fails the phase alike, as a desync (unless its own failure
- * is worse), instead of some reading all-ok and going on. */
+ * (every rank issues the same wrong one) and garbles the records. Every
+ * rank then finds them garbled and fails the phase alike, as a desync
+ * (unless its own failure is worse), instead of some reading all-ok and
+ * going on. */
 static bool garbled(bs_comm *c, const bs_error *all, const bs_error *rec,
                     bs_status mine) {
   int me = bs_comm_rank(c);
   /* Alone, a rank agrees with itself (the rule below keeps its status). */
-  if (bs_comm_size(c) < 2 || me < 0 || me >= bs_comm_size(c) ||
-      !memcmp(&all[me], rec, sizeof *rec))
+  if (bs_comm_size(c) < 2 || intact(c, all, rec))
     return false;
   if (mine > BS_ERR_DESYNC) {
     *bs_err() = *rec;
@@ -527,8 +539,8 @@ static bool garbled(bs_comm *c, const bs_error *all, const bs_error *rec,
              bs_status_name(mine), rec->message);
   bs_err_clear(); /* the agreed failure replaces this rank's own */
   bs_err_fail(BS_ERR_DESYNC, NULL,
-              "agree: the gathered statuses came back garbled (rank %d's own "
-              "differs): a collective swapped on every rank%s",
+              "agree: the gathered statuses came back garbled (seen by rank "
+              "%d): a collective swapped on every rank%s",
               me, was);
   return true;
 }
