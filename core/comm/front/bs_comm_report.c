@@ -58,8 +58,18 @@ static void describe(const bs_rank_pos *p, bs_report_rank *r) {
   }
 }
 
+/* How the block numbers its ranks. */
+typedef struct numbering {
+  int first;
+  const int *map;
+} numbering;
+
+static int rank_at(numbering k, int i) {
+  return k.map ? k.map[i] : k.first + i;
+}
+
 /* "rank 3" or "ranks 0-6,9": the ranks i with pick[i] set. */
-static void put_ranks(FILE *o, const bool *pick, int n, int first) {
+static void put_ranks(FILE *o, const bool *pick, int n, numbering k) {
   int count = 0;
   for (int i = 0; i < n; i++)
     count += pick[i];
@@ -69,14 +79,18 @@ static void put_ranks(FILE *o, const bool *pick, int n, int first) {
     if (!pick[i])
       continue;
     int j = i;
-    while (j + 1 < n && pick[j + 1])
+    while (j + 1 < n && pick[j + 1] && rank_at(k, j + 1) == rank_at(k, j) + 1)
       j++;
-    fprintf(o, comma ? ",%d" : "%d", first + i);
+    fprintf(o, comma ? ",%d" : "%d", rank_at(k, i));
     if (j > i)
-      fprintf(o, "-%d", first + j);
+      fprintf(o, "-%d", rank_at(k, j));
     comma = true;
     i = j;
   }
+}
+
+static numbering numbering_of(const bs_report_block *b) {
+  return (numbering){b->first_rank, b->rank_of};
 }
 
 /* The sequence number the world is stuck at: the lowest one a rank waits
@@ -103,7 +117,7 @@ static void put_groups(FILE *o, const bs_report_block *b, bool *done,
       done[j] = done[j] || pick[j];
     }
     fputs("  ", o);
-    put_ranks(o, pick, b->n, b->first_rank);
+    put_ranks(o, pick, b->n, numbering_of(b));
     fprintf(o, ": %s\n", b->ranks[i].desc);
   }
 }
@@ -118,7 +132,7 @@ static void put_missing(FILE *o, const bs_report_block *b, uint64_t seq,
   }
   fprintf(o, "  missing from #%llu: ", (unsigned long long)seq);
   if (any)
-    put_ranks(o, pick, b->n, b->first_rank);
+    put_ranks(o, pick, b->n, numbering_of(b));
   else
     fputs("none (every rank is there, in a different collective)", o);
   fputc('\n', o);
@@ -158,22 +172,22 @@ static int largest(const int *count, int ngroups, bool *tie) {
 }
 
 static void put_why(FILE *o, const char *const *desc, const int *group,
-                    int best, bool tie, int n, int first, bool *pick) {
+                    int best, bool tie, int n, numbering k, bool *pick) {
   int lowest = -1;
   for (int i = 0; i < n; i++) {
     pick[i] = group[i] == best;
     lowest = pick[i] && lowest < 0 ? i : lowest;
   }
   fputs(tie ? "an even split: " : "against the majority: ", o);
-  put_ranks(o, pick, n, first);
+  put_ranks(o, pick, n, k);
   fprintf(o, " in %s", desc[lowest]);
   if (tie)
     fputs(", the group with the lowest rank, taken as right", o);
 }
 
 int bs_comm_report_culprits(const char *const *desc, int n, int first_rank,
-                            uint64_t seq, bool *culprit, char *why,
-                            size_t why_n) {
+                            const int *rank_of, uint64_t seq, bool *culprit,
+                            char *why, size_t why_n) {
   int ngroups = 0, best = 0, blamed = 0;
   bool tie = false;
   size_t m = n > 0 ? (size_t)n : 1;
@@ -193,7 +207,8 @@ int bs_comm_report_culprits(const char *const *desc, int n, int first_rank,
     blamed += culprit[i];
   }
   if (o && ngroups > 1)
-    put_why(o, desc, group, best, tie, n, first_rank, pick);
+    put_why(o, desc, group, best, tie, n, (numbering){first_rank, rank_of},
+            pick);
   else if (o && blamed)
     fprintf(o, "missing from #%llu", (unsigned long long)seq);
   if (o)
@@ -204,7 +219,8 @@ int bs_comm_report_culprits(const char *const *desc, int n, int first_rank,
   return blamed;
 }
 
-/* Blamed as bs_comm_report_culprits says of the stuck collective. */
+/* Blamed as bs_comm_report_culprits says of the stuck collective, or as
+ * the caller says. */
 static void put_culprit(FILE *o, const bs_report_block *b, uint64_t seq,
                         bool *pick) {
   char why[2 * BS_REPORT_DESC + 160] = "";
@@ -222,13 +238,13 @@ static void put_culprit(FILE *o, const bs_report_block *b, uint64_t seq,
     for (int i = 0; i < b->n; i++)
       blamed += pick[i];
   } else {
-    blamed = bs_comm_report_culprits(desc, b->n, b->first_rank, seq, pick,
-                                     why, sizeof why);
+    blamed = bs_comm_report_culprits(desc, b->n, b->first_rank, b->rank_of, seq,
+                                     pick, why, sizeof why);
     reason = why;
   }
   if (blamed) {
     fputs("  culprit: ", o);
-    put_ranks(o, pick, b->n, b->first_rank);
+    put_ranks(o, pick, b->n, numbering_of(b));
     fprintf(o, " (%s)\n", reason ? reason : "");
   }
   free(desc);

@@ -24,9 +24,11 @@ typedef struct bs_report_rank {
 
 typedef struct bs_report_block {
   const char *status; /* "desync", "timeout", ... */
-  const char *source; /* in the first line's brackets: "10 ranks, sim backend" */
+  const char
+      *source; /* in the first line's brackets: "10 ranks, sim backend" */
   const char *cause;
-  int n, first_rank; /* ranks[i] is rank first_rank + i */
+  int n, first_rank;  /* ranks[i] is rank first_rank + i ... */
+  const int *rank_of; /* ... or rank_of[i] (ascending), when not NULL */
   const bs_report_rank *ranks;
   /* NULL: blamed as bs_comm_report_culprits says of the stuck collective;
    * else these n flags, and why (one line). */
@@ -39,13 +41,14 @@ typedef struct bs_report_block {
 char *bs_comm_report_format(const bs_report_block *b);
 
 /* Whom to blame for one collective, given what each of n ranks does in it
- * (desc[i] NULL: rank first_rank+i is not in it): when the descriptions
+ * (desc[i] NULL: rank i, numbered as in bs_report_block, is not in it):
+ * when the descriptions
  * differ, every rank outside the largest group of alike ones (a tie goes
  * to the group with the lowest rank); else every rank not in it. Sets
  * culprit[i], writes why ("against the majority: ranks 0-6 in ...") and
  * returns how many it blames. seq: the collective's number, for why. */
 int bs_comm_report_culprits(const char *const *desc, int n, int first_rank,
-                            uint64_t seq, bool *culprit, char *why,
-                            size_t why_n);
+                            const int *rank_of, uint64_t seq, bool *culprit,
+                            char *why, size_t why_n);
 
 #endif
