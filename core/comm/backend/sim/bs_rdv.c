@@ -2,9 +2,13 @@
 #include "comm/backend/sim/bs_rdv.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "bs_kernels.h"
 
@@ -22,50 +26,58 @@ void bs_rdv_unlock(bs_rdv *r) {
   pthread_mutex_unlock(r->mu);
 }
 
+/* Not FUTEX_PRIVATE: the board may be shared by processes. */
+static void futex_wait(_Atomic uint32_t *word, uint32_t seen, uint64_t ns) {
+  struct timespec ts = ts_at(ns);
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
 /* Locked: every waiter re-checks, the other processes learn first. */
 static void broadcast(bs_rdv *r, bs_world *w) {
   if (r->publish)
     r->publish(r, w);
-  pthread_cond_broadcast(r->cv);
+  atomic_fetch_add(&r->b->epoch, 1);
+  syscall(SYS_futex, (uint32_t *)&r->b->epoch, FUTEX_WAKE, INT_MAX, NULL, NULL,
+          0);
 }
 
 static bool gate_open(const bs_rdv_board *b, uint64_t round) {
-  return b->round == round;
+  return atomic_load(&b->round) == round;
 }
 
 static bool exec_ready(const bs_rdv_board *b, uint64_t round) {
-  return b->executing && b->round == round;
+  return atomic_load(&b->executing) && atomic_load(&b->round) == round;
 }
 
-/* Sleeps (locked) until woken, the slice ends or until. */
-static void nap(bs_rdv *r, uint64_t until) {
-  uint64_t now = bs_watchdog_now_ns();
-  if (r->slice_ns && now + r->slice_ns < until)
-    until = now + r->slice_ns;
-  struct timespec ts = ts_at(until);
-  if (pthread_cond_timedwait(r->cv, r->mu, &ts) == EOWNERDEAD)
-    pthread_mutex_consistent(r->mu);
-}
-
-/* Waits (locked) until ready; a timeout fails the world itself rather
- * than trusting the watchdog thread to be scheduled. */
-static bs_status wait_for(bs_rdv *r, bs_comm *c, uint64_t since,
+/* Waits (unlocked) until ready for round; a timeout fails the world itself
+ * rather than trusting the watchdog thread to be scheduled. The epoch is
+ * read before the checks: a broadcast after them ends the sleep at once. */
+static bs_status wait_for(bs_rdv *r, bs_comm *c, uint64_t round, uint64_t since,
                           bool (*ready)(const bs_rdv_board *, uint64_t)) {
-  uint64_t round = r->s[c->grank].next, until = since + r->timeout_ns;
+  uint64_t until = since + r->timeout_ns;
   for (;;) {
+    uint32_t seen = atomic_load(&r->b->epoch);
     if (ready(r->b, round))
       return BS_OK;
-    if (r->poll)
+    if (r->poll) {
+      bs_rdv_lock(r);
       r->poll(r, c->w);
+      bs_rdv_unlock(r);
+    }
     bs_status ab = bs_world_abort_status(c->w);
     if (ab != BS_OK)
       return ab;
-    if (bs_watchdog_now_ns() >= until) {
+    uint64_t now = bs_watchdog_now_ns();
+    if (now >= until) {
+      bs_rdv_lock(r);
       ab = bs_world_timeout(c->w, c->rank, since);
       broadcast(r, c->w);
+      bs_rdv_unlock(r);
       return ab;
     }
-    nap(r, until);
+    uint64_t ns = until - now;
+    futex_wait(&r->b->epoch, seen,
+               r->slice_ns && r->slice_ns < ns ? r->slice_ns : ns);
   }
 }
 
@@ -142,15 +154,12 @@ static void fail_desync(const bs_rdv *r, bs_world *w, int bad) {
 
 /* Every live rank blocked in this round, and it cannot complete: fail the
  * world and wake everyone. A rank that is merely slow is neither arrived
- * nor gone, so nothing happens until it shows up. */
+ * nor gone, so nothing happens until it shows up. The board's counts say
+ * when: a look at every slot only once every rank is in. */
 void bs_rdv_check(bs_rdv *r, bs_world *w) {
-  int nwait = 0, ngone = 0;
+  int nwait = atomic_load(&r->b->arrived), ngone = atomic_load(&r->b->gone);
   if (r->b->executing || bs_world_abort_status(w) != BS_OK)
     return;
-  for (int i = 0; i < r->b->n; i++) {
-    nwait += r->s[i].arrived && !r->s[i].gone;
-    ngone += r->s[i].gone;
-  }
   if (nwait == 0 || nwait + ngone < r->b->n)
     return;
   if (ngone > 0)
@@ -252,23 +261,49 @@ static void reduce(void *out, const void *const *in, int n, size_t count,
   }
 }
 
-static bs_status reduce_out(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
-                            size_t off) {
-  bs_status st = BS_OK;
+/* The reduction of every rank's staged bytes at off, into out. */
+static bs_status reduce_into(const bs_rdv *r, const bs_coll_args *a, size_t off,
+                             void *out) {
   int n = r->b->n;
-  size_t chunk = a->count * bs_dtype_size(a->dt);
   const void **in = malloc((size_t)n * sizeof *in);
-  void *out = malloc(chunk);
-  if (!in || !out)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "sim: %zu bytes of reduction", chunk);
+  if (!in)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: reduction of %d ranks", n);
   for (int j = 0; j < n; j++)
     in[j] = (const char *)r->in[j] + off;
   reduce(out, in, n, a->count, a->dt, a->redop);
+  free(in);
+  return BS_OK;
+}
+
+static bs_status reduce_out(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
+                            size_t off) {
+  bs_status st = BS_OK;
+  size_t chunk = a->count * bs_dtype_size(a->dt);
+  void *out = malloc(chunk);
+  if (!out)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "sim: %zu bytes of reduction", chunk);
+  BS_CHECK(reduce_into(r, a, off, out));
   BS_CHECK(copy(c, a, a->recv, out, chunk, BS_H2D));
 out:
-  free(in);
   free(out);
   return st;
+}
+
+/* Locked, as the last rank arrives at an all-reduce of ranks that share
+ * this memory: reduced once, for every rank to copy. Without the room for
+ * it each rank reduces for itself. */
+static void reduce_shared(bs_rdv *r, const bs_coll_args *a) {
+  size_t chunk = a->count * bs_dtype_size(a->dt);
+  if (chunk > r->red_cap) {
+    void *p = realloc(r->red, chunk);
+    if (!p)
+      return;
+    r->red = p;
+    r->red_cap = chunk;
+  }
+  bs_error saved = *bs_err(); /* this rank's own failure, if it has one */
+  r->b->reduced = reduce_into(r, a, 0, r->red) == BS_OK;
+  *bs_err() = saved;
 }
 
 /* This rank's share of the round: only its own output is written. */
@@ -287,7 +322,10 @@ static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a) {
     BS_CHECK(reduce_out(r, c, a, (size_t)c->grank * chunk));
     break;
   case BS_COLL_ALL_REDUCE:
-    BS_CHECK(reduce_out(r, c, a, 0));
+    if (r->b->reduced)
+      BS_CHECK(copy(c, a, a->recv, r->red, chunk, BS_H2D));
+    else
+      BS_CHECK(reduce_out(r, c, a, 0));
     break;
   default: /* broadcast */
     BS_CHECK(copy(c, a, a->recv, r->in[a->root], chunk, BS_H2D));
@@ -298,17 +336,38 @@ out:
 }
 
 /* Locked: the last rank out starts the next round. */
-static void depart(bs_rdv *r, bs_world *w, int rank) {
+static void next_round(bs_rdv *r, bs_world *w) {
   bs_rdv_board *b = r->b;
-  r->s[rank].next++;
-  if (++b->done < b->n)
-    return;
   for (int i = 0; i < b->n; i++)
     r->s[i].arrived = false;
-  b->executing = false;
-  b->arrived = b->done = 0;
-  b->round++;
+  atomic_store(&b->executing, false);
+  b->reduced = false;
+  atomic_store(&b->arrived, 0);
+  atomic_store(&b->done, 0);
+  atomic_fetch_add(&b->round, 1);
   broadcast(r, w);
+}
+
+/* True for the last rank out of the round. */
+static bool depart(bs_rdv *r, int rank) {
+  r->s[rank].next++;
+  return atomic_fetch_add(&r->b->done, 1) + 1 == r->b->n;
+}
+
+/* Unlocked until the last arrival (or an arrival that leaves the round
+ * stuck, with ranks gone): that one decides, locked. */
+static void arrived(bs_rdv *r, bs_world *w, const bs_coll_args *a) {
+  bs_rdv_board *b = r->b;
+  if (atomic_load(&b->executing) || bs_world_abort_status(w) != BS_OK)
+    return;
+  if (atomic_load(&b->arrived) == b->n && first_mismatch(r) < 0) {
+    if (r->shared && a->op == BS_COLL_ALL_REDUCE)
+      reduce_shared(r, a);
+    atomic_store(&b->executing, true);
+    broadcast(r, w);
+  } else {
+    bs_rdv_check(r, w);
+  }
 }
 
 static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a) {
@@ -318,38 +377,35 @@ static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a) {
   me->a.label = NULL;
   me->arrived = true;
   me->arrived_ns = bs_watchdog_now_ns();
-  if (++r->b->arrived == r->b->n && first_mismatch(r) < 0) {
-    r->b->executing = true;
-    broadcast(r, w);
-  } else {
-    bs_rdv_check(r, w);
-  }
+  int k = atomic_fetch_add(&r->b->arrived, 1) + 1;
+  if (k + atomic_load(&r->b->gone) < r->b->n)
+    return;
+  bs_rdv_lock(r);
+  arrived(r, w, a);
+  bs_rdv_unlock(r);
 }
 
 bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
   bs_rdv *r = c->w->impl;
   uint64_t since = bs_watchdog_now_ns();
-  bs_rdv_lock(r);
-  bs_status st = wait_for(r, c, since, gate_open);
-  bs_rdv_unlock(r);
+  uint64_t round = r->s[c->grank].next; /* only this rank moves it */
+  bs_status st = wait_for(r, c, round, since, gate_open);
+  if (st == BS_OK)
+    st = stage(r, c, a);
+  if (st == BS_OK)
+    st = bs_world_abort_status(c->w);
   if (st != BS_OK)
     return st;
-  st = stage(r, c, a);
-  if (st != BS_OK)
-    return st;
-  bs_rdv_lock(r);
-  st = bs_world_abort_status(c->w);
-  if (st == BS_OK) {
-    arrive(r, c->w, c->grank, a);
-    st = wait_for(r, c, since, exec_ready);
-  }
-  bs_rdv_unlock(r);
+  arrive(r, c->w, c->grank, a);
+  st = wait_for(r, c, round, since, exec_ready);
   if (st != BS_OK)
     return st;
   st = execute(r, c, a);
-  bs_rdv_lock(r);
-  depart(r, c->w, c->grank);
-  bs_rdv_unlock(r);
+  if (depart(r, c->grank)) {
+    bs_rdv_lock(r);
+    next_round(r, c->w);
+    bs_rdv_unlock(r);
+  }
   return st;
 }
 
@@ -357,13 +413,17 @@ bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
  * depart, nor count as arrived: the round goes on, or fails, without it. */
 void bs_rdv_leave(bs_rdv *r, bs_world *w, int rank) {
   bs_rdv_slot *s = &r->s[rank];
+  if (s->gone)
+    return;
   s->gone = true;
   s->gone_ns = bs_watchdog_now_ns();
+  atomic_fetch_add(&r->b->gone, 1);
   if (s->arrived && s->next == r->b->round && r->b->executing) {
-    depart(r, w, rank);
+    if (depart(r, rank))
+      next_round(r, w);
   } else if (s->arrived && s->next == r->b->round) {
     s->arrived = false;
-    r->b->arrived--;
+    atomic_fetch_sub(&r->b->arrived, 1);
   }
 }
 

@@ -7,7 +7,9 @@
  * matching collectives, every rank computes its own output from the staged
  * inputs (reductions in rank order 0..N-1, so every rank gets the same
  * bits) and copies it to its buffer. Staging first is what makes the
- * in-place forms safe. Because one lock sees every rank, a deadlock (every
+ * in-place forms safe (an all-reduce is computed once when every rank is
+ * in this process: the work of a round grows with the ranks, not with
+ * their square). Because one lock sees every rank, a deadlock (every
  * live rank arrived, and a rank is gone or the collectives differ) is seen
  * the moment it happens, without waiting for the timeout.
  *
@@ -29,10 +31,19 @@ typedef struct bs_rdv_slot {
 
 /* The round in progress. */
 typedef struct bs_rdv_board {
-  uint64_t round;    /* the round being assembled or executed */
-  int n;             /* global ranks */
-  int arrived, done; /* this round */
-  bool executing;
+  _Atomic uint64_t round; /* the round being assembled or executed */
+  int n;                  /* global ranks */
+  /* This round's arrivals and departures, counted without the lock: only
+   * the rank that completes a count takes it (thousands of ranks queueing
+   * on one lock every round is what made a large world slow). */
+  _Atomic int arrived, done;
+  _Atomic int gone; /* ranks that left, ever */
+  _Atomic bool executing;
+  bool reduced; /* this round's all-reduce is in bs_rdv.red */
+  /* Bumped by every broadcast; waiters sleep on it (a futex) and read
+   * round and executing without the lock, so that thousands of ranks
+   * woken at once do not queue on it. */
+  _Atomic uint32_t epoch;
 } bs_rdv_board;
 
 typedef struct bs_rdv bs_rdv;
@@ -40,8 +51,13 @@ struct bs_rdv {
   bs_rdv_board *b;
   bs_rdv_slot *s; /* b->n slots */
   void **in;      /* in[i]: global rank i's staged input, in this process */
+  /* Every rank in this process's memory: the last to arrive at an
+   * all-reduce computes it into red once, the others copy it (false: each
+   * rank reduces for itself, as ranks in other processes must). */
+  bool shared;
+  void *red;
+  size_t red_cap;
   pthread_mutex_t *mu; /* guards b and s; may be robust and process-shared */
-  pthread_cond_t *cv;  /* on CLOCK_MONOTONIC */
   uint64_t timeout_ns;
   uint64_t slice_ns; /* 0: a waiter sleeps until woken or timed out */
   /* Room at in[rank] for the n bytes this rank stages of collective a. */
@@ -54,7 +70,8 @@ struct bs_rdv {
   void (*publish)(bs_rdv *r, bs_world *w);
 };
 
-/* Locks r->mu, making it consistent again when its owner died. */
+/* Locks r->mu, making it consistent again when its owner died. Waiting is
+ * done unlocked, on the board's epoch. */
 void bs_rdv_lock(bs_rdv *r);
 void bs_rdv_unlock(bs_rdv *r);
 /* Locked: global rank leaves; its peers must not wait for it (then
