@@ -17,6 +17,10 @@
 #include "bs_err.h"
 #include "dev/bs_dev.h"
 
+/* The most ranks a world holds: the limit of --ranks, of the DDP layout and
+ * of a replay's dumps alike (the size of real jobs). */
+#define BS_WORLD_MAX_RANKS 4096
+
 typedef enum bs_redop { BS_SUM = 0, BS_MAX, BS_MIN, BS_REDOP_COUNT } bs_redop;
 
 typedef enum bs_coll {
@@ -117,6 +121,9 @@ int bs_comm_size(const bs_comm *c); /* global size */
 bs_dev *bs_comm_dev(const bs_comm *c);
 /* Sequence id of the last collective this rank issued (0: none yet). */
 uint64_t bs_comm_seq(const bs_comm *c);
+/* Numbers this rank's next collective seq (a replay goes on where a job's
+ * dumps start); BS_ERR_INVALID unless seq is past the last one issued. */
+bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq);
 
 /* count is per rank for all_gather (send count) and reduce_scatter (recv
  * count); recv of all_gather and send of reduce_scatter hold size*count.

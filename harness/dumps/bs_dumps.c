@@ -97,8 +97,14 @@ static bs_status group(bs_dumps *d, const bs_json *root, const char *name,
   if (!g && want)
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: no process group '%s' in pg_config",
             name, want);
+  const bs_json *ranks = g ? bs_json_get(g, "ranks") : NULL;
+  /* Thousands of dumps repeat one long list: parsed once. */
+  if (ranks && ranks->type == BS_JSTR && d->members_text &&
+      strcmp(ranks->str, d->members_text) == 0 &&
+      strcmp(d->pg, bs_json_get_str(g, "name", key)) == 0)
+    goto out;
   if (g) {
-    BS_CHECK(parse_members(bs_json_get(g, "ranks"), name, &m, &n));
+    BS_CHECK(parse_members(ranks, name, &m, &n));
   } else { /* a dump without pg_config: every rank of comm_size */
     int64_t cs = bs_json_get_int(root, "comm_size", 0);
     if (cs < 1 || cs > BS_DUMPS_MAX_RANKS)
@@ -117,6 +123,9 @@ static bs_status group(bs_dumps *d, const bs_json *root, const char *name,
     d->members = m;
     d->world = n;
     m = NULL;
+    if (ranks && ranks->type == BS_JSTR &&
+        !(d->members_text = strdup(ranks->str)))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", name);
   } else if (strcmp(d->pg, pg) != 0 || d->world != n ||
              memcmp(d->members, m, (size_t)n * sizeof *m) != 0) {
     BS_FAIL(BS_ERR_INVALID, NULL,
@@ -278,13 +287,6 @@ const bs_dump *bs_dumps_rank(const bs_dumps *d, int r) {
   return lo < d->n && d->d[lo].rank == r ? &d->d[lo] : NULL;
 }
 
-static bool have(const bs_dumps *d, int rank) {
-  for (size_t i = 0; i < d->n; i++)
-    if (d->d[i].rank == rank)
-      return true;
-  return false;
-}
-
 bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name,
                        const char *pg) {
   bs_status st = BS_OK;
@@ -296,10 +298,11 @@ bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name,
   if (rank < 0 || rank >= BS_DUMPS_MAX_RANKS)
     BS_CHECK(bad(name, "no rank: neither a \"rank\" key nor a name ending "
                        "in the rank (<prefix><rank>)"));
-  if (have(d, rank))
-    goto out; /* the JSON copy beside a pickle, say */
-  if (!d->pool && !(d->pool = bs_strpool_create()))
+  if (!d->pool && (!(d->pool = bs_strpool_create()) ||
+                   !(d->seen = calloc(BS_DUMPS_MAX_RANKS, sizeof *d->seen))))
     BS_FAIL(BS_ERR_NOMEM, NULL, "dumps: out of memory");
+  if (d->seen[rank])
+    goto out; /* the JSON copy beside a pickle, say */
   BS_CHECK(group(d, root, name, pg));
   lib_of(d, root, es);
   bs_dump *grown = realloc(d->d, (d->n + 1) * sizeof *grown);
@@ -309,6 +312,7 @@ bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name,
   bs_dump *dump = &d->d[d->n++];
   memset(dump, 0, sizeof *dump);
   dump->rank = rank;
+  d->seen[rank] = true;
   snprintf(dump->file, sizeof dump->file, "%s", name);
   BS_CHECK(fill_dump(d, es, dump));
 out:
@@ -344,6 +348,8 @@ void bs_dumps_free(bs_dumps *d) {
     free(d->d[i].c);
   free(d->d);
   free(d->members);
+  free(d->members_text);
+  free(d->seen);
   bs_strpool_destroy(d->pool);
   memset(d, 0, sizeof *d);
 }
@@ -397,27 +403,42 @@ out:
   return st;
 }
 
-/* A pickle, a JSON dump, or something else (skipped: *root untouched). */
-static bs_status parse_file(const char *path, const char *name, bool pickles,
+typedef enum file_kind { F_OTHER = 0, F_PICKLE, F_JSON } file_kind;
+
+/* What a file looks like from its first byte (without reading it all). */
+static file_kind kind_of(const char *path) {
+  unsigned char c[64];
+  struct stat sb;
+  FILE *f =
+      stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? fopen(path, "rb") : NULL;
+  size_t n = f ? fread(c, 1, sizeof c, f) : 0;
+  if (f)
+    fclose(f);
+  size_t i = 0;
+  while (i < n && strchr(" \t\r\n", c[i]))
+    i++;
+  if (n && c[0] == 0x80)
+    return F_PICKLE;
+  return i < n && c[i] == '{' ? F_JSON : F_OTHER;
+}
+
+/* A pickle or a JSON file; *got: it is a dump. */
+static bs_status parse_file(const char *path, const char *name, file_kind k,
                             bs_json *root, bool *got) {
   bs_status st = BS_OK;
   char *data = NULL;
   size_t n = 0;
   *got = false;
   BS_CHECK(bs_file_read(path, &data, &n));
-  bool is_pickle = n > 0 && (unsigned char)data[0] == 0x80;
-  size_t ws = strspn(data, " \t\r\n");
-  bool is_json = ws < n && data[ws] == '{';
-  if (pickles ? !is_pickle : !is_json)
-    goto out;
-  st = is_pickle ? bs_pickle_read(data, n, root) : bs_json_parse(data, n, root);
+  st = k == F_PICKLE ? bs_pickle_read(data, n, root)
+                     : bs_json_parse(data, n, root);
   if (st != BS_OK) {
     char why[sizeof bs_err()->message];
     snprintf(why, sizeof why, "%s", bs_err()->message);
     bs_err_clear();
     BS_FAIL(st, NULL, "%s: %s", name, why);
   }
-  *got = is_pickle || bs_json_get(root, "entries");
+  *got = k == F_PICKLE || bs_json_get(root, "entries");
 out:
   free(data);
   return st;
@@ -427,23 +448,28 @@ out:
 static bs_status read_all(const char *dir, char **names, size_t n,
                           const char *pg, bs_dumps *d) {
   bs_status st = BS_OK;
-  for (int pass = 0; pass < 2; pass++)
-    for (size_t i = 0; i < n; i++) {
-      char path[4096];
+  file_kind *kind = calloc(n ? n : 1, sizeof *kind);
+  char path[4096];
+  if (!kind)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: %zu files", dir, n);
+  for (size_t i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    kind[i] = kind_of(path);
+  }
+  for (int pass = F_PICKLE; pass <= F_JSON && st == BS_OK; pass++)
+    for (size_t i = 0; i < n && st == BS_OK; i++) {
       bs_json root = {0};
       bool got = false;
-      snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-      struct stat sb;
-      if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+      if (kind[i] != (file_kind)pass)
         continue;
-      st = parse_file(path, names[i], pass == 0, &root, &got);
+      snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+      st = parse_file(path, names[i], kind[i], &root, &got);
       if (st == BS_OK && got)
         st = bs_dumps_add(d, &root, names[i], pg);
-      d->pickle = d->pickle || (got && pass == 0);
+      d->pickle = d->pickle || (got && pass == F_PICKLE);
       bs_json_free(&root);
-      if (st != BS_OK)
-        return st;
     }
+  free(kind);
   return st;
 }
 

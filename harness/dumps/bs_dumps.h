@@ -11,10 +11,11 @@
 #include <stdint.h>
 
 #include "bs_err.h"
+#include "comm/bs_comm.h"
 #include "util/bs_json.h"
 
 /* Most ranks a folder's dumps may describe (the world limit). */
-#define BS_DUMPS_MAX_RANKS 4096
+#define BS_DUMPS_MAX_RANKS BS_WORLD_MAX_RANKS
 
 typedef enum bs_dump_state {
   BS_DUMP_SCHEDULED = 0,
@@ -58,6 +59,8 @@ typedef struct bs_dumps {
   char lib[48];     /* comm_lib_version, or the profiling names' prefix */
   bool pickle;      /* some were pickles */
   struct bs_strpool *pool; /* the interned strings */
+  char *members_text;      /* the members as the first dump wrote them */
+  bool *seen;              /* by global rank: a dump was read */
 } bs_dumps;
 
 /* Reads every dump in dir (not its subfolders; other files are skipped),

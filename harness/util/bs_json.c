@@ -139,11 +139,22 @@ static bs_status parse_string(parser *p, char **out) {
       break;
     if (c < 0x20)
       BS_CHECK(perr(p, "no control character inside a string"));
-    p->pos++;
-    if (c != '\\')
-      bs_buf_append(&b, (const char *)&c, 1);
-    else if (!escape(p, &b))
-      BS_CHECK(perr(p, "a valid escape"));
+    if (c == '\\') {
+      p->pos++;
+      if (!escape(p, &b))
+        BS_CHECK(perr(p, "a valid escape"));
+      continue;
+    }
+    /* A run of plain characters at once: dumps hold long strings. */
+    size_t run = 1;
+    while (p->pos + run < p->len) {
+      unsigned char x = (unsigned char)p->s[p->pos + run];
+      if (x == '"' || x == '\\' || x < 0x20)
+        break;
+      run++;
+    }
+    bs_buf_append(&b, p->s + p->pos, run);
+    p->pos += run;
   }
   p->pos++;
   *out = bs_buf_take(&b);

@@ -10,7 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { DEFAULT_TIMEOUT_MS = 10000, DEFAULT_SLOTS = 256, MAX_RANKS = 4096 };
+enum {
+  DEFAULT_TIMEOUT_MS = 10000,
+  DEFAULT_SLOTS = 256,
+  MAX_RANKS = BS_WORLD_MAX_RANKS
+};
 /* How often a process-per-rank world looks for another process's failure,
  * and how long a failed one waits for every process's note to settle on
  * the job's cause (a process that never publishes, say a killed one, costs
