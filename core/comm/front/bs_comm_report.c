@@ -278,9 +278,11 @@ out:
   return buf;
 }
 
-char *bs_comm_report(const bs_report_in *in) {
+/* The block of in's ranks, under status and with tail. */
+static char *report_of(const bs_report_in *in, const char *status,
+                       const char *tail) {
   char *text = NULL;
-  char source[96], tail[128];
+  char source[96];
   size_t n = in->size > 0 ? (size_t)in->size : 1;
   bs_report_rank *ranks = calloc(n, sizeof *ranks);
   if (!ranks)
@@ -289,11 +291,7 @@ char *bs_comm_report(const bs_report_in *in) {
     describe(&in->pos[i], &ranks[i]);
   snprintf(source, sizeof source, "%d ranks, %s backend", in->size,
            in->backend);
-  uint64_t d = in->detect_ns > in->stall_ns ? in->detect_ns - in->stall_ns : 0;
-  snprintf(tail, sizeof tail,
-           "  stall -> detection: %.3f ms (watchdog timeout %d ms)\n",
-           (double)d / 1e6, in->timeout_ms);
-  bs_report_block b = {.status = bs_status_name(in->status),
+  bs_report_block b = {.status = status,
                        .source = source,
                        .cause = in->cause,
                        .n = in->size,
@@ -302,5 +300,27 @@ char *bs_comm_report(const bs_report_in *in) {
                        .tail = tail};
   text = bs_comm_report_format(&b);
   free(ranks);
+  return text;
+}
+
+char *bs_comm_report(const bs_report_in *in) {
+  char tail[128];
+  uint64_t d = in->detect_ns > in->stall_ns ? in->detect_ns - in->stall_ns : 0;
+  snprintf(tail, sizeof tail,
+           "  stall -> detection: %.3f ms (watchdog timeout %d ms)\n",
+           (double)d / 1e6, in->timeout_ms);
+  return report_of(in, bs_status_name(in->status), tail);
+}
+
+char *bs_world_report_now(const bs_world *w, const char *why) {
+  bs_world *mw = (bs_world *)w; /* the lock is the one mutable part */
+  pthread_mutex_lock(&mw->mu);
+  bs_report_in in = {.cause = why,
+                     .backend = w->be->name,
+                     .size = w->o.size,
+                     .first_rank = w->o.first_rank,
+                     .pos = w->pos};
+  char *text = report_of(&in, "hang", NULL);
+  pthread_mutex_unlock(&mw->mu);
   return text;
 }
