@@ -241,38 +241,60 @@ static int64_t comb_i(int64_t x, int64_t y, bs_redop op) {
   return y < x ? y : x;
 }
 
-/* out[i] = in[0][i] op in[1][i] op ... in rank order. bf16 accumulates in
- * fp32 and rounds once at the end. */
-static void reduce(void *out, const void *const *in, int n, size_t count,
-                   bs_dtype dt, bs_redop op) {
-  bool fl = dt == BS_BF16 || dt == BS_F32;
-  for (size_t i = 0; i < count; i++) {
-    if (fl) {
-      float acc = load_f(in[0], i, dt);
-      for (int j = 1; j < n; j++)
-        acc = comb_f(acc, load_f(in[j], i, dt), op);
-      store_f(out, i, dt, acc);
-    } else {
-      int64_t acc = load_i(in[0], i, dt);
-      for (int j = 1; j < n; j++)
-        acc = comb_i(acc, load_i(in[j], i, dt), op);
-      store_i(out, i, dt, acc);
-    }
-  }
+static void reduce_f(float *acc, const void *const *in, int n, size_t count,
+                     bs_dtype dt, bs_redop op) {
+  for (size_t i = 0; i < count; i++)
+    acc[i] = load_f(in[0], i, dt);
+  for (int j = 1; j < n; j++)
+    for (size_t i = 0; i < count; i++)
+      acc[i] = comb_f(acc[i], load_f(in[j], i, dt), op);
 }
 
-/* The reduction of every rank's staged bytes at off, into out. */
-static bs_status reduce_into(const bs_rdv *r, const bs_coll_args *a, size_t off,
-                             void *out) {
+static void reduce_i(int64_t *acc, const void *const *in, int n, size_t count,
+                     bs_dtype dt, bs_redop op) {
+  for (size_t i = 0; i < count; i++)
+    acc[i] = load_i(in[0], i, dt);
+  for (int j = 1; j < n; j++)
+    for (size_t i = 0; i < count; i++)
+      acc[i] = comb_i(acc[i], load_i(in[j], i, dt), op);
+}
+
+/* out[i] = in[0][i] op in[1][i] op ... in rank order, reading one rank's
+ * input after the other (thousands of ranks' inputs, each read once and
+ * in order). bf16 accumulates in fp32 and rounds once at the end. */
+static bs_status reduce(void *out, const void *const *in, int n, size_t count,
+                        bs_dtype dt, bs_redop op) {
+  bool fl = dt == BS_BF16 || dt == BS_F32;
+  void *acc = malloc((count ? count : 1) * (fl ? sizeof(float) : 8));
+  if (!acc)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: reduction of %zu elements",
+                       count);
+  if (fl)
+    reduce_f(acc, in, n, count, dt, op);
+  else
+    reduce_i(acc, in, n, count, dt, op);
+  for (size_t i = 0; i < count; i++)
+    if (fl)
+      store_f(out, i, dt, ((float *)acc)[i]);
+    else
+      store_i(out, i, dt, ((int64_t *)acc)[i]);
+  free(acc);
+  return BS_OK;
+}
+
+/* The reduction of count elements of every rank's staged bytes at off. */
+static bs_status reduce_into(const bs_rdv *r, const bs_coll_args *a,
+                             size_t count, size_t off, void *out) {
+  bs_status st = BS_OK;
   int n = r->b->n;
   const void **in = malloc((size_t)n * sizeof *in);
   if (!in)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: reduction of %d ranks", n);
   for (int j = 0; j < n; j++)
     in[j] = (const char *)r->in[j] + off;
-  reduce(out, in, n, a->count, a->dt, a->redop);
+  st = reduce(out, in, n, count, a->dt, a->redop);
   free(in);
-  return BS_OK;
+  return st;
 }
 
 static bs_status reduce_out(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
@@ -282,27 +304,45 @@ static bs_status reduce_out(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
   void *out = malloc(chunk);
   if (!out)
     BS_FAIL(BS_ERR_NOMEM, NULL, "sim: %zu bytes of reduction", chunk);
-  BS_CHECK(reduce_into(r, a, off, out));
+  BS_CHECK(reduce_into(r, a, a->count, off, out));
   BS_CHECK(copy(c, a, a->recv, out, chunk, BS_H2D));
 out:
   free(out);
   return st;
 }
 
-/* Locked, as the last rank arrives at an all-reduce of ranks that share
- * this memory: reduced once, for every rank to copy. Without the room for
- * it each rank reduces for itself. */
-static void reduce_shared(bs_rdv *r, const bs_coll_args *a) {
+/* The round's whole result, made once: what each rank copies its part of
+ * (all-reduce: the reduction; reduce-scatter: every rank's chunk of it;
+ * all-gather: the inputs end to end). */
+static bs_status prepare(bs_rdv *r, const bs_coll_args *a, size_t chunk) {
+  int n = r->b->n;
+  if (a->op == BS_COLL_ALL_REDUCE)
+    return reduce_into(r, a, a->count, 0, r->red);
+  if (a->op == BS_COLL_REDUCE_SCATTER)
+    return reduce_into(r, a, a->count * (size_t)n, 0, r->red);
+  for (int j = 0; j < n; j++)
+    memcpy((char *)r->red + (size_t)j * chunk, r->in[j], chunk);
+  return BS_OK;
+}
+
+/* Locked, as the last rank arrives, when every rank shares this memory:
+ * the result made once (bs_rdv.h), so a round's work grows with the ranks
+ * and the bytes, not with their product. Without the room for it each rank
+ * works for itself. */
+static void prepare_shared(bs_rdv *r, const bs_coll_args *a) {
   size_t chunk = a->count * bs_dtype_size(a->dt);
-  if (chunk > r->red_cap) {
-    void *p = realloc(r->red, chunk);
+  size_t need = a->op == BS_COLL_ALL_REDUCE ? chunk : chunk * (size_t)r->b->n;
+  if (a->op == BS_COLL_BROADCAST || a->op == BS_COLL_BARRIER || chunk == 0)
+    return;
+  if (need > r->red_cap) {
+    void *p = realloc(r->red, need);
     if (!p)
       return;
     r->red = p;
-    r->red_cap = chunk;
+    r->red_cap = need;
   }
   bs_error saved = *bs_err(); /* this rank's own failure, if it has one */
-  r->b->reduced = reduce_into(r, a, 0, r->red) == BS_OK;
+  r->b->prepared = prepare(r, a, chunk) == BS_OK;
   *bs_err() = saved;
 }
 
@@ -312,17 +352,23 @@ static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a) {
   size_t chunk = a->count * bs_dtype_size(a->dt);
   if (chunk == 0 || !bs_coll_has_data(a->op))
     goto out;
+  size_t mine = (size_t)c->grank * chunk;
   switch (a->op) {
   case BS_COLL_ALL_GATHER:
-    for (int j = 0; j < r->b->n; j++)
+    if (r->b->prepared)
+      BS_CHECK(copy(c, a, a->recv, r->red, chunk * (size_t)r->b->n, BS_H2D));
+    for (int j = 0; !r->b->prepared && j < r->b->n; j++)
       BS_CHECK(copy(c, a, (char *)a->recv + (size_t)j * chunk, r->in[j], chunk,
                     BS_H2D));
     break;
   case BS_COLL_REDUCE_SCATTER:
-    BS_CHECK(reduce_out(r, c, a, (size_t)c->grank * chunk));
+    if (r->b->prepared)
+      BS_CHECK(copy(c, a, a->recv, (char *)r->red + mine, chunk, BS_H2D));
+    else
+      BS_CHECK(reduce_out(r, c, a, mine));
     break;
   case BS_COLL_ALL_REDUCE:
-    if (r->b->reduced)
+    if (r->b->prepared)
       BS_CHECK(copy(c, a, a->recv, r->red, chunk, BS_H2D));
     else
       BS_CHECK(reduce_out(r, c, a, 0));
@@ -341,7 +387,7 @@ static void next_round(bs_rdv *r, bs_world *w) {
   for (int i = 0; i < b->n; i++)
     r->s[i].arrived = false;
   atomic_store(&b->executing, false);
-  b->reduced = false;
+  b->prepared = false;
   atomic_store(&b->arrived, 0);
   atomic_store(&b->done, 0);
   atomic_fetch_add(&b->round, 1);
@@ -361,8 +407,8 @@ static void arrived(bs_rdv *r, bs_world *w, const bs_coll_args *a) {
   if (atomic_load(&b->executing) || bs_world_abort_status(w) != BS_OK)
     return;
   if (atomic_load(&b->arrived) == b->n && first_mismatch(r) < 0) {
-    if (r->shared && a->op == BS_COLL_ALL_REDUCE)
-      reduce_shared(r, a);
+    if (r->shared)
+      prepare_shared(r, a);
     atomic_store(&b->executing, true);
     broadcast(r, w);
   } else {

@@ -7,9 +7,10 @@
  * matching collectives, every rank computes its own output from the staged
  * inputs (reductions in rank order 0..N-1, so every rank gets the same
  * bits) and copies it to its buffer. Staging first is what makes the
- * in-place forms safe (an all-reduce is computed once when every rank is
- * in this process: the work of a round grows with the ranks, not with
- * their square). Because one lock sees every rank, a deadlock (every
+ * in-place forms safe (when every rank is in this process, the last to
+ * arrive makes the whole result once, so the work of a round grows with
+ * the ranks and the bytes, not with their product). Because one lock sees
+ * every rank, a deadlock (every
  * live rank arrived, and a rank is gone or the collectives differ) is seen
  * the moment it happens, without waiting for the timeout.
  *
@@ -39,7 +40,7 @@ typedef struct bs_rdv_board {
   _Atomic int arrived, done;
   _Atomic int gone; /* ranks that left, ever */
   _Atomic bool executing;
-  bool reduced; /* this round's all-reduce is in bs_rdv.red */
+  bool prepared; /* this round's whole result is in bs_rdv.red */
   /* Bumped by every broadcast; waiters sleep on it (a futex) and read
    * round and executing without the lock, so that thousands of ranks
    * woken at once do not queue on it. */
@@ -51,9 +52,10 @@ struct bs_rdv {
   bs_rdv_board *b;
   bs_rdv_slot *s; /* b->n slots */
   void **in;      /* in[i]: global rank i's staged input, in this process */
-  /* Every rank in this process's memory: the last to arrive at an
-   * all-reduce computes it into red once, the others copy it (false: each
-   * rank reduces for itself, as ranks in other processes must). */
+  /* Every rank in this process's memory: the last to arrive makes the
+   * round's whole result in red once (a reduction, the gathered inputs)
+   * and each rank copies its part (false: each rank works for itself, as
+   * ranks in other processes must). */
   bool shared;
   void *red;
   size_t red_cap;
