@@ -124,8 +124,7 @@ static bs_status set_peer(bs_bench_opts *o, const char *opt, const char *v) {
   return BS_OK;
 }
 
-static bs_status set_replay(bs_bench_opts *o, const char *opt,
-                            const char *v) {
+static bs_status set_replay(bs_bench_opts *o, const char *opt, const char *v) {
   return parse_int(opt, v, 2, BS_WORLD_MAX_RANKS, &o->replay);
 }
 

@@ -40,8 +40,8 @@ static bs_status step_rank(bs_comm *c, void *arg) {
     BS_CHECK(bs_comm_all_reduce(c, grad, grad, 8, BS_F32, BS_SUM));
     BS_CHECK(bs_comm_all_gather(c, shard + (size_t)me * COUNT, shard, COUNT,
                                 BS_BF16));
-    BS_CHECK(bs_comm_reduce_scatter(c, shard, shard + (size_t)me * COUNT,
-                                    COUNT, BS_BF16, BS_SUM));
+    BS_CHECK(bs_comm_reduce_scatter(c, shard, shard + (size_t)me * COUNT, COUNT,
+                                    BS_BF16, BS_SUM));
     BS_CHECK(bs_comm_broadcast(c, meta, 16, BS_I32, 0));
     BS_CHECK(bs_comm_barrier(c));
   }
@@ -61,8 +61,8 @@ static void culprit_of(const char *report, char *out, size_t n) {
   const char *at = strstr(report, "  culprit: ");
   const char *from = at ? at + strlen("  culprit: ") : "";
   const char *why = strstr(from, " (");
-  snprintf(out, n, "%.*s", (int)(why ? (size_t)(why - from) : strcspn(from, "\n")),
-           from);
+  snprintf(out, n, "%.*s",
+           (int)(why ? (size_t)(why - from) : strcspn(from, "\n")), from);
 }
 
 static bs_status write_dump(const char *dir, const bs_world *w, int r) {
@@ -117,8 +117,8 @@ static int replay_child(const char *dir, int fd) {
   if (st != BS_OK)
     return 4;
   culprit_of(res.text, culprit, sizeof culprit);
-  int k = snprintf(line, sizeof line, "%.6f %zu %s\n", bs_bench_measure_now_s() - t0,
-                   res.collectives, culprit);
+  int k = snprintf(line, sizeof line, "%.6f %zu %s\n",
+                   bs_bench_measure_now_s() - t0, res.collectives, culprit);
   bs_replay_result_free(&res);
   return bs_fork_write_all(fd, line, (size_t)k) ? 0 : 5;
 }

@@ -10,12 +10,12 @@
 
 typedef struct bs_bench_replay {
   int ranks;
-  size_t collectives;   /* replayed, over every rank */
-  double seconds;       /* reading the dumps to the report */
-  size_t peak_bytes;    /* the replaying process's peak resident memory */
-  double dump_seconds;  /* the world that wrote the dumps, and the writing */
+  size_t collectives;  /* replayed, over every rank */
+  double seconds;      /* reading the dumps to the report */
+  size_t peak_bytes;   /* the replaying process's peak resident memory */
+  double dump_seconds; /* the world that wrote the dumps, and the writing */
   char world_culprit[64], replay_culprit[64]; /* "rank 4095" */
-  bool agrees;          /* the replay blames whom the world's report does */
+  bool agrees; /* the replay blames whom the world's report does */
 } bs_bench_replay;
 
 bs_status bs_bench_replay_run(int ranks, bs_bench_replay *out);

@@ -550,7 +550,8 @@ static void test_replay_figure(void **state) {
   assert_string_equal(r.world_culprit, "rank 7");
   assert_int_equal(r.collectives, 8 * (STEPS * 5 + 1));
   assert_true(r.seconds > 0 && r.peak_bytes > 0);
-  char *line = bs_bench_replay_text(&r, false), *json = bs_bench_replay_text(&r, true);
+  char *line = bs_bench_replay_text(&r, false),
+       *json = bs_bench_replay_text(&r, true);
   assert_non_null(strstr(line, "culprit rank 7 (as the world's report)"));
   bs_json j;
   assert_int_equal(bs_json_parse(json, strlen(json), &j), BS_OK);

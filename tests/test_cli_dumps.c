@@ -74,12 +74,12 @@ static void test_own_artifacts(void **state) {
   char want[256];
   snprintf(want, sizeof want, "%s", culprit(report));
   assert_string_equal(want, "  culprit: ranks 1,3,5,7 ");
-  assert_int_equal(backstop("analyze art/frozen-params-r8-s0-skip-frozen-backup"),
-                   1);
+  assert_int_equal(
+      backstop("analyze art/frozen-params-r8-s0-skip-frozen-backup"), 1);
   assert_string_equal(culprit(out_text), want);
   has(out_text, "desync at collective #11 ");
-  assert_int_equal(backstop("replay art/frozen-params-r8-s0-skip-frozen-backup"),
-                   1);
+  assert_int_equal(
+      backstop("replay art/frozen-params-r8-s0-skip-frozen-backup"), 1);
   assert_string_equal(culprit(out_text), want);
   has(out_text, "desync at collective #11 ");
   free(report);
