@@ -275,18 +275,6 @@ static bs_status fill_dump(bs_dumps *d, const bs_json *es, bs_dump *dump) {
              : BS_OK;
 }
 
-const bs_dump *bs_dumps_rank(const bs_dumps *d, int r) {
-  size_t lo = 0, hi = d->n;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (d->d[mid].rank < r)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < d->n && d->d[lo].rank == r ? &d->d[lo] : NULL;
-}
-
 bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name,
                        const char *pg) {
   bs_status st = BS_OK;
@@ -322,6 +310,11 @@ out:
 static int by_rank(const void *a, const void *b) {
   int x = ((const bs_dump *)a)->rank, y = ((const bs_dump *)b)->rank;
   return (x > y) - (x < y);
+}
+
+const bs_dump *bs_dumps_rank(const bs_dumps *d, int r) {
+  bs_dump key = {.rank = r};
+  return d->n ? bsearch(&key, d->d, d->n, sizeof *d->d, by_rank) : NULL;
 }
 
 static bool member(const bs_dumps *d, int rank) {

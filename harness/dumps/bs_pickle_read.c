@@ -201,6 +201,19 @@ static bs_status uarg(reader *r, size_t n, uint64_t *out) {
   return BS_OK;
 }
 
+/* A width-byte length, then that many bytes (at most max). */
+static const unsigned char *sized(reader *r, size_t width, uint64_t max,
+                                  uint64_t *n, bs_status *st) {
+  const unsigned char *a = NULL;
+  *st = uarg(r, width, n);
+  if (*st == BS_OK && *n > max)
+    *st = bad(r, max == 8 ? "an integer wider than 64 bits"
+                          : "a length past the end");
+  if (*st == BS_OK && !(a = arg(r, (size_t)*n)))
+    *st = bad(r, "truncated");
+  return a;
+}
+
 static bs_status push_int(reader *r, int64_t i) {
   node *v = make(r, K_INT);
   if (v)
@@ -211,14 +224,10 @@ static bs_status push_int(reader *r, int64_t i) {
 /* LONG1/LONG4: two's complement, little-endian, at most 64 bits here. */
 static bs_status long_int(reader *r, size_t width) {
   uint64_t n = 0;
-  bs_status st = uarg(r, width, &n);
-  if (st != BS_OK)
-    return st;
-  if (n > 8)
-    return bad(r, "an integer wider than 64 bits");
-  const unsigned char *a = arg(r, (size_t)n);
+  bs_status st = BS_OK;
+  const unsigned char *a = sized(r, width, 8, &n, &st);
   if (!a)
-    return bad(r, "truncated");
+    return st;
   uint64_t u = le(a, (size_t)n);
   if (n > 0 && n < 8 && (a[n - 1] & 0x80))
     u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
@@ -240,12 +249,10 @@ static bs_status push_float(reader *r) {
 
 static bs_status push_str(reader *r, size_t width) {
   uint64_t n = 0;
-  bs_status st = uarg(r, width, &n);
-  if (st != BS_OK)
-    return st;
-  const unsigned char *a = n <= r->len ? arg(r, (size_t)n) : NULL;
+  bs_status st = BS_OK;
+  const unsigned char *a = sized(r, width, r->len, &n, &st);
   if (!a)
-    return bad(r, "truncated");
+    return st;
   if (memchr(a, 0, (size_t)n))
     return bad(r, "a string with a NUL byte");
   node *v = make(r, K_STR);

@@ -244,6 +244,18 @@ static bs_status fingerprint_torn(bs_comm *c, const bs_coll_args *a, int bad) {
   return fail_coll(c, a, BS_ERR_ABORTED);
 }
 
+/* One of the fingerprint check's own trips through the backend for a:
+ * the report shows the rank in a, in its fingerprint stage. */
+static bs_status fingerprint_exchange(bs_comm *c, const bs_coll_args *a,
+                                      bs_coll_args ex) {
+  ex.host = true;
+  ex.seq = a->seq;
+  ex.label = "fingerprint";
+  bs_coll_args shown = *a;
+  shown.label = "fingerprint";
+  return run_backend(c, &ex, &shown, 0);
+}
+
 /* Every rank's fingerprint, for the report of a mismatch. */
 static bs_status gather_fingerprints(bs_comm *c, const bs_coll_args *a,
                                      const fingerprint *mine) {
@@ -256,13 +268,8 @@ static bs_status gather_fingerprints(bs_comm *c, const bs_coll_args *a,
                      .send = mine,
                      .recv = all,
                      .count = sizeof *mine,
-                     .dt = BS_U8,
-                     .host = true,
-                     .seq = a->seq,
-                     .label = "fingerprint"};
-  bs_coll_args shown = *a;
-  shown.label = "fingerprint";
-  BS_CHECK(run_backend(c, &ex, &shown, 0));
+                     .dt = BS_U8};
+  BS_CHECK(fingerprint_exchange(c, a, ex));
   for (int i = 0; i < n; i++)
     if (!sealed(&all[i]))
       BS_CHECK(fingerprint_torn(c, a, i));
@@ -298,13 +305,8 @@ static bs_status check_fingerprint(bs_comm *c, const bs_coll_args *a) {
                      .recv = w,
                      .count = 2 * FP_WORDS,
                      .dt = BS_I64,
-                     .redop = BS_MAX,
-                     .host = true,
-                     .seq = a->seq,
-                     .label = "fingerprint"};
-  bs_coll_args shown = *a;
-  shown.label = "fingerprint";
-  BS_CHECK(run_backend(c, &ex, &shown, 0));
+                     .redop = BS_MAX};
+  BS_CHECK(fingerprint_exchange(c, a, ex));
   for (int k = 0; k < FP_WORDS; k++)
     if (w[k] != ~w[FP_WORDS + k])
       BS_CHECK(gather_fingerprints(c, a, &mine));
