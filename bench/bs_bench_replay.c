@@ -150,7 +150,8 @@ static bs_status replay_measured(const char *dir, bs_bench_replay *out) {
   getrusage(RUSAGE_CHILDREN, &ru);
   out->peak_bytes = (size_t)ru.ru_maxrss * 1024;
   buf[got] = '\0';
-  if (sscanf(buf, "%lf %zu %127[^\n]", &out->seconds, &out->collectives,
+  _Static_assert(sizeof out->replay_culprit == 64, "the %63 below");
+  if (sscanf(buf, "%lf %zu %63[^\n]", &out->seconds, &out->collectives,
              out->replay_culprit) < 2)
     BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: no figures from the child");
 out:
