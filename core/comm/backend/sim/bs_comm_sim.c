@@ -66,7 +66,8 @@ static void sim_world_fini(bs_world *w) {
   free(s->r.in);
   free(s->r.s);
   free(s->cap);
-  free(s->r.red);
+  free(s->r.red[0]);
+  free(s->r.red[1]);
   pthread_mutex_destroy(&s->mu);
   free(s);
   w->impl = NULL;

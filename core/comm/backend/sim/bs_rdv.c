@@ -41,12 +41,20 @@ static void broadcast(bs_rdv *r, bs_world *w) {
           0);
 }
 
-static bool gate_open(const bs_rdv_board *b, uint64_t round) {
-  return atomic_load(&b->round) == round;
+/* Every rank has left the rounds below `below`. */
+static bool gate_open(const bs_rdv_board *b, uint64_t below) {
+  return atomic_load(&b->departed) >= below;
 }
 
+/* Its parity's state is round's once a rank waits in it (bs_rdv.h). */
 static bool exec_ready(const bs_rdv_board *b, uint64_t round) {
-  return atomic_load(&b->executing) && atomic_load(&b->round) == round;
+  return atomic_load(&b->executing[round & 1]);
+}
+
+/* The round being assembled: D, or D+1 while D executes. */
+static uint64_t assembling(const bs_rdv_board *b) {
+  uint64_t d = atomic_load(&b->departed);
+  return atomic_load(&b->executing[d & 1]) ? d + 1 : d;
 }
 
 /* Waits (unlocked) until ready for round; a timeout fails the world itself
@@ -106,7 +114,7 @@ static int first_mismatch(const bs_rdv *r) {
   return -1;
 }
 
-static void fail_gone(const bs_rdv *r, bs_world *w, int nwait) {
+static void fail_gone(const bs_rdv *r, bs_world *w, int nwait, uint64_t round) {
   int first = -1, ngone = 0;
   for (int i = 0; i < r->b->n; i++)
     if (r->s[i].gone) {
@@ -119,7 +127,7 @@ static void fail_gone(const bs_rdv *r, bs_world *w, int nwait) {
     const bs_rdv_slot *s = &r->s[i];
     if (s->gone && s->gone_ns < left)
       left = s->gone_ns;
-    if (s->arrived && !s->gone && s->arrived_ns < came)
+    if (s->arrived_at == round + 1 && !s->gone && s->arrived_ns < came)
       came = s->arrived_ns;
   }
   uint64_t stall = left > came ? left : came;
@@ -152,23 +160,28 @@ static void fail_desync(const bs_rdv *r, bs_world *w, int bad) {
                   bs_dtype_name(x->dt), bad, y->count, bs_dtype_name(y->dt));
 }
 
-/* Every live rank blocked in this round, and it cannot complete: fail the
- * world and wake everyone. A rank that is merely slow is neither arrived
- * nor gone, so nothing happens until it shows up. The board's counts say
+/* Every live rank blocked in round, and it cannot complete: fail the world
+ * and wake everyone. A rank that is merely slow is neither arrived nor
+ * gone, so nothing happens until it shows up. The board's counts say
  * when: a look at every slot only once every rank is in. */
-void bs_rdv_check(bs_rdv *r, bs_world *w) {
-  int nwait = atomic_load(&r->b->arrived), ngone = atomic_load(&r->b->gone);
-  if (r->b->executing || bs_world_abort_status(w) != BS_OK)
+static void check_round(bs_rdv *r, bs_world *w, uint64_t round) {
+  int p = (int)(round & 1);
+  int nwait = atomic_load(&r->b->arrived[p]), ngone = atomic_load(&r->b->gone);
+  if (atomic_load(&r->b->executing[p]) || bs_world_abort_status(w) != BS_OK)
     return;
   if (nwait == 0 || nwait + ngone < r->b->n)
     return;
   if (ngone > 0)
-    fail_gone(r, w, nwait);
+    fail_gone(r, w, nwait, round);
   else if (first_mismatch(r) > 0)
     fail_desync(r, w, first_mismatch(r));
   else
     return;
   broadcast(r, w);
+}
+
+void bs_rdv_check(bs_rdv *r, bs_world *w) {
+  check_round(r, w, assembling(r->b));
 }
 
 static bs_status copy(bs_comm *c, const bs_coll_args *a, void *dst,
@@ -314,14 +327,17 @@ out:
 /* The round's whole result, made once: what each rank copies its part of
  * (all-reduce: the reduction; reduce-scatter: every rank's chunk of it;
  * all-gather: the inputs end to end). */
-static bs_status prepare(bs_rdv *r, const bs_coll_args *a, size_t chunk) {
+static bs_status prepare(bs_rdv *r, const bs_coll_args *a, size_t chunk,
+                         void *red) {
   int n = r->b->n;
   if (a->op == BS_COLL_ALL_REDUCE)
-    return reduce_into(r, a, a->count, 0, r->red);
+    return reduce_into(r, a, a->count, 0, red);
   if (a->op == BS_COLL_REDUCE_SCATTER)
-    return reduce_into(r, a, a->count * (size_t)n, 0, r->red);
-  for (int j = 0; j < n; j++)
-    memcpy((char *)r->red + (size_t)j * chunk, r->in[j], chunk);
+    return reduce_into(r, a, a->count * (size_t)n, 0, red);
+  if (a->op == BS_COLL_BROADCAST)
+    memcpy(red, r->in[a->root], chunk);
+  for (int j = 0; a->op == BS_COLL_ALL_GATHER && j < n; j++)
+    memcpy((char *)red + (size_t)j * chunk, r->in[j], chunk);
   return BS_OK;
 }
 
@@ -329,129 +345,168 @@ static bs_status prepare(bs_rdv *r, const bs_coll_args *a, size_t chunk) {
  * the result made once (bs_rdv.h), so a round's work grows with the ranks
  * and the bytes, not with their product. Without the room for it each rank
  * works for itself. */
-static void prepare_shared(bs_rdv *r, const bs_coll_args *a) {
+static void prepare_shared(bs_rdv *r, const bs_coll_args *a, int p) {
   size_t chunk = a->count * bs_dtype_size(a->dt);
-  size_t need = a->op == BS_COLL_ALL_REDUCE ? chunk : chunk * (size_t)r->b->n;
-  if (a->op == BS_COLL_BROADCAST || a->op == BS_COLL_BARRIER || chunk == 0)
+  bool whole = a->op == BS_COLL_ALL_GATHER || a->op == BS_COLL_REDUCE_SCATTER;
+  size_t need = whole ? chunk * (size_t)r->b->n : chunk;
+  if (!bs_coll_has_data(a->op) || chunk == 0) {
+    r->b->prepared[p] = true; /* nothing staged to keep */
     return;
-  if (need > r->red_cap) {
-    void *p = realloc(r->red, need);
-    if (!p)
+  }
+  if (need > r->red_cap[p]) {
+    void *grown = realloc(r->red[p], need);
+    if (!grown)
       return;
-    r->red = p;
-    r->red_cap = need;
+    r->red[p] = grown;
+    r->red_cap[p] = need;
   }
   bs_error saved = *bs_err(); /* this rank's own failure, if it has one */
-  r->b->prepared = prepare(r, a, chunk) == BS_OK;
+  r->b->prepared[p] = prepare(r, a, chunk, r->red[p]) == BS_OK;
   *bs_err() = saved;
 }
 
-/* This rank's share of the round: only its own output is written. */
-static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a) {
+/* This rank's share of round p's collective: its own output only. */
+static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
+                         int p) {
   bs_status st = BS_OK;
   size_t chunk = a->count * bs_dtype_size(a->dt);
+  bool ready = r->b->prepared[p];
+  const char *red = r->red[p];
   if (chunk == 0 || !bs_coll_has_data(a->op))
     goto out;
   size_t mine = (size_t)c->grank * chunk;
   switch (a->op) {
   case BS_COLL_ALL_GATHER:
-    if (r->b->prepared)
-      BS_CHECK(copy(c, a, a->recv, r->red, chunk * (size_t)r->b->n, BS_H2D));
-    for (int j = 0; !r->b->prepared && j < r->b->n; j++)
+    if (ready)
+      BS_CHECK(copy(c, a, a->recv, red, chunk * (size_t)r->b->n, BS_H2D));
+    for (int j = 0; !ready && j < r->b->n; j++)
       BS_CHECK(copy(c, a, (char *)a->recv + (size_t)j * chunk, r->in[j], chunk,
                     BS_H2D));
     break;
   case BS_COLL_REDUCE_SCATTER:
-    if (r->b->prepared)
-      BS_CHECK(copy(c, a, a->recv, (char *)r->red + mine, chunk, BS_H2D));
+    if (ready)
+      BS_CHECK(copy(c, a, a->recv, red + mine, chunk, BS_H2D));
     else
       BS_CHECK(reduce_out(r, c, a, mine));
     break;
   case BS_COLL_ALL_REDUCE:
-    if (r->b->prepared)
-      BS_CHECK(copy(c, a, a->recv, r->red, chunk, BS_H2D));
+    if (ready)
+      BS_CHECK(copy(c, a, a->recv, red, chunk, BS_H2D));
     else
       BS_CHECK(reduce_out(r, c, a, 0));
     break;
   default: /* broadcast */
-    BS_CHECK(copy(c, a, a->recv, r->in[a->root], chunk, BS_H2D));
+    BS_CHECK(copy(c, a, a->recv, ready ? red : r->in[a->root], chunk, BS_H2D));
     break;
   }
 out:
   return st;
 }
 
-/* Locked: the last rank out starts the next round. */
-static void next_round(bs_rdv *r, bs_world *w) {
+/* Locked: the last rank out of round frees its parity's state for round+2
+ * (no rank can arrive there before this rank arrives at round+1). */
+static void next_round(bs_rdv *r, bs_world *w, uint64_t round) {
   bs_rdv_board *b = r->b;
-  for (int i = 0; i < b->n; i++)
-    r->s[i].arrived = false;
-  atomic_store(&b->executing, false);
-  b->prepared = false;
-  atomic_store(&b->arrived, 0);
-  atomic_store(&b->done, 0);
-  atomic_fetch_add(&b->round, 1);
+  int p = (int)(round & 1);
+  atomic_store(&b->executing[p], false);
+  b->prepared[p] = false;
+  atomic_store(&b->arrived[p], 0);
+  atomic_store(&b->done[p], 0);
+  atomic_store(&b->departed, round + 1);
   broadcast(r, w);
 }
 
-/* True for the last rank out of the round. */
+/* True for the last rank out of the round it is in. */
 static bool depart(bs_rdv *r, int rank) {
-  r->s[rank].next++;
-  return atomic_fetch_add(&r->b->done, 1) + 1 == r->b->n;
+  int p = (int)(r->s[rank].next++ & 1);
+  return atomic_fetch_add(&r->b->done[p], 1) + 1 == r->b->n;
 }
 
 /* Unlocked until the last arrival (or an arrival that leaves the round
  * stuck, with ranks gone): that one decides, locked. */
-static void arrived(bs_rdv *r, bs_world *w, const bs_coll_args *a) {
+static void arrived(bs_rdv *r, bs_world *w, const bs_coll_args *a,
+                    uint64_t round) {
   bs_rdv_board *b = r->b;
-  if (atomic_load(&b->executing) || bs_world_abort_status(w) != BS_OK)
+  int p = (int)(round & 1);
+  if (atomic_load(&b->executing[p]) || bs_world_abort_status(w) != BS_OK)
     return;
-  if (atomic_load(&b->arrived) == b->n && first_mismatch(r) < 0) {
+  if (atomic_load(&b->arrived[p]) == b->n && first_mismatch(r) < 0) {
     if (r->shared)
-      prepare_shared(r, a);
-    atomic_store(&b->executing, true);
+      prepare_shared(r, a, p);
+    atomic_store(&b->executing[p], true);
     broadcast(r, w);
   } else {
-    bs_rdv_check(r, w);
+    check_round(r, w, round);
   }
 }
 
-static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a) {
+static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a,
+                   uint64_t round) {
   bs_rdv_slot *me = &r->s[rank];
   me->a = *a;
   me->a.send = me->a.recv = NULL; /* another process cannot follow them */
   me->a.label = NULL;
-  me->arrived = true;
+  me->arrived_at = round + 1;
   me->arrived_ns = bs_watchdog_now_ns();
-  int k = atomic_fetch_add(&r->b->arrived, 1) + 1;
-  if (k + atomic_load(&r->b->gone) < r->b->n)
+  if (!r->shared)
+    bs_rdv_lock(r); /* see settled() */
+  int k = atomic_fetch_add(&r->b->arrived[round & 1], 1) + 1;
+  bool decide = k + atomic_load(&r->b->gone) >= r->b->n;
+  if (decide && r->shared)
+    bs_rdv_lock(r);
+  if (decide)
+    arrived(r, w, a, round);
+  if (decide || !r->shared)
+    bs_rdv_unlock(r);
+}
+
+/* Ranks in other processes: their counts on the board order this
+ * process's threads as the lock does, but a race detector sees only the
+ * lock, so across processes arrivals and departures take it and a waiter
+ * takes it once woken. */
+static void settled(bs_rdv *r) {
+  if (r->shared)
     return;
   bs_rdv_lock(r);
-  arrived(r, w, a);
   bs_rdv_unlock(r);
+}
+
+static void leave_round(bs_rdv *r, bs_world *w, int rank, uint64_t round) {
+  if (!r->shared)
+    bs_rdv_lock(r);
+  bool last = depart(r, rank);
+  if (last && r->shared)
+    bs_rdv_lock(r);
+  if (last)
+    next_round(r, w, round);
+  if (last || !r->shared)
+    bs_rdv_unlock(r);
 }
 
 bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
   bs_rdv *r = c->w->impl;
+  bs_rdv_slot *me = &r->s[c->grank];
   uint64_t since = bs_watchdog_now_ns();
-  uint64_t round = r->s[c->grank].next; /* only this rank moves it */
-  bs_status st = wait_for(r, c, round, since, gate_open);
+  uint64_t round = me->next; /* only this rank moves it */
+  /* After a prepared round nobody reads this rank's staged input again. */
+  uint64_t below = me->fast || round == 0 ? (round ? round - 1 : 0) : round;
+  bs_status st = wait_for(r, c, below, since, gate_open);
+  settled(r);
   if (st == BS_OK)
     st = stage(r, c, a);
   if (st == BS_OK)
     st = bs_world_abort_status(c->w);
   if (st != BS_OK)
     return st;
-  arrive(r, c->w, c->grank, a);
+  arrive(r, c->w, c->grank, a, round);
   st = wait_for(r, c, round, since, exec_ready);
+  settled(r);
   if (st != BS_OK)
     return st;
-  st = execute(r, c, a);
-  if (depart(r, c->grank)) {
-    bs_rdv_lock(r);
-    next_round(r, c->w);
-    bs_rdv_unlock(r);
-  }
+  int p = (int)(round & 1);
+  st = execute(r, c, a, p);
+  me->fast = r->shared && r->b->prepared[p];
+  leave_round(r, c->w, c->grank, round);
   return st;
 }
 
@@ -464,12 +519,16 @@ void bs_rdv_leave(bs_rdv *r, bs_world *w, int rank) {
   s->gone = true;
   s->gone_ns = bs_watchdog_now_ns();
   atomic_fetch_add(&r->b->gone, 1);
-  if (s->arrived && s->next == r->b->round && r->b->executing) {
+  uint64_t round = s->next;
+  int p = (int)(round & 1);
+  if (s->arrived_at != round + 1)
+    return;
+  if (atomic_load(&r->b->executing[p])) {
     if (depart(r, rank))
-      next_round(r, w);
-  } else if (s->arrived && s->next == r->b->round) {
-    s->arrived = false;
-    atomic_fetch_sub(&r->b->arrived, 1);
+      next_round(r, w, round);
+  } else {
+    s->arrived_at = 0;
+    atomic_fetch_sub(&r->b->arrived[p], 1);
   }
 }
 

@@ -24,26 +24,33 @@
 
 /* One global rank's place on the board. */
 typedef struct bs_rdv_slot {
-  bs_coll_args a; /* what it arrived with, buffers and label cleared */
-  bool arrived, gone;
+  bs_coll_args a;      /* what it arrived with, buffers and label cleared */
+  uint64_t arrived_at; /* 1 + the round it arrived at (0: none) */
+  bool gone;
+  bool fast; /* its last round was prepared: no gate before the next */
   uint64_t arrived_ns, gone_ns;
   uint64_t next; /* the round this rank joins next */
 } bs_rdv_slot;
 
-/* The round in progress. */
+/* Rounds in progress: at most two, round D (the lowest not every rank has
+ * left) and D+1, each on the state of its parity. Round X may assemble once
+ * round X-1 executes: a rank has left X-2 before it arrives at X-1, so the
+ * state of X's parity is free by then; the staged inputs are not, unless
+ * X-1 was prepared (bs_rdv.red), so without that a rank waits until every
+ * rank has left X-1 (the gate). */
 typedef struct bs_rdv_board {
-  _Atomic uint64_t round; /* the round being assembled or executed */
-  int n;                  /* global ranks */
-  /* This round's arrivals and departures, counted without the lock: only
+  _Atomic uint64_t departed; /* rounds every rank has left: D */
+  int n;                     /* global ranks */
+  /* Arrivals and departures per parity, counted without the lock: only
    * the rank that completes a count takes it (thousands of ranks queueing
    * on one lock every round is what made a large world slow). */
-  _Atomic int arrived, done;
+  _Atomic int arrived[2], done[2];
   _Atomic int gone; /* ranks that left, ever */
-  _Atomic bool executing;
-  bool prepared; /* this round's whole result is in bs_rdv.red */
-  /* Bumped by every broadcast; waiters sleep on it (a futex) and read
-   * round and executing without the lock, so that thousands of ranks
-   * woken at once do not queue on it. */
+  _Atomic bool executing[2];
+  bool prepared[2]; /* the round's whole result is in bs_rdv.red[parity] */
+  /* Bumped by every broadcast; waiters sleep on it (a futex) and read the
+   * board without the lock, so that thousands of ranks woken at once do
+   * not queue on it. */
   _Atomic uint32_t epoch;
 } bs_rdv_board;
 
@@ -57,8 +64,8 @@ struct bs_rdv {
    * and each rank copies its part (false: each rank works for itself, as
    * ranks in other processes must). */
   bool shared;
-  void *red;
-  size_t red_cap;
+  void *red[2]; /* per parity */
+  size_t red_cap[2];
   pthread_mutex_t *mu; /* guards b and s; may be robust and process-shared */
   uint64_t timeout_ns;
   uint64_t slice_ns; /* 0: a waiter sleeps until woken or timed out */
