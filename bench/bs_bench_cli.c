@@ -147,8 +147,7 @@ static const struct {
     {"--gb", set_gb},         {"--threads", set_threads},
     {"--repeat", set_repeat}, {"--json", set_json},
     {"--ranks", set_ranks},   {"--detect", set_detect},
-    {"--peer", set_peer},
-    {"--replay", set_replay},
+    {"--peer", set_peer},     {"--replay", set_replay},
 };
 
 /* "--name value" or "--name=value"; *used: how many argv slots it took. */

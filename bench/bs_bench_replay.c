@@ -20,7 +20,6 @@
 #include "bs_file.h"
 #include "comm/bs_comm.h"
 #include "dumps/bs_dumps.h"
-#include "dumps/bs_pickle.h"
 #include "dumps/bs_replay.h"
 #include "run/bs_fork.h"
 
@@ -66,21 +65,16 @@ static void culprit_of(const char *report, char *out, size_t n) {
 }
 
 static bs_status write_dump(const char *dir, const bs_world *w, int r) {
-  static const char *const tuples[] = {"process_group", NULL};
   bs_status st = BS_OK;
   char path[512], *json = bs_world_flight_json(w, r);
-  bs_json root = {0};
   bs_buf b = {0};
   if (!json)
     BS_FAIL(BS_ERR_NOMEM, NULL, "bench replay: dump of rank %d", r);
-  BS_CHECK(bs_json_parse(json, strlen(json), &root));
-  bs_pickle_write(&b, &root, tuples);
+  BS_CHECK(bs_dumps_pickle(json, &b));
   snprintf(path, sizeof path, "%s/rank_%d", dir, r);
-  BS_CHECK(b.oom ? bs_err_fail(BS_ERR_NOMEM, NULL, "bench replay: pickle")
-                 : bs_file_publish(path, b.s, b.len));
+  BS_CHECK(bs_file_publish(path, b.s, b.len));
 out:
   free(json);
-  bs_json_free(&root);
   bs_buf_free(&b);
   return st;
 }

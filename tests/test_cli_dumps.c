@@ -71,17 +71,20 @@ static void test_own_artifacts(void **state) {
                             "--ranks 8 -q --artifacts art"),
                    1);
   char *report = slurp("art/frozen-params-r8-s0-skip-frozen-backup/report.txt");
-  char want[256];
+  char want[256], at[64];
   snprintf(want, sizeof want, "%s", culprit(report));
   assert_string_equal(want, "  culprit: ranks 1,3,5,7 ");
+  const char *hash = strstr(report, " at collective #");
+  assert_non_null(hash);
+  snprintf(at, sizeof at, "%.*s", (int)strcspn(hash + 1, "(") + 1, hash);
   assert_int_equal(
       backstop("analyze art/frozen-params-r8-s0-skip-frozen-backup"), 1);
   assert_string_equal(culprit(out_text), want);
-  has(out_text, "desync at collective #11 ");
+  has(out_text, at);
   assert_int_equal(
       backstop("replay art/frozen-params-r8-s0-skip-frozen-backup"), 1);
   assert_string_equal(culprit(out_text), want);
-  has(out_text, "desync at collective #11 ");
+  has(out_text, at);
   free(report);
 }
 

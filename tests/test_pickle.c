@@ -100,6 +100,31 @@ static void test_write_read(void **state) {
   bs_buf_free(&out);
 }
 
+/* A Backstop dump as PyTorch's pickle: its nccl:comm_init entries, which
+ * torchfrtrace refuses, stay out; the rest, tuple and all, goes in. */
+static void test_dump_pickle(void **state) {
+  (void)state;
+  static const char dump[] =
+      "{\"version\":\"2.10\",\"entries\":[{\"profiling_name\":"
+      "\"nccl:comm_init\",\"collective_seq_id\":1},{\"profiling_name\":"
+      "\"nccl:all_reduce\",\"collective_seq_id\":2,\"process_group\":[\"0\","
+      "\"default_pg\"]}]}";
+  bs_buf b = {0};
+  bs_json v;
+  assert_int_equal(bs_dumps_pickle(dump, &b), BS_OK);
+  assert_int_equal(bs_pickle_read(b.s, b.len, &v), BS_OK);
+  const bs_json *es = bs_json_get(&v, "entries");
+  assert_int_equal(es->n, 1);
+  assert_string_equal(bs_json_get_str(&es->items[0], "profiling_name", ""),
+                      "nccl:all_reduce");
+  assert_non_null(memchr(b.s, 0x86, b.len)); /* process_group: TUPLE2 */
+  bs_json_free(&v);
+  bs_buf_free(&b);
+  assert_int_equal(bs_dumps_pickle("{", &b), BS_ERR_INVALID);
+  bs_err_clear();
+  bs_buf_free(&b);
+}
+
 /* Python's own opcodes for these values, memo and frames included:
  * pickle.dumps({'a': [1, 'a'], 'b': ('a',)}, protocol=4). */
 static void test_reads_python_protocol_4(void **state) {
@@ -252,6 +277,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reads_torch_dumps),
       cmocka_unit_test(test_write_read),
+      cmocka_unit_test(test_dump_pickle),
       cmocka_unit_test(test_reads_python_protocol_4),
       cmocka_unit_test(test_refuses),
       cmocka_unit_test(test_mutations),

@@ -437,7 +437,8 @@ out:
   return st;
 }
 
-/* Pickles first: their JSON copies then add nothing. */
+/* JSON first: Backstop's JSON copy holds what its pickle beside it leaves
+ * out (bs_dumps_pickle); a pickle then adds only the ranks without one. */
 static bs_status read_all(const char *dir, char **names, size_t n,
                           const char *pg, bs_dumps *d) {
   bs_status st = BS_OK;
@@ -449,11 +450,13 @@ static bs_status read_all(const char *dir, char **names, size_t n,
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
     kind[i] = kind_of(path);
   }
-  for (int pass = F_PICKLE; pass <= F_JSON && st == BS_OK; pass++)
+  static const file_kind passes[] = {F_JSON, F_PICKLE};
+  for (int k = 0; k < 2 && st == BS_OK; k++)
     for (size_t i = 0; i < n && st == BS_OK; i++) {
+      file_kind pass = passes[k];
       bs_json root = {0};
       bool got = false;
-      if (kind[i] != (file_kind)pass)
+      if (kind[i] != pass)
         continue;
       snprintf(path, sizeof path, "%s/%s", dir, names[i]);
       st = parse_file(path, names[i], kind[i], &root, &got);

@@ -12,6 +12,7 @@
 
 #include "bs_err.h"
 #include "comm/bs_comm.h"
+#include "util/bs_buf.h"
 #include "util/bs_json.h"
 
 /* Most ranks a folder's dumps may describe (the world limit). */
@@ -85,5 +86,10 @@ const bs_dump_coll *bs_dump_find(const bs_dump *d, uint64_t seq);
 uint64_t bs_dumps_first_seq(const bs_dumps *d);
 
 const char *bs_dump_state_name(bs_dump_state st);
+
+/* Backstop's dump (the flight recorder's JSON) as the pickle PyTorch
+ * writes, appended to out; without Backstop's own entries (nccl:comm_init),
+ * which PyTorch's analyzer refuses. */
+bs_status bs_dumps_pickle(const char *json, bs_buf *out);
 
 #endif

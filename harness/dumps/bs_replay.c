@@ -53,6 +53,7 @@ static bool op_of(const char *op, bs_coll *out) {
     const char *has;
     bs_coll op;
   } map[] = {
+      {"comm_init", BS_COLL_COMM_INIT},
       {"barrier", BS_COLL_BARRIER},
       {"all_gather", BS_COLL_ALL_GATHER},
       {"allgather", BS_COLL_ALL_GATHER},
@@ -89,9 +90,9 @@ static bs_status step_of(const bs_dump_coll *c, int rank, step *s) {
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "replay: rank %d #%llu: %s has no counterpart in the "
                        "communicator (all_gather, reduce_scatter, all_reduce, "
-                       "broadcast, barrier)",
+                       "broadcast, barrier, comm_init)",
                        rank, (unsigned long long)c->seq, c->op);
-  if (s->op == BS_COLL_BARRIER)
+  if (!bs_coll_has_data(s->op))
     return BS_OK;
   if (!dtype_of(c->in_dt, &s->dt))
     return bs_err_fail(BS_ERR_INVALID, NULL,
@@ -232,10 +233,10 @@ static void *buffer(bs_dev *dev, size_t n, bs_status *st) {
       *st = bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu bytes", n);
     return p;
   }
-  size_t len = (n + dev->page - 1) / dev->page * dev->page;
-  *st = dev->ops->va_reserve(dev, len, &p);
-  if (*st == BS_OK && (*st = dev->ops->phys_map(dev, p, len)) != BS_OK) {
-    dev->ops->va_release(dev, p, len);
+  size_t page = bs_dev_page(dev), len = (n + page - 1) / page * page;
+  *st = bs_dev_va_reserve(dev, len, &p);
+  if (*st == BS_OK && (*st = bs_dev_phys_map(dev, p, len)) != BS_OK) {
+    bs_dev_va_release(dev, p, len);
     p = NULL;
   }
   return *st == BS_OK ? p : NULL;
@@ -248,9 +249,9 @@ static void buffer_free(bs_dev *dev, void *p, size_t n) {
     free(p);
     return;
   }
-  size_t len = ((n ? n : 1) + dev->page - 1) / dev->page * dev->page;
-  dev->ops->phys_unmap(dev, p, len);
-  dev->ops->va_release(dev, p, len);
+  size_t page = bs_dev_page(dev), len = ((n ? n : 1) + page - 1) / page * page;
+  bs_dev_phys_unmap(dev, p, len);
+  bs_dev_va_release(dev, p, len);
 }
 
 /* The same bytes every time: a pattern of the rank. */
@@ -262,7 +263,7 @@ static bs_status fill(bs_dev *dev, void *buf, size_t n, int rank) {
   for (size_t i = 0; i < n; i++)
     host[i] = (unsigned char)(rank * 131 + i * 7);
   if (dev) {
-    st = bs_dev_copy(dev, buf, host, n, BS_H2D);
+    st = bs_dev_copy_observe(dev, buf, host, n, BS_H2D);
     free(host);
   }
   return st;
@@ -281,6 +282,10 @@ static bs_status issue(bs_comm *c, const step *s, void *send, void *recv) {
     return bs_comm_all_reduce(c, send, recv, s->count, s->dt, BS_SUM);
   case BS_COLL_BROADCAST:
     return bs_comm_broadcast(c, recv, s->count, s->dt, 0);
+  case BS_COLL_COMM_INIT: /* the communicator made again, as recorded */
+    if (bs_comm_ready(c))
+      BS_CHECK(bs_comm_destroy(c));
+    return bs_comm_init(c, "replay");
   default:
     return bs_comm_barrier(c);
   }

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 
 #include "bs_file.h"
-#include "dumps/bs_pickle.h"
+#include "dumps/bs_dumps.h"
 #include "report/bs_artifacts.h"
 #include "report/bs_report.h"
 #include "report/bs_trace.h"
@@ -29,15 +29,11 @@ static void run_dir(const char *dir, const bs_result *res, char *out,
  * it as it is): rank_<R>, beside the JSON copy rank<R>.flight.json, whose
  * name torchfrtrace skips (it takes files that contain "rank_"). */
 static bs_status save_pickle(const char *path, const char *json) {
-  static const char *const tuples[] = {"process_group", NULL};
   bs_status st = BS_OK;
-  bs_json root = {0};
   bs_buf b = {0};
-  BS_CHECK(bs_json_parse(json, strlen(json), &root));
-  bs_pickle_write(&b, &root, tuples);
+  BS_CHECK(bs_dumps_pickle(json, &b));
   BS_CHECK(bs_report_save(path, &b));
 out:
-  bs_json_free(&root);
   bs_buf_free(&b);
   return st;
 }
