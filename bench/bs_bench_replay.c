@@ -128,7 +128,7 @@ static bs_status replay_measured(const char *dir, bs_bench_replay *out) {
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    _exit(replay_child(dir, fds[1]));
+    bs_fork_exit(replay_child(dir, fds[1]));
   }
   close(fds[1]);
   ssize_t k;

@@ -34,7 +34,11 @@ check() { # name, then the run's arguments
   name=$1
   shift
   art=$tmp/$name
-  "$bs" run "$@" --artifacts "$art" -q >/dev/null 2>&1
+  "$bs" run "$@" --artifacts "$art" -q >"$tmp/run.txt" 2>&1
+  if [ $? -eq 2 ] && grep -q "no fault points" "$tmp/run.txt"; then
+    echo "skip: $name: this build has no fault points (BS_FIU=OFF)"
+    return
+  fi
   dir=$(ls -d "$art"/*/ | head -1)
   [ -f "$dir/rank_0" ] || fail "$name: no rank_0 pickle in $dir"
   report=$dir/report.txt

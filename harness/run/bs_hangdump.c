@@ -80,7 +80,7 @@ static void *watch(void *arg) {
       !atomic_compare_exchange_strong(&hd.owner, &free_, DUMP))
     return NULL;
   dump();
-  _exit(0); /* the ranks are stuck: nothing else can end them */
+  bs_fork_exit(0); /* the ranks are stuck: nothing else can end them */
 }
 
 bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec,
