@@ -35,6 +35,7 @@ typedef struct bs_bench_opts {
   const char *json;    /* report file, or NULL */
   int detect;          /* > 0: only the detection figures, this many runs */
   const char *peer;    /* torch_nccl_peer.py for the detection figures */
+  int replay;          /* > 0: only the replay figure, of this many ranks */
 } bs_bench_opts;
 
 #define BS_BENCH_MAX_RANKS 64

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "bs_bench.h"
+#include "bs_bench_replay.h"
+#include "comm/bs_comm.h"
 
 #define MAX_GB 4096.0
 #define MAX_SCALE 1e9
@@ -19,6 +21,7 @@ static const char usage[] =
     "                      [--model PRESET|FILE] [--scale F | --gb G]\n"
     "                      [--ranks N] [--threads T] [--repeat R]\n"
     "                      [--json FILE] [--detect R [--peer SCRIPT]]\n"
+    "                      | --replay N\n"
     "  --device  device memory (default host)\n"
     "  --backend communicator of the MainCast all-gather (default nccl on\n"
     "            cuda, sim on host)\n"
@@ -35,7 +38,9 @@ static const char usage[] =
     "            (rank-divergence, rank-death: R runs each, median and max\n"
     "            detect_ms) on --backend at --ranks\n"
     "  --peer    with --detect: the same failures in PyTorch's\n"
-    "            ProcessGroupNCCL (torch_nccl_peer.py, run by torchrun)\n";
+    "            ProcessGroupNCCL (torch_nccl_peer.py, run by torchrun)\n"
+    "  --replay  instead: replay an N-rank world's dumps (2..4096 ranks):\n"
+    "            wall time, peak memory, and whether it names the culprit\n";
 
 static bs_status bad(const char *opt, const char *want, const char *v) {
   return bs_err_fail(BS_ERR_INVALID, NULL, "%s: expected %s, got '%s'", opt,
@@ -119,6 +124,10 @@ static bs_status set_peer(bs_bench_opts *o, const char *opt, const char *v) {
   return BS_OK;
 }
 
+static bs_status set_replay(bs_bench_opts *o, const char *opt, const char *v) {
+  return parse_int(opt, v, 2, BS_WORLD_MAX_RANKS, &o->replay);
+}
+
 static bs_status set_json(bs_bench_opts *o, const char *opt, const char *v) {
   if (!v[0])
     return bad(opt, "a file name", v);
@@ -138,7 +147,7 @@ static const struct {
     {"--gb", set_gb},         {"--threads", set_threads},
     {"--repeat", set_repeat}, {"--json", set_json},
     {"--ranks", set_ranks},   {"--detect", set_detect},
-    {"--peer", set_peer},
+    {"--peer", set_peer},     {"--replay", set_replay},
 };
 
 /* "--name value" or "--name=value"; *used: how many argv slots it took. */
@@ -247,6 +256,28 @@ static int detect(const bs_bench_opts *o) {
   return rc;
 }
 
+/* --replay: the one figure, on stdout and in the JSON file. */
+static int replay_main(const bs_bench_opts *o) {
+  bs_bench_replay r;
+  char *line = NULL, *json = NULL;
+  int rc = 0;
+  if (bs_bench_replay_run(o->replay, &r) != BS_OK)
+    return failure();
+  if (!(line = bs_bench_replay_text(&r, false)) ||
+      !(json = bs_bench_replay_text(&r, true))) {
+    rc = failure();
+    goto out;
+  }
+  fputs(line, stdout);
+  if (o->json && write_file(o->json, json) != BS_OK)
+    rc = failure();
+  rc = rc ? rc : r.agrees ? 0 : 1;
+out:
+  free(line);
+  free(json);
+  return rc;
+}
+
 int bs_bench_cli_main(int argc, char **argv) {
   bs_bench_opts o;
   bs_bench_report r;
@@ -262,6 +293,8 @@ int bs_bench_cli_main(int argc, char **argv) {
   }
   if (o.detect)
     return detect(&o);
+  if (o.replay)
+    return replay_main(&o);
   bs_status st = bs_bench_model(&o, &m);
   if (st != BS_OK) {
     rc = st == BS_ERR_INVALID ? usage_error("--model") : failure();

@@ -66,6 +66,8 @@ bs_status bs_bench_measure_add_derived(bs_bench_report *r, const bench_op *op,
 
 /* Best of b->r->repeat runs of op after one warm-up run, as a figure. */
 bs_status bs_bench_measure(bench *b, const bench_op *op, double bytes);
+/* CLOCK_MONOTONIC in seconds: every time the bench takes. */
+double bs_bench_measure_now_s(void);
 
 /* Writes the seeded weight pattern over b->params on b->dev. */
 void bs_bench_fill_params(bench *b);

@@ -9,7 +9,7 @@
 
 #define GB 1e9
 
-static double now_s(void) {
+double bs_bench_measure_now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -65,14 +65,14 @@ static bs_status timed(bench *b, const bench_op *op, double *secs) {
   if (op->setup)
     BS_CHECK(op->setup(b));
   st = lockstep(b);
-  double t0 = now_s();
+  double t0 = bs_bench_measure_now_s();
   if (st == BS_OK)
     st = op->run(b);
   if (st == BS_OK)
     st = bs_dev_sync(b->dev);
   if (st == BS_OK)
     st = lockstep(b);
-  *secs = now_s() - t0;
+  *secs = bs_bench_measure_now_s() - t0;
   if (op->teardown) {
     bs_status td = op->teardown(b);
     st = st != BS_OK ? st : td;

@@ -26,7 +26,8 @@ cmake --preset nofiu >/dev/null
 cmake --build --preset nofiu -j "$jobs"
 ctest --preset nofiu -j "$jobs"
 
-cmake --preset coverage >/dev/null
+# The unit tests' JUnit XML goes to build/coverage/junit/.
+cmake --preset coverage -DBS_UNIT_JUNIT=ON >/dev/null
 cmake --build --preset coverage -j "$jobs"
 lcov --quiet --zerocounters --directory build/coverage
 ctest --preset coverage -j "$jobs"

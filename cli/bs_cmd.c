@@ -11,6 +11,14 @@ int bs_cmd_usage_error(const char *cmd) {
   return 2;
 }
 
+int bs_cmd_bad_arg(const char *cmd, const char *arg) {
+  fprintf(stderr, "backstop %s: %s '%s' (see backstop help %s)\n", cmd,
+          arg[0] == '-' ? "unknown option or a value missing after"
+                        : "unexpected argument",
+          arg, cmd);
+  return 2;
+}
+
 bool bs_cmd_json_flag(const char *cmd, int argc, char **argv, int *rc) {
   bool json = false;
   *rc = 0;

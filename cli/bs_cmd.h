@@ -16,9 +16,15 @@ int bs_cmd_list(int argc, char **argv);
 int bs_cmd_faults(int argc, char **argv);
 int bs_cmd_explain(int argc, char **argv);
 int bs_cmd_help(int argc, char **argv);
+/* The dumps of a real job: the hang report (0: no hang or desync in them,
+ * 1: one found, 2: bad input), and the replay on simulated ranks. */
+int bs_cmd_analyze(int argc, char **argv);
+int bs_cmd_replay(int argc, char **argv);
 
 /* Prints "backstop CMD: <the error record's message>" and returns 2. */
 int bs_cmd_usage_error(const char *cmd);
+/* "unknown option '-x'" or "unexpected argument 'x'" for cmd; returns 2. */
+int bs_cmd_bad_arg(const char *cmd, const char *arg);
 /* --json as the only option: true; a bad option: prints and sets *rc. */
 bool bs_cmd_json_flag(const char *cmd, int argc, char **argv, int *rc);
 

@@ -44,6 +44,38 @@ static const char run_help[] =
     "  --repeat N          every run N times over, same seed (races show)\n"
     "exit status: 0 all pass, 1 any fail/vacuous/hang/crash, 2 usage error\n";
 
+static const char analyze_help[] =
+    "usage: backstop analyze DIR [--pg NAME]\n"
+    "  the hang report of a job's Flight Recorder dumps in DIR: PyTorch's\n"
+    "  pickles (<prefix><rank>, as TORCH_FR_DUMP_TEMP_FILE writes them),\n"
+    "  their JSON, or Backstop's own (an artifacts folder of a run): the\n"
+    "  ranks per collective and sequence number, who is missing (a rank\n"
+    "  without a dump is), the first collective the ranks disagree on and\n"
+    "  how (op, size, dtype), the culprit by majority (an even split: the\n"
+    "  side without the lowest rank)\n"
+    "  --pg NAME  the process group (name or description; default the\n"
+    "             default group)\n"
+    "exit status: 0 no hang and no desync in the dumps, 1 one found, 2 bad "
+    "input\n";
+
+static const char replay_help[] =
+    "usage: backstop replay DIR [options]\n"
+    "  each rank's collectives from the dumps in DIR (as analyze reads them)\n"
+    "  replayed on as many simulated ranks, with the recorded ops, counts\n"
+    "  and dtypes and real bytes, through the fingerprint check and the\n"
+    "  watchdog; prints the world's report (same collective and culprit as\n"
+    "  analyze, the same every time). A rank without a dump replays what\n"
+    "  the others show completed, then stays out of every collective\n"
+    "  --pg NAME           the process group (default the default group)\n"
+    "  --backend sim|nccl  communicator (default sim)\n"
+    "  --device host|cuda  buffers (default host with sim, cuda with nccl)\n"
+    "  --timeout-ms T      watchdog timeout (default 1000)\n"
+    "  --max-mib M         buffers of every rank at once (default 1024);\n"
+    "                      above it counts are replaced by distinct smaller\n"
+    "                      ones (listed)\n"
+    "exit status: 0 every replayed collective completed, 1 a hang or desync "
+    "reproduced, 2 bad input\n";
+
 static const char mutants_head[] =
     "usage: backstop mutants [SELECTOR...] [--targeted] [--json FILE] [run "
     "options]\n"
@@ -115,6 +147,8 @@ static const struct {
     {"run", run_help},
     {"sweep", sweep_help},
     {"fuzz", fuzz_help},
+    {"analyze", analyze_help},
+    {"replay", replay_help},
 };
 
 static void overview(void) {
@@ -129,6 +163,9 @@ static void overview(void) {
          "  sweep SCENARIO...        every reach of every fault point\n"
          "  fuzz [--seed S]          swarm runs from a seed, failures shrunk\n"
          "  bench [options]          throughput against measured ceilings\n"
+         "  analyze DIR              the hang report of a job's dumps\n"
+         "  replay DIR [options]     a job's dumps replayed on simulated "
+         "ranks\n"
          "  help [COMMAND], --version\n",
          BS_VERSION);
 }

@@ -48,6 +48,10 @@ int main(int argc, char **argv) {
     return bs_cmd_faults(argc - 1, argv + 1);
   if (strcmp(cmd, "explain") == 0)
     return bs_cmd_explain(argc - 1, argv + 1);
+  if (strcmp(cmd, "analyze") == 0)
+    return bs_cmd_analyze(argc - 1, argv + 1);
+  if (strcmp(cmd, "replay") == 0)
+    return bs_cmd_replay(argc - 1, argv + 1);
   if (strcmp(cmd, "bench") == 0)
     return bs_bench_cli_main(argc - 1, argv + 1);
   /* Hidden: the rollout-engine stand-in that the actors execute. */

@@ -11,10 +11,11 @@
 #include "bs_err.h"
 #include "bs_fault_control.h"
 #include "catalog/bs_scenario.h"
+#include "comm/bs_comm.h"
 #include "run/bs_launcher.h"
 
 #define BS_OPTS_MAX 64
-#define BS_RANKS_MAX 1024
+#define BS_RANKS_MAX BS_WORLD_MAX_RANKS
 #define BS_OPTS_REPEAT_MAX 1000
 
 typedef struct bs_opts {

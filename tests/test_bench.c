@@ -26,6 +26,7 @@
 #include "bs_bench_measure.c"
 #include "bs_bench_model.c"
 #include "bs_bench_pause.c"
+#include "bs_bench_replay.c"
 #include "bs_bench_report.c"
 #include "bs_buf.c"
 #include "bs_json.c"
@@ -539,6 +540,30 @@ static void test_cuda_device(void **state) {
   assert_int_equal(bs_bench_cli_main(7, (char **)argv), have_cuda ? 0 : 1);
 }
 
+/* The replay figure: Backstop's own dumps of 8 ranks replayed, timed, and
+ * blaming the rank the world blamed; a world of 1 is refused. */
+static void test_replay_figure(void **state) {
+  (void)state;
+  bs_bench_replay r;
+  assert_int_equal(bs_bench_replay_run(8, &r), BS_OK);
+  assert_true(r.agrees);
+  assert_string_equal(r.world_culprit, "rank 7");
+  assert_int_equal(r.collectives, 8 * (STEPS * 5 + 1));
+  assert_true(r.seconds > 0 && r.peak_bytes > 0);
+  char *line = bs_bench_replay_text(&r, false),
+       *json = bs_bench_replay_text(&r, true);
+  assert_non_null(strstr(line, "culprit rank 7 (as the world's report)"));
+  bs_json j;
+  assert_int_equal(bs_json_parse(json, strlen(json), &j), BS_OK);
+  assert_int_equal(bs_json_get_int(bs_json_get(&j, "replay"), "ranks", 0), 8);
+  bs_json_free(&j);
+  free(line);
+  free(json);
+  const char *argv[] = {"bench", "--replay", "1"};
+  assert_int_equal(bs_bench_cli_main(3, (char **)argv), 2);
+  bs_err_clear();
+}
+
 int main(void) {
   const struct CMUnitTest report[] = {
       cmocka_unit_test(test_every_figure_present),
@@ -558,6 +583,7 @@ int main(void) {
       cmocka_unit_test(test_main_writes_json),
       cmocka_unit_test(test_unwritable_json_fails),
       cmocka_unit_test(test_cuda_device),
+      cmocka_unit_test(test_replay_figure),
   };
   int failed =
       cmocka_run_group_tests_name("report", report, run_tiny, free_tiny);

@@ -1,6 +1,7 @@
 /* The runner and the parent's side of a run: a child per job, results in
- * job order under -j, a child past its deadline is a hang (and its process
- * group dies with it), a child killed by a signal is a crash. */
+ * job order under -j, a child past its deadline is asked to dump, then is a
+ * hang (and its process group dies with it), a child killed by a signal is
+ * a crash. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,6 +159,53 @@ static void test_kill_takes_group(void **state) {
   bs_fork_job_out_free(&out[0]);
 }
 
+/* Waits for the dump signal, then writes what it has. */
+static void dump_on_signal(int fd, const char *what) {
+  sigset_t set;
+  int sig;
+  sigemptyset(&set);
+  sigaddset(&set, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  sigwait(&set, &sig);
+  bs_fork_write_all(fd, what, strlen(what));
+}
+
+/* Job 0 dumps when asked and ends; job 1 is deaf to it and is killed
+ * after the grace. */
+static int child_asked(void *arg, size_t job, int fd) {
+  (void)arg;
+  if (job == 0) {
+    dump_on_signal(fd, "dumped");
+    return 0;
+  }
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  sleep_forever();
+  return 0;
+}
+
+static void test_asked_to_dump(void **state) {
+  (void)state;
+  bs_job_out out[2];
+  bs_fork r = {.njobs = 2,
+               .parallel = 2,
+               .deadline_s = 0.2,
+               .dump_signal = SIGUSR1,
+               .grace_s = 0.5,
+               .child = child_asked};
+  assert_int_equal(bs_fork_run(&r, out), BS_OK);
+  assert_int_equal(out[0].end, BS_JOB_KILLED); /* past its deadline */
+  assert_string_equal(out[0].payload, "dumped");
+  assert_true(out[0].duration_ms >= 200 && out[0].duration_ms < 650);
+  assert_int_equal(out[1].end, BS_JOB_KILLED);
+  assert_int_equal(out[1].code, SIGKILL);
+  assert_true(out[1].duration_ms >= 700);
+  for (int i = 0; i < 2; i++)
+    bs_fork_job_out_free(&out[i]);
+}
+
 /* ---- the parent's results ---- */
 
 static bool expect_nothing(const bs_record *r, char *d, size_t n) {
@@ -177,6 +225,17 @@ static const bs_scenario fake = {.name = "fake",
 static int child_result(const bs_run_cfg *cfg, int fd) {
   if (cfg->seed == 1)
     sleep_forever();
+  if (cfg->seed == 5) { /* hung, and dumps when asked: its own result */
+    bs_result r;
+    bs_buf b = {0};
+    assert_int_equal(bs_result_from_cfg(cfg, &r), BS_OK);
+    r.trace = strdup("art/fake/trace.json");
+    bs_result_write_json(&b, &r, 0);
+    dump_on_signal(fd, b.s);
+    bs_buf_free(&b);
+    bs_result_free(&r);
+    return 0;
+  }
   if (cfg->seed == 2)
     raise(SIGSEGV);
   if (cfg->seed == 3)
@@ -196,8 +255,8 @@ static int child_result(const bs_run_cfg *cfg, int fd) {
 
 static void test_exec_results(void **state) {
   (void)state;
-  bs_run_cfg cfgs[5];
-  for (int i = 0; i < 5; i++)
+  bs_run_cfg cfgs[6];
+  for (int i = 0; i < 6; i++)
     cfgs[i] = (bs_run_cfg){.scn = &fake,
                            .ranks = 2,
                            .backend = "sim",
@@ -207,9 +266,9 @@ static void test_exec_results(void **state) {
                            .cycles = 1,
                            .seed = (uint64_t)i,
                            .deadline_s = 0.3};
-  bs_result res[5];
-  bs_parent_opts o = {.jobs = 5, .child = child_result};
-  assert_int_equal(bs_parent_run(cfgs, 5, &o, res), BS_OK);
+  bs_result res[6];
+  bs_parent_opts o = {.jobs = 6, .child = child_result};
+  assert_int_equal(bs_parent_run(cfgs, 6, &o, res), BS_OK);
   assert_int_equal(res[0].verdict, BS_PASS);
   assert_string_equal(res[0].scenario, "fake");
   assert_int_equal(res[0].noracles, 1);
@@ -222,9 +281,13 @@ static void test_exec_results(void **state) {
   assert_int_equal(res[4].verdict, BS_FAIL);
   assert_false(res[4].oracles[0].ok);
   assert_string_equal(res[4].repro, "backstop run fake --ranks 2 --seed 4");
+  /* Past its deadline whatever it says; its artifacts kept. */
+  assert_int_equal(res[5].verdict, BS_HANG);
+  assert_non_null(strstr(res[5].note, "after dumping"));
+  assert_string_equal(res[5].trace, "art/fake/trace.json");
   assert_int_equal(bs_parent_exit_code(res, 1), 0);
   assert_int_equal(bs_parent_exit_code(res, 5), 1);
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 6; i++)
     bs_result_free(&res[i]);
 }
 
@@ -233,6 +296,7 @@ int main(void) {
       cmocka_unit_test(test_verdicts),
       cmocka_unit_test(test_parallel_order),
       cmocka_unit_test(test_kill_takes_group),
+      cmocka_unit_test(test_asked_to_dump),
       cmocka_unit_test(test_exec_results),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

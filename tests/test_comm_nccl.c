@@ -45,7 +45,7 @@ static int usable_ranks(char *why, size_t n) {
   char why[256] = "";                                                          \
   int n = usable_ranks(why, sizeof why);                                       \
   if (n < (min)) {                                                             \
-    print_message("skipped: %s\n", n ? "needs more GPUs" : why);               \
+    fprintf(stderr, "skipped: %s\n", n ? "needs more GPUs" : why);             \
     skip();                                                                    \
   }
 
@@ -54,7 +54,7 @@ static void test_unavailable_says_why(void **state) {
   char why[256] = "";
   if (usable_ranks(why, sizeof why) == 0) {
     assert_true(strlen(why) > 10); /* a reason, not an empty error */
-    print_message("nccl unavailable here: %s\n", why);
+    fprintf(stderr, "nccl unavailable here: %s\n", why);
   }
 }
 
@@ -218,7 +218,7 @@ static void test_hang_is_contained(void **state) {
   clock_gettime(CLOCK_MONOTONIC, &t1);
   assert_true(t1.tv_sec - t0.tv_sec < 30);
   assert_non_null(strstr(bs_world_report(w), "missing from #2: rank 0"));
-  print_message("%s", bs_world_report(w));
+  fprintf(stderr, "%s", bs_world_report(w));
   bs_world_destroy(w);
 }
 #endif

@@ -26,7 +26,7 @@ static int setup(void **state) {
   bs_err_clear();
   if (bs_dev_create("cuda", 0, &gpu) != BS_OK) {
     bs_err_format(bs_err(), why, sizeof why);
-    print_message("test_cuda: skipping the GPU tests: %s\n", why);
+    fprintf(stderr, "test_cuda: skipping the GPU tests: %s\n", why);
     gpu = NULL;
   }
   bs_err_clear();
@@ -42,7 +42,7 @@ static int teardown(void **state) {
 #define NEED_GPU()                                                             \
   do {                                                                         \
     if (!gpu) {                                                                \
-      print_message("skipped: %s\n", why);                                     \
+      fprintf(stderr, "skipped: %s\n", why);                                   \
       skip();                                                                  \
     }                                                                          \
   } while (0)

@@ -434,6 +434,8 @@ static void test_engines_of_concurrent_ranks(void **state) {
   pthread_barrier_destroy(&ranks_checked);
   for (int r = 0; r < NRANKS; r++)
     assert_int_equal(rank_status[r], r == 1 ? BS_ERR_ENGINE_DEAD : BS_OK);
+  if (!strstr(rank_message[1], "engine of rank 1 died in bucket 0 at tensor"))
+    print_error("rank 1 said: %s\n", rank_message[1]);
   assert_non_null(strstr(rank_message[1], "engine of rank 1 died in bucket 0 "
                                           "at tensor 'layers.0.w'"));
 }

@@ -162,9 +162,10 @@ static void check_plan(const matrix *m, size_t i, int n) {
   expect_same_trajectory(&m->tj[i - 1 - (plans[i].k == LORA_MEMSAVER)], tj);
   size_t want = plans[i].k == MAINCAST ? extras_bytes(&m->model[i]) : 0;
   if (n == 1)
-    printf("%-8s %-6s: pinned backuper bytes per rank %zu (extras %zu)\n",
-           plans[i].k == MAINCAST ? "maincast" : "lora", plans[i].preset,
-           m->pinned[i][0], want);
+    fprintf(stderr,
+            "%-8s %-6s: pinned backuper bytes per rank %zu (extras %zu)\n",
+            plans[i].k == MAINCAST ? "maincast" : "lora", plans[i].preset,
+            m->pinned[i][0], want);
   for (int r = 0; r < n; r++)
     assert_int_equal(m->pinned[i][r], want);
 }

@@ -667,8 +667,9 @@ static void test_pinned_bytes_are_extras_only(void **state) {
     t.body = one_step;
     assert_int_equal(tw_run(&t), BS_OK);
     size_t want = extras_bytes_of(&t.model);
-    printf("maincast %-6s: pinned backuper bytes %zu per rank (extras %zu)\n",
-           presets[i], t.pinned[0], want);
+    fprintf(stderr,
+            "maincast %-6s: pinned backuper bytes %zu per rank (extras %zu)\n",
+            presets[i], t.pinned[0], want);
     for (int r = 0; r < t.n; r++)
       assert_int_equal(t.pinned[r], want);
     tw_free(&t);

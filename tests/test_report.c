@@ -266,7 +266,10 @@ static void test_junit(void **state) {
   bs_result_set_note(&r[1], "killed past the 60 s deadline");
   bs_report_junit(&b, r, 2);
   check_xml(b.s);
-  assert_non_null(strstr(b.s, "tests=\"2\" failures=\"2\""));
+  /* The failed oracle is a failure; the hang an error. */
+  assert_non_null(strstr(b.s, "tests=\"2\" failures=\"1\" errors=\"1\""));
+  assert_non_null(strstr(b.s, "<failure type=\"fail\""));
+  assert_non_null(strstr(b.s, "<error type=\"hang\""));
   assert_non_null(strstr(b.s, "message=\"failed oracles: pause-safety\""));
   assert_non_null(strstr(b.s, "rank 3 &lt;resident&gt; &amp; more"));
   assert_non_null(strstr(b.s, "hang: killed past the 60 s deadline"));

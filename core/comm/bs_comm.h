@@ -17,6 +17,10 @@
 #include "bs_err.h"
 #include "dev/bs_dev.h"
 
+/* The most ranks a world holds: the limit of --ranks, of the DDP layout and
+ * of a replay's dumps alike (the size of real jobs). */
+#define BS_WORLD_MAX_RANKS 4096
+
 typedef enum bs_redop { BS_SUM = 0, BS_MAX, BS_MIN, BS_REDOP_COUNT } bs_redop;
 
 typedef enum bs_coll {
@@ -112,11 +116,26 @@ char *bs_world_flight_json(const bs_world *w, int rank);
 /* Writes every rank's flight recorder to dir/flight_rank<R>.json. */
 bs_status bs_world_dump_flight(const bs_world *w, const char *dir);
 
+/* For a dump asked for from outside while ranks run (a run past its
+ * deadline): fn(w, arg) for each world of this process whose ranks are
+ * running now; none of them ends before fn returns. */
+void bs_world_each_running(void (*fn)(const bs_world *w, void *arg), void *arg);
+/* Where every rank is now, as a hang report block whose cause is why
+ * (caller frees; NULL when out of memory). */
+char *bs_world_report_now(const bs_world *w, const char *why);
+/* This process's ranks of the world: how many, and the first's global
+ * rank. */
+int bs_world_local_size(const bs_world *w);
+int bs_world_first_rank(const bs_world *w);
+
 int bs_comm_rank(const bs_comm *c); /* global rank */
 int bs_comm_size(const bs_comm *c); /* global size */
 bs_dev *bs_comm_dev(const bs_comm *c);
 /* Sequence id of the last collective this rank issued (0: none yet). */
 uint64_t bs_comm_seq(const bs_comm *c);
+/* Numbers this rank's next collective seq (a replay goes on where a job's
+ * dumps start); BS_ERR_INVALID unless seq is past the last one issued. */
+bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq);
 
 /* count is per rank for all_gather (send count) and reduce_scatter (recv
  * count); recv of all_gather and send of reduce_scatter hold size*count.

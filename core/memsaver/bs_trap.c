@@ -19,8 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Enough for 256 simulated ranks with dozens of tensors each. */
-#define TRAP_SLOTS 16384
+#include "comm/bs_comm.h"
+
+/* Enough for the largest world's ranks with dozens of tensors each (the
+ * pages of slots never used cost nothing). */
+#define TRAP_SLOTS (BS_WORLD_MAX_RANKS * 64)
 #define TRAP_LOG 1024
 #define TRAP_ALTSTACK (64 * 1024)
 
@@ -38,6 +41,7 @@ typedef struct trap_slot {
 
 static trap_slot slots[TRAP_SLOTS];
 static atomic_size_t slots_hi; /* slots [0, hi) have been used */
+static size_t slots_free;      /* under slots_lock: none free below it */
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bs_paused_read trap_log[TRAP_LOG];
@@ -72,6 +76,7 @@ bs_status bs_trap_register(const void *va, size_t bytes, const char *tag,
   size_t i = 0, hi = 0;
   pthread_mutex_lock(&slots_lock);
   hi = atomic_load(&slots_hi);
+  i = slots_free; /* thousands of ranks register: no scan from 0 each time */
   while (i < hi && atomic_load_explicit(&slots[i].base, memory_order_relaxed))
     i++;
   if (i == TRAP_SLOTS)
@@ -83,6 +88,7 @@ bs_status bs_trap_register(const void *va, size_t bytes, const char *tag,
   atomic_store_explicit(&slots[i].base, (uintptr_t)va, memory_order_release);
   if (i == hi)
     atomic_store(&slots_hi, hi + 1);
+  slots_free = i + 1;
   *slot = (int)i;
 out:
   pthread_mutex_unlock(&slots_lock);
@@ -99,6 +105,8 @@ void bs_trap_unregister(int slot) {
     return;
   pthread_mutex_lock(&slots_lock);
   atomic_store_explicit(&slots[slot].base, 0, memory_order_release);
+  if ((size_t)slot < slots_free)
+    slots_free = (size_t)slot;
   pthread_mutex_unlock(&slots_lock);
 }
 

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DP_MAX 256
+#include "comm/bs_comm.h"
+
+#define DP_MAX BS_WORLD_MAX_RANKS
 
 static int buffer_of(const bs_tensor_spec *t) {
   if (!bs_tensor_in_ddp(t))

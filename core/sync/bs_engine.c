@@ -280,10 +280,12 @@ static bs_status io_failed(bs_engine *e, int err, const char *tensor,
   return dead(e, tensor, where);
 }
 
-/* Known dead. An engine that died unnoticed is found by the next write
+/* Known dead: reported, or reaped here (a reaped engine's socket may still
+ * take a write for a moment on some kernels, so its death is not left to
+ * the write). An engine that died unnoticed is found by the next write
  * failing, as a real trainer finds it. */
 static bool gone(const bs_engine *e) {
-  return e->fd < 0 || e->death_reported;
+  return e->fd < 0 || e->death_reported || e->reaped;
 }
 
 /* ---- the session ---- */
@@ -348,7 +350,7 @@ void bs_engine_bucket(bs_engine *e, int k) {
     return;
   e->bucket = k;
   /* The death is real and complete before the next write: SIGKILL, then
-   * reap, so the socket is closed and that write fails every time. */
+   * reap, so the next send reports it every time. */
   if (bs_fault_hit(BS_FP_ENGINE_SEND, &info))
     kill_now(e);
 }

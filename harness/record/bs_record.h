@@ -89,7 +89,7 @@ typedef struct bs_record {
   bs_pause_rule pause_rule;
   bs_budget budget;
   double start_mono_ms; /* CLOCK_MONOTONIC at the start */
-  double start_real_ms; /* CLOCK_REALTIME then: flight timestamps use it */
+  double start_real_ms; /* the same instant on the flight recorder's clock */
   double duration_ms, deadline_ms;
   bs_rank_rec *rank;
   bs_fault_fired *fired;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "bs_file.h"
+#include "dumps/bs_dumps.h"
 #include "report/bs_artifacts.h"
 #include "report/bs_report.h"
 #include "report/bs_trace.h"
@@ -24,6 +25,19 @@ static void run_dir(const char *dir, const bs_result *res, char *out,
     len += snprintf(out + len, n - (size_t)len, "-%s", res->mutants[i]);
 }
 
+/* The pickle PyTorch would have written for this dump (torchfrtrace reads
+ * it as it is): rank_<R>, beside the JSON copy rank<R>.flight.json, whose
+ * name torchfrtrace skips (it takes files that contain "rank_"). */
+static bs_status save_pickle(const char *path, const char *json) {
+  bs_status st = BS_OK;
+  bs_buf b = {0};
+  BS_CHECK(bs_dumps_pickle(json, &b));
+  BS_CHECK(bs_report_save(path, &b));
+out:
+  bs_buf_free(&b);
+  return st;
+}
+
 bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
                              bs_result *res) {
   bs_status st = BS_OK;
@@ -34,6 +48,8 @@ bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
   for (int k = 0; k < rec->nranks; k++) {
     if (!rec->rank[k].flight)
       continue;
+    snprintf(path, sizeof path, "%s/rank_%d", base, k);
+    BS_CHECK(save_pickle(path, rec->rank[k].flight));
     snprintf(path, sizeof path, "%s/rank%d.flight.json", base, k);
     BS_CHECK(save_str(path, rec->rank[k].flight));
     BS_CHECK(bs_result_add_flight(res, path));

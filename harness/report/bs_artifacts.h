@@ -6,9 +6,13 @@
 #include "record/bs_record.h"
 #include "report/bs_result.h"
 
-/* Writes dir/<run>/rank<R>.flight.json and dir/<run>/trace.json, where
- * <run> names the scenario, ranks, seed and mutants, and lists them in res.
- * BS_ERR_INVALID naming the path that could not be written. */
+/* Writes each rank's flight recorder as dir/<run>/rank_<R> (the pickle
+ * PyTorch writes, which `torchfrtrace dir/<run>` reads as it is) and its
+ * JSON copy dir/<run>/rank<R>.flight.json, the timeline dir/<run>/
+ * trace.json and the hang report dir/<run>/report.txt, where <run> names
+ * the scenario, ranks, seed and mutants, and lists them in res (the JSON
+ * copies as its flight recorders). BS_ERR_INVALID naming the path that
+ * could not be written. */
 bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
                              bs_result *res);
 

@@ -1,8 +1,16 @@
+/* JUnit XML in the strict form of Ant's formatter (what validating
+ * consumers require): a testsuite with timestamp, hostname, properties,
+ * system-out and system-err; a run that failed an oracle is a <failure>,
+ * one that hung or crashed an <error> (counted in errors); test names are
+ * unique (a run repeated, as `--ranks 2,2` does, gets " #2"). */
 #include "report/bs_report.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-/* Why a run did not pass, for the failure message. */
+/* Why a run did not pass, for the message. */
 static void failure_message(const bs_result *r, char *out, size_t n) {
   char failed[BS_DETAIL_MAX];
   bs_result_failed_oracles(r, failed, sizeof failed);
@@ -13,21 +21,37 @@ static void failure_message(const bs_result *r, char *out, size_t n) {
              r->note ? r->note : "no result");
 }
 
-static void testcase(bs_buf *b, const bs_result *r) {
-  bs_buf_printf(b, "    <testcase classname=\"backstop.");
-  bs_buf_xml(b, r->scenario);
-  bs_buf_printf(b, "\" name=\"");
-  bs_buf_xml(b, r->scenario);
-  bs_buf_printf(b, " [ranks=%d seed=%llu%s%s]\" time=\"%.3f\"", r->ranks,
-                (unsigned long long)r->seed, r->nmutants ? " mutant=" : "",
-                r->nmutants ? r->mutants[0] : "", r->duration_ms / 1e3);
-  if (r->verdict == BS_PASS) {
-    bs_buf_printf(b, "/>\n");
-    return;
+/* "engine-death [ranks=4 seed=0 mutant=a,b]". */
+static void base_name(bs_buf *b, const bs_result *r) {
+  bs_buf_printf(b, "%s [ranks=%d seed=%llu", r->scenario, r->ranks,
+                (unsigned long long)r->seed);
+  for (size_t m = 0; m < r->nmutants; m++)
+    bs_buf_printf(b, "%s%s", m ? "," : " mutant=", r->mutants[m]);
+  bs_buf_printf(b, "]");
+}
+
+/* Its name, with " #k" when k-1 runs before it had the same one. */
+static void test_name(bs_buf *b, const bs_result *runs, size_t i) {
+  bs_buf mine = {0}, other = {0};
+  int same = 0;
+  base_name(&mine, &runs[i]);
+  for (size_t j = 0; j < i; j++) {
+    other.len = 0;
+    base_name(&other, &runs[j]);
+    same += strcmp(bs_buf_str(&mine), bs_buf_str(&other)) == 0;
   }
+  bs_buf_xml(b, bs_buf_str(&mine));
+  if (same)
+    bs_buf_printf(b, " #%d", same + 1);
+  bs_buf_free(&mine);
+  bs_buf_free(&other);
+}
+
+static void problem(bs_buf *b, const bs_result *r) {
+  const char *tag = r->verdict == BS_FAIL ? "failure" : "error";
   char msg[BS_DETAIL_MAX + 64];
   failure_message(r, msg, sizeof msg);
-  bs_buf_printf(b, ">\n      <failure type=\"%s\" message=\"",
+  bs_buf_printf(b, "      <%s type=\"%s\" message=\"", tag,
                 bs_result_verdict_name(r->verdict));
   bs_buf_xml(b, msg);
   bs_buf_printf(b, "\">");
@@ -40,22 +64,59 @@ static void testcase(bs_buf *b, const bs_result *r) {
     }
   bs_buf_printf(b, "repro: ");
   bs_buf_xml(b, r->repro);
-  bs_buf_printf(b, "</failure>\n    </testcase>\n");
+  bs_buf_printf(b, "</%s>\n", tag);
+}
+
+static void testcase(bs_buf *b, const bs_result *runs, size_t i) {
+  const bs_result *r = &runs[i];
+  bs_buf_printf(b, "    <testcase classname=\"backstop.");
+  bs_buf_xml(b, r->scenario);
+  bs_buf_printf(b, "\" name=\"");
+  test_name(b, runs, i);
+  bs_buf_printf(b, "\" time=\"%.3f\"", r->duration_ms / 1e3);
+  if (r->verdict == BS_PASS) {
+    bs_buf_printf(b, "/>\n");
+    return;
+  }
+  bs_buf_printf(b, ">\n");
+  problem(b, r);
+  bs_buf_printf(b, "    </testcase>\n");
+}
+
+/* When and where: the report's writing, in UTC; this host. */
+static void when_where(char *stamp, size_t ns, char *host, size_t nh) {
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(stamp, ns, "%Y-%m-%dT%H:%M:%S", &tm);
+  if (gethostname(host, nh) != 0 || !host[0])
+    snprintf(host, nh, "localhost");
+  host[nh - 1] = '\0';
 }
 
 void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n) {
   bs_summary s = bs_report_summarize(runs, n);
   double total = 0;
+  char stamp[32], host[256];
   for (size_t i = 0; i < n; i++)
     total += runs[i].duration_ms;
+  when_where(stamp, sizeof stamp, host, sizeof host);
   bs_buf_printf(b,
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                "<testsuites tests=\"%zu\" failures=\"%zu\">\n"
-                "  <testsuite name=\"backstop\" tests=\"%zu\" "
-                "failures=\"%zu\" errors=\"0\" skipped=\"0\" "
-                "time=\"%.3f\">\n",
-                s.runs, s.runs - s.pass, s.runs, s.runs - s.pass, total / 1e3);
+                "<testsuites>\n"
+                "  <testsuite name=\"backstop\" package=\"backstop\" "
+                "id=\"0\" timestamp=\"%s\" hostname=\"",
+                stamp);
+  bs_buf_xml(b, host);
+  bs_buf_printf(b,
+                "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+                "skipped=\"0\" time=\"%.3f\">\n"
+                "    <properties>\n"
+                "      <property name=\"backstop.version\" value=\"%s\"/>\n"
+                "    </properties>\n",
+                s.runs, s.fail, s.hang + s.crash, total / 1e3, BS_VERSION);
   for (size_t i = 0; i < n; i++)
-    testcase(b, &runs[i]);
-  bs_buf_printf(b, "  </testsuite>\n</testsuites>\n");
+    testcase(b, runs, i);
+  bs_buf_printf(b, "    <system-out/>\n    <system-err/>\n"
+                   "  </testsuite>\n</testsuites>\n");
 }

@@ -1,9 +1,21 @@
 #include "report/bs_trace.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "record/bs_schedule.h"
+
+/* Times go out in tenths of a microsecond, both end points rounded alike
+ * (dur is end - ts of the rounded points): a slice that ends inside
+ * another on the record's clock ends inside it in the trace too. */
+typedef int64_t tick;
+
+static tick ticks(double ms) {
+  return (tick)llround(ms * 1e4);
+}
 
 static void meta(bs_buf *b, const char *what, int tid, const char *name) {
   bs_buf_printf(b,
@@ -14,15 +26,31 @@ static void meta(bs_buf *b, const char *what, int tid, const char *name) {
   bs_buf_printf(b, "}}");
 }
 
-static void phase(bs_buf *b, const bs_event *e, int tid, double end_ms) {
+static void slice(bs_buf *b, const char *cat, tick t0, tick t1, int tid) {
+  bs_buf_printf(b,
+                ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.1f, \"dur\": "
+                "%.1f, \"pid\": 0, \"tid\": %d",
+                cat, (double)t0 / 10, (double)(t1 - t0) / 10, tid);
+}
+
+/* A phase's span; an open one runs to the end of the run. */
+typedef struct span {
+  tick t0, t1;
+} span;
+
+static span phase_span(const bs_event *e, double end_ms) {
   double t1 = e->t1_ms >= 0 ? e->t1_ms : end_ms;
+  span s = {ticks(e->t0_ms), ticks(t1)};
+  if (s.t1 < s.t0)
+    s.t1 = s.t0;
+  return s;
+}
+
+static void phase(bs_buf *b, const bs_event *e, int tid, span s) {
   bs_buf_printf(b, ",\n{\"name\": ");
   bs_buf_json_str(b, e->phase);
-  bs_buf_printf(b,
-                ", \"cat\": \"phase\", \"ph\": \"X\", \"ts\": %.1f, "
-                "\"dur\": %.1f, \"pid\": 0, \"tid\": %d, \"args\": "
-                "{\"cycle\": %d, \"status\": \"%s\"",
-                e->t0_ms * 1e3, (t1 - e->t0_ms) * 1e3, tid, e->cycle,
+  slice(b, "phase", s.t0, s.t1, tid);
+  bs_buf_printf(b, ", \"args\": {\"cycle\": %d, \"status\": \"%s\"", e->cycle,
                 bs_status_name(e->status));
   if (e->status != BS_OK) {
     bs_buf_printf(b, ", \"message\": ");
@@ -31,20 +59,42 @@ static void phase(bs_buf *b, const bs_event *e, int tid, double end_ms) {
   bs_buf_printf(b, "}}");
 }
 
-/* Collective times are CLOCK_REALTIME; the record's start aligns them. */
+/* Inside the phase it began in, else inside the gap between phases it
+ * began in: the collective ran on that rank's thread within the phase, and
+ * a slice Perfetto sees cross its phase's end it drops. */
+static span clamp(span c, const span *ph, size_t n) {
+  tick lo = INT64_MIN, hi = INT64_MAX;
+  for (size_t i = 0; i < n; i++) {
+    if (ph[i].t0 <= c.t0 && c.t0 < ph[i].t1) {
+      lo = ph[i].t0;
+      hi = ph[i].t1;
+      break;
+    }
+    if (ph[i].t1 <= c.t0 && ph[i].t1 > lo)
+      lo = ph[i].t1;
+    if (ph[i].t0 > c.t0 && ph[i].t0 < hi)
+      hi = ph[i].t0;
+  }
+  c.t0 = c.t0 < lo ? lo : c.t0;
+  c.t1 = c.t1 > hi ? hi : c.t1;
+  c.t1 = c.t1 < c.t0 ? c.t0 : c.t1;
+  return c;
+}
+
+/* Collective times are the flight recorder's clock: the record's start on
+ * that clock aligns them with the phases (bs_record.h). */
 static void collective(bs_buf *b, const bs_coll_rec *c, int tid,
-                       double start_real_ms) {
+                       double start_real_ms, const span *ph, size_t nph) {
   if (c->t_created_ms < 0)
     return;
   double end = c->t_completed_ms >= 0 ? c->t_completed_ms
                : c->t_started_ms >= 0 ? c->t_started_ms
                                       : c->t_created_ms;
-  bs_buf_printf(b,
-                ",\n{\"name\": \"%s #%ld\", \"cat\": \"collective\", "
-                "\"ph\": \"X\", \"ts\": %.1f, \"dur\": %.1f, \"pid\": 0, "
-                "\"tid\": %d, \"args\": {\"seq\": %ld, \"state\": ",
-                c->op, c->seq, (c->t_created_ms - start_real_ms) * 1e3,
-                (end - c->t_created_ms) * 1e3, tid, c->seq);
+  span s = {ticks(c->t_created_ms - start_real_ms), ticks(end - start_real_ms)};
+  s = clamp(s, ph, nph);
+  bs_buf_printf(b, ",\n{\"name\": \"%s #%ld\"", c->op, c->seq);
+  slice(b, "collective", s.t0, s.t1, tid);
+  bs_buf_printf(b, ", \"args\": {\"seq\": %ld, \"state\": ", c->seq);
   bs_buf_json_str(b, c->state);
   bs_buf_printf(b, ", \"label\": ");
   bs_buf_json_str(b, c->label);
@@ -53,22 +103,36 @@ static void collective(bs_buf *b, const bs_coll_rec *c, int tid,
   bs_buf_printf(b, "}}");
 }
 
-static void rank_track(bs_buf *b, const bs_record *rec, int k) {
-  char name[32];
-  snprintf(name, sizeof name, "rank %d", k);
-  bs_buf_printf(b, ",\n");
-  meta(b, "thread_name", k, name);
-  const bs_rank_rec *rr = &rec->rank[k];
-  for (size_t i = 0; i < rr->n; i++)
-    phase(b, &rr->ev[i], k, rec->duration_ms);
+static void collectives(bs_buf *b, const bs_record *rec, int k, const span *ph,
+                        size_t nph) {
   bs_schedule s;
+  const bs_rank_rec *rr = &rec->rank[k];
   if (!rr->flight || bs_schedule_parse(rr->flight, &s) != BS_OK) {
     bs_err_clear();
     return;
   }
   for (size_t i = 0; i < s.n; i++)
-    collective(b, &s.c[i], k, rec->start_real_ms);
+    collective(b, &s.c[i], k, rec->start_real_ms, ph, nph);
   bs_schedule_free(&s);
+}
+
+static void rank_track(bs_buf *b, const bs_record *rec, int k) {
+  char name[32];
+  const bs_rank_rec *rr = &rec->rank[k];
+  span *ph = calloc(rr->n ? rr->n : 1, sizeof *ph);
+  snprintf(name, sizeof name, "rank %d", k);
+  bs_buf_printf(b, ",\n");
+  meta(b, "thread_name", k, name);
+  if (!ph) {
+    b->oom = true;
+    return;
+  }
+  for (size_t i = 0; i < rr->n; i++) {
+    ph[i] = phase_span(&rr->ev[i], rec->duration_ms);
+    phase(b, &rr->ev[i], k, ph[i]);
+  }
+  collectives(b, rec, k, ph, rr->n);
+  free(ph);
 }
 
 void bs_trace_json(bs_buf *b, const bs_record *rec, const char *title) {

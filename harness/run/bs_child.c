@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "driver/bs_driver.h"
 #include "oracles/bs_verdict.h"
@@ -10,6 +11,7 @@
 #include "run/bs_child_part.h"
 #include "run/bs_child_spawn.h"
 #include "run/bs_fork.h"
+#include "run/bs_hangdump.h"
 #include "run/bs_launcher.h"
 
 /* The sweep's counting pass: every reach, in one order whatever process
@@ -59,12 +61,18 @@ int bs_child_run(const bs_run_cfg *cfg, int fd) {
   bs_status st = bs_record_init(&rec, ranks, cfg->cycles);
   rec.deadline_ms = cfg->deadline_s * 1e3;
   if (st == BS_OK)
+    st = bs_hangdump_start(cfg, &rec, fd);
+  if (st == BS_OK)
     st = bs_driver_run(cfg, &rec);
   if (st == BS_OK)
     st = bs_driver_inspect(cfg, &rec);
   rec.duration_ms = bs_record_now_ms(&rec);
   bs_child_judge(cfg, st, &rec, &res);
   bs_result_write_json(&out, &res, 0);
+  /* Past the deadline a dump may have the pipe: it ends the process. */
+  while (!bs_hangdump_claim())
+    pause();
+  bs_hangdump_stop();
   int ok = !out.oom && bs_fork_write_all(fd, out.s, out.len);
   bs_buf_free(&out);
   bs_result_free(&res);

@@ -23,6 +23,7 @@ typedef struct slot {
   int fd;    /* -1 once the child closed its end */
   size_t job;
   double t0;
+  double asked; /* when it was asked to dump; 0: not yet */
   bs_buf buf;
 } slot;
 
@@ -120,7 +121,9 @@ static void finish(const bs_fork *r, slot *s, bs_job_out *out, bs_job_end end,
 }
 
 static void reaped(const bs_fork *r, slot *s, bs_job_out *out, int ws) {
-  if (WIFSIGNALED(ws))
+  if (s->asked) /* past its deadline, whatever it did then */
+    finish(r, s, out, BS_JOB_KILLED, WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+  else if (WIFSIGNALED(ws))
     finish(r, s, out, BS_JOB_SIGNALED, WTERMSIG(ws));
   else
     finish(r, s, out, BS_JOB_EXITED, WEXITSTATUS(ws));
@@ -139,15 +142,39 @@ static void drain(slot *s) {
   s->fd = -1;
 }
 
+/* When the child in s must be asked to dump, or killed. */
+static double next_event_ms(const bs_fork *r, const slot *s) {
+  if (s->asked)
+    return s->asked + r->grace_s * 1e3;
+  return s->t0 + r->deadline_s * 1e3;
+}
+
+/* Past its deadline: asked first (when the runner asks), killed after. */
+static void overdue(const bs_fork *r, slot *s, bs_job_out *out) {
+  int ws;
+  if (r->dump_signal && !s->asked) {
+    kill(s->pid, r->dump_signal);
+    s->asked = now_ms();
+    return;
+  }
+  kill(-s->pid, SIGKILL);
+  kill(s->pid, SIGKILL);
+  while (waitpid(s->pid, &ws, 0) < 0 && errno == EINTR)
+    ;
+  while (s->fd >= 0) /* what it wrote before: the pipe ends with it */
+    drain(s);
+  finish(r, s, out, BS_JOB_KILLED, SIGKILL);
+}
+
 /* One round: wait for output or the nearest deadline, then settle. */
 static void step(const bs_fork *r, slot *slots, int nslots, bs_job_out *out) {
   struct pollfd pfd[nslots];
-  double deadline_ms = r->deadline_s * 1e3, t = now_ms();
+  double t = now_ms();
   int timeout = -1, np = 0;
   for (int i = 0; i < nslots; i++) {
     if (!slots[i].pid)
       continue;
-    double left = slots[i].t0 + deadline_ms - t;
+    double left = next_event_ms(r, &slots[i]) - t;
     int ms = left <= 0 ? 0 : (int)ceil(left);
     if (slots[i].fd < 0)
       ms = ms < REAP_POLL_MS ? ms : REAP_POLL_MS;
@@ -164,15 +191,10 @@ static void step(const bs_fork *r, slot *slots, int nslots, bs_job_out *out) {
     if (s->fd >= 0 && pfd[k++].revents)
       drain(s);
     int ws;
-    if (s->fd < 0 && waitpid(s->pid, &ws, WNOHANG) == s->pid) {
+    if (s->fd < 0 && waitpid(s->pid, &ws, WNOHANG) == s->pid)
       reaped(r, s, out, ws);
-    } else if (now_ms() - s->t0 >= deadline_ms) {
-      kill(-s->pid, SIGKILL);
-      kill(s->pid, SIGKILL);
-      while (waitpid(s->pid, &ws, 0) < 0 && errno == EINTR)
-        ;
-      finish(r, s, out, BS_JOB_KILLED, SIGKILL);
-    }
+    else if (now_ms() >= next_event_ms(r, s))
+      overdue(r, s, out);
   }
 }
 

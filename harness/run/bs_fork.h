@@ -3,7 +3,9 @@
  * parent never creates one); each child gets its own process group, so a
  * run that must be killed takes its engine processes with it. The child
  * writes its result to a pipe; the parent polls every pipe, so a child
- * that writes a lot never blocks, and kills a child past its deadline. */
+ * that writes a lot never blocks, and kills a child past its deadline:
+ * first it asks (dump_signal), so that a hung run leaves what it knows,
+ * then, grace_s later, it kills. */
 #ifndef BS_RUNNER_H
 #define BS_RUNNER_H
 
@@ -14,7 +16,7 @@
 typedef enum bs_job_end {
   BS_JOB_EXITED = 0, /* code: the exit status */
   BS_JOB_SIGNALED,   /* code: the signal that ended it */
-  BS_JOB_KILLED,     /* past the deadline: the parent killed it */
+  BS_JOB_KILLED, /* past the deadline: asked to dump, then ended or killed */
 } bs_job_end;
 
 typedef struct bs_job_out {
@@ -34,6 +36,8 @@ typedef struct bs_fork {
   size_t njobs;
   int parallel;      /* at most this many children at once (>= 1) */
   double deadline_s; /* per job, from its fork */
+  int dump_signal;   /* sent to the child at its deadline; 0: kill at once */
+  double grace_s;    /* from the signal to the kill */
   bs_child_fn child;
   bs_job_event_fn event; /* may be NULL */
   void *arg;

@@ -40,10 +40,29 @@ static void without_result(const bs_run_cfg *cfg, const bs_job_out *j,
   bs_err_clear();
 }
 
+/* A run past its deadline that dumped: its own result says what it left;
+ * the verdict is a hang all the same. */
+static bool dumped(const bs_run_cfg *cfg, const bs_job_out *j, bs_result *r) {
+  if (j->end != BS_JOB_KILLED || !j->payload || !j->len)
+    return false;
+  if (bs_result_parse_json(j->payload, j->len, r) != BS_OK) {
+    bs_err_clear();
+    return false;
+  }
+  r->verdict = BS_HANG;
+  bs_result_set_note(r,
+                     "killed past the %.0f s deadline, after dumping its "
+                     "ranks' flight recorders and where they were",
+                     cfg->deadline_s);
+  return true;
+}
+
 static void collect(const bs_run_cfg *cfg, const bs_job_out *j, bs_result *r) {
   bool exited = j->end == BS_JOB_EXITED && j->code == 0;
-  if (!exited || !j->payload ||
-      bs_result_parse_json(j->payload, j->len, r) != BS_OK) {
+  if (dumped(cfg, j, r)) {
+    /* its own result, artifacts listed */
+  } else if (!exited || !j->payload ||
+             bs_result_parse_json(j->payload, j->len, r) != BS_OK) {
     if (exited && !bs_err()->message[0])
       bs_err_fail(BS_ERR_INVALID, NULL, "empty output");
     without_result(cfg, j, r);
@@ -96,6 +115,8 @@ bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
   bs_fork r = {.njobs = n,
                .parallel = o->jobs,
                .deadline_s = deadline,
+               .dump_signal = BS_DUMP_SIGNAL,
+               .grace_s = bs_parent_grace_s(deadline),
                .child = child,
                .event = event,
                .arg = &x};
@@ -106,6 +127,11 @@ out:
   free(jobs);
   free(x.live);
   return st;
+}
+
+double bs_parent_grace_s(double deadline_s) {
+  double g = deadline_s / 4;
+  return g < 1 ? 1 : g > 10 ? 10 : g;
 }
 
 int bs_parent_exit_code(const bs_result *res, size_t n) {

@@ -1,5 +1,6 @@
 #include "util/bs_json.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,11 +139,22 @@ static bs_status parse_string(parser *p, char **out) {
       break;
     if (c < 0x20)
       BS_CHECK(perr(p, "no control character inside a string"));
-    p->pos++;
-    if (c != '\\')
-      bs_buf_append(&b, (const char *)&c, 1);
-    else if (!escape(p, &b))
-      BS_CHECK(perr(p, "a valid escape"));
+    if (c == '\\') {
+      p->pos++;
+      if (!escape(p, &b))
+        BS_CHECK(perr(p, "a valid escape"));
+      continue;
+    }
+    /* A run of plain characters at once: dumps hold long strings. */
+    size_t run = 1;
+    while (p->pos + run < p->len) {
+      unsigned char x = (unsigned char)p->s[p->pos + run];
+      if (x == '"' || x == '\\' || x < 0x20)
+        break;
+      run++;
+    }
+    bs_buf_append(&b, p->s + p->pos, run);
+    p->pos += run;
   }
   p->pos++;
   *out = bs_buf_take(&b);
@@ -162,9 +174,11 @@ static size_t digits(parser *p) {
   return n;
 }
 
-/* The JSON number grammar checked here; strtod does the conversion. */
-static bs_status parse_number(parser *p, double *out) {
+/* The JSON number grammar checked here; strtod does the conversion, and
+ * strtoll too for an integer. */
+static bs_status parse_number(parser *p, bs_json *out) {
   size_t start = p->pos;
+  bool integral = true;
   if (p->pos < p->len && p->s[p->pos] == '-')
     p->pos++;
   size_t lead = p->pos;
@@ -172,11 +186,13 @@ static bs_status parse_number(parser *p, double *out) {
   if (n == 0 || (n > 1 && p->s[lead] == '0'))
     return perr(p, "a number");
   if (p->pos < p->len && p->s[p->pos] == '.') {
+    integral = false;
     p->pos++;
     if (digits(p) == 0)
       return perr(p, "digits after '.'");
   }
   if (p->pos < p->len && (p->s[p->pos] == 'e' || p->s[p->pos] == 'E')) {
+    integral = false;
     p->pos++;
     if (p->pos < p->len && (p->s[p->pos] == '+' || p->s[p->pos] == '-'))
       p->pos++;
@@ -189,7 +205,12 @@ static bs_status parse_number(parser *p, double *out) {
     return perr(p, "a number of at most 63 characters");
   memcpy(tmp, p->s + start, len);
   tmp[len] = '\0';
-  *out = strtod(tmp, NULL);
+  out->num = strtod(tmp, NULL);
+  if (integral) {
+    errno = 0;
+    out->i = strtoll(tmp, NULL, 10);
+    out->integral = errno == 0;
+  }
   return BS_OK;
 }
 
@@ -271,7 +292,7 @@ static bs_status parse_value(parser *p, bs_json *out) {
   if (literal(p, "null"))
     return BS_OK;
   out->type = BS_JNUM;
-  return parse_number(p, &out->num);
+  return parse_number(p, out);
 }
 
 bs_status bs_json_parse(const char *text, size_t len, bs_json *out) {
@@ -319,6 +340,11 @@ const char *bs_json_get_str(const bs_json *j, const char *key,
 double bs_json_get_num(const bs_json *j, const char *key, double dflt) {
   const bs_json *v = bs_json_get(j, key);
   return v && v->type == BS_JNUM ? v->num : dflt;
+}
+
+int64_t bs_json_get_int(const bs_json *j, const char *key, int64_t dflt) {
+  const bs_json *v = bs_json_get(j, key);
+  return v && v->type == BS_JNUM && v->integral ? v->i : dflt;
 }
 
 bool bs_json_get_bool(const bs_json *j, const char *key, bool dflt) {

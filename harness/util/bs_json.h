@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bs_err.h"
 
@@ -23,6 +24,10 @@ typedef struct bs_json {
   bs_jtype type;
   bool b;
   double num;
+  /* BS_JNUM written as an integer that fits: its exact value (a time in
+   * nanoseconds does not survive a double). */
+  bool integral;
+  int64_t i;
   char *str;             /* BS_JSTR: decoded, NUL-terminated */
   struct bs_json *items; /* BS_JARR, BS_JOBJ: n values */
   char **keys;           /* BS_JOBJ: n keys */
@@ -42,6 +47,8 @@ const bs_json *bs_json_get(const bs_json *j, const char *key);
 const char *bs_json_get_str(const bs_json *j, const char *key,
                             const char *dflt);
 double bs_json_get_num(const bs_json *j, const char *key, double dflt);
+/* An integral number exactly; dflt when absent, not a number or not one. */
+int64_t bs_json_get_int(const bs_json *j, const char *key, int64_t dflt);
 bool bs_json_get_bool(const bs_json *j, const char *key, bool dflt);
 
 #endif

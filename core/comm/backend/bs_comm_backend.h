@@ -143,6 +143,10 @@ bs_status bs_world_settle(bs_world *w);
 void bs_world_adopt(bs_world *w, bs_status st, uint64_t stall_ns,
                     const char *cause);
 
+/* bs_world_run keeps the world in the registry of running worlds
+ * (bs_world_each_running) while its ranks run. */
+void bs_world_running(bs_world *w, bool running);
+
 /* The rank leaves the communicator (how: EXITED or DEAD). */
 void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why);
 

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "comm/front/bs_watchdog.h"
 
 struct bs_flight {
   pthread_mutex_t mu; /* mutable in const readers: see lock() */
@@ -12,10 +15,23 @@ struct bs_flight {
   bs_flight_entry *ring;
 };
 
-static uint64_t wall_ns(void) {
+static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
+static uint64_t real_minus_mono; /* wall-clock ns minus monotonic ns */
+
+static void clock_init(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  uint64_t real = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  real_minus_mono = real - bs_watchdog_now_ns();
+}
+
+uint64_t bs_flight_wall_ns(uint64_t monotonic_ns) {
+  pthread_once(&clock_once, clock_init);
+  return monotonic_ns + real_minus_mono;
+}
+
+uint64_t bs_flight_now_ns(void) {
+  return bs_flight_wall_ns(bs_watchdog_now_ns());
 }
 
 /* Readers take a const recorder; the lock is the one mutable part. */
@@ -59,7 +75,9 @@ uint64_t bs_flight_record(bs_flight *f, const bs_flight_entry *e) {
   *slot = *e;
   slot->record_id = id;
   slot->state = BS_FLIGHT_SCHEDULED;
-  slot->time_created_ns = wall_ns();
+  snprintf(slot->phase, sizeof slot->phase, "%s", bs_err_phase());
+  slot->thread_id = (uint64_t)gettid();
+  slot->time_created_ns = bs_flight_now_ns();
   slot->time_discovered_started_ns = 0;
   slot->time_discovered_completed_ns = 0;
   pthread_mutex_unlock(mu);
@@ -72,9 +90,9 @@ void bs_flight_advance(bs_flight *f, uint64_t record_id, bs_flight_state st) {
   if (slot->record_id == record_id && record_id < f->next_id) {
     slot->state = st;
     if (st == BS_FLIGHT_STARTED)
-      slot->time_discovered_started_ns = wall_ns();
+      slot->time_discovered_started_ns = bs_flight_now_ns();
     if (st == BS_FLIGHT_COMPLETED)
-      slot->time_discovered_completed_ns = wall_ns();
+      slot->time_discovered_completed_ns = bs_flight_now_ns();
   }
   pthread_mutex_unlock(mu);
 }
@@ -152,16 +170,43 @@ static void put_sizes(FILE *o, const char *what, const bs_flight_entry *e,
   }
 }
 
-static void put_entry(FILE *o, const bs_flight_entry *e, int timeout_ms) {
+/* No Python stack here: the frames name where the collective came from,
+ * innermost first (the front's own exchange, then the lifecycle phase). */
+static void put_frames(FILE *o, const bs_flight_entry *e) {
+  const char *names[2] = {e->label, e->phase[0] ? e->phase : NULL};
+  bool comma = false;
+  fputs("\"frames\":[", o);
+  for (int i = 0; i < 2; i++) {
+    if (!names[i])
+      continue;
+    fputs(comma ? ",{\"name\":" : "{\"name\":", o);
+    put_str(o, names[i]);
+    fputs(",\"filename\":\"backstop\",\"line\":0}", o);
+    comma = true;
+  }
+  fputc(']', o);
+}
+
+static void put_entry(FILE *o, const bs_flight_entry *e,
+                      const bs_flight_meta *m) {
+  fputc('{', o);
+  put_frames(o, e);
   fprintf(o,
-          "{\"record_id\":%llu,\"pg_id\":0,\"process_group\":[\"0\","
-          "\"default_pg\"],\"collective_seq_id\":%llu,\"p2p_seq_id\":0,"
+          ",\"record_id\":%llu,\"pg_id\":0,\"process_group\":[\"0\","
+          "\"default_pg\"],\"thread_name\":\"rank %d\",\"thread_id\":"
+          "\"%llu\",\"collective_seq_id\":%llu,\"p2p_seq_id\":0,"
           "\"op_id\":%llu,\"profiling_name\":",
-          (unsigned long long)e->record_id,
+          (unsigned long long)e->record_id, m->rank,
+          (unsigned long long)e->thread_id,
           (unsigned long long)e->collective_seq_id,
           (unsigned long long)e->collective_seq_id);
   put_str(o, e->profiling_name);
   put_time(o, "time_created_ns", e->time_created_ns);
+  if (e->state == BS_FLIGHT_COMPLETED && e->time_discovered_started_ns)
+    fprintf(o, ",\"duration_ms\":%.6f",
+            (double)(e->time_discovered_completed_ns -
+                     e->time_discovered_started_ns) /
+                1e6);
   put_sizes(o, "input", e, e->input_numel, e->input_dtype);
   put_sizes(o, "output", e, e->output_numel, e->output_dtype);
   fputs(",\"state\":", o);
@@ -169,12 +214,38 @@ static void put_entry(FILE *o, const bs_flight_entry *e, int timeout_ms) {
   put_time(o, "time_discovered_started_ns", e->time_discovered_started_ns);
   put_time(o, "time_discovered_completed_ns", e->time_discovered_completed_ns);
   fprintf(o, ",\"retired\":%s,\"timeout_ms\":%d,\"is_p2p\":false",
-          e->state == BS_FLIGHT_COMPLETED ? "true" : "false", timeout_ms);
+          e->state == BS_FLIGHT_COMPLETED ? "true" : "false", m->timeout_ms);
   if (e->label) {
     fputs(",\"label\":", o);
     put_str(o, e->label);
   }
   fputc('}', o);
+}
+
+/* The last collective each state reached, as PyTorch's pg_status (-1:
+ * none). */
+static void put_status(FILE *o, const bs_flight *f) {
+  long long last[3] = {-1, -1, -1};
+  bs_flight_entry e;
+  for (size_t i = 0; get_locked(f, i, &e); i++)
+    for (int s = 0; s <= (int)e.state && s < 3; s++)
+      last[s] = (long long)e.collective_seq_id;
+  fprintf(o,
+          ",\"pg_status\":{\"0\":{\"last_enqueued_collective\":%lld,"
+          "\"last_started_collective\":%lld,"
+          "\"last_completed_collective\":%lld}}",
+          last[0], last[1], last[2]);
+}
+
+/* The one process group: every rank of the world, as PyTorch writes the
+ * list (a string). */
+static void put_pg_config(FILE *o, int size) {
+  fputs(",\"pg_config\":{\"0\":{\"name\":\"0\",\"desc\":\"default_pg\","
+        "\"ranks\":\"[",
+        o);
+  for (int r = 0; r < size; r++)
+    fprintf(o, r ? ", %d" : "%d", r);
+  fputs("]\"}}", o);
 }
 
 char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m) {
@@ -183,16 +254,20 @@ char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m) {
   FILE *o = open_memstream(&buf, &len);
   if (!o)
     return NULL;
-  fprintf(o, "{\"version\":\"2.4\",\"rank\":%d,\"comm_size\":%d,\"backend\":",
+  fprintf(o, "{\"version\":\"2.10\",\"rank\":%d,\"comm_size\":%d,\"backend\":",
           m->rank, m->size);
   put_str(o, m->backend);
-  fputs(",\"entries\":[", o);
+  fputs(",\"comm_lib_version\":", o);
+  put_str(o, m->comm_lib_version ? m->comm_lib_version : m->backend);
+  put_pg_config(o, m->size);
   pthread_mutex_t *mu = lock(f);
+  put_status(o, f);
+  fputs(",\"entries\":[", o);
   bs_flight_entry e;
   for (size_t i = 0; get_locked(f, i, &e); i++) {
     if (i)
       fputc(',', o);
-    put_entry(o, &e, m->timeout_ms);
+    put_entry(o, &e, m);
   }
   pthread_mutex_unlock(mu);
   fputs("]}\n", o);

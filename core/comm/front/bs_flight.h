@@ -1,8 +1,12 @@
 /* The per-rank flight recorder: a ring of the last K collectives with the
  * field names of PyTorch's Flight Recorder (record_id, collective_seq_id,
  * profiling_name, input/output sizes and dtypes, state, timestamps), so the
- * dumps read like the ones users already know. Written by its rank's
- * thread, read by anyone (a failure report, the dump): it has its own lock. */
+ * dumps read like the ones users already know: the JSON dump has every key
+ * of PyTorch's own (version "2.10" as torch 2.10+ writes it, pg_config,
+ * pg_status, comm_lib_version; frames, thread_id, thread_name, duration_ms
+ * in the entries), which the artifacts turn into the pickle torchfrtrace
+ * reads. Written by its rank's thread, read by anyone (a failure report,
+ * the dump): it has its own lock. */
 #ifndef BS_FLIGHT_H
 #define BS_FLIGHT_H
 
@@ -24,11 +28,13 @@ typedef struct bs_flight_entry {
   uint64_t collective_seq_id; /* the communicator's sequence id */
   const char *profiling_name; /* static: "nccl:all_gather", ... */
   const char *label;          /* static or NULL: "agree", "check_same" */
+  char phase[32];             /* set here: the lifecycle phase (a frame) */
+  uint64_t thread_id;         /* set here: the recording thread's id */
   bool has_data;              /* false for a barrier: no sizes */
   size_t input_numel, output_numel;
   bs_dtype input_dtype, output_dtype;
   bs_flight_state state;
-  /* CLOCK_REALTIME ns as PyTorch's; 0: not reached (null in JSON). */
+  /* bs_flight_now_ns(); 0: not reached (null in JSON). */
   uint64_t time_created_ns;
   uint64_t time_discovered_started_ns;
   uint64_t time_discovered_completed_ns;
@@ -39,14 +45,24 @@ typedef struct bs_flight_meta {
   int rank, size;
   const char *backend;
   int timeout_ms;
+  const char *comm_lib_version; /* NULL: the backend's name */
 } bs_flight_meta;
+
+/* The recorder's clock: wall-clock nanoseconds as PyTorch's dumps carry
+ * them, read as CLOCK_REALTIME once per process and advanced by
+ * CLOCK_MONOTONIC since, so that it never steps and a monotonic time maps
+ * onto it exactly (bs_flight_wall_ns): the timeline puts phases
+ * (monotonic) and collectives on one clock. */
+uint64_t bs_flight_now_ns(void);
+uint64_t bs_flight_wall_ns(uint64_t monotonic_ns);
 
 typedef struct bs_flight bs_flight;
 
 bs_status bs_flight_create(size_t slots, bs_flight **out);
 void bs_flight_destroy(bs_flight *f);
-/* Appends e (its record_id, state and time_created_ns are set here: state
- * scheduled, now) over the oldest entry when full; returns the record_id. */
+/* Appends e (its record_id, state, time_created_ns, phase and thread_id
+ * are set here: state scheduled, now, this thread's) over the oldest entry
+ * when full; returns the record_id. */
 uint64_t bs_flight_record(bs_flight *f, const bs_flight_entry *e);
 /* Moves an entry forward (started, completed), stamping the time; a no-op
  * once the ring has overwritten it. */

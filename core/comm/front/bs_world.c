@@ -10,7 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { DEFAULT_TIMEOUT_MS = 10000, DEFAULT_SLOTS = 256, MAX_RANKS = 4096 };
+enum {
+  DEFAULT_TIMEOUT_MS = 10000,
+  DEFAULT_SLOTS = 256,
+  MAX_RANKS = BS_WORLD_MAX_RANKS
+};
 /* How often a process-per-rank world looks for another process's failure,
  * and how long a failed one waits for every process's note to settle on
  * the job's cause (a process that never publishes, say a killed one, costs
@@ -235,7 +239,9 @@ bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
       w->o.size, w->o.timeout_ms, on_watchdog,
       w->o.abort_dir ? poll_shared : (void (*)(void *))w->be->tick,
       SHARE_POLL_MS, w, &w->wd));
+  bs_world_running(w, true);
   st = spawn_and_join(w);
+  bs_world_running(w, false);
   w->end_ns = bs_watchdog_now_ns();
   bs_watchdog_stop(w->wd);
   w->wd = NULL;

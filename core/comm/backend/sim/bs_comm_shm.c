@@ -38,7 +38,6 @@ typedef struct shm_hdr {
   int32_t gsize;
   uint64_t cap;
   pthread_mutex_t mu;
-  pthread_cond_t cv;
   bs_rdv_board b;
   int32_t abort_st; /* the world's first failure, BS_OK while healthy */
   uint64_t stall_ns;
@@ -74,17 +73,11 @@ static shm_layout layout_of(int g) {
 
 static void init_hdr(shm_hdr *h, int g) {
   pthread_mutexattr_t ma;
-  pthread_condattr_t ca;
   pthread_mutexattr_init(&ma);
   pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
   pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
   pthread_mutex_init(&h->mu, &ma);
   pthread_mutexattr_destroy(&ma);
-  pthread_condattr_init(&ca);
-  pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&h->cv, &ca);
-  pthread_condattr_destroy(&ca);
   h->gsize = g;
   h->cap = BS_SHM_STAGE_CAP;
   h->b.n = g;
@@ -261,7 +254,6 @@ static void attach(shm *m, bs_world *w, void *map, const shm_layout *l) {
   m->r.b = &m->h->b;
   m->r.s = (bs_rdv_slot *)(base + l->slots);
   m->r.mu = &m->h->mu;
-  m->r.cv = &m->h->cv;
   m->r.timeout_ns = (uint64_t)w->o.timeout_ms * 1000000ull;
   m->r.slice_ns = PID_CHECK_NS;
   m->r.room = shm_room;

@@ -9,7 +9,6 @@
 typedef struct sim {
   bs_rdv r; /* first: w->impl */
   pthread_mutex_t mu;
-  pthread_cond_t cv;
   bs_rdv_board b;
   size_t *cap; /* of each rank's staging buffer */
 } sim;
@@ -30,7 +29,6 @@ static bs_status sim_room(bs_rdv *r, int rank, const bs_coll_args *a,
 
 static bs_status sim_world_init(bs_world *w) {
   bs_status st = BS_OK;
-  pthread_condattr_t ca;
   sim *s = calloc(1, sizeof *s);
   size_t n = (size_t)w->o.size;
   if (w->o.global_size != w->o.size)
@@ -45,14 +43,10 @@ static bs_status sim_world_init(bs_world *w) {
   s->b.n = w->o.size;
   s->r.b = &s->b;
   s->r.mu = &s->mu;
-  s->r.cv = &s->cv;
   s->r.timeout_ns = (uint64_t)w->o.timeout_ms * 1000000ull;
   s->r.room = sim_room;
+  s->r.shared = true;
   pthread_mutex_init(&s->mu, NULL);
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&s->cv, &ca);
-  pthread_condattr_destroy(&ca);
   w->impl = s;
   s = NULL;
 out:
@@ -72,7 +66,8 @@ static void sim_world_fini(bs_world *w) {
   free(s->r.in);
   free(s->r.s);
   free(s->cap);
-  pthread_cond_destroy(&s->cv);
+  free(s->r.red[0]);
+  free(s->r.red[1]);
   pthread_mutex_destroy(&s->mu);
   free(s);
   w->impl = NULL;

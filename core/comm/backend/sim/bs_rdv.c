@@ -2,9 +2,13 @@
 #include "comm/backend/sim/bs_rdv.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "bs_kernels.h"
 
@@ -22,50 +26,66 @@ void bs_rdv_unlock(bs_rdv *r) {
   pthread_mutex_unlock(r->mu);
 }
 
+/* Not FUTEX_PRIVATE: the board may be shared by processes. */
+static void futex_wait(_Atomic uint32_t *word, uint32_t seen, uint64_t ns) {
+  struct timespec ts = ts_at(ns);
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
 /* Locked: every waiter re-checks, the other processes learn first. */
 static void broadcast(bs_rdv *r, bs_world *w) {
   if (r->publish)
     r->publish(r, w);
-  pthread_cond_broadcast(r->cv);
+  atomic_fetch_add(&r->b->epoch, 1);
+  syscall(SYS_futex, (uint32_t *)&r->b->epoch, FUTEX_WAKE, INT_MAX, NULL, NULL,
+          0);
 }
 
-static bool gate_open(const bs_rdv_board *b, uint64_t round) {
-  return b->round == round;
+/* Every rank has left the rounds below `below`. */
+static bool gate_open(const bs_rdv_board *b, uint64_t below) {
+  return atomic_load(&b->departed) >= below;
 }
 
+/* Its parity's state is round's once a rank waits in it (bs_rdv.h). */
 static bool exec_ready(const bs_rdv_board *b, uint64_t round) {
-  return b->executing && b->round == round;
+  return atomic_load(&b->executing[round & 1]);
 }
 
-/* Sleeps (locked) until woken, the slice ends or until. */
-static void nap(bs_rdv *r, uint64_t until) {
-  uint64_t now = bs_watchdog_now_ns();
-  if (r->slice_ns && now + r->slice_ns < until)
-    until = now + r->slice_ns;
-  struct timespec ts = ts_at(until);
-  if (pthread_cond_timedwait(r->cv, r->mu, &ts) == EOWNERDEAD)
-    pthread_mutex_consistent(r->mu);
+/* The round being assembled: D, or D+1 while D executes. */
+static uint64_t assembling(const bs_rdv_board *b) {
+  uint64_t d = atomic_load(&b->departed);
+  return atomic_load(&b->executing[d & 1]) ? d + 1 : d;
 }
 
-/* Waits (locked) until ready; a timeout fails the world itself rather
- * than trusting the watchdog thread to be scheduled. */
-static bs_status wait_for(bs_rdv *r, bs_comm *c, uint64_t since,
+/* Waits (unlocked) until ready for round; a timeout fails the world itself
+ * rather than trusting the watchdog thread to be scheduled. The epoch is
+ * read before the checks: a broadcast after them ends the sleep at once. */
+static bs_status wait_for(bs_rdv *r, bs_comm *c, uint64_t round, uint64_t since,
                           bool (*ready)(const bs_rdv_board *, uint64_t)) {
-  uint64_t round = r->s[c->grank].next, until = since + r->timeout_ns;
+  uint64_t until = since + r->timeout_ns;
   for (;;) {
+    uint32_t seen = atomic_load(&r->b->epoch);
     if (ready(r->b, round))
       return BS_OK;
-    if (r->poll)
+    if (r->poll) {
+      bs_rdv_lock(r);
       r->poll(r, c->w);
+      bs_rdv_unlock(r);
+    }
     bs_status ab = bs_world_abort_status(c->w);
     if (ab != BS_OK)
       return ab;
-    if (bs_watchdog_now_ns() >= until) {
+    uint64_t now = bs_watchdog_now_ns();
+    if (now >= until) {
+      bs_rdv_lock(r);
       ab = bs_world_timeout(c->w, c->rank, since);
       broadcast(r, c->w);
+      bs_rdv_unlock(r);
       return ab;
     }
-    nap(r, until);
+    uint64_t ns = until - now;
+    futex_wait(&r->b->epoch, seen,
+               r->slice_ns && r->slice_ns < ns ? r->slice_ns : ns);
   }
 }
 
@@ -94,7 +114,7 @@ static int first_mismatch(const bs_rdv *r) {
   return -1;
 }
 
-static void fail_gone(const bs_rdv *r, bs_world *w, int nwait) {
+static void fail_gone(const bs_rdv *r, bs_world *w, int nwait, uint64_t round) {
   int first = -1, ngone = 0;
   for (int i = 0; i < r->b->n; i++)
     if (r->s[i].gone) {
@@ -107,7 +127,7 @@ static void fail_gone(const bs_rdv *r, bs_world *w, int nwait) {
     const bs_rdv_slot *s = &r->s[i];
     if (s->gone && s->gone_ns < left)
       left = s->gone_ns;
-    if (s->arrived && !s->gone && s->arrived_ns < came)
+    if (s->arrived_at == round + 1 && !s->gone && s->arrived_ns < came)
       came = s->arrived_ns;
   }
   uint64_t stall = left > came ? left : came;
@@ -140,26 +160,28 @@ static void fail_desync(const bs_rdv *r, bs_world *w, int bad) {
                   bs_dtype_name(x->dt), bad, y->count, bs_dtype_name(y->dt));
 }
 
-/* Every live rank blocked in this round, and it cannot complete: fail the
- * world and wake everyone. A rank that is merely slow is neither arrived
- * nor gone, so nothing happens until it shows up. */
-void bs_rdv_check(bs_rdv *r, bs_world *w) {
-  int nwait = 0, ngone = 0;
-  if (r->b->executing || bs_world_abort_status(w) != BS_OK)
+/* Every live rank blocked in round, and it cannot complete: fail the world
+ * and wake everyone. A rank that is merely slow is neither arrived nor
+ * gone, so nothing happens until it shows up. The board's counts say
+ * when: a look at every slot only once every rank is in. */
+static void check_round(bs_rdv *r, bs_world *w, uint64_t round) {
+  int p = (int)(round & 1);
+  int nwait = atomic_load(&r->b->arrived[p]), ngone = atomic_load(&r->b->gone);
+  if (atomic_load(&r->b->executing[p]) || bs_world_abort_status(w) != BS_OK)
     return;
-  for (int i = 0; i < r->b->n; i++) {
-    nwait += r->s[i].arrived && !r->s[i].gone;
-    ngone += r->s[i].gone;
-  }
   if (nwait == 0 || nwait + ngone < r->b->n)
     return;
   if (ngone > 0)
-    fail_gone(r, w, nwait);
+    fail_gone(r, w, nwait, round);
   else if (first_mismatch(r) > 0)
     fail_desync(r, w, first_mismatch(r));
   else
     return;
   broadcast(r, w);
+}
+
+void bs_rdv_check(bs_rdv *r, bs_world *w) {
+  check_round(r, w, assembling(r->b));
 }
 
 static bs_status copy(bs_comm *c, const bs_coll_args *a, void *dst,
@@ -232,124 +254,259 @@ static int64_t comb_i(int64_t x, int64_t y, bs_redop op) {
   return y < x ? y : x;
 }
 
-/* out[i] = in[0][i] op in[1][i] op ... in rank order. bf16 accumulates in
- * fp32 and rounds once at the end. */
-static void reduce(void *out, const void *const *in, int n, size_t count,
-                   bs_dtype dt, bs_redop op) {
+static void reduce_f(float *acc, const void *const *in, int n, size_t count,
+                     bs_dtype dt, bs_redop op) {
+  for (size_t i = 0; i < count; i++)
+    acc[i] = load_f(in[0], i, dt);
+  for (int j = 1; j < n; j++)
+    for (size_t i = 0; i < count; i++)
+      acc[i] = comb_f(acc[i], load_f(in[j], i, dt), op);
+}
+
+static void reduce_i(int64_t *acc, const void *const *in, int n, size_t count,
+                     bs_dtype dt, bs_redop op) {
+  for (size_t i = 0; i < count; i++)
+    acc[i] = load_i(in[0], i, dt);
+  for (int j = 1; j < n; j++)
+    for (size_t i = 0; i < count; i++)
+      acc[i] = comb_i(acc[i], load_i(in[j], i, dt), op);
+}
+
+/* out[i] = in[0][i] op in[1][i] op ... in rank order, reading one rank's
+ * input after the other (thousands of ranks' inputs, each read once and
+ * in order). bf16 accumulates in fp32 and rounds once at the end. */
+static bs_status reduce(void *out, const void *const *in, int n, size_t count,
+                        bs_dtype dt, bs_redop op) {
   bool fl = dt == BS_BF16 || dt == BS_F32;
-  for (size_t i = 0; i < count; i++) {
-    if (fl) {
-      float acc = load_f(in[0], i, dt);
-      for (int j = 1; j < n; j++)
-        acc = comb_f(acc, load_f(in[j], i, dt), op);
-      store_f(out, i, dt, acc);
-    } else {
-      int64_t acc = load_i(in[0], i, dt);
-      for (int j = 1; j < n; j++)
-        acc = comb_i(acc, load_i(in[j], i, dt), op);
-      store_i(out, i, dt, acc);
-    }
-  }
+  void *acc = malloc((count ? count : 1) * (fl ? sizeof(float) : 8));
+  if (!acc)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: reduction of %zu elements",
+                       count);
+  if (fl)
+    reduce_f(acc, in, n, count, dt, op);
+  else
+    reduce_i(acc, in, n, count, dt, op);
+  for (size_t i = 0; i < count; i++)
+    if (fl)
+      store_f(out, i, dt, ((float *)acc)[i]);
+    else
+      store_i(out, i, dt, ((int64_t *)acc)[i]);
+  free(acc);
+  return BS_OK;
+}
+
+/* The reduction of count elements of every rank's staged bytes at off. */
+static bs_status reduce_into(const bs_rdv *r, const bs_coll_args *a,
+                             size_t count, size_t off, void *out) {
+  bs_status st = BS_OK;
+  int n = r->b->n;
+  const void **in = malloc((size_t)n * sizeof *in);
+  if (!in)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: reduction of %d ranks", n);
+  for (int j = 0; j < n; j++)
+    in[j] = (const char *)r->in[j] + off;
+  st = reduce(out, in, n, count, a->dt, a->redop);
+  free(in);
+  return st;
 }
 
 static bs_status reduce_out(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
                             size_t off) {
   bs_status st = BS_OK;
-  int n = r->b->n;
   size_t chunk = a->count * bs_dtype_size(a->dt);
-  const void **in = malloc((size_t)n * sizeof *in);
   void *out = malloc(chunk);
-  if (!in || !out)
+  if (!out)
     BS_FAIL(BS_ERR_NOMEM, NULL, "sim: %zu bytes of reduction", chunk);
-  for (int j = 0; j < n; j++)
-    in[j] = (const char *)r->in[j] + off;
-  reduce(out, in, n, a->count, a->dt, a->redop);
+  BS_CHECK(reduce_into(r, a, a->count, off, out));
   BS_CHECK(copy(c, a, a->recv, out, chunk, BS_H2D));
 out:
-  free(in);
   free(out);
   return st;
 }
 
-/* This rank's share of the round: only its own output is written. */
-static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a) {
+/* The round's whole result, made once: what each rank copies its part of
+ * (all-reduce: the reduction; reduce-scatter: every rank's chunk of it;
+ * all-gather: the inputs end to end). */
+static bs_status prepare(bs_rdv *r, const bs_coll_args *a, size_t chunk,
+                         void *red) {
+  int n = r->b->n;
+  if (a->op == BS_COLL_ALL_REDUCE)
+    return reduce_into(r, a, a->count, 0, red);
+  if (a->op == BS_COLL_REDUCE_SCATTER)
+    return reduce_into(r, a, a->count * (size_t)n, 0, red);
+  if (a->op == BS_COLL_BROADCAST)
+    memcpy(red, r->in[a->root], chunk);
+  for (int j = 0; a->op == BS_COLL_ALL_GATHER && j < n; j++)
+    memcpy((char *)red + (size_t)j * chunk, r->in[j], chunk);
+  return BS_OK;
+}
+
+/* Locked, as the last rank arrives, when every rank shares this memory:
+ * the result made once (bs_rdv.h), so a round's work grows with the ranks
+ * and the bytes, not with their product. Without the room for it each rank
+ * works for itself. */
+static void prepare_shared(bs_rdv *r, const bs_coll_args *a, int p) {
+  size_t chunk = a->count * bs_dtype_size(a->dt);
+  bool whole = a->op == BS_COLL_ALL_GATHER || a->op == BS_COLL_REDUCE_SCATTER;
+  size_t need = whole ? chunk * (size_t)r->b->n : chunk;
+  if (!bs_coll_has_data(a->op) || chunk == 0) {
+    r->b->prepared[p] = true; /* nothing staged to keep */
+    return;
+  }
+  if (need > r->red_cap[p]) {
+    void *grown = realloc(r->red[p], need);
+    if (!grown)
+      return;
+    r->red[p] = grown;
+    r->red_cap[p] = need;
+  }
+  bs_error saved = *bs_err(); /* this rank's own failure, if it has one */
+  r->b->prepared[p] = prepare(r, a, chunk, r->red[p]) == BS_OK;
+  *bs_err() = saved;
+}
+
+/* This rank's share of round p's collective: its own output only. */
+static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
+                         int p) {
   bs_status st = BS_OK;
   size_t chunk = a->count * bs_dtype_size(a->dt);
+  bool ready = r->b->prepared[p];
+  const char *red = r->red[p];
   if (chunk == 0 || !bs_coll_has_data(a->op))
     goto out;
+  size_t mine = (size_t)c->grank * chunk;
   switch (a->op) {
   case BS_COLL_ALL_GATHER:
-    for (int j = 0; j < r->b->n; j++)
+    if (ready)
+      BS_CHECK(copy(c, a, a->recv, red, chunk * (size_t)r->b->n, BS_H2D));
+    for (int j = 0; !ready && j < r->b->n; j++)
       BS_CHECK(copy(c, a, (char *)a->recv + (size_t)j * chunk, r->in[j], chunk,
                     BS_H2D));
     break;
   case BS_COLL_REDUCE_SCATTER:
-    BS_CHECK(reduce_out(r, c, a, (size_t)c->grank * chunk));
+    if (ready)
+      BS_CHECK(copy(c, a, a->recv, red + mine, chunk, BS_H2D));
+    else
+      BS_CHECK(reduce_out(r, c, a, mine));
     break;
   case BS_COLL_ALL_REDUCE:
-    BS_CHECK(reduce_out(r, c, a, 0));
+    if (ready)
+      BS_CHECK(copy(c, a, a->recv, red, chunk, BS_H2D));
+    else
+      BS_CHECK(reduce_out(r, c, a, 0));
     break;
   default: /* broadcast */
-    BS_CHECK(copy(c, a, a->recv, r->in[a->root], chunk, BS_H2D));
+    BS_CHECK(copy(c, a, a->recv, ready ? red : r->in[a->root], chunk, BS_H2D));
     break;
   }
 out:
   return st;
 }
 
-/* Locked: the last rank out starts the next round. */
-static void depart(bs_rdv *r, bs_world *w, int rank) {
+/* Locked: the last rank out of round frees its parity's state for round+2
+ * (no rank can arrive there before this rank arrives at round+1). */
+static void next_round(bs_rdv *r, bs_world *w, uint64_t round) {
   bs_rdv_board *b = r->b;
-  r->s[rank].next++;
-  if (++b->done < b->n)
-    return;
-  for (int i = 0; i < b->n; i++)
-    r->s[i].arrived = false;
-  b->executing = false;
-  b->arrived = b->done = 0;
-  b->round++;
+  int p = (int)(round & 1);
+  atomic_store(&b->executing[p], false);
+  b->prepared[p] = false;
+  atomic_store(&b->arrived[p], 0);
+  atomic_store(&b->done[p], 0);
+  atomic_store(&b->departed, round + 1);
   broadcast(r, w);
 }
 
-static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a) {
+/* True for the last rank out of the round it is in. */
+static bool depart(bs_rdv *r, int rank) {
+  int p = (int)(r->s[rank].next++ & 1);
+  return atomic_fetch_add(&r->b->done[p], 1) + 1 == r->b->n;
+}
+
+/* Unlocked until the last arrival (or an arrival that leaves the round
+ * stuck, with ranks gone): that one decides, locked. */
+static void arrived(bs_rdv *r, bs_world *w, const bs_coll_args *a,
+                    uint64_t round) {
+  bs_rdv_board *b = r->b;
+  int p = (int)(round & 1);
+  if (atomic_load(&b->executing[p]) || bs_world_abort_status(w) != BS_OK)
+    return;
+  if (atomic_load(&b->arrived[p]) == b->n && first_mismatch(r) < 0) {
+    if (r->shared)
+      prepare_shared(r, a, p);
+    atomic_store(&b->executing[p], true);
+    broadcast(r, w);
+  } else {
+    check_round(r, w, round);
+  }
+}
+
+static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a,
+                   uint64_t round) {
   bs_rdv_slot *me = &r->s[rank];
   me->a = *a;
   me->a.send = me->a.recv = NULL; /* another process cannot follow them */
   me->a.label = NULL;
-  me->arrived = true;
+  me->arrived_at = round + 1;
   me->arrived_ns = bs_watchdog_now_ns();
-  if (++r->b->arrived == r->b->n && first_mismatch(r) < 0) {
-    r->b->executing = true;
-    broadcast(r, w);
-  } else {
-    bs_rdv_check(r, w);
-  }
+  if (!r->shared)
+    bs_rdv_lock(r); /* see settled() */
+  int k = atomic_fetch_add(&r->b->arrived[round & 1], 1) + 1;
+  bool decide = k + atomic_load(&r->b->gone) >= r->b->n;
+  if (decide && r->shared)
+    bs_rdv_lock(r);
+  if (decide)
+    arrived(r, w, a, round);
+  if (decide || !r->shared)
+    bs_rdv_unlock(r);
+}
+
+/* Ranks in other processes: their counts on the board order this
+ * process's threads as the lock does, but a race detector sees only the
+ * lock, so across processes arrivals and departures take it and a waiter
+ * takes it once woken. */
+static void settled(bs_rdv *r) {
+  if (r->shared)
+    return;
+  bs_rdv_lock(r);
+  bs_rdv_unlock(r);
+}
+
+static void leave_round(bs_rdv *r, bs_world *w, int rank, uint64_t round) {
+  if (!r->shared)
+    bs_rdv_lock(r);
+  bool last = depart(r, rank);
+  if (last && r->shared)
+    bs_rdv_lock(r);
+  if (last)
+    next_round(r, w, round);
+  if (last || !r->shared)
+    bs_rdv_unlock(r);
 }
 
 bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
   bs_rdv *r = c->w->impl;
+  bs_rdv_slot *me = &r->s[c->grank];
   uint64_t since = bs_watchdog_now_ns();
-  bs_rdv_lock(r);
-  bs_status st = wait_for(r, c, since, gate_open);
-  bs_rdv_unlock(r);
+  uint64_t round = me->next; /* only this rank moves it */
+  /* After a prepared round nobody reads this rank's staged input again. */
+  uint64_t below = me->fast || round == 0 ? (round ? round - 1 : 0) : round;
+  bs_status st = wait_for(r, c, below, since, gate_open);
+  settled(r);
+  if (st == BS_OK)
+    st = stage(r, c, a);
+  if (st == BS_OK)
+    st = bs_world_abort_status(c->w);
   if (st != BS_OK)
     return st;
-  st = stage(r, c, a);
+  arrive(r, c->w, c->grank, a, round);
+  st = wait_for(r, c, round, since, exec_ready);
+  settled(r);
   if (st != BS_OK)
     return st;
-  bs_rdv_lock(r);
-  st = bs_world_abort_status(c->w);
-  if (st == BS_OK) {
-    arrive(r, c->w, c->grank, a);
-    st = wait_for(r, c, since, exec_ready);
-  }
-  bs_rdv_unlock(r);
-  if (st != BS_OK)
-    return st;
-  st = execute(r, c, a);
-  bs_rdv_lock(r);
-  depart(r, c->w, c->grank);
-  bs_rdv_unlock(r);
+  int p = (int)(round & 1);
+  st = execute(r, c, a, p);
+  me->fast = r->shared && r->b->prepared[p];
+  leave_round(r, c->w, c->grank, round);
   return st;
 }
 
@@ -357,13 +514,21 @@ bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
  * depart, nor count as arrived: the round goes on, or fails, without it. */
 void bs_rdv_leave(bs_rdv *r, bs_world *w, int rank) {
   bs_rdv_slot *s = &r->s[rank];
+  if (s->gone)
+    return;
   s->gone = true;
   s->gone_ns = bs_watchdog_now_ns();
-  if (s->arrived && s->next == r->b->round && r->b->executing) {
-    depart(r, w, rank);
-  } else if (s->arrived && s->next == r->b->round) {
-    s->arrived = false;
-    r->b->arrived--;
+  atomic_fetch_add(&r->b->gone, 1);
+  uint64_t round = s->next;
+  int p = (int)(round & 1);
+  if (s->arrived_at != round + 1)
+    return;
+  if (atomic_load(&r->b->executing[p])) {
+    if (depart(r, rank))
+      next_round(r, w, round);
+  } else {
+    s->arrived_at = 0;
+    atomic_fetch_sub(&r->b->arrived[p], 1);
   }
 }
 

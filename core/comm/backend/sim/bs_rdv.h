@@ -7,7 +7,10 @@
  * matching collectives, every rank computes its own output from the staged
  * inputs (reductions in rank order 0..N-1, so every rank gets the same
  * bits) and copies it to its buffer. Staging first is what makes the
- * in-place forms safe. Because one lock sees every rank, a deadlock (every
+ * in-place forms safe (when every rank is in this process, the last to
+ * arrive makes the whole result once, so the work of a round grows with
+ * the ranks and the bytes, not with their product). Because one lock sees
+ * every rank, a deadlock (every
  * live rank arrived, and a rank is gone or the collectives differ) is seen
  * the moment it happens, without waiting for the timeout.
  *
@@ -21,18 +24,34 @@
 
 /* One global rank's place on the board. */
 typedef struct bs_rdv_slot {
-  bs_coll_args a; /* what it arrived with, buffers and label cleared */
-  bool arrived, gone;
+  bs_coll_args a;      /* what it arrived with, buffers and label cleared */
+  uint64_t arrived_at; /* 1 + the round it arrived at (0: none) */
+  bool gone;
+  bool fast; /* its last round was prepared: no gate before the next */
   uint64_t arrived_ns, gone_ns;
   uint64_t next; /* the round this rank joins next */
 } bs_rdv_slot;
 
-/* The round in progress. */
+/* Rounds in progress: at most two, round D (the lowest not every rank has
+ * left) and D+1, each on the state of its parity. Round X may assemble once
+ * round X-1 executes: a rank has left X-2 before it arrives at X-1, so the
+ * state of X's parity is free by then; the staged inputs are not, unless
+ * X-1 was prepared (bs_rdv.red), so without that a rank waits until every
+ * rank has left X-1 (the gate). */
 typedef struct bs_rdv_board {
-  uint64_t round;    /* the round being assembled or executed */
-  int n;             /* global ranks */
-  int arrived, done; /* this round */
-  bool executing;
+  _Atomic uint64_t departed; /* rounds every rank has left: D */
+  int n;                     /* global ranks */
+  /* Arrivals and departures per parity, counted without the lock: only
+   * the rank that completes a count takes it (thousands of ranks queueing
+   * on one lock every round is what made a large world slow). */
+  _Atomic int arrived[2], done[2];
+  _Atomic int gone; /* ranks that left, ever */
+  _Atomic bool executing[2];
+  bool prepared[2]; /* the round's whole result is in bs_rdv.red[parity] */
+  /* Bumped by every broadcast; waiters sleep on it (a futex) and read the
+   * board without the lock, so that thousands of ranks woken at once do
+   * not queue on it. */
+  _Atomic uint32_t epoch;
 } bs_rdv_board;
 
 typedef struct bs_rdv bs_rdv;
@@ -40,8 +59,14 @@ struct bs_rdv {
   bs_rdv_board *b;
   bs_rdv_slot *s; /* b->n slots */
   void **in;      /* in[i]: global rank i's staged input, in this process */
+  /* Every rank in this process's memory: the last to arrive makes the
+   * round's whole result in red once (a reduction, the gathered inputs)
+   * and each rank copies its part (false: each rank works for itself, as
+   * ranks in other processes must). */
+  bool shared;
+  void *red[2]; /* per parity */
+  size_t red_cap[2];
   pthread_mutex_t *mu; /* guards b and s; may be robust and process-shared */
-  pthread_cond_t *cv;  /* on CLOCK_MONOTONIC */
   uint64_t timeout_ns;
   uint64_t slice_ns; /* 0: a waiter sleeps until woken or timed out */
   /* Room at in[rank] for the n bytes this rank stages of collective a. */
@@ -54,7 +79,8 @@ struct bs_rdv {
   void (*publish)(bs_rdv *r, bs_world *w);
 };
 
-/* Locks r->mu, making it consistent again when its owner died. */
+/* Locks r->mu, making it consistent again when its owner died. Waiting is
+ * done unlocked, on the board's epoch. */
 void bs_rdv_lock(bs_rdv *r);
 void bs_rdv_unlock(bs_rdv *r);
 /* Locked: global rank leaves; its peers must not wait for it (then

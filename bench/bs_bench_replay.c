@@ -1,0 +1,210 @@
+/* The replay figure (`backstop bench --replay N`): Backstop's own dumps of
+ * an N-rank sim world that runs a training step's collectives (gradient
+ * all-reduce, parameter all-gather, reduce-scatter, broadcast, barrier)
+ * until its last rank issues a reduce-scatter where the others all-gather,
+ * replayed in a child process of its own: the wall time from reading the
+ * dumps to the report, the child's peak memory, and whether the replay
+ * names the world's culprit. */
+#include "bs_bench_replay.h"
+
+#include "bs_bench_impl.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bs_file.h"
+#include "comm/bs_comm.h"
+#include "dumps/bs_dumps.h"
+#include "dumps/bs_replay.h"
+#include "run/bs_fork.h"
+
+enum { STEPS = 2, COUNT = 4 };
+
+/* One rank of the world the dumps come from. */
+static bs_status step_rank(bs_comm *c, void *arg) {
+  bs_status st = BS_OK;
+  int n = bs_comm_size(c), me = bs_comm_rank(c);
+  float grad[8] = {0};
+  int32_t meta[16] = {0};
+  uint16_t *shard = calloc(COUNT * (size_t)n, sizeof *shard);
+  (void)arg;
+  if (!shard)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "bench replay: rank %d", me);
+  for (int s = 0; s < STEPS; s++) {
+    BS_CHECK(bs_comm_all_reduce(c, grad, grad, 8, BS_F32, BS_SUM));
+    BS_CHECK(bs_comm_all_gather(c, shard + (size_t)me * COUNT, shard, COUNT,
+                                BS_BF16));
+    BS_CHECK(bs_comm_reduce_scatter(c, shard, shard + (size_t)me * COUNT, COUNT,
+                                    BS_BF16, BS_SUM));
+    BS_CHECK(bs_comm_broadcast(c, meta, 16, BS_I32, 0));
+    BS_CHECK(bs_comm_barrier(c));
+  }
+  if (me == n - 1)
+    st = bs_comm_reduce_scatter(c, shard, shard + (size_t)me * COUNT, COUNT,
+                                BS_BF16, BS_SUM);
+  else
+    st = bs_comm_all_gather(c, shard + (size_t)me * COUNT, shard, COUNT,
+                            BS_BF16);
+out:
+  free(shard);
+  return st;
+}
+
+/* Whom a report blames: its culprit line, up to the reason. */
+static void culprit_of(const char *report, char *out, size_t n) {
+  const char *at = strstr(report, "  culprit: ");
+  const char *from = at ? at + strlen("  culprit: ") : "";
+  const char *why = strstr(from, " (");
+  snprintf(out, n, "%.*s",
+           (int)(why ? (size_t)(why - from) : strcspn(from, "\n")), from);
+}
+
+static bs_status write_dump(const char *dir, const bs_world *w, int r) {
+  bs_status st = BS_OK;
+  char path[512], *json = bs_world_flight_json(w, r);
+  bs_buf b = {0};
+  if (!json)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "bench replay: dump of rank %d", r);
+  BS_CHECK(bs_dumps_pickle(json, &b));
+  snprintf(path, sizeof path, "%s/rank_%d", dir, r);
+  BS_CHECK(bs_file_publish(path, b.s, b.len));
+out:
+  free(json);
+  bs_buf_free(&b);
+  return st;
+}
+
+/* The world, its culprit, and every rank's dump as a pickle in dir. */
+static bs_status make_dumps(int ranks, const char *dir, char *culprit,
+                            size_t n) {
+  bs_status st = BS_OK;
+  bs_world *w = NULL;
+  bs_world_opts o = {.size = ranks, .timeout_ms = 600000, .fingerprint = true};
+  BS_CHECK(bs_world_create(&o, &w));
+  if (bs_world_run(w, NULL, step_rank, NULL) != BS_ERR_DESYNC)
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: the world did not desync");
+  bs_err_clear();
+  culprit_of(bs_world_report(w), culprit, n);
+  for (int r = 0; r < ranks; r++)
+    BS_CHECK(write_dump(dir, w, r));
+out:
+  bs_world_destroy(w);
+  return st;
+}
+
+/* In the child: read, replay; "seconds collectives culprit" to fd. */
+static int replay_child(const char *dir, int fd) {
+  bs_dumps d;
+  bs_replay_result res;
+  bs_replay_opts o = {.timeout_ms = 600000};
+  char culprit[128], line[256];
+  double t0 = bs_bench_measure_now_s();
+  if (bs_dumps_load(dir, NULL, &d) != BS_OK)
+    return 3;
+  bs_status st = bs_replay_run(&d, &o, &res);
+  bs_dumps_free(&d);
+  if (st != BS_OK)
+    return 4;
+  culprit_of(res.text, culprit, sizeof culprit);
+  int k = snprintf(line, sizeof line, "%.6f %zu %s\n",
+                   bs_bench_measure_now_s() - t0, res.collectives, culprit);
+  bs_replay_result_free(&res);
+  return bs_fork_write_all(fd, line, (size_t)k) ? 0 : 5;
+}
+
+static bs_status replay_measured(const char *dir, bs_bench_replay *out) {
+  bs_status st = BS_OK;
+  int fds[2];
+  char buf[512] = "";
+  size_t got = 0;
+  if (pipe(fds) != 0)
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: pipe");
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    bs_fork_exit(replay_child(dir, fds[1]));
+  }
+  close(fds[1]);
+  ssize_t k;
+  while ((k = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0)
+    got += (size_t)k;
+  close(fds[0]);
+  int ws = 0;
+  struct rusage ru;
+  if (pid < 0 || waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) ||
+      WEXITSTATUS(ws) != 0)
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: the replay failed (%d)",
+            WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+  getrusage(RUSAGE_CHILDREN, &ru);
+  out->peak_bytes = (size_t)ru.ru_maxrss * 1024;
+  buf[got] = '\0';
+  _Static_assert(sizeof out->replay_culprit == 64, "the %63 below");
+  if (sscanf(buf, "%lf %zu %63[^\n]", &out->seconds, &out->collectives,
+             out->replay_culprit) < 2)
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: no figures from the child");
+out:
+  return st;
+}
+
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[512];
+  while (d && (e = readdir(d)))
+    if (e->d_name[0] != '.') {
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+  if (d)
+    closedir(d);
+  rmdir(dir);
+}
+
+bs_status bs_bench_replay_run(int ranks, bs_bench_replay *out) {
+  bs_status st = BS_OK;
+  char dir[] = "/tmp/bs_bench_replay_XXXXXX";
+  memset(out, 0, sizeof *out);
+  out->ranks = ranks;
+  if (ranks < 2 || ranks > BS_WORLD_MAX_RANKS)
+    BS_FAIL(BS_ERR_INVALID, NULL, "--replay: 2..%d ranks, not %d",
+            BS_WORLD_MAX_RANKS, ranks);
+  if (!mkdtemp(dir))
+    BS_FAIL(BS_ERR_INVALID, NULL, "bench replay: no temporary folder");
+  double t0 = bs_bench_measure_now_s();
+  st = make_dumps(ranks, dir, out->world_culprit, sizeof out->world_culprit);
+  out->dump_seconds = bs_bench_measure_now_s() - t0;
+  if (st == BS_OK)
+    st = replay_measured(dir, out);
+  out->agrees = st == BS_OK && out->world_culprit[0] &&
+                strcmp(out->world_culprit, out->replay_culprit) == 0;
+  remove_dir(dir);
+out:
+  return st;
+}
+
+char *bs_bench_replay_text(const bs_bench_replay *r, bool json) {
+  char *s = NULL;
+  int n;
+  if (json)
+    n = asprintf(&s,
+                 "{\"replay\": {\"ranks\": %d, \"collectives\": %zu, "
+                 "\"seconds\": %.3f, \"peak_bytes\": %zu, \"culprit\": "
+                 "\"%s\", \"agrees\": %s, \"dump_seconds\": %.3f}}\n",
+                 r->ranks, r->collectives, r->seconds, r->peak_bytes,
+                 r->replay_culprit, r->agrees ? "true" : "false",
+                 r->dump_seconds);
+  else
+    n = asprintf(&s,
+                 "replay of %d ranks' dumps (%zu collectives): %.2f s, peak "
+                 "%.0f MiB; culprit %s (%s the world's report)\n",
+                 r->ranks, r->collectives, r->seconds,
+                 (double)r->peak_bytes / (1 << 20), r->replay_culprit,
+                 r->agrees ? "as" : "NOT as");
+  return n < 0 ? NULL : s;
+}

@@ -1,0 +1,88 @@
+/* backstop replay DIR [options]: a job's dumps replayed on a world of as
+ * many simulated ranks (bs_replay.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_cmd.h"
+#include "dumps/bs_dumps.h"
+#include "dumps/bs_replay.h"
+
+typedef struct replay_args {
+  const char *dir, *pg;
+  bs_replay_opts o;
+} replay_args;
+
+static bool number(const char *s, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  *out = v;
+  return *s && !*end && !errno && v >= lo && v <= hi;
+}
+
+static bool choice(const char *v, const char *a, const char *b) {
+  return strcmp(v, a) == 0 || strcmp(v, b) == 0;
+}
+
+/* One option and its value; false (after the message) on a bad one. */
+static bool option(replay_args *a, const char *opt, const char *v) {
+  long n = 0;
+  if (strcmp(opt, "--pg") == 0)
+    a->pg = v;
+  else if (strcmp(opt, "--backend") == 0 && choice(v, "sim", "nccl"))
+    a->o.backend = v;
+  else if (strcmp(opt, "--device") == 0 && choice(v, "host", "cuda"))
+    a->o.device = v;
+  else if (strcmp(opt, "--timeout-ms") == 0 && number(v, 1, INT_MAX, &n))
+    a->o.timeout_ms = (int)n;
+  else if (strcmp(opt, "--max-mib") == 0 && number(v, 1, 1 << 20, &n))
+    a->o.max_bytes = (size_t)n << 20;
+  else {
+    fprintf(stderr, "backstop replay: %s '%s' (see backstop help replay)\n",
+            opt, v);
+    return false;
+  }
+  return true;
+}
+
+static bool parse(int argc, char **argv, replay_args *a) {
+  for (int i = 1; i < argc; i++) {
+    if (argv[i][0] == '-' && i + 1 < argc) {
+      if (!option(a, argv[i], argv[i + 1]))
+        return false;
+      i++;
+    } else if (argv[i][0] != '-' && !a->dir) {
+      a->dir = argv[i];
+    } else {
+      bs_cmd_bad_arg("replay", argv[i]);
+      return false;
+    }
+  }
+  if (!a->dir)
+    fprintf(stderr, "backstop replay: expected the folder of the dumps "
+                    "(see backstop help replay)\n");
+  return a->dir != NULL;
+}
+
+int bs_cmd_replay(int argc, char **argv) {
+  replay_args a = {0};
+  bs_dumps d;
+  bs_replay_result res;
+  if (!parse(argc, argv, &a))
+    return 2;
+  if (!a.o.device)
+    a.o.device = a.o.backend && !strcmp(a.o.backend, "nccl") ? "cuda" : "host";
+  if (bs_dumps_load(a.dir, a.pg, &d) != BS_OK)
+    return bs_cmd_usage_error("replay");
+  bs_status st = bs_replay_run(&d, &a.o, &res);
+  bs_dumps_free(&d);
+  if (st != BS_OK)
+    return bs_cmd_usage_error("replay");
+  fputs(res.text, stdout);
+  int rc = res.status == BS_OK ? 0 : 1;
+  bs_replay_result_free(&res);
+  return rc;
+}

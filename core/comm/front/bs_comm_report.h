@@ -1,0 +1,54 @@
+/* The hang/desync report block, as the world writes it (bs_world_report)
+ * and as `backstop analyze` writes it from a job's dumps: one line for the
+ * failure, its cause, the ranks grouped by where they are ("ranks 0-6:
+ * all_gather #12 (4096 x bf16)"), who is missing from the stuck collective,
+ * and whom to blame: when the ranks in it differ, those outside the largest
+ * group of alike ranks (by majority, not by rank order), else those
+ * missing from it. */
+#ifndef BS_COMM_REPORT_H
+#define BS_COMM_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BS_REPORT_DESC 200
+
+/* Where one rank is. */
+typedef struct bs_report_rank {
+  bool in_coll;              /* waits in collective #seq */
+  uint64_t seq;              /* in_coll: which */
+  uint64_t last_seq;         /* the last collective it completed */
+  char desc[BS_REPORT_DESC]; /* "all_gather #12 (4 x bf16)", "exited ..." */
+} bs_report_rank;
+
+typedef struct bs_report_block {
+  const char *status; /* "desync", "timeout", ... */
+  const char
+      *source; /* in the first line's brackets: "10 ranks, sim backend" */
+  const char *cause;
+  int n, first_rank;  /* ranks[i] is rank first_rank + i ... */
+  const int *rank_of; /* ... or rank_of[i] (ascending), when not NULL */
+  const bs_report_rank *ranks;
+  /* NULL: blamed as bs_comm_report_culprits says of the stuck collective;
+   * else these n flags, and why (one line). */
+  const bool *culprit;
+  const char *culprit_why;
+  const char *tail; /* lines after the block ("  ...\n" each), or NULL */
+} bs_report_block;
+
+/* The block as text (caller frees; NULL when out of memory). */
+char *bs_comm_report_format(const bs_report_block *b);
+
+/* Whom to blame for one collective, given what each of n ranks does in it
+ * (desc[i] NULL: rank i, numbered as in bs_report_block, is not in it):
+ * when the descriptions
+ * differ, every rank outside the largest group of alike ones (a tie goes
+ * to the group with the lowest rank); else every rank not in it. Sets
+ * culprit[i], writes why ("against the majority: ranks 0-6 in ...") and
+ * returns how many it blames. seq: the collective's number, for why. */
+int bs_comm_report_culprits(const char *const *desc, int n, int first_rank,
+                            const int *rank_of, uint64_t seq, bool *culprit,
+                            char *why, size_t why_n);
+
+#endif

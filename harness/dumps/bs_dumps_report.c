@@ -1,0 +1,383 @@
+/* `backstop analyze`: the dumps' collectives compared rank against rank,
+ * sequence number by sequence number, and the world's report block
+ * written from what they say. */
+#include "dumps/bs_dumps_report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/front/bs_comm_report.h"
+#include "util/bs_buf.h"
+
+/* Backstop's names for the dtypes it has (PyTorch's otherwise). */
+static const char *dtype_name(const char *torch) {
+  static const char *const names[][2] = {
+      {"BFloat16", "bf16"}, {"Float", "fp32"}, {"Int", "int32"},
+      {"Long", "int64"},    {"Byte", "uint8"},
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(torch, names[i][0]) == 0)
+      return names[i][1];
+  return torch;
+}
+
+static bool has(const char *op, const char *what) {
+  return strstr(op, what) != NULL;
+}
+
+void bs_dumps_describe(const bs_dump_coll *c, char *buf, size_t n) {
+  int k = snprintf(buf, n, "%s #%llu", c->op, (unsigned long long)c->seq);
+  bool one = c->in_tensors == 1 && c->out_tensors == 1 &&
+             strcmp(c->in_dt, c->out_dt) == 0 && !strchr(c->in_dt, ',');
+  /* The count as Backstop's collectives take it: what each rank sends to
+   * an all-gather, what it keeps of a reduce-scatter. */
+  uint64_t count = has(c->op, "reduce_scatter") ? c->out_numel : c->in_numel;
+  bool sizes = !has(c->op, "barrier") && (c->in_tensors || c->out_tensors);
+  if (sizes && one)
+    k += snprintf(buf + k, n - (size_t)k, " (%llu x %s)",
+                  (unsigned long long)count, dtype_name(c->in_dt));
+  else if (sizes)
+    k += snprintf(buf + k, n - (size_t)k, " (%s %s -> %s %s)", c->in, c->in_dt,
+                  c->out, c->out_dt);
+  if (c->label[0] && k >= 0 && (size_t)k < n)
+    snprintf(buf + k, n - (size_t)k, " [%s]", c->label);
+}
+
+/* Everything ranks must agree on, for grouping them. */
+static void signature(const bs_dump_coll *c, char *buf, size_t n) {
+  snprintf(buf, n, "%s #%llu (%s %s -> %s %s)", c->op,
+           (unsigned long long)c->seq, c->in, c->in_dt, c->out, c->out_dt);
+}
+
+/* ---- where each rank is ---- */
+
+typedef struct analysis {
+  const bs_dumps *d;
+  int n;                 /* ranks of the group */
+  uint64_t first, last;  /* sequence numbers every dump / some dump holds */
+  bs_report_rank *where; /* by position in the group */
+  size_t *cursor;        /* per dump: the entry at or after a seq */
+  const bs_dump **dump;  /* by position; NULL: no dump */
+} analysis;
+
+/* The first collective rank i has not completed, from the first seq on. */
+static void place(analysis *a, int i) {
+  bs_report_rank *r = &a->where[i];
+  const bs_dump *d = a->dump[i];
+  if (!d) {
+    snprintf(r->desc, sizeof r->desc, "no dump (where it is is not known)");
+    return;
+  }
+  for (size_t k = 0; k < d->n; k++) {
+    const bs_dump_coll *c = &d->c[k];
+    if (c->p2p || c->seq < a->first)
+      continue;
+    if (c->state != BS_DUMP_COMPLETED) {
+      r->in_coll = true;
+      r->seq = c->seq;
+      bs_dumps_describe(c, r->desc, sizeof r->desc);
+      return;
+    }
+    r->last_seq = c->seq;
+  }
+  snprintf(r->desc, sizeof r->desc,
+           "not in a collective (last completed #%llu)",
+           (unsigned long long)r->last_seq);
+}
+
+/* Rank i's collective #seq (entries run in order: a cursor per dump). */
+static const bs_dump_coll *at(analysis *a, int i, uint64_t seq) {
+  const bs_dump *d = a->dump[i];
+  if (!d)
+    return NULL;
+  size_t *k = &a->cursor[i];
+  while (*k < d->n && (d->c[*k].p2p || d->c[*k].seq < seq))
+    (*k)++;
+  return *k < d->n && d->c[*k].seq == seq ? &d->c[*k] : NULL;
+}
+
+/* ---- the first mismatch ---- */
+
+typedef struct mismatch {
+  uint64_t seq;
+  bool *culprit;
+  char why[2 * BS_REPORT_DESC + 160];
+  char line[2 * BS_REPORT_DESC + 160];
+  char kind[8];
+} mismatch;
+
+static const char *kind_of(const bs_dump_coll *x, const bs_dump_coll *y) {
+  if (x->op != y->op)
+    return "op";
+  if (x->in != y->in || x->out != y->out)
+    return "size";
+  return "dtype";
+}
+
+/* "size: input [[54242]] on ranks 1,3 against [[56974]] on ranks 0,2". */
+static void describe_mismatch(analysis *a, mismatch *m,
+                              const bs_dump_coll *const *c, int bad, int good) {
+  const char *kind = kind_of(c[bad], c[good]);
+  bs_buf b = {0};
+  snprintf(m->kind, sizeof m->kind, "%s", kind);
+  bs_buf_printf(&b, "  first mismatch: #%llu, %s: ", (unsigned long long)m->seq,
+                kind);
+  if (!strcmp(kind, "op"))
+    bs_buf_printf(&b, "%s on rank %d against %s on rank %d", c[bad]->op,
+                  a->d->members[bad], c[good]->op, a->d->members[good]);
+  else if (!strcmp(kind, "size"))
+    bs_buf_printf(&b, "%s -> %s on rank %d against %s -> %s on rank %d",
+                  c[bad]->in, c[bad]->out, a->d->members[bad], c[good]->in,
+                  c[good]->out, a->d->members[good]);
+  else
+    bs_buf_printf(&b, "%s -> %s on rank %d against %s -> %s on rank %d",
+                  c[bad]->in_dt, c[bad]->out_dt, a->d->members[bad],
+                  c[good]->in_dt, c[good]->out_dt, a->d->members[good]);
+  snprintf(m->line, sizeof m->line, "%s\n", bs_buf_str(&b));
+  bs_buf_free(&b);
+}
+
+/* Collective #seq: the ranks that hold it, grouped; true when they differ. */
+static bool differ_at(analysis *a, uint64_t seq, mismatch *m,
+                      const bs_dump_coll **c, char (*sig)[BS_REPORT_DESC],
+                      const char **desc) {
+  bool differ = false;
+  const bs_dump_coll *ref = NULL;
+  for (int i = 0; i < a->n; i++) {
+    c[i] = at(a, i, seq);
+    desc[i] = NULL;
+    if (!c[i])
+      continue;
+    signature(c[i], sig[i], sizeof sig[i]);
+    desc[i] = sig[i];
+    differ =
+        differ || (ref && (ref->op != c[i]->op || ref->in != c[i]->in ||
+                           ref->out != c[i]->out || ref->in_dt != c[i]->in_dt ||
+                           ref->out_dt != c[i]->out_dt));
+    ref = ref ? ref : c[i];
+  }
+  if (!differ)
+    return false;
+  m->seq = seq;
+  bs_comm_report_culprits(desc, a->n, 0, a->d->members, seq, m->culprit, m->why,
+                          sizeof m->why);
+  int bad = -1, good = -1;
+  for (int i = 0; i < a->n; i++) {
+    if (c[i] && m->culprit[i] && bad < 0)
+      bad = i;
+    if (c[i] && !m->culprit[i] && good < 0)
+      good = i;
+  }
+  describe_mismatch(a, m, c, bad, good);
+  return true;
+}
+
+/* The next sequence number after s that some dump holds (the numbers in
+ * between are nobody's: a dump cannot make the search run long). */
+static uint64_t next_seq(analysis *a, uint64_t s) {
+  uint64_t next = UINT64_MAX;
+  for (int i = 0; i < a->n; i++) {
+    const bs_dump *d = a->dump[i];
+    for (size_t k = a->cursor[i]; d && k < d->n; k++)
+      if (!d->c[k].p2p && d->c[k].seq > s) {
+        next = d->c[k].seq < next ? d->c[k].seq : next;
+        break;
+      }
+  }
+  return next;
+}
+
+static bs_status first_mismatch(analysis *a, mismatch *m, bool *found) {
+  bs_status st = BS_OK;
+  size_t n = (size_t)a->n;
+  const bs_dump_coll **c = calloc(n, sizeof *c);
+  char(*sig)[BS_REPORT_DESC] = calloc(n, sizeof *sig);
+  const char **desc = calloc(n, sizeof *desc);
+  *found = false;
+  if (!c || !sig || !desc)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", a->n);
+  memset(a->cursor, 0, n * sizeof *a->cursor);
+  for (uint64_t s = a->first; s <= a->last && !*found; s = next_seq(a, s))
+    *found = differ_at(a, s, m, c, sig, desc);
+out:
+  free(c);
+  free(sig);
+  free(desc);
+  return st;
+}
+
+/* ---- the block ---- */
+
+static void cause(const analysis *a, const mismatch *m, bool found,
+                  bs_dumps_finding f, uint64_t stuck, char *buf, size_t n) {
+  int dumps = 0, in = 0;
+  for (int i = 0; i < a->n; i++) {
+    dumps += a->dump[i] != NULL;
+    in += a->where[i].in_coll && a->where[i].seq == stuck;
+  }
+  if (found)
+    snprintf(buf, n, "the ranks issue different collectives at #%llu (%s)",
+             (unsigned long long)m->seq,
+             !strcmp(m->kind, "op") ? "another op" : m->kind);
+  else if (f == BS_DUMPS_HANG && in == a->n)
+    snprintf(buf, n,
+             "every rank waits in #%llu and their collectives match: stuck "
+             "inside a matched collective, not a schedule problem",
+             (unsigned long long)stuck);
+  else
+    snprintf(buf, n,
+             "%d of %d ranks wait%s in #%llu, the others are not in "
+             "it%s",
+             in, a->n, in == 1 ? "s" : "", (unsigned long long)stuck,
+             dumps < a->n ? " (some left no dump)" : "");
+}
+
+static bs_status verdict(const analysis *a, const mismatch *m, bool found,
+                         bs_dumps_verdict *v) {
+  bool *pick = calloc((size_t)a->n, sizeof *pick);
+  const char **desc = calloc((size_t)a->n, sizeof *desc);
+  char why[2 * BS_REPORT_DESC + 160];
+  if (!pick || !desc || !(v->culprits = calloc((size_t)a->n, sizeof(int)))) {
+    free(pick);
+    free(desc);
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: %d ranks", a->n);
+  }
+  for (int i = 0; i < a->n; i++) {
+    const bs_report_rank *r = &a->where[i];
+    desc[i] = r->in_coll && r->seq == v->stuck_seq ? r->desc : NULL;
+  }
+  if (found)
+    memcpy(pick, m->culprit, (size_t)a->n * sizeof *pick);
+  else if (v->finding == BS_DUMPS_HANG)
+    bs_comm_report_culprits(desc, a->n, 0, a->d->members, v->stuck_seq, pick,
+                            why, sizeof why);
+  for (int i = 0; i < a->n; i++)
+    if (pick[i])
+      v->culprits[v->nculprits++] = a->d->members[i];
+  free(pick);
+  free(desc);
+  return BS_OK;
+}
+
+static uint64_t stuck_of(const analysis *a, bool *any) {
+  uint64_t s = UINT64_MAX, done = 0;
+  *any = false;
+  for (int i = 0; i < a->n; i++) {
+    const bs_report_rank *r = &a->where[i];
+    *any = *any || r->in_coll;
+    if (r->in_coll && r->seq < s)
+      s = r->seq;
+    done = r->last_seq > done ? r->last_seq : done;
+  }
+  return s == UINT64_MAX ? done + 1 : s;
+}
+
+static bs_status write_block(analysis *a, mismatch *m, bool found,
+                             bs_dumps_verdict *v) {
+  char source[256], why[600];
+  int dumps = 0;
+  for (int i = 0; i < a->n; i++)
+    dumps += a->dump[i] != NULL;
+  snprintf(source, sizeof source,
+           "%d ranks, %d dump%s, version %s, comm lib %s%s%s", a->n, dumps,
+           dumps == 1 ? "" : "s", a->d->version, a->d->lib,
+           strcmp(a->d->pg_desc, "default_pg") ? ", process group " : "",
+           strcmp(a->d->pg_desc, "default_pg") ? a->d->pg_desc : "");
+  cause(a, m, found, v->finding, v->stuck_seq, why, sizeof why);
+  bs_report_block b = {.status = found ? "desync" : "hang",
+                       .source = source,
+                       .cause = why,
+                       .n = a->n,
+                       .rank_of = a->d->members,
+                       .ranks = a->where,
+                       .culprit = found ? m->culprit : NULL,
+                       .culprit_why = found ? m->why : NULL,
+                       .tail = found ? m->line : NULL};
+  v->text = bs_comm_report_format(&b);
+  return v->text ? BS_OK : bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: report");
+}
+
+static bs_status clean_text(const analysis *a, bs_dumps_verdict *v) {
+  int dumps = 0;
+  for (int i = 0; i < a->n; i++)
+    dumps += a->dump[i] != NULL;
+  if (asprintf(&v->text,
+               "backstop: no hang and no desync in %d dump%s of %d ranks: "
+               "every rank completed every collective it holds (#%llu to "
+               "#%llu), and they match\n",
+               dumps, dumps == 1 ? "" : "s", a->n, (unsigned long long)a->first,
+               (unsigned long long)a->last) < 0)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: report");
+  return BS_OK;
+}
+
+static void span(analysis *a) {
+  a->first = bs_dumps_first_seq(a->d);
+  a->last = 0;
+  for (size_t i = 0; i < a->d->n; i++)
+    for (size_t k = 0; k < a->d->d[i].n; k++)
+      if (!a->d->d[i].c[k].p2p && a->d->d[i].c[k].seq > a->last)
+        a->last = a->d->d[i].c[k].seq;
+}
+
+static bs_status judge(analysis *a, bs_dumps_verdict *v) {
+  bs_status st = BS_OK;
+  mismatch m = {.culprit = calloc((size_t)a->n, sizeof *m.culprit)};
+  bool found = false, stuck = false;
+  if (!m.culprit)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", a->n);
+  span(a);
+  for (int i = 0; i < a->n; i++)
+    place(a, i);
+  BS_CHECK(first_mismatch(a, &m, &found));
+  v->stuck_seq = stuck_of(a, &stuck);
+  bool missing = false;
+  for (int i = 0; i < a->n; i++)
+    missing = missing || !a->dump[i];
+  v->finding = found              ? BS_DUMPS_DESYNC
+               : stuck || missing ? BS_DUMPS_HANG
+                                  : BS_DUMPS_CLEAN;
+  if (found) {
+    v->mismatch_seq = m.seq;
+    snprintf(v->kind, sizeof v->kind, "%s", m.kind);
+  }
+  if (v->finding == BS_DUMPS_CLEAN) {
+    v->stuck_seq = 0;
+    BS_CHECK(clean_text(a, v));
+    goto out;
+  }
+  BS_CHECK(verdict(a, &m, found, v));
+  BS_CHECK(write_block(a, &m, found, v));
+out:
+  free(m.culprit);
+  return st;
+}
+
+bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out) {
+  bs_status st = BS_OK;
+  analysis a = {.d = d, .n = d->world};
+  size_t n = (size_t)d->world;
+  memset(out, 0, sizeof *out);
+  a.where = calloc(n, sizeof *a.where);
+  a.cursor = calloc(n, sizeof *a.cursor);
+  a.dump = calloc(n, sizeof *a.dump);
+  if (!a.where || !a.cursor || !a.dump)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", d->world);
+  for (int i = 0; i < d->world; i++)
+    a.dump[i] = bs_dumps_rank(d, d->members[i]);
+  st = judge(&a, out);
+out:
+  free(a.where);
+  free(a.cursor);
+  free(a.dump);
+  if (st != BS_OK)
+    bs_dumps_verdict_free(out);
+  return st;
+}
+
+void bs_dumps_verdict_free(bs_dumps_verdict *v) {
+  free(v->culprits);
+  free(v->text);
+  memset(v, 0, sizeof *v);
+}

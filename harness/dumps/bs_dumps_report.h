@@ -1,0 +1,35 @@
+/* What a job's dumps say (`backstop analyze`): Backstop's hang report,
+ * the block the framework writes (core's bs_comm_report.h), from the dumps
+ * alone: which ranks are in which collective at which sequence number, who
+ * is missing from the stuck one (a rank without a dump is missing, not an
+ * error), the first collective whose ranks disagree and how (op, size,
+ * dtype), and the culprit chosen by majority, not by file order. */
+#ifndef BS_DUMPS_REPORT_H
+#define BS_DUMPS_REPORT_H
+
+#include "dumps/bs_dumps.h"
+
+typedef enum bs_dumps_finding {
+  BS_DUMPS_CLEAN = 0, /* every rank completed every collective it holds */
+  BS_DUMPS_HANG,      /* some rank is stuck; the ranks agree */
+  BS_DUMPS_DESYNC,    /* the ranks disagree on a collective */
+} bs_dumps_finding;
+
+typedef struct bs_dumps_verdict {
+  bs_dumps_finding finding;
+  uint64_t stuck_seq;    /* the collective the ranks are stuck at (0: none) */
+  uint64_t mismatch_seq; /* DESYNC: the first that differs */
+  char kind[8];          /* DESYNC: "op", "size" or "dtype" */
+  int *culprits;         /* global ranks, ascending */
+  int nculprits;
+  char *text; /* the report (caller frees with the verdict) */
+} bs_dumps_verdict;
+
+bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out);
+void bs_dumps_verdict_free(bs_dumps_verdict *v);
+
+/* "all_gather #11 (56974 x uint8)": a collective as the world's report
+ * writes it (a dtype Backstop has by Backstop's name). */
+void bs_dumps_describe(const bs_dump_coll *c, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,591 @@
+/* The pickle reader: a stack machine over the opcodes of bs_pickle.h and no
+ * other. Values are nodes of their own (the memo shares them, and APPENDs
+ * and SETITEMs after a BINPUT must show through a later BINGET, as in
+ * Python), freed together at the end; the result is copied out into a
+ * bs_json tree, which bounds nesting (so a cycle is refused, not followed)
+ * and the number of values (so sharing cannot blow up). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dumps/bs_pickle.h"
+
+enum { MAX_MARKS = BS_JSON_MAX_DEPTH };
+
+typedef enum kind {
+  K_NONE,
+  K_BOOL,
+  K_INT,
+  K_FLOAT,
+  K_STR,
+  K_LIST,
+  K_TUPLE,
+  K_DICT
+} kind;
+
+typedef struct node {
+  kind k;
+  bool b;
+  int64_t i;
+  double f;
+  char *s;
+  struct node **kids; /* dict: key, value, key, value ... */
+  size_t n, cap;
+} node;
+
+typedef struct reader {
+  const unsigned char *p;
+  size_t len, pos, at; /* at: the offset of the opcode being run */
+  unsigned char opc;
+  node **all; /* every node made, to free them */
+  size_t nall, capall;
+  node **stack;
+  size_t nstack, capstack;
+  size_t marks[MAX_MARKS];
+  int nmarks;
+  node **memo;
+  size_t nmemo;
+  size_t copied, budget; /* values copied out, and how many may be */
+} reader;
+
+/* The opcodes a reader may meet, named for the error message. */
+static const char *op_name(unsigned char c) {
+  static const struct {
+    unsigned char c;
+    const char *name;
+  } names[] = {
+      {'(', "MARK"},
+      {'.', "STOP"},
+      {'0', "POP"},
+      {'1', "POP_MARK"},
+      {'2', "DUP"},
+      {'F', "FLOAT"},
+      {'I', "INT"},
+      {'J', "BININT"},
+      {'K', "BININT1"},
+      {'L', "LONG"},
+      {'M', "BININT2"},
+      {'N', "NONE"},
+      {'P', "PERSID"},
+      {'Q', "BINPERSID"},
+      {'R', "REDUCE"},
+      {'S', "STRING"},
+      {'T', "BINSTRING"},
+      {'U', "SHORT_BINSTRING"},
+      {'V', "UNICODE"},
+      {'X', "BINUNICODE"},
+      {'a', "APPEND"},
+      {'b', "BUILD"},
+      {'c', "GLOBAL"},
+      {'d', "DICT"},
+      {'}', "EMPTY_DICT"},
+      {'e', "APPENDS"},
+      {'g', "GET"},
+      {'h', "BINGET"},
+      {'i', "INST"},
+      {'j', "LONG_BINGET"},
+      {'l', "LIST"},
+      {']', "EMPTY_LIST"},
+      {'o', "OBJ"},
+      {'p', "PUT"},
+      {'q', "BINPUT"},
+      {'r', "LONG_BINPUT"},
+      {'s', "SETITEM"},
+      {'t', "TUPLE"},
+      {')', "EMPTY_TUPLE"},
+      {'u', "SETITEMS"},
+      {'G', "BINFLOAT"},
+      {0x80, "PROTO"},
+      {0x81, "NEWOBJ"},
+      {0x82, "EXT1"},
+      {0x83, "EXT2"},
+      {0x84, "EXT4"},
+      {0x85, "TUPLE1"},
+      {0x86, "TUPLE2"},
+      {0x87, "TUPLE3"},
+      {0x88, "NEWTRUE"},
+      {0x89, "NEWFALSE"},
+      {0x8a, "LONG1"},
+      {0x8b, "LONG4"},
+      {'B', "BINBYTES"},
+      {'C', "SHORT_BINBYTES"},
+      {0x8c, "SHORT_BINUNICODE"},
+      {0x8d, "BINUNICODE8"},
+      {0x8e, "BINBYTES8"},
+      {0x8f, "EMPTY_SET"},
+      {0x90, "ADDITEMS"},
+      {0x91, "FROZENSET"},
+      {0x92, "NEWOBJ_EX"},
+      {0x93, "STACK_GLOBAL"},
+      {0x94, "MEMOIZE"},
+      {0x95, "FRAME"},
+      {0x96, "BYTEARRAY8"},
+      {0x97, "NEXT_BUFFER"},
+      {0x98, "READONLY_BUFFER"},
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].c == c)
+      return names[i].name;
+  return "an unknown opcode";
+}
+
+static bs_status bad(const reader *r, const char *what) {
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "pickle: %s (0x%02x) at offset %zu: %s", op_name(r->opc),
+                     r->opc, r->at, what);
+}
+
+static bs_status nomem(void) {
+  return bs_err_fail(BS_ERR_NOMEM, NULL, "pickle: out of memory");
+}
+
+static bool grow(void *arr, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap)
+    return true;
+  size_t c = *cap ? *cap * 2 : 16;
+  while (c < need)
+    c *= 2;
+  void *p = realloc(*(void **)arr, c * size);
+  if (!p)
+    return false;
+  *(void **)arr = p;
+  *cap = c;
+  return true;
+}
+
+static node *make(reader *r, kind k) {
+  if (!grow(&r->all, &r->capall, r->nall + 1, sizeof *r->all))
+    return NULL;
+  node *v = calloc(1, sizeof *v);
+  if (v) {
+    v->k = k;
+    r->all[r->nall++] = v;
+  }
+  return v;
+}
+
+static bs_status push(reader *r, node *v) {
+  if (!v)
+    return nomem();
+  if (!grow(&r->stack, &r->capstack, r->nstack + 1, sizeof *r->stack))
+    return nomem();
+  r->stack[r->nstack++] = v;
+  return BS_OK;
+}
+
+/* The n bytes of the opcode's argument. */
+static const unsigned char *arg(reader *r, size_t n) {
+  if (r->len - r->pos < n)
+    return NULL;
+  const unsigned char *a = r->p + r->pos;
+  r->pos += n;
+  return a;
+}
+
+static uint64_t le(const unsigned char *a, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++)
+    v |= (uint64_t)a[i] << (8 * i);
+  return v;
+}
+
+/* An unsigned little-endian argument of n bytes. */
+static bs_status uarg(reader *r, size_t n, uint64_t *out) {
+  const unsigned char *a = arg(r, n);
+  *out = 0;
+  if (!a)
+    return bad(r, "truncated");
+  *out = le(a, n);
+  return BS_OK;
+}
+
+/* A width-byte length, then that many bytes (at most max). */
+static const unsigned char *sized(reader *r, size_t width, uint64_t max,
+                                  uint64_t *n, bs_status *st) {
+  const unsigned char *a = NULL;
+  *st = uarg(r, width, n);
+  if (*st == BS_OK && *n > max)
+    *st = bad(r, max == 8 ? "an integer wider than 64 bits"
+                          : "a length past the end");
+  if (*st == BS_OK && !(a = arg(r, (size_t)*n)))
+    *st = bad(r, "truncated");
+  return a;
+}
+
+static bs_status push_int(reader *r, int64_t i) {
+  node *v = make(r, K_INT);
+  if (v)
+    v->i = i;
+  return push(r, v);
+}
+
+/* LONG1/LONG4: two's complement, little-endian, at most 64 bits here. */
+static bs_status long_int(reader *r, size_t width) {
+  uint64_t n = 0;
+  bs_status st = BS_OK;
+  const unsigned char *a = sized(r, width, 8, &n, &st);
+  if (!a)
+    return st;
+  uint64_t u = le(a, (size_t)n);
+  if (n > 0 && n < 8 && (a[n - 1] & 0x80))
+    u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
+  return push_int(r, (int64_t)u);
+}
+
+static bs_status push_float(reader *r) {
+  const unsigned char *a = arg(r, 8);
+  if (!a)
+    return bad(r, "truncated");
+  uint64_t u = 0;
+  for (int i = 0; i < 8; i++)
+    u = u << 8 | a[i]; /* big-endian */
+  node *v = make(r, K_FLOAT);
+  if (v)
+    memcpy(&v->f, &u, sizeof v->f);
+  return push(r, v);
+}
+
+static bs_status push_str(reader *r, size_t width) {
+  uint64_t n = 0;
+  bs_status st = BS_OK;
+  const unsigned char *a = sized(r, width, r->len, &n, &st);
+  if (!a)
+    return st;
+  if (memchr(a, 0, (size_t)n))
+    return bad(r, "a string with a NUL byte");
+  node *v = make(r, K_STR);
+  if (v && !(v->s = malloc((size_t)n + 1)))
+    v = NULL;
+  if (v) {
+    memcpy(v->s, a, (size_t)n);
+    v->s[n] = '\0';
+  }
+  return push(r, v);
+}
+
+static node *top(reader *r, size_t k) {
+  size_t base = r->nmarks ? r->marks[r->nmarks - 1] : 0;
+  return r->nstack - base > k ? r->stack[r->nstack - 1 - k] : NULL;
+}
+
+/* Appends the n values above index from to container c. */
+static bs_status add_kids(reader *r, node *c, size_t from) {
+  size_t n = r->nstack - from;
+  if (!grow(&c->kids, &c->cap, c->n + n, sizeof *c->kids))
+    return nomem();
+  memcpy(c->kids + c->n, r->stack + from, n * sizeof *c->kids);
+  c->n += n;
+  r->nstack = from;
+  return BS_OK;
+}
+
+/* The stack index of the innermost mark, which is popped. */
+static bs_status pop_mark(reader *r, size_t *from) {
+  if (r->nmarks == 0)
+    return bad(r, "no MARK before it");
+  *from = r->marks[--r->nmarks];
+  return BS_OK;
+}
+
+/* APPEND(S), SETITEM(S): into the container under the values. */
+static bs_status fill(reader *r, bool marked, size_t nvals, kind want) {
+  bs_status st = BS_OK;
+  size_t from = r->nstack >= nvals ? r->nstack - nvals : 0;
+  if (marked && (st = pop_mark(r, &from)) != BS_OK)
+    return st;
+  size_t floor = r->nmarks ? r->marks[r->nmarks - 1] : 0;
+  if (from <= floor || (!marked && r->nstack < floor + nvals + 1))
+    return bad(r, "no container under the values");
+  node *c = r->stack[from - 1];
+  if (c->k != want)
+    return bad(r, want == K_DICT ? "the container is not a dict"
+                                 : "the container is not a list");
+  if (want == K_DICT && (r->nstack - from) % 2)
+    return bad(r, "a key without a value");
+  return add_kids(r, c, from);
+}
+
+/* TUPLE, LIST, DICT (from the mark) and TUPLE1..3 (the top n). */
+static bs_status build(reader *r, kind k, bool marked, size_t n) {
+  bs_status st = BS_OK;
+  size_t from = r->nstack - n;
+  if (marked && (st = pop_mark(r, &from)) != BS_OK)
+    return st;
+  if (!marked && !top(r, n - 1))
+    return bad(r, "too few values on the stack");
+  if (k == K_DICT && (r->nstack - from) % 2)
+    return bad(r, "a key without a value");
+  node *c = make(r, k);
+  if (!c)
+    return push(r, NULL);
+  if ((st = add_kids(r, c, from)) != BS_OK)
+    return st;
+  return push(r, c);
+}
+
+static bs_status put_memo(reader *r, uint64_t idx) {
+  node *v = top(r, 0);
+  if (!v)
+    return bad(r, "nothing to memoize");
+  if (idx > r->nall)
+    return bad(r, "a memo index beyond the values read");
+  size_t cap = r->nmemo;
+  if (idx >= r->nmemo) {
+    if (!grow(&r->memo, &cap, (size_t)idx + 1, sizeof *r->memo))
+      return nomem();
+    memset(r->memo + r->nmemo, 0,
+           ((size_t)idx + 1 - r->nmemo) * sizeof *r->memo);
+    r->nmemo = (size_t)idx + 1;
+  }
+  r->memo[idx] = v;
+  return BS_OK;
+}
+
+static bs_status get_memo(reader *r, uint64_t idx) {
+  if (idx >= r->nmemo || !r->memo[idx])
+    return bad(r, "a memo index that was never put");
+  if (!grow(&r->stack, &r->capstack, r->nstack + 1, sizeof *r->stack))
+    return nomem();
+  r->stack[r->nstack++] = r->memo[idx];
+  return BS_OK;
+}
+
+static bs_status memo_op(reader *r, size_t width, bool put) {
+  uint64_t idx = 0;
+  bs_status st = uarg(r, width, &idx);
+  if (st != BS_OK)
+    return st;
+  return put ? put_memo(r, idx) : get_memo(r, idx);
+}
+
+static bs_status proto(reader *r) {
+  uint64_t v = 0;
+  bs_status st = uarg(r, 1, &v);
+  if (st == BS_OK && (r->at != 0 || v < 2 || v > 5))
+    st = bad(r, r->at ? "PROTO after the start" : "a protocol other than 2-5");
+  return st;
+}
+
+/* FRAME: the whole pickle is in memory; its length only has to fit. */
+static bs_status frame(reader *r) {
+  uint64_t n = 0;
+  bs_status st = uarg(r, 8, &n);
+  if (st == BS_OK && n > r->len - r->pos)
+    st = bad(r, "a frame longer than the rest of the pickle");
+  return st;
+}
+
+static bs_status mark(reader *r) {
+  if (r->nmarks == MAX_MARKS)
+    return bad(r, "more than 64 nested MARKs");
+  r->marks[r->nmarks++] = r->nstack;
+  return BS_OK;
+}
+
+static bs_status simple(reader *r, kind k, bool b) {
+  node *v = make(r, k);
+  if (v)
+    v->b = b;
+  return push(r, v);
+}
+
+/* One opcode; *stop once STOP was read. */
+static bs_status step(reader *r, bool *stop) {
+  uint64_t u = 0;
+  bs_status st = BS_OK;
+  switch (r->opc) {
+  case 0x80:
+    return proto(r);
+  case 0x95:
+    return frame(r);
+  case '(':
+    return mark(r);
+  case '.':
+    *stop = true;
+    return BS_OK;
+  case 'N':
+    return simple(r, K_NONE, false);
+  case 0x88:
+    return simple(r, K_BOOL, true);
+  case 0x89:
+    return simple(r, K_BOOL, false);
+  case 'K':
+    if ((st = uarg(r, 1, &u)) == BS_OK)
+      st = push_int(r, (int64_t)u);
+    return st;
+  case 'M':
+    if ((st = uarg(r, 2, &u)) == BS_OK)
+      st = push_int(r, (int64_t)u);
+    return st;
+  case 'J':
+    if ((st = uarg(r, 4, &u)) == BS_OK)
+      st = push_int(r, (int64_t)(int32_t)(uint32_t)u);
+    return st;
+  case 0x8a:
+    return long_int(r, 1);
+  case 0x8b:
+    return long_int(r, 4);
+  case 'G':
+    return push_float(r);
+  case 0x8c:
+    return push_str(r, 1);
+  case 'X':
+    return push_str(r, 4);
+  case 0x8d:
+    return push_str(r, 8);
+  case '}':
+    return simple(r, K_DICT, false);
+  case ']':
+    return simple(r, K_LIST, false);
+  case ')':
+    return simple(r, K_TUPLE, false);
+  case 'd':
+    return build(r, K_DICT, true, 0);
+  case 'l':
+    return build(r, K_LIST, true, 0);
+  case 't':
+    return build(r, K_TUPLE, true, 0);
+  case 0x85:
+  case 0x86:
+  case 0x87:
+    return build(r, K_TUPLE, false, (size_t)(r->opc - 0x84));
+  case 'a':
+    return fill(r, false, 1, K_LIST);
+  case 'e':
+    return fill(r, true, 0, K_LIST);
+  case 's':
+    return fill(r, false, 2, K_DICT);
+  case 'u':
+    return fill(r, true, 0, K_DICT);
+  case 'q':
+    return memo_op(r, 1, true);
+  case 'r':
+    return memo_op(r, 4, true);
+  case 0x94:
+    return put_memo(r, r->nmemo);
+  case 'h':
+    return memo_op(r, 1, false);
+  case 'j':
+    return memo_op(r, 4, false);
+  default:
+    return bad(r, "not an opcode of a dump (only dicts, lists, tuples, "
+                  "strings, numbers, None and bools)");
+  }
+}
+
+static bs_status copy_out(reader *r, const node *v, int depth, bs_json *out);
+
+static bs_status copy_kids(reader *r, const node *v, int depth, bs_json *out) {
+  bs_status st = BS_OK;
+  bool dict = v->k == K_DICT;
+  size_t n = dict ? v->n / 2 : v->n;
+  out->type = dict ? BS_JOBJ : BS_JARR;
+  if (n == 0)
+    return BS_OK;
+  if (!(out->items = calloc(n, sizeof *out->items)) ||
+      (dict && !(out->keys = calloc(n, sizeof *out->keys))))
+    return nomem();
+  for (size_t i = 0; i < n; i++) {
+    const node *key = dict ? v->kids[2 * i] : NULL;
+    if (key && key->k != K_STR && key->k != K_INT)
+      return bs_err_fail(BS_ERR_INVALID, NULL,
+                         "pickle: a dict key that is not a string");
+    if (key && key->k == K_STR)
+      out->keys[i] = strdup(key->s);
+    else if (key && asprintf(&out->keys[i], "%lld", (long long)key->i) < 0)
+      out->keys[i] = NULL;
+    if (key && !out->keys[i])
+      return nomem();
+    out->n = i + 1; /* what bs_json_free must free */
+    BS_CHECK(copy_out(r, dict ? v->kids[2 * i + 1] : v->kids[i], depth + 1,
+                      &out->items[i]));
+  }
+out:
+  return st;
+}
+
+static bs_status copy_out(reader *r, const node *v, int depth, bs_json *out) {
+  memset(out, 0, sizeof *out);
+  if (depth > BS_JSON_MAX_DEPTH)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "pickle: nested deeper than %d (or a cycle)",
+                       BS_JSON_MAX_DEPTH);
+  if (++r->copied > r->budget)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "pickle: more than %zu values once shared ones are "
+                       "counted each time (twice its bytes)",
+                       r->budget);
+  switch (v->k) {
+  case K_NONE:
+    return BS_OK;
+  case K_BOOL:
+    out->type = BS_JBOOL;
+    out->b = v->b;
+    return BS_OK;
+  case K_INT:
+    out->type = BS_JNUM;
+    out->integral = true;
+    out->i = v->i;
+    out->num = (double)v->i;
+    return BS_OK;
+  case K_FLOAT:
+    out->type = BS_JNUM;
+    out->num = v->f;
+    return BS_OK;
+  case K_STR:
+    out->type = BS_JSTR;
+    return (out->str = strdup(v->s)) ? BS_OK : nomem();
+  default:
+    return copy_kids(r, v, depth, out);
+  }
+}
+
+static void reader_free(reader *r) {
+  for (size_t i = 0; i < r->nall; i++) {
+    free(r->all[i]->s);
+    free(r->all[i]->kids);
+    free(r->all[i]);
+  }
+  free(r->all);
+  free(r->stack);
+  free(r->memo);
+}
+
+static bs_status run(reader *r) {
+  bs_status st = BS_OK;
+  bool stop = false;
+  while (!stop) {
+    if (r->pos >= r->len)
+      return bs_err_fail(BS_ERR_INVALID, NULL,
+                         "pickle: no STOP before the end (offset %zu)", r->pos);
+    r->at = r->pos;
+    r->opc = r->p[r->pos++];
+    if (r->at == 0 && r->opc != 0x80)
+      return bad(r, "not a pickle of protocol 2 or later (no PROTO first)");
+    BS_CHECK(step(r, &stop));
+  }
+  if (r->nstack != 1 || r->nmarks)
+    return bad(r, "the stack does not hold exactly one value");
+  if (r->pos != r->len)
+    return bad(r, "bytes after it");
+out:
+  return st;
+}
+
+bs_status bs_pickle_read(const void *data, size_t n, bs_json *out) {
+  bs_status st = BS_OK;
+  reader r = {.p = data, .len = n, .budget = 2 * n + 1024};
+  memset(out, 0, sizeof *out);
+  if (n > BS_PICKLE_MAX_BYTES)
+    BS_FAIL(BS_ERR_INVALID, NULL, "pickle: %zu bytes, more than %zu", n,
+            BS_PICKLE_MAX_BYTES);
+  BS_CHECK(run(&r));
+  st = copy_out(&r, r.stack[0], 0, out);
+  if (st != BS_OK)
+    bs_json_free(out);
+out:
+  reader_free(&r);
+  return st;
+}

@@ -1,0 +1,51 @@
+/* `backstop replay`: each rank's collective sequence from a job's dumps,
+ * replayed on a world of as many ranks (the sim communicator by default,
+ * or the backend named) with the recorded ops, counts and dtypes, real
+ * bytes, through the fingerprint check and the watchdog. The world's own
+ * report is the result: it names the same collective and culprit as
+ * `analyze`. Deterministic: the same dumps give the same report, times
+ * apart.
+ *
+ * A rank replays its collectives from the first sequence number every dump
+ * holds, then stays outside any collective until every rank is done, as a
+ * rank busy elsewhere would. A rank that left no dump replays what some
+ * dump shows completed (a collective completes only once every rank has
+ * joined it), then stays out. The stuck collective is issued like the
+ * others: the world finds the hang or the desync again. */
+#ifndef BS_REPLAY_H
+#define BS_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dumps/bs_dumps.h"
+
+#define BS_REPLAY_TIMEOUT_MS 1000
+#define BS_REPLAY_MAX_BYTES ((size_t)1 << 30)
+
+typedef struct bs_replay_opts {
+  const char *backend; /* "sim" (NULL) or "nccl" */
+  const char *device;  /* "host" (NULL) or "cuda" */
+  int timeout_ms;      /* the watchdog's; 0: BS_REPLAY_TIMEOUT_MS */
+  /* Bytes every rank's buffers may take at once; above it counts are
+   * replaced, each distinct count by a distinct smaller one (what the
+   * fingerprint compares keeps its equalities). 0: BS_REPLAY_MAX_BYTES. */
+  size_t max_bytes;
+} bs_replay_opts;
+
+typedef struct bs_replay_result {
+  bs_status status; /* the world's: BS_OK when nothing failed */
+  char *text;       /* what was replayed, then the world's report */
+  bool scaled;      /* counts were replaced (listed in text) */
+  int ranks;
+  size_t collectives; /* replayed, over every rank */
+} bs_replay_result;
+
+/* BS_ERR_INVALID for a dump it cannot replay (an op or dtype the
+ * communicator has not, naming rank, collective and what), or a world it
+ * cannot build (the backend's error). */
+bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
+                        bs_replay_result *out);
+void bs_replay_result_free(bs_replay_result *r);
+
+#endif

@@ -1,0 +1,16 @@
+/* Interned strings: each distinct string stored once, so that a folder of
+ * thousands of dumps repeating the same op names, shapes and dtypes holds
+ * each once, and equal strings compare as equal pointers. */
+#ifndef BS_STRPOOL_H
+#define BS_STRPOOL_H
+
+#include <stddef.h>
+
+typedef struct bs_strpool bs_strpool;
+
+bs_strpool *bs_strpool_create(void);
+void bs_strpool_destroy(bs_strpool *p);
+/* The pool's copy of s (NULL when out of memory); valid until destroy. */
+const char *bs_strpool_get(bs_strpool *p, const char *s);
+
+#endif

@@ -1,0 +1,116 @@
+#include "run/bs_hangdump.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm/bs_comm.h"
+#include "report/bs_artifacts.h"
+#include "run/bs_fork.h"
+#include "run/bs_parent.h"
+
+enum { FREE = 0, RUN, DUMP };
+
+static struct {
+  const bs_run_cfg *cfg;
+  const bs_record *rec;
+  int fd;
+  pthread_t thread;
+  bool started;
+  atomic_int owner; /* of the pipe: FREE, RUN or DUMP */
+  atomic_bool stopping;
+} hd;
+
+/* Each running world's ranks: their flight recorders, and the report. */
+static void take_world(const bs_world *w, void *arg) {
+  bs_record *rec = arg;
+  char why[200], *report;
+  snprintf(why, sizeof why,
+           "the run passed its %.0f s deadline and its parent asked for "
+           "this dump: where each rank was then",
+           hd.cfg->deadline_s);
+  for (int k = 0; k < bs_world_local_size(w); k++) {
+    int g = bs_world_first_rank(w) + k;
+    if (g < rec->nranks && !rec->rank[g].flight)
+      rec->rank[g].flight = bs_world_flight_json(w, k);
+  }
+  if ((report = bs_world_report_now(w, why))) {
+    free(rec->world_report);
+    rec->world_report = report;
+  }
+}
+
+static void dump(void) {
+  bs_record rec;
+  bs_result res;
+  bs_buf out = {0};
+  if (bs_result_from_cfg(hd.cfg, &res) != BS_OK ||
+      bs_record_init(&rec, hd.cfg->ranks, hd.cfg->cycles) != BS_OK)
+    return;
+  rec.start_mono_ms = hd.rec->start_mono_ms;
+  rec.start_real_ms = hd.rec->start_real_ms;
+  rec.duration_ms = bs_record_now_ms(&rec);
+  res.verdict = BS_HANG;
+  bs_world_each_running(take_world, &rec);
+  if (!rec.world_report)
+    rec.world_report = strdup("backstop: hang outside the communicator: no "
+                              "world was running when the run passed its "
+                              "deadline\n");
+  if (hd.cfg->artifacts &&
+      bs_artifacts_write(hd.cfg->artifacts, &rec, &res) != BS_OK)
+    bs_result_set_note(&res, "artifacts: %s", bs_err()->message);
+  bs_result_write_json(&out, &res, 0);
+  if (!out.oom)
+    bs_fork_write_all(hd.fd, out.s, out.len);
+}
+
+static void *watch(void *arg) {
+  sigset_t set;
+  int sig, free_ = FREE;
+  (void)arg;
+  sigemptyset(&set);
+  sigaddset(&set, BS_DUMP_SIGNAL);
+  while (sigwait(&set, &sig) != 0)
+    ;
+  if (atomic_load(&hd.stopping) ||
+      !atomic_compare_exchange_strong(&hd.owner, &free_, DUMP))
+    return NULL;
+  dump();
+  bs_fork_exit(0); /* the ranks are stuck: nothing else can end them */
+}
+
+bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec,
+                            int fd) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, BS_DUMP_SIGNAL);
+  hd.cfg = cfg;
+  hd.rec = rec;
+  hd.fd = fd;
+  atomic_store(&hd.owner, FREE);
+  atomic_store(&hd.stopping, false);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  hd.started = pthread_create(&hd.thread, NULL, watch, NULL) == 0;
+  if (!hd.started)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "the dump thread did not start");
+  return BS_OK;
+}
+
+bool bs_hangdump_claim(void) {
+  int free_ = FREE;
+  return atomic_compare_exchange_strong(&hd.owner, &free_, RUN) ||
+         atomic_load(&hd.owner) == RUN;
+}
+
+void bs_hangdump_stop(void) {
+  if (!hd.started)
+    return;
+  atomic_store(&hd.stopping, true);
+  pthread_kill(hd.thread, BS_DUMP_SIGNAL);
+  pthread_join(hd.thread, NULL);
+  hd.started = false;
+}

@@ -1,0 +1,149 @@
+/* `backstop analyze` and `backstop replay` as a user runs them: on
+ * PyTorch's own dumps and on a failing run's artifacts, the same
+ * collective and culprit as the framework's report; the same replay report
+ * every time; exit statuses 0 / 1 / 2; the world limit a usage error. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "bs_test_cli.h"
+
+static void has(const char *text, const char *what) {
+  if (!strstr(text, what))
+    fail_msg("no '%s' in:\n%s", what, text);
+}
+
+/* The culprit line, up to its reason. */
+static char *culprit(const char *text) {
+  static char line[256];
+  const char *at = strstr(text, "  culprit: ");
+  assert_non_null(at);
+  snprintf(line, sizeof line, "%.*s", (int)strcspn(at, "("), at);
+  return line;
+}
+
+/* The report without its one line of times. */
+static char *timeless(const char *text) {
+  char *s = strdup(text), *at = strstr(s, "  stall -> detection:");
+  if (at)
+    *at = '\0';
+  return s;
+}
+
+static void test_torch_dumps(void **state) {
+  (void)state;
+  assert_int_equal(backstop("analyze " BS_TEST_DATA "/fr/desync4"), 1);
+  has(out_text, "  culprit: ranks 1,3 (");
+  has(out_text, "  first mismatch: #2, size:");
+  assert_int_equal(backstop("replay " BS_TEST_DATA "/fr/desync4"), 1);
+  has(out_text, "backstop: desync at collective #2 (4 ranks, sim backend)");
+  has(out_text, "  culprit: ranks 1,3 (");
+  char *first = timeless(out_text);
+  assert_int_equal(backstop("replay " BS_TEST_DATA "/fr/desync4"), 1);
+  char *again = timeless(out_text);
+  assert_string_equal(first, again); /* same dump, same report */
+  free(first);
+  free(again);
+  /* Only rank 0 dumped: rank 1 is missing, in both. */
+  assert_int_equal(backstop("analyze " BS_TEST_DATA "/fr/desync2"), 1);
+  has(out_text, "  culprit: rank 1 (missing from #2)");
+  assert_int_equal(backstop("replay " BS_TEST_DATA "/fr/desync2 "
+                            "--timeout-ms 200"),
+                   1);
+  has(out_text, "backstop: timeout at collective #2");
+  has(out_text, "  culprit: rank 1 (missing from #2)");
+  /* Too few bytes allowed: counts replaced, the same culprit. */
+  assert_int_equal(backstop("replay " BS_TEST_DATA "/fr/desync4 "
+                            "--max-mib 1"),
+                   1);
+  has(out_text, "  counts replaced: 1024 -> 1, 54242 -> 2, 56974 -> 3");
+  has(out_text, "  culprit: ranks 1,3 (");
+}
+
+/* A failing run's artifacts: analyze and replay blame whom report.txt
+ * blames. */
+static void test_own_artifacts(void **state) {
+  (void)state;
+  assert_int_equal(backstop("run frozen-params --mutant skip-frozen-backup "
+                            "--ranks 8 -q --artifacts art"),
+                   1);
+  char *report = slurp("art/frozen-params-r8-s0-skip-frozen-backup/report.txt");
+  char want[256], at[64];
+  snprintf(want, sizeof want, "%s", culprit(report));
+  assert_string_equal(want, "  culprit: ranks 1,3,5,7 ");
+  const char *hash = strstr(report, " at collective #");
+  assert_non_null(hash);
+  snprintf(at, sizeof at, "%.*s", (int)strcspn(hash + 1, "(") + 1, hash);
+  assert_int_equal(
+      backstop("analyze art/frozen-params-r8-s0-skip-frozen-backup"), 1);
+  assert_string_equal(culprit(out_text), want);
+  has(out_text, at);
+  assert_int_equal(
+      backstop("replay art/frozen-params-r8-s0-skip-frozen-backup"), 1);
+  assert_string_equal(culprit(out_text), want);
+  has(out_text, at);
+  free(report);
+}
+
+static void test_clean_and_bad_input(void **state) {
+  (void)state;
+  char path[128];
+  snprintf(path, sizeof path, "%s/clean/rank_0.json", dir);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "mkdir -p %s/clean", dir);
+  assert_int_equal(system(cmd), 0);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("{\"version\": \"2.10\", \"pg_config\": {\"0\": {\"name\": \"0\", "
+        "\"desc\": \"default_pg\", \"ranks\": \"[0]\"}}, \"entries\": "
+        "[{\"collective_seq_id\": 1, \"profiling_name\": \"nccl:all_reduce\", "
+        "\"input_sizes\": [[4]], \"input_dtypes\": [\"Float\"], "
+        "\"output_sizes\": [[4]], \"output_dtypes\": [\"Float\"], "
+        "\"state\": \"completed\"}]}",
+        f);
+  fclose(f);
+  assert_int_equal(backstop("analyze clean"), 0);
+  has(out_text, "no hang and no desync in 1 dump of 1 ranks");
+  assert_int_equal(backstop("replay clean"), 0);
+  has(out_text, "every replayed collective completed");
+  /* Usage errors: one line on stderr, exit 2. */
+  assert_int_equal(backstop("analyze"), 2);
+  has(err_text, "backstop analyze: expected the folder");
+  assert_int_equal(backstop("analyze /nonexistent/dumps"), 2);
+  has(err_text, "backstop analyze: /nonexistent/dumps: cannot open");
+  assert_int_equal(backstop("analyze clean --frobnicate"), 2);
+  assert_int_equal(backstop("replay clean --backend gloo"), 2);
+  has(err_text, "backstop replay: --backend 'gloo'");
+  assert_int_equal(backstop("replay clean --timeout-ms 0"), 2);
+  assert_int_equal(backstop("replay"), 2);
+}
+
+/* One world limit: 4096 ranks runs, 4097 is a usage error. */
+static void test_world_limit(void **state) {
+  (void)state;
+  assert_int_equal(backstop("run steady-normal --ranks 4097"), 2);
+  has(err_text, "--ranks: '4097' is not an integer in [1, 4096]");
+}
+
+static int setup(void **state) {
+  (void)state;
+  return cli_setup("bs_dumps_cli_");
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return cli_teardown();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_torch_dumps),
+      cmocka_unit_test(test_own_artifacts),
+      cmocka_unit_test(test_clean_and_bad_input),
+      cmocka_unit_test(test_world_limit),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
