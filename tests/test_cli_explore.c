@@ -132,8 +132,9 @@ static void targets_of(const bs_json *list, const char *m, char *out,
 
 /* Against every mutant, fuzz finds a failure, reproduces it and shrinks it
  * to a smaller repro: seed 1, 8 runs drawn from the scenarios that target
- * the mutant (all scenarios for one that none targets), 12 shrink runs at
- * most (a whole shrink takes some 20-45). */
+ * the mutant (all scenarios for one that none targets), 4 shrink runs at
+ * most (a whole shrink takes some 20-45), a 300 ms watchdog (a mutant's
+ * hang is found sooner; a spurious one still fails). */
 static void test_fuzz_finds_every_mutant(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
@@ -145,8 +146,8 @@ static void test_fuzz_finds_every_mutant(void **state) {
     char sel[512], cmd[768];
     targets_of(&list, name, sel, sizeof sel);
     snprintf(cmd, sizeof cmd,
-             "fuzz%s --mutant %s --seed 1 --runs 8 --shrink-max 12 -q --json "
-             "m.json",
+             "fuzz%s --mutant %s --seed 1 --runs 8 --shrink-max 4 -j 2 "
+             "--timeout-ms 300 -q --json m.json",
              sel, name);
     if (backstop(cmd) != 1)
       fail_msg("backstop %s: no unexplained finding:\n%s", cmd, out_text);

@@ -53,7 +53,8 @@ static void test_usage_errors(void **state) {
   usage("run config-matrix --set ci_test=1",
         "config-matrix runs its own driver: --set ci_test=1 does not apply");
   usage("run config-matrix --fault name=copy/fail", "fires no --fault");
-  usage("run steady-normal --ranks 257", "expected dp in 1..256, got 257");
+  usage("run steady-normal --ranks 4097",
+        "--ranks: '4097' is not an integer in [1, 4096]");
   usage("run steady-normal --scale 1e12", "steady-normal: --model dense");
   usage("run steady-normal --scale 1e6", "GiB of host memory at 4 ranks");
   usage("run steady-normal --json /nonexistent/x.json",

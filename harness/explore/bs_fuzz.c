@@ -116,10 +116,23 @@ static void draw_violation(rng *g, bs_fuzz_run *r) {
     r->sets[r->nsets++] = rule->violation[i];
 }
 
-static void draw_sets(rng *g, bs_fuzz_run *r) {
-  r->nsets = one_in(g, 2) ? 0 : (size_t)pick(g, 1, BS_FUZZ_SETS - 1);
+/* Whether a setting of s's key is among r's (a key is set once). */
+static bool key_set(const bs_fuzz_run *r, const char *s) {
+  size_t klen = strcspn(s, "=");
   for (size_t i = 0; i < r->nsets; i++)
-    r->sets[i] = set_pool[pick(g, 0, NPOOL - 1)];
+    if (!strncmp(r->sets[i], s, klen) && r->sets[i][klen] == '=')
+      return true;
+  return false;
+}
+
+static void draw_sets(rng *g, bs_fuzz_run *r) {
+  size_t want = one_in(g, 2) ? 0 : (size_t)pick(g, 1, BS_FUZZ_SETS - 1);
+  r->nsets = 0;
+  for (size_t i = 0; i < want; i++) {
+    const char *s = set_pool[pick(g, 0, NPOOL - 1)];
+    if (!key_set(r, s))
+      r->sets[r->nsets++] = s;
+  }
   if (one_in(g, 4))
     draw_violation(g, r);
   if (!valid(r)) /* the scenario's own settings, which validate */

@@ -1,10 +1,12 @@
 /* JUnit XML in the strict form of Ant's formatter (what validating
  * consumers require): a testsuite with timestamp, hostname, properties,
- * system-out and system-err; a run that failed an oracle is a <failure>,
- * one that hung or crashed an <error> (counted in errors); test names are
+ * system-out and system-err; a run that failed an oracle, or whose armed
+ * fault never fired (vacuous), is a <failure>, one that hung or crashed an
+ * <error> (counted in errors); test names are
  * unique (a run repeated, as `--ranks 2,2` does, gets " #2"). */
 #include "report/bs_report.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -48,7 +50,8 @@ static void test_name(bs_buf *b, const bs_result *runs, size_t i) {
 }
 
 static void problem(bs_buf *b, const bs_result *r) {
-  const char *tag = r->verdict == BS_FAIL ? "failure" : "error";
+  bool failure = r->verdict == BS_FAIL || r->verdict == BS_VACUOUS;
+  const char *tag = failure ? "failure" : "error";
   char msg[BS_DETAIL_MAX + 64];
   failure_message(r, msg, sizeof msg);
   bs_buf_printf(b, "      <%s type=\"%s\" message=\"", tag,
@@ -114,7 +117,8 @@ void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n) {
                 "    <properties>\n"
                 "      <property name=\"backstop.version\" value=\"%s\"/>\n"
                 "    </properties>\n",
-                s.runs, s.fail, s.hang + s.crash, total / 1e3, BS_VERSION);
+                s.runs, s.fail + s.vacuous, s.hang + s.crash, total / 1e3,
+                BS_VERSION);
   for (size_t i = 0; i < n; i++)
     testcase(b, runs, i);
   bs_buf_printf(b, "    <system-out/>\n    <system-err/>\n"
