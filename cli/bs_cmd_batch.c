@@ -4,7 +4,7 @@
 #include "run/bs_parent.h"
 
 /* Runs per job in a chunk: enough to keep every job busy between lines. */
-#define CHUNK_PER_JOB 8
+#define CHUNK_PER_JOB 64
 
 void bs_cmd_batch_line(const bs_cmd_batch *b, const char *what) {
   if (!b->tty)

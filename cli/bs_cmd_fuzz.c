@@ -157,7 +157,7 @@ static bool budget_left(const fuzz *z) {
 /* Draws and runs the seed's stream until the budget is spent. */
 static bs_status draw_all(fuzz *z) {
   bs_status st = BS_OK;
-  size_t chunk = (size_t)z->batch.jobs * 8;
+  size_t chunk = (size_t)z->batch.jobs * 64;
   bs_fuzz_run *r = calloc(chunk, sizeof *r);
   bs_result *res = calloc(chunk, sizeof *res);
   if (!r || !res)

@@ -110,7 +110,7 @@ static const char sweep_help[] =
     "               the points and spread over each point's reaches (the\n"
     "               same ones every time); says how many it skipped\n"
     "  --timeout-ms defaults to 1000 here (a rank that never joins an init\n"
-    "               costs one watchdog timeout)\n"
+    "               costs one watchdog timeout); -j to twice the CPUs\n"
     "exit status: 1 if any reach fails (or a counting pass does), 2 usage "
     "error\n";
 
@@ -129,7 +129,8 @@ static const char fuzz_help[] =
     "  --runs N     runs to draw (default 100); --time-s T: draw for T s\n"
     "  --max-ranks  largest world drawn (default 4)\n"
     "  --shrink-max runs spent shrinking one finding (default 120)\n"
-    "  --timeout-ms defaults to 1000, --deadline-s to 20 here\n"
+    "  --timeout-ms defaults to 1000, --deadline-s to 20, -j to twice the\n"
+    "               CPUs here (runs wait on watchdogs more than they compute)\n"
     "  -j, --json, --junit, --artifacts, -q, -v as for run (the reports\n"
     "  hold each finding's minimal run, and a fuzz section)\n"
     "exit status: 1 if any failure is unexplained, 2 usage error\n";

@@ -18,6 +18,7 @@
 #include "model/bs_ddp.h"
 #include "model/bs_model.h"
 #include "run/bs_nccl_plan.h"
+#include "train/bs_optimizer.h"
 
 #define USAGE(...) BS_FAIL(BS_ERR_INVALID, NULL, __VA_ARGS__)
 
@@ -391,6 +392,11 @@ static void defaults(const char *cmd, bs_opts *o) {
     o->timeout_ms = 1000;
     o->deadline_s = 20;
   }
+  /* Their runs wait on watchdogs more than they compute: twice the CPUs. */
+  if (!strcmp(cmd, "sweep") || !strcmp(cmd, "fuzz")) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o->jobs = cpus < 1 ? 2 : cpus > 32 ? 64 : (int)(2 * cpus);
+  }
 }
 
 /* Process-per-rank: which process this is, and the job's folder. */
@@ -546,6 +552,8 @@ static bs_status check_model_fits(const bs_opts *o, const bs_scenario *s,
   snprintf(prefix, sizeof prefix, "%s at %d ranks", s->name, ranks);
   BS_CHECK(prefixed(bs_ddp_layout_build(&m, ranks, cfg->sim.bucket_numel, &l),
                     prefix));
+  bs_optimizer_cfg oc = bs_optimizer_cfg_of(cfg);
+  BS_CHECK(prefixed(bs_optimizer_layout_check(&oc, &l), prefix));
   double need = host_bytes_needed(&m, ranks);
   size_t have = available_bytes();
   if (strcmp(o->device, "host") == 0 && have && need > (double)have)

@@ -68,7 +68,9 @@ static void test_usage_errors(void **state) {
         "cycle 2 is past the last cycle of steady-normal");
   usage("run steady-normal --fault name=copy/fail,prob=0", "never fires");
   usage("", "no command given");
-  /* Found by fuzz: the optimizer refused this at init, as a run failure. */
+  /* Found by fuzz: the optimizer refused these at init, as run failures. */
+  usage("run chained-optimizers --model tiny",
+        "2 model chunks need as many buckets in the dense buffer, it has 1");
   usage("run steady-normal --set optimizer_cpu_offload=1",
         "optimizer_cpu_offload=1 needs precision_aware_optimizer=1");
   FILE *f = fopen("/tmp/bs_cli_nul.model", "w");

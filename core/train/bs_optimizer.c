@@ -248,6 +248,12 @@ static bs_status chunks_of(const bs_optimizer_cfg *c, const bs_ddp_layout *l,
                      *parts, buf_name(k), nb);
 }
 
+bs_status bs_optimizer_layout_check(const bs_optimizer_cfg *c,
+                                    const bs_ddp_layout *l) {
+  size_t parts;
+  return chunks_of(c, l, BS_BUF_DENSE, &parts);
+}
+
 /* Buffer k's inner optimizers, each over a contiguous run of its buckets. */
 static bs_status chain_buffer(bs_optimizer *o, const bs_ddp_layout *l, int k,
                               uint16_t *param, int rank) {

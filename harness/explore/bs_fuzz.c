@@ -7,7 +7,9 @@
 #include "bs_fault_control.h"
 #include "driver/bs_driver.h"
 #include "model/bs_config.h"
+#include "model/bs_ddp.h"
 #include "model/bs_model.h"
+#include "train/bs_optimizer.h"
 #include "util/bs_buf.h"
 
 /* ---- the stream ---- */
@@ -104,6 +106,25 @@ static bool valid(const bs_fuzz_run *r) {
   return ok;
 }
 
+/* The drawn model lays out over the drawn world with a bucket for each of
+ * the scenario's model chunks (what the run's plan requires). */
+static bool model_fits(const bs_fuzz_run *r) {
+  bs_run_cfg c = {.scn = r->scn, .sets = r->sets, .nsets = r->nsets};
+  bs_config cfg;
+  bs_model_spec m = {0};
+  bs_ddp_layout l = {0};
+  bool ok =
+      bs_driver_config(&c, &cfg) == BS_OK &&
+      bs_model_load(r->model, 1.0, &m) == BS_OK &&
+      bs_ddp_layout_build(&m, r->ranks, cfg.sim.bucket_numel, &l) == BS_OK;
+  bs_optimizer_cfg oc = bs_optimizer_cfg_of(&cfg);
+  ok = ok && bs_optimizer_layout_check(&oc, &l) == BS_OK;
+  bs_ddp_layout_free(&l);
+  bs_model_free(&m);
+  bs_err_clear();
+  return ok;
+}
+
 /* Rematerialize with one rule of its validation broken: only a core whose
  * validation misses the rule (a mutant) runs it. */
 static void draw_violation(rng *g, bs_fuzz_run *r) {
@@ -163,6 +184,8 @@ void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
     out->model = presets[pick(&g, 0, (long)np - 1)];
   }
   draw_sets(&g, out);
+  if (out->model && !model_fits(out))
+    out->model = NULL;
   out->nfaults = (size_t)pick(&g, 1, BS_FUZZ_FAULTS);
   for (size_t i = 0; i < out->nfaults; i++)
     draw_fault(&g, out->ranks, out->cycles, &out->faults[i]);
