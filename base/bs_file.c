@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 /* Between looks for a file another process has still to publish. */
-#define WAIT_POLL_MS 5
+#define WAIT_POLL_MS 1
 
 bs_status bs_file_mkdir_p(const char *path) {
   char tmp[1024];
@@ -79,9 +79,17 @@ static double mono_ms(void) {
 }
 
 bs_status bs_file_wait(const char *path, int wait_ms, char **data, size_t *n) {
+  return bs_file_wait_or(path, wait_ms, NULL, NULL, data, n);
+}
+
+bs_status bs_file_wait_or(const char *path, int wait_ms,
+                          bool (*stop)(const void *), const void *arg,
+                          char **data, size_t *n) {
   double until = mono_ms() + wait_ms;
   const struct timespec nap = {0, WAIT_POLL_MS * 1000000L};
   while (access(path, F_OK) != 0) {
+    if (stop && stop(arg))
+      return bs_err_fail(BS_ERR_ABORTED, NULL, "stopped waiting for %s", path);
     if (mono_ms() >= until)
       return bs_err_fail(BS_ERR_TIMEOUT, NULL, "no %s after %d ms", path,
                          wait_ms);

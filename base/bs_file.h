@@ -5,6 +5,7 @@
 #ifndef BS_FILES_H
 #define BS_FILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "bs_err.h"
@@ -23,6 +24,12 @@ bs_status bs_file_read(const char *path, char **data, size_t *n);
 /* bs_file_read once path exists, polling until wait_ms have passed:
  * BS_ERR_TIMEOUT then. */
 bs_status bs_file_wait(const char *path, int wait_ms, char **data, size_t *n);
+
+/* bs_file_wait that also gives up, with BS_ERR_ABORTED, once stop(arg) is
+ * true (a waiter whose peers have already failed). */
+bs_status bs_file_wait_or(const char *path, int wait_ms,
+                          bool (*stop)(const void *), const void *arg,
+                          char **data, size_t *n);
 
 /* Removes path and everything under it (rm -rf); a path that is not there
  * is fine. BS_ERR_INVALID naming what could not be removed. */

@@ -252,12 +252,24 @@ static bs_status uid_write(const char *path, const ncclUniqueId *id) {
   return bs_file_publish(path, id, sizeof *id);
 }
 
-static bs_status uid_read(const char *path, ncclUniqueId *id, int timeout_ms) {
+static bool world_failed(const void *w) {
+  return bs_world_abort_status(w) != BS_OK;
+}
+
+/* The id global rank 0 publishes; a world that fails meanwhile (rank 0's
+ * init failed, its note came in) stops the wait with its status. */
+static bs_status uid_read(const bs_world *w, const char *path, ncclUniqueId *id,
+                          int timeout_ms) {
   bs_status st = BS_OK;
   char *data = NULL;
   size_t n = 0;
-  if (bs_file_wait(path, timeout_ms, &data, &n) != BS_OK) {
+  bs_status got = bs_file_wait_or(path, timeout_ms, world_failed, w, &data, &n);
+  if (got != BS_OK) {
     bs_err_clear(); /* the reason below says more */
+    if (got == BS_ERR_ABORTED)
+      BS_FAIL(bs_world_abort_status(w), NULL,
+              "nccl: the world failed while waiting for the unique id in %s",
+              path);
     BS_FAIL(BS_ERR_TIMEOUT, NULL,
             "nccl: no unique id in %s after %d ms (is global rank 0 up?)", path,
             timeout_ms);
@@ -300,7 +312,7 @@ static bs_status unique_id(const bs_world *w, int gen, ncclUniqueId *id) {
     if (!local)
       BS_CHECK(uid_write(path, id));
   } else {
-    BS_CHECK(uid_read(path, id, w->o.timeout_ms + INIT_GRACE_MS));
+    BS_CHECK(uid_read(w, path, id, w->o.timeout_ms + INIT_GRACE_MS));
   }
 out:
   return st;
