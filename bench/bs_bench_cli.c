@@ -22,7 +22,7 @@ static const char usage[] =
     "                      [--ranks N] [--threads T] [--repeat R]\n"
     "                      [--json FILE] [--detect R [--peer SCRIPT]]\n"
     "                      | --replay N\n"
-    "  --device  device memory (default host)\n"
+    "  --device  device memory (default host; cuda with --backend nccl)\n"
     "  --backend communicator of the MainCast all-gather (default nccl on\n"
     "            cuda, sim on host)\n"
     "  --model   model spec (default: a synthetic 32-layer GPT, 'bench')\n"
@@ -175,7 +175,7 @@ bs_status bs_bench_cli_parse(int argc, char **argv, bs_bench_opts *o,
   bs_status st = BS_OK;
   if (!o || !help || argc < 0 || (argc > 0 && !argv))
     BS_FAIL(BS_ERR_INVALID, NULL, "bench: NULL argument");
-  *o = (bs_bench_opts){.device = "host", .repeat = 3, .ranks = 1};
+  *o = (bs_bench_opts){.repeat = 3, .ranks = 1};
   *help = false;
   for (int i = 1, used = 1; i < argc; i += used) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -185,6 +185,12 @@ bs_status bs_bench_cli_parse(int argc, char **argv, bs_bench_opts *o,
     }
     BS_CHECK(parse_one(o, argc, argv, i, &used));
   }
+  /* NCCL moves device memory: --backend nccl alone means cuda. */
+  if (!o->device)
+    o->device = o->backend && !strcmp(o->backend, "nccl") ? "cuda" : "host";
+  if (!strcmp(o->device, "host") && o->backend && !strcmp(o->backend, "nccl"))
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "--backend nccl needs --device cuda (NCCL moves device memory)");
   if (o->peer && !o->detect)
     BS_FAIL(BS_ERR_INVALID, NULL, "--peer: only with --detect");
   if (o->scale > 0 && o->gb > 0)

@@ -444,6 +444,9 @@ bs_status bs_opts_parse(const char *cmd, int argc, char **argv, bs_opts *o) {
     BS_CHECK(add(o->sel, &o->nsel, BS_OPTS_MAX, "selectors", argv[i]));
   if (!o->device)
     o->device = strcmp(o->backend, "sim") == 0 ? "host" : "cuda";
+  if (!strcmp(o->backend, "nccl") && !strcmp(o->device, "host"))
+    USAGE("--backend nccl needs --device cuda (NCCL moves device memory; "
+          "host buffers are an illegal address to its kernels)");
   if (o->model)
     BS_CHECK(check_model(o->model, o->scale));
   BS_CHECK(check_procs(o));

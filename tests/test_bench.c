@@ -389,6 +389,9 @@ static void test_bad_options_exit_2(void **state) {
       {{"bench", "--ranks", "2x"}, 3, "--ranks"},
       {{"bench", "--ranks=two"}, 2, "--ranks"},
       {{"bench", "--ranks"}, 2, "--ranks"},
+      {{"bench", "--backend", "nccl", "--device", "host"},
+       5,
+       "--backend nccl needs --device cuda"},
   };
   for (size_t i = 0; i < sizeof bad_lines / sizeof bad_lines[0]; i++) {
     bs_bench_opts o;

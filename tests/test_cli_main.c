@@ -49,6 +49,8 @@ static void test_usage_errors(void **state) {
   usage("run steady-normal --ranks 2,x", "--ranks");
   usage("run steady-maincast --set colocate=0", "configuration rejected");
   usage("frobnicate", "unknown command 'frobnicate'");
+  usage("run steady-normal --backend nccl --device host",
+        "--backend nccl needs --device cuda");
   /* Issue 13: each of these was a run failure (or a silent surprise). */
   usage("run config-matrix --set ci_test=1",
         "config-matrix runs its own driver: --set ci_test=1 does not apply");
