@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bs_cmd.h"
+#include "dev/bs_dev.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_replay.h"
 
@@ -77,6 +78,25 @@ int bs_cmd_replay(int argc, char **argv) {
     a.o.device = a.o.backend && !strcmp(a.o.backend, "nccl") ? "cuda" : "host";
   if (bs_dumps_load(a.dir, a.pg, &d) != BS_OK)
     return bs_cmd_usage_error("replay");
+  /* Threads sharing a GPU deadlock in CUDA (docs/multi-gpu.md); replay
+   * has no process-per-rank mode yet: refuse instead of hanging. */
+  int gpus = a.o.backend && !strcmp(a.o.backend, "nccl") ? bs_dev_cuda_count()
+                                                         : INT_MAX;
+  if (gpus < 1) {
+    fprintf(stderr, "backstop replay: --backend nccl: no GPU here\n");
+    bs_dumps_free(&d);
+    return 2;
+  }
+  if (d.world > 1 && d.world > gpus) {
+    fprintf(stderr,
+            "backstop replay: --backend nccl: %d ranks on %d GPU%s would "
+            "share a GPU as threads of one process, which deadlocks in "
+            "CUDA; replay has no process-per-rank mode yet (use --backend "
+            "sim, or a machine with a GPU per rank)\n",
+            d.world, gpus, gpus == 1 ? "" : "s");
+    bs_dumps_free(&d);
+    return 2;
+  }
   bs_status st = bs_replay_run(&d, &a.o, &res);
   bs_dumps_free(&d);
   if (st != BS_OK)

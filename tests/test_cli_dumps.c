@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "bs_test_cli.h"
+#include "dev/bs_dev.h"
 
 static void has(const char *text, const char *what) {
   if (!strstr(text, what))
@@ -119,6 +120,13 @@ static void test_clean_and_bad_input(void **state) {
   has(err_text, "backstop replay: --backend 'gloo'");
   assert_int_equal(backstop("replay clean --timeout-ms 0"), 2);
   assert_int_equal(backstop("replay"), 2);
+  /* Four NCCL ranks on fewer GPUs would share one as threads (a CUDA
+   * deadlock): refused, saying why. */
+  if (bs_dev_cuda_count() < 4) {
+    assert_int_equal(
+        backstop("replay " BS_TEST_DATA "/fr/desync4 --backend nccl"), 2);
+    has(err_text, "backstop replay: --backend nccl: ");
+  }
 }
 
 /* One world limit: 4096 ranks runs, 4097 is a usage error. */
