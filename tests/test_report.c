@@ -52,6 +52,18 @@ static bs_run_cfg cfg(int ranks) {
                       .seed = 7};
 }
 
+/* The verdict on rec of a 2-rank, 1-cycle run that armed faults[0]. */
+static void decide_armed(const char *const *faults, const bs_record *rec,
+                         bs_result *res) {
+  static const bs_scenario steady = {
+      .name = "steady", .model = "tiny", .cycles = 1};
+  bs_run_cfg c = cfg(2);
+  c.faults = faults;
+  c.scn = &steady;
+  assert_int_equal(bs_result_from_cfg(&c, res), BS_OK);
+  assert_int_equal(bs_verdict_decide(rec, NULL, res), BS_OK);
+}
+
 /* A failed run with every field set; times and paths from `salt`. */
 static void sample(bs_result *r, double salt) {
   bs_run_cfg c = cfg(4);
@@ -385,11 +397,7 @@ static void test_vacuous_verdict(void **state) {
   rec.reaches[0] = reach;
   rec.nreaches = 1;
   bs_result res;
-  bs_run_cfg c = cfg(2);
-  c.faults = one;
-  c.scn = &(bs_scenario){.name = "steady", .model = "tiny", .cycles = 1};
-  assert_int_equal(bs_result_from_cfg(&c, &res), BS_OK);
-  assert_int_equal(bs_verdict_decide(&rec, NULL, &res), BS_OK);
+  decide_armed(one, &rec, &res);
   assert_int_equal(res.verdict, BS_VACUOUS);
   assert_string_equal(res.note, "name=engine/send,rank=1,cycle=0,nth=3 never "
                                 "fired: its point was reached 2 times on rank "
@@ -404,8 +412,7 @@ static void test_vacuous_verdict(void **state) {
   rec.fired = calloc(2, sizeof *rec.fired);
   rec.fired[0] = (bs_fault_fired){"engine/send", 1, 0, 3, 0, 0};
   rec.nfired = 1;
-  assert_int_equal(bs_result_from_cfg(&c, &res), BS_OK);
-  assert_int_equal(bs_verdict_decide(&rec, NULL, &res), BS_OK);
+  decide_armed(one, &rec, &res);
   assert_int_equal(res.verdict, BS_PASS);
   assert_null(res.note);
   assert_int_equal(res.armed[0].nfired, 1);
@@ -445,11 +452,7 @@ static void test_armed_firings_in_order(void **state) {
   }
   rec.nfired = N;
   bs_result res;
-  bs_run_cfg c = cfg(2);
-  c.faults = one;
-  c.scn = &(bs_scenario){.name = "steady", .model = "tiny", .cycles = 1};
-  assert_int_equal(bs_result_from_cfg(&c, &res), BS_OK);
-  assert_int_equal(bs_verdict_decide(&rec, NULL, &res), BS_OK);
+  decide_armed(one, &rec, &res);
   const bs_armed *a = &res.armed[0];
   assert_int_equal(a->fired_total, N);
   assert_int_equal(a->nfired, BS_ARMED_FIRED_MAX);
