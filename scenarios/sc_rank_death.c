@@ -6,17 +6,8 @@
 #include "catalog/bs_scenario.h"
 #include "oracles/bs_expect.h"
 
-/* The report's line for the dead rank says so: "rank 3: dead after #12". */
 static bool names_dead(const bs_record *r, int dead, char *d, size_t n) {
-  char line[300];
-  if (!bs_expect_report_line(r, dead, line, sizeof line) ||
-      (!strstr(line, ": dead after #") && !strstr(line, ": exited after #"))) {
-    snprintf(d, n, "the report does not name rank %d as dead: %.300s", dead,
-             bs_expect_report(r));
-    return false;
-  }
-  snprintf(d, n, "%s", line);
-  return true;
+  return bs_expect_names_dead(r, dead, true, d, n);
 }
 
 static bool expect(const bs_record *r, char *d, size_t n) {

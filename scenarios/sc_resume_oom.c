@@ -29,15 +29,7 @@ static bool died(const bs_record *r, int k, char *d, size_t n) {
 }
 
 static bool names_dead(const bs_record *r, int dead, char *d, size_t n) {
-  char line[300];
-  if (!bs_expect_report_line(r, dead, line, sizeof line) ||
-      !strstr(line, ": dead after #")) {
-    snprintf(d, n, "the report does not name rank %d as dead: %.300s", dead,
-             bs_expect_report(r));
-    return false;
-  }
-  snprintf(d, n, "%s", line);
-  return true;
+  return bs_expect_names_dead(r, dead, false, d, n);
 }
 
 static bool expect(const bs_record *r, char *d, size_t n) {

@@ -247,6 +247,16 @@ static void test_report_lines(void **state) {
   /* grouped ranks have no line of their own; 30 is not 3 */
   assert_false(bs_expect_report_line(&rec, 1, line, sizeof line));
   assert_false(bs_expect_report_line(&rec, 30, line, sizeof line));
+  assert_true(bs_expect_names_dead(&rec, 3, false, d, sizeof d));
+  HAS("rank 3: dead after #12");
+  assert_false(bs_expect_names_dead(&rec, 1, true, d, sizeof d));
+  HAS("the report does not name rank 1 as dead");
+  /* A rank that left its function reads "exited", accepted when asked. */
+  free(rec.world_report);
+  rec.world_report = strdup("backstop: rank-dead at collective #13\n"
+                            "  rank 3: exited after #12: returned\n");
+  assert_false(bs_expect_names_dead(&rec, 3, false, d, sizeof d));
+  assert_true(bs_expect_names_dead(&rec, 3, true, d, sizeof d));
 }
 
 static void test_contained_fast(void **state) {

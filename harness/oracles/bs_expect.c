@@ -269,6 +269,20 @@ bool bs_expect_report_line(const bs_record *r, int k, char *line, size_t n) {
   return true;
 }
 
+bool bs_expect_names_dead(const bs_record *r, int dead, bool exited_ok, char *d,
+                          size_t n) {
+  char line[300];
+  if (!bs_expect_report_line(r, dead, line, sizeof line) ||
+      (!strstr(line, ": dead after #") &&
+       !(exited_ok && strstr(line, ": exited after #")))) {
+    snprintf(d, n, "the report does not name rank %d as dead: %.300s", dead,
+             bs_expect_report(r));
+    return false;
+  }
+  snprintf(d, n, "%s", line);
+  return true;
+}
+
 const char *bs_expect_report(const bs_record *r) {
   return r->world_report && r->world_report[0] ? r->world_report : "(none)";
 }

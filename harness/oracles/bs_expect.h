@@ -80,6 +80,12 @@ const char *bs_expect_report(const bs_record *r);
  * without its indent; false when no line names exactly that rank alone. */
 bool bs_expect_report_line(const bs_record *r, int k, char *line, size_t n);
 
+/* The report's line for rank `dead` names it dead ("rank 3: dead after
+ * #12"), or, when exited_ok, a rank that left its function ("exited
+ * after #12"); d holds the line, or what is wrong. */
+bool bs_expect_names_dead(const bs_record *r, int dead, bool exited_ok, char *d,
+                          size_t n);
+
 /* A hang or desync was contained (detect_ms is set) well within the
  * watchdog: detection and every failed phase took less than half the
  * timeout the report states, so nothing waited for it. */
