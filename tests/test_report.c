@@ -97,6 +97,14 @@ static void test_result_round_trip(void **state) {
                                "name=copy/fail,prob=0.5");
   assert_int_equal(a.nfaults, 2);
   assert_string_equal(a.faults[0], "name=engine/send,rank=3,nth=2");
+  /* A run that starts its ranks as processes says so, whether its result
+   * comes from those processes or from the parent (a hang). */
+  bs_run_cfg sc = cfg(4);
+  sc.spawn = true;
+  bs_result sr;
+  assert_int_equal(bs_result_from_cfg(&sc, &sr), BS_OK);
+  assert_non_null(strstr(sr.repro, "name=copy/fail,prob=0.5 --spawn"));
+  bs_result_free(&sr);
   bs_result_write_json(&j1, &a, 2);
   assert_int_equal(bs_result_parse_json(j1.s, j1.len, &b), BS_OK);
   bs_result_write_json(&j2, &b, 2);

@@ -191,7 +191,7 @@ void bs_result_repro(const bs_run_cfg *cfg, bs_buf *b) {
     opt(b, "--fault", cfg->faults[i]);
   for (size_t i = 0; i < cfg->nmutants; i++)
     opt(b, "--mutant", cfg->mutants[i]);
-  if (cfg->spawned)
+  if (cfg->spawned || cfg->spawn) /* the spawned processes', or the parent's */
     bs_buf_printf(b, " --spawn");
   else if (cfg->rendezvous)
     rendezvous(b, cfg->rendezvous);
