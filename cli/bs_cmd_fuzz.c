@@ -157,7 +157,9 @@ static bool budget_left(const fuzz *z) {
 /* Draws and runs the seed's stream until the budget is spent. */
 static bs_status draw_all(fuzz *z) {
   bs_status st = BS_OK;
-  size_t chunk = (size_t)z->batch.jobs * 64;
+  /* Big chunks keep every job busy past a slow run; a time budget is
+   * checked between chunks, so under --time-s they stay small. */
+  size_t chunk = (size_t)z->batch.jobs * (z->o.time_s > 0 ? 4 : 64);
   bs_fuzz_run *r = calloc(chunk, sizeof *r);
   bs_result *res = calloc(chunk, sizeof *res);
   if (!r || !res)
@@ -444,6 +446,7 @@ int bs_cmd_fuzz(int argc, char **argv, const char *exe) {
   if (z.o.verbosity >= 0)
     print_points(stdout, &z);
   print_summary(stdout, &z);
+  fflush(stdout); /* the time line after the report, not inside it */
   fprintf(stderr, "backstop fuzz: %.1f s\n", now_s() - z.t0);
   rc = (unexplained(&z) > 0) | save_reports(&z);
 out:
