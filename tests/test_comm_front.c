@@ -200,6 +200,24 @@ static void test_agree_one_failure(void **state) {
   bs_world_destroy(w);
 }
 
+/* An agreed failure agreed again (a phase whose inner step agreed
+ * first): every rank sends the winner's record, which names rank 3, and
+ * that is no garbled exchange. */
+static bs_status agrees_twice(bs_comm *c, void *arg) {
+  bs_status st = agrees(c, arg);
+  return bs_comm_agree(c, st);
+}
+
+static void test_agree_of_an_agreed_failure(void **state) {
+  (void)state;
+  static const bs_status in[4] = {BS_OK, BS_OK, BS_OK, BS_ERR_NOMEM};
+  agree_in = in;
+  bs_world *w = run(4, 10000, true, agrees_twice, BS_ERR_NOMEM);
+  expect_all(w, 4, BS_ERR_NOMEM, "rank 3 saw it");
+  expect_same_records(w, 4, 3);
+  bs_world_destroy(w);
+}
+
 static void test_agree_worst_then_lowest(void **state) {
   (void)state;
   static const bs_status in[6] = {BS_OK,
@@ -455,6 +473,7 @@ int main(void) {
       cmocka_unit_test(test_timeout_aborts_every_rank),
       cmocka_unit_test(test_abort_wakes_every_waiter),
       cmocka_unit_test(test_agree_one_failure),
+      cmocka_unit_test(test_agree_of_an_agreed_failure),
       cmocka_unit_test(test_agree_worst_then_lowest),
       cmocka_unit_test(test_agree_all_ok),
       cmocka_unit_test(test_check_same),

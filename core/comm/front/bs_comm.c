@@ -555,15 +555,25 @@ static bs_status gather_host(bs_comm *c, const void *mine, void *all, size_t n,
   return front(c, &a);
 }
 
+/* What each rank sends to agree: its record, stamped with the sender (a
+ * record's own rank is the rank that raised it, which after an earlier
+ * agree is the winner's on every rank). 1-based, so that a zeroed slot
+ * names no sender. */
+typedef struct agree_env {
+  int32_t sender; /* rank + 1 */
+  int32_t pad;
+  bs_error rec;
+} agree_env;
+
 /* Whether the records came back as they went: this rank's own intact, and
- * every rank's in its own slot (a record names its rank, so even an
- * all-zero one, rank 0's ok, is told from a zeroed slot of another). */
-static bool intact(const bs_comm *c, const bs_error *all, const bs_error *rec) {
+ * every rank's in its own slot. */
+static bool intact(const bs_comm *c, const agree_env *all,
+                   const agree_env *mine) {
   int me = bs_comm_rank(c), n = bs_comm_size(c);
-  if (me < 0 || me >= n || memcmp(&all[me], rec, sizeof *rec) != 0)
+  if (me < 0 || me >= n || memcmp(&all[me], mine, sizeof *mine) != 0)
     return false;
   for (int i = 0; i < n; i++)
-    if (all[i].rank != i)
+    if (all[i].sender != i + 1)
       return false;
   return true;
 }
@@ -573,20 +583,20 @@ static bool intact(const bs_comm *c, const bs_error *all, const bs_error *rec) {
  * rank then finds them garbled and fails the phase alike, as a desync
  * (unless its own failure is worse), instead of some reading all-ok and
  * going on. */
-static bool garbled(bs_comm *c, const bs_error *all, const bs_error *rec,
+static bool garbled(bs_comm *c, const agree_env *all, const agree_env *env,
                     bs_status mine) {
   int me = bs_comm_rank(c);
   /* Alone, a rank agrees with itself (the rule below keeps its status). */
-  if (bs_comm_size(c) < 2 || intact(c, all, rec))
+  if (bs_comm_size(c) < 2 || intact(c, all, env))
     return false;
   if (mine > BS_ERR_DESYNC) {
-    *bs_err() = *rec;
+    *bs_err() = env->rec;
     return true;
   }
   char was[200] = "";
   if (mine != BS_OK)
     snprintf(was, sizeof was, " (this rank had %s: %.150s)",
-             bs_status_name(mine), rec->message);
+             bs_status_name(mine), env->rec.message);
   bs_err_clear(); /* the agreed failure replaces this rank's own */
   bs_err_fail(BS_ERR_DESYNC, NULL,
               "agree: the gathered statuses came back garbled (seen by rank "
@@ -599,37 +609,38 @@ static bool garbled(bs_comm *c, const bs_error *all, const bs_error *rec,
  * broadcast of §7.2 in a single collective. */
 bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
   bs_status st = BS_OK;
-  bs_error rec = {.code = BS_OK, .rank = bs_err_rank()};
-  bs_error *all = NULL;
+  agree_env env = {.sender = bs_comm_rank(c) + 1,
+                   .rec = {.code = BS_OK, .rank = bs_err_rank()}};
+  agree_env *all = NULL;
   int n = bs_comm_size(c);
   if (mine != BS_OK) {
-    rec = *bs_err();
-    if (rec.code == BS_OK) { /* a status without a record: say so */
-      snprintf(rec.phase, sizeof rec.phase, "%s", bs_err_phase());
-      snprintf(rec.message, sizeof rec.message, "%s (no error record)",
+    env.rec = *bs_err();
+    if (env.rec.code == BS_OK) { /* a status without a record: say so */
+      snprintf(env.rec.phase, sizeof env.rec.phase, "%s", bs_err_phase());
+      snprintf(env.rec.message, sizeof env.rec.message, "%s (no error record)",
                bs_status_name(mine));
     }
-    rec.code = mine; /* the status passed in is what this rank agrees on */
+    env.rec.code = mine; /* the status passed in is what this rank agrees on */
   }
   all = calloc(n > 0 ? (size_t)n : 1, sizeof *all);
   if (!all)
     BS_FAIL(BS_ERR_NOMEM, NULL, "agree: %d records", n);
-  BS_CHECK(gather_host(c, &rec, all, sizeof rec, "agree"));
-  if (garbled(c, all, &rec, mine)) {
+  BS_CHECK(gather_host(c, &env, all, sizeof env, "agree"));
+  if (garbled(c, all, &env, mine)) {
     st = bs_err()->code;
     goto out;
   }
   int who = 0;
   for (int i = 1; i < n; i++)
-    if (all[i].code > all[who].code)
+    if (all[i].rec.code > all[who].rec.code)
       who = i;
   /* Never better than this rank's own status: an exchange that a fault
    * garbled on every rank must not wash a rank's own failure away. */
-  if (all[who].code < (int)mine)
-    all[who] = rec;
-  st = (bs_status)all[who].code;
+  if (all[who].rec.code < (int)mine)
+    all[who] = env;
+  st = (bs_status)all[who].rec.code;
   if (st != BS_OK)
-    *bs_err() = all[who];
+    *bs_err() = all[who].rec;
 out:
   free(all);
   return st;
