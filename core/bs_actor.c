@@ -659,6 +659,10 @@ bs_optimizer *bs_actor_opt(bs_actor *a) {
   return a ? a->opt : NULL;
 }
 
+const bs_optimizer *bs_actor_optimizer(const bs_actor *a) {
+  return a ? a->opt : NULL;
+}
+
 bs_backuper *bs_actor_backuper(bs_actor *a) {
   return a ? a->bk : NULL;
 }

@@ -73,5 +73,7 @@ size_t bs_actor_synced_count(const bs_actor *a);
 const char *bs_actor_synced_name(const bs_actor *a, size_t i);
 
 bs_ms *bs_actor_ms(bs_actor *a);
+/* Its optimizer (the chain the run really built), for observers. */
+const bs_optimizer *bs_actor_optimizer(const bs_actor *a);
 
 #endif

@@ -12,6 +12,7 @@
 #include "memsaver/bs_ms.h"
 #include "model/bs_params.h"
 #include "run/bs_launcher.h"
+#include "train/bs_optimizer.h"
 
 /* Ring large enough that a scenario's whole schedule fits: the uniform
  * schedule oracle compares complete histories. */
@@ -162,12 +163,41 @@ static bs_status run_phase(rank_ctx *x, const char *name, int cycle,
   return st;
 }
 
+/* Rank 0's optimizer chain as built, for expectations about its shape
+ * (only rank 0's thread writes it; rank 0 lives in process 0, whose
+ * record is the merged one). */
+static void record_chain(rank_ctx *x) {
+  const bs_optimizer *o = bs_actor_optimizer(x->actor);
+  bs_record *rec = x->d->rec;
+  size_t len = 0, n = o ? bs_optimizer_num_inner(o) : 0;
+  if (x->rank != 0 || !o)
+    return;
+  rec->opt0.inner = (int)n;
+  rec->opt0.hdo = 0;
+  for (size_t i = 0; i < n; i++) {
+    bs_optimizer_view v;
+    if (bs_optimizer_view_get(o, (int)i, &v) != BS_OK) {
+      bs_err_clear();
+      continue;
+    }
+    rec->opt0.hdo += v.hdo;
+    if (len < sizeof rec->opt0.desc)
+      len += (size_t)snprintf(rec->opt0.desc + len, sizeof rec->opt0.desc - len,
+                              "%s%s %zu+%zu", i ? ", " : "",
+                              v.buf == BS_BUF_DENSE ? "dense" : "expert",
+                              v.first_bucket, v.nbuckets);
+  }
+}
+
 static bs_status do_init(rank_ctx *x) {
   bs_actor_opts o = {.cfg = &x->d->cfg,
                      .model = &x->d->model,
                      .seed = x->d->run->seed,
                      .engine_exe = x->d->run->exe};
-  return bs_actor_init(x->comm, &o, &x->actor);
+  bs_status st = bs_actor_init(x->comm, &o, &x->actor);
+  if (st == BS_OK)
+    record_chain(x);
+  return st;
 }
 
 static bs_status do_update(rank_ctx *x) {

@@ -21,6 +21,7 @@ bs_status bs_record_init(bs_record *r, int nranks, int cycles) {
   snprintf(r->backend, sizeof r->backend, "sim");
   r->nprocs = 1;
   r->detect_ms = -1;
+  r->opt0.inner = -1;
   /* One instant on the flight recorder's clock, which is this monotonic
    * clock shifted: collectives line up with phases exactly. */
   uint64_t mono = mono_ns();

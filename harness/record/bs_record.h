@@ -106,6 +106,11 @@ typedef struct bs_record {
    * from the model and the seed (n == 0: none): the reference for the
    * first sync and restore, before any step end exists. */
   bs_digests init_ref;
+  /* Rank 0's optimizer chain as its init built it (inner < 0: none). */
+  struct {
+    int inner, hdo; /* inner optimizers, how many of them HDOs */
+    char desc[200]; /* "dense 0+2, dense 2+2, expert 0+1" (buckets) */
+  } opt0;
 } bs_record;
 
 bs_status bs_record_init(bs_record *r, int nranks, int cycles);
