@@ -67,12 +67,14 @@ int bs_child_run(const bs_run_cfg *cfg, int fd) {
   if (st == BS_OK)
     st = bs_driver_inspect(cfg, &rec);
   rec.duration_ms = bs_record_now_ms(&rec);
-  bs_child_judge(cfg, st, &rec, &res);
-  bs_result_write_json(&out, &res, 0);
-  /* Past the deadline a dump may have the pipe: it ends the process. */
+  /* Past the deadline a dump may have the pipe: it ends the process. The
+   * run claims it before judging, so the two never write the artifacts at
+   * once (the parent's grace covers the rest). */
   while (!bs_hangdump_claim())
     pause();
   bs_hangdump_stop();
+  bs_child_judge(cfg, st, &rec, &res);
+  bs_result_write_json(&out, &res, 0);
   int ok = !out.oom && bs_fork_write_all(fd, out.s, out.len);
   bs_buf_free(&out);
   bs_result_free(&res);
