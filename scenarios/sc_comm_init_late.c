@@ -18,7 +18,7 @@ static bool expect(const bs_record *r, char *d, size_t n) {
   if (!bs_expect_all_ok(r, d, n))
     return false;
   if ((r->world_report && r->world_report[0]) || r->detect_ms >= 0) {
-    snprintf(d, n, "false alarm: %.300s", r->world_report);
+    snprintf(d, n, "false alarm: %.300s", bs_expect_report(r));
     return false;
   }
   if (late < 2) {

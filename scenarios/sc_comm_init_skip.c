@@ -41,8 +41,11 @@ static bool expect(const bs_record *r, char *d, size_t n) {
   if (!bs_expect_failed_and_stopped(r, "wake_up", BS_ERR_TIMEOUT, false, d, n))
     return false;
   /* Found by the watchdog, once: not sooner, and not much later. */
-  if (timeout <= 0 || r->detect_ms > timeout * 1.5) {
-    snprintf(d, n, "not contained within 1.5 watchdog timeouts (%d ms)",
+  if (timeout <= 0 || r->detect_ms < timeout * 0.5 ||
+      r->detect_ms > timeout * 1.5) {
+    snprintf(d, n,
+             "not contained by the watchdog: detect_ms outside 0.5-1.5 "
+             "watchdog timeouts (%d ms)",
              timeout);
     return false;
   }

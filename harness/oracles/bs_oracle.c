@@ -61,15 +61,11 @@ bool bs_oracle_event_failed(const bs_event *e) {
   return e->status != BS_OK;
 }
 
-bool bs_oracle_fired_any(const bs_record *r, const char *const *prefixes,
-                         int max_cycle) {
-  for (size_t i = 0; i < r->nfired; i++) {
-    if (max_cycle >= 0 && r->fired[i].cycle > max_cycle)
-      continue;
+bool bs_oracle_fired_any(const bs_record *r, const char *const *prefixes) {
+  for (size_t i = 0; i < r->nfired; i++)
     for (const char *const *p = prefixes; *p; p++)
       if (strncmp(r->fired[i].point, *p, strlen(*p)) == 0)
         return true;
-  }
   return false;
 }
 

@@ -55,8 +55,7 @@ size_t bs_oracle_run_all(const bs_record *r, bs_expect_fn expect,
  * saver ended in a phase: it cannot take part in agreement. */
 bool bs_oracle_rank_lost(const bs_record *r, int rank);
 /* A fault fired whose point name starts with one of the prefixes. */
-bool bs_oracle_fired_any(const bs_record *r, const char *const *prefixes,
-                         int max_cycle);
+bool bs_oracle_fired_any(const bs_record *r, const char *const *prefixes);
 bool bs_oracle_event_failed(const bs_event *e);
 
 #endif

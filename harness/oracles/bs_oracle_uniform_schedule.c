@@ -50,7 +50,7 @@ static bool differ(const bs_schedule *s, int k, char *detail, size_t n) {
 /* Contained: a diverging fault fired and every rank returned, each
  * surviving one with an error (the desync was reported, not swallowed). */
 static bool contained(const bs_record *r) {
-  if (!bs_oracle_fired_any(r, diverging, -1))
+  if (!bs_oracle_fired_any(r, diverging))
     return false;
   for (int k = 0; k < r->nranks; k++) {
     const bs_event *e = bs_record_last(r, k);
