@@ -15,11 +15,6 @@
 #include "dumps/bs_strpool.h"
 #include "util/bs_buf.h"
 
-const char *bs_dump_state_name(bs_dump_state st) {
-  static const char *const names[] = {"scheduled", "started", "completed"};
-  return (unsigned)st <= BS_DUMP_COMPLETED ? names[st] : "unknown";
-}
-
 static bs_status bad(const char *name, const char *what) {
   return bs_err_fail(BS_ERR_INVALID, NULL, "%s: %s", name, what);
 }

@@ -85,8 +85,6 @@ const bs_dump_coll *bs_dump_find(const bs_dump *d, uint64_t seq);
 /* The first sequence number every dump still holds (rings forget). */
 uint64_t bs_dumps_first_seq(const bs_dumps *d);
 
-const char *bs_dump_state_name(bs_dump_state st);
-
 /* Backstop's dump (the flight recorder's JSON) as the pickle PyTorch
  * writes, appended to out; without Backstop's own entries (nccl:comm_init),
  * which PyTorch's analyzer refuses. */

@@ -26,7 +26,9 @@ static bool has(const char *op, const char *what) {
   return strstr(op, what) != NULL;
 }
 
-void bs_dumps_describe(const bs_dump_coll *c, char *buf, size_t n) {
+/* "all_gather #11 (56974 x uint8)": a collective as the world's report
+ * writes it (a dtype Backstop has by Backstop's name). */
+static void describe(const bs_dump_coll *c, char *buf, size_t n) {
   int k = snprintf(buf, n, "%s #%llu", c->op, (unsigned long long)c->seq);
   bool one = c->in_tensors == 1 && c->out_tensors == 1 &&
              strcmp(c->in_dt, c->out_dt) == 0 && !strchr(c->in_dt, ',');
@@ -76,7 +78,7 @@ static void place(analysis *a, int i) {
     if (c->state != BS_DUMP_COMPLETED) {
       r->in_coll = true;
       r->seq = c->seq;
-      bs_dumps_describe(c, r->desc, sizeof r->desc);
+      describe(c, r->desc, sizeof r->desc);
       return;
     }
     r->last_seq = c->seq;

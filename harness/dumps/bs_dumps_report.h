@@ -28,8 +28,4 @@ typedef struct bs_dumps_verdict {
 bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out);
 void bs_dumps_verdict_free(bs_dumps_verdict *v);
 
-/* "all_gather #11 (56974 x uint8)": a collective as the world's report
- * writes it (a dtype Backstop has by Backstop's name). */
-void bs_dumps_describe(const bs_dump_coll *c, char *buf, size_t n);
-
 #endif

@@ -100,6 +100,13 @@ static void event(void *arg, size_t job, const bs_job_out *j) {
   status_line(x);
 }
 
+/* The time between the dump signal and the kill: a quarter of the
+ * deadline, within 1..10 s. */
+static double grace_s(double deadline_s) {
+  double g = deadline_s / 4;
+  return g < 1 ? 1 : g > 10 ? 10 : g;
+}
+
 bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
                         const bs_parent_opts *o, bs_result *out) {
   bs_status st = BS_OK;
@@ -116,7 +123,7 @@ bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
                .parallel = o->jobs,
                .deadline_s = deadline,
                .dump_signal = BS_DUMP_SIGNAL,
-               .grace_s = bs_parent_grace_s(deadline),
+               .grace_s = grace_s(deadline),
                .child = child,
                .event = event,
                .arg = &x};
@@ -127,11 +134,6 @@ out:
   free(jobs);
   free(x.live);
   return st;
-}
-
-double bs_parent_grace_s(double deadline_s) {
-  double g = deadline_s / 4;
-  return g < 1 ? 1 : g > 10 ? 10 : g;
 }
 
 int bs_parent_exit_code(const bs_result *res, size_t n) {

@@ -235,10 +235,9 @@ bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
   w->args = args;
   for (int i = 0; i < w->o.size; i++)
     w->comms[i].dev = devs ? devs[i] : NULL;
-  BS_CHECK(bs_watchdog_start_ticking(
-      w->o.size, w->o.timeout_ms, on_watchdog,
-      w->o.abort_dir ? poll_shared : (void (*)(void *))w->be->tick,
-      SHARE_POLL_MS, w, &w->wd));
+  BS_CHECK(bs_watchdog_start_ticking(w->o.size, w->o.timeout_ms, on_watchdog,
+                                     w->o.abort_dir ? poll_shared : w->be->tick,
+                                     SHARE_POLL_MS, w, &w->wd));
   bs_world_running(w, true);
   st = spawn_and_join(w);
   bs_world_running(w, false);
@@ -337,7 +336,6 @@ bs_status bs_world_abort_status(const bs_world *w) {
   return (bs_status)atomic_load(&((bs_world *)w)->abort_st);
 }
 
-/* Records the world's first failure; true when this call did. */
 /* The report of the world's failure, from where the ranks were when it
  * happened (kept, so that adopting the job's cause later keeps them); mu
  * held. */
