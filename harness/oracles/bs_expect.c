@@ -123,13 +123,15 @@ static double longest_ok(const bs_rank_rec *rr, const char *phase) {
   return most;
 }
 
-bool bs_expect_fast_failures(const bs_record *r, double ms, char *d, size_t n) {
+bool bs_expect_fast_failures(const bs_record *r, double ms, double timeout,
+                             char *d, size_t n) {
+  double cap = timeout - ms;
   for (int k = 0; k < r->nranks; k++) {
     const bs_rank_rec *rr = &r->rank[k];
     for (size_t i = 0; i < rr->n; i++) {
       const bs_event *e = &rr->ev[i];
       double allow = longest_ok(rr, e->phase);
-      allow = allow < ms / 2 ? allow : ms / 2;
+      allow = allow < cap ? allow : cap;
       if (e->status != BS_OK && e->t1_ms - e->t0_ms - allow >= ms) {
         snprintf(d, n,
                  "rank %d: the failed %s of cycle %d lasted %.0f ms or more "
@@ -296,7 +298,7 @@ static bool contained_within(const bs_record *r, double bound, int timeout,
              bound, timeout);
     return false;
   }
-  if (!bs_expect_fast_failures(r, bound, d, n))
+  if (!bs_expect_fast_failures(r, bound, timeout, d, n))
     return false;
   snprintf(d, n,
            "%s under %.0f ms (detect_ms), every failure too (timeout %d ms)",
