@@ -98,6 +98,19 @@ bs_status bs_file_wait_or(const char *path, int wait_ms,
   return bs_file_read(path, data, n);
 }
 
+bs_status bs_file_wait_all(const char *const *paths, size_t n, int wait_ms) {
+  double until = mono_ms() + wait_ms;
+  const struct timespec nap = {0, WAIT_POLL_MS * 1000000L};
+  for (size_t i = 0; i < n; i++)
+    while (access(paths[i], F_OK) != 0) {
+      if (mono_ms() >= until)
+        return bs_err_fail(BS_ERR_TIMEOUT, NULL, "no %s after %d ms", paths[i],
+                           wait_ms);
+      nanosleep(&nap, NULL);
+    }
+  return BS_OK;
+}
+
 static int remove_entry(const char *path, const struct stat *sb, int flag,
                         struct FTW *ftw) {
   (void)sb, (void)flag, (void)ftw;

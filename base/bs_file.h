@@ -31,6 +31,10 @@ bs_status bs_file_wait_or(const char *path, int wait_ms,
                           bool (*stop)(const void *), const void *arg,
                           char **data, size_t *n);
 
+/* Waits until every one of the n paths exists, wait_ms for all of them:
+ * BS_ERR_TIMEOUT naming the first missing one then. */
+bs_status bs_file_wait_all(const char *const *paths, size_t n, int wait_ms);
+
 /* Removes path and everything under it (rm -rf); a path that is not there
  * is fine. BS_ERR_INVALID naming what could not be removed. */
 bs_status bs_file_remove_tree(const char *path);

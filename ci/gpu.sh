@@ -18,6 +18,9 @@
 #   agree     rank-death at 4 and 8 ranks, 20 times each: one verdict
 #   launcher  the fault scenarios under mpirun, one process per rank
 #   refusal   a launcher that gives a process two ranks of one GPU: refused
+#   replay    PyTorch's own dumps (tests/data/fr) and a failing run's
+#             artifacts at 8 ranks replayed over NCCL (a process per rank):
+#             the culprit analyze names
 #   detect    bench --detect: desync and rank-death containment over NCCL,
 #             beside PyTorch's figures (the peer script) in the same run
 #   bench     backstop bench on cuda (and --ranks over every GPU)
@@ -39,7 +42,7 @@ deps=${BS_DEPS:-/tmp/bsdeps}
 build=build/default # the default preset's binaryDir
 B=$build/backstop
 logs=${OUT:-/tmp/bs_gpu_logs}
-steps=${BS_GPU_STEPS:-build ctest cuda suite mutants agree launcher refusal detect bench}
+steps=${BS_GPU_STEPS:-build ctest cuda suite mutants agree launcher refusal replay detect bench}
 jobs=${BS_GPU_JOBS:-2}
 failed=()
 hints=()
@@ -172,6 +175,24 @@ launcher_refusal() {
   [ "$rc" -eq 2 ] && grep -q 'one process per rank' <<<"$out"
 }
 
+# replay DIR CULPRIT: DIR's dumps over NCCL reproduce the hang or desync
+# (exit 1) and blame CULPRIT, as analyze does.
+replay_blames() {
+  local out rc
+  out=$("$B" replay "$1" --backend nccl 2>&1)
+  rc=$?
+  echo "$out"
+  [ "$rc" -eq 1 ] && grep -qF "  culprit: $2 (" <<<"$out"
+}
+
+replays() {
+  local art=$logs/replay-artifacts
+  replay_blames tests/data/fr/desync4 "ranks 1,3" || return 1
+  "$B" run frozen-params --mutant skip-frozen-backup --ranks 8 -q \
+    --artifacts "$art"
+  replay_blames "$art/frozen-params-r8-s0-skip-frozen-backup" "ranks 1,3,5,7"
+}
+
 dep_hints >"$logs/deps.log" && cat "$logs/deps.log"
 find_nccl >"$logs/nccl.log" 2>&1
 cat "$logs/nccl.log"
@@ -211,6 +232,7 @@ if wanted launcher && command -v mpirun >/dev/null; then
     --ranks "$n" --rendezvous "$logs/launcher-rendezvous" "${rep[@]}"
 fi
 wanted refusal && step launcher-refusal 60 launcher_refusal
+wanted replay && step replay 300 replays
 if wanted detect; then
   peer=$(find_peer)
   # The peer runs on BS_NCCL's library too (bench preloads it for torchrun).

@@ -73,6 +73,10 @@ static const char replay_help[] =
     "  --max-mib M         buffers of every rank at once (default 1024);\n"
     "                      above it counts are replaced by distinct smaller\n"
     "                      ones (listed)\n"
+    "  --spawn             one process per rank (nccl does so itself when\n"
+    "                      ranks share a GPU, with NCCL 2.30 or later);\n"
+    "                      prints each rank's verdict, then the replayed\n"
+    "                      flight recorders as analyze reads them\n"
     "exit status: 0 every replayed collective completed, 1 a hang or desync "
     "reproduced, 2 bad input\n";
 

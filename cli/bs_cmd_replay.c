@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "bs_cmd.h"
-#include "dev/bs_dev.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_replay.h"
+#include "run/bs_nccl_plan.h"
 
 typedef struct replay_args {
   const char *dir, *pg;
@@ -51,7 +51,9 @@ static bool option(replay_args *a, const char *opt, const char *v) {
 
 static bool parse(int argc, char **argv, replay_args *a) {
   for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && i + 1 < argc) {
+    if (strcmp(argv[i], "--spawn") == 0) {
+      a->o.procs = true;
+    } else if (argv[i][0] == '-' && i + 1 < argc) {
       if (!option(a, argv[i], argv[i + 1]))
         return false;
       i++;
@@ -68,6 +70,27 @@ static bool parse(int argc, char **argv, replay_args *a) {
   return a->dir != NULL;
 }
 
+/* NCCL ranks that would share a GPU get a process each (threads sharing
+ * one deadlock in CUDA, docs/multi-gpu.md), given an NCCL that allows it.
+ * The probe runs in a child: CUDA must not start in this process, which
+ * forks the ranks' processes. */
+static bool place(replay_args *a, int ranks) {
+  bs_nccl_info in;
+  if (!a->o.backend || strcmp(a->o.backend, "nccl") != 0)
+    return true;
+  if (!bs_nccl_probe(&in)) {
+    fprintf(stderr, "backstop replay: --backend nccl: no NCCL or no GPU "
+                    "here (see backstop help replay)\n");
+    return false;
+  }
+  if (bs_nccl_shared_gpu(ranks, &in) != BS_OK) {
+    fprintf(stderr, "backstop replay: %s\n", bs_err()->message);
+    return false;
+  }
+  a->o.procs = a->o.procs || (ranks > 1 && ranks > in.gpus);
+  return true;
+}
+
 int bs_cmd_replay(int argc, char **argv) {
   replay_args a = {0};
   bs_dumps d;
@@ -78,22 +101,7 @@ int bs_cmd_replay(int argc, char **argv) {
     a.o.device = a.o.backend && !strcmp(a.o.backend, "nccl") ? "cuda" : "host";
   if (bs_dumps_load(a.dir, a.pg, &d) != BS_OK)
     return bs_cmd_usage_error("replay");
-  /* Threads sharing a GPU deadlock in CUDA (docs/multi-gpu.md); replay
-   * has no process-per-rank mode yet: refuse instead of hanging. */
-  int gpus = a.o.backend && !strcmp(a.o.backend, "nccl") ? bs_dev_cuda_count()
-                                                         : INT_MAX;
-  if (gpus < 1) {
-    fprintf(stderr, "backstop replay: --backend nccl: no GPU here\n");
-    bs_dumps_free(&d);
-    return 2;
-  }
-  if (d.world > 1 && d.world > gpus) {
-    fprintf(stderr,
-            "backstop replay: --backend nccl: %d ranks on %d GPU%s would "
-            "share a GPU as threads of one process, which deadlocks in "
-            "CUDA; replay has no process-per-rank mode yet (use --backend "
-            "sim, or a machine with a GPU per rank)\n",
-            d.world, gpus, gpus == 1 ? "" : "s");
+  if (!place(&a, d.world)) {
     bs_dumps_free(&d);
     return 2;
   }

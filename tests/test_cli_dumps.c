@@ -120,13 +120,58 @@ static void test_clean_and_bad_input(void **state) {
   has(err_text, "backstop replay: --backend 'gloo'");
   assert_int_equal(backstop("replay clean --timeout-ms 0"), 2);
   assert_int_equal(backstop("replay"), 2);
-  /* Four NCCL ranks on fewer GPUs would share one as threads (a CUDA
-   * deadlock): refused, saying why. */
-  if (bs_dev_cuda_count() < 4) {
+  /* No GPU: refused before anything runs, saying why. */
+  if (bs_dev_cuda_count() == 0) {
     assert_int_equal(
         backstop("replay " BS_TEST_DATA "/fr/desync4 --backend nccl"), 2);
-    has(err_text, "backstop replay: --backend nccl: ");
+    has(err_text, "backstop replay: --backend nccl: no NCCL or no GPU here");
   }
+}
+
+/* A process per rank (--spawn; what NCCL ranks sharing a GPU get): each
+ * rank's verdict, then the replayed flight recorders read as analyze reads
+ * them, with analyze's culprit; the same text every time. */
+static void test_spawned(void **state) {
+  (void)state;
+  assert_int_equal(backstop("replay " BS_TEST_DATA "/fr/desync4 --spawn"), 1);
+  has(out_text, "sim backend, one process per rank");
+  has(out_text, "  ranks 0-3: backstop: desync at collective #2\n");
+  has(out_text, "as backstop analyze reads them:\nbackstop: desync at "
+                "collective #2 (4 ranks, 4 dumps");
+  has(out_text, "  culprit: ranks 1,3 (");
+  char *first = strdup(out_text);
+  assert_int_equal(backstop("replay " BS_TEST_DATA "/fr/desync4 --spawn"), 1);
+  assert_string_equal(first, out_text);
+  free(first);
+  /* Rank 1 left no dump: it replays what completed, then stays out. */
+  assert_int_equal(backstop("replay " BS_TEST_DATA "/fr/desync2 --spawn "
+                            "--timeout-ms 200"),
+                   1);
+  has(out_text, "  rank 0: backstop: timeout at collective #2\n"
+                "  rank 1: every collective of its plan completed\n");
+  has(out_text, "  missing from #2: rank 1\n");
+  has(out_text, "  culprit: rank 1 (missing from #2)");
+  /* A world that cannot be made here is bad input, as in one process. */
+  if (bs_dev_cuda_count() == 0) {
+    assert_int_equal(
+        backstop("replay " BS_TEST_DATA "/fr/desync4 --spawn --device cuda"),
+        2);
+    has(err_text, "backstop replay: rank 0: no CUDA device");
+  }
+}
+
+/* Over NCCL where there is a GPU: four ranks share it, a process each
+ * (ci/gpu.sh's machine has an NCCL that allows it). */
+static void test_nccl(void **state) {
+  (void)state;
+  if (bs_dev_cuda_count() == 0)
+    skip();
+  int rc = backstop("replay " BS_TEST_DATA "/fr/desync4 --backend nccl");
+  if (rc == 2 && strstr(err_text, "needs NCCL >= 2.30"))
+    skip();
+  assert_int_equal(rc, 1);
+  has(out_text, "nccl backend");
+  has(out_text, "  culprit: ranks 1,3 (");
 }
 
 /* One world limit: 4096 ranks runs, 4097 is a usage error. */
@@ -152,6 +197,8 @@ int main(void) {
       cmocka_unit_test(test_own_artifacts),
       cmocka_unit_test(test_clean_and_bad_input),
       cmocka_unit_test(test_world_limit),
+      cmocka_unit_test(test_spawned),
+      cmocka_unit_test(test_nccl),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

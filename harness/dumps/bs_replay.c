@@ -9,6 +9,7 @@
 
 #include "comm/bs_comm.h"
 #include "dev/bs_dev.h"
+#include "dumps/bs_replay_procs.h"
 #include "util/bs_buf.h"
 
 /* One collective to issue. */
@@ -28,6 +29,7 @@ typedef struct plan {
 typedef struct replay {
   const bs_dumps *d;
   int n;
+  int local; /* ranks in this process: n, or 1 with a process per rank */
   uint64_t first;
   plan *plan;
   const bs_dump_coll **common; /* what every rank completed */
@@ -293,14 +295,16 @@ out:
   return st;
 }
 
-/* Outside every collective until all n ranks have counted themselves in:
+/* Outside every collective until this process's ranks have counted
+ * themselves in (in a process per rank, bs_replay_procs waits after the
+ * plan):
  * before the first collective (thousands of threads take a while to start,
  * and the watchdog must not count that), and after the last. */
 static void wait_all(replay *r, int *count) {
   pthread_mutex_lock(&r->mu);
-  if (++*count == r->n)
+  if (++*count == r->local)
     pthread_cond_broadcast(&r->cv);
-  while (*count < r->n)
+  while (*count < r->local)
     pthread_cond_wait(&r->cv, &r->mu);
   pthread_mutex_unlock(&r->mu);
 }
@@ -340,40 +344,84 @@ out:
   return st;
 }
 
-static bs_status run_world(replay *r, const bs_replay_opts *o, char **report) {
+static bs_world_opts world_opts(const replay *r, const bs_replay_opts *o) {
+  size_t slots = 8;
+  for (int i = 0; i < r->n; i++)
+    slots = r->plan[i].n + 8 > slots ? r->plan[i].n + 8 : slots;
+  return (bs_world_opts){.backend = o->backend,
+                         .size = r->n,
+                         .timeout_ms = o->timeout_ms ? o->timeout_ms
+                                                     : BS_REPLAY_TIMEOUT_MS,
+                         .fingerprint = true,
+                         .flight_slots = (int)slots};
+}
+
+/* Every rank's argument: ra[i] for rank i, args[i] pointing to it. */
+static bs_status rank_args(replay *r, rank_arg **ra, void ***args) {
+  size_t n = r->n > 0 ? (size_t)r->n : 1;
+  *ra = calloc(n, sizeof **ra);
+  *args = calloc(n, sizeof **args);
+  if (!*ra || !*args)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %d ranks", r->n);
+  for (int i = 0; i < r->n; i++) {
+    (*ra)[i] = (rank_arg){.r = r, .i = i};
+    (*args)[i] = &(*ra)[i];
+  }
+  return BS_OK;
+}
+
+/* The threads of one process: the world's own report is the text. */
+static bs_status run_world(replay *r, const bs_replay_opts *o, bs_buf *text,
+                           bs_status *status) {
   bs_status st = BS_OK;
   bs_world *w = NULL;
-  size_t slots = 8;
-  rank_arg *ra = calloc((size_t)r->n, sizeof *ra);
-  void **args = calloc((size_t)r->n, sizeof *args);
-  if (!ra || !args)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d ranks", r->n);
-  for (int i = 0; i < r->n; i++) {
-    ra[i] = (rank_arg){.r = r, .i = i};
-    args[i] = &ra[i];
-    slots = r->plan[i].n + 8 > slots ? r->plan[i].n + 8 : slots;
-  }
-  bs_world_opts wo = {.backend = o->backend,
-                      .size = r->n,
-                      .timeout_ms =
-                          o->timeout_ms ? o->timeout_ms : BS_REPLAY_TIMEOUT_MS,
-                      .fingerprint = true,
-                      .flight_slots = (int)slots};
+  rank_arg *ra = NULL;
+  void **args = NULL;
+  bs_world_opts wo = world_opts(r, o);
+  BS_CHECK(rank_args(r, &ra, &args));
   BS_CHECK(make_devs(r, o));
   BS_CHECK(bs_world_create(&wo, &w));
-  bs_status ran = bs_world_run(w, r->devs, replay_rank, args);
-  if (ran != BS_OK && !bs_world_report(w)[0])
-    BS_FAIL(ran, NULL, "replay: %s", bs_err()->message);
+  *status = bs_world_run(w, r->devs, replay_rank, args);
+  const char *report = bs_world_report(w);
+  if (*status != BS_OK && !report[0])
+    BS_FAIL(*status, NULL, "replay: %s", bs_err()->message);
   bs_err_clear();
-  st = ran;
-  if (!(*report = strdup(bs_world_report(w))))
-    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: report");
+  if (report[0])
+    bs_buf_printf(text, "%s", report);
+  else
+    bs_buf_printf(text, "backstop: no hang and no desync: every replayed "
+                        "collective completed on every rank\n");
 out:
   bs_world_destroy(w);
   for (int i = 0; r->devs && i < r->n; i++)
     bs_dev_destroy(r->devs[i]);
   free(r->devs);
   r->devs = NULL;
+  free(ra);
+  free(args);
+  return st;
+}
+
+/* A process per rank: every wait in them is bounded by the watchdog, so
+ * the deadline is generous (start-up, NCCL's init grace, every step). */
+static bs_status run_procs(replay *r, const bs_replay_opts *o, bs_buf *text,
+                           bs_status *status) {
+  bs_status st = BS_OK;
+  rank_arg *ra = NULL;
+  void **args = NULL;
+  bs_world_opts wo = world_opts(r, o);
+  size_t steps = 0;
+  for (int i = 0; i < r->n; i++)
+    steps = r->plan[i].n > steps ? r->plan[i].n : steps;
+  BS_CHECK(rank_args(r, &ra, &args));
+  bs_replay_procs p = {.wo = &wo,
+                       .device = o->device ? o->device : "host",
+                       .fn = replay_rank,
+                       .args = args,
+                       .deadline_s =
+                           60 + (double)(steps + 4) * wo.timeout_ms / 1000.0};
+  BS_CHECK(bs_replay_procs_run(&p, status, text));
+out:
   free(ra);
   free(args);
   return st;
@@ -389,10 +437,11 @@ static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
       last = r->plan[i].s[r->plan[i].n - 1].seq;
   bs_buf_printf(b,
                 "backstop replay: %d ranks from %zu dump%s, #%llu to #%llu, "
-                "%s backend, watchdog timeout %d ms\n",
+                "%s backend%s, watchdog timeout %d ms\n",
                 r->n, r->d->n, r->d->n == 1 ? "" : "s",
                 (unsigned long long)r->first, (unsigned long long)last,
                 o->backend ? o->backend : "sim",
+                o->procs ? ", one process per rank" : "",
                 o->timeout_ms ? o->timeout_ms : BS_REPLAY_TIMEOUT_MS);
   for (int i = 0; i < r->n; i++)
     if (!bs_dumps_rank(r->d, r->d->members[i]))
@@ -410,10 +459,12 @@ static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
 bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
                         bs_replay_result *out) {
   bs_status st = BS_OK;
-  replay r = {.d = d, .n = d->world, .first = bs_dumps_first_seq(d)};
+  replay r = {.d = d,
+              .n = d->world,
+              .local = o->procs ? 1 : d->world,
+              .first = bs_dumps_first_seq(d)};
   size_t *distinct = NULL, nd = 0,
          budget = o->max_bytes ? o->max_bytes : BS_REPLAY_MAX_BYTES;
-  char *report = NULL;
   bs_buf b = {0};
   memset(out, 0, sizeof *out);
   pthread_mutex_init(&r.mu, NULL);
@@ -434,14 +485,10 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
   for (int i = 0; i < r.n; i++)
     out->collectives += r.plan[i].n;
   head(&r, o, &b, distinct, nd);
-  out->status = run_world(&r, o, &report);
-  if (!report)
-    BS_FAIL(out->status, NULL, "%s", bs_err()->message);
-  if (report[0])
-    bs_buf_printf(&b, "%s", report);
+  if (o->procs)
+    BS_CHECK(run_procs(&r, o, &b, &out->status));
   else
-    bs_buf_printf(&b, "backstop: no hang and no desync: every replayed "
-                      "collective completed on every rank\n");
+    BS_CHECK(run_world(&r, o, &b, &out->status));
   out->scaled = nd > 0;
   out->ranks = r.n;
   if (!(out->text = bs_buf_take(&b)))
@@ -452,7 +499,6 @@ out:
   free(r.plan);
   free(r.common);
   free(distinct);
-  free(report);
   bs_buf_free(&b);
   pthread_cond_destroy(&r.cv);
   pthread_mutex_destroy(&r.mu);

@@ -31,6 +31,10 @@ typedef struct bs_replay_opts {
    * replaced, each distinct count by a distinct smaller one (what the
    * fingerprint compares keeps its equalities). 0: BS_REPLAY_MAX_BYTES. */
   size_t max_bytes;
+  /* One process per rank (bs_replay_procs.h): for NCCL ranks that share a
+   * GPU, or asked for (--spawn). The text then groups the ranks by verdict
+   * and reads the replayed flight recorders as `analyze` does. */
+  bool procs;
 } bs_replay_opts;
 
 typedef struct bs_replay_result {

@@ -74,20 +74,28 @@ static int host_procs(const bs_run_cfg *c) {
   return c->nprocs > 0 ? c->nprocs : 1;
 }
 
+bs_status bs_nccl_shared_gpu(int on_host, const bs_nccl_info *in) {
+  if (on_host <= in->gpus)
+    return BS_OK;
+  if (in->version < BS_NCCL_SHARED_GPU_MIN)
+    return bs_err_fail(
+        BS_ERR_INVALID, NULL,
+        "backend nccl: %d ranks on %d GPU%s share a GPU, which needs NCCL "
+        ">= 2.30 (%s is %d.%d.%d): pip install nvidia-nccl-cu13 and set "
+        "BS_NCCL=<site-packages>/nvidia/nccl/lib (or LD_LIBRARY_PATH)",
+        on_host, in->gpus, in->gpus == 1 ? "" : "s", in->lib,
+        in->version / 10000, in->version / 100 % 100, in->version % 100);
+  setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
+  return BS_OK;
+}
+
 bs_status bs_nccl_place(bs_run_cfg *c, const bs_nccl_info *in) {
   bs_status st = BS_OK;
   int local = bs_launcher_local_ranks(c), gpus = in->gpus;
   int on_host = local * (c->rendezvous ? host_procs(c) : 1);
   if (on_host <= gpus)
     goto out;
-  if (in->version < BS_NCCL_SHARED_GPU_MIN)
-    BS_FAIL(BS_ERR_INVALID, NULL,
-            "backend nccl: %d ranks on %d GPU%s share a GPU, which needs NCCL "
-            ">= 2.30 (%s is %d.%d.%d): pip install nvidia-nccl-cu13 and set "
-            "BS_NCCL=<site-packages>/nvidia/nccl/lib (or LD_LIBRARY_PATH)",
-            on_host, gpus, gpus == 1 ? "" : "s", in->lib, in->version / 10000,
-            in->version / 100 % 100, in->version % 100);
-  setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
+  BS_CHECK(bs_nccl_shared_gpu(on_host, in));
   c->shares_gpu = true;
   if (local <= gpus || c->scn->drive)
     goto out;
@@ -102,6 +110,13 @@ bs_status bs_nccl_place(bs_run_cfg *c, const bs_nccl_info *in) {
   c->spawn = true;
 out:
   return st;
+}
+
+bool bs_nccl_probe(bs_nccl_info *out) {
+  probe p = {0};
+  bool ok = ask(&p);
+  *out = p.info;
+  return ok;
 }
 
 bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n) {

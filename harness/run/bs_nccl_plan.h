@@ -25,6 +25,15 @@ bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n);
  * communicators' inits time out), else jobs. */
 int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs);
 
+/* NCCL and the GPUs as a fresh probe process sees them; false when they
+ * cannot be probed (no NCCL, no GPU). */
+bool bs_nccl_probe(bs_nccl_info *out);
+
+/* on_host NCCL ranks on in's GPUs: BS_OK (setting
+ * NCCL_MULTI_RANK_GPU_ENABLE=1 when they share one), or BS_ERR_INVALID
+ * when sharing needs a newer NCCL, saying where one comes from. */
+bs_status bs_nccl_shared_gpu(int on_host, const bs_nccl_info *in);
+
 /* The decision for one nccl run, given what the probe found. */
 bs_status bs_nccl_place(bs_run_cfg *c, const bs_nccl_info *in);
 

@@ -1,0 +1,302 @@
+/* One process per replayed rank (bs_replay_procs.h). */
+#include "dumps/bs_replay_procs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bs_file.h"
+#include "dev/bs_dev.h"
+#include "dumps/bs_dumps.h"
+#include "dumps/bs_dumps_report.h"
+#include "run/bs_fork.h"
+#include "util/bs_json.h"
+
+/* A rank through its plan waits this long beyond two watchdog timeouts
+ * for the others: once it is through, the others can complete nothing more
+ * (every collective needs it), so each is through or failed by its
+ * watchdog within a timeout, its abort included. */
+enum { DONE_SLACK_MS = 10000 };
+
+/* A process's exit status when its world could not be made. */
+enum { SETUP_FAILED = 3 };
+
+typedef struct procs {
+  const bs_replay_procs *p;
+  char dir[64];
+} procs;
+
+typedef struct child_rank {
+  const procs *ps;
+  int k;
+  /* Its plan's own status: whether its world learnt of another rank's
+   * failure before it ended is a race, what its own collectives did not. */
+  bool ran;
+  bs_status own;
+} child_rank;
+
+static void path_of(const procs *ps, const char *what, int k, char *out,
+                    size_t n) {
+  if (k < 0)
+    snprintf(out, n, "%s/%s", ps->dir, what);
+  else
+    snprintf(out, n, "%s/%s.%d", ps->dir, what, k);
+}
+
+/* Rank k is through its plan: it says so, then stays in its world (out of
+ * every collective) until every rank has said so or the bound passed. */
+static void through(const procs *ps, int k) {
+  int n = ps->p->wo->size;
+  char(*paths)[128] = calloc((size_t)n, sizeof *paths);
+  const char **each = calloc((size_t)n, sizeof *each);
+  for (int q = 0; paths && each && q < n; q++) {
+    path_of(ps, "done", q, paths[q], sizeof paths[q]);
+    each[q] = paths[q];
+  }
+  if (!paths || !each || bs_file_publish(paths[k], "", 0) != BS_OK ||
+      bs_file_wait_all(each, (size_t)n,
+                       2 * ps->p->wo->timeout_ms + DONE_SLACK_MS) != BS_OK)
+    bs_err_clear(); /* the parent's deadline still bounds the others */
+  free(each);
+  free(paths);
+}
+
+static bs_status rank_body(bs_comm *c, void *arg) {
+  child_rank *cr = arg;
+  cr->own = cr->ps->p->fn(c, cr->ps->p->args[cr->k]);
+  cr->ran = true;
+  through(cr->ps, cr->k);
+  return cr->own;
+}
+
+/* What a process sends: "<status>\n<report bytes>\n<report><flight>". */
+static void send_result(int fd, bs_status st, const char *report,
+                        const char *flight) {
+  bs_buf b = {0};
+  bs_buf_printf(&b, "%d\n%zu\n%s%s", (int)st, strlen(report), report,
+                flight ? flight : "");
+  const char *s = bs_buf_str(&b);
+  bs_fork_write_all(fd, s, strlen(s));
+  bs_buf_free(&b);
+}
+
+/* Process k: rank k's world of one local rank. */
+static int child(void *arg, size_t job, int fd) {
+  const procs *ps = arg;
+  int k = (int)job;
+  char uid[128], shm[128];
+  bs_world *w = NULL;
+  bs_dev *dev = NULL;
+  bs_world_opts wo = *ps->p->wo;
+  bool nccl = wo.backend && strcmp(wo.backend, "nccl") == 0;
+  path_of(ps, "nccl.uid", -1, uid, sizeof uid);
+  path_of(ps, "sim.shm", -1, shm, sizeof shm);
+  wo.global_size = wo.size;
+  wo.size = 1;
+  wo.first_rank = k;
+  wo.uid_path = uid;
+  wo.shm_path = nccl ? NULL : shm;
+  wo.abort_dir = nccl ? ps->dir : NULL; /* the sim's board carries failures */
+  wo.procs = wo.global_size;
+  child_rank cr = {.ps = ps, .k = k};
+  void *args[1] = {&cr};
+  bs_status st = BS_OK;
+  if (strcmp(ps->p->device, "host") != 0) {
+    int gpus = bs_dev_cuda_count();
+    st = bs_dev_create(ps->p->device, gpus > 0 ? k % gpus : 0, &dev);
+  }
+  if (st == BS_OK)
+    st = bs_world_create(&wo, &w);
+  if (st == BS_OK)
+    st = bs_world_run(w, &dev, rank_body, args);
+  const char *report = w ? bs_world_report(w) : "";
+  char *flight = w ? bs_world_flight_json(w, 0) : NULL;
+  if (st != BS_OK && !cr.ran)
+    report = bs_err()->message; /* a setup error: no plan ran */
+  bs_status sent = cr.ran ? cr.own : st;
+  send_result(fd, sent, sent == BS_OK ? "" : report, flight);
+  free(flight);
+  bs_world_destroy(w);
+  bs_dev_destroy(dev);
+  return cr.ran ? 0 : SETUP_FAILED;
+}
+
+/* One process's result; false when it sent none whole. */
+static bool take(const bs_job_out *o, bs_status *st, char **report,
+                 const char **flight) {
+  int code = 0;
+  size_t len = 0;
+  int used = 0;
+  if (o->end != BS_JOB_EXITED || !o->payload ||
+      sscanf(o->payload, "%d\n%zu\n%n", &code, &len, &used) != 2 || code < 0 ||
+      code >= BS_STATUS_COUNT || len > o->len - (size_t)used)
+    return false;
+  *st = (bs_status)code;
+  *report = strndup(o->payload + used, len);
+  *flight = o->payload + used + len;
+  return *report != NULL;
+}
+
+/* The first line of what process k said, or why it said nothing. */
+static char *verdict_of(const bs_job_out *o, const bs_replay_procs *p,
+                        bs_status *st, const char **flight) {
+  char *report = NULL, line[512];
+  *flight = NULL;
+  if (take(o, st, &report, flight)) {
+    size_t n = strcspn(report, "\n");
+    if (n)
+      snprintf(line, sizeof line, "%.*s", (int)n, report);
+    else
+      snprintf(line, sizeof line, "%s",
+               *st == BS_OK ? "every collective of its plan completed"
+                            : bs_status_name(*st));
+    /* "(N ranks, B backend)": how many ranks its world knew of, which
+     * differs between processes of one verdict. */
+    char *paren = strrchr(line, '(');
+    if (paren && paren > line && strstr(paren, " backend)"))
+      paren[-1] = '\0';
+    free(report);
+    return strdup(line);
+  }
+  *st = BS_ERR_TIMEOUT;
+  if (o->end == BS_JOB_KILLED)
+    snprintf(line, sizeof line,
+             "its process did not end within %.0f s and was killed",
+             p->deadline_s);
+  else if (o->end == BS_JOB_SIGNALED)
+    snprintf(line, sizeof line, "its process ended by signal %d", o->code);
+  else
+    snprintf(line, sizeof line, "its process sent no result (exit status %d)",
+             o->code);
+  return strdup(line);
+}
+
+/* "ranks 0-2,5" for the ranks whose verdict is verdicts[k]. */
+static void ranks_saying(char **verdicts, int n, int k, bs_buf *b) {
+  int count = 0;
+  bs_buf list = {0};
+  for (int q = 0; q < n; q++) {
+    if (strcmp(verdicts[q], verdicts[k]) != 0)
+      continue;
+    int end = q;
+    while (end + 1 < n && !strcmp(verdicts[end + 1], verdicts[k]))
+      end++;
+    bs_buf_printf(&list, "%s%d", count ? "," : "", q);
+    if (end > q)
+      bs_buf_printf(&list, "-%d", end);
+    count += end - q + 1;
+    q = end;
+  }
+  bs_buf_printf(b, "  %s %s: %s\n", count == 1 ? "rank" : "ranks",
+                bs_buf_str(&list), verdicts[k]);
+  bs_buf_free(&list);
+}
+
+/* The replayed flight recorders as analyze reads them. */
+static bs_status analyze(const bs_job_out *out, int n, bs_buf *text) {
+  bs_status st = BS_OK;
+  bs_dumps d = {0};
+  bs_dumps_verdict v = {0};
+  for (int k = 0; k < n; k++) {
+    bs_status ignored;
+    char *report = NULL, name[32];
+    const char *flight = NULL;
+    bs_json root = {0};
+    if (!take(&out[k], &ignored, &report, &flight) || !flight[0]) {
+      free(report);
+      continue; /* a rank without a dump is missing, as in analyze */
+    }
+    free(report);
+    snprintf(name, sizeof name, "rank%d.flight.json", k);
+    st = bs_json_parse(flight, strlen(flight), &root);
+    if (st == BS_OK)
+      st = bs_dumps_add(&d, &root, name, NULL);
+    bs_json_free(&root);
+    BS_CHECK(st);
+  }
+  if (d.n == 0) {
+    bs_buf_printf(text, "  no process sent its flight recorder\n");
+    goto out;
+  }
+  BS_CHECK(bs_dumps_finish(&d));
+  BS_CHECK(bs_dumps_report(&d, &v));
+  bs_buf_printf(text,
+                "the replayed ranks' flight recorders, as backstop "
+                "analyze reads them:\n%s",
+                v.text);
+out:
+  bs_dumps_verdict_free(&v);
+  bs_dumps_free(&d);
+  return st;
+}
+
+/* A process whose world could not be made fails the replay (bad input
+ * for this machine: no GPU, no NCCL), as in one process. */
+static bs_status setup_error(const bs_job_out *out, int n) {
+  for (int k = 0; k < n; k++) {
+    bs_status st;
+    char *report = NULL;
+    const char *flight;
+    if (out[k].end != BS_JOB_EXITED || out[k].code != SETUP_FAILED ||
+        !take(&out[k], &st, &report, &flight))
+      continue;
+    st = bs_err_fail(st, NULL, "rank %d: %s", k, report);
+    free(report);
+    return st;
+  }
+  return BS_OK;
+}
+
+static bs_status worse(bs_status a, bs_status b) {
+  return a != BS_OK ? a : b;
+}
+
+bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
+                              bs_buf *text) {
+  bs_status st = BS_OK;
+  int n = p->wo->size;
+  procs ps = {.p = p, .dir = "/tmp/backstop-replay.XXXXXX"};
+  bs_job_out *out = calloc((size_t)n, sizeof *out);
+  char **verdicts = calloc((size_t)n, sizeof *verdicts);
+  bool made = false;
+  *status = BS_OK;
+  if (!out || !verdicts)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d processes", n);
+  if (!mkdtemp(ps.dir))
+    BS_FAIL(BS_ERR_INVALID, NULL, "replay: cannot make %s", ps.dir);
+  made = true;
+  bs_fork f = {.njobs = (size_t)n,
+               .parallel = n, /* they meet: all at once */
+               .deadline_s = p->deadline_s,
+               .child = child,
+               .arg = &ps};
+  fflush(NULL);
+  BS_CHECK(bs_fork_run(&f, out));
+  BS_CHECK(setup_error(out, n));
+  for (int k = 0; k < n; k++) {
+    bs_status one;
+    const char *flight;
+    if (!(verdicts[k] = verdict_of(&out[k], p, &one, &flight)))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "replay: rank %d's verdict", k);
+    *status = worse(*status, one);
+  }
+  for (int k = 0; k < n; k++) {
+    bool first = true;
+    for (int q = 0; q < k && first; q++)
+      first = strcmp(verdicts[q], verdicts[k]) != 0;
+    if (first)
+      ranks_saying(verdicts, n, k, text);
+  }
+  BS_CHECK(analyze(out, n, text));
+out:
+  for (int k = 0; out && verdicts && k < n; k++) {
+    bs_fork_job_out_free(&out[k]);
+    free(verdicts[k]);
+  }
+  free(out);
+  free(verdicts);
+  if (made && bs_file_remove_tree(ps.dir) != BS_OK)
+    bs_err_clear(); /* a leftover in /tmp does not change the replay */
+  return st;
+}
