@@ -262,7 +262,7 @@ static bs_status dead(bs_engine *e, const char *tensor, const char *where) {
  * any of them, so a still-running engine is stopped. */
 static bs_status io_failed(bs_engine *e, int err, const char *tensor,
                            const char *where) {
-  if (err == ETIMEDOUT || err == EFAULT) {
+  if (err == ETIMEDOUT || err == EFAULT || err == EPROTO) {
     kill_now(e);
     e->death_reported = true;
   }
@@ -277,6 +277,11 @@ static bs_status io_failed(bs_engine *e, int err, const char *tensor,
                        "the bytes sent to the engine of rank %d %s are not "
                        "readable (a paused region?)",
                        e->rank, where);
+  if (err == EPROTO)
+    return bs_err_fail(BS_ERR_ENGINE_DEAD, tensor,
+                       "engine of rank %d broke the protocol %s (cycle %d): "
+                       "killed",
+                       e->rank, where, e->cycle);
   return dead(e, tensor, where);
 }
 
@@ -306,7 +311,9 @@ bs_status bs_engine_reconnect(bs_engine *e) {
   int err = bs_wire_frame(e->fd, BS_EMSG_HELLO, NULL, 0, 0, e->timeout_ms);
   if (!err)
     err = bs_wire_read(e->fd, &h, sizeof h, e->timeout_ms);
-  if (!err && (h.magic != BS_ENGINE_MAGIC || h.type != BS_EMSG_HELLO))
+  /* A HELLO with a payload would leave its bytes in the stream. */
+  if (!err &&
+      (h.magic != BS_ENGINE_MAGIC || h.type != BS_EMSG_HELLO || h.len != 0))
     err = EPROTO;
   if (err)
     st = io_failed(e, err, NULL, "at the reconnect");
@@ -414,8 +421,8 @@ void bs_engine_result_free(bs_engine_result *r) {
   r->digests = NULL;
 }
 
-/* Reads REPLY into *res (digests allocated); an errno, or -1 when the
- * reply is malformed. */
+/* Reads REPLY into *res (digests allocated); an errno (EPROTO when the
+ * reply is malformed). */
 static int read_reply(bs_engine *e, bs_engine_result *res) {
   bs_eframe h;
   bs_emsg_reply r;
@@ -423,12 +430,12 @@ static int read_reply(bs_engine *e, bs_engine_result *res) {
   if (!err)
     err = h.magic != BS_ENGINE_MAGIC || h.type != BS_EMSG_REPLY ||
                   h.len != sizeof r + e->nsent * sizeof(bs_digest)
-              ? -1
+              ? EPROTO
               : bs_wire_read(e->fd, &r, sizeof r, e->timeout_ms);
   if (err)
     return err;
   if (r.ntensors != e->nsent || r.nmismatch > r.ntensors)
-    return -1;
+    return EPROTO;
   res->digests = calloc(e->nsent ? e->nsent : 1, sizeof(bs_digest));
   if (!res->digests)
     return ENOMEM;
