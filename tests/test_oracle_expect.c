@@ -103,6 +103,23 @@ static void test_failed_and_stopped(void **state) {
   HAS("rank 0 never failed");
 }
 
+/* The failure alike and stopped, and its message saying what it must. */
+/* The failure alike and stopped, and its message saying what it must. */
+static void test_failed_saying(void **state) {
+  (void)state;
+  lifecycle(2, 2, 1, "sleep", BS_ERR_STATE); /* the last phase: stopped */
+  assert_true(bs_expect_failed_saying(&rec, "sleep", BS_ERR_STATE, "injected",
+                                      d, sizeof d));
+  HAS("(cycle 1): injected");
+  assert_false(bs_expect_failed_saying(&rec, "sleep", BS_ERR_STATE,
+                                       "already paused", d, sizeof d));
+  HAS("cycle 1 sleep: the error does not say 'already paused': injected");
+  /* Failed otherwise: that is what it says. */
+  assert_false(bs_expect_failed_saying(&rec, "sleep", BS_ERR_DESYNC, "injected",
+                                       d, sizeof d));
+  assert_null(strstr(d, "does not say"));
+}
+
 static void test_recovered_and_stopped(void **state) {
   (void)state;
   lifecycle(2, 3, 1, "update_weights", BS_ERR_ENGINE_DEAD);
@@ -309,6 +326,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_all_ok, teardown),
       cmocka_unit_test_teardown(test_failed_alike, teardown),
       cmocka_unit_test_teardown(test_failed_and_stopped, teardown),
+      cmocka_unit_test_teardown(test_failed_saying, teardown),
       cmocka_unit_test_teardown(test_recovered_and_stopped, teardown),
       cmocka_unit_test_teardown(test_fast_failures, teardown),
       cmocka_unit_test_teardown(test_find_and_after_failure, teardown),
