@@ -464,6 +464,20 @@ static bs_status read_all(const char *dir, char **names, size_t n,
   return st;
 }
 
+bool bs_dumps_dtype(const char *torch, bs_dtype *out) {
+  static const struct {
+    const char *name;
+    bs_dtype dt;
+  } map[] = {{"BFloat16", BS_BF16}, {"Float", BS_F32}, {"Int", BS_I32},
+             {"Long", BS_I64},      {"Byte", BS_U8},   {"UInt8", BS_U8}};
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (strcmp(torch, map[i].name) == 0) {
+      *out = map[i].dt;
+      return true;
+    }
+  return false;
+}
+
 bs_status bs_dumps_load(const char *dir, const char *pg, bs_dumps *out) {
   bs_status st = BS_OK;
   char **names = NULL;

@@ -64,6 +64,10 @@ typedef struct bs_dumps {
   bool *seen;              /* by global rank: a dump was read */
 } bs_dumps;
 
+/* Backstop's dtype for PyTorch's name of one ("BFloat16", "Float", "Int",
+ * "Long", "Byte" or "UInt8"); false for any other. */
+bool bs_dumps_dtype(const char *torch, bs_dtype *out);
+
 /* Reads every dump in dir (not its subfolders; other files are skipped),
  * keeping process group pg (a name or a description; NULL: the default
  * group, else the first one). BS_ERR_INVALID naming the file and what is

@@ -12,14 +12,8 @@
 
 /* Backstop's names for the dtypes it has (PyTorch's otherwise). */
 static const char *dtype_name(const char *torch) {
-  static const char *const names[][2] = {
-      {"BFloat16", "bf16"}, {"Float", "fp32"}, {"Int", "int32"},
-      {"Long", "int64"},    {"Byte", "uint8"},
-  };
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(torch, names[i][0]) == 0)
-      return names[i][1];
-  return torch;
+  bs_dtype dt;
+  return bs_dumps_dtype(torch, &dt) ? bs_dtype_name(dt) : torch;
 }
 
 static bool has(const char *op, const char *what) {

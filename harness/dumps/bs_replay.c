@@ -72,20 +72,6 @@ static bool op_of(const char *op, bs_coll *out) {
   return false;
 }
 
-static bool dtype_of(const char *torch, bs_dtype *out) {
-  static const struct {
-    const char *name;
-    bs_dtype dt;
-  } map[] = {{"BFloat16", BS_BF16}, {"Float", BS_F32}, {"Int", BS_I32},
-             {"Long", BS_I64},      {"Byte", BS_U8},   {"UInt8", BS_U8}};
-  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-    if (strcmp(torch, map[i].name) == 0) {
-      *out = map[i].dt;
-      return true;
-    }
-  return false;
-}
-
 static bs_status step_of(const bs_dump_coll *c, int rank, step *s) {
   *s = (step){.seq = c->seq, .dt = BS_U8};
   if (!op_of(c->op, &s->op))
@@ -96,7 +82,7 @@ static bs_status step_of(const bs_dump_coll *c, int rank, step *s) {
                        rank, (unsigned long long)c->seq, c->op);
   if (!bs_coll_has_data(s->op))
     return BS_OK;
-  if (!dtype_of(c->in_dt, &s->dt))
+  if (!bs_dumps_dtype(c->in_dt, &s->dt))
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "replay: rank %d #%llu %s: dtype '%s' has no "
                        "counterpart in the communicator (BFloat16, Float, Int, "
