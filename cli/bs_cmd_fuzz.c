@@ -378,17 +378,21 @@ static bs_status check_fuzzable(const bs_opts *o) {
   if (o->runs && o->time_s > 0)
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "--runs and --time-s: give one budget");
-  const char *given = o->nranks        ? "--ranks (fuzz draws it; --max-ranks "
-                                         "bounds it)"
-                      : o->cycles >= 0 ? "--cycles (fuzz draws it)"
-                      : o->model       ? "--model (fuzz draws it)"
-                      : o->nsets       ? "--set (fuzz draws the settings)"
-                      : o->nfaults     ? "--fault (fuzz draws the faults)"
-                      : o->repeat > 1  ? "--repeat"
-                      : o->rendezvous  ? "--rendezvous"
-                      : strcmp(o->backend, "sim")
-                          ? "--backend nccl (fuzz runs on sim)"
-                          : NULL;
+  const char *given =
+      o->nranks             ? "--ranks (fuzz draws it; --max-ranks "
+                              "bounds it)"
+      : o->cycles >= 0      ? "--cycles (fuzz draws it)"
+      : o->model            ? "--model (fuzz draws it)"
+      : o->nsets            ? "--set (fuzz draws the settings)"
+      : o->nfaults          ? "--fault (fuzz draws the faults)"
+      : o->repeat > 1       ? "--repeat"
+      : o->rendezvous       ? "--rendezvous"
+      : o->procs.nprocs > 1 ? "a launcher's processes (fuzz runs each draw in "
+                              "one process, or --spawn)"
+      : o->scale != 1.0     ? "--scale (fuzz runs the models it draws at their "
+                              "size)"
+      : strcmp(o->backend, "sim") ? "--backend nccl (fuzz runs on sim)"
+                                  : NULL;
   if (given)
     return bs_err_fail(BS_ERR_INVALID, NULL, "%s: not an option of fuzz",
                        given);

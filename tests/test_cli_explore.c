@@ -174,6 +174,7 @@ static void test_explore_usage(void **state) {
   usage("fuzz --runs 3 --time-s 1", "give one budget");
   usage("fuzz --ranks 2", "--ranks (fuzz draws it");
   usage("fuzz --fault name=copy/fail", "--fault (fuzz draws the faults)");
+  usage("fuzz --scale 2", "--scale (fuzz runs the models it draws");
   usage("fuzz no-such-scenario", "unknown scenario");
   usage("sweep steady-normal --shrink-max 3", "an option of backstop fuzz");
 }

@@ -105,6 +105,25 @@ static void test_spec(void **state) {
   assert_string_equal(spec, "name=engine/send"); /* times needs an nth */
 }
 
+/* A draw's run config: the draw's own fields over the base, and --spawn
+ * only where there is more than one rank to spread. */
+static void test_cfg_make(void **state) {
+  (void)state;
+  bs_run_cfg base = {.backend = "sim", .spawn = true, .scale = 1.0};
+  bs_fuzz_run r = {.scn = pool[0], .ranks = 1, .cycles = 2, .seed = 9};
+  bs_fuzz_cfg c;
+  bs_fuzz_cfg_make(&r, &base, &c);
+  assert_int_equal(c.cfg.ranks, 1);
+  assert_int_equal(c.cfg.cycles, 2);
+  assert_false(c.cfg.spawn);
+  r.ranks = 3;
+  bs_fuzz_cfg_make(&r, &base, &c);
+  assert_true(c.cfg.spawn);
+  base.spawn = false;
+  bs_fuzz_cfg_make(&r, &base, &c);
+  assert_false(c.cfg.spawn);
+}
+
 /* Every shrink candidate is one step smaller and still a valid run. */
 static void test_shrink(void **state) {
   (void)state;
@@ -191,9 +210,8 @@ static void test_known(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_draw),
-      cmocka_unit_test(test_spec),
-      cmocka_unit_test(test_shrink),
+      cmocka_unit_test(test_draw),     cmocka_unit_test(test_spec),
+      cmocka_unit_test(test_cfg_make), cmocka_unit_test(test_shrink),
       cmocka_unit_test(test_known),
   };
   return cmocka_run_group_tests(tests, setup, NULL);

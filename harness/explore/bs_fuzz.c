@@ -224,6 +224,7 @@ void bs_fuzz_cfg_make(const bs_fuzz_run *r, const bs_run_cfg *base,
   out->cfg = *base;
   out->cfg.scn = r->scn;
   out->cfg.ranks = r->ranks;
+  out->cfg.spawn = base->spawn && r->ranks > 1; /* one rank: one process */
   out->cfg.cycles = r->cycles;
   out->cfg.model = r->model ? r->model : r->scn->model;
   out->cfg.sets = r->sets;
