@@ -3,8 +3,9 @@
  * all-reduce, parameter all-gather, reduce-scatter, broadcast, barrier)
  * until its last rank issues a reduce-scatter where the others all-gather,
  * replayed in a child process of its own: the wall time from reading the
- * dumps to the report, the child's peak memory, and whether the replay
- * names the world's culprit. */
+ * dumps to the report, that child's own peak memory (the world runs in
+ * another child, so none of its pages count), and whether the replay names
+ * the world's culprit. */
 #include "bs_bench_replay.h"
 
 #include "bs_bench_impl.h"
@@ -97,13 +98,27 @@ out:
   return st;
 }
 
-/* In the child: read, replay; "seconds collectives culprit" to fd. */
-static int replay_child(const char *dir, int fd) {
+/* A child's work: writes its one line of figures to fd; the exit status. */
+typedef int (*child_fn)(const char *dir, int ranks, int fd);
+
+/* The world's dumps, made in a child (so that this process stays small
+ * for the replay's fork, whose peak memory is the figure): its culprit. */
+static int dumps_child(const char *dir, int ranks, int fd) {
+  char culprit[128], line[160];
+  if (make_dumps(ranks, dir, culprit, sizeof culprit) != BS_OK)
+    return 3;
+  int k = snprintf(line, sizeof line, "%s\n", culprit);
+  return bs_fork_write_all(fd, line, (size_t)k) ? 0 : 5;
+}
+
+/* Read, replay: "seconds collectives culprit". */
+static int replay_child(const char *dir, int ranks, int fd) {
   bs_dumps d;
   bs_replay_result res;
   bs_replay_opts o = {.timeout_ms = 600000};
   char culprit[128], line[256];
   double t0 = bs_bench_measure_now_s();
+  (void)ranks;
   if (bs_dumps_load(dir, NULL, &d) != BS_OK)
     return 3;
   bs_status st = bs_replay_run(&d, &o, &res);
@@ -117,33 +132,42 @@ static int replay_child(const char *dir, int fd) {
   return bs_fork_write_all(fd, line, (size_t)k) ? 0 : 5;
 }
 
-static bs_status replay_measured(const char *dir, bs_bench_replay *out) {
+/* fn in a child: its line in buf, its own peak memory in *peak. */
+static bs_status in_child(child_fn fn, const char *dir, int ranks, char *buf,
+                          size_t n, size_t *peak) {
   bs_status st = BS_OK;
-  int fds[2];
-  char buf[512] = "";
+  int fds[2], ws = 0;
   size_t got = 0;
+  struct rusage ru;
   if (pipe(fds) != 0)
     BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: pipe");
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    bs_fork_exit(replay_child(dir, fds[1]));
+    bs_fork_exit(fn(dir, ranks, fds[1]));
   }
   close(fds[1]);
   ssize_t k;
-  while ((k = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0)
+  while ((k = read(fds[0], buf + got, n - 1 - got)) > 0)
     got += (size_t)k;
   close(fds[0]);
-  int ws = 0;
-  struct rusage ru;
-  if (pid < 0 || waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) ||
-      WEXITSTATUS(ws) != 0)
-    BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: the replay failed (%d)",
-            WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
-  getrusage(RUSAGE_CHILDREN, &ru);
-  out->peak_bytes = (size_t)ru.ru_maxrss * 1024;
   buf[got] = '\0';
+  if (pid < 0 || wait4(pid, &ws, 0, &ru) != pid || !WIFEXITED(ws) ||
+      WEXITSTATUS(ws) != 0)
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: the %s failed (%d)",
+            fn == replay_child ? "replay" : "world",
+            WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+  *peak = (size_t)ru.ru_maxrss * 1024;
+out:
+  return st;
+}
+
+static bs_status replay_measured(const char *dir, bs_bench_replay *out) {
+  bs_status st = BS_OK;
+  char buf[512];
+  BS_CHECK(in_child(replay_child, dir, out->ranks, buf, sizeof buf,
+                    &out->peak_bytes));
   _Static_assert(sizeof out->replay_culprit == 64, "the %63 below");
   if (sscanf(buf, "%lf %zu %63[^\n]", &out->seconds, &out->collectives,
              out->replay_culprit) < 2)
@@ -177,7 +201,11 @@ bs_status bs_bench_replay_run(int ranks, bs_bench_replay *out) {
   if (!mkdtemp(dir))
     BS_FAIL(BS_ERR_INVALID, NULL, "bench replay: no temporary folder");
   double t0 = bs_bench_measure_now_s();
-  st = make_dumps(ranks, dir, out->world_culprit, sizeof out->world_culprit);
+  char line[160];
+  size_t dump_peak;
+  st = in_child(dumps_child, dir, ranks, line, sizeof line, &dump_peak);
+  snprintf(out->world_culprit, sizeof out->world_culprit, "%.*s",
+           (int)strcspn(line, "\n"), line);
   out->dump_seconds = bs_bench_measure_now_s() - t0;
   if (st == BS_OK)
     st = replay_measured(dir, out);
