@@ -9,6 +9,7 @@
 #include "bs_cmd.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_replay.h"
+#include "run/bs_launcher.h"
 #include "run/bs_nccl_plan.h"
 
 typedef struct replay_args {
@@ -91,6 +92,18 @@ static bool place(replay_args *a, int ranks) {
   return true;
 }
 
+/* As many processes as a launcher may start, at most. */
+static bool procs_fit(const replay_args *a, int ranks) {
+  if (!a->o.procs || ranks <= BS_LAUNCHER_MAX)
+    return true;
+  fprintf(stderr,
+          "backstop replay: %d ranks would take a process each, more than "
+          "the %d allowed (the sim replays them as threads: leave out "
+          "--spawn and --backend nccl)\n",
+          ranks, BS_LAUNCHER_MAX);
+  return false;
+}
+
 int bs_cmd_replay(int argc, char **argv) {
   replay_args a = {0};
   bs_dumps d;
@@ -101,7 +114,7 @@ int bs_cmd_replay(int argc, char **argv) {
     a.o.device = a.o.backend && !strcmp(a.o.backend, "nccl") ? "cuda" : "host";
   if (bs_dumps_load(a.dir, a.pg, &d) != BS_OK)
     return bs_cmd_usage_error("replay");
-  if (!place(&a, d.world)) {
+  if (!place(&a, d.world) || !procs_fit(&a, d.world)) {
     bs_dumps_free(&d);
     return 2;
   }

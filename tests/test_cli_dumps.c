@@ -174,6 +174,30 @@ static void test_nccl(void **state) {
   has(out_text, "  culprit: ranks 1,3 (");
 }
 
+/* A process per rank for more ranks than a launcher may start: refused
+ * before anything starts, naming the way that works. */
+static void test_spawn_limit(void **state) {
+  (void)state;
+  char path[128], cmd[160];
+  snprintf(cmd, sizeof cmd, "mkdir -p %s/wide", dir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(path, sizeof path, "%s/wide/rank_0.json", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("{\"version\": \"2.10\", \"pg_config\": {\"0\": {\"name\": \"0\", "
+        "\"desc\": \"default_pg\", \"ranks\": \"[0",
+        f);
+  for (int r = 1; r < 1025; r++)
+    fprintf(f, ", %d", r);
+  fputs("]\"}}, \"entries\": [{\"collective_seq_id\": 1, "
+        "\"profiling_name\": \"nccl:barrier\", \"state\": \"completed\"}]}",
+        f);
+  fclose(f);
+  assert_int_equal(backstop("replay wide --spawn"), 2);
+  has(err_text, "backstop replay: 1025 ranks would take a process each, "
+                "more than the 1024 allowed");
+}
+
 /* One world limit: 4096 ranks runs, 4097 is a usage error. */
 static void test_world_limit(void **state) {
   (void)state;
@@ -197,6 +221,7 @@ int main(void) {
       cmocka_unit_test(test_own_artifacts),
       cmocka_unit_test(test_clean_and_bad_input),
       cmocka_unit_test(test_world_limit),
+      cmocka_unit_test(test_spawn_limit),
       cmocka_unit_test(test_spawned),
       cmocka_unit_test(test_nccl),
   };
