@@ -2,7 +2,8 @@
  * as documented, one process giving the same verdicts as a plain run, and
  * two processes that meet through the folder (nccl, and sim through a
  * shared file): process 0 merges the other's part and both report its
- * verdict; a missing process is waited for with a bound, never forever. */
+ * verdict; a missing process is waited for with a bound, never forever; a
+ * hang past the deadline, spawned or launched, leaves every rank's dump. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -272,6 +273,86 @@ static void test_missing_process(void **state) {
   }
 }
 
+/* A run that hangs past its deadline: rank 3 stalls 60 s before
+ * collective #3, with a 100 s watchdog and a 1 s deadline. */
+#define HANG_RUN                                                               \
+  "steady-normal --ranks 4 --fault name=comm/stall,rank=3,nth=3,"              \
+  "failinfo=60000 --timeout-ms 100000 --deadline-s 1"
+
+/* The hang's artifacts in art/<run>: every rank's flight recorder (the
+ * pickle and its JSON copy) and the report of where each rank was, every
+ * rank together and each process's block. */
+static void hang_artifacts(const char *art, const char *const *blocks,
+                           int nblocks) {
+  char path[256];
+  for (int r = 0; r < 4; r++) {
+    snprintf(path, sizeof path, "%s/steady-normal-r4-s0/rank_%d", art, r);
+    char *pickle = slurp(path);
+    assert_true(strlen(pickle) > 0);
+    free(pickle);
+    snprintf(path, sizeof path, "%s/steady-normal-r4-s0/rank%d.flight.json",
+             art, r);
+    char *json = slurp(path), rank[16];
+    snprintf(rank, sizeof rank, "\"rank\":%d,", r);
+    assert_non_null(strstr(json, rank));
+    free(json);
+  }
+  snprintf(path, sizeof path, "%s/steady-normal-r4-s0/report.txt", art);
+  char *report = slurp(path);
+  assert_non_null(strstr(report, "every rank, from their flight recorders:\n"
+                                 "backstop: hang at collective #3 (4 ranks"));
+  assert_non_null(strstr(report, "ranks 0-2: all_gather #3"));
+  assert_non_null(strstr(report, "rank 3: not in a collective (last "
+                                 "completed #2)"));
+  assert_non_null(strstr(report, "culprit: rank 3 (missing from #3)"));
+  for (int b = 0; b < nblocks; b++)
+    assert_non_null(strstr(report, blocks[b]));
+  free(report);
+}
+
+/* --spawn: the parent asks process 0 to dump, process 0 asks the others,
+ * gathers their dumps and ends them: every rank's flight recorder and
+ * where it was, and the verdict stays a hang, soon after the deadline. */
+static void test_spawn_hang_dumps(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  static const char *const blocks[] = {
+      "ranks 0..0 (one process):\nbackstop: hang at collective #3 (1 ranks",
+      "ranks 1..1 (one process)", "ranks 2..2 (one process)",
+      "ranks 3..3 (one process)"};
+  assert_int_equal(
+      backstop("run " HANG_RUN " --spawn --artifacts art --json s.json"), 1);
+  assert_non_null(strstr(out_text, "HANG  steady-normal"));
+  assert_non_null(strstr(out_text, "after dumping its ranks' flight"));
+  hang_artifacts("art", blocks, 4);
+  char *json = slurp("s.json");
+  assert_non_null(strstr(json, "\"verdict\": \"hang\""));
+  assert_non_null(strstr(json, "rank3.flight.json\""));
+  free(json);
+}
+
+/* Under a launcher each process is asked by its own parent and dumps its
+ * own ranks (its flight recorders into the artifacts folder itself);
+ * process 0 gathers them all. */
+static void test_launcher_hang_dumps(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  static const char *const blocks[] = {"ranks 0..1 (one process)",
+                                       "ranks 2..3 (one process)"};
+  launch_both("j6", HANG_RUN " --artifacts art2");
+  char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
+  assert_int_equal(rc_of(0), 1);
+  assert_int_equal(rc_of(1), 1);
+  assert_non_null(strstr(o0, "HANG  steady-normal"));
+  assert_string_equal(o1, "");
+  hang_artifacts("art2", blocks, 2);
+  char *dump = slurp("rv/j6/run0/dump1");
+  assert_true(strlen(dump) > 0);
+  free(dump);
+  free(o0);
+  free(o1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_env, clean_env),
@@ -281,6 +362,8 @@ int main(void) {
       cmocka_unit_test(test_two_processes),
       cmocka_unit_test(test_two_sim_processes),
       cmocka_unit_test(test_missing_process),
+      cmocka_unit_test(test_spawn_hang_dumps),
+      cmocka_unit_test(test_launcher_hang_dumps),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

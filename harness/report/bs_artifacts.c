@@ -38,12 +38,11 @@ out:
   return st;
 }
 
-bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
-                             bs_result *res) {
+/* Each rank's flight recorder, in base (made). */
+static bs_status write_flights(const char *base, const bs_record *rec,
+                               bs_result *res) {
   bs_status st = BS_OK;
-  char base[768], path[1024];
-  bs_buf trace = {0};
-  run_dir(dir, res, base, sizeof base);
+  char path[1024];
   BS_CHECK(bs_file_mkdir_p(base));
   for (int k = 0; k < rec->nranks; k++) {
     if (!rec->rank[k].flight)
@@ -54,6 +53,24 @@ bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
     BS_CHECK(save_str(path, rec->rank[k].flight));
     BS_CHECK(bs_result_add_flight(res, path));
   }
+out:
+  return st;
+}
+
+bs_status bs_artifacts_write_flights(const char *dir, const bs_record *rec,
+                                     bs_result *res) {
+  char base[768];
+  run_dir(dir, res, base, sizeof base);
+  return write_flights(base, rec, res);
+}
+
+bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
+                             bs_result *res) {
+  bs_status st = BS_OK;
+  char base[768], path[1024];
+  bs_buf trace = {0};
+  run_dir(dir, res, base, sizeof base);
+  BS_CHECK(write_flights(base, rec, res));
   snprintf(path, sizeof path, "%s/trace.json", base);
   bs_trace_json(&trace, rec, res->repro ? res->repro : res->scenario);
   BS_CHECK(bs_report_save(path, &trace));

@@ -16,4 +16,10 @@
 bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
                              bs_result *res);
 
+/* Only the flight recorders of bs_artifacts_write, of the ranks of rec that
+ * have one (a process of a process-per-rank run, for its own ranks: the
+ * rest is process 0's). */
+bs_status bs_artifacts_write_flights(const char *dir, const bs_record *rec,
+                                     bs_result *res);
+
 #endif

@@ -50,7 +50,7 @@ int bs_child_run(const bs_run_cfg *cfg, int fd) {
   if (cfg->spawn)
     return bs_child_spawn_run(cfg, fd);
   if (cfg->rendezvous)
-    return bs_child_part_run(cfg, fd);
+    return bs_child_part_run(cfg, fd, NULL);
   bs_record rec;
   bs_result res;
   bs_buf out = {0};
@@ -61,7 +61,7 @@ int bs_child_run(const bs_run_cfg *cfg, int fd) {
   bs_status st = bs_record_init(&rec, ranks, cfg->cycles);
   rec.deadline_ms = cfg->deadline_s * 1e3;
   if (st == BS_OK)
-    st = bs_hangdump_start(cfg, &rec, fd);
+    st = bs_hangdump_start(cfg, &rec, fd, NULL, NULL);
   if (st == BS_OK)
     st = bs_driver_run(cfg, &rec);
   if (st == BS_OK)
@@ -70,9 +70,7 @@ int bs_child_run(const bs_run_cfg *cfg, int fd) {
   /* Past the deadline a dump may have the pipe: it ends the process. The
    * run claims it before judging, so the two never write the artifacts at
    * once (the parent's grace covers the rest). */
-  while (!bs_hangdump_claim())
-    pause();
-  bs_hangdump_stop();
+  bs_hangdump_end();
   bs_child_judge(cfg, st, &rec, &res);
   bs_result_write_json(&out, &res, 0);
   int ok = !out.oom && bs_fork_write_all(fd, out.s, out.len);

@@ -22,11 +22,14 @@ static void start(const bs_run_cfg *base, int p, pid_t *pid) {
   bs_run_cfg c = *base;
   c.proc = p;
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-  bs_fork_exit(bs_child_part_run(&c, null));
+  bs_fork_exit(bs_child_part_run(&c, null, NULL));
 }
 
-static void reap(pid_t *pids, int n) {
+static void reap(pid_t *pids, int n, bool kill_now) {
   struct timespec nap = {0, 1000000L};
+  for (int i = 0; kill_now && i < n; i++)
+    if (pids[i] > 0)
+      kill(pids[i], SIGKILL);
   for (int waited = 0, left = n; left > 0;) {
     left = 0;
     for (int i = 0; i < n; i++) {
@@ -61,10 +64,14 @@ int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
   for (int p = 1; p < n; p++)
     start(&base, p, &pids[p]);
   base.proc = 0;
-  rc = bs_child_part_run(&base, fd);
-  reap(pids, n);
-  if (bs_file_remove_tree(dir) != BS_OK)
-    bs_err_clear(); /* a leftover in /tmp does not change the verdict */
+  rc = bs_child_part_run(&base, fd, pids);
+  bs_child_spawn_end(pids, n, dir, false);
   free(pids);
   return rc;
+}
+
+void bs_child_spawn_end(pid_t *pids, int n, const char *dir, bool kill_now) {
+  reap(pids, n, kill_now);
+  if (bs_file_remove_tree(dir) != BS_OK)
+    bs_err_clear(); /* a leftover in /tmp does not change the verdict */
 }

@@ -3,13 +3,23 @@
  * it as a launcher's processes would (bs_child_part.c): process p drives
  * rank p, process 0 (the child itself) merges the parts, judges and sends
  * the verdict to the parent. The processes are in the child's process
- * group, so the parent's kill at the deadline takes them all. */
+ * group, so the parent's kill at the deadline takes them all; its dump
+ * signal before that reaches process 0, which passes it on to the others
+ * and gathers their dumps (bs_child_part.c). */
 #ifndef BS_CHILD_SPAWN_H
 #define BS_CHILD_SPAWN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
 
 #include "catalog/bs_scenario.h"
 
 /* A bs_run_child_fn (bs_parent.h). */
 int bs_child_spawn_run(const bs_run_cfg *cfg, int fd);
+
+/* The run's end in process 0: waits for the processes it started (pids, n,
+ * 0 for none; killed after 5 s, or at once with kill_now: a dump that has
+ * what they could give), then removes the run's folder dir. */
+void bs_child_spawn_end(pid_t *pids, int n, const char *dir, bool kill_now);
 
 #endif

@@ -19,6 +19,8 @@ static struct {
   const bs_run_cfg *cfg;
   const bs_record *rec;
   int fd;
+  bs_hangdump_fn part;
+  void *arg;
   pthread_t thread;
   bool started;
   atomic_int owner; /* of the pipe: FREE, RUN or DUMP */
@@ -44,28 +46,31 @@ static void take_world(const bs_world *w, void *arg) {
   }
 }
 
-static void dump(void) {
+/* Returns the share's BS_HANGDUMP_* flags. */
+static int dump(void) {
   bs_record rec;
   bs_result res;
   bs_buf out = {0};
   if (bs_result_from_cfg(hd.cfg, &res) != BS_OK ||
       bs_record_init(&rec, hd.cfg->ranks, hd.cfg->cycles) != BS_OK)
-    return;
+    return 0;
   rec.start_mono_ms = hd.rec->start_mono_ms;
   rec.start_real_ms = hd.rec->start_real_ms;
   rec.duration_ms = bs_record_now_ms(&rec);
   res.verdict = BS_HANG;
   bs_world_each_running(take_world, &rec);
+  int share = hd.part ? hd.part(&rec, &res, hd.arg) : BS_HANGDUMP_WRITE;
   if (!rec.world_report)
     rec.world_report = strdup("backstop: hang outside the communicator: no "
                               "world was running when the run passed its "
                               "deadline\n");
-  if (hd.cfg->artifacts &&
+  if ((share & BS_HANGDUMP_WRITE) && hd.cfg->artifacts &&
       bs_artifacts_write(hd.cfg->artifacts, &rec, &res) != BS_OK)
     bs_result_set_note(&res, "artifacts: %s", bs_err()->message);
   bs_result_write_json(&out, &res, 0);
   if (!out.oom)
     bs_fork_write_all(hd.fd, out.s, out.len);
+  return share;
 }
 
 static void *watch(void *arg) {
@@ -79,18 +84,22 @@ static void *watch(void *arg) {
   if (atomic_load(&hd.stopping) ||
       !atomic_compare_exchange_strong(&hd.owner, &free_, DUMP))
     return NULL;
-  dump();
+  if (dump() & BS_HANGDUMP_STAY)
+    for (;;)
+      pause();
   bs_fork_exit(0); /* the ranks are stuck: nothing else can end them */
 }
 
-bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec,
-                            int fd) {
+bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
+                            bs_hangdump_fn part, void *arg) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, BS_DUMP_SIGNAL);
   hd.cfg = cfg;
   hd.rec = rec;
   hd.fd = fd;
+  hd.part = part;
+  hd.arg = arg;
   atomic_store(&hd.owner, FREE);
   atomic_store(&hd.stopping, false);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
@@ -100,13 +109,12 @@ bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec,
   return BS_OK;
 }
 
-bool bs_hangdump_claim(void) {
+void bs_hangdump_end(void) {
   int free_ = FREE;
-  return atomic_compare_exchange_strong(&hd.owner, &free_, RUN) ||
-         atomic_load(&hd.owner) == RUN;
-}
-
-void bs_hangdump_stop(void) {
+  if (!atomic_compare_exchange_strong(&hd.owner, &free_, RUN) &&
+      atomic_load(&hd.owner) == DUMP)
+    for (;;) /* the dump writes the artifacts and ends the process */
+      pause();
   if (!hd.started)
     return;
   atomic_store(&hd.stopping, true);

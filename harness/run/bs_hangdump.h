@@ -4,24 +4,37 @@
  * writes each running rank's flight recorder and the report of where every
  * rank is as the run's artifacts, and sends the run's result (a hang, with
  * them) before the parent kills the process. The run's own result, when it
- * is ready first, wins: whichever claims the pipe writes it. */
+ * is ready first, wins: whichever claims the pipe writes it. In a
+ * process-per-rank run each process dumps its own ranks and process 0
+ * gathers them (bs_child_part.c). */
 #ifndef BS_HANGDUMP_H
 #define BS_HANGDUMP_H
 
-#include <stdbool.h>
-
 #include "catalog/bs_scenario.h"
 #include "record/bs_record.h"
+#include "report/bs_result.h"
+
+/* What a process-per-rank run's share in a dump asks for besides sending
+ * the result (which every process does). */
+enum {
+  BS_HANGDUMP_WRITE = 1, /* this process writes the run's artifacts */
+  BS_HANGDUMP_STAY = 2,  /* it then waits for its kill instead of exiting:
+                            its ranks, stuck but alive, leave the others'
+                            where they were until they dump too */
+};
+/* That share: called with this process's running ranks taken into dump
+ * (their flight recorders, and where they are as dump->world_report, NULL
+ * when no world was running); gathers the other processes' or hands this
+ * one's over. Returns BS_HANGDUMP_* flags. */
+typedef int (*bs_hangdump_fn)(bs_record *dump, bs_result *res, void *arg);
 
 /* Before any other thread starts: blocks the signal and starts the thread.
  * rec: the run's record, for its start times (its phases are the ranks'
- * and are not read). */
-bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec,
-                            int fd);
-/* The run's own result is ready: true when the run may write it; false
- * when a dump has begun (it ends the process). */
-bool bs_hangdump_claim(void);
-/* Ends the thread, once claimed. */
-void bs_hangdump_stop(void);
+ * and are not read). part: NULL for a run whose ranks are all here. */
+bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
+                            bs_hangdump_fn part, void *arg);
+/* The run's own result is ready: when a dump has begun, waits for it to
+ * end the process; else ends the thread, and the run writes its result. */
+void bs_hangdump_end(void);
 
 #endif

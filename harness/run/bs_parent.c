@@ -100,9 +100,7 @@ static void event(void *arg, size_t job, const bs_job_out *j) {
   status_line(x);
 }
 
-/* The time between the dump signal and the kill: a quarter of the
- * deadline, within 1..10 s. */
-static double grace_s(double deadline_s) {
+double bs_parent_grace_s(double deadline_s) {
   double g = deadline_s / 4;
   return g < 1 ? 1 : g > 10 ? 10 : g;
 }
@@ -123,7 +121,7 @@ bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
                .parallel = o->jobs,
                .deadline_s = deadline,
                .dump_signal = BS_DUMP_SIGNAL,
-               .grace_s = grace_s(deadline),
+               .grace_s = bs_parent_grace_s(deadline),
                .child = child,
                .event = event,
                .arg = &x};

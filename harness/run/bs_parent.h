@@ -30,9 +30,10 @@ typedef struct bs_parent_opts {
 bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
                         const bs_parent_opts *o, bs_result *out);
 
-/* At its deadline a run is asked to dump (this signal: bs_child.h), and
- * killed a grace later (bs_parent.c). */
+/* At its deadline a run is asked to dump (this signal: bs_hangdump.h), and
+ * killed a grace later: a quarter of the deadline, within 1..10 s. */
 #define BS_DUMP_SIGNAL SIGUSR1
+double bs_parent_grace_s(double deadline_s);
 
 /* The exit status of `backstop run` for these results: 0 all pass, else 1. */
 int bs_parent_exit_code(const bs_result *res, size_t n);
