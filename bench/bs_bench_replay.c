@@ -201,7 +201,7 @@ bs_status bs_bench_replay_run(int ranks, bs_bench_replay *out) {
   if (!mkdtemp(dir))
     BS_FAIL(BS_ERR_INVALID, NULL, "bench replay: no temporary folder");
   double t0 = bs_bench_measure_now_s();
-  char line[160];
+  char line[160] = "";
   size_t dump_peak;
   st = in_child(dumps_child, dir, ranks, line, sizeof line, &dump_peak);
   snprintf(out->world_culprit, sizeof out->world_culprit, "%.*s",

@@ -504,33 +504,51 @@ static void test_engine_main_protocol(void **state) {
   close(sv[1]);
 }
 
-/* An engine that answers the reconnect's HELLO with `len` payload bytes
- * (or a wrong magic when len is 0), then waits for the trainer to go. */
-static int bad_hello_engine(const char *how) {
+/* An engine that breaks the protocol: "payload" answers the reconnect's
+ * HELLO with bytes after it, "magic" with a wrong magic, "reply" answers
+ * an update's END with a REPLY of the wrong length. Then it waits for the
+ * trainer to go. */
+static int bad_engine(const char *how) {
   bs_eframe h;
-  char junk[4] = {0};
-  uint64_t len = strcmp(how, "payload") == 0 ? sizeof junk : 0;
-  if (bs_wire_read(BS_ENGINE_FD, &h, sizeof h, 5000))
-    return 1;
-  h = (bs_eframe){
-      .magic = len ? BS_ENGINE_MAGIC : 7, .type = BS_EMSG_HELLO, .len = len};
+  char junk[64] = {0};
+  bool reply = strcmp(how, "reply") == 0;
+  for (;;) { /* up to the frame it answers wrongly */
+    if (bs_wire_read(BS_ENGINE_FD, &h, sizeof h, 5000) || h.len > sizeof junk ||
+        (h.len && bs_wire_read(BS_ENGINE_FD, junk, h.len, 5000)))
+      return 1;
+    if (h.type == (reply ? BS_EMSG_END : BS_EMSG_HELLO))
+      break;
+  }
+  uint64_t len = strcmp(how, "magic") == 0 ? 0 : 4;
+  h = (bs_eframe){.magic = len ? BS_ENGINE_MAGIC : 7,
+                  .type = reply ? BS_EMSG_REPLY : BS_EMSG_HELLO,
+                  .len = len};
   if (bs_wire_write(BS_ENGINE_FD, &h, sizeof h, 1000) ||
-      (len && bs_wire_write(BS_ENGINE_FD, junk, sizeof junk, 1000)))
+      (len && bs_wire_write(BS_ENGINE_FD, junk, len, 1000)))
     return 1;
   return bs_wire_read(BS_ENGINE_FD, &h, sizeof h, 5000) ? 0 : 1;
 }
 
-/* A reconnect whose HELLO comes back wrong: the stream is unusable, the
- * engine is killed and the rank sees its engine gone, at once. */
-static void test_reconnect_protocol_error(void **state) {
+/* An engine that breaks the protocol (this program's own code: a bug, not
+ * a death): the stream is unusable, the engine is killed at once and the
+ * rank told so. */
+static void test_protocol_errors(void **state) {
   (void)state;
-  static const char *const hows[] = {"payload", "magic"};
-  for (size_t i = 0; i < 2; i++) {
-    const char *prefix[] = {"bad-hello", hows[i], NULL};
+  static const char *const hows[] = {"payload", "magic", "reply"};
+  for (size_t i = 0; i < 3; i++) {
+    const char *prefix[] = {"bad-engine", hows[i], NULL};
     bs_engine *e = NULL;
+    bs_err_clear();
     assert_int_equal(bs_engine_start(SELF, prefix, 4, &e), BS_OK);
-    expect_err(bs_engine_reconnect(e), BS_ERR_ENGINE_DEAD,
-               "engine of rank 4 broke the protocol at the reconnect");
+    if (i < 2) {
+      expect_err(bs_engine_reconnect(e), BS_ERR_INTERNAL,
+                 "engine of rank 4 broke the protocol at the reconnect");
+    } else {
+      assert_int_equal(bs_engine_update_begin(e, 2), BS_OK);
+      expect_err(bs_engine_update_end(e, NULL), BS_ERR_INTERNAL,
+                 "engine of rank 4 broke the protocol before answering");
+    }
+    assert_false(bs_engine_alive(e));
     bs_engine_stop(e);
   }
 }
@@ -538,8 +556,8 @@ static void test_reconnect_protocol_error(void **state) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "engine") == 0)
     return bs_engine_main(argc - 1, argv + 1);
-  if (argc > 2 && strcmp(argv[1], "bad-hello") == 0)
-    return bad_hello_engine(argv[2]);
+  if (argc > 2 && strcmp(argv[1], "bad-engine") == 0)
+    return bad_engine(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_clean_updates, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wrong_expected_digest, setup,
@@ -559,8 +577,7 @@ int main(int argc, char **argv) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_engine_main_protocol, setup,
                                       teardown),
-      cmocka_unit_test_setup_teardown(test_reconnect_protocol_error, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(test_protocol_errors, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,7 +104,6 @@ static void test_failed_and_stopped(void **state) {
 }
 
 /* The failure alike and stopped, and its message saying what it must. */
-/* The failure alike and stopped, and its message saying what it must. */
 static void test_failed_saying(void **state) {
   (void)state;
   lifecycle(2, 2, 1, "sleep", BS_ERR_STATE); /* the last phase: stopped */

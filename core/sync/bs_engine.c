@@ -277,8 +277,8 @@ static bs_status io_failed(bs_engine *e, int err, const char *tensor,
                        "the bytes sent to the engine of rank %d %s are not "
                        "readable (a paused region?)",
                        e->rank, where);
-  if (err == EPROTO)
-    return bs_err_fail(BS_ERR_ENGINE_DEAD, tensor,
+  if (err == EPROTO) /* the engine is this program: a bug, not a death */
+    return bs_err_fail(BS_ERR_INTERNAL, tensor,
                        "engine of rank %d broke the protocol %s (cycle %d): "
                        "killed",
                        e->rank, where, e->cycle);
@@ -458,14 +458,7 @@ static bs_status reply_failed(bs_engine *e, int err) {
            e->bucket, e->nsent);
   if (err == ENOMEM)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "engine reply digests");
-  if (err > 0)
-    return io_failed(e, err, NULL, where);
-  kill_now(e);
-  e->death_reported = true;
-  return bs_err_fail(BS_ERR_INTERNAL, NULL,
-                     "engine of rank %d sent a malformed "
-                     "reply (cycle %d): stopped",
-                     e->rank, e->cycle);
+  return io_failed(e, err, NULL, where);
 }
 
 bs_status bs_engine_update_end(bs_engine *e, bs_engine_result *res) {

@@ -306,6 +306,7 @@ static bs_status replay_rank(bs_comm *c, void *arg) {
   if (st == BS_OK)
     st = fill(dev, send, p->send_bytes, bs_comm_rank(c));
   wait_all(r, &r->ready);
+  bs_replay_procs_ready(); /* the other processes' ranks */
   for (size_t k = 0; st == BS_OK && k < p->n; k++)
     st = issue(c, &p->s[k], send, recv);
   wait_all(r, &r->done);

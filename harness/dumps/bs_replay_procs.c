@@ -1,9 +1,11 @@
 /* One process per replayed rank (bs_replay_procs.h). */
 #include "dumps/bs_replay_procs.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bs_file.h"
@@ -19,8 +21,16 @@
  * watchdog within a timeout, its abort included. */
 enum { DONE_SLACK_MS = 10000 };
 
+/* Every rank waits this long, at most, for the others' processes to be
+ * ready for their first collective (they are forked one after the other,
+ * and the watchdog must not count that). */
+enum { START_MS = 60000 };
+
 /* A process's exit status when its world could not be made. */
 enum { SETUP_FAILED = 3 };
+
+/* Descriptors the parent needs beyond a pipe per process. */
+enum { SPARE_FDS = 64 };
 
 typedef struct procs {
   const bs_replay_procs *p;
@@ -44,22 +54,36 @@ static void path_of(const procs *ps, const char *what, int k, char *out,
     snprintf(out, n, "%s/%s.%d", ps->dir, what, k);
 }
 
-/* Rank k is through its plan: it says so, then stays in its world (out of
- * every collective) until every rank has said so or the bound passed. */
-static void through(const procs *ps, int k) {
+/* Rank k says it reached `what`, then waits until every rank has or
+ * wait_ms passed (the parent's deadline still bounds the others). */
+static void meet(const procs *ps, int k, const char *what, long long wait_ms) {
   int n = ps->p->wo->size;
   char(*paths)[128] = calloc((size_t)n, sizeof *paths);
   const char **each = calloc((size_t)n, sizeof *each);
   for (int q = 0; paths && each && q < n; q++) {
-    path_of(ps, "done", q, paths[q], sizeof paths[q]);
+    path_of(ps, what, q, paths[q], sizeof paths[q]);
     each[q] = paths[q];
   }
   if (!paths || !each || bs_file_publish(paths[k], "", 0) != BS_OK ||
       bs_file_wait_all(each, (size_t)n,
-                       2 * ps->p->wo->timeout_ms + DONE_SLACK_MS) != BS_OK)
-    bs_err_clear(); /* the parent's deadline still bounds the others */
+                       (int)(wait_ms < INT_MAX ? wait_ms : INT_MAX)) != BS_OK)
+    bs_err_clear();
   free(each);
   free(paths);
+}
+
+/* Through its plan, a rank stays in its world (out of every collective)
+ * until every rank is through. */
+static void through(const procs *ps, int k) {
+  meet(ps, k, "done", 2LL * ps->p->wo->timeout_ms + DONE_SLACK_MS);
+}
+
+/* The process of this rank (a child runs one). */
+static const child_rank *current;
+
+void bs_replay_procs_ready(void) {
+  if (current)
+    meet(current->ps, current->k, "ready", START_MS);
 }
 
 static bs_status rank_body(bs_comm *c, void *arg) {
@@ -101,6 +125,7 @@ static int child(void *arg, size_t job, int fd) {
   wo.procs = wo.global_size;
   child_rank cr = {.ps = ps, .k = k};
   void *args[1] = {&cr};
+  current = &cr;
   bs_status st = BS_OK;
   if (strcmp(ps->p->device, "host") != 0) {
     int gpus = bs_dev_cuda_count();
@@ -116,6 +141,10 @@ static int child(void *arg, size_t job, int fd) {
     report = bs_err()->message; /* a setup error: no plan ran */
   bs_status sent = cr.ran ? cr.own : st;
   send_result(fd, sent, sent == BS_OK ? "" : report, flight);
+  if (!cr.ran) { /* nobody waits for a rank that never started */
+    meet(ps, k, "ready", 0);
+    meet(ps, k, "done", 0);
+  }
   free(flight);
   bs_world_destroy(w);
   bs_dev_destroy(dev);
@@ -125,16 +154,21 @@ static int child(void *arg, size_t job, int fd) {
 /* One process's result; false when it sent none whole. */
 static bool take(const bs_job_out *o, bs_status *st, char **report,
                  const char **flight) {
-  int code = 0;
-  size_t len = 0;
-  int used = 0;
-  if (o->end != BS_JOB_EXITED || !o->payload ||
-      sscanf(o->payload, "%d\n%zu\n%n", &code, &len, &used) != 2 || code < 0 ||
-      code >= BS_STATUS_COUNT || len > o->len - (size_t)used)
+  if (o->end != BS_JOB_EXITED || !o->payload)
     return false;
+  char *at = o->payload, *end;
+  long code = strtol(at, &end, 10);
+  if (end == at || *end != '\n' || code < 0 || code >= BS_STATUS_COUNT)
+    return false;
+  at = end + 1;
+  unsigned long long len = strtoull(at, &end, 10);
+  if (end == at || *end != '\n' ||
+      len > o->len - (size_t)(end + 1 - o->payload))
+    return false;
+  at = end + 1;
   *st = (bs_status)code;
-  *report = strndup(o->payload + used, len);
-  *flight = o->payload + used + len;
+  *report = strndup(at, (size_t)len);
+  *flight = at + len;
   return *report != NULL;
 }
 
@@ -252,6 +286,27 @@ static bs_status worse(bs_status a, bs_status b) {
   return a != BS_OK ? a : b;
 }
 
+/* A pipe per process in this one: the soft limit raised as far as the hard
+ * one allows, else a clear refusal. */
+static bs_status enough_fds(int n) {
+  struct rlimit rl;
+  rlim_t need = (rlim_t)n + SPARE_FDS;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+    return BS_OK;
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "%d processes need %llu open files, more than this "
+                       "shell's hard limit of %llu (ulimit -Hn)",
+                       n, (unsigned long long)need,
+                       (unsigned long long)rl.rlim_max);
+  rl.rlim_cur = need;
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "%d processes need %llu open files: ulimit -n", n,
+                       (unsigned long long)need);
+  return BS_OK;
+}
+
 bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
                               bs_buf *text) {
   bs_status st = BS_OK;
@@ -263,6 +318,7 @@ bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
   *status = BS_OK;
   if (!out || !verdicts)
     BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d processes", n);
+  BS_CHECK(enough_fds(n));
   if (!mkdtemp(ps.dir))
     BS_FAIL(BS_ERR_INVALID, NULL, "replay: cannot make %s", ps.dir);
   made = true;

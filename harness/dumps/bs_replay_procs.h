@@ -24,6 +24,10 @@ typedef struct bs_replay_procs {
   double deadline_s; /* per process, from its fork: then it is killed */
 } bs_replay_procs;
 
+/* In a rank's process, before its first collective: returns once every
+ * rank's process is there too (bounded). Elsewhere it returns at once. */
+void bs_replay_procs_ready(void);
+
 /* Appends the text to text; *status is the worst rank's (BS_OK when every
  * rank's plan completed; a process killed or crashed counts as a hang).
  * Fails only when the processes cannot be started or their results read. */

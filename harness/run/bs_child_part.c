@@ -257,6 +257,8 @@ static int dump_part(bs_record *d, bs_result *res, void *arg) {
   }
   if (!p->cfg->scn->drive)
     dump_lead(p, d);
+  else if (p->procs) /* none today: drive() runs every rank here */
+    bs_child_spawn_end(p->procs, p->cfg->nprocs, p->cfg->rendezvous, true);
   /* Processes it started are ended now; a launcher's, by their parents. */
   return BS_HANGDUMP_WRITE | (p->procs ? 0 : BS_HANGDUMP_STAY);
 }

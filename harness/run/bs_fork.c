@@ -76,7 +76,17 @@ static void default_signals(void) {
   sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static bs_status start(const bs_fork *r, slot *s, size_t job) {
+/* In a new child: the read ends of the other running jobs' pipes are the
+ * parent's (with hundreds of jobs at once, holding them would run the child
+ * out of descriptors). */
+static void close_others(const slot *slots, int nslots, const slot *mine) {
+  for (int i = 0; i < nslots; i++)
+    if (&slots[i] != mine && slots[i].pid && slots[i].fd >= 0)
+      close(slots[i].fd);
+}
+
+static bs_status start(const bs_fork *r, slot *slots, int nslots, slot *s,
+                       size_t job) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     return bs_err_fail(BS_ERR_INTERNAL, NULL, "runner: pipe: %s",
@@ -91,6 +101,7 @@ static bs_status start(const bs_fork *r, slot *s, size_t job) {
   }
   if (pid == 0) {
     close(fds[0]);
+    close_others(slots, nslots, s);
     setpgid(0, 0);
     default_signals();
     bs_fork_exit(r->child(r->arg, job, fds[1]));
@@ -210,7 +221,7 @@ bs_status bs_fork_run(const bs_fork *r, bs_job_out *out) {
     int running = 0;
     for (int i = 0; i < nslots; i++) {
       if (!slots[i].pid && next < r->njobs)
-        BS_CHECK(start(r, &slots[i], next++));
+        BS_CHECK(start(r, slots, nslots, &slots[i], next++));
       running += slots[i].pid != 0;
     }
     if (!running)
