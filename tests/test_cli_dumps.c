@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <sys/wait.h>
 
 #include "bs_test_cli.h"
 #include "dev/bs_dev.h"
@@ -198,6 +199,32 @@ static void test_spawn_limit(void **state) {
                 "more than the 1024 allowed");
 }
 
+/* A process per rank needs a descriptor each in the parent: a low soft
+ * limit is raised, a low hard one refused naming it. */
+static void test_spawn_open_files(void **state) {
+  (void)state;
+  char cmd[1024];
+  const char *bin = getenv("BACKSTOP_BIN");
+  snprintf(cmd, sizeof cmd,
+           "cd %s && ulimit -Sn 40 && '%s' replay %s/fr/desync4 --spawn "
+           ">out.txt 2>err.txt",
+           dir, bin, BS_TEST_DATA);
+  int ws = system(cmd);
+  assert_true(WIFEXITED(ws));
+  assert_int_equal(WEXITSTATUS(ws), 1); /* raised: the desync replayed */
+  snprintf(cmd, sizeof cmd,
+           "cd %s && ulimit -n 40 && '%s' replay %s/fr/desync4 --spawn "
+           ">out.txt 2>err.txt",
+           dir, bin, BS_TEST_DATA);
+  ws = system(cmd);
+  assert_true(WIFEXITED(ws));
+  assert_int_equal(WEXITSTATUS(ws), 2);
+  char *err = slurp("err.txt");
+  has(err, "backstop replay: 4 processes need 68 open files, more than this "
+           "shell's hard limit of 40 (ulimit -Hn)");
+  free(err);
+}
+
 /* One world limit: 4096 ranks runs, 4097 is a usage error. */
 static void test_world_limit(void **state) {
   (void)state;
@@ -222,6 +249,7 @@ int main(void) {
       cmocka_unit_test(test_clean_and_bad_input),
       cmocka_unit_test(test_world_limit),
       cmocka_unit_test(test_spawn_limit),
+      cmocka_unit_test(test_spawn_open_files),
       cmocka_unit_test(test_spawned),
       cmocka_unit_test(test_nccl),
   };
