@@ -318,14 +318,18 @@ static void test_spawn_hang_dumps(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
   static const char *const blocks[] = {
-      "ranks 0..0 (one process):\nbackstop: hang at collective #3 (1 ranks",
+      "ranks 0..0 (one process):\nbackstop: hang at collective #3 (1 of 4 "
+      "ranks, sim backend)",
+      /* one process's block cannot say who is missing elsewhere */
+      "  rank 1: all_gather #3 (464 x uint8) [fingerprint]\n  missing from "
+      "#3: none of the 1 here (the other 3: their processes' blocks)\n",
       "ranks 1..1 (one process)", "ranks 2..2 (one process)",
       "ranks 3..3 (one process)"};
   assert_int_equal(
       backstop("run " HANG_RUN " --spawn --artifacts art --json s.json"), 1);
   assert_non_null(strstr(out_text, "HANG  steady-normal"));
   assert_non_null(strstr(out_text, "after dumping its ranks' flight"));
-  hang_artifacts("art", blocks, 4);
+  hang_artifacts("art", blocks, 5);
   char *json = slurp("s.json");
   assert_non_null(strstr(json, "\"verdict\": \"hang\""));
   assert_non_null(strstr(json, "rank3.flight.json\""));

@@ -156,6 +156,7 @@ typedef struct bs_report_in {
   const char *cause;
   const char *backend;
   int size, first_rank;
+  int world; /* ranks of the job (more than size in a process of it) */
   const bs_rank_pos *pos;
   uint64_t stall_ns, detect_ns;
   int timeout_ms;

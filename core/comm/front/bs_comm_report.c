@@ -133,6 +133,9 @@ static void put_missing(FILE *o, const bs_report_block *b, uint64_t seq,
   fprintf(o, "  missing from #%llu: ", (unsigned long long)seq);
   if (any)
     put_ranks(o, pick, b->n, numbering_of(b));
+  else if (b->world > b->n) /* a process's block: the others say theirs */
+    fprintf(o, "none of the %d here (the other %d: their processes' blocks)",
+            b->n, b->world - b->n);
   else
     fputs("none (every rank is there, in a different collective)", o);
   fputc('\n', o);
@@ -289,13 +292,18 @@ static char *report_of(const bs_report_in *in, const char *status,
     return NULL;
   for (int i = 0; i < in->size; i++)
     describe(&in->pos[i], &ranks[i]);
-  snprintf(source, sizeof source, "%d ranks, %s backend", in->size,
-           in->backend);
+  if (in->world > in->size)
+    snprintf(source, sizeof source, "%d of %d ranks, %s backend", in->size,
+             in->world, in->backend);
+  else
+    snprintf(source, sizeof source, "%d ranks, %s backend", in->size,
+             in->backend);
   bs_report_block b = {.status = status,
                        .source = source,
                        .cause = in->cause,
                        .n = in->size,
                        .first_rank = in->first_rank,
+                       .world = in->world,
                        .ranks = ranks,
                        .tail = tail};
   text = bs_comm_report_format(&b);
@@ -319,6 +327,7 @@ char *bs_world_report_now(const bs_world *w, const char *why) {
                      .backend = w->be->name,
                      .size = w->o.size,
                      .first_rank = w->o.first_rank,
+                     .world = w->o.global_size,
                      .pos = w->pos};
   char *text = report_of(&in, "hang", NULL);
   pthread_mutex_unlock(&mw->mu);

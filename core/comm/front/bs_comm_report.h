@@ -28,6 +28,7 @@ typedef struct bs_report_block {
       *source; /* in the first line's brackets: "10 ranks, sim backend" */
   const char *cause;
   int n, first_rank;  /* ranks[i] is rank first_rank + i ... */
+  int world;          /* ranks of the job, when more than n (else 0) */
   const int *rank_of; /* ... or rank_of[i] (ascending), when not NULL */
   const bs_report_rank *ranks;
   /* NULL: blamed as bs_comm_report_culprits says of the stuck collective;

@@ -345,6 +345,7 @@ static void write_report(bs_world *w, bs_status why, uint64_t detect_ns) {
                      .backend = w->be->name,
                      .size = w->fail_npos,
                      .first_rank = w->fail_first,
+                     .world = w->o.global_size,
                      .pos = w->fail_pos,
                      .stall_ns = w->stall_ns,
                      .detect_ns = detect_ns,
