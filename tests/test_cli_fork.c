@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,39 @@ static void test_asked_to_dump(void **state) {
     bs_fork_job_out_free(&out[i]);
 }
 
+/* A descendant that left the job's process group and keeps the pipe open
+ * (a daemonised helper): the kill cannot end it, the drain is bounded. */
+static int child_leaves_pipe_open(void *arg, size_t job, int fd) {
+  (void)arg, (void)job;
+  bs_fork_write_all(fd, "before", 6);
+  pid_t grandchild = fork();
+  if (grandchild == 0) {
+    setpgid(0, 0);
+    int null = open("/dev/null", O_RDWR); /* ctest waits for stdio */
+    for (int i = 0; null >= 0 && i < 3; i++)
+      dup2(null, i);
+    struct timespec t = {5, 0};
+    nanosleep(&t, NULL); /* holding fd */
+    bs_fork_exit(0);
+  }
+  sleep_forever();
+  return 0;
+}
+
+static void test_drain_is_bounded(void **state) {
+  (void)state;
+  bs_job_out out;
+  bs_fork r = {.njobs = 1,
+               .parallel = 1,
+               .deadline_s = 0.1,
+               .child = child_leaves_pipe_open};
+  assert_int_equal(bs_fork_run(&r, &out), BS_OK);
+  assert_int_equal(out.end, BS_JOB_KILLED);
+  assert_string_equal(out.payload, "before");
+  assert_true(out.duration_ms < 3000); /* not the grandchild's 5 s */
+  bs_fork_job_out_free(&out);
+}
+
 /* ---- the parent's results ---- */
 
 static bool expect_nothing(const bs_record *r, char *d, size_t n) {
@@ -297,6 +331,7 @@ int main(void) {
       cmocka_unit_test(test_parallel_order),
       cmocka_unit_test(test_kill_takes_group),
       cmocka_unit_test(test_asked_to_dump),
+      cmocka_unit_test(test_drain_is_bounded),
       cmocka_unit_test(test_exec_results),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,8 @@
 
 /* A child that closed its pipe gets this long between polls to exit. */
 #define REAP_POLL_MS 2
+/* After the kill: how long what a child wrote may take to drain. */
+#define DRAIN_MS 1000
 
 typedef struct slot {
   pid_t pid; /* 0: free */
@@ -172,8 +174,17 @@ static void overdue(const bs_fork *r, slot *s, bs_job_out *out) {
   kill(s->pid, SIGKILL);
   while (waitpid(s->pid, &ws, 0) < 0 && errno == EINTR)
     ;
-  while (s->fd >= 0) /* what it wrote before: the pipe ends with it */
-    drain(s);
+  /* What it wrote before: the pipe ends with it and its group, unless a
+   * descendant that left the group holds it, so the wait is bounded. */
+  for (double until = now_ms() + DRAIN_MS; s->fd >= 0 && now_ms() < until;) {
+    struct pollfd p = {.fd = s->fd, .events = POLLIN};
+    if (poll(&p, 1, DRAIN_MS) > 0)
+      drain(s);
+  }
+  if (s->fd >= 0) {
+    close(s->fd);
+    s->fd = -1;
+  }
   finish(r, s, out, BS_JOB_KILLED, SIGKILL);
 }
 
