@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bs_file.h"
+#include "comm/front/bs_comm_report.h"
 #include "dev/bs_dev.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
@@ -151,99 +152,98 @@ static int child(void *arg, size_t job, int fd) {
   return cr.ran ? 0 : SETUP_FAILED;
 }
 
-/* One process's result; false when it sent none whole. */
-static bool take(const bs_job_out *o, bs_status *st, char **report,
-                 const char **flight) {
+/* What one process sent: its status, its world's report and its flight
+ * recorder (both inside the job's payload); got false when it sent none
+ * whole. */
+typedef struct sent {
+  bool got;
+  bs_status st;
+  const char *report, *flight;
+  size_t report_len;
+} sent;
+
+static sent take(const bs_job_out *o) {
+  sent s = {0};
   if (o->end != BS_JOB_EXITED || !o->payload)
-    return false;
+    return s;
   char *at = o->payload, *end;
   long code = strtol(at, &end, 10);
   if (end == at || *end != '\n' || code < 0 || code >= BS_STATUS_COUNT)
-    return false;
+    return s;
   at = end + 1;
   unsigned long long len = strtoull(at, &end, 10);
   if (end == at || *end != '\n' ||
       len > o->len - (size_t)(end + 1 - o->payload))
-    return false;
-  at = end + 1;
-  *st = (bs_status)code;
-  *report = strndup(at, (size_t)len);
-  *flight = at + len;
-  return *report != NULL;
+    return s;
+  s.report = end + 1;
+  s.report_len = (size_t)len;
+  s.flight = s.report + len;
+  s.st = (bs_status)code;
+  s.got = true;
+  return s;
 }
 
-/* The first line of what process k said, or why it said nothing. */
-static char *verdict_of(const bs_job_out *o, const bs_replay_procs *p,
-                        bs_status *st, const char **flight) {
-  char *report = NULL, line[512];
-  *flight = NULL;
-  if (take(o, st, &report, flight)) {
-    size_t n = strcspn(report, "\n");
-    if (n)
-      snprintf(line, sizeof line, "%.*s", (int)n, report);
+/* The first line of what process k said, or why it said nothing (then
+ * its rank counts as hung). */
+static char *verdict_of(const bs_job_out *o, sent *s, double deadline_s) {
+  char line[512];
+  if (!s->got) {
+    s->st = BS_ERR_TIMEOUT;
+    if (o->end == BS_JOB_KILLED)
+      snprintf(line, sizeof line,
+               "its process did not end within %.0f s and was killed",
+               deadline_s);
+    else if (o->end == BS_JOB_SIGNALED)
+      snprintf(line, sizeof line, "its process ended by signal %d", o->code);
     else
-      snprintf(line, sizeof line, "%s",
-               *st == BS_OK ? "every collective of its plan completed"
-                            : bs_status_name(*st));
-    /* "(N ranks, B backend)": how many ranks its world knew of, which
-     * differs between processes of one verdict. */
-    char *paren = strrchr(line, '(');
-    if (paren && paren > line && strstr(paren, " backend)"))
-      paren[-1] = '\0';
-    free(report);
+      snprintf(line, sizeof line, "its process sent no result (exit status %d)",
+               o->code);
     return strdup(line);
   }
-  *st = BS_ERR_TIMEOUT;
-  if (o->end == BS_JOB_KILLED)
-    snprintf(line, sizeof line,
-             "its process did not end within %.0f s and was killed",
-             p->deadline_s);
-  else if (o->end == BS_JOB_SIGNALED)
-    snprintf(line, sizeof line, "its process ended by signal %d", o->code);
+  size_t n = strcspn(s->report, "\n");
+  n = n < s->report_len ? n : s->report_len;
+  if (n)
+    snprintf(line, sizeof line, "%.*s", (int)n, s->report);
   else
-    snprintf(line, sizeof line, "its process sent no result (exit status %d)",
-             o->code);
+    snprintf(line, sizeof line, "%s",
+             s->st == BS_OK ? "every collective of its plan completed"
+                            : bs_status_name(s->st));
+  /* "(N ranks, B backend)": how many ranks its world knew of, which
+   * differs between processes of one verdict. */
+  char *paren = strrchr(line, '(');
+  if (paren && paren > line && strstr(paren, " backend)"))
+    paren[-1] = '\0';
   return strdup(line);
 }
 
-/* "ranks 0-2,5" for the ranks whose verdict is verdicts[k]. */
-static void ranks_saying(char **verdicts, int n, int k, bs_buf *b) {
-  int count = 0;
-  bs_buf list = {0};
-  for (int q = 0; q < n; q++) {
-    if (strcmp(verdicts[q], verdicts[k]) != 0)
-      continue;
-    int end = q;
-    while (end + 1 < n && !strcmp(verdicts[end + 1], verdicts[k]))
-      end++;
-    bs_buf_printf(&list, "%s%d", count ? "," : "", q);
-    if (end > q)
-      bs_buf_printf(&list, "-%d", end);
-    count += end - q + 1;
-    q = end;
-  }
-  bs_buf_printf(b, "  %s %s: %s\n", count == 1 ? "rank" : "ranks",
-                bs_buf_str(&list), verdicts[k]);
-  bs_buf_free(&list);
+/* "  ranks 0-2,5: VERDICT" for the ranks whose verdict is verdicts[k]. */
+static bs_status ranks_saying(char **verdicts, int n, int k, bs_buf *b) {
+  bool *pick = calloc((size_t)n, sizeof *pick);
+  char *ranks = NULL;
+  for (int q = 0; pick && q < n; q++)
+    pick[q] = strcmp(verdicts[q], verdicts[k]) == 0;
+  if (pick)
+    ranks = bs_comm_report_ranks(pick, n);
+  free(pick);
+  if (!ranks)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %d ranks' verdicts", n);
+  bs_buf_printf(b, "  %s: %s\n", ranks, verdicts[k]);
+  free(ranks);
+  return BS_OK;
 }
 
 /* The replayed flight recorders as analyze reads them. */
-static bs_status analyze(const bs_job_out *out, int n, bs_buf *text) {
+static bs_status analyze(const sent *got, int n, bs_buf *text) {
   bs_status st = BS_OK;
   bs_dumps d = {0};
   bs_dumps_verdict v = {0};
   for (int k = 0; k < n; k++) {
-    bs_status ignored;
-    char *report = NULL, name[32];
-    const char *flight = NULL;
+    char name[32];
     bs_json root = {0};
-    if (!take(&out[k], &ignored, &report, &flight) || !flight[0]) {
-      free(report);
+    if (!got[k].got || !got[k].flight[0])
       continue; /* a rank without a dump is missing, as in analyze */
-    }
-    free(report);
     snprintf(name, sizeof name, "rank%d.flight.json", k);
-    st = bs_json_parse(flight, strlen(flight), &root);
+    st = bs_json_parse(got[k].flight, strlen(got[k].flight), &root);
     if (st == BS_OK)
       st = bs_dumps_add(&d, &root, name, NULL);
     bs_json_free(&root);
@@ -267,18 +267,12 @@ out:
 
 /* A process whose world could not be made fails the replay (bad input
  * for this machine: no GPU, no NCCL), as in one process. */
-static bs_status setup_error(const bs_job_out *out, int n) {
-  for (int k = 0; k < n; k++) {
-    bs_status st;
-    char *report = NULL;
-    const char *flight;
-    if (out[k].end != BS_JOB_EXITED || out[k].code != SETUP_FAILED ||
-        !take(&out[k], &st, &report, &flight))
-      continue;
-    st = bs_err_fail(st, NULL, "rank %d: %s", k, report);
-    free(report);
-    return st;
-  }
+static bs_status setup_error(const bs_job_out *out, const sent *got, int n) {
+  for (int k = 0; k < n; k++)
+    if (out[k].end == BS_JOB_EXITED && out[k].code == SETUP_FAILED &&
+        got[k].got)
+      return bs_err_fail(got[k].st, NULL, "rank %d: %.*s", k,
+                         (int)got[k].report_len, got[k].report);
   return BS_OK;
 }
 
@@ -313,10 +307,11 @@ bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
   int n = p->wo->size;
   procs ps = {.p = p, .dir = "/tmp/backstop-replay.XXXXXX"};
   bs_job_out *out = calloc((size_t)n, sizeof *out);
+  sent *got = calloc((size_t)n, sizeof *got);
   char **verdicts = calloc((size_t)n, sizeof *verdicts);
   bool made = false;
   *status = BS_OK;
-  if (!out || !verdicts)
+  if (!out || !got || !verdicts)
     BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d processes", n);
   BS_CHECK(enough_fds(n));
   if (!mkdtemp(ps.dir))
@@ -329,28 +324,29 @@ bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
                .arg = &ps};
   fflush(NULL);
   BS_CHECK(bs_fork_run(&f, out));
-  BS_CHECK(setup_error(out, n));
+  for (int k = 0; k < n; k++)
+    got[k] = take(&out[k]);
+  BS_CHECK(setup_error(out, got, n));
   for (int k = 0; k < n; k++) {
-    bs_status one;
-    const char *flight;
-    if (!(verdicts[k] = verdict_of(&out[k], p, &one, &flight)))
+    if (!(verdicts[k] = verdict_of(&out[k], &got[k], p->deadline_s)))
       BS_FAIL(BS_ERR_NOMEM, NULL, "replay: rank %d's verdict", k);
-    *status = worse(*status, one);
+    *status = worse(*status, got[k].st);
   }
   for (int k = 0; k < n; k++) {
     bool first = true;
     for (int q = 0; q < k && first; q++)
       first = strcmp(verdicts[q], verdicts[k]) != 0;
     if (first)
-      ranks_saying(verdicts, n, k, text);
+      BS_CHECK(ranks_saying(verdicts, n, k, text));
   }
-  BS_CHECK(analyze(out, n, text));
+  BS_CHECK(analyze(got, n, text));
 out:
   for (int k = 0; out && verdicts && k < n; k++) {
     bs_fork_job_out_free(&out[k]);
     free(verdicts[k]);
   }
   free(out);
+  free(got);
   free(verdicts);
   if (made && bs_file_remove_tree(ps.dir) != BS_OK)
     bs_err_clear(); /* a leftover in /tmp does not change the replay */

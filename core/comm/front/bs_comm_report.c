@@ -89,6 +89,20 @@ static void put_ranks(FILE *o, const bool *pick, int n, numbering k) {
   }
 }
 
+char *bs_comm_report_ranks(const bool *pick, int n) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *o = open_memstream(&buf, &len);
+  if (!o)
+    return NULL;
+  put_ranks(o, pick, n, (numbering){0, NULL});
+  if (fclose(o) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
 static numbering numbering_of(const bs_report_block *b) {
   return (numbering){b->first_rank, b->rank_of};
 }

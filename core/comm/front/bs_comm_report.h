@@ -38,6 +38,10 @@ typedef struct bs_report_block {
   const char *tail; /* lines after the block ("  ...\n" each), or NULL */
 } bs_report_block;
 
+/* "rank 3" or "ranks 0-6,9": the ranks i of 0..n-1 with pick[i] set, as
+ * the blocks write them (caller frees; NULL when out of memory). */
+char *bs_comm_report_ranks(const bool *pick, int n);
+
 /* The block as text (caller frees; NULL when out of memory). */
 char *bs_comm_report_format(const bs_report_block *b);
 
