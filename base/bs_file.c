@@ -82,10 +82,9 @@ bs_status bs_file_wait(const char *path, int wait_ms, char **data, size_t *n) {
   return bs_file_wait_or(path, wait_ms, NULL, NULL, data, n);
 }
 
-bs_status bs_file_wait_or(const char *path, int wait_ms,
-                          bool (*stop)(const void *), const void *arg,
-                          char **data, size_t *n) {
-  double until = mono_ms() + wait_ms;
+/* Until path exists, stop(arg) is true or until (mono_ms) has passed. */
+static bs_status exists_by(const char *path, double until, int wait_ms,
+                           bool (*stop)(const void *), const void *arg) {
   const struct timespec nap = {0, WAIT_POLL_MS * 1000000L};
   while (access(path, F_OK) != 0) {
     if (stop && stop(arg))
@@ -95,20 +94,22 @@ bs_status bs_file_wait_or(const char *path, int wait_ms,
                          wait_ms);
     nanosleep(&nap, NULL);
   }
-  return bs_file_read(path, data, n);
+  return BS_OK;
+}
+
+bs_status bs_file_wait_or(const char *path, int wait_ms,
+                          bool (*stop)(const void *), const void *arg,
+                          char **data, size_t *n) {
+  bs_status st = exists_by(path, mono_ms() + wait_ms, wait_ms, stop, arg);
+  return st == BS_OK ? bs_file_read(path, data, n) : st;
 }
 
 bs_status bs_file_wait_all(const char *const *paths, size_t n, int wait_ms) {
   double until = mono_ms() + wait_ms;
-  const struct timespec nap = {0, WAIT_POLL_MS * 1000000L};
-  for (size_t i = 0; i < n; i++)
-    while (access(paths[i], F_OK) != 0) {
-      if (mono_ms() >= until)
-        return bs_err_fail(BS_ERR_TIMEOUT, NULL, "no %s after %d ms", paths[i],
-                           wait_ms);
-      nanosleep(&nap, NULL);
-    }
-  return BS_OK;
+  bs_status st = BS_OK;
+  for (size_t i = 0; i < n && st == BS_OK; i++)
+    st = exists_by(paths[i], until, wait_ms, NULL, NULL);
+  return st;
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag,
