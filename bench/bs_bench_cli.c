@@ -10,6 +10,7 @@
 #include "bs_bench.h"
 #include "bs_bench_replay.h"
 #include "comm/bs_comm.h"
+#include "run/bs_nccl_plan.h"
 
 #define MAX_GB 4096.0
 #define MAX_SCALE 1e9
@@ -185,12 +186,7 @@ bs_status bs_bench_cli_parse(int argc, char **argv, bs_bench_opts *o,
     }
     BS_CHECK(parse_one(o, argc, argv, i, &used));
   }
-  /* NCCL moves device memory: --backend nccl alone means cuda. */
-  if (!o->device)
-    o->device = o->backend && !strcmp(o->backend, "nccl") ? "cuda" : "host";
-  if (!strcmp(o->device, "host") && o->backend && !strcmp(o->backend, "nccl"))
-    BS_FAIL(BS_ERR_INVALID, NULL,
-            "--backend nccl needs --device cuda (NCCL moves device memory)");
+  BS_CHECK(bs_nccl_device(o->backend, &o->device));
   if (o->peer && !o->detect)
     BS_FAIL(BS_ERR_INVALID, NULL, "--peer: only with --detect");
   if (o->scale > 0 && o->gb > 0)

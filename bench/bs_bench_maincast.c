@@ -152,9 +152,8 @@ out:
  * and the nccl backend its communicators. */
 static bs_status rank_devices(const char *device, int n, bs_dev **devs) {
   bs_status st = BS_OK;
-  int gpus = strcmp(device, "cuda") == 0 ? bs_dev_cuda_count() : 0;
   for (int k = 0; k < n; k++)
-    BS_CHECK(bs_dev_create(device, gpus > 0 ? k % gpus : 0, &devs[k]));
+    BS_CHECK(bs_dev_create_for_rank(device, k, &devs[k]));
 out:
   return st;
 }

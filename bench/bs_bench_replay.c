@@ -10,13 +10,10 @@
 
 #include "bs_bench_impl.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "bs_file.h"
 #include "comm/bs_comm.h"
@@ -98,96 +95,70 @@ out:
   return st;
 }
 
-/* A child's work: writes its one line of figures to fd; the exit status. */
-typedef int (*child_fn)(const char *dir, int ranks, int fd);
+/* What a child works on. */
+typedef struct job {
+  const char *dir;
+  int ranks;
+} job;
 
-/* The world's dumps, made in a child (so that this process stays small
- * for the replay's fork, whose peak memory is the figure): its culprit. */
-static int dumps_child(const char *dir, int ranks, int fd) {
-  char culprit[128], line[160];
-  if (make_dumps(ranks, dir, culprit, sizeof culprit) != BS_OK)
-    return 3;
-  int k = snprintf(line, sizeof line, "%s\n", culprit);
-  return bs_fork_write_all(fd, line, (size_t)k) ? 0 : 5;
-}
-
-/* Read, replay: "seconds collectives culprit". */
-static int replay_child(const char *dir, int ranks, int fd) {
+/* Job 0 makes the world's dumps (in a child, so that no page of it counts
+ * in the replay's peak): "culprit". Job 1 reads and replays them:
+ * "seconds collectives peak_kib culprit", its peak its own. */
+static int child(void *arg, size_t which, int fd) {
+  const job *j = arg;
+  char culprit[128], line[256];
+  int k;
+  if (which == 0) {
+    if (make_dumps(j->ranks, j->dir, culprit, sizeof culprit) != BS_OK)
+      return 3;
+    k = snprintf(line, sizeof line, "%s\n", culprit);
+    return bs_fork_write_all(fd, line, (size_t)k) ? 0 : 5;
+  }
   bs_dumps d;
   bs_replay_result res;
   bs_replay_opts o = {.timeout_ms = 600000};
-  char culprit[128], line[256];
+  struct rusage ru;
   double t0 = bs_bench_measure_now_s();
-  (void)ranks;
-  if (bs_dumps_load(dir, NULL, &d) != BS_OK)
+  if (bs_dumps_load(j->dir, NULL, &d) != BS_OK)
     return 3;
   bs_status st = bs_replay_run(&d, &o, &res);
   bs_dumps_free(&d);
   if (st != BS_OK)
     return 4;
+  double seconds = bs_bench_measure_now_s() - t0;
   culprit_of(res.text, culprit, sizeof culprit);
-  int k = snprintf(line, sizeof line, "%.6f %zu %s\n",
-                   bs_bench_measure_now_s() - t0, res.collectives, culprit);
+  getrusage(RUSAGE_SELF, &ru);
+  k = snprintf(line, sizeof line, "%.6f %zu %ld %s\n", seconds, res.collectives,
+               ru.ru_maxrss, culprit);
   bs_replay_result_free(&res);
   return bs_fork_write_all(fd, line, (size_t)k) ? 0 : 5;
 }
 
-/* fn in a child: its line in buf, its own peak memory in *peak. */
-static bs_status in_child(child_fn fn, const char *dir, int ranks, char *buf,
-                          size_t n, size_t *peak) {
+/* The two jobs one after the other (the replay reads the dumps). */
+static bs_status run_jobs(const char *dir, bs_bench_replay *out) {
   bs_status st = BS_OK;
-  int fds[2], ws = 0;
-  size_t got = 0;
-  struct rusage ru;
-  if (pipe(fds) != 0)
-    BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: pipe");
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    bs_fork_exit(fn(dir, ranks, fds[1]));
-  }
-  close(fds[1]);
-  ssize_t k;
-  while ((k = read(fds[0], buf + got, n - 1 - got)) > 0)
-    got += (size_t)k;
-  close(fds[0]);
-  buf[got] = '\0';
-  if (pid < 0 || wait4(pid, &ws, 0, &ru) != pid || !WIFEXITED(ws) ||
-      WEXITSTATUS(ws) != 0)
-    BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: the %s failed (%d)",
-            fn == replay_child ? "replay" : "world",
-            WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
-  *peak = (size_t)ru.ru_maxrss * 1024;
-out:
-  return st;
-}
-
-static bs_status replay_measured(const char *dir, bs_bench_replay *out) {
-  bs_status st = BS_OK;
-  char buf[512];
-  BS_CHECK(in_child(replay_child, dir, out->ranks, buf, sizeof buf,
-                    &out->peak_bytes));
+  job j = {.dir = dir, .ranks = out->ranks};
+  bs_job_out res[2] = {0};
+  bs_fork f = {
+      .njobs = 2, .parallel = 1, .deadline_s = 3600, .child = child, .arg = &j};
+  long kib = 0;
+  BS_CHECK(bs_fork_run(&f, res));
+  out->dump_seconds = res[0].duration_ms / 1e3;
+  for (int i = 0; i < 2; i++)
+    if (res[i].end != BS_JOB_EXITED || res[i].code != 0)
+      BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: the %s failed (%d)",
+              i ? "replay" : "world", res[i].code);
+  snprintf(out->world_culprit, sizeof out->world_culprit, "%.*s",
+           (int)strcspn(res[0].payload, "\n"), res[0].payload);
   _Static_assert(sizeof out->replay_culprit == 64, "the %63 below");
-  if (sscanf(buf, "%lf %zu %63[^\n]", &out->seconds, &out->collectives,
-             out->replay_culprit) < 2)
+  if (sscanf(res[1].payload, "%lf %zu %ld %63[^\n]", &out->seconds,
+             &out->collectives, &kib, out->replay_culprit) < 3)
     BS_FAIL(BS_ERR_INTERNAL, NULL, "bench replay: no figures from the child");
+  out->peak_bytes = (size_t)kib * 1024;
 out:
+  for (int i = 0; i < 2; i++)
+    bs_fork_job_out_free(&res[i]);
   return st;
-}
-
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[512];
-  while (d && (e = readdir(d)))
-    if (e->d_name[0] != '.') {
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      unlink(path);
-    }
-  if (d)
-    closedir(d);
-  rmdir(dir);
 }
 
 bs_status bs_bench_replay_run(int ranks, bs_bench_replay *out) {
@@ -200,18 +171,11 @@ bs_status bs_bench_replay_run(int ranks, bs_bench_replay *out) {
             BS_WORLD_MAX_RANKS, ranks);
   if (!mkdtemp(dir))
     BS_FAIL(BS_ERR_INVALID, NULL, "bench replay: no temporary folder");
-  double t0 = bs_bench_measure_now_s();
-  char line[160] = "";
-  size_t dump_peak;
-  st = in_child(dumps_child, dir, ranks, line, sizeof line, &dump_peak);
-  snprintf(out->world_culprit, sizeof out->world_culprit, "%.*s",
-           (int)strcspn(line, "\n"), line);
-  out->dump_seconds = bs_bench_measure_now_s() - t0;
-  if (st == BS_OK)
-    st = replay_measured(dir, out);
+  st = run_jobs(dir, out);
   out->agrees = st == BS_OK && out->world_culprit[0] &&
                 strcmp(out->world_culprit, out->replay_culprit) == 0;
-  remove_dir(dir);
+  if (bs_file_remove_tree(dir) != BS_OK)
+    bs_err_clear(); /* a leftover in /tmp does not change the figure */
 out:
   return st;
 }

@@ -110,9 +110,8 @@ int bs_cmd_replay(int argc, char **argv) {
   bs_replay_result res;
   if (!parse(argc, argv, &a))
     return 2;
-  if (!a.o.device)
-    a.o.device = a.o.backend && !strcmp(a.o.backend, "nccl") ? "cuda" : "host";
-  if (bs_dumps_load(a.dir, a.pg, &d) != BS_OK)
+  if (bs_nccl_device(a.o.backend, &a.o.device) != BS_OK ||
+      bs_dumps_load(a.dir, a.pg, &d) != BS_OK)
     return bs_cmd_usage_error("replay");
   if (!place(&a, d.world) || !procs_fit(&a, d.world)) {
     bs_dumps_free(&d);

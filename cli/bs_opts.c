@@ -14,11 +14,10 @@
 
 #include "bs_file.h"
 #include "bs_mutant.h"
+#include "driver/bs_driver.h"
 #include "model/bs_config.h"
-#include "model/bs_ddp.h"
 #include "model/bs_model.h"
 #include "run/bs_nccl_plan.h"
-#include "train/bs_optimizer.h"
 
 #define USAGE(...) BS_FAIL(BS_ERR_INVALID, NULL, __VA_ARGS__)
 
@@ -442,11 +441,7 @@ bs_status bs_opts_parse(const char *cmd, int argc, char **argv, bs_opts *o) {
   }
   for (int i = optind; i < argc; i++)
     BS_CHECK(add(o->sel, &o->nsel, BS_OPTS_MAX, "selectors", argv[i]));
-  if (!o->device)
-    o->device = strcmp(o->backend, "sim") == 0 ? "host" : "cuda";
-  if (!strcmp(o->backend, "nccl") && !strcmp(o->device, "host"))
-    USAGE("--backend nccl needs --device cuda (NCCL moves device memory; "
-          "host buffers are an illegal address to its kernels)");
+  BS_CHECK(bs_nccl_device(o->backend, &o->device));
   if (o->model)
     BS_CHECK(check_model(o->model, o->scale));
   BS_CHECK(check_procs(o));
@@ -544,7 +539,6 @@ static bs_status check_model_fits(const bs_opts *o, const bs_scenario *s,
                                   int ranks, const bs_config *cfg) {
   bs_status st = BS_OK;
   bs_model_spec m = {0};
-  bs_ddp_layout l = {0};
   const char *model = o->model ? o->model : s->model;
   char prefix[300];
   snprintf(prefix, sizeof prefix, "%s: --model %s%s", s->name, model,
@@ -553,10 +547,7 @@ static bs_status check_model_fits(const bs_opts *o, const bs_scenario *s,
     return BS_OK;
   BS_CHECK(prefixed(bs_model_load(model, o->scale, &m), prefix));
   snprintf(prefix, sizeof prefix, "%s at %d ranks", s->name, ranks);
-  BS_CHECK(prefixed(bs_ddp_layout_build(&m, ranks, cfg->sim.bucket_numel, &l),
-                    prefix));
-  bs_optimizer_cfg oc = bs_optimizer_cfg_of(cfg);
-  BS_CHECK(prefixed(bs_optimizer_layout_check(&oc, &l), prefix));
+  BS_CHECK(prefixed(bs_driver_lays_out(&m, ranks, cfg), prefix));
   double need = host_bytes_needed(&m, ranks);
   size_t have = available_bytes();
   if (strcmp(o->device, "host") == 0 && have && need > (double)have)
@@ -566,7 +557,6 @@ static bs_status check_model_fits(const bs_opts *o, const bs_scenario *s,
           need / (1 << 30), ranks, ranks == 1 ? "" : "s",
           (double)have / (1 << 30));
 out:
-  bs_ddp_layout_free(&l);
   bs_model_free(&m);
   return st;
 }

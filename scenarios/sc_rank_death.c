@@ -1,7 +1,6 @@
 /* A rank dies before a collective: the survivors return well within the
  * timeout with a report naming the dead rank. */
 #include <stdio.h>
-#include <string.h>
 
 #include "catalog/bs_scenario.h"
 #include "oracles/bs_expect.h"

@@ -120,6 +120,9 @@ static void test_clean_and_bad_input(void **state) {
   assert_int_equal(backstop("replay clean --backend gloo"), 2);
   has(err_text, "backstop replay: --backend 'gloo'");
   assert_int_equal(backstop("replay clean --timeout-ms 0"), 2);
+  /* NCCL on host buffers: an illegal address to its kernels, refused. */
+  assert_int_equal(backstop("replay clean --backend nccl --device host"), 2);
+  has(err_text, "--backend nccl needs --device cuda");
   assert_int_equal(backstop("replay"), 2);
   /* No GPU: refused before anything runs, saying why. */
   if (bs_dev_cuda_count() == 0) {
@@ -225,7 +228,8 @@ static void test_spawn_open_files(void **state) {
   free(err);
 }
 
-/* One world limit: 4096 ranks runs, 4097 is a usage error. */
+/* One world limit (BS_WORLD_MAX_RANKS, the layout's and replay's too):
+ * --ranks says it, 4097 is a usage error. */
 static void test_world_limit(void **state) {
   (void)state;
   assert_int_equal(backstop("run steady-normal --ranks 4097"), 2);

@@ -51,6 +51,24 @@ static void test_wait_all(void **state) {
   assert_int_equal(bs_file_wait_all(both, 0, 0), BS_OK); /* none: at once */
 }
 
+static bool always(const void *arg) {
+  (void)arg;
+  return true;
+}
+
+/* A waiter whose peers failed stops at once, saying what it waited for. */
+static void test_wait_stopped(void **state) {
+  (void)state;
+  char path[128], *data = NULL;
+  size_t n = 0;
+  path_in("never", path, sizeof path);
+  assert_int_equal(bs_file_wait_or(path, 60000, always, NULL, &data, &n),
+                   BS_ERR_ABORTED);
+  assert_non_null(strstr(bs_err()->message, "stopped waiting for"));
+  assert_null(data);
+  bs_err_clear();
+}
+
 static int setup(void **state) {
   (void)state;
   return mkdtemp(dir) ? 0 : -1;
@@ -65,6 +83,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_publish_and_read),
       cmocka_unit_test(test_wait_all),
+      cmocka_unit_test(test_wait_stopped),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -29,6 +29,11 @@ bs_status bs_dev_create(const char *kind, int device, bs_dev **out) {
                      "unknown device kind '%s' (expected host or cuda)", kind);
 }
 
+bs_status bs_dev_create_for_rank(const char *kind, int rank, bs_dev **out) {
+  int gpus = kind && strcmp(kind, "cuda") == 0 ? bs_dev_cuda_count() : 0;
+  return bs_dev_create(kind, gpus > 0 ? rank % gpus : 0, out);
+}
+
 void bs_dev_destroy(bs_dev *d) {
   if (d && d->ops && d->ops->destroy)
     d->ops->destroy(d);

@@ -35,6 +35,10 @@ int bs_dev_cuda_count(void);
  * BS_ERR_UNSUPPORTED (and a reason) where no GPU is usable or the build has
  * no CUDA. */
 bs_status bs_dev_create(const char *kind, int device, bs_dev **out);
+/* The device of global rank `rank`: GPU rank mod the GPUs there are for
+ * "cuda" (where the nccl backend puts its communicator: a rank's buffers
+ * must live on its own GPU). */
+bs_status bs_dev_create_for_rank(const char *kind, int rank, bs_dev **out);
 void bs_dev_destroy(bs_dev *d);
 
 /* Granularity of the va and phys calls (0 for no device). */

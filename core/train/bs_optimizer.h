@@ -64,14 +64,14 @@ bs_optimizer_cfg bs_optimizer_cfg_of(const bs_config *c);
 
 typedef struct bs_optimizer bs_optimizer;
 
-/* param_buf[k]: the rank's bf16 param buffer k (device memory), NULL only
- * for a buffer without elements. Masters start as the current params cast
- * up to fp32; Adam m and v start at zero. */
 /* Whether the layout has a bucket for each model chunk (what create
  * checks first): BS_ERR_CONFIG naming the numbers when it has not. */
 bs_status bs_optimizer_layout_check(const bs_optimizer_cfg *cfg,
                                     const bs_ddp_layout *l);
 
+/* param_buf[k]: the rank's bf16 param buffer k (device memory), NULL only
+ * for a buffer without elements. Masters start as the current params cast
+ * up to fp32; Adam m and v start at zero. */
 bs_status bs_optimizer_create(bs_dev *dev, bs_ms *ms, const bs_ddp_layout *l,
                               int rank, const bs_optimizer_cfg *cfg,
                               uint16_t *const param_buf[BS_BUF_COUNT],

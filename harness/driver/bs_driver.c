@@ -10,6 +10,7 @@
 #include "bs_mutant.h"
 #include "comm/bs_comm.h"
 #include "memsaver/bs_ms.h"
+#include "model/bs_ddp.h"
 #include "model/bs_params.h"
 #include "run/bs_launcher.h"
 #include "train/bs_optimizer.h"
@@ -353,12 +354,9 @@ static bs_status run_world(driver *d, bs_dev **devs, rank_ctx *ctx) {
   void **args = calloc((size_t)n, sizeof *args);
   if (!args)
     BS_FAIL(BS_ERR_NOMEM, NULL, "world of %d ranks", n);
-  /* Global rank k on GPU k (mod the GPUs there are), as the nccl backend
-   * puts its communicator: a rank's buffers must live on its own GPU. */
-  int gpus = strcmp(d->run->device, "cuda") == 0 ? bs_dev_cuda_count() : 0;
   for (int i = 0; i < n; i++) {
     int k = wo.first_rank + i;
-    BS_CHECK(bs_dev_create(d->run->device, gpus > 0 ? k % gpus : 0, &devs[i]));
+    BS_CHECK(bs_dev_create_for_rank(d->run->device, k, &devs[i]));
     ctx[i] = (rank_ctx){.d = d, .rank = k, .dev = devs[i]};
     args[i] = &ctx[i];
   }
@@ -432,6 +430,18 @@ out:
   free(devs);
   free(ctx);
   bs_model_free(&d.model);
+  return st;
+}
+
+bs_status bs_driver_lays_out(const bs_model_spec *m, int ranks,
+                             const bs_config *cfg) {
+  bs_status st = BS_OK;
+  bs_ddp_layout l = {0};
+  BS_CHECK(bs_ddp_layout_build(m, ranks, cfg->sim.bucket_numel, &l));
+  bs_optimizer_cfg oc = bs_optimizer_cfg_of(cfg);
+  BS_CHECK(bs_optimizer_layout_check(&oc, &l));
+out:
+  bs_ddp_layout_free(&l);
   return st;
 }
 

@@ -9,6 +9,7 @@
 
 #include "comm/front/bs_comm_report.h"
 #include "util/bs_buf.h"
+#include "util/bs_json.h"
 
 /* Backstop's names for the dtypes it has (PyTorch's otherwise). */
 static const char *dtype_name(const char *torch) {
@@ -376,4 +377,30 @@ void bs_dumps_verdict_free(bs_dumps_verdict *v) {
   free(v->culprits);
   free(v->text);
   memset(v, 0, sizeof *v);
+}
+
+bs_status bs_dumps_report_flights(const char *const *flights, int n,
+                                  bs_dumps_verdict *out) {
+  bs_status st = BS_OK;
+  bs_dumps d = {0};
+  memset(out, 0, sizeof *out);
+  for (int k = 0; k < n; k++) {
+    char name[32];
+    bs_json root = {0};
+    if (!flights[k] || !flights[k][0])
+      continue;
+    snprintf(name, sizeof name, "rank%d.flight.json", k);
+    st = bs_json_parse(flights[k], strlen(flights[k]), &root);
+    if (st == BS_OK)
+      st = bs_dumps_add(&d, &root, name, NULL);
+    bs_json_free(&root);
+    BS_CHECK(st);
+  }
+  if (d.n == 0)
+    BS_FAIL(BS_ERR_INVALID, NULL, "no rank left its flight recorder");
+  BS_CHECK(bs_dumps_finish(&d));
+  BS_CHECK(bs_dumps_report(&d, out));
+out:
+  bs_dumps_free(&d);
+  return st;
 }

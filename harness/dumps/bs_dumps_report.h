@@ -26,6 +26,12 @@ typedef struct bs_dumps_verdict {
 } bs_dumps_verdict;
 
 bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out);
+
+/* The same from Backstop's own flight recorders as JSON, flights[k] rank
+ * k's (NULL or "": it left none, so it is missing). BS_ERR_INVALID when
+ * none is there or one does not read. */
+bs_status bs_dumps_report_flights(const char *const *flights, int n,
+                                  bs_dumps_verdict *out);
 void bs_dumps_verdict_free(bs_dumps_verdict *v);
 
 #endif

@@ -322,11 +322,10 @@ static bs_status make_devs(replay *r, const bs_replay_opts *o) {
   const char *kind = o->device ? o->device : "host";
   if (strcmp(kind, "host") == 0)
     return BS_OK; /* plain host memory: no bs_dev at all */
-  int gpus = bs_dev_cuda_count();
   if (!(r->devs = calloc((size_t)r->n, sizeof *r->devs)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d devices", r->n);
   for (int i = 0; i < r->n; i++)
-    BS_CHECK(bs_dev_create(kind, gpus > 0 ? i % gpus : 0, &r->devs[i]));
+    BS_CHECK(bs_dev_create_for_rank(kind, i, &r->devs[i]));
 out:
   return st;
 }
@@ -370,8 +369,10 @@ static bs_status run_world(replay *r, const bs_replay_opts *o, bs_buf *text,
   BS_CHECK(bs_world_create(&wo, &w));
   *status = bs_world_run(w, r->devs, replay_rank, args);
   const char *report = bs_world_report(w);
-  if (*status != BS_OK && !report[0])
-    BS_FAIL(*status, NULL, "replay: %s", bs_err()->message);
+  if (*status != BS_OK && !report[0]) { /* no world ran: its error stands */
+    st = *status;
+    goto out;
+  }
   bs_err_clear();
   if (report[0])
     bs_buf_printf(text, "%s", report);

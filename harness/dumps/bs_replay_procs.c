@@ -11,10 +11,8 @@
 #include "bs_file.h"
 #include "comm/front/bs_comm_report.h"
 #include "dev/bs_dev.h"
-#include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
 #include "run/bs_fork.h"
-#include "util/bs_json.h"
 
 /* A rank through its plan waits this long beyond two watchdog timeouts
  * for the others: once it is through, the others can complete nothing more
@@ -123,15 +121,12 @@ static int child(void *arg, size_t job, int fd) {
   wo.uid_path = uid;
   wo.shm_path = nccl ? NULL : shm;
   wo.abort_dir = nccl ? ps->dir : NULL; /* the sim's board carries failures */
-  wo.procs = wo.global_size;
   child_rank cr = {.ps = ps, .k = k};
   void *args[1] = {&cr};
   current = &cr;
   bs_status st = BS_OK;
-  if (strcmp(ps->p->device, "host") != 0) {
-    int gpus = bs_dev_cuda_count();
-    st = bs_dev_create(ps->p->device, gpus > 0 ? k % gpus : 0, &dev);
-  }
+  if (strcmp(ps->p->device, "host") != 0)
+    st = bs_dev_create_for_rank(ps->p->device, k, &dev);
   if (st == BS_OK)
     st = bs_world_create(&wo, &w);
   if (st == BS_OK)
@@ -235,33 +230,24 @@ static bs_status ranks_saying(char **verdicts, int n, int k, bs_buf *b) {
 /* The replayed flight recorders as analyze reads them. */
 static bs_status analyze(const sent *got, int n, bs_buf *text) {
   bs_status st = BS_OK;
-  bs_dumps d = {0};
   bs_dumps_verdict v = {0};
-  for (int k = 0; k < n; k++) {
-    char name[32];
-    bs_json root = {0};
-    if (!got[k].got || !got[k].flight[0])
-      continue; /* a rank without a dump is missing, as in analyze */
-    snprintf(name, sizeof name, "rank%d.flight.json", k);
-    st = bs_json_parse(got[k].flight, strlen(got[k].flight), &root);
-    if (st == BS_OK)
-      st = bs_dumps_add(&d, &root, name, NULL);
-    bs_json_free(&root);
-    BS_CHECK(st);
-  }
-  if (d.n == 0) {
-    bs_buf_printf(text, "  no process sent its flight recorder\n");
-    goto out;
-  }
-  BS_CHECK(bs_dumps_finish(&d));
-  BS_CHECK(bs_dumps_report(&d, &v));
-  bs_buf_printf(text,
-                "the replayed ranks' flight recorders, as backstop "
-                "analyze reads them:\n%s",
-                v.text);
+  const char **flights = calloc((size_t)n, sizeof *flights);
+  if (!flights)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d flight recorders", n);
+  for (int k = 0; k < n; k++)
+    flights[k] = got[k].got ? got[k].flight : NULL;
+  if (bs_dumps_report_flights(flights, n, &v) == BS_OK)
+    bs_buf_printf(text,
+                  "the replayed ranks' flight recorders, as backstop "
+                  "analyze reads them:\n%s",
+                  v.text);
+  else
+    bs_buf_printf(text, "  their flight recorders do not read: %s\n",
+                  bs_err()->message);
+  bs_err_clear();
 out:
   bs_dumps_verdict_free(&v);
-  bs_dumps_free(&d);
+  free(flights);
   return st;
 }
 

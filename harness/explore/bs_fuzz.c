@@ -7,9 +7,7 @@
 #include "bs_fault_control.h"
 #include "driver/bs_driver.h"
 #include "model/bs_config.h"
-#include "model/bs_ddp.h"
 #include "model/bs_model.h"
-#include "train/bs_optimizer.h"
 #include "util/bs_buf.h"
 
 /* ---- the stream ---- */
@@ -114,14 +112,9 @@ static bool model_fits(const bs_fuzz_run *r) {
   bs_run_cfg c = {.scn = r->scn, .sets = r->sets, .nsets = r->nsets};
   bs_config cfg;
   bs_model_spec m = {0};
-  bs_ddp_layout l = {0};
-  bool ok =
-      bs_driver_config(&c, &cfg) == BS_OK &&
-      bs_model_load(r->model, 1.0, &m) == BS_OK &&
-      bs_ddp_layout_build(&m, r->ranks, cfg.sim.bucket_numel, &l) == BS_OK;
-  bs_optimizer_cfg oc = bs_optimizer_cfg_of(&cfg);
-  ok = ok && bs_optimizer_layout_check(&oc, &l) == BS_OK;
-  bs_ddp_layout_free(&l);
+  bool ok = bs_driver_config(&c, &cfg) == BS_OK &&
+            bs_model_load(r->model, 1.0, &m) == BS_OK &&
+            bs_driver_lays_out(&m, r->ranks, &cfg) == BS_OK;
   bs_model_free(&m);
   bs_err_clear();
   return ok;

@@ -7,12 +7,7 @@
 #include <time.h>
 
 #include "comm/front/bs_flight.h"
-
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "comm/front/bs_watchdog.h"
 
 bs_status bs_record_init(bs_record *r, int nranks, int cycles) {
   memset(r, 0, sizeof *r);
@@ -24,7 +19,7 @@ bs_status bs_record_init(bs_record *r, int nranks, int cycles) {
   r->opt0.inner = -1;
   /* One instant on the flight recorder's clock, which is this monotonic
    * clock shifted: collectives line up with phases exactly. */
-  uint64_t mono = mono_ns();
+  uint64_t mono = bs_watchdog_now_ns();
   r->start_mono_ms = (double)mono / 1e6;
   r->start_real_ms = (double)bs_flight_wall_ns(mono) / 1e6;
   if (nranks <= 0)
@@ -82,7 +77,7 @@ void bs_record_free(bs_record *r) {
 }
 
 double bs_record_now_ms(const bs_record *r) {
-  return (double)mono_ns() / 1e6 - r->start_mono_ms;
+  return (double)bs_watchdog_now_ns() / 1e6 - r->start_mono_ms;
 }
 
 bs_event *bs_record_begin(bs_record *r, int rank, const char *phase,

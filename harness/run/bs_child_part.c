@@ -175,22 +175,12 @@ static void dump_gather_one(const proc_run *p, bs_record *d, int q,
  * block `backstop analyze` prints: each process saw its own ranks only),
  * put before the processes' blocks; nothing when they do not read. */
 static void world_block(bs_record *d) {
-  bs_dumps ds = {0};
   bs_dumps_verdict v = {0};
   bs_buf b = {0};
-  for (int k = 0; k < d->nranks; k++) {
-    char name[32];
-    bs_json j = {0};
-    snprintf(name, sizeof name, "rank%d.flight.json", k);
-    if (d->rank[k].flight &&
-        bs_json_parse(d->rank[k].flight, strlen(d->rank[k].flight), &j) ==
-            BS_OK &&
-        bs_dumps_add(&ds, &j, name, NULL) != BS_OK)
-      bs_err_clear();
-    bs_json_free(&j);
-  }
-  if (ds.n && bs_dumps_finish(&ds) == BS_OK &&
-      bs_dumps_report(&ds, &v) == BS_OK) {
+  const char **flights = calloc((size_t)d->nranks, sizeof *flights);
+  for (int k = 0; flights && k < d->nranks; k++)
+    flights[k] = d->rank[k].flight;
+  if (flights && bs_dumps_report_flights(flights, d->nranks, &v) == BS_OK) {
     bs_buf_printf(&b, "every rank, from their flight recorders:\n%s\n%s",
                   v.text, d->world_report ? d->world_report : "");
     if (!b.oom) {
@@ -199,9 +189,9 @@ static void world_block(bs_record *d) {
     }
   }
   bs_err_clear();
+  free(flights);
   bs_buf_free(&b);
   bs_dumps_verdict_free(&v);
-  bs_dumps_free(&ds);
 }
 
 /* Process 0's share: its own ranks (their part when they had finished),
@@ -226,8 +216,6 @@ static void dump_lead(const proc_run *p, bs_record *d) {
   for (int q = 1; q < cfg->nprocs; q++)
     dump_gather_one(p, d, q, until);
   world_block(d);
-  if (p->procs) /* they gave what they had: the run ends here */
-    bs_child_spawn_end(p->procs, cfg->nprocs, cfg->rendezvous, true);
 }
 
 /* Another process's share: its dump, and under a launcher its ranks'
@@ -257,7 +245,7 @@ static int dump_part(bs_record *d, bs_result *res, void *arg) {
   }
   if (!p->cfg->scn->drive)
     dump_lead(p, d);
-  else if (p->procs) /* none today: drive() runs every rank here */
+  if (p->procs) /* they gave what they had: the run ends here */
     bs_child_spawn_end(p->procs, p->cfg->nprocs, p->cfg->rendezvous, true);
   /* Processes it started are ended now; a launcher's, by their parents. */
   return BS_HANGDUMP_WRITE | (p->procs ? 0 : BS_HANGDUMP_STAY);
@@ -321,7 +309,7 @@ static bs_status fresh_folder(const proc_run *p) {
   char path[1100];
   bs_status st = bs_file_mkdir_p(p->dir);
   result_path(p, path, sizeof path);
-  if (st == BS_OK && access(path, F_OK) == 0)
+  if (st == BS_OK && exists(path))
     st =
         bs_err_fail(BS_ERR_INVALID, NULL,
                     "%s holds an earlier job's verdict (a job id used twice?): "

@@ -1,7 +1,6 @@
 #include "run/bs_child_spawn.h"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,7 @@
 #include "bs_file.h"
 #include "run/bs_child_part.h"
 #include "run/bs_fork.h"
-#include "run/bs_parent.h"
+#include "run/bs_hangdump.h"
 
 /* After process 0's verdict the others only read it and leave. */
 enum { REAP_MS = 5000 };
@@ -64,10 +63,7 @@ int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
   base.nprocs = n;
   /* The dump signal waits for each process's dump thread: one that came
    * before it started would end the process, a rank that looks dead. */
-  sigset_t dump;
-  sigemptyset(&dump);
-  sigaddset(&dump, BS_DUMP_SIGNAL);
-  pthread_sigmask(SIG_BLOCK, &dump, NULL);
+  bs_hangdump_block();
   fflush(NULL);
   for (int p = 1; p < n; p++)
     start(&base, p, &pids[p]);

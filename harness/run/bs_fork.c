@@ -178,7 +178,7 @@ static void overdue(const bs_fork *r, slot *s, bs_job_out *out) {
    * descendant that left the group holds it, so the wait is bounded. */
   for (double until = now_ms() + DRAIN_MS; s->fd >= 0 && now_ms() < until;) {
     struct pollfd p = {.fd = s->fd, .events = POLLIN};
-    if (poll(&p, 1, DRAIN_MS) > 0)
+    if (poll(&p, 1, (int)(until - now_ms()) + 1) > 0)
       drain(s);
   }
   if (s->fd >= 0) {

@@ -73,12 +73,22 @@ static int dump(void) {
   return share;
 }
 
-static void *watch(void *arg) {
+static sigset_t dump_set(void) {
   sigset_t set;
-  int sig, free_ = FREE;
-  (void)arg;
   sigemptyset(&set);
   sigaddset(&set, BS_DUMP_SIGNAL);
+  return set;
+}
+
+void bs_hangdump_block(void) {
+  sigset_t set = dump_set();
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+static void *watch(void *arg) {
+  sigset_t set = dump_set();
+  int sig, free_ = FREE;
+  (void)arg;
   while (sigwait(&set, &sig) != 0)
     ;
   if (atomic_load(&hd.stopping) ||
@@ -92,9 +102,6 @@ static void *watch(void *arg) {
 
 bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
                             bs_hangdump_fn part, void *arg) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, BS_DUMP_SIGNAL);
   hd.cfg = cfg;
   hd.rec = rec;
   hd.fd = fd;
@@ -102,7 +109,7 @@ bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
   hd.arg = arg;
   atomic_store(&hd.owner, FREE);
   atomic_store(&hd.stopping, false);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  bs_hangdump_block();
   hd.started = pthread_create(&hd.thread, NULL, watch, NULL) == 0;
   if (!hd.started)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "the dump thread did not start");

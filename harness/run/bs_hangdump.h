@@ -28,6 +28,10 @@ enum {
  * one's over. Returns BS_HANGDUMP_* flags. */
 typedef int (*bs_hangdump_fn)(bs_record *dump, bs_result *res, void *arg);
 
+/* Holds the dump signal in the calling thread (and in what it forks or
+ * creates afterwards) until a dump thread takes it. */
+void bs_hangdump_block(void);
+
 /* Before any other thread starts: blocks the signal and starts the thread.
  * rec: the run's record, for its start times (its phases are the ranks'
  * and are not read). part: NULL for a run whose ranks are all here. */

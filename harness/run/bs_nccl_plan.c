@@ -112,6 +112,18 @@ out:
   return st;
 }
 
+bs_status bs_nccl_device(const char *backend, const char **device) {
+  bool nccl = backend && strcmp(backend, "nccl") == 0;
+  if (!*device)
+    *device = nccl ? "cuda" : "host";
+  if (nccl && strcmp(*device, "host") == 0)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "--backend nccl needs --device cuda (NCCL moves device "
+                       "memory; host buffers are an illegal address to its "
+                       "kernels)");
+  return BS_OK;
+}
+
 bool bs_nccl_probe(bs_nccl_info *out) {
   probe p = {0};
   bool ok = ask(&p);
@@ -121,16 +133,16 @@ bool bs_nccl_probe(bs_nccl_info *out) {
 
 bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n) {
   bs_status st = BS_OK;
-  probe p = {0};
+  bs_nccl_info in;
   bool asked = false, known = false;
   for (size_t i = 0; i < n; i++) {
     if (strcmp(cfgs[i].backend, "nccl") != 0)
       continue;
     if (!asked)
-      known = ask(&p);
+      known = bs_nccl_probe(&in);
     asked = true;
     if (known)
-      BS_CHECK(bs_nccl_place(&cfgs[i], &p.info));
+      BS_CHECK(bs_nccl_place(&cfgs[i], &in));
   }
 out:
   return st;

@@ -25,6 +25,11 @@ bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n);
  * communicators' inits time out), else jobs. */
 int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs);
 
+/* The buffers' device for a backend: *device as given, else cuda for nccl
+ * and host otherwise; BS_ERR_INVALID for nccl on host memory (NCCL moves
+ * device memory: host buffers are an illegal address to its kernels). */
+bs_status bs_nccl_device(const char *backend, const char **device);
+
 /* NCCL and the GPUs as a fresh probe process sees them; false when they
  * cannot be probed (no NCCL, no GPU). */
 bool bs_nccl_probe(bs_nccl_info *out);

@@ -50,10 +50,14 @@ static bool dumped(const bs_run_cfg *cfg, const bs_job_out *j, bs_result *r) {
     return false;
   }
   r->verdict = BS_HANG;
+  char *dump_note = r->note; /* what the dump says of itself ("artifacts: ") */
+  r->note = NULL;
   bs_result_set_note(r,
                      "killed past the %.0f s deadline, after dumping its "
-                     "ranks' flight recorders and where they were",
-                     cfg->deadline_s);
+                     "ranks' flight recorders and where they were%s%s",
+                     cfg->deadline_s, dump_note ? "; " : "",
+                     dump_note ? dump_note : "");
+  free(dump_note);
   return true;
 }
 

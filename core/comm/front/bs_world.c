@@ -13,7 +13,6 @@
 enum {
   DEFAULT_TIMEOUT_MS = 10000,
   DEFAULT_SLOTS = 256,
-  MAX_RANKS = BS_WORLD_MAX_RANKS
 };
 /* How often a process-per-rank world looks for another process's failure,
  * and how long a failed one waits for every process's note to settle on
@@ -62,12 +61,12 @@ static bs_status normalise(const bs_world_opts *o, bs_world_opts *n) {
   n->flight_slots = o->flight_slots ? o->flight_slots : DEFAULT_SLOTS;
   n->global_size = o->global_size ? o->global_size : o->size;
   n->procs = o->procs ? o->procs : n->global_size / (o->size ? o->size : 1);
-  if (o->size < 1 || o->size > MAX_RANKS || o->timeout_ms < 0 ||
+  if (o->size < 1 || o->size > BS_WORLD_MAX_RANKS || o->timeout_ms < 0 ||
       o->flight_slots < 0)
     BS_FAIL(BS_ERR_CONFIG, NULL,
             "world: size %d (1..%d), timeout %d ms and %d flight slots must "
             "not be negative",
-            o->size, MAX_RANKS, o->timeout_ms, o->flight_slots);
+            o->size, BS_WORLD_MAX_RANKS, o->timeout_ms, o->flight_slots);
   if (o->first_rank < 0 || n->global_size < o->size ||
       o->first_rank > n->global_size - o->size)
     BS_FAIL(BS_ERR_CONFIG, NULL,

@@ -489,7 +489,7 @@ bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
   uint64_t since = bs_watchdog_now_ns();
   uint64_t round = me->next; /* only this rank moves it */
   /* After a prepared round nobody reads this rank's staged input again. */
-  uint64_t below = me->fast || round == 0 ? (round ? round - 1 : 0) : round;
+  uint64_t below = me->fast && round ? round - 1 : round;
   bs_status st = wait_for(r, c, below, since, gate_open);
   settled(r);
   if (st == BS_OK)
