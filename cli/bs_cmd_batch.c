@@ -3,9 +3,6 @@
 #include "run/bs_child.h"
 #include "run/bs_parent.h"
 
-/* Runs per job in a chunk: enough to keep every job busy between lines. */
-#define CHUNK_PER_JOB 64
-
 void bs_cmd_batch_line(const bs_cmd_batch *b, const char *what) {
   if (!b->tty)
     return;
@@ -24,7 +21,8 @@ void bs_cmd_batch_end(const bs_cmd_batch *b) {
 bs_status bs_cmd_batch_run(bs_cmd_batch *b, const bs_run_cfg *cfgs, size_t n,
                            bs_result *out) {
   bs_status st = BS_OK;
-  size_t chunk = (size_t)(b->jobs > 0 ? b->jobs : 1) * CHUNK_PER_JOB;
+  size_t chunk =
+      (size_t)(b->jobs > 0 ? b->jobs : 1) * BS_CMD_BATCH_CHUNK_PER_JOB;
   bs_parent_opts po = {.jobs = b->jobs, .verbosity = -1, .child = bs_child_run};
   for (size_t i = 0; i < n; i += chunk) {
     size_t m = n - i < chunk ? n - i : chunk;

@@ -10,6 +10,10 @@
 
 #include "report/bs_result.h"
 
+/* Runs per job in a chunk: enough to keep every job busy past a slow run
+ * (the line is rewritten between chunks). */
+#define BS_CMD_BATCH_CHUNK_PER_JOB 64
+
 typedef struct bs_cmd_batch {
   int jobs;
   FILE *tty;          /* the progress line goes here; NULL: none */

@@ -159,7 +159,8 @@ static bs_status draw_all(fuzz *z) {
   bs_status st = BS_OK;
   /* Big chunks keep every job busy past a slow run; a time budget is
    * checked between chunks, so under --time-s they stay small. */
-  size_t chunk = (size_t)z->batch.jobs * (z->o.time_s > 0 ? 4 : 64);
+  size_t chunk = (size_t)z->batch.jobs *
+                 (z->o.time_s > 0 ? 4 : BS_CMD_BATCH_CHUNK_PER_JOB);
   bs_fuzz_run *r = calloc(chunk, sizeof *r);
   bs_result *res = calloc(chunk, sizeof *res);
   if (!r || !res)

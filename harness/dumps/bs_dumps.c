@@ -72,11 +72,13 @@ static const bs_json *pick_group(const bs_json *cfg, const char *want,
     bool hit = want ? !strcmp(want, cfg->keys[i]) || !strcmp(want, name) ||
                           !strcmp(want, desc)
                     : !strcmp(desc, "default_pg");
-    if (hit || (!want && !first)) {
+    if (hit) {
       *key = cfg->keys[i];
-      first = hit ? g : first ? first : g;
-      if (hit)
-        return g;
+      return g;
+    }
+    if (!want && !first) { /* no default_pg: the first group */
+      *key = cfg->keys[i];
+      first = g;
     }
   }
   return want ? NULL : first;
@@ -191,11 +193,10 @@ static const char *keep(bs_dumps *d, bs_buf *b, bool *oom) {
 static void entry(bs_dumps *d, const bs_json *e, bs_dump_coll *c, bool *oom) {
   bs_buf b = {0};
   const char *name = bs_json_get_str(e, "profiling_name", "?");
-  const char *colon = strrchr(name, ':');
   c->p2p = bs_json_get_bool(e, "is_p2p", false);
   c->seq = (uint64_t)bs_json_get_int(
       e, c->p2p ? "p2p_seq_id" : "collective_seq_id", 0);
-  bs_buf_printf(&b, "%s", colon ? colon + 1 : name);
+  bs_buf_printf(&b, "%s", bs_dumps_op_name(name));
   c->op = keep(d, &b, oom);
   sizes(bs_json_get(e, "input_sizes"), &b, &c->in_numel, &c->in_tensors);
   c->in = keep(d, &b, oom);
@@ -462,6 +463,11 @@ static bs_status read_all(const char *dir, char **names, size_t n,
     }
   free(kind);
   return st;
+}
+
+const char *bs_dumps_op_name(const char *profiling_name) {
+  const char *colon = strrchr(profiling_name, ':');
+  return colon ? colon + 1 : profiling_name;
 }
 
 bool bs_dumps_dtype(const char *torch, bs_dtype *out) {

@@ -64,6 +64,10 @@ typedef struct bs_dumps {
   bool *seen;              /* by global rank: a dump was read */
 } bs_dumps;
 
+/* The collective in a profiling name: "_all_gather_base" of
+ * "nccl:_all_gather_base" (the name itself when it has no prefix). */
+const char *bs_dumps_op_name(const char *profiling_name);
+
 /* Backstop's dtype for PyTorch's name of one ("BFloat16", "Float", "Int",
  * "Long", "Byte" or "UInt8"); false for any other. */
 bool bs_dumps_dtype(const char *torch, bs_dtype *out);

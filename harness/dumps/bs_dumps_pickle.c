@@ -10,8 +10,7 @@
 
 static bool torch_knows(const bs_json *e) {
   const char *name = bs_json_get_str(e, "profiling_name", "");
-  const char *colon = strrchr(name, ':');
-  return strcmp(colon ? colon + 1 : name, "comm_init") != 0;
+  return strcmp(bs_dumps_op_name(name), "comm_init") != 0;
 }
 
 /* Drops the entries PyTorch's analyzer does not know, in place. */

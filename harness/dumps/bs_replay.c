@@ -29,7 +29,8 @@ typedef struct plan {
 typedef struct replay {
   const bs_dumps *d;
   int n;
-  int local; /* ranks in this process: n, or 1 with a process per rank */
+  int local;      /* ranks in this process: n, or 1 with a process per rank */
+  size_t longest; /* steps of the longest plan */
   uint64_t first;
   plan *plan;
   const bs_dump_coll **common; /* what every rank completed */
@@ -331,9 +332,7 @@ out:
 }
 
 static bs_world_opts world_opts(const replay *r, const bs_replay_opts *o) {
-  size_t slots = 8;
-  for (int i = 0; i < r->n; i++)
-    slots = r->plan[i].n + 8 > slots ? r->plan[i].n + 8 : slots;
+  size_t slots = r->longest + 8;
   return (bs_world_opts){.backend = o->backend,
                          .size = r->n,
                          .timeout_ms = o->timeout_ms ? o->timeout_ms
@@ -398,16 +397,13 @@ static bs_status run_procs(replay *r, const bs_replay_opts *o, bs_buf *text,
   rank_arg *ra = NULL;
   void **args = NULL;
   bs_world_opts wo = world_opts(r, o);
-  size_t steps = 0;
-  for (int i = 0; i < r->n; i++)
-    steps = r->plan[i].n > steps ? r->plan[i].n : steps;
   BS_CHECK(rank_args(r, &ra, &args));
   bs_replay_procs p = {.wo = &wo,
                        .device = o->device ? o->device : "host",
                        .fn = replay_rank,
                        .args = args,
-                       .deadline_s =
-                           60 + (double)(steps + 4) * wo.timeout_ms / 1000.0};
+                       .deadline_s = 60 + (double)(r->longest + 4) *
+                                              wo.timeout_ms / 1000.0};
   BS_CHECK(bs_replay_procs_run(&p, status, text));
 out:
   free(ra);
@@ -470,8 +466,10 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
               "counts replaced, more than the %zu allowed",
               r.n, need, budget);
   }
-  for (int i = 0; i < r.n; i++)
+  for (int i = 0; i < r.n; i++) {
     out->collectives += r.plan[i].n;
+    r.longest = r.plan[i].n > r.longest ? r.plan[i].n : r.longest;
+  }
   head(&r, o, &b, distinct, nd);
   if (o->procs)
     BS_CHECK(run_procs(&r, o, &b, &out->status));

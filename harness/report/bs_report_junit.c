@@ -32,21 +32,28 @@ static void base_name(bs_buf *b, const bs_result *r) {
   bs_buf_printf(b, "]");
 }
 
+/* Whether two runs have the same base_name, without writing either. */
+static bool same_name(const bs_result *a, const bs_result *b) {
+  if (a->ranks != b->ranks || a->seed != b->seed ||
+      a->nmutants != b->nmutants || strcmp(a->scenario, b->scenario) != 0)
+    return false;
+  for (size_t m = 0; m < a->nmutants; m++)
+    if (strcmp(a->mutants[m], b->mutants[m]) != 0)
+      return false;
+  return true;
+}
+
 /* Its name, with " #k" when k-1 runs before it had the same one. */
 static void test_name(bs_buf *b, const bs_result *runs, size_t i) {
-  bs_buf mine = {0}, other = {0};
+  bs_buf mine = {0};
   int same = 0;
+  for (size_t j = 0; j < i; j++)
+    same += same_name(&runs[i], &runs[j]);
   base_name(&mine, &runs[i]);
-  for (size_t j = 0; j < i; j++) {
-    other.len = 0;
-    base_name(&other, &runs[j]);
-    same += strcmp(bs_buf_str(&mine), bs_buf_str(&other)) == 0;
-  }
   bs_buf_xml(b, bs_buf_str(&mine));
   if (same)
     bs_buf_printf(b, " #%d", same + 1);
   bs_buf_free(&mine);
-  bs_buf_free(&other);
 }
 
 static void problem(bs_buf *b, const bs_result *r) {
