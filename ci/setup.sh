@@ -4,8 +4,10 @@
 # venv under build/. Idempotent: quick when everything is there; a clear
 # message when it cannot install.
 #   BS_NO_TORCH=1: no PyTorch (that test is then skipped, saying so).
-# PyTorch from PyPI: about 2.5 minutes and 5.3 GB (CUDA libraries included:
-# torch does not import without them), once; the venv is reused.
+# PyTorch from PyPI, pinned (the version the dumps tests were checked
+# against): about 2.5 minutes and 5.3 GB (CUDA libraries included: torch does
+# not import without them, and PyTorch's CPU-only index is not reachable
+# here), once; the venv is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,12 +44,12 @@ debs() {
 
 # Not fatal: without PyPI the torchfrtrace test skips and says why.
 torch() {
-  local venv=build/torch-venv
+  local venv=build/torch-venv version=2.15.0
   [ "${BS_NO_TORCH:-0}" = 1 ] && return 0
   [ -x "$venv/bin/torchfrtrace" ] && return 0
-  echo "ci/setup.sh: installing PyTorch into $venv (for torchfrtrace)"
+  echo "ci/setup.sh: installing PyTorch $version into $venv (for torchfrtrace)"
   rm -rf "$venv"
-  if ! python3 -m venv "$venv" || ! "$venv/bin/pip" install -q torch; then
+  if ! python3 -m venv "$venv" || ! "$venv/bin/pip" install -q "torch==$version"; then
     echo "ci/setup.sh: could not install PyTorch from PyPI: the torchfrtrace test will be skipped" >&2
     rm -rf "$venv"
   fi
