@@ -52,10 +52,15 @@ static void signature(const bs_dump_coll *c, char *buf, size_t n) {
 typedef struct analysis {
   const bs_dumps *d;
   int n;                 /* ranks of the group */
+  int dumps;             /* of them, those that left a dump */
   uint64_t first, last;  /* sequence numbers every dump / some dump holds */
   bs_report_rank *where; /* by position in the group */
   size_t *cursor;        /* per dump: the entry at or after a seq */
   const bs_dump **dump;  /* by position; NULL: no dump */
+  /* Whom the report blames, by position (a desync: its first mismatch; a
+   * hang: the stuck collective), and why. */
+  bool *culprit;
+  char why[2 * BS_REPORT_DESC + 160];
 } analysis;
 
 /* The first collective rank i has not completed, from the first seq on. */
@@ -98,32 +103,39 @@ static const bs_dump_coll *at(analysis *a, int i, uint64_t seq) {
 
 typedef struct mismatch {
   uint64_t seq;
-  bool *culprit;
-  char why[2 * BS_REPORT_DESC + 160];
+  bs_dumps_mismatch kind;
   char line[2 * BS_REPORT_DESC + 160];
-  char kind[8];
 } mismatch;
 
-static const char *kind_of(const bs_dump_coll *x, const bs_dump_coll *y) {
+const char *bs_dumps_mismatch_name(bs_dumps_mismatch k) {
+  static const char *const names[] = {
+      [BS_DUMPS_MISMATCH_NONE] = "",
+      [BS_DUMPS_MISMATCH_OP] = "op",
+      [BS_DUMPS_MISMATCH_SIZE] = "size",
+      [BS_DUMPS_MISMATCH_DTYPE] = "dtype",
+  };
+  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+static bs_dumps_mismatch kind_of(const bs_dump_coll *x, const bs_dump_coll *y) {
   if (x->op != y->op)
-    return "op";
+    return BS_DUMPS_MISMATCH_OP;
   if (x->in != y->in || x->out != y->out)
-    return "size";
-  return "dtype";
+    return BS_DUMPS_MISMATCH_SIZE;
+  return BS_DUMPS_MISMATCH_DTYPE;
 }
 
 /* "size: input [[54242]] on ranks 1,3 against [[56974]] on ranks 0,2". */
 static void describe_mismatch(analysis *a, mismatch *m,
                               const bs_dump_coll *const *c, int bad, int good) {
-  const char *kind = kind_of(c[bad], c[good]);
   bs_buf b = {0};
-  snprintf(m->kind, sizeof m->kind, "%s", kind);
+  m->kind = kind_of(c[bad], c[good]);
   bs_buf_printf(&b, "  first mismatch: #%llu, %s: ", (unsigned long long)m->seq,
-                kind);
-  if (!strcmp(kind, "op"))
+                bs_dumps_mismatch_name(m->kind));
+  if (m->kind == BS_DUMPS_MISMATCH_OP)
     bs_buf_printf(&b, "%s on rank %d against %s on rank %d", c[bad]->op,
                   a->d->members[bad], c[good]->op, a->d->members[good]);
-  else if (!strcmp(kind, "size"))
+  else if (m->kind == BS_DUMPS_MISMATCH_SIZE)
     bs_buf_printf(&b, "%s -> %s on rank %d against %s -> %s on rank %d",
                   c[bad]->in, c[bad]->out, a->d->members[bad], c[good]->in,
                   c[good]->out, a->d->members[good]);
@@ -157,13 +169,13 @@ static bool differ_at(analysis *a, uint64_t seq, mismatch *m,
   if (!differ)
     return false;
   m->seq = seq;
-  bs_comm_report_culprits(desc, a->n, 0, a->d->members, seq, m->culprit, m->why,
-                          sizeof m->why);
+  bs_comm_report_culprits(desc, a->n, 0, a->d->members, seq, a->culprit, a->why,
+                          sizeof a->why);
   int bad = -1, good = -1;
   for (int i = 0; i < a->n; i++) {
-    if (c[i] && m->culprit[i] && bad < 0)
+    if (c[i] && a->culprit[i] && bad < 0)
       bad = i;
-    if (c[i] && !m->culprit[i] && good < 0)
+    if (c[i] && !a->culprit[i] && good < 0)
       good = i;
   }
   describe_mismatch(a, m, c, bad, good);
@@ -208,15 +220,14 @@ out:
 
 static void cause(const analysis *a, const mismatch *m, bool found,
                   bs_dumps_finding f, uint64_t stuck, char *buf, size_t n) {
-  int dumps = 0, in = 0;
-  for (int i = 0; i < a->n; i++) {
-    dumps += a->dump[i] != NULL;
+  int in = 0;
+  for (int i = 0; i < a->n; i++)
     in += a->where[i].in_coll && a->where[i].seq == stuck;
-  }
   if (found)
     snprintf(buf, n, "the ranks issue different collectives at #%llu (%s)",
              (unsigned long long)m->seq,
-             !strcmp(m->kind, "op") ? "another op" : m->kind);
+             m->kind == BS_DUMPS_MISMATCH_OP ? "another op"
+                                             : bs_dumps_mismatch_name(m->kind));
   else if (f == BS_DUMPS_HANG && in == a->n)
     snprintf(buf, n,
              "every rank waits in #%llu and their collectives match: stuck "
@@ -227,34 +238,37 @@ static void cause(const analysis *a, const mismatch *m, bool found,
              "%d of %d ranks wait%s in #%llu, the others are not in "
              "it%s",
              in, a->n, in == 1 ? "s" : "", (unsigned long long)stuck,
-             dumps < a->n ? " (some left no dump)" : "");
+             a->dumps < a->n ? " (some left no dump)" : "");
 }
 
-static bs_status verdict(const analysis *a, const mismatch *m, bool found,
-                         bs_dumps_verdict *v) {
-  bool *pick = calloc((size_t)a->n, sizeof *pick);
+/* A hang: whom the stuck collective blames (those missing from it, or
+ * outside the largest group of alike ranks in it). */
+static bs_status blame_stuck(analysis *a, uint64_t stuck) {
   const char **desc = calloc((size_t)a->n, sizeof *desc);
-  char why[2 * BS_REPORT_DESC + 160];
-  if (!pick || !desc || !(v->culprits = calloc((size_t)a->n, sizeof(int)))) {
-    free(pick);
-    free(desc);
+  if (!desc)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: %d ranks", a->n);
-  }
   for (int i = 0; i < a->n; i++) {
     const bs_report_rank *r = &a->where[i];
-    desc[i] = r->in_coll && r->seq == v->stuck_seq ? r->desc : NULL;
+    desc[i] = r->in_coll && r->seq == stuck ? r->desc : NULL;
   }
-  if (found)
-    memcpy(pick, m->culprit, (size_t)a->n * sizeof *pick);
-  else if (v->finding == BS_DUMPS_HANG)
-    bs_comm_report_culprits(desc, a->n, 0, a->d->members, v->stuck_seq, pick,
-                            why, sizeof why);
-  for (int i = 0; i < a->n; i++)
-    if (pick[i])
-      v->culprits[v->nculprits++] = a->d->members[i];
-  free(pick);
+  bs_comm_report_culprits(desc, a->n, 0, a->d->members, stuck, a->culprit,
+                          a->why, sizeof a->why);
   free(desc);
   return BS_OK;
+}
+
+/* The culprits as global ranks (a desync's were blamed by its mismatch). */
+static bs_status verdict(analysis *a, bool found, bs_dumps_verdict *v) {
+  bs_status st = BS_OK;
+  if (!(v->culprits = calloc((size_t)a->n, sizeof(int))))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", a->n);
+  if (!found)
+    BS_CHECK(blame_stuck(a, v->stuck_seq));
+  for (int i = 0; i < a->n; i++)
+    if (a->culprit[i])
+      v->culprits[v->nculprits++] = a->d->members[i];
+out:
+  return st;
 }
 
 static uint64_t stuck_of(const analysis *a, bool *any) {
@@ -270,15 +284,12 @@ static uint64_t stuck_of(const analysis *a, bool *any) {
   return s == UINT64_MAX ? done + 1 : s;
 }
 
-static bs_status write_block(analysis *a, mismatch *m, bool found,
+static bs_status write_block(const analysis *a, const mismatch *m, bool found,
                              bs_dumps_verdict *v) {
   char source[256], why[600];
-  int dumps = 0;
-  for (int i = 0; i < a->n; i++)
-    dumps += a->dump[i] != NULL;
   snprintf(source, sizeof source,
-           "%d ranks, %d dump%s, version %s, comm lib %s%s%s", a->n, dumps,
-           dumps == 1 ? "" : "s", a->d->version, a->d->lib,
+           "%d ranks, %d dump%s, version %s, comm lib %s%s%s", a->n, a->dumps,
+           a->dumps == 1 ? "" : "s", a->d->version, a->d->lib,
            strcmp(a->d->pg_desc, "default_pg") ? ", process group " : "",
            strcmp(a->d->pg_desc, "default_pg") ? a->d->pg_desc : "");
   cause(a, m, found, v->finding, v->stuck_seq, why, sizeof why);
@@ -288,23 +299,20 @@ static bs_status write_block(analysis *a, mismatch *m, bool found,
                        .n = a->n,
                        .rank_of = a->d->members,
                        .ranks = a->where,
-                       .culprit = found ? m->culprit : NULL,
-                       .culprit_why = found ? m->why : NULL,
+                       .culprit = a->culprit,
+                       .culprit_why = a->why,
                        .tail = found ? m->line : NULL};
   v->text = bs_comm_report_format(&b);
   return v->text ? BS_OK : bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: report");
 }
 
 static bs_status clean_text(const analysis *a, bs_dumps_verdict *v) {
-  int dumps = 0;
-  for (int i = 0; i < a->n; i++)
-    dumps += a->dump[i] != NULL;
   if (asprintf(&v->text,
                "backstop: no hang and no desync in %d dump%s of %d ranks: "
                "every rank completed every collective it holds (#%llu to "
                "#%llu), and they match\n",
-               dumps, dumps == 1 ? "" : "s", a->n, (unsigned long long)a->first,
-               (unsigned long long)a->last) < 0)
+               a->dumps, a->dumps == 1 ? "" : "s", a->n,
+               (unsigned long long)a->first, (unsigned long long)a->last) < 0)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: report");
   return BS_OK;
 }
@@ -320,34 +328,28 @@ static void span(analysis *a) {
 
 static bs_status judge(analysis *a, bs_dumps_verdict *v) {
   bs_status st = BS_OK;
-  mismatch m = {.culprit = calloc((size_t)a->n, sizeof *m.culprit)};
+  mismatch m = {0};
   bool found = false, stuck = false;
-  if (!m.culprit)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", a->n);
   span(a);
   for (int i = 0; i < a->n; i++)
     place(a, i);
   BS_CHECK(first_mismatch(a, &m, &found));
   v->stuck_seq = stuck_of(a, &stuck);
-  bool missing = false;
-  for (int i = 0; i < a->n; i++)
-    missing = missing || !a->dump[i];
-  v->finding = found              ? BS_DUMPS_DESYNC
-               : stuck || missing ? BS_DUMPS_HANG
-                                  : BS_DUMPS_CLEAN;
+  v->finding = found                      ? BS_DUMPS_DESYNC
+               : stuck || a->dumps < a->n ? BS_DUMPS_HANG
+                                          : BS_DUMPS_CLEAN;
   if (found) {
     v->mismatch_seq = m.seq;
-    snprintf(v->kind, sizeof v->kind, "%s", m.kind);
+    v->kind = m.kind;
   }
   if (v->finding == BS_DUMPS_CLEAN) {
     v->stuck_seq = 0;
     BS_CHECK(clean_text(a, v));
     goto out;
   }
-  BS_CHECK(verdict(a, &m, found, v));
+  BS_CHECK(verdict(a, found, v));
   BS_CHECK(write_block(a, &m, found, v));
 out:
-  free(m.culprit);
   return st;
 }
 
@@ -359,15 +361,19 @@ bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out) {
   a.where = calloc(n, sizeof *a.where);
   a.cursor = calloc(n, sizeof *a.cursor);
   a.dump = calloc(n, sizeof *a.dump);
-  if (!a.where || !a.cursor || !a.dump)
+  a.culprit = calloc(n, sizeof *a.culprit);
+  if (!a.where || !a.cursor || !a.dump || !a.culprit)
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", d->world);
-  for (int i = 0; i < d->world; i++)
+  for (int i = 0; i < d->world; i++) {
     a.dump[i] = bs_dumps_rank(d, d->members[i]);
+    a.dumps += a.dump[i] != NULL;
+  }
   st = judge(&a, out);
 out:
   free(a.where);
   free(a.cursor);
   free(a.dump);
+  free(a.culprit);
   if (st != BS_OK)
     bs_dumps_verdict_free(out);
   return st;

@@ -15,12 +15,23 @@ typedef enum bs_dumps_finding {
   BS_DUMPS_DESYNC,    /* the ranks disagree on a collective */
 } bs_dumps_finding;
 
+/* What differs at a desync's first mismatch. */
+typedef enum bs_dumps_mismatch {
+  BS_DUMPS_MISMATCH_NONE = 0,
+  BS_DUMPS_MISMATCH_OP,
+  BS_DUMPS_MISMATCH_SIZE,
+  BS_DUMPS_MISMATCH_DTYPE,
+} bs_dumps_mismatch;
+
+/* "op", "size" or "dtype" ("" for none), as the report writes it. */
+const char *bs_dumps_mismatch_name(bs_dumps_mismatch k);
+
 typedef struct bs_dumps_verdict {
   bs_dumps_finding finding;
-  uint64_t stuck_seq;    /* the collective the ranks are stuck at (0: none) */
-  uint64_t mismatch_seq; /* DESYNC: the first that differs */
-  char kind[8];          /* DESYNC: "op", "size" or "dtype" */
-  int *culprits;         /* global ranks, ascending */
+  uint64_t stuck_seq;     /* the collective the ranks are stuck at (0: none) */
+  uint64_t mismatch_seq;  /* DESYNC: the first that differs */
+  bs_dumps_mismatch kind; /* DESYNC: what differs */
+  int *culprits;          /* global ranks, ascending */
   int nculprits;
   char *text; /* the report (caller frees with the verdict) */
 } bs_dumps_verdict;
