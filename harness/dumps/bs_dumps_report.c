@@ -17,20 +17,14 @@ static const char *dtype_name(const char *torch) {
   return bs_dumps_dtype(torch, &dt) ? bs_dtype_name(dt) : torch;
 }
 
-static bool has(const char *op, const char *what) {
-  return strstr(op, what) != NULL;
-}
-
 /* "all_gather #11 (56974 x uint8)": a collective as the world's report
  * writes it (a dtype Backstop has by Backstop's name). */
 static void describe(const bs_dump_coll *c, char *buf, size_t n) {
   int k = snprintf(buf, n, "%s #%llu", c->op, (unsigned long long)c->seq);
   bool one = c->in_tensors == 1 && c->out_tensors == 1 &&
              strcmp(c->in_dt, c->out_dt) == 0 && !strchr(c->in_dt, ',');
-  /* The count as Backstop's collectives take it: what each rank sends to
-   * an all-gather, what it keeps of a reduce-scatter. */
-  uint64_t count = has(c->op, "reduce_scatter") ? c->out_numel : c->in_numel;
-  bool sizes = !has(c->op, "barrier") && (c->in_tensors || c->out_tensors);
+  uint64_t count = bs_dump_coll_count(c);
+  bool sizes = !strstr(c->op, "barrier") && (c->in_tensors || c->out_tensors);
   if (sizes && one)
     k += snprintf(buf + k, n - (size_t)k, " (%llu x %s)",
                   (unsigned long long)count, dtype_name(c->in_dt));

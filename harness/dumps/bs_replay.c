@@ -89,7 +89,7 @@ static bs_status step_of(const bs_dump_coll *c, int rank, step *s) {
                        "counterpart in the communicator (BFloat16, Float, Int, "
                        "Long, Byte)",
                        rank, (unsigned long long)c->seq, c->op, c->in_dt);
-  s->orig = s->op == BS_COLL_REDUCE_SCATTER ? c->out_numel : c->in_numel;
+  s->orig = bs_dump_coll_count(c);
   s->count = s->orig;
   return BS_OK;
 }
