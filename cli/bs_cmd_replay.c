@@ -1,12 +1,11 @@
 /* backstop replay DIR [options]: a job's dumps replayed on a world of as
  * many simulated ranks (bs_replay.h). */
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bs_cmd.h"
+#include "bs_opts.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_replay.h"
 #include "run/bs_launcher.h"
@@ -17,37 +16,29 @@ typedef struct replay_args {
   bs_replay_opts o;
 } replay_args;
 
-static bool number(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  *out = v;
-  return *s && !*end && !errno && v >= lo && v <= hi;
-}
-
-static bool choice(const char *v, const char *a, const char *b) {
-  return strcmp(v, a) == 0 || strcmp(v, b) == 0;
-}
-
-/* One option and its value; false (after the message) on a bad one. */
-static bool option(replay_args *a, const char *opt, const char *v) {
+/* One option and its value, checked as every command's are (bs_opts.h). */
+static bs_status option(replay_args *a, const char *opt, const char *v) {
+  bs_status st = BS_OK;
   long n = 0;
-  if (strcmp(opt, "--pg") == 0)
+  if (strcmp(opt, "--pg") == 0) {
     a->pg = v;
-  else if (strcmp(opt, "--backend") == 0 && choice(v, "sim", "nccl"))
+  } else if (strcmp(opt, "--backend") == 0) {
+    BS_CHECK(bs_opts_choice(opt, v, "sim", "nccl"));
     a->o.backend = v;
-  else if (strcmp(opt, "--device") == 0 && choice(v, "host", "cuda"))
+  } else if (strcmp(opt, "--device") == 0) {
+    BS_CHECK(bs_opts_choice(opt, v, "host", "cuda"));
     a->o.device = v;
-  else if (strcmp(opt, "--timeout-ms") == 0 && number(v, 1, INT_MAX, &n))
+  } else if (strcmp(opt, "--timeout-ms") == 0) {
+    BS_CHECK(bs_opts_long(opt, v, 1, INT_MAX, &n));
     a->o.timeout_ms = (int)n;
-  else if (strcmp(opt, "--max-mib") == 0 && number(v, 1, 1 << 20, &n))
+  } else if (strcmp(opt, "--max-mib") == 0) {
+    BS_CHECK(bs_opts_long(opt, v, 1, 1 << 20, &n));
     a->o.max_bytes = (size_t)n << 20;
-  else {
-    fprintf(stderr, "backstop replay: %s '%s' (see backstop help replay)\n",
-            opt, v);
-    return false;
+  } else {
+    BS_FAIL(BS_ERR_INVALID, NULL, "unknown option %s", opt);
   }
-  return true;
+out:
+  return st;
 }
 
 static bool parse(int argc, char **argv, replay_args *a) {
@@ -55,8 +46,13 @@ static bool parse(int argc, char **argv, replay_args *a) {
     if (strcmp(argv[i], "--spawn") == 0) {
       a->o.procs = true;
     } else if (argv[i][0] == '-' && i + 1 < argc) {
-      if (!option(a, argv[i], argv[i + 1]))
+      /* The option and the value refused, as replay has always said. */
+      if (option(a, argv[i], argv[i + 1]) != BS_OK) {
+        bs_err_clear();
+        fprintf(stderr, "backstop replay: %s '%s' (see backstop help replay)\n",
+                argv[i], argv[i + 1]);
         return false;
+      }
       i++;
     } else if (argv[i][0] != '-' && !a->dir) {
       a->dir = argv[i];

@@ -96,9 +96,8 @@ static bool plain_decimal(const char *s) {
   return true;
 }
 
-/* A whole-string integer in [lo, hi]. */
-static bs_status parse_long(const char *opt, const char *s, long lo, long hi,
-                            long *out) {
+bs_status bs_opts_long(const char *opt, const char *s, long lo, long hi,
+                       long *out) {
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
@@ -114,7 +113,7 @@ static bs_status parse_long(const char *opt, const char *s, long lo, long hi,
 static bs_status parse_int(const char *opt, const char *s, long lo, long hi,
                            int *out) {
   long v = 0;
-  bs_status st = parse_long(opt, s, lo, hi, &v);
+  bs_status st = bs_opts_long(opt, s, lo, hi, &v);
   *out = st == BS_OK ? (int)v : *out;
   return st;
 }
@@ -196,8 +195,8 @@ out:
   return st;
 }
 
-static bs_status choice(const char *opt, const char *v, const char *a,
-                        const char *b) {
+bs_status bs_opts_choice(const char *opt, const char *v, const char *a,
+                         const char *b) {
   if (strcmp(v, a) == 0 || strcmp(v, b) == 0)
     return BS_OK;
   return bs_err_fail(BS_ERR_INVALID, NULL, "%s: '%s' is not %s or %s", opt, v,
@@ -272,12 +271,12 @@ static bs_status explore_option(const char *cmd, int c, const char *arg,
     return parse_int("--cycle", arg, 0, 100000, &o->sweep_cycle);
   case O_SAMPLE:
     BS_CHECK(only(cmd, "sweep", "--sample"));
-    BS_CHECK(parse_long("--sample", arg, 1, LONG_MAX, &v));
+    BS_CHECK(bs_opts_long("--sample", arg, 1, LONG_MAX, &v));
     o->sample = (size_t)v;
     return BS_OK;
   case O_RUNS:
     BS_CHECK(only(cmd, "fuzz", "--runs"));
-    return parse_long("--runs", arg, 1, LONG_MAX, &o->runs);
+    return bs_opts_long("--runs", arg, 1, LONG_MAX, &o->runs);
   case O_TIME:
     BS_CHECK(only(cmd, "fuzz", "--time-s"));
     return parse_positive("--time-s", arg, &o->time_s);
@@ -301,10 +300,10 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
     return parse_ranks(arg, o);
   case O_BACKEND:
     o->backend = arg;
-    return choice("--backend", arg, "sim", "nccl");
+    return bs_opts_choice("--backend", arg, "sim", "nccl");
   case O_DEVICE:
     o->device = arg;
-    return choice("--device", arg, "host", "cuda");
+    return bs_opts_choice("--device", arg, "host", "cuda");
   case O_MODEL:
     o->model = arg;
     return BS_OK;

@@ -66,6 +66,14 @@ typedef struct bs_opts {
   char rdv[1024];
 } bs_opts;
 
+/* The checks of every command's values, usage errors (BS_ERR_INVALID)
+ * naming opt and the value: a whole-string decimal integer in [lo, hi] (no
+ * sign, space or leading zero), and one of two words. */
+bs_status bs_opts_long(const char *opt, const char *s, long lo, long hi,
+                       long *out);
+bs_status bs_opts_choice(const char *opt, const char *v, const char *a,
+                         const char *b);
+
 /* cmd is "run", "mutants" (which has no --mutant), "sweep" or "fuzz" (each
  * with its own options besides run's); argv[0] is the command itself.
  * Reorders argv (getopt). */
