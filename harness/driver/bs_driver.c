@@ -13,6 +13,7 @@
 #include "model/bs_ddp.h"
 #include "model/bs_params.h"
 #include "run/bs_launcher.h"
+#include "run/bs_meet.h"
 #include "train/bs_optimizer.h"
 
 /* Ring large enough that a scenario's whole schedule fits: the uniform
@@ -316,14 +317,8 @@ out:
   return st;
 }
 
-/* In a process-per-rank run the NCCL unique id travels through the run's
- * folder, and so does a failure when the ranks are in several processes;
- * sim ranks in several processes meet in a file there. */
-typedef struct world_paths {
-  char dir[1024], uid[1100], shm[1100];
-} world_paths;
-
-static void world_opts(const driver *d, world_paths *p, bs_world_opts *wo) {
+/* A process-per-rank run's processes meet in the run's folder. */
+static void world_opts(const driver *d, bs_meet *m, bs_world_opts *wo) {
   const bs_run_cfg *run = d->run;
   *wo = (bs_world_opts){.backend = run->backend,
                         .size = bs_launcher_local_ranks(run),
@@ -332,24 +327,18 @@ static void world_opts(const driver *d, world_paths *p, bs_world_opts *wo) {
                         .flight_slots = FLIGHT_SLOTS};
   if (!run->rendezvous)
     return;
-  bs_launcher_run_dir(run, p->dir, sizeof p->dir);
-  snprintf(p->uid, sizeof p->uid, "%s/nccl.uid", p->dir);
-  snprintf(p->shm, sizeof p->shm, "%s/sim.shm", p->dir);
-  wo->global_size = run->ranks;
-  wo->first_rank = bs_launcher_first_rank(run);
-  wo->uid_path = p->uid;
-  wo->shm_path = run->nprocs > 1 ? p->shm : NULL;
-  /* The sim's shared board carries failures across processes itself. */
-  bool nccl = strcmp(run->backend, "nccl") == 0;
-  wo->abort_dir = run->nprocs > 1 && nccl ? p->dir : NULL;
+  char dir[sizeof m->dir];
+  bs_launcher_run_dir(run, dir, sizeof dir);
+  bs_meet_world(m, dir, run->ranks, bs_launcher_first_rank(run),
+                run->nprocs > 1, wo);
 }
 
 static bs_status run_world(driver *d, bs_dev **devs, rank_ctx *ctx) {
   bs_status st = BS_OK;
   bs_world *w = NULL;
   bs_world_opts wo;
-  world_paths paths;
-  world_opts(d, &paths, &wo);
+  bs_meet meet;
+  world_opts(d, &meet, &wo);
   int n = wo.size;
   void **args = calloc((size_t)n, sizeof *args);
   if (!args)

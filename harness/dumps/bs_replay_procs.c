@@ -13,6 +13,7 @@
 #include "dev/bs_dev.h"
 #include "dumps/bs_dumps_report.h"
 #include "run/bs_fork.h"
+#include "run/bs_meet.h"
 
 /* A rank through its plan waits this long beyond two watchdog timeouts
  * for the others: once it is through, the others can complete nothing more
@@ -47,10 +48,7 @@ typedef struct child_rank {
 
 static void path_of(const procs *ps, const char *what, int k, char *out,
                     size_t n) {
-  if (k < 0)
-    snprintf(out, n, "%s/%s", ps->dir, what);
-  else
-    snprintf(out, n, "%s/%s.%d", ps->dir, what, k);
+  snprintf(out, n, "%s/%s.%d", ps->dir, what, k);
 }
 
 /* Rank k says it reached `what`, then waits until every rank has or
@@ -108,19 +106,12 @@ static void send_result(int fd, bs_status st, const char *report,
 static int child(void *arg, size_t job, int fd) {
   const procs *ps = arg;
   int k = (int)job;
-  char uid[128], shm[128];
+  bs_meet m;
   bs_world *w = NULL;
   bs_dev *dev = NULL;
   bs_world_opts wo = *ps->p->wo;
-  bool nccl = wo.backend && strcmp(wo.backend, "nccl") == 0;
-  path_of(ps, "nccl.uid", -1, uid, sizeof uid);
-  path_of(ps, "sim.shm", -1, shm, sizeof shm);
-  wo.global_size = wo.size;
   wo.size = 1;
-  wo.first_rank = k;
-  wo.uid_path = uid;
-  wo.shm_path = nccl ? NULL : shm;
-  wo.abort_dir = nccl ? ps->dir : NULL; /* the sim's board carries failures */
+  bs_meet_world(&m, ps->dir, ps->p->wo->size, k, true, &wo);
   child_rank cr = {.ps = ps, .k = k};
   void *args[1] = {&cr};
   current = &cr;
