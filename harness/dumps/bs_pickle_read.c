@@ -201,14 +201,15 @@ static bs_status uarg(reader *r, size_t n, uint64_t *out) {
   return BS_OK;
 }
 
-/* A width-byte length, then that many bytes (at most max). */
+/* A width-byte length, then that many bytes (at most max: over it, what
+ * says why). */
 static const unsigned char *sized(reader *r, size_t width, uint64_t max,
-                                  uint64_t *n, bs_status *st) {
+                                  const char *over, uint64_t *n,
+                                  bs_status *st) {
   const unsigned char *a = NULL;
   *st = uarg(r, width, n);
   if (*st == BS_OK && *n > max)
-    *st = bad(r, max == 8 ? "an integer wider than 64 bits"
-                          : "a length past the end");
+    *st = bad(r, over);
   if (*st == BS_OK && !(a = arg(r, (size_t)*n)))
     *st = bad(r, "truncated");
   return a;
@@ -225,7 +226,8 @@ static bs_status push_int(reader *r, int64_t i) {
 static bs_status long_int(reader *r, size_t width) {
   uint64_t n = 0;
   bs_status st = BS_OK;
-  const unsigned char *a = sized(r, width, 8, &n, &st);
+  const unsigned char *a =
+      sized(r, width, 8, "an integer wider than 64 bits", &n, &st);
   if (!a)
     return st;
   uint64_t u = le(a, (size_t)n);
@@ -250,7 +252,8 @@ static bs_status push_float(reader *r) {
 static bs_status push_str(reader *r, size_t width) {
   uint64_t n = 0;
   bs_status st = BS_OK;
-  const unsigned char *a = sized(r, width, r->len, &n, &st);
+  const unsigned char *a =
+      sized(r, width, r->len, "a length past the end", &n, &st);
   if (!a)
     return st;
   if (memchr(a, 0, (size_t)n))
@@ -346,10 +349,7 @@ static bs_status put_memo(reader *r, uint64_t idx) {
 static bs_status get_memo(reader *r, uint64_t idx) {
   if (idx >= r->nmemo || !r->memo[idx])
     return bad(r, "a memo index that was never put");
-  if (!grow(&r->stack, &r->capstack, r->nstack + 1, sizeof *r->stack))
-    return nomem();
-  r->stack[r->nstack++] = r->memo[idx];
-  return BS_OK;
+  return push(r, r->memo[idx]);
 }
 
 static bs_status memo_op(reader *r, size_t width, bool put) {
