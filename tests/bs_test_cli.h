@@ -31,10 +31,11 @@ static char *slurp(const char *path) {
   return s;
 }
 
-/* Runs "backstop ARGS" in dir; returns its exit status. */
-static int backstop(const char *args) {
+/* Runs "backstop ARGS" in dir after the shell commands pre ("ulimit -n
+ * 40 && ", or ""); returns its exit status. */
+static int backstop_after(const char *pre, const char *args) {
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "cd %s && '%s' %s >out.txt 2>err.txt", dir,
+  snprintf(cmd, sizeof cmd, "cd %s && %s'%s' %s >out.txt 2>err.txt", dir, pre,
            getenv("BACKSTOP_BIN"), args);
   int ws = system(cmd);
   free(out_text);
@@ -43,6 +44,11 @@ static int backstop(const char *args) {
   err_text = slurp("err.txt");
   assert_true(WIFEXITED(ws));
   return WEXITSTATUS(ws);
+}
+
+/* Runs "backstop ARGS" in dir; returns its exit status. */
+static int backstop(const char *args) {
+  return backstop_after("", args);
 }
 
 /* The binary must exist; dir becomes a fresh /tmp/<prefix>XXXXXX. */

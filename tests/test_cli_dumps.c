@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #include <cmocka.h>
-#include <sys/wait.h>
 
 #include "bs_test_cli.h"
 #include "dev/bs_dev.h"
@@ -206,26 +205,12 @@ static void test_spawn_limit(void **state) {
  * limit is raised, a low hard one refused naming it. */
 static void test_spawn_open_files(void **state) {
   (void)state;
-  char cmd[1024];
-  const char *bin = getenv("BACKSTOP_BIN");
-  snprintf(cmd, sizeof cmd,
-           "cd %s && ulimit -Sn 40 && '%s' replay %s/fr/desync4 --spawn "
-           ">out.txt 2>err.txt",
-           dir, bin, BS_TEST_DATA);
-  int ws = system(cmd);
-  assert_true(WIFEXITED(ws));
-  assert_int_equal(WEXITSTATUS(ws), 1); /* raised: the desync replayed */
-  snprintf(cmd, sizeof cmd,
-           "cd %s && ulimit -n 40 && '%s' replay %s/fr/desync4 --spawn "
-           ">out.txt 2>err.txt",
-           dir, bin, BS_TEST_DATA);
-  ws = system(cmd);
-  assert_true(WIFEXITED(ws));
-  assert_int_equal(WEXITSTATUS(ws), 2);
-  char *err = slurp("err.txt");
-  has(err, "backstop replay: 4 processes need 68 open files, more than this "
-           "shell's hard limit of 40 (ulimit -Hn)");
-  free(err);
+  const char *args = "replay " BS_TEST_DATA "/fr/desync4 --spawn";
+  /* raised: the desync replayed */
+  assert_int_equal(backstop_after("ulimit -Sn 40 && ", args), 1);
+  assert_int_equal(backstop_after("ulimit -n 40 && ", args), 2);
+  has(err_text, "backstop replay: 4 processes need 68 open files, more than "
+                "this shell's hard limit of 40 (ulimit -Hn)");
 }
 
 /* One world limit (BS_WORLD_MAX_RANKS, the layout's and replay's too):
