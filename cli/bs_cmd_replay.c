@@ -35,7 +35,8 @@ static bs_status option(replay_args *a, const char *opt, const char *v) {
     BS_CHECK(bs_opts_long(opt, v, 1, 1 << 20, &n));
     a->o.max_bytes = (size_t)n << 20;
   } else {
-    BS_FAIL(BS_ERR_INVALID, NULL, "unknown option %s", opt);
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "unknown option %s (see backstop help replay)", opt);
   }
 out:
   return st;
@@ -46,11 +47,8 @@ static bool parse(int argc, char **argv, replay_args *a) {
     if (strcmp(argv[i], "--spawn") == 0) {
       a->o.procs = true;
     } else if (argv[i][0] == '-' && i + 1 < argc) {
-      /* The option and the value refused, as replay has always said. */
       if (option(a, argv[i], argv[i + 1]) != BS_OK) {
-        bs_err_clear();
-        fprintf(stderr, "backstop replay: %s '%s' (see backstop help replay)\n",
-                argv[i], argv[i + 1]);
+        bs_cmd_usage_error("replay"); /* names the option and why */
         return false;
       }
       i++;

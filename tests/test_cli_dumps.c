@@ -117,8 +117,11 @@ static void test_clean_and_bad_input(void **state) {
   has(err_text, "backstop analyze: /nonexistent/dumps: cannot open");
   assert_int_equal(backstop("analyze clean --frobnicate"), 2);
   assert_int_equal(backstop("replay clean --backend gloo"), 2);
-  has(err_text, "backstop replay: --backend 'gloo'");
+  has(err_text, "backstop replay: --backend: 'gloo' is not sim or nccl");
   assert_int_equal(backstop("replay clean --timeout-ms 0"), 2);
+  has(err_text, "backstop replay: --timeout-ms: '0' is not an integer in [1,");
+  assert_int_equal(backstop("replay clean --frobnicate 1"), 2);
+  has(err_text, "backstop replay: unknown option --frobnicate");
   /* NCCL on host buffers: an illegal address to its kernels, refused. */
   assert_int_equal(backstop("replay clean --backend nccl --device host"), 2);
   has(err_text, "--backend nccl needs --device cuda");
