@@ -23,8 +23,9 @@ static struct {
   void *arg;
   pthread_t thread;
   bool started;
-  atomic_int owner; /* of the pipe: FREE, RUN or DUMP */
-  atomic_bool stopping;
+  /* Of the pipe: FREE, RUN or DUMP. The run claims it (RUN) before it
+   * signals the thread to end, so a signal that finds it taken ends it. */
+  atomic_int owner;
 } hd;
 
 /* Each running world's ranks: their flight recorders, and the report. */
@@ -91,9 +92,8 @@ static void *watch(void *arg) {
   (void)arg;
   while (sigwait(&set, &sig) != 0)
     ;
-  if (atomic_load(&hd.stopping) ||
-      !atomic_compare_exchange_strong(&hd.owner, &free_, DUMP))
-    return NULL;
+  if (!atomic_compare_exchange_strong(&hd.owner, &free_, DUMP))
+    return NULL; /* the run's own result came first */
   if (dump() & BS_HANGDUMP_STAY)
     for (;;)
       pause();
@@ -108,7 +108,6 @@ bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
   hd.part = part;
   hd.arg = arg;
   atomic_store(&hd.owner, FREE);
-  atomic_store(&hd.stopping, false);
   bs_hangdump_block();
   hd.started = pthread_create(&hd.thread, NULL, watch, NULL) == 0;
   if (!hd.started)
@@ -124,7 +123,6 @@ void bs_hangdump_end(void) {
       pause();
   if (!hd.started)
     return;
-  atomic_store(&hd.stopping, true);
   pthread_kill(hd.thread, BS_DUMP_SIGNAL);
   pthread_join(hd.thread, NULL);
   hd.started = false;
