@@ -195,11 +195,13 @@ static void launch(char *cmd, size_t n, int proc, const char *job,
            job, proc, getenv("BACKSTOP_BIN"), args, proc, proc, extra);
 }
 
-/* Both processes of job, side by side, each waited for. */
-static void launch_both(const char *job, const char *args) {
+/* Both processes of job, side by side, each waited for; process 1 after
+ * the shell's `late` (as a launcher may start it later). */
+static void launch_both(const char *job, const char *args, const char *late) {
   char cmd[2048];
   snprintf(cmd, sizeof cmd, "cd %s && { (", dir);
   launch(cmd, sizeof cmd, 0, job, args, ") & (");
+  snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "%s", late);
   launch(cmd, sizeof cmd, 1, job, args, "); wait; }");
   assert_int_equal(system(cmd), 0);
 }
@@ -222,7 +224,7 @@ static int rc_of(int proc) {
 static void test_two_processes(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  launch_both("j2", NCCL_RUN);
+  launch_both("j2", NCCL_RUN, "");
   assert_int_equal(rc_of(0), rc_of(1));
   char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
   assert_non_null(strstr(o0, "engine-death"));
@@ -241,7 +243,7 @@ static void test_two_processes(void **state) {
 static void test_two_sim_processes(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  launch_both("j5", "engine-death rank-death rank-divergence --ranks 4");
+  launch_both("j5", "engine-death rank-death rank-divergence --ranks 4", "");
   char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
   if (rc_of(0) != 0 || rc_of(1) != 0)
     fail_msg("exit %d and %d:\n%s\n%s", rc_of(0), rc_of(1), o0, o1);
@@ -344,7 +346,7 @@ static void test_launcher_hang_dumps(void **state) {
   BS_TEST_NEEDS_FAULTS();
   static const char *const blocks[] = {"ranks 0..1 (one process)",
                                        "ranks 2..3 (one process)"};
-  launch_both("j6", HANG_RUN " --artifacts art2");
+  launch_both("j6", HANG_RUN " --artifacts art2", "");
   char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
   assert_int_equal(rc_of(0), 1);
   assert_int_equal(rc_of(1), 1);
@@ -358,6 +360,26 @@ static void test_launcher_hang_dumps(void **state) {
   free(o1);
 }
 
+/* Process 1 started 0.8 s after process 0, its deadline past half of
+ * process 0's grace: process 0, asked at its deadline, asks it through the
+ * run's folder, and its ranks are in the report all the same. */
+static void test_launcher_late_dumps(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  static const char *const blocks[] = {
+      "ranks 0..1 (one process)",
+      "ranks 2..3 (one process):\nbackstop: hang at collective #3 (2 of 4 "
+      "ranks, sim backend)\n  cause: the run passed its 2 s deadline and "
+      "process 0 asked for this dump"};
+  launch_both("j7", HANG_RUN " --artifacts art3", "sleep 0.8; ");
+  assert_int_equal(rc_of(0), 1);
+  assert_int_equal(rc_of(1), 1);
+  hang_artifacts("art3", blocks, 2);
+  char *asked = slurp("rv/j7/run0/dump.asked");
+  assert_true(strlen(asked) > 0);
+  free(asked);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_env, clean_env),
@@ -369,6 +391,7 @@ int main(void) {
       cmocka_unit_test(test_missing_process),
       cmocka_unit_test(test_spawn_hang_dumps),
       cmocka_unit_test(test_launcher_hang_dumps),
+      cmocka_unit_test(test_launcher_late_dumps),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -61,7 +61,7 @@ int bs_child_run(const bs_run_cfg *cfg, int fd) {
   bs_status st = bs_record_init(&rec, ranks, cfg->cycles);
   rec.deadline_ms = cfg->deadline_s * 1e3;
   if (st == BS_OK)
-    st = bs_hangdump_start(cfg, &rec, fd, NULL, NULL);
+    st = bs_hangdump_start(cfg, &rec, fd, NULL, NULL, NULL);
   if (st == BS_OK)
     st = bs_driver_run(cfg, &rec);
   if (st == BS_OK)

@@ -121,14 +121,17 @@ static void gather(proc_run *p) {
 /* ---- asked to dump at the deadline (bs_hangdump.h) ----
  * Every process dumps its own ranks: with --spawn process 0, which the
  * parent asks, passes the signal on to the processes it started; under a
- * launcher each process's own parent asks it at its own deadline. A
- * process other than 0 publishes its dump as dump<p> in the run's folder;
- * a launcher's also writes its ranks' flight recorders into the artifacts
- * folder itself, before that (so they are there even when its dump comes
- * too late for process 0: a launcher that started it later). Process 0 waits
- * for each, within half the parent's grace, and writes the artifacts of them
- * all: a process whose ranks had finished gave its whole part already
- * (part<p>), and one that sent nothing in time is named in the report. Then
+ * launcher each process's own parent asks it at its own deadline, and
+ * process 0, asked at its own, asks the others through the run's folder
+ * (dump.asked, looked for every 10 ms): one started later than process 0
+ * dumps then, not past process 0's grace. A process other than 0 publishes
+ * its dump as dump<p> in the run's folder; a launcher's also writes its
+ * ranks' flight recorders into the artifacts folder itself, before that
+ * (so they are there even when its dump comes too late for process 0).
+ * Process 0 waits for each, within half the parent's grace, and writes the
+ * artifacts of them all: a process whose ranks had finished gave its whole
+ * part already (part<p>), and one that sent nothing in time is named in the
+ * report. Then
  * each waits for its kill: a process that exited would be a dead rank to the
  * others, and one not yet asked would report that instead of where its ranks
  * hung; only a process 0 that started the others ends them all at once. */
@@ -139,6 +142,28 @@ static void dump_path(const proc_run *p, int proc, char *out, size_t n) {
 
 static bool exists(const void *path) {
   return access(path, F_OK) == 0;
+}
+
+static void asked_path(const proc_run *p, char *out, size_t n) {
+  snprintf(out, n, "%s/dump.asked", p->dir);
+}
+
+/* A bs_hangdump_asked_fn: process 0 has asked for the dumps. */
+static bool dump_asked(void *arg) {
+  char path[1100];
+  asked_path(arg, path, sizeof path);
+  return exists(path);
+}
+
+/* Under a launcher, the others' dumps now, whatever their own deadlines. */
+static void ask_dumps(const proc_run *p) {
+  char path[1100];
+  static const char note[] = "process 0 passed its deadline\n";
+  asked_path(p, path, sizeof path);
+  if (bs_file_publish(path, note, sizeof note - 1) != BS_OK) {
+    fprintf(stderr, "backstop: process 0: %s\n", bs_err()->message);
+    bs_err_clear();
+  }
 }
 
 /* Process q's ranks into d: its part when there is one, else its dump,
@@ -204,6 +229,8 @@ static void dump_lead(const proc_run *p, bs_record *d) {
   for (int q = 1; p->procs && q < cfg->nprocs; q++)
     if (p->procs[q] > 0)
       kill(p->procs[q], BS_DUMP_SIGNAL);
+  if (!p->procs)
+    ask_dumps(p);
   part_path(p, 0, part, sizeof part);
   if (!exists(part) ||
       merge(d, bs_file_read(part, &data, &n), data, n, part) != BS_OK) {
@@ -333,7 +360,10 @@ int bs_child_part_run(const bs_run_cfg *cfg, int fd, pid_t *procs) {
     rc = fail_run(&p, fd, bs_err()->message);
     goto out;
   }
-  if (bs_hangdump_start(cfg, &p.rec, fd, dump_part, &p) != BS_OK) {
+  /* A launcher's peer is asked by its own parent, or by process 0. */
+  bool by_lead = cfg->proc != 0 && !cfg->spawned;
+  if (bs_hangdump_start(cfg, &p.rec, fd, dump_part, by_lead ? dump_asked : NULL,
+                        &p) != BS_OK) {
     rc = fail_run(&p, fd, bs_err()->message);
     goto out;
   }

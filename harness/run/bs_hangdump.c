@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "comm/bs_comm.h"
@@ -15,14 +16,19 @@
 
 enum { FREE = 0, RUN, DUMP };
 
+/* How often a dump asked through bs_hangdump_asked_fn is looked for. */
+#define ASKED_POLL_NS 10000000L
+
 static struct {
   const bs_run_cfg *cfg;
   const bs_record *rec;
   int fd;
   bs_hangdump_fn part;
+  bs_hangdump_asked_fn asked;
   void *arg;
   pthread_t thread;
   bool started;
+  const char *by; /* who asked for the dump */
   /* Of the pipe: FREE, RUN or DUMP. The run claims it (RUN) before it
    * signals the thread to end, so a signal that finds it taken ends it. */
   atomic_int owner;
@@ -33,9 +39,9 @@ static void take_world(const bs_world *w, void *arg) {
   bs_record *rec = arg;
   char why[200], *report;
   snprintf(why, sizeof why,
-           "the run passed its %.0f s deadline and its parent asked for "
-           "this dump: where each rank was then",
-           hd.cfg->deadline_s);
+           "the run passed its %.0f s deadline and %s asked for this "
+           "dump: where each rank was then",
+           hd.cfg->deadline_s, hd.by);
   for (int k = 0; k < bs_world_local_size(w); k++) {
     int g = bs_world_first_rank(w) + k;
     if (g < rec->nranks && !rec->rank[g].flight)
@@ -86,11 +92,23 @@ void bs_hangdump_block(void) {
   pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
-static void *watch(void *arg) {
+/* Who asked for the dump: the parent by the signal, process 0 through
+ * hd.asked (polled); NULL: nobody yet. */
+static const char *asker(void) {
   sigset_t set = dump_set();
-  int sig, free_ = FREE;
+  int sig;
+  if (!hd.asked)
+    return sigwait(&set, &sig) == 0 ? "its parent" : NULL;
+  struct timespec poll = {0, ASKED_POLL_NS};
+  if (sigtimedwait(&set, NULL, &poll) == BS_DUMP_SIGNAL)
+    return "its parent";
+  return hd.asked(hd.arg) ? "process 0" : NULL;
+}
+
+static void *watch(void *arg) {
+  int free_ = FREE;
   (void)arg;
-  while (sigwait(&set, &sig) != 0)
+  while (!(hd.by = asker()))
     ;
   if (!atomic_compare_exchange_strong(&hd.owner, &free_, DUMP))
     return NULL; /* the run's own result came first */
@@ -101,11 +119,13 @@ static void *watch(void *arg) {
 }
 
 bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
-                            bs_hangdump_fn part, void *arg) {
+                            bs_hangdump_fn part, bs_hangdump_asked_fn asked,
+                            void *arg) {
   hd.cfg = cfg;
   hd.rec = rec;
   hd.fd = fd;
   hd.part = part;
+  hd.asked = asked;
   hd.arg = arg;
   atomic_store(&hd.owner, FREE);
   bs_hangdump_block();

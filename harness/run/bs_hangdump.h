@@ -27,6 +27,10 @@ enum {
  * when no world was running); gathers the other processes' or hands this
  * one's over. Returns BS_HANGDUMP_* flags. */
 typedef int (*bs_hangdump_fn)(bs_record *dump, bs_result *res, void *arg);
+/* Whether a dump is asked of this process otherwise than by the signal (a
+ * launcher's process 0 asks its peers through the run's folder); polled
+ * every 10 ms while the run goes on. */
+typedef bool (*bs_hangdump_asked_fn)(void *arg);
 
 /* Holds the dump signal in the calling thread (and in what it forks or
  * creates afterwards) until a dump thread takes it. */
@@ -34,9 +38,11 @@ void bs_hangdump_block(void);
 
 /* Before any other thread starts: blocks the signal and starts the thread.
  * rec: the run's record, for its start times (its phases are the ranks'
- * and are not read). part: NULL for a run whose ranks are all here. */
+ * and are not read). part: NULL for a run whose ranks are all here;
+ * asked: NULL for the signal alone; arg: theirs. */
 bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
-                            bs_hangdump_fn part, void *arg);
+                            bs_hangdump_fn part, bs_hangdump_asked_fn asked,
+                            void *arg);
 /* The run's own result is ready: when a dump has begun, waits for it to
  * end the process; else ends the thread, and the run writes its result. */
 void bs_hangdump_end(void);
