@@ -706,6 +706,9 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
     }
   }
   BS_CHECK(bs_nccl_plan(*out, *n));
+  /* Last, once nothing else refuses the runs: a job id used twice. */
+  if (o->rendezvous)
+    BS_CHECK(bs_launcher_claim(&o->procs, o->rdv));
 out:
   if (st != BS_OK) {
     free(*out);

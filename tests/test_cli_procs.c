@@ -3,7 +3,8 @@
  * two processes that meet through the folder (nccl, and sim through a
  * shared file): process 0 merges the other's part and both report its
  * verdict; a missing process is waited for with a bound, never forever; a
- * hang past the deadline, spawned or launched, leaves every rank's dump. */
+ * hang past the deadline, spawned or launched, leaves every rank's dump; a
+ * job id used twice is refused, processes started apart are not. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,7 +33,8 @@ static const char *const launcher_vars[] = {"BS_PROC_RANK",
                                             "SLURM_STEP_ID",
                                             "RANK",
                                             "WORLD_SIZE",
-                                            "TORCHELASTIC_RUN_ID"};
+                                            "TORCHELASTIC_RUN_ID",
+                                            "TORCHELASTIC_RESTART_COUNT"};
 
 static int clean_env(void **state) {
   (void)state;
@@ -71,6 +73,14 @@ static void test_env(void **state) {
   assert_int_equal(p.proc, 5);
   assert_int_equal(p.nprocs, 6);
   assert_string_equal(p.job, "r1");
+  assert_string_equal(p.job_from, "TORCHELASTIC_RUN_ID");
+  /* A restarted worker group is a job of its own. */
+  setenv("TORCHELASTIC_RESTART_COUNT", "0", 1);
+  assert_int_equal(bs_launcher_from_env(&p), BS_OK);
+  assert_string_equal(p.job, "r1");
+  setenv("TORCHELASTIC_RESTART_COUNT", "2", 1);
+  assert_int_equal(bs_launcher_from_env(&p), BS_OK);
+  assert_string_equal(p.job, "r1.2");
   /* The explicit pair wins over the launcher's. */
   setenv("BS_PROC_RANK", "1", 1);
   setenv("BS_PROC_SIZE", "2", 1);
@@ -142,11 +152,21 @@ static void test_one_process(void **state) {
   assert_non_null(strstr(out_text, "2 passed"));
   free(part);
   free(res);
-  /* The same job id again finds the verdicts: refused, not reported. */
+  /* The same job id again: refused before anything runs, its verdicts not
+   * reported as this job's. */
   setenv("BS_JOB_ID", "j1", 1);
-  assert_int_equal(backstop(args), 1);
+  assert_int_equal(backstop(args), 2);
   unsetenv("BS_JOB_ID");
-  assert_non_null(strstr(out_text, "holds an earlier job's verdict"));
+  assert_non_null(strstr(err_text, "backstop run: job id j1 (BS_JOB_ID) was "
+                                   "used before: rv/j1 holds proc0 from an "
+                                   "earlier run; give a new job id "
+                                   "(BS_JOB_ID) or remove rv/j1\n"));
+  assert_null(strstr(out_text, "passed"));
+  /* Without a job id the folder is rv/job: the same. */
+  assert_int_equal(backstop("run engine-death --rendezvous rv -q"), 0);
+  assert_int_equal(backstop("run engine-death --rendezvous rv -q"), 2);
+  assert_non_null(strstr(err_text, "rv/job holds proc0 from an earlier run "
+                                   "without a job id"));
 }
 
 /* The kill matrix too: every run (each mutant's) meets in a folder of its
@@ -195,13 +215,14 @@ static void launch(char *cmd, size_t n, int proc, const char *job,
            job, proc, getenv("BACKSTOP_BIN"), args, proc, proc, extra);
 }
 
-/* Both processes of job, side by side, each waited for; process 1 after
- * the shell's `late` (as a launcher may start it later). */
-static void launch_both(const char *job, const char *args, const char *late) {
+/* Both processes of job, side by side, each waited for; process p after
+ * the shell's late<p> (a launcher may start one later than the other). */
+static void launch_both(const char *job, const char *args, const char *late0,
+                        const char *late1) {
   char cmd[2048];
-  snprintf(cmd, sizeof cmd, "cd %s && { (", dir);
+  snprintf(cmd, sizeof cmd, "cd %s && { (%s", dir, late0);
   launch(cmd, sizeof cmd, 0, job, args, ") & (");
-  snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "%s", late);
+  snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "%s", late1);
   launch(cmd, sizeof cmd, 1, job, args, "); wait; }");
   assert_int_equal(system(cmd), 0);
 }
@@ -224,7 +245,7 @@ static int rc_of(int proc) {
 static void test_two_processes(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  launch_both("j2", NCCL_RUN, "");
+  launch_both("j2", NCCL_RUN, "", "");
   assert_int_equal(rc_of(0), rc_of(1));
   char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
   assert_non_null(strstr(o0, "engine-death"));
@@ -243,7 +264,8 @@ static void test_two_processes(void **state) {
 static void test_two_sim_processes(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  launch_both("j5", "engine-death rank-death rank-divergence --ranks 4", "");
+  launch_both("j5", "engine-death rank-death rank-divergence --ranks 4", "",
+              "");
   char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
   if (rc_of(0) != 0 || rc_of(1) != 0)
     fail_msg("exit %d and %d:\n%s\n%s", rc_of(0), rc_of(1), o0, o1);
@@ -346,7 +368,7 @@ static void test_launcher_hang_dumps(void **state) {
   BS_TEST_NEEDS_FAULTS();
   static const char *const blocks[] = {"ranks 0..1 (one process)",
                                        "ranks 2..3 (one process)"};
-  launch_both("j6", HANG_RUN " --artifacts art2", "");
+  launch_both("j6", HANG_RUN " --artifacts art2", "", "");
   char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
   assert_int_equal(rc_of(0), 1);
   assert_int_equal(rc_of(1), 1);
@@ -355,7 +377,39 @@ static void test_launcher_hang_dumps(void **state) {
   hang_artifacts("art2", blocks, 2);
   char *dump = slurp("rv/j6/run0/dump1");
   assert_true(strlen(dump) > 0);
+  free(o0);
+  free(o1);
+  /* The hung job left its dumps and no verdict: its id again is refused
+   * by both processes, before either reads or writes the run's folder. */
+  launch_both("j6", "engine-death --ranks 2", "", "");
+  assert_int_equal(rc_of(0), 2);
+  assert_int_equal(rc_of(1), 2);
+  o0 = slurp("out0.txt");
+  o1 = slurp("out1.txt");
+  assert_non_null(strstr(o0, "job id j6 (BS_JOB_ID) was used before: rv/j6 "
+                             "holds proc0 from an earlier run"));
+  assert_non_null(strstr(o1, "rv/j6 holds proc1 from an earlier run"));
+  assert_int_equal(access("rv/j6/run0/result.json", F_OK), -1);
+  char *again = slurp("rv/j6/run0/dump1");
+  assert_string_equal(again, dump);
+  free(again);
   free(dump);
+  free(o0);
+  free(o1);
+}
+
+/* A launcher starts process 1 well before process 0: its part of the
+ * first run (config-matrix: every rank is process 0's) is in the folder
+ * before process 0 claims it, and is this job's, not an earlier one's. */
+static void test_lead_late(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  launch_both("j8", "config-matrix engine-death", "sleep 0.5; ", "");
+  char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
+  if (rc_of(0) != 0 || rc_of(1) != 0)
+    fail_msg("exit %d and %d:\n%s\n%s", rc_of(0), rc_of(1), o0, o1);
+  assert_non_null(strstr(o0, "2 runs: 2 passed"));
+  assert_string_equal(o1, "");
   free(o0);
   free(o1);
 }
@@ -371,7 +425,7 @@ static void test_launcher_late_dumps(void **state) {
       "ranks 2..3 (one process):\nbackstop: hang at collective #3 (2 of 4 "
       "ranks, sim backend)\n  cause: the run passed its 2 s deadline and "
       "process 0 asked for this dump"};
-  launch_both("j7", HANG_RUN " --artifacts art3", "sleep 0.8; ");
+  launch_both("j7", HANG_RUN " --artifacts art3", "", "sleep 0.8; ");
   assert_int_equal(rc_of(0), 1);
   assert_int_equal(rc_of(1), 1);
   hang_artifacts("art3", blocks, 2);
@@ -392,6 +446,7 @@ int main(void) {
       cmocka_unit_test(test_spawn_hang_dumps),
       cmocka_unit_test(test_launcher_hang_dumps),
       cmocka_unit_test(test_launcher_late_dumps),
+      cmocka_unit_test(test_lead_late),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

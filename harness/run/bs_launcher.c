@@ -2,9 +2,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Index and count variables of the launchers, most specific first. */
 static const char *const pairs[][2] = {
@@ -51,12 +53,19 @@ static void job_id(bs_launcher *p) {
     const char *s = getenv(job_vars[i]);
     if (!s || !*s)
       continue;
-    const char *step = getenv("SLURM_STEP_ID");
-    /* Slurm's job id is shared by every step (srun) of an allocation. */
-    if (strcmp(job_vars[i], "SLURM_JOB_ID") == 0 && step)
+    /* Slurm's job id is shared by every step (srun) of an allocation,
+     * torchrun's by every restart of the workers (and is "none" unless
+     * given). */
+    const char *step = !strcmp(job_vars[i], "SLURM_JOB_ID")
+                           ? getenv("SLURM_STEP_ID")
+                       : !strcmp(job_vars[i], "TORCHELASTIC_RUN_ID")
+                           ? getenv("TORCHELASTIC_RESTART_COUNT")
+                           : NULL;
+    if (step && *step && strcmp(step, "0") != 0)
       snprintf(p->job, sizeof p->job, "%s.%s", s, step);
     else
       snprintf(p->job, sizeof p->job, "%s", s);
+    snprintf(p->job_from, sizeof p->job_from, "%s", job_vars[i]);
     for (char *c = p->job; *c; c++)
       if (!isalnum((unsigned char)*c) && !strchr("._-", *c))
         *c = '_';
@@ -72,6 +81,35 @@ bs_status bs_launcher_from_env(bs_launcher *p) {
     if (getenv(pairs[i][0]) || getenv(pairs[i][1]))
       return from_pair(pairs[i], p);
   return BS_OK;
+}
+
+bs_status bs_launcher_claim(const bs_launcher *p, const char *job_dir) {
+  bs_status st = BS_OK;
+  char path[1100], note[96];
+  snprintf(path, sizeof path, "%s/proc%d", job_dir, p->proc);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST && p->job[0])
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "job id %s (%s) was used before: %s holds proc%d from an earlier "
+            "run; give a new job id (BS_JOB_ID) or remove %s",
+            p->job, p->job_from, job_dir, p->proc, job_dir);
+  if (fd < 0 && errno == EEXIST)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "--rendezvous: %s holds proc%d from an earlier run without a job "
+            "id; give one (BS_JOB_ID) or remove %s",
+            job_dir, p->proc, job_dir);
+  if (fd < 0)
+    BS_FAIL(BS_ERR_INVALID, NULL, "--rendezvous: cannot create %s: %s", path,
+            strerror(errno));
+  int n = snprintf(note, sizeof note, "process %d of %d, pid %ld\n", p->proc,
+                   p->nprocs, (long)getpid());
+  if (write(fd, note, (size_t)n) != n)
+    BS_FAIL(BS_ERR_INVALID, NULL, "--rendezvous: cannot write %s: %s", path,
+            strerror(errno));
+out:
+  if (fd >= 0)
+    close(fd);
+  return st;
 }
 
 void bs_launcher_run_dir(const bs_run_cfg *cfg, char *out, size_t n) {
