@@ -331,7 +331,8 @@ static int peer(proc_run *p, int fd) {
 }
 
 /* A verdict already in the run's folder is an earlier job's (a job id used
- * twice): a peer would report it as this run's. */
+ * twice, by fewer processes: bs_launcher_claim refuses the others): a peer
+ * would report it as this run's. */
 static bs_status fresh_folder(const proc_run *p) {
   char path[1100];
   bs_status st = bs_file_mkdir_p(p->dir);
