@@ -18,7 +18,7 @@
 
 typedef struct bs_launcher {
   int proc, nprocs;
-  char job[64];     /* the launcher's job id, "" when it has none */
+  char job[64];      /* the launcher's job id, "" when it has none */
   char job_from[32]; /* the variable it came from, for messages */
   char from[32];     /* the variable the index came from, for messages */
 } bs_launcher;
