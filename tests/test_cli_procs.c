@@ -259,20 +259,27 @@ static void test_two_processes(void **state) {
   free(o1);
 }
 
+/* Both processes of job (process 0 after late0) pass every run, process 0
+ * saying so (summary) for both. */
+static void both_pass(const char *job, const char *args, const char *late0,
+                      const char *summary) {
+  launch_both(job, args, late0, "");
+  char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
+  if (rc_of(0) != 0 || rc_of(1) != 0)
+    fail_msg("exit %d and %d:\n%s\n%s", rc_of(0), rc_of(1), o0, o1);
+  assert_non_null(strstr(o0, summary));
+  assert_string_equal(o1, "");
+  free(o0);
+  free(o1);
+}
+
 /* sim ranks in two processes (a shared file in the run's folder): the
  * fault scenarios pass as in one process, process 0 speaking for both. */
 static void test_two_sim_processes(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  launch_both("j5", "engine-death rank-death rank-divergence --ranks 4", "",
-              "");
-  char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
-  if (rc_of(0) != 0 || rc_of(1) != 0)
-    fail_msg("exit %d and %d:\n%s\n%s", rc_of(0), rc_of(1), o0, o1);
-  assert_non_null(strstr(o0, "3 runs: 3 passed"));
-  assert_string_equal(o1, "");
-  free(o0);
-  free(o1);
+  both_pass("j5", "engine-death rank-death rank-divergence --ranks 4", "",
+            "3 runs: 3 passed");
 }
 
 /* Alone, either process gives up within the run's deadline with a reason. */
@@ -404,14 +411,8 @@ static void test_launcher_hang_dumps(void **state) {
 static void test_lead_late(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  launch_both("j8", "config-matrix engine-death", "sleep 0.5; ", "");
-  char *o0 = slurp("out0.txt"), *o1 = slurp("out1.txt");
-  if (rc_of(0) != 0 || rc_of(1) != 0)
-    fail_msg("exit %d and %d:\n%s\n%s", rc_of(0), rc_of(1), o0, o1);
-  assert_non_null(strstr(o0, "2 runs: 2 passed"));
-  assert_string_equal(o1, "");
-  free(o0);
-  free(o1);
+  both_pass("j8", "config-matrix engine-death", "sleep 0.5; ",
+            "2 runs: 2 passed");
 }
 
 /* Process 1 started 0.8 s after process 0, its deadline past half of
