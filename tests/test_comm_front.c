@@ -15,6 +15,7 @@
 
 #include "bs_fault_control.h"
 #include "bs_test_faults.h"
+#include "comm/backend/bs_comm_backend.h"
 #include "comm/bs_comm.h"
 
 static void sleep_ms(long ms) {
@@ -463,9 +464,77 @@ static void test_init_never_joined(void **state) {
   bs_world_destroy(w);
 }
 
+/* The report of n ranks at pos, under a 2 s watchdog (caller frees). */
+static char *report_of(const bs_rank_pos *pos, int n) {
+  bs_report_in in = {.status = BS_ERR_TIMEOUT,
+                     .cause = "rank 0 waited past the timeout",
+                     .backend = "sim",
+                     .size = n,
+                     .pos = pos,
+                     .stall_ns = 1000000,
+                     .detect_ns = 3500000,
+                     .timeout_ms = 2000};
+  char *rep = bs_comm_report(&in);
+  assert_non_null(rep);
+  return rep;
+}
+
+/* The report at the largest world: 4096 ranks in four places, one of them
+ * a single rank in the middle of the majority, grouped line by line; then
+ * every rank in a place of its own, a line each. */
+static void test_report_at_max_ranks(void **state) {
+  (void)state;
+  enum { N = BS_WORLD_MAX_RANKS };
+  bs_rank_pos *pos = calloc(N, sizeof *pos);
+  assert_non_null(pos);
+  bs_coll_args ag = {
+      .op = BS_COLL_ALL_GATHER, .count = 8, .dt = BS_BF16, .seq = 7};
+  for (int i = 0; i < N; i++)
+    pos[i] = (bs_rank_pos){.state = BS_RANK_IN_COLL, .at = ag, .last_seq = 6};
+  pos[2048].at.op = BS_COLL_REDUCE_SCATTER;
+  pos[2048].at.dt = BS_F32;
+  pos[N - 2].state = BS_RANK_RUNNING;
+  pos[N - 1].state = BS_RANK_DEAD;
+  snprintf(pos[N - 1].why, sizeof pos[N - 1].why, "fault");
+  char *rep = report_of(pos, N);
+  assert_string_equal(
+      rep, "backstop: timeout at collective #7 (4096 ranks, sim backend)\n"
+           "  cause: rank 0 waited past the timeout\n"
+           "  ranks 0-2047,2049-4093: all_gather #7 (8 x bf16)\n"
+           "  rank 2048: reduce_scatter #7 (8 x fp32, sum)\n"
+           "  rank 4094: not in a collective (last completed #6)\n"
+           "  rank 4095: dead after #6: fault\n"
+           "  missing from #7: ranks 4094-4095\n"
+           "  culprit: rank 2048 (against the majority: ranks "
+           "0-2047,2049-4093 in all_gather #7 (8 x bf16))\n"
+           "  stall -> detection: 2.500 ms (watchdog timeout 2000 ms)\n");
+  free(rep);
+  for (int i = 0; i < N; i++)
+    pos[i] = (bs_rank_pos){.state = BS_RANK_IN_COLL, .at = ag, .last_seq = 6};
+  for (int i = 0; i < N; i++)
+    pos[i].at.count = (size_t)(N - i); /* the groups' order is the ranks' */
+  rep = report_of(pos, N);
+  int lines = 0;
+  for (const char *p = rep; (p = strchr(p, '\n')); p++)
+    lines++;
+  assert_int_equal(lines, N + 5);
+  expect_in(rep, "  cause: rank 0 waited past the timeout\n"
+                 "  rank 0: all_gather #7 (4096 x bf16)\n"
+                 "  rank 1: all_gather #7 (4095 x bf16)\n");
+  expect_in(rep, "  rank 4095: all_gather #7 (1 x bf16)\n"
+                 "  missing from #7: none (every rank is there, in a "
+                 "different collective)\n"
+                 "  culprit: ranks 1-4095 (an even split: rank 0 in "
+                 "all_gather #7 (4096 x bf16), the group with the lowest "
+                 "rank, taken as right)\n");
+  free(rep);
+  free(pos);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fingerprint_size_mismatch),
+      cmocka_unit_test(test_report_at_max_ranks),
       cmocka_unit_test(test_destroy_and_init),
       cmocka_unit_test(test_init_never_joined),
       cmocka_unit_test(test_fingerprint_sees_dtype),

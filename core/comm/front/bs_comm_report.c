@@ -68,39 +68,134 @@ static int rank_at(numbering k, int i) {
   return k.map ? k.map[i] : k.first + i;
 }
 
-/* "rank 3" or "ranks 0-6,9": the ranks i with pick[i] set. */
-static void put_ranks(FILE *o, const bool *pick, int n, numbering k) {
-  int count = 0;
-  for (int i = 0; i < n; i++)
-    count += pick[i];
-  fputs(count == 1 ? "rank " : "ranks ", o);
-  bool comma = false;
-  for (int i = 0; i < n; i++) {
-    if (!pick[i])
-      continue;
-    int j = i;
-    while (j + 1 < n && pick[j + 1] && rank_at(k, j + 1) == rank_at(k, j) + 1)
-      j++;
-    fprintf(o, comma ? ",%d" : "%d", rank_at(k, i));
-    if (j > i)
-      fprintf(o, "-%d", rank_at(k, j));
-    comma = true;
-    i = j;
+/* "rank 3" or "ranks 0-6,9": the m ranks idx[0..m-1] (ascending). */
+static void put_list(FILE *o, const int *idx, int m, numbering k) {
+  fputs(m == 1 ? "rank " : "ranks ", o);
+  for (int a = 0; a < m; a++) {
+    int z = a;
+    while (z + 1 < m && idx[z + 1] == idx[z] + 1 &&
+           rank_at(k, idx[z + 1]) == rank_at(k, idx[z]) + 1)
+      z++;
+    fprintf(o, a ? ",%d" : "%d", rank_at(k, idx[a]));
+    if (z > a)
+      fprintf(o, "-%d", rank_at(k, idx[z]));
+    a = z;
   }
+}
+
+/* The ranks i with pick[i] set, into idx; returns how many. */
+static int picked(const bool *pick, int n, int *idx) {
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (pick[i])
+      idx[m++] = i;
+  return m;
 }
 
 char *bs_comm_report_ranks(const bool *pick, int n) {
   char *buf = NULL;
   size_t len = 0;
-  FILE *o = open_memstream(&buf, &len);
-  if (!o)
+  int *idx = malloc((n > 0 ? (size_t)n : 1) * sizeof *idx);
+  FILE *o = idx ? open_memstream(&buf, &len) : NULL;
+  if (!o) {
+    free(idx);
     return NULL;
-  put_ranks(o, pick, n, (numbering){0, NULL});
+  }
+  put_list(o, idx, picked(pick, n, idx), (numbering){0, NULL});
+  free(idx);
   if (fclose(o) != 0) {
     free(buf);
     return NULL;
   }
   return buf;
+}
+
+/* The ranks grouped by equal descriptions, made once by sorting (thousands
+ * of ranks in as many places must not cost a comparison per pair): group g
+ * holds member[start[g] .. start[g + 1]), ascending, and the groups are
+ * numbered in order of their lowest rank; of[i] is rank i's group, -1 for
+ * a rank without a description. */
+typedef struct groups {
+  int count;
+  int *member, *start, *of;
+} groups;
+
+typedef struct keyed {
+  const char *desc;
+  int i;
+} keyed;
+
+static int by_desc_then_rank(const void *x, const void *y) {
+  const keyed *a = x, *b = y;
+  int c = strcmp(a->desc, b->desc);
+  return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+static void groups_free(groups *g) {
+  free(g->member);
+  free(g->start);
+  free(g->of);
+  *g = (groups){0};
+}
+
+/* of[i]: the lowest rank of rank i's group (sorted by description, then
+ * rank, the first of each run). */
+static void lowest_of(const keyed *k, int m, int *of) {
+  int head = 0;
+  for (int j = 0; j < m; j++) {
+    if (j > 0 && strcmp(k[j].desc, k[j - 1].desc) != 0)
+      head = j;
+    of[k[j].i] = k[head].i;
+  }
+}
+
+/* of[i], a lowest rank, becomes its group's number (in order of the
+ * lowest ranks), and each group's members are placed in rank order (a
+ * counting sort). at: n ints of room. */
+static void place(groups *g, int n, int *at) {
+  for (int i = 0; i < n; i++) {
+    if (g->of[i] < 0)
+      continue;
+    if (g->of[i] == i) /* a group's lowest rank: the next group */
+      at[i] = g->count++;
+    g->of[i] = at[g->of[i]];
+    g->start[g->of[i] + 1]++;
+  }
+  for (int x = 0; x < g->count; x++) {
+    g->start[x + 1] += g->start[x];
+    at[x] = g->start[x]; /* now group x's next free member */
+  }
+  for (int i = 0; i < n; i++)
+    if (g->of[i] >= 0)
+      g->member[at[g->of[i]]++] = i;
+}
+
+/* Groups the n descriptions (desc[i] NULL: rank i in none); false (no
+ * groups) when out of memory. */
+static bool groups_make(groups *g, const char *const *desc, int n) {
+  size_t m = n > 0 ? (size_t)n : 1;
+  int nk = 0;
+  keyed *k = malloc(m * sizeof *k);
+  int *at = malloc(m * sizeof *at);
+  *g = (groups){.member = malloc(m * sizeof *g->member),
+                .start = calloc(m + 1, sizeof *g->start),
+                .of = malloc(m * sizeof *g->of)};
+  bool ok = k && at && g->member && g->start && g->of;
+  for (int i = 0; ok && i < n; i++) {
+    g->of[i] = -1;
+    if (desc[i])
+      k[nk++] = (keyed){desc[i], i};
+  }
+  if (ok) {
+    qsort(k, (size_t)nk, sizeof *k, by_desc_then_rank);
+    lowest_of(k, nk, g->of);
+    place(g, n, at);
+  } else {
+    groups_free(g);
+  }
+  free(k);
+  free(at);
+  return ok;
 }
 
 static numbering numbering_of(const bs_report_block *b) {
@@ -121,32 +216,31 @@ static uint64_t stuck_seq(const bs_report_block *b) {
   return s == UINT64_MAX ? done + 1 : s;
 }
 
-static void put_groups(FILE *o, const bs_report_block *b, bool *done,
-                       bool *pick) {
-  for (int i = 0; i < b->n; i++) {
-    if (done[i])
-      continue;
-    for (int j = 0; j < b->n; j++) {
-      pick[j] = !done[j] && strcmp(b->ranks[i].desc, b->ranks[j].desc) == 0;
-      done[j] = done[j] || pick[j];
-    }
+static int group_size(const groups *g, int x) {
+  return g->start[x + 1] - g->start[x];
+}
+
+/* One line per group of alike ranks, in order of their lowest rank. */
+static void put_groups(FILE *o, const bs_report_block *b, const groups *g) {
+  for (int x = 0; x < g->count; x++) {
+    const int *member = g->member + g->start[x];
     fputs("  ", o);
-    put_ranks(o, pick, b->n, numbering_of(b));
-    fprintf(o, ": %s\n", b->ranks[i].desc);
+    put_list(o, member, group_size(g, x), numbering_of(b));
+    fprintf(o, ": %s\n", b->ranks[member[0]].desc);
   }
 }
 
 static void put_missing(FILE *o, const bs_report_block *b, uint64_t seq,
-                        bool *pick) {
-  bool any = false;
+                        int *idx) {
+  int m = 0;
   for (int i = 0; i < b->n; i++) {
     const bs_report_rank *r = &b->ranks[i];
-    pick[i] = !(r->in_coll && r->seq == seq);
-    any = any || pick[i];
+    if (!(r->in_coll && r->seq == seq))
+      idx[m++] = i;
   }
   fprintf(o, "  missing from #%llu: ", (unsigned long long)seq);
-  if (any)
-    put_ranks(o, pick, b->n, numbering_of(b));
+  if (m)
+    put_list(o, idx, m, numbering_of(b));
   else if (b->world > b->n) /* a process's block: the others say theirs */
     fprintf(o, "none of the %d here (the other %d: their processes' blocks)",
             b->n, b->world - b->n);
@@ -155,49 +249,23 @@ static void put_missing(FILE *o, const bs_report_block *b, uint64_t seq,
   fputc('\n', o);
 }
 
-/* The group each description belongs to (-1: none), numbered in order of
- * their lowest rank, and the size of each; returns how many groups. */
-static int group_of(const char *const *desc, int n, int *group, int *count) {
-  int ngroups = 0;
-  for (int i = 0; i < n; i++) {
-    group[i] = -1;
-    if (!desc[i])
-      continue;
-    int g = 0;
-    while (g < ngroups && strcmp(desc[count[n + g]], desc[i]) != 0)
-      g++;
-    if (g == ngroups) {
-      count[n + g] = i; /* the group's lowest rank */
-      count[g] = 0;
-      ngroups++;
-    }
-    group[i] = g;
-    count[g]++;
-  }
-  return ngroups;
-}
-
 /* The largest group; a tie goes to the one with the lowest rank. */
-static int largest(const int *count, int ngroups, bool *tie) {
+static int largest(const groups *g, bool *tie) {
   int best = 0;
-  for (int g = 1; g < ngroups; g++)
-    best = count[g] > count[best] ? g : best;
+  for (int x = 1; x < g->count; x++)
+    best = group_size(g, x) > group_size(g, best) ? x : best;
   *tie = false;
-  for (int g = 0; g < ngroups; g++)
-    *tie = *tie || (g != best && count[g] == count[best]);
+  for (int x = 0; x < g->count; x++)
+    *tie = *tie || (x != best && group_size(g, x) == group_size(g, best));
   return best;
 }
 
-static void put_why(FILE *o, const char *const *desc, const int *group,
-                    int best, bool tie, int n, numbering k, bool *pick) {
-  int lowest = -1;
-  for (int i = 0; i < n; i++) {
-    pick[i] = group[i] == best;
-    lowest = pick[i] && lowest < 0 ? i : lowest;
-  }
+static void put_why(FILE *o, const char *const *desc, const groups *g, int best,
+                    bool tie, numbering k) {
+  const int *member = g->member + g->start[best];
   fputs(tie ? "an even split: " : "against the majority: ", o);
-  put_ranks(o, pick, n, k);
-  fprintf(o, " in %s", desc[lowest]);
+  put_list(o, member, group_size(g, best), k);
+  fprintf(o, " in %s", desc[member[0]]);
   if (tie)
     fputs(", the group with the lowest rank, taken as right", o);
 }
@@ -205,84 +273,80 @@ static void put_why(FILE *o, const char *const *desc, const int *group,
 int bs_comm_report_culprits(const char *const *desc, int n, int first_rank,
                             const int *rank_of, uint64_t seq, bool *culprit,
                             char *why, size_t why_n) {
-  int ngroups = 0, best = 0, blamed = 0;
+  int best = 0, blamed = 0;
   bool tie = false;
-  size_t m = n > 0 ? (size_t)n : 1;
-  int *group = malloc(m * sizeof *group);
-  int *count = malloc(2 * m * sizeof *count); /* sizes, then lowest ranks */
-  bool *pick = malloc(m * sizeof *pick);
+  groups g;
+  groups_make(&g, desc, n); /* out of memory: no groups, no one blamed */
   FILE *o = why_n ? fmemopen(why, why_n, "w") : NULL;
-  if (group && count && pick) {
-    ngroups = group_of(desc, n, group, count);
-    best = ngroups ? largest(count, ngroups, &tie) : 0;
-  }
+  if (g.count)
+    best = largest(&g, &tie);
   for (int i = 0; i < n; i++) {
-    if (ngroups > 1)
-      culprit[i] = group[i] >= 0 && group[i] != best;
+    if (g.count > 1)
+      culprit[i] = g.of[i] >= 0 && g.of[i] != best;
     else
-      culprit[i] = ngroups == 1 && !desc[i];
+      culprit[i] = g.count == 1 && !desc[i];
     blamed += culprit[i];
   }
-  if (o && ngroups > 1)
-    put_why(o, desc, group, best, tie, n, (numbering){first_rank, rank_of},
-            pick);
+  if (o && g.count > 1)
+    put_why(o, desc, &g, best, tie, (numbering){first_rank, rank_of});
   else if (o && blamed)
     fprintf(o, "missing from #%llu", (unsigned long long)seq);
   if (o)
     fclose(o);
-  free(group);
-  free(count);
-  free(pick);
+  groups_free(&g);
   return blamed;
 }
 
 /* Blamed as bs_comm_report_culprits says of the stuck collective, or as
  * the caller says. */
 static void put_culprit(FILE *o, const bs_report_block *b, uint64_t seq,
-                        bool *pick) {
+                        const char **desc, bool *pick, int *idx) {
   char why[2 * BS_REPORT_DESC + 160] = "";
   const char *reason = b->culprit_why;
-  const char **desc = malloc((size_t)b->n * sizeof *desc);
-  int blamed = 0;
-  if (!desc)
-    return;
   for (int i = 0; i < b->n; i++) {
     const bs_report_rank *r = &b->ranks[i];
     desc[i] = r->in_coll && r->seq == seq ? r->desc : NULL;
   }
   if (b->culprit) {
     memcpy(pick, b->culprit, (size_t)b->n * sizeof *pick);
-    for (int i = 0; i < b->n; i++)
-      blamed += pick[i];
   } else {
-    blamed = bs_comm_report_culprits(desc, b->n, b->first_rank, b->rank_of, seq,
-                                     pick, why, sizeof why);
+    bs_comm_report_culprits(desc, b->n, b->first_rank, b->rank_of, seq, pick,
+                            why, sizeof why);
     reason = why;
   }
+  int blamed = picked(pick, b->n, idx);
   if (blamed) {
     fputs("  culprit: ", o);
-    put_ranks(o, pick, b->n, numbering_of(b));
+    put_list(o, idx, blamed, numbering_of(b));
     fprintf(o, " (%s)\n", reason ? reason : "");
   }
-  free(desc);
 }
 
 char *bs_comm_report_format(const bs_report_block *b) {
   char *buf = NULL;
   size_t len = 0;
   size_t n = b->n > 0 ? (size_t)b->n : 1;
-  bool *done = calloc(n, sizeof *done);
+  groups g = {0};
   bool *pick = calloc(n, sizeof *pick);
-  FILE *o = done && pick ? open_memstream(&buf, &len) : NULL;
+  int *idx = malloc(n * sizeof *idx);
+  const char **desc = malloc(n * sizeof *desc);
+  FILE *o = NULL;
+  if (!pick || !idx || !desc)
+    goto out;
+  for (int i = 0; i < b->n; i++)
+    desc[i] = b->ranks[i].desc;
+  if (!groups_make(&g, desc, b->n))
+    goto out;
+  o = open_memstream(&buf, &len);
   if (!o)
     goto out;
   uint64_t seq = stuck_seq(b);
   fprintf(o, "backstop: %s at collective #%llu (%s)\n", b->status,
           (unsigned long long)seq, b->source);
   fprintf(o, "  cause: %s\n", b->cause);
-  put_groups(o, b, done, pick);
-  put_missing(o, b, seq, pick);
-  put_culprit(o, b, seq, pick);
+  put_groups(o, b, &g);
+  put_missing(o, b, seq, idx);
+  put_culprit(o, b, seq, desc, pick, idx);
   if (b->tail)
     fputs(b->tail, o);
   if (fclose(o) != 0) {
@@ -290,8 +354,10 @@ char *bs_comm_report_format(const bs_report_block *b) {
     buf = NULL;
   }
 out:
-  free(done);
+  groups_free(&g);
   free(pick);
+  free(idx);
+  free(desc);
   return buf;
 }
 
