@@ -45,7 +45,7 @@ static bs_status sim_world_init(bs_world *w) {
   s->r.mu = &s->mu;
   s->r.timeout_ns = (uint64_t)w->o.timeout_ms * 1000000ull;
   s->r.room = sim_room;
-  s->r.shared = true;
+  s->r.one_process = true;
   pthread_mutex_init(&s->mu, NULL);
   w->impl = s;
   s = NULL;

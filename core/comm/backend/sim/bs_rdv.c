@@ -341,11 +341,11 @@ static bs_status prepare(bs_rdv *r, const bs_coll_args *a, size_t chunk,
   return BS_OK;
 }
 
-/* Locked, as the last rank arrives, when every rank shares this memory:
- * the result made once (bs_rdv.h), so a round's work grows with the ranks
- * and the bytes, not with their product. Without the room for it each rank
- * works for itself. */
-static void prepare_shared(bs_rdv *r, const bs_coll_args *a, int p) {
+/* Locked, as the last rank arrives, when every rank is a thread of this
+ * process: the result made once (bs_rdv.h), so a round's work grows with the
+ * ranks and the bytes, not with their product. Without the room for it each
+ * rank works for itself. */
+static void prepare_for_all(bs_rdv *r, const bs_coll_args *a, int p) {
   size_t chunk = a->count * bs_dtype_size(a->dt);
   bool whole = a->op == BS_COLL_ALL_GATHER || a->op == BS_COLL_REDUCE_SCATTER;
   size_t need = whole ? chunk * (size_t)r->b->n : chunk;
@@ -365,38 +365,36 @@ static void prepare_shared(bs_rdv *r, const bs_coll_args *a, int p) {
   *bs_err() = saved;
 }
 
-/* This rank's share of round p's collective: its own output only. */
+/* This rank's share of round p's collective, its own output only: its part
+ * of the result made for all when the round was prepared, else worked out
+ * from the staged inputs. */
 static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
                          int p) {
   bs_status st = BS_OK;
   size_t chunk = a->count * bs_dtype_size(a->dt);
-  bool ready = r->b->prepared[p];
-  const char *red = r->red[p];
+  size_t mine = (size_t)c->grank * chunk;
   if (chunk == 0 || !bs_coll_has_data(a->op))
     goto out;
-  size_t mine = (size_t)c->grank * chunk;
+  if (r->b->prepared[p]) {
+    size_t off = a->op == BS_COLL_REDUCE_SCATTER ? mine : 0;
+    size_t len = a->op == BS_COLL_ALL_GATHER ? chunk * (size_t)r->b->n : chunk;
+    BS_CHECK(copy(c, a, a->recv, (const char *)r->red[p] + off, len, BS_H2D));
+    goto out;
+  }
   switch (a->op) {
   case BS_COLL_ALL_GATHER:
-    if (ready)
-      BS_CHECK(copy(c, a, a->recv, red, chunk * (size_t)r->b->n, BS_H2D));
-    for (int j = 0; !ready && j < r->b->n; j++)
+    for (int j = 0; j < r->b->n; j++)
       BS_CHECK(copy(c, a, (char *)a->recv + (size_t)j * chunk, r->in[j], chunk,
                     BS_H2D));
     break;
   case BS_COLL_REDUCE_SCATTER:
-    if (ready)
-      BS_CHECK(copy(c, a, a->recv, red + mine, chunk, BS_H2D));
-    else
-      BS_CHECK(reduce_out(r, c, a, mine));
+    BS_CHECK(reduce_out(r, c, a, mine));
     break;
   case BS_COLL_ALL_REDUCE:
-    if (ready)
-      BS_CHECK(copy(c, a, a->recv, red, chunk, BS_H2D));
-    else
-      BS_CHECK(reduce_out(r, c, a, 0));
+    BS_CHECK(reduce_out(r, c, a, 0));
     break;
   default: /* broadcast */
-    BS_CHECK(copy(c, a, a->recv, ready ? red : r->in[a->root], chunk, BS_H2D));
+    BS_CHECK(copy(c, a, a->recv, r->in[a->root], chunk, BS_H2D));
     break;
   }
 out:
@@ -431,13 +429,31 @@ static void arrived(bs_rdv *r, bs_world *w, const bs_coll_args *a,
   if (atomic_load(&b->executing[p]) || bs_world_abort_status(w) != BS_OK)
     return;
   if (atomic_load(&b->arrived[p]) == b->n && first_mismatch(r) < 0) {
-    if (r->shared)
-      prepare_shared(r, a, p);
+    if (r->one_process)
+      prepare_for_all(r, a, p);
     atomic_store(&b->executing[p], true);
     broadcast(r, w);
   } else {
     check_round(r, w, round);
   }
+}
+
+/* How a rank counts itself on the board, as it arrives or leaves: in one
+ * process unlocked, and only the rank that completes the count takes the
+ * lock, to decide; across processes every count takes it (settled()). */
+static void count_begin(bs_rdv *r) {
+  if (!r->one_process)
+    bs_rdv_lock(r);
+}
+
+/* After the count: true, locked, when this rank completed it and decides
+ * (then unlocks); false, unlocked, when not. */
+static bool count_decides(bs_rdv *r, bool completed) {
+  if (completed && r->one_process)
+    bs_rdv_lock(r);
+  else if (!completed && !r->one_process)
+    bs_rdv_unlock(r);
+  return completed;
 }
 
 static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a,
@@ -448,16 +464,12 @@ static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a,
   me->a.label = NULL;
   me->arrived_at = round + 1;
   me->arrived_ns = bs_watchdog_now_ns();
-  if (!r->shared)
-    bs_rdv_lock(r); /* see settled() */
+  count_begin(r);
   int k = atomic_fetch_add(&r->b->arrived[round & 1], 1) + 1;
-  bool decide = k + atomic_load(&r->b->gone) >= r->b->n;
-  if (decide && r->shared)
-    bs_rdv_lock(r);
-  if (decide)
+  if (count_decides(r, k + atomic_load(&r->b->gone) >= r->b->n)) {
     arrived(r, w, a, round);
-  if (decide || !r->shared)
     bs_rdv_unlock(r);
+  }
 }
 
 /* Ranks in other processes: their counts on the board order this
@@ -465,22 +477,18 @@ static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a,
  * lock, so across processes arrivals and departures take it and a waiter
  * takes it once woken. */
 static void settled(bs_rdv *r) {
-  if (r->shared)
+  if (r->one_process)
     return;
   bs_rdv_lock(r);
   bs_rdv_unlock(r);
 }
 
 static void leave_round(bs_rdv *r, bs_world *w, int rank, uint64_t round) {
-  if (!r->shared)
-    bs_rdv_lock(r);
-  bool last = depart(r, rank);
-  if (last && r->shared)
-    bs_rdv_lock(r);
-  if (last)
+  count_begin(r);
+  if (count_decides(r, depart(r, rank))) {
     next_round(r, w, round);
-  if (last || !r->shared)
     bs_rdv_unlock(r);
+  }
 }
 
 bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
@@ -505,7 +513,7 @@ bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
     return st;
   int p = (int)(round & 1);
   st = execute(r, c, a, p);
-  me->fast = r->shared && r->b->prepared[p];
+  me->fast = r->one_process && r->b->prepared[p];
   leave_round(r, c->w, c->grank, round);
   return st;
 }

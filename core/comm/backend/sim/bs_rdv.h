@@ -59,11 +59,12 @@ struct bs_rdv {
   bs_rdv_board *b;
   bs_rdv_slot *s; /* b->n slots */
   void **in;      /* in[i]: global rank i's staged input, in this process */
-  /* Every rank in this process's memory: the last to arrive makes the
-   * round's whole result in red once (a reduction, the gathered inputs)
-   * and each rank copies its part (false: each rank works for itself, as
-   * ranks in other processes must). */
-  bool shared;
+  /* Every rank is a thread of this process (the board in its memory): the
+   * last to arrive makes the round's whole result in red once (a
+   * reduction, the gathered inputs) and each rank copies its part, and the
+   * board's counts need no lock (false: ranks in other processes, each
+   * working for itself, every count taken under the lock). */
+  bool one_process;
   void *red[2]; /* per parity */
   size_t red_cap[2];
   pthread_mutex_t *mu; /* guards b and s; may be robust and process-shared */
