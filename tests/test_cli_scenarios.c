@@ -324,6 +324,24 @@ static void test_engine_death_keeps_gathering(void **state) {
              "engine-death", false, "no successful update_weights in cycle 2");
 }
 
+/* chained-optimizers is about N inner optimizers on one DDP buffer: with
+ * one dense optimizer (optimizer_chunks=1) or three, the chain is not the
+ * scenario's and its expectation must break, naming what rank 0 built. */
+static void test_chained_optimizers_needs_the_chain(void **state) {
+  (void)state;
+  expect_run("chained-optimizers --ranks 2", 0, "chained-optimizers", true,
+             "rank 0 built 3 inner optimizers, 3 of them HDOs (buckets): "
+             "dense 0+1, dense 1+2, expert 0+2");
+  expect_run("chained-optimizers --ranks 2 --set optimizer_chunks=1", 1,
+             "chained-optimizers", false,
+             "not a chain of three HDOs; rank 0 built 2 inner optimizers, 2 "
+             "of them HDOs (buckets): dense 0+3, expert 0+2 (expected 3");
+  expect_run("chained-optimizers --ranks 2 --set optimizer_chunks=3", 1,
+             "chained-optimizers", false,
+             "rank 0 built 4 inner optimizers, 4 of them HDOs (buckets): "
+             "dense 0+1, dense 1+1, dense 2+1, expert 0+2");
+}
+
 /* The report names exactly the dead (or diverging) rank at any size, under
  * the scenario's own watchdog unless --timeout-ms replaces it. */
 static void test_reports_name_the_rank(void **state) {
@@ -406,6 +424,7 @@ int main(void) {
       cmocka_unit_test(test_fixed_core_meets_expectations),
       cmocka_unit_test(test_expectations_catch_missing_checks),
       cmocka_unit_test(test_engine_death_keeps_gathering),
+      cmocka_unit_test(test_chained_optimizers_needs_the_chain),
       cmocka_unit_test(test_reports_name_the_rank),
       cmocka_unit_test(test_slow_rank_no_false_alarm),
       cmocka_unit_test(test_checks_are_oracles),

@@ -463,12 +463,14 @@ static void expect_chain(size_t chunks, const size_t (*want)[3], size_t n) {
 
 static void test_chained_model_chunks(void **state) {
   (void)state;
+  static const size_t one[][3] = {{BS_BUF_DENSE, 0, 3}, {BS_BUF_EXPERT, 0, 2}};
   static const size_t two[][3] = {
       {BS_BUF_DENSE, 0, 1}, {BS_BUF_DENSE, 1, 2}, {BS_BUF_EXPERT, 0, 2}};
   static const size_t three[][3] = {{BS_BUF_DENSE, 0, 1},
                                     {BS_BUF_DENSE, 1, 1},
                                     {BS_BUF_DENSE, 2, 1},
                                     {BS_BUF_EXPERT, 0, 2}};
+  expect_chain(1, one, 2); /* one chunk: no chain on the dense buffer */
   expect_chain(2, two, 3);
   expect_chain(3, three, 4);
   /* More chunks than buckets: refused, naming both. */
