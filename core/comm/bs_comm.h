@@ -15,11 +15,8 @@
 
 #include "bs_dtype.h"
 #include "bs_err.h"
+#include "bs_limits.h" /* BS_WORLD_MAX_RANKS */
 #include "dev/bs_dev.h"
-
-/* The most ranks a world holds: the limit of --ranks, of the DDP layout and
- * of a replay's dumps alike (the size of real jobs). */
-#define BS_WORLD_MAX_RANKS 4096
 
 typedef enum bs_redop { BS_SUM = 0, BS_MAX, BS_MIN, BS_REDOP_COUNT } bs_redop;
 

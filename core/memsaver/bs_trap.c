@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/bs_comm.h"
+#include "bs_limits.h"
 
 /* Enough for the largest world's ranks with dozens of tensors each (the
  * pages of slots never used cost nothing). */

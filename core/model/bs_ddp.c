@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/bs_comm.h"
+#include "bs_limits.h"
 
 #define DP_MAX BS_WORLD_MAX_RANKS
 

@@ -1,0 +1,10 @@
+/* Sizes every part agrees on, below the parts that enforce them (the
+ * world, the DDP layout, the paused-read trap, replay, the CLI). */
+#ifndef BS_LIMITS_H
+#define BS_LIMITS_H
+
+/* The most ranks a world holds: the limit of --ranks, of the DDP layout and
+ * of a replay's dumps alike (the size of real jobs). */
+#define BS_WORLD_MAX_RANKS 4096
+
+#endif
