@@ -31,6 +31,14 @@ typedef struct finding {
   char drawn_repro[1024];
 } finding;
 
+/* A configuration's counting run (bs_fuzz_count_cfg), once per distinct
+ * configuration (bs_fuzz_key) in the process: its verdict and reaches. */
+typedef struct counted {
+  uint64_t hash;
+  char key[512];
+  bs_result count;
+} counted;
+
 typedef struct fuzz {
   bs_opts o;
   const bs_scenario *pool[BS_SCENARIO_MAX];
@@ -42,6 +50,9 @@ typedef struct fuzz {
   size_t drawn[BS_FP_COUNT], fired[BS_FP_COUNT]; /* faults per point */
   finding *f;
   size_t nf;
+  counted *c;              /* the counting runs so far */
+  size_t nc, count_failed; /* failed with no drawn fault */
+  size_t preempted;        /* passes with a fault left unfired by another */
   double t0;
 } fuzz;
 
@@ -53,16 +64,16 @@ static double now_s(void) {
 
 /* ---- running drawn or shrunk runs ---- */
 
-/* Runs r[0..n) in parallel; res[i] for r[i]. */
-static bs_status run_all(fuzz *z, const bs_fuzz_run *r, size_t n,
-                         bs_result *res) {
+/* Runs r[0..n) in parallel, or their counting runs; res[i] for r[i]. */
+static bs_status run_or_count(fuzz *z, const bs_fuzz_run *r, size_t n,
+                              bool counting, bs_result *res) {
   bs_status st = BS_OK;
   bs_fuzz_cfg *c = calloc(n ? n : 1, sizeof *c);
   bs_run_cfg *cfgs = calloc(n ? n : 1, sizeof *cfgs);
   if (!c || !cfgs)
     BS_FAIL(BS_ERR_NOMEM, NULL, "fuzz: %zu runs", n);
   for (size_t i = 0; i < n; i++) {
-    bs_fuzz_cfg_make(&r[i], &z->base, &c[i]);
+    (counting ? bs_fuzz_count_cfg : bs_fuzz_cfg_make)(&r[i], &z->base, &c[i]);
     c[i].cfg.run_index = i;
     cfgs[i] = c[i].cfg;
   }
@@ -70,6 +81,90 @@ static bs_status run_all(fuzz *z, const bs_fuzz_run *r, size_t n,
 out:
   free(c);
   free(cfgs);
+  return st;
+}
+
+static bs_status run_all(fuzz *z, const bs_fuzz_run *r, size_t n,
+                         bs_result *res) {
+  return run_or_count(z, r, n, false, res);
+}
+
+/* ---- counting runs ---- */
+
+static uint64_t hash_of(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+  while (*s)
+    h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+  return h;
+}
+
+static counted *counted_find(const fuzz *z, const char *key, uint64_t h) {
+  for (size_t i = 0; i < z->nc; i++)
+    if (z->c[i].hash == h && !strcmp(z->c[i].key, key))
+      return &z->c[i];
+  return NULL;
+}
+
+/* The counting run of r's configuration (NULL for a driver's run, which
+ * draws no faults). */
+static const bs_result *count_of(const fuzz *z, const bs_fuzz_run *r) {
+  char key[512];
+  bs_fuzz_key(r, key, sizeof key);
+  const counted *c = counted_find(z, key, hash_of(key));
+  return c ? &c->count : NULL;
+}
+
+/* Keeps what the draws read of a counting run's result: its verdict,
+ * oracles and reaches. */
+static void keep_count(counted *c, bs_result *res) {
+  c->count = (bs_result){.verdict = res->verdict,
+                         .oracles = res->oracles,
+                         .noracles = res->noracles,
+                         .reaches = res->reaches,
+                         .nreaches = res->nreaches};
+  res->oracles = NULL;
+  res->reaches = NULL;
+  bs_result_free(res);
+}
+
+/* The counting runs of r[0..n)'s configurations not yet counted, in
+ * parallel; a driver's runs draw no faults and need none. */
+static bs_status count_new(fuzz *z, const bs_fuzz_run *r, size_t n) {
+  bs_status st = BS_OK;
+  bs_fuzz_run *todo = calloc(n ? n : 1, sizeof *todo);
+  bs_result *res = calloc(n ? n : 1, sizeof *res);
+  counted *grown = realloc(z->c, (z->nc + n + 1) * sizeof *grown);
+  size_t m = 0, first = z->nc;
+  if (grown)
+    z->c = grown;
+  if (!todo || !res || !grown)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "fuzz: %zu counting runs", n);
+  for (size_t i = 0; i < n; i++) {
+    counted *c = &z->c[z->nc];
+    bs_fuzz_key(&r[i], c->key, sizeof c->key);
+    c->hash = hash_of(c->key);
+    if (r[i].scn->drive || counted_find(z, c->key, c->hash))
+      continue;
+    c->count = (bs_result){.verdict = BS_CRASH}; /* until it is counted */
+    todo[m++] = r[i];
+    z->nc++;
+  }
+  bs_cmd_batch fuzzing = z->batch; /* the counting runs' own line */
+  z->batch.label = "fuzz: counting";
+  z->batch.done = 0;
+  z->batch.total = m;
+  st = run_or_count(z, todo, m, true, res);
+  z->batch = fuzzing;
+  BS_CHECK(st);
+  for (size_t i = 0; i < m; i++) {
+    z->count_failed += bs_fuzz_plain_fails(&res[i]);
+    keep_count(&z->c[first + i], &res[i]);
+  }
+out:
+  for (size_t i = 0; res && i < m; i++)
+    bs_result_free(&res[i]);
+  free(todo);
+  free(res);
   return st;
 }
 
@@ -173,9 +268,15 @@ static bs_status draw_all(fuzz *z) {
     for (size_t i = 0; i < n; i++)
       bs_fuzz_draw(z->o.seed, z->runs + i, z->o.max_ranks, z->pool, z->npool,
                    &r[i]);
+    BS_CHECK(count_new(z, r, n));
+    for (size_t i = 0; i < n; i++)
+      if (!r[i].scn->drive)
+        bs_fuzz_draw_faults(z->o.seed, count_of(z, &r[i]), &r[i]);
     BS_CHECK(run_all(z, r, n, res));
     for (size_t i = 0; i < n; i++) {
-      z->count[res[i].verdict]++;
+      bool preempted;
+      z->count[bs_fuzz_verdict(&r[i], &res[i], &preempted)]++;
+      z->preempted += preempted;
       tally(z, &r[i], &res[i]);
       if (bs_fuzz_is_finding(&res[i]))
         BS_CHECK(note_finding(z, &r[i], &res[i]));
@@ -302,6 +403,17 @@ static void print_points(FILE *out, const fuzz *z) {
   fputc('\n', out);
 }
 
+/* What the counting runs cost and what the fuzz judged on the fired
+ * faults (bs_fuzz_verdict). */
+static void print_counting(FILE *out, const fuzz *z) {
+  fprintf(out,
+          "counting runs: %zu, one per configuration drawn (%zu failed with "
+          "no drawn fault: their runs ran plain); %zu pass%s judged on the "
+          "faults that fired (a fired fault's failure pre-empted another's "
+          "reaches)\n",
+          z->nc, z->count_failed, z->preempted, z->preempted == 1 ? "" : "es");
+}
+
 static void print_summary(FILE *out, const fuzz *z) {
   fprintf(out,
           "fuzz seed %llu: %zu runs: %zu pass, %zu vacuous, %zu fail, %zu "
@@ -316,10 +428,11 @@ static void json_findings(bs_buf *b, const fuzz *z) {
   bs_buf_printf(b,
                 "{\"seed\": %llu, \"runs\": %zu, \"pass\": %zu, \"vacuous\": "
                 "%zu, \"fail\": %zu, \"hang\": %zu, \"crash\": %zu, "
-                "\"findings\": [",
+                "\"preempted\": %zu, \"counting_runs\": %zu, "
+                "\"counting_failed\": %zu, \"findings\": [",
                 (unsigned long long)z->o.seed, z->runs, z->count[BS_PASS],
                 z->count[BS_VACUOUS], z->count[BS_FAIL], z->count[BS_HANG],
-                z->count[BS_CRASH]);
+                z->count[BS_CRASH], z->preempted, z->nc, z->count_failed);
   for (size_t i = 0; i < z->nf; i++) {
     const finding *f = &z->f[i];
     char minimal[1024];
@@ -448,8 +561,10 @@ int bs_cmd_fuzz(int argc, char **argv, const char *exe) {
     print_finding(stdout, &z, i);
   if (z.nf)
     fputc('\n', stdout);
-  if (z.o.verbosity >= 0)
+  if (z.o.verbosity >= 0) {
     print_points(stdout, &z);
+    print_counting(stdout, &z);
+  }
   print_summary(stdout, &z);
   fflush(stdout); /* the time line after the report, not inside it */
   fprintf(stderr, "backstop fuzz: %.1f s\n", now_s() - z.t0);
@@ -460,5 +575,8 @@ out:
     bs_result_free(&z.f[i].result);
   }
   free(z.f);
+  for (size_t i = 0; i < z.nc; i++)
+    bs_result_free(&z.c[i].count);
+  free(z.c);
   return rc;
 }

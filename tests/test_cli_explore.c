@@ -112,6 +112,36 @@ static void test_fuzz_same_seed(void **state) {
   free(text[1]);
 }
 
+/* Faults drawn from what each configuration's counting run reached: of
+ * seed 1's 100 runs on the fixed core at most 10 are vacuous (no drawn
+ * fault fired; draws from the whole catalogue left some 20 so), and the
+ * counting runs are said. */
+static void test_fuzz_draws_reached(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  bs_json j;
+  assert_int_equal(backstop("fuzz --seed 1 --runs 100 -j 2 --json v.json"), 0);
+  has(out_text, "counting runs: ");
+  char *text = slurp("v.json");
+  assert_int_equal(bs_json_parse(text, strlen(text), &j), BS_OK);
+  free(text);
+  const bs_json *f = bs_json_get(&j, "fuzz");
+  double counting = bs_json_get_num(f, "counting_runs", -1);
+  double sum = 0;
+  static const char *const verdicts[] = {"pass", "vacuous", "fail", "hang",
+                                         "crash"};
+  for (size_t i = 0; i < 5; i++)
+    sum += bs_json_get_num(f, verdicts[i], -1);
+  assert_int_equal(sum, 100);
+  if (bs_json_get_num(f, "vacuous", -1) > 10)
+    fail_msg("%g of 100 runs vacuous:\n%s", bs_json_get_num(f, "vacuous", -1),
+             out_text);
+  assert_true(counting >= 1 && counting <= 100);
+  /* On the fixed core no configuration fails without a drawn fault. */
+  assert_int_equal(bs_json_get_num(f, "counting_failed", -1), 0);
+  bs_json_free(&j);
+}
+
 /* The scenarios that target mutant m (list --json), as fuzz selectors;
  * "*" when none does. */
 static void targets_of(const bs_json *list, const char *m, char *out,
@@ -184,6 +214,7 @@ int main(void) {
       cmocka_unit_test(test_sweep_fixed_core),
       cmocka_unit_test(test_sweep_finds_mutant),
       cmocka_unit_test(test_fuzz_same_seed),
+      cmocka_unit_test(test_fuzz_draws_reached),
       cmocka_unit_test(test_fuzz_finds_every_mutant),
       cmocka_unit_test(test_explore_usage),
   };

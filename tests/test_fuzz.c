@@ -11,8 +11,11 @@
 #include <string.h>
 
 #include "bs_fault_control.h"
+#include "bs_test_faults.h"
 #include "explore/bs_fuzz.h"
 #include "oracles/bs_expect.h"
+#include "run/bs_child.h"
+#include "run/bs_parent.h"
 
 static bs_status drive(const bs_run_cfg *cfg, bs_record *rec) {
   (void)cfg, (void)rec;
@@ -47,16 +50,28 @@ static int setup(void **state) {
   return pool[0] && pool[1] && pool[2] ? 0 : -1;
 }
 
+/* A counting run that reached two points on rank 0 in cycle 0. */
+static const bs_result *reached_rank0(void) {
+  static bs_fault_reach r[] = {{"engine/send", 0, 0, 3},
+                               {"copy/fail", 0, 0, 5}};
+  static bs_result count = {.reaches = r, .nreaches = 2};
+  return &count;
+}
+
 /* The same seed and index draw the same run; every draw is in bounds. */
 static void test_draw(void **state) {
   (void)state;
+  const bs_result *count = reached_rank0();
   bs_fuzz_run a, b;
   size_t differ = 0, drivers = 0;
   for (size_t i = 0; i < 200; i++) {
     bs_fuzz_draw(7, i, 3, pool, 3, &a);
+    bs_fuzz_draw_faults(7, count, &a);
     bs_fuzz_draw(7, i, 3, pool, 3, &b);
+    bs_fuzz_draw_faults(7, count, &b);
     assert_memory_equal(&a, &b, sizeof a);
     bs_fuzz_draw(8, i, 3, pool, 3, &b);
+    bs_fuzz_draw_faults(8, count, &b);
     differ += memcmp(&a, &b, sizeof a) != 0;
     assert_int_equal(a.index, i);
     if (a.scn->drive) { /* runs as it is */
@@ -80,6 +95,151 @@ static void test_draw(void **state) {
   assert_true(differ > 150); /* another seed, other runs (a driver run
                               * drawn by both is the same) */
   assert_true(drivers > 30 && drivers < 110);
+}
+
+/* Whether count reached f's point on a rank and in a cycle its filters
+ * keep, nth times at least (nth counts per rank and cycle). */
+static bool reached(const bs_result *count, const bs_fuzz_fault *f) {
+  const char *name = bs_fault_catalogue_get(f->point)->name;
+  for (size_t i = 0; i < count->nreaches; i++) {
+    const bs_fault_reach *x = &count->reaches[i];
+    if (!strcmp(x->point, name) && (f->rank < 0 || f->rank == x->rank) &&
+        (f->cycle < 0 || f->cycle == x->cycle) && x->count >= f->nth)
+      return true;
+  }
+  return false;
+}
+
+/* Faults drawn from a counting run arm only what it reached, with nth
+ * within the reaches the filters keep; the shares of pinned ranks and
+ * cycles stay; a configuration that reached nothing draws no fault. */
+static void test_draw_reached(void **state) {
+  (void)state;
+  static bs_fault_reach r[] = {{"engine/send", 0, 0, 2},
+                               {"engine/send", 1, 0, 2},
+                               {"copy/fail", 1, 1, 10}};
+  bs_result count = {.reaches = r, .nreaches = 3};
+  size_t faults = 0, send = 0, pinned_rank = 0, pinned_cycle = 0, high = 0;
+  for (size_t i = 0; i < 300; i++) {
+    bs_fuzz_run a, b;
+    bs_fuzz_draw(3, i, 2, pool, 2, &a);
+    a.ranks = 2; /* the world the counts came from */
+    a.cycles = 2;
+    b = a;
+    bs_fuzz_draw_faults(3, &count, &a);
+    bs_fuzz_draw_faults(3, &count, &b);
+    assert_memory_equal(&a, &b, sizeof a);
+    assert_true(a.nfaults >= 1 && a.nfaults <= BS_FUZZ_FAULTS);
+    for (size_t k = 0; k < a.nfaults; k++) {
+      const bs_fuzz_fault *f = &a.faults[k];
+      if (!reached(&count, f))
+        fail_msg("run %zu fault %zu: %s rank %d cycle %d nth %ld unreached", i,
+                 k, bs_fault_catalogue_get(f->point)->name, f->rank, f->cycle,
+                 f->nth);
+      faults++;
+      send += f->point == BS_FP_ENGINE_SEND;
+      pinned_rank += f->rank >= 0;
+      pinned_cycle += f->cycle >= 0;
+      high += f->nth > 2; /* only copy/fail gets there */
+    }
+  }
+  /* Each reached point alike, however often reached; half the ranks and
+   * cycles pinned; copy/fail's nth up to its 10 reaches. */
+  assert_true(send > faults / 3 && send < 2 * faults / 3);
+  assert_true(pinned_rank > faults / 3 && pinned_rank < 2 * faults / 3);
+  assert_true(pinned_cycle > faults / 3 && pinned_cycle < 2 * faults / 3);
+  assert_true(high > faults / 10);
+  bs_result none = {0};
+  bs_fuzz_run c;
+  bs_fuzz_draw(3, 0, 2, pool, 2, &c);
+  bs_fuzz_draw_faults(3, &none, &c);
+  assert_int_equal(c.nfaults, 0);
+}
+
+/* A configuration that fails with no drawn fault runs plain: an invariant
+ * broke, setup failed, a hang; only the scenario's expectation failing
+ * (it describes its own world and cycles) still draws faults. */
+static void test_plain_fails(void **state) {
+  (void)state;
+  static bs_fault_reach r[] = {{"copy/fail", 0, 0, 5}};
+  bs_oracle_result o[2] = {{.name = "expectation", .ok = false},
+                           {.name = "bit-identity", .ok = true}};
+  bs_result count = {.verdict = BS_FAIL,
+                     .oracles = o,
+                     .noracles = 2,
+                     .reaches = r,
+                     .nreaches = 1};
+  bs_fuzz_run a;
+  bs_fuzz_draw(5, 1, 2, pool, 2, &a);
+  assert_false(bs_fuzz_plain_fails(&count));
+  bs_fuzz_draw_faults(5, &count, &a);
+  assert_true(a.nfaults >= 1);
+  o[1].ok = false;
+  assert_true(bs_fuzz_plain_fails(&count));
+  bs_fuzz_draw_faults(5, &count, &a);
+  assert_int_equal(a.nfaults, 0);
+  count.noracles = 0; /* failed, no oracle said so: its setup */
+  assert_true(bs_fuzz_plain_fails(&count));
+  count.verdict = BS_HANG;
+  assert_true(bs_fuzz_plain_fails(&count));
+  count.verdict = BS_VACUOUS; /* its own fault never fired */
+  assert_false(bs_fuzz_plain_fails(&count));
+}
+
+/* MainCast-only points (restore, backup and master corruption). */
+static bool maincast_only(int point) {
+  return point == BS_FP_RESTORE_BITFLIP || point == BS_FP_BACKUP_CORRUPT ||
+         point == BS_FP_MASTER_CORRUPT;
+}
+
+/* A real counting run of scn (its own settings, 2 ranks, 2 cycles), then
+ * draws from it: every drawn fault at a point it reached, nth within the
+ * reaches; how many drawn faults were at MainCast-only points. */
+static size_t draws_of_real_count(const bs_scenario *scn) {
+  bs_run_cfg base = {.backend = "sim",
+                     .device = "host",
+                     .scale = 1.0,
+                     .timeout_ms = 1000,
+                     .deadline_s = 60,
+                     .exe = getenv("BACKSTOP_BIN"), /* the engines' */
+                     .nprocs = 1};
+  bs_fuzz_run r = {.scn = scn, .ranks = 2, .cycles = 2};
+  bs_fuzz_cfg c;
+  bs_result count;
+  bs_parent_opts o = {.jobs = 1, .verbosity = -1, .child = bs_child_run};
+  size_t maincast = 0;
+  bs_fuzz_count_cfg(&r, &base, &c);
+  assert_int_equal(c.cfg.nfaults, 0);
+  assert_true(c.cfg.count_reaches);
+  assert_int_equal(bs_parent_run(&c.cfg, 1, &o, &count), BS_OK);
+  for (size_t i = 0; i < count.noracles; i++)
+    if (!count.oracles[i].ok)
+      print_message("%s: %s\n", count.oracles[i].name, count.oracles[i].detail);
+  if (count.verdict != BS_PASS)
+    fail_msg("counting run of %s: %s: %s", scn->name,
+             bs_result_verdict_name(count.verdict),
+             count.note ? count.note : "");
+  assert_true(count.nreaches > 0);
+  for (size_t i = 0; i < 100; i++) {
+    r.index = i;
+    bs_fuzz_draw_faults(1, &count, &r);
+    for (size_t k = 0; k < r.nfaults; k++) {
+      assert_true(reached(&count, &r.faults[k]));
+      maincast += maincast_only(r.faults[k].point);
+    }
+  }
+  bs_result_free(&count);
+  return maincast;
+}
+
+/* On the Normal backuper no MainCast-only point is drawn (the blind draw
+ * drew them as often as any); on MainCast they are. */
+static void test_draw_real_count(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  assert_non_null(getenv("BACKSTOP_BIN")); /* set by ctest */
+  assert_int_equal(draws_of_real_count(pool[0]), 0);
+  assert_true(draws_of_real_count(pool[1]) > 0);
 }
 
 static void test_spec(void **state) {
@@ -210,8 +370,13 @@ static void test_known(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_draw),     cmocka_unit_test(test_spec),
-      cmocka_unit_test(test_cfg_make), cmocka_unit_test(test_shrink),
+      cmocka_unit_test(test_draw),
+      cmocka_unit_test(test_draw_reached),
+      cmocka_unit_test(test_plain_fails),
+      cmocka_unit_test(test_draw_real_count),
+      cmocka_unit_test(test_spec),
+      cmocka_unit_test(test_cfg_make),
+      cmocka_unit_test(test_shrink),
       cmocka_unit_test(test_known),
   };
   return cmocka_run_group_tests(tests, setup, NULL);

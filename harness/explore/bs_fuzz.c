@@ -79,14 +79,71 @@ static uint64_t draw_failinfo(rng *g, const bs_fuzz_fault *f) {
   }
 }
 
+/* The catalogue index of a reach's point, -1 for a reach of none. */
+static int reach_point(const bs_fault_reach *x) {
+  return x->count > 0 ? bs_fault_catalogue_index(x->point) : -1;
+}
+
+/* The points count reached, in catalogue order; how many. */
+static size_t reached_points(const bs_result *count, int *points) {
+  bool seen[BS_FP_COUNT] = {false};
+  size_t n = 0;
+  for (size_t i = 0; i < count->nreaches; i++) {
+    int p = reach_point(&count->reaches[i]);
+    if (p >= 0)
+      seen[p] = true;
+  }
+  for (int p = 0; p < BS_FP_COUNT; p++)
+    if (seen[p])
+      points[n++] = p;
+  return n;
+}
+
+/* The k-th reach (rank, cycle) of point, and how many there are. */
+static size_t reach_of(const bs_result *count, int point, size_t k,
+                       const bs_fault_reach **out) {
+  size_t n = 0;
+  for (size_t i = 0; i < count->nreaches; i++)
+    if (reach_point(&count->reaches[i]) == point && n++ == k)
+      *out = &count->reaches[i];
+  return n;
+}
+
+/* The most reaches of f's point on one rank in one cycle that its rank and
+ * cycle filters keep: nth counts per rank and cycle. */
+static long most_reaches(const bs_result *count, const bs_fuzz_fault *f) {
+  long most = 0;
+  for (size_t i = 0; i < count->nreaches; i++) {
+    const bs_fault_reach *x = &count->reaches[i];
+    if (reach_point(x) == f->point && (f->rank < 0 || f->rank == x->rank) &&
+        (f->cycle < 0 || f->cycle == x->cycle) && x->count > most)
+      most = x->count;
+  }
+  return most;
+}
+
+/* A fault where the counting run went: a reached point (each alike, however
+ * often it is reached), one of its reaches whose rank and cycle the filters
+ * pin half the time each, an nth that reach's rank and cycle, or the
+ * busiest the filters keep, gets to (0, every reach, a quarter of the
+ * time). */
+static void draw_reached(rng *g, const bs_result *count, bs_fuzz_fault *f) {
+  int points[BS_FP_COUNT];
+  const bs_fault_reach *x = NULL;
+  size_t np = reached_points(count, points);
+  f->point = points[pick(g, 0, (long)np - 1)];
+  size_t nx = reach_of(count, f->point, 0, &x);
+  reach_of(count, f->point, (size_t)pick(g, 0, (long)nx - 1), &x);
+  f->rank = one_in(g, 2) ? x->rank : -1;
+  f->cycle = one_in(g, 2) ? -1 : x->cycle;
+  f->nth = one_in(g, 4) ? 0 : pick(g, 1, most_reaches(count, f));
+}
+
 /* One draw per statement: the order of the draws is the seed's stream
  * (an initializer list's evaluation order is unspecified in C). */
-static void draw_fault(rng *g, int ranks, int cycles, bs_fuzz_fault *f) {
+static void draw_fault(rng *g, const bs_result *count, bs_fuzz_fault *f) {
   *f = (bs_fuzz_fault){.times = 1};
-  f->point = (int)pick(g, 0, BS_FP_COUNT - 1);
-  f->rank = one_in(g, 2) ? (int)pick(g, 0, ranks - 1) : -1;
-  f->cycle = one_in(g, 2) ? -1 : (int)pick(g, 0, cycles - 1);
-  f->nth = one_in(g, 4) ? 0 : pick(g, 1, 3);
+  draw_reached(g, count, f);
   f->prob = one_in(g, 8) ? 0.5 : 1.0;
   if (f->nth && one_in(g, 8))
     f->times = 0;
@@ -155,6 +212,21 @@ static void draw_sets(rng *g, bs_fuzz_run *r) {
     r->nsets = 0;
 }
 
+/* The fewest cycles a run of s needs for its own faults to fire: one pinned
+ * to cycle C waits for C + 1 (a run of fewer is vacuous whatever it draws). */
+static int own_cycles(const bs_scenario *s) {
+  int need = 1;
+  for (size_t i = 0; s->faults && s->faults[i]; i++) {
+    char text[256];
+    bs_fault_spec f;
+    bs_scenario_fault_expand(s->faults[i], 1, text, sizeof text);
+    if (bs_fault_spec_parse(text, &f) == BS_OK && f.cycle >= need)
+      need = f.cycle + 1;
+  }
+  bs_err_clear();
+  return need;
+}
+
 void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
                   const bs_scenario *const *pool, size_t npool,
                   bs_fuzz_run *out) {
@@ -169,7 +241,8 @@ void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
   }
   int lo = out->scn->min_ranks > 1 ? out->scn->min_ranks : 1;
   out->ranks = (int)pick(&g, lo, max_ranks > lo ? max_ranks : lo);
-  out->cycles = (int)pick(&g, 1, 3);
+  int need = own_cycles(out->scn);
+  out->cycles = (int)pick(&g, need, need > 3 ? need : 3);
   out->seed = next(&g) >> 32;
   if (one_in(&g, 4)) {
     const char *const *presets = bs_model_presets();
@@ -181,9 +254,48 @@ void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
   draw_sets(&g, out);
   if (out->model && !model_fits(out))
     out->model = NULL;
-  out->nfaults = (size_t)pick(&g, 1, BS_FUZZ_FAULTS);
-  for (size_t i = 0; i < out->nfaults; i++)
-    draw_fault(&g, out->ranks, out->cycles, &out->faults[i]);
+}
+
+void bs_fuzz_draw_faults(uint64_t seed, const bs_result *count,
+                         bs_fuzz_run *r) {
+  int points[BS_FP_COUNT];
+  rng g = {mix64(mix64(seed) ^ mix64(r->index + 1))}; /* not the draw's */
+  r->nfaults = 0;
+  if (r->scn->drive || bs_fuzz_plain_fails(count) ||
+      reached_points(count, points) == 0)
+    return;
+  r->nfaults = (size_t)pick(&g, 1, BS_FUZZ_FAULTS);
+  for (size_t i = 0; i < r->nfaults; i++)
+    draw_fault(&g, count, &r->faults[i]);
+}
+
+/* An invariant's name (not the scenario's expectation or a check). */
+static bool invariant(const char *name) {
+  for (const bs_oracle *o = bs_oracles(); o->name; o++)
+    if (!strcmp(o->name, name))
+      return true;
+  return false;
+}
+
+bool bs_fuzz_plain_fails(const bs_result *count) {
+  bool broke = false, failed = false;
+  for (size_t i = 0; i < count->noracles; i++) {
+    failed |= !count->oracles[i].ok;
+    broke |= !count->oracles[i].ok && invariant(count->oracles[i].name);
+  }
+  if (count->verdict == BS_FAIL)
+    return broke || !failed; /* none failed: its setup did */
+  return count->verdict == BS_HANG || count->verdict == BS_CRASH;
+}
+
+void bs_fuzz_key(const bs_fuzz_run *r, char *out, size_t n) {
+  bs_buf b = {0};
+  bs_buf_printf(&b, "%s|%d|%d|%s", r->scn->name, r->ranks, r->cycles,
+                r->model ? r->model : "");
+  for (size_t i = 0; i < r->nsets; i++)
+    bs_buf_printf(&b, "|%s", r->sets[i]);
+  snprintf(out, n, "%s", bs_buf_str(&b));
+  bs_buf_free(&b);
 }
 
 /* ---- as a run ---- */
@@ -229,6 +341,14 @@ void bs_fuzz_cfg_make(const bs_fuzz_run *r, const bs_run_cfg *base,
   bs_fuzz_cfg_link(out);
 }
 
+void bs_fuzz_count_cfg(const bs_fuzz_run *r, const bs_run_cfg *base,
+                       bs_fuzz_cfg *out) {
+  bs_fuzz_cfg_make(r, base, out);
+  out->cfg.nfaults = 0;
+  out->cfg.seed = 0;
+  out->cfg.count_reaches = true;
+}
+
 void bs_fuzz_cfg_link(bs_fuzz_cfg *c) {
   for (size_t i = 0; i < c->cfg.nfaults; i++)
     c->faults[i] = c->specs[i];
@@ -236,6 +356,18 @@ void bs_fuzz_cfg_link(bs_fuzz_cfg *c) {
 }
 
 /* ---- findings ---- */
+
+bs_verdict bs_fuzz_verdict(const bs_fuzz_run *r, const bs_result *res,
+                           bool *preempted) {
+  size_t own = 0;
+  bool fired = false;
+  while (r->scn->faults && r->scn->faults[own])
+    own++;
+  for (size_t i = own; i < res->narmed && i < own + r->nfaults; i++)
+    fired |= res->armed[i].fired_total > 0;
+  *preempted = res->verdict == BS_VACUOUS && fired;
+  return *preempted ? BS_PASS : res->verdict;
+}
 
 bool bs_fuzz_is_finding(const bs_result *r) {
   return r->verdict == BS_FAIL || r->verdict == BS_HANG ||

@@ -1,6 +1,7 @@
 /* Swarm testing (cli.md `fuzz`, TigerBeetle's VOPR): from one seed, a
  * stream of whole runs, each drawn at random (scenario, ranks, cycles,
- * model, settings, 1-3 catalogue faults) and judged on the invariants like
+ * model, settings, then 1-3 faults at points that configuration reaches,
+ * which a counting run of it says) and judged on the invariants like
  * `backstop run ... --fault ...`; a failing one is shrunk (fewer faults and
  * settings, the scenario's model, fewer ranks and cycles, lower nth) while
  * it still fails the same way. The i-th run of a seed depends on the seed,
@@ -40,14 +41,38 @@ typedef struct bs_fuzz_run {
   uint64_t seed; /* the run's own --seed */
 } bs_fuzz_run;
 
-/* The index-th run of seed's stream over the scenarios of pool: at most
- * max_ranks ranks (at least the scenario's minimum), settings its
- * configuration validates under the mutants set in this process. A
- * scenario with its own driver (config-matrix) takes no ranks, cycles,
- * model, settings or faults of the draw: it runs as it is. */
+/* The index-th run of seed's stream over the scenarios of pool, its
+ * configuration (no faults yet): at most max_ranks ranks (at least the
+ * scenario's minimum), settings its configuration validates under the
+ * mutants set in this process. A scenario with its own driver
+ * (config-matrix) takes no ranks, cycles, model, settings or faults of the
+ * draw: it runs as it is. */
 void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
                   const bs_scenario *const *pool, size_t npool,
                   bs_fuzz_run *out);
+
+/* Draws r's 1-3 faults (its own stream of the seed and r->index) from
+ * count, the counting run of r's configuration (bs_fuzz_count_cfg): a
+ * point it reached, rank and cycle filters a reach of the point meets, an
+ * nth within the most reaches the filters keep on one rank in one cycle.
+ * None when it reached no point, when the configuration fails without a
+ * drawn fault (bs_fuzz_plain_fails: the run is judged as it is, so that
+ * failure is found and shrunk like any other), or for a scenario with its
+ * own driver. */
+void bs_fuzz_draw_faults(uint64_t seed, const bs_result *count, bs_fuzz_run *r);
+
+/* Whether a counting run says its configuration fails with no drawn fault:
+ * it broke an invariant (the scenario's expectation and checks aside: they
+ * describe its own world and cycles, which the fuzz's replace, and are
+ * skipped in a run with drawn faults), its setup failed, it hung or it
+ * crashed. On the fixed core none does; under a mutant, many. A hang can
+ * be a matter of timing: then whether the run draws faults is too. */
+bool bs_fuzz_plain_fails(const bs_result *count);
+
+/* What names r's configuration, the same for every run that the same
+ * counting run describes: scenario, ranks, cycles, model and settings (not
+ * the run's seed or faults). */
+void bs_fuzz_key(const bs_fuzz_run *r, char *out, size_t n);
 
 /* The run as a run configuration: base's backend, device, watchdog,
  * deadline, mutants and binary, with the run's own fields. Strings live in
@@ -60,10 +85,24 @@ typedef struct bs_fuzz_cfg {
 void bs_fuzz_cfg_make(const bs_fuzz_run *r, const bs_run_cfg *base,
                       bs_fuzz_cfg *out);
 void bs_fuzz_cfg_link(bs_fuzz_cfg *c);
+/* The counting run of r's configuration: no faults but the scenario's,
+ * seed 0 (the reaches are the configuration's: bs_fuzz_key), every reach
+ * counted (bs_run_cfg's count_reaches). */
+void bs_fuzz_count_cfg(const bs_fuzz_run *r, const bs_run_cfg *base,
+                       bs_fuzz_cfg *out);
 
 /* "name=P[,rank=R][,cycle=C][,nth=K][,times=T|,persistent][,prob=P]
  * [,failinfo=I][,onetime]". */
 void bs_fuzz_spec(const bs_fuzz_fault *f, char *out, size_t n);
+
+/* The run's verdict as the fuzz counts it: res's, except that a vacuous run
+ * in which a drawn fault fired is judged on the faults that fired, as
+ * sweep judges a run on its swept fault: pass. The faults it left unfired
+ * waited for reaches that a fired one's failure cut off (the counting run
+ * says the configuration reaches them); *preempted says so. Vacuous: no
+ * drawn fault fired. */
+bs_verdict bs_fuzz_verdict(const bs_fuzz_run *r, const bs_result *res,
+                           bool *preempted);
 
 /* A failure to shrink: fail, hang or crash (vacuous proves nothing). */
 bool bs_fuzz_is_finding(const bs_result *r);
