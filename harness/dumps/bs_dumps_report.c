@@ -254,7 +254,8 @@ static bs_status blame_stuck(analysis *a, uint64_t stuck) {
 /* The culprits as global ranks (a desync's were blamed by its mismatch). */
 static bs_status verdict(analysis *a, bool found, bs_dumps_verdict *v) {
   bs_status st = BS_OK;
-  if (!(v->culprits = calloc((size_t)a->n, sizeof(int))))
+  /* n > 0 said to gcc 13, which finds a negative n's size otherwise. */
+  if (!(v->culprits = calloc(a->n > 0 ? (size_t)a->n : 1, sizeof(int))))
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", a->n);
   if (!found)
     BS_CHECK(blame_stuck(a, v->stuck_seq));
