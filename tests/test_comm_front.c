@@ -128,6 +128,24 @@ static bs_status stuck_rank(bs_comm *c, void *arg) {
   return bs_comm_barrier(c);
 }
 
+/* Rank 0 enters the barrier after ranks 1 and 2, rank 3 too late. */
+static bs_status late_first(bs_comm *c, void *arg) {
+  (void)arg;
+  int r = bs_comm_rank(c);
+  if (r == 0 || r == 3)
+    sleep_ms(r == 0 ? 20 : 300);
+  return bs_comm_barrier(c);
+}
+
+/* The timeout names the lowest waiting rank, not the first watchdog to
+ * fire (rank 1's or 2's here): the same on every run. */
+static void test_timeout_names_lowest_waiting_rank(void **state) {
+  (void)state;
+  bs_world *w = run(4, 100, false, late_first, BS_ERR_TIMEOUT);
+  expect_all(w, 4, BS_ERR_TIMEOUT, "rank 0 waited more than 100 ms");
+  bs_world_destroy(w);
+}
+
 static void test_timeout_aborts_every_rank(void **state) {
   (void)state;
   bs_world *w = run(4, 100, false, stuck_rank, BS_ERR_TIMEOUT);
@@ -540,6 +558,7 @@ int main(void) {
       cmocka_unit_test(test_fingerprint_sees_dtype),
       cmocka_unit_test(test_slow_rank_is_not_a_hang),
       cmocka_unit_test(test_timeout_aborts_every_rank),
+      cmocka_unit_test(test_timeout_names_lowest_waiting_rank),
       cmocka_unit_test(test_abort_wakes_every_waiter),
       cmocka_unit_test(test_agree_one_failure),
       cmocka_unit_test(test_agree_of_an_agreed_failure),
