@@ -34,7 +34,6 @@ typedef struct finding {
 /* A configuration's counting run (bs_fuzz_count_cfg), once per distinct
  * configuration (bs_fuzz_key) in the process: its verdict and reaches. */
 typedef struct counted {
-  uint64_t hash;
   char key[512];
   bs_result count;
 } counted;
@@ -91,16 +90,9 @@ static bs_status run_all(fuzz *z, const bs_fuzz_run *r, size_t n,
 
 /* ---- counting runs ---- */
 
-static uint64_t hash_of(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-  while (*s)
-    h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-  return h;
-}
-
-static counted *counted_find(const fuzz *z, const char *key, uint64_t h) {
+static counted *counted_find(const fuzz *z, const char *key) {
   for (size_t i = 0; i < z->nc; i++)
-    if (z->c[i].hash == h && !strcmp(z->c[i].key, key))
+    if (!strcmp(z->c[i].key, key))
       return &z->c[i];
   return NULL;
 }
@@ -110,7 +102,7 @@ static counted *counted_find(const fuzz *z, const char *key, uint64_t h) {
 static const bs_result *count_of(const fuzz *z, const bs_fuzz_run *r) {
   char key[512];
   bs_fuzz_key(r, key, sizeof key);
-  const counted *c = counted_find(z, key, hash_of(key));
+  const counted *c = counted_find(z, key);
   return c ? &c->count : NULL;
 }
 
@@ -131,29 +123,28 @@ static void keep_count(counted *c, bs_result *res) {
  * parallel; a driver's runs draw no faults and need none. */
 static bs_status count_new(fuzz *z, const bs_fuzz_run *r, size_t n) {
   bs_status st = BS_OK;
-  bs_fuzz_run *todo = calloc(n ? n : 1, sizeof *todo);
+  bs_fuzz_run *uncounted = calloc(n ? n : 1, sizeof *uncounted);
   bs_result *res = calloc(n ? n : 1, sizeof *res);
   counted *grown = realloc(z->c, (z->nc + n + 1) * sizeof *grown);
   size_t m = 0, first = z->nc;
   if (grown)
     z->c = grown;
-  if (!todo || !res || !grown)
+  if (!uncounted || !res || !grown)
     BS_FAIL(BS_ERR_NOMEM, NULL, "fuzz: %zu counting runs", n);
   for (size_t i = 0; i < n; i++) {
     counted *c = &z->c[z->nc];
     bs_fuzz_key(&r[i], c->key, sizeof c->key);
-    c->hash = hash_of(c->key);
-    if (r[i].scn->drive || counted_find(z, c->key, c->hash))
+    if (r[i].scn->drive || counted_find(z, c->key))
       continue;
-    c->count = (bs_result){.verdict = BS_CRASH}; /* until it is counted */
-    todo[m++] = r[i];
+    c->count = (bs_result){0}; /* empty to free if the counting fails */
+    uncounted[m++] = r[i];
     z->nc++;
   }
   bs_cmd_batch fuzzing = z->batch; /* the counting runs' own line */
   z->batch.label = "fuzz: counting";
   z->batch.done = 0;
   z->batch.total = m;
-  st = run_or_count(z, todo, m, true, res);
+  st = run_or_count(z, uncounted, m, true, res);
   z->batch = fuzzing;
   BS_CHECK(st);
   for (size_t i = 0; i < m; i++) {
@@ -163,7 +154,7 @@ static bs_status count_new(fuzz *z, const bs_fuzz_run *r, size_t n) {
 out:
   for (size_t i = 0; res && i < m; i++)
     bs_result_free(&res[i]);
-  free(todo);
+  free(uncounted);
   free(res);
   return st;
 }
@@ -233,13 +224,10 @@ static void progress(fuzz *z) {
 
 /* Which drawn faults fired (they follow the scenario's own). */
 static void tally(fuzz *z, const bs_fuzz_run *r, const bs_result *res) {
-  size_t own = 0;
-  while (r->scn->faults && r->scn->faults[own])
-    own++;
   for (size_t i = 0; i < r->nfaults; i++) {
     int p = r->faults[i].point;
     z->drawn[p]++;
-    z->fired[p] += own + i < res->narmed && res->armed[own + i].fired_total;
+    z->fired[p] += bs_fuzz_drawn_fired(r, res, i);
   }
 }
 

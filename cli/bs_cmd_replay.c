@@ -17,8 +17,10 @@ typedef struct replay_args {
 } replay_args;
 
 /* One option and its value, checked as every command's are (bs_opts.h). */
-static bs_status option(replay_args *a, const char *opt, const char *v) {
+static bs_status option(replay_args *a, const char *opt, const char *v,
+                        bool *known) {
   bs_status st = BS_OK;
+  *known = true;
   long n = 0;
   if (strcmp(opt, "--pg") == 0) {
     a->pg = v;
@@ -35,8 +37,7 @@ static bs_status option(replay_args *a, const char *opt, const char *v) {
     BS_CHECK(bs_opts_long(opt, v, 1, 1 << 20, &n));
     a->o.max_bytes = (size_t)n << 20;
   } else {
-    BS_FAIL(BS_ERR_INVALID, NULL,
-            "unknown option %s (see backstop help replay)", opt);
+    *known = false;
   }
 out:
   return st;
@@ -47,8 +48,13 @@ static bool parse(int argc, char **argv, replay_args *a) {
     if (strcmp(argv[i], "--spawn") == 0) {
       a->o.procs = true;
     } else if (argv[i][0] == '-' && i + 1 < argc) {
-      if (option(a, argv[i], argv[i + 1]) != BS_OK) {
+      bool known;
+      if (option(a, argv[i], argv[i + 1], &known) != BS_OK) {
         bs_cmd_usage_error("replay"); /* names the option and why */
+        return false;
+      }
+      if (!known) {
+        bs_cmd_bad_arg("replay", argv[i]);
         return false;
       }
       i++;

@@ -121,7 +121,8 @@ static void test_clean_and_bad_input(void **state) {
   assert_int_equal(backstop("replay clean --timeout-ms 0"), 2);
   has(err_text, "backstop replay: --timeout-ms: '0' is not an integer in [1,");
   assert_int_equal(backstop("replay clean --frobnicate 1"), 2);
-  has(err_text, "backstop replay: unknown option --frobnicate");
+  has(err_text, "backstop replay: unknown option or a value missing after "
+                "'--frobnicate'");
   /* NCCL on host buffers: an illegal address to its kernels, refused. */
   assert_int_equal(backstop("replay clean --backend nccl --device host"), 2);
   has(err_text, "--backend nccl needs --device cuda");

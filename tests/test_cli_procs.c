@@ -63,6 +63,11 @@ static void test_env(void **state) {
   setenv("SLURM_STEP_ID", "3", 1);
   assert_int_equal(bs_launcher_from_env(&p), BS_OK);
   assert_string_equal(p.job, "4242.3");
+  /* Slurm's step 0 is a step like any other (only torchrun's first attempt
+   * keeps the bare id). */
+  setenv("SLURM_STEP_ID", "0", 1);
+  assert_int_equal(bs_launcher_from_env(&p), BS_OK);
+  assert_string_equal(p.job, "4242.0");
   clean_env(NULL);
   /* torchrun's variables, last: generic names, read only under
    * --rendezvous. */

@@ -322,6 +322,34 @@ static void test_shrink(void **state) {
   assert_int_equal(bs_fuzz_shrink(&r, c, 3), 3); /* bounded */
 }
 
+/* A vacuous run is a pass when a drawn fault fired (another's reaches cut
+ * off), not when only the scenario's own did; other verdicts stand. */
+static void test_verdict(void **state) {
+  (void)state;
+  static const char *const own[] = {"name=engine/send", NULL};
+  bs_scenario scn = {.name = "fz-own", .faults = own};
+  bs_fuzz_run r = {.scn = &scn, .nfaults = 1};
+  bs_armed a[2] = {{.fired_total = 0}, {.fired_total = 1}};
+  bs_result res = {.verdict = BS_VACUOUS, .armed = a, .narmed = 2};
+  bool pre = false;
+  assert_true(bs_fuzz_drawn_fired(&r, &res, 0));
+  assert_int_equal(bs_fuzz_verdict(&r, &res, &pre), BS_PASS);
+  assert_true(pre);
+  a[0].fired_total = 1, a[1].fired_total = 0; /* only the scenario's own */
+  assert_false(bs_fuzz_drawn_fired(&r, &res, 0));
+  assert_int_equal(bs_fuzz_verdict(&r, &res, &pre), BS_VACUOUS);
+  assert_false(pre);
+  a[1].fired_total = 2;
+  const bs_verdict kept[] = {BS_FAIL, BS_HANG, BS_CRASH, BS_PASS};
+  for (size_t i = 0; i < 4; i++) {
+    res.verdict = kept[i];
+    assert_int_equal(bs_fuzz_verdict(&r, &res, &pre), kept[i]);
+    assert_false(pre);
+  }
+  res.narmed = 1; /* the drawn fault was never armed */
+  assert_false(bs_fuzz_drawn_fired(&r, &res, 0));
+}
+
 static bs_result failing(const char *oracle, const char *detail,
                          const char *fired, bs_armed *a) {
   static bs_oracle_result o;
@@ -377,6 +405,7 @@ int main(void) {
       cmocka_unit_test(test_spec),
       cmocka_unit_test(test_cfg_make),
       cmocka_unit_test(test_shrink),
+      cmocka_unit_test(test_verdict),
       cmocka_unit_test(test_known),
   };
   return cmocka_run_group_tests(tests, setup, NULL);

@@ -357,14 +357,18 @@ void bs_fuzz_cfg_link(bs_fuzz_cfg *c) {
 
 /* ---- findings ---- */
 
-bs_verdict bs_fuzz_verdict(const bs_fuzz_run *r, const bs_result *res,
-                           bool *preempted) {
-  size_t own = 0;
-  bool fired = false;
+bool bs_fuzz_drawn_fired(const bs_fuzz_run *r, const bs_result *res, size_t i) {
+  size_t own = 0; /* the scenario's own faults are armed first */
   while (r->scn->faults && r->scn->faults[own])
     own++;
-  for (size_t i = own; i < res->narmed && i < own + r->nfaults; i++)
-    fired |= res->armed[i].fired_total > 0;
+  return own + i < res->narmed && res->armed[own + i].fired_total > 0;
+}
+
+bs_verdict bs_fuzz_verdict(const bs_fuzz_run *r, const bs_result *res,
+                           bool *preempted) {
+  bool fired = false;
+  for (size_t i = 0; i < r->nfaults; i++)
+    fired |= bs_fuzz_drawn_fired(r, res, i);
   *preempted = res->verdict == BS_VACUOUS && fired;
   return *preempted ? BS_PASS : res->verdict;
 }

@@ -97,6 +97,10 @@ void bs_fuzz_count_cfg(const bs_fuzz_run *r, const bs_run_cfg *base,
  * [,failinfo=I][,onetime]". */
 void bs_fuzz_spec(const bs_fuzz_fault *f, char *out, size_t n);
 
+/* Whether r's i-th drawn fault fired in res (armed after the scenario's
+ * own faults). */
+bool bs_fuzz_drawn_fired(const bs_fuzz_run *r, const bs_result *res, size_t i);
+
 /* The run's verdict as the fuzz counts it: res's, except that a vacuous run
  * in which a drawn fault fired is judged on the faults that fired, as
  * sweep judges a run on its swept fault: pass. The faults it left unfired

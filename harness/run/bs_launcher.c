@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +57,13 @@ static void job_id(bs_launcher *p) {
     /* Slurm's job id is shared by every step (srun) of an allocation,
      * torchrun's by every restart of the workers (and is "none" unless
      * given). */
+    bool torch = !strcmp(job_vars[i], "TORCHELASTIC_RUN_ID");
     const char *step = !strcmp(job_vars[i], "SLURM_JOB_ID")
                            ? getenv("SLURM_STEP_ID")
-                       : !strcmp(job_vars[i], "TORCHELASTIC_RUN_ID")
-                           ? getenv("TORCHELASTIC_RESTART_COUNT")
-                           : NULL;
-    if (step && *step && strcmp(step, "0") != 0)
+                       : torch ? getenv("TORCHELASTIC_RESTART_COUNT")
+                               : NULL;
+    /* torchrun's first attempt keeps the run id's own name. */
+    if (step && *step && !(torch && strcmp(step, "0") == 0))
       snprintf(p->job, sizeof p->job, "%s.%s", s, step);
     else
       snprintf(p->job, sizeof p->job, "%s", s);
@@ -103,9 +105,12 @@ bs_status bs_launcher_claim(const bs_launcher *p, const char *job_dir) {
             strerror(errno));
   int n = snprintf(note, sizeof note, "process %d of %d, pid %ld\n", p->proc,
                    p->nprocs, (long)getpid());
-  if (write(fd, note, (size_t)n) != n)
+  if (write(fd, note, (size_t)n) != n) {
+    int e = errno;
+    unlink(path); /* a half-made mark must not refuse the retry */
     BS_FAIL(BS_ERR_INVALID, NULL, "--rendezvous: cannot write %s: %s", path,
-            strerror(errno));
+            strerror(e));
+  }
 out:
   if (fd >= 0)
     close(fd);

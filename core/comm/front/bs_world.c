@@ -498,11 +498,13 @@ void bs_world_abort(bs_world *w, bs_status why, uint64_t stall_ns,
 /* The rank a timeout names: the lowest of this process's ranks waiting in
  * the same collective, not whichever watchdog fired first (a matter of
  * timing among the stuck ranks), so that one seed's reports read the same.
+ * It may have waited less than the timeout: the message says a rank did.
  * Under w->mu. */
 static int first_waiting(const bs_world *w, int rank) {
+  const bs_coll_args *at = &w->pos[rank].at;
   for (int i = 0; i < rank; i++)
-    if (w->pos[i].state == BS_RANK_IN_COLL &&
-        w->pos[i].at.seq == w->pos[rank].at.seq)
+    if (w->pos[i].state == BS_RANK_IN_COLL && w->pos[i].at.seq == at->seq &&
+        w->pos[i].at.op == at->op)
       return i;
   return rank;
 }
@@ -512,11 +514,11 @@ bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns) {
   bs_coll_args at = w->pos[rank].at;
   int named = first_waiting(w, rank);
   pthread_mutex_unlock(&w->mu);
-  return bs_world_fail(w, BS_ERR_TIMEOUT, since_ns, NULL, 0,
-                       "rank %d waited more than %d ms in %s #%llu",
-                       w->comms[named].grank, w->o.timeout_ms,
-                       bs_coll_name(at.op) + strlen("nccl:"),
-                       (unsigned long long)at.seq);
+  return bs_world_fail(
+      w, BS_ERR_TIMEOUT, since_ns, NULL, 0,
+      "a rank waited more than %d ms in %s #%llu (the lowest waiting: rank %d)",
+      w->o.timeout_ms, bs_coll_name(at.op) + strlen("nccl:"),
+      (unsigned long long)at.seq, w->comms[named].grank);
 }
 
 void bs_world_cause(bs_world *w, char *buf, size_t n) {
