@@ -3,7 +3,7 @@
 # backend and print the verdict table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ci/setup.sh
+ci/setup.sh --no-torch
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)"
 if [ -x build/default/backstop ]; then

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
-ci/setup.sh
+ci/setup.sh --no-torch
 for preset in ${BS_SANITIZERS:-asan tsan}; do
   echo "== $preset"
   cmake --preset "$preset" >/dev/null

@@ -3,13 +3,21 @@
 # (for torchfrtrace, which the artifacts test feeds Backstop's dumps) in a
 # venv under build/. Idempotent: quick when everything is there; a clear
 # message when it cannot install.
-#   BS_NO_TORCH=1: no PyTorch (that test is then skipped, saying so).
+#   --no-torch (or BS_NO_TORCH=1): no PyTorch (that test is then skipped,
+#   saying so). Only ci/test.sh installs it; ci/run.sh and ci/sanitize.sh
+#   pass --no-torch (they run no torchfrtrace check of their own).
 # PyTorch from PyPI, pinned (the version the dumps tests were checked
 # against): about 2.5 minutes and 5.3 GB (CUDA libraries included: torch does
 # not import without them, and PyTorch's CPU-only index is not reachable
 # here), once; the venv is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for arg in "$@"; do
+  case "$arg" in
+    --no-torch) BS_NO_TORCH=1 ;;
+    *) echo "ci/setup.sh: unknown argument '$arg' (only --no-torch)" >&2; exit 2 ;;
+  esac
+done
 
 pkgs=(build-essential cmake pkg-config
       libssl-dev          # OpenSSL EVP: SHA256
