@@ -11,7 +11,7 @@
 #include "util/bs_buf.h"
 
 typedef struct bs_summary {
-  size_t runs, pass, fail, hang, crash, vacuous;
+  size_t runs, pass, fail, hang, crash, vacuous, interrupted;
 } bs_summary;
 bs_summary bs_report_summarize(const bs_result *runs, size_t n);
 

@@ -1,8 +1,8 @@
 /* JUnit XML in the strict form of Ant's formatter (what validating
  * consumers require): a testsuite with timestamp, hostname, properties,
  * system-out and system-err; a run that failed an oracle, or whose armed
- * fault never fired (vacuous), is a <failure>, one that hung or crashed an
- * <error> (counted in errors); test names are
+ * fault never fired (vacuous), is a <failure>, one that hung, crashed or
+ * was interrupted an <error> (counted in errors); test names are
  * unique (a run repeated, as `--ranks 2,2` does, gets " #2"). */
 #include "report/bs_report.h"
 
@@ -124,8 +124,8 @@ void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n) {
                 "    <properties>\n"
                 "      <property name=\"backstop.version\" value=\"%s\"/>\n"
                 "    </properties>\n",
-                s.runs, s.fail + s.vacuous, s.hang + s.crash, total / 1e3,
-                BS_VERSION);
+                s.runs, s.fail + s.vacuous, s.hang + s.crash + s.interrupted,
+                total / 1e3, BS_VERSION);
   for (size_t i = 0; i < n; i++)
     testcase(b, runs, i);
   bs_buf_printf(b, "    <system-out/>\n    <system-err/>\n"

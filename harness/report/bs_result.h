@@ -22,6 +22,7 @@ typedef enum bs_verdict {
   BS_HANG,
   BS_CRASH,
   BS_VACUOUS,
+  BS_INTERRUPTED, /* a signal stopped the command before the run ended */
   BS_VERDICT_COUNT
 } bs_verdict;
 const char *bs_result_verdict_name(bs_verdict v);

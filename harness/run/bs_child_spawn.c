@@ -12,14 +12,17 @@
 #include "run/bs_child_part.h"
 #include "run/bs_fork.h"
 #include "run/bs_hangdump.h"
+#include "run/bs_stop.h"
 
 /* After process 0's verdict the others only read it and leave. */
 enum { REAP_MS = 5000 };
 
 static void start(const bs_run_cfg *base, int p, pid_t *pid) {
+  pid_t parent = getpid();
   *pid = fork();
   if (*pid != 0)
     return;
+  bs_stop_child(parent); /* it dies with the run's process */
   bs_run_cfg c = *base;
   c.proc = p;
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);

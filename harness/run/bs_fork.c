@@ -13,12 +13,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "run/bs_stop.h"
 #include "util/bs_buf.h"
 
 /* A child that closed its pipe gets this long between polls to exit. */
 #define REAP_POLL_MS 2
 /* After the kill: how long what a child wrote may take to drain. */
 #define DRAIN_MS 1000
+/* The longest one poll waits (a far deadline is waited for in steps). */
+#define STEP_MAX_MS 60000
 
 typedef struct slot {
   pid_t pid; /* 0: free */
@@ -70,7 +73,7 @@ void bs_fork_job_out_free(bs_job_out *o) {
  * but a death by that signal. */
 static void default_signals(void) {
   static const int sigs[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL, SIGABRT,
-                             SIGPIPE, SIGTERM, SIGINT, SIGCHLD};
+                             SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD};
   sigset_t none;
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
     signal(sigs[i], SIG_DFL);
@@ -94,7 +97,7 @@ static bs_status start(const bs_fork *r, slot *slots, int nslots, slot *s,
     return bs_err_fail(BS_ERR_INTERNAL, NULL, "runner: pipe: %s",
                        strerror(errno));
   fflush(NULL); /* the child must not flush the parent's buffers again */
-  pid_t pid = fork();
+  pid_t parent = getpid(), pid = fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
@@ -106,6 +109,7 @@ static bs_status start(const bs_fork *r, slot *slots, int nslots, slot *s,
     close_others(slots, nslots, s);
     setpgid(0, 0);
     default_signals();
+    bs_stop_child(parent);
     bs_fork_exit(r->child(r->arg, job, fds[1]));
   }
   setpgid(pid, pid); /* also here: whichever runs first wins the race */
@@ -188,24 +192,42 @@ static void overdue(const bs_fork *r, slot *s, bs_job_out *out) {
   finish(r, s, out, BS_JOB_KILLED, SIGKILL);
 }
 
+/* A signal asked the command to stop: each running child's group killed
+ * (its engines and rank processes with it) and reaped, at once. */
+static void interrupted(const bs_fork *r, slot *s, bs_job_out *out) {
+  kill(-s->pid, SIGKILL);
+  kill(s->pid, SIGKILL);
+  while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  finish(r, s, out, BS_JOB_INTERRUPTED, bs_stop_signal());
+}
+
 /* One round: wait for output or the nearest deadline, then settle. */
 static void step(const bs_fork *r, slot *slots, int nslots, bs_job_out *out) {
-  struct pollfd pfd[nslots];
+  struct pollfd pfd[nslots + 1];
   double t = now_ms();
   int timeout = -1, np = 0;
   for (int i = 0; i < nslots; i++) {
     if (!slots[i].pid)
       continue;
     double left = next_event_ms(r, &slots[i]) - t;
-    int ms = left <= 0 ? 0 : (int)ceil(left);
+    /* Bounded before the cast: a deadline of 1e300 s is no negative wait. */
+    int ms = left <= 0             ? 0
+             : left >= STEP_MAX_MS ? STEP_MAX_MS
+                                   : (int)ceil(left);
     if (slots[i].fd < 0)
       ms = ms < REAP_POLL_MS ? ms : REAP_POLL_MS;
     timeout = timeout < 0 || ms < timeout ? ms : timeout;
     if (slots[i].fd >= 0)
       pfd[np++] = (struct pollfd){.fd = slots[i].fd, .events = POLLIN};
   }
-  if (poll(pfd, (nfds_t)np, timeout) < 0 && errno != EINTR)
+  int nfds = np;
+  if (bs_stop_fd() >= 0)
+    pfd[nfds++] = (struct pollfd){.fd = bs_stop_fd(), .events = POLLIN};
+  if (poll(pfd, (nfds_t)nfds, timeout) < 0 && errno != EINTR)
     timeout = 0;
+  if (bs_stop_signal())
+    return;
   for (int i = 0, k = 0; i < nslots; i++) {
     slot *s = &slots[i];
     if (!s->pid)
@@ -231,13 +253,22 @@ bs_status bs_fork_run(const bs_fork *r, bs_job_out *out) {
   for (;;) {
     int running = 0;
     for (int i = 0; i < nslots; i++) {
-      if (!slots[i].pid && next < r->njobs)
+      if (bs_stop_signal() && slots[i].pid)
+        interrupted(r, &slots[i], out);
+      if (!slots[i].pid && next < r->njobs && !bs_stop_signal())
         BS_CHECK(start(r, slots, nslots, &slots[i], next++));
       running += slots[i].pid != 0;
     }
     if (!running)
       break;
     step(r, slots, nslots, out);
+  }
+  /* Runs a signal kept from starting. */
+  for (; next < r->njobs; next++) {
+    out[next] =
+        (bs_job_out){.end = BS_JOB_NOT_STARTED, .code = bs_stop_signal()};
+    if (r->event)
+      r->event(r->arg, next, &out[next]);
   }
 out:
   /* On a runner failure, take down whatever is still running. */

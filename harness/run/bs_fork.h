@@ -17,6 +17,9 @@ typedef enum bs_job_end {
   BS_JOB_EXITED = 0, /* code: the exit status */
   BS_JOB_SIGNALED,   /* code: the signal that ended it */
   BS_JOB_KILLED, /* past the deadline: asked to dump, then ended or killed */
+  BS_JOB_INTERRUPTED, /* killed as a signal stopped the command (bs_stop.h);
+                         code: that signal */
+  BS_JOB_NOT_STARTED, /* a signal stopped the command first; code: it */
 } bs_job_end;
 
 typedef struct bs_job_out {
@@ -44,7 +47,9 @@ typedef struct bs_fork {
 } bs_fork;
 
 /* out holds njobs entries, filled in job order whatever the schedule.
- * Fails only when the runner itself cannot go on (fork or pipe failed). */
+ * Once a caught signal came (bs_stop.h), the running children are killed
+ * and the rest never start. Fails only when the runner itself cannot go on
+ * (fork or pipe failed). */
 bs_status bs_fork_run(const bs_fork *r, bs_job_out *out);
 void bs_fork_job_out_free(bs_job_out *o);
 

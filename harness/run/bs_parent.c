@@ -6,6 +6,7 @@
 
 #include "report/bs_report.h"
 #include "run/bs_fork.h"
+#include "run/bs_stop.h"
 
 typedef struct exec_state {
   const bs_run_cfg *cfgs;
@@ -25,7 +26,13 @@ static void without_result(const bs_run_cfg *cfg, const bs_job_out *j,
                            bs_result *r) {
   if (bs_result_from_cfg(cfg, r) != BS_OK)
     memset(r, 0, sizeof *r);
-  if (j->end == BS_JOB_KILLED) {
+  if (j->end == BS_JOB_INTERRUPTED || j->end == BS_JOB_NOT_STARTED) {
+    r->verdict = BS_INTERRUPTED;
+    bs_result_set_note(r, "%s %s", bs_stop_name(),
+                       j->end == BS_JOB_NOT_STARTED
+                           ? "before it started"
+                           : "while it ran (every process of it killed)");
+  } else if (j->end == BS_JOB_KILLED) {
     r->verdict = BS_HANG;
     bs_result_set_note(r, "killed past the %.0f s deadline", cfg->deadline_s);
   } else if (j->end == BS_JOB_SIGNALED) {
@@ -99,7 +106,9 @@ static void event(void *arg, size_t job, const bs_job_out *j) {
   FILE *out = x->o->out;
   if (out && x->o->tty)
     fprintf(out, "\r\033[K");
-  if (out && (x->o->verbosity >= 0 || x->res[job].verdict != BS_PASS))
+  /* Of the runs a signal stopped, those it cut short are shown. */
+  if (out && j->end != BS_JOB_NOT_STARTED &&
+      (x->o->verbosity >= 0 || x->res[job].verdict != BS_PASS))
     bs_report_table_line(out, &x->res[job], x->o->verbosity);
   status_line(x);
 }

@@ -1,0 +1,195 @@
+/* A cancelled CI job (cli.md): SIGINT, SIGTERM or SIGHUP to backstop end
+ * every process it started (the run's child, its engine processes, the
+ * ranks' processes of --spawn), the run cut short is reported as
+ * interrupted in the table and the JSON, and the exit status is 128 + the
+ * signal; a backstop killed by SIGKILL leaves no process behind either.
+ * The processes of the tree are found by a marker in their environment,
+ * which every descendant inherits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bs_test_cli.h"
+#include "bs_test_faults.h"
+
+/* Bounds of the waits (not timings: each ends as soon as it can). */
+enum { START_WAIT_MS = 60000, EXIT_WAIT_MS = 20000, GONE_WAIT_MS = 3000 };
+
+static char mark[64];
+
+static int setup(void **state) {
+  (void)state;
+  (void)backstop; /* these tests start it themselves, to signal it */
+  return cli_setup("bs_sig_");
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return cli_teardown();
+}
+
+static void nap_ms(int ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Whether /proc/<pid>/<file> holds needle (NUL-separated fields). */
+static bool proc_has(const char *pid, const char *file, const char *needle) {
+  char path[300], buf[16384];
+  snprintf(path, sizeof path, "/proc/%s/%s", pid, file);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  for (ssize_t i = 0; i < n; i++)
+    if (buf[i] == '\0')
+      buf[i] = '\n';
+  buf[n > 0 ? n : 0] = '\0';
+  return strstr(buf, needle) != NULL;
+}
+
+/* Running processes carrying the marker (a zombie's environment reads
+ * empty); engines: those that are engine processes. */
+static int marked(int *engines) {
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  char env[96];
+  int n = 0;
+  snprintf(env, sizeof env, "BS_TEST_TREE=%s", mark);
+  *engines = 0;
+  assert_non_null(d);
+  while ((e = readdir(d)))
+    if (e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
+        proc_has(e->d_name, "environ", env)) {
+      n++;
+      *engines += proc_has(e->d_name, "cmdline", "\nengine\n");
+    }
+  closedir(d);
+  return n;
+}
+
+/* backstop run, stalled: rank 0 sleeps a minute before a collective (the
+ * watchdog and the deadline further still), in dir, marked. */
+static pid_t start_stalled(const char *extra) {
+  char cmd[1024];
+  BS_TEST_NEEDS_FAULTS();
+  snprintf(mark, sizeof mark, "%ld-%ld", (long)getpid(), (long)time(NULL));
+  snprintf(cmd, sizeof cmd,
+           "cd %s && exec env BS_TEST_TREE=%s '%s' run steady-normal "
+           "--ranks 2 --fault name=comm/stall,rank=0,nth=3,failinfo=60000 "
+           "--timeout-ms 100000 --deadline-s 100 --json r.json %s "
+           ">out.txt 2>err.txt",
+           dir, mark, getenv("BACKSTOP_BIN"), extra);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  /* Under way once an engine process runs (the run's child made it). */
+  int engines = 0;
+  for (int ms = 0; ms < START_WAIT_MS && (marked(&engines), engines < 2);
+       ms += 10)
+    nap_ms(10);
+  assert_true(engines >= 2);
+  return pid;
+}
+
+/* Its wait status, within the bound. */
+static int wait_bounded(pid_t pid) {
+  int ws = 0;
+  for (int ms = 0; ms < EXIT_WAIT_MS; ms += 5) {
+    if (waitpid(pid, &ws, WNOHANG) == pid)
+      return ws;
+    nap_ms(5);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &ws, 0);
+  fail_msg("backstop did not exit within %d ms of the signal", EXIT_WAIT_MS);
+  return ws;
+}
+
+/* No process of the tree left, waiting at most GONE_WAIT_MS for it. */
+static void tree_gone(void) {
+  int engines, n = marked(&engines);
+  for (int ms = 0; n > 0 && ms < GONE_WAIT_MS; ms += 10) {
+    nap_ms(10);
+    n = marked(&engines);
+  }
+  if (n)
+    fail_msg("%d process(es) of backstop's tree (%d engines) still there "
+             "%d ms after it ended",
+             n, engines, GONE_WAIT_MS);
+}
+
+static void interrupted_by(int sig, const char *extra) {
+  pid_t pid = start_stalled(extra);
+  assert_int_equal(kill(pid, sig), 0);
+  int ws = wait_bounded(pid);
+  tree_gone();
+  assert_true(WIFEXITED(ws));
+  assert_int_equal(WEXITSTATUS(ws), 128 + sig);
+  char *out = slurp("out.txt"), *err = slurp("err.txt"),
+       *json = slurp("r.json");
+  assert_non_null(strstr(out, "INTERRUPTED steady-normal"));
+  assert_non_null(strstr(out, "1 interrupted"));
+  assert_non_null(strstr(err, "every process it started has ended"));
+  assert_non_null(strstr(json, "\"verdict\": \"interrupted\""));
+  assert_non_null(strstr(json, "\"interrupted\": 1}"));
+  free(out);
+  free(err);
+  free(json);
+}
+
+static void test_sigint_ends_the_tree(void **state) {
+  (void)state;
+  interrupted_by(SIGINT, "");
+}
+
+static void test_sigterm_ends_spawned_ranks(void **state) {
+  (void)state;
+  interrupted_by(SIGTERM, "--spawn");
+}
+
+static void test_sighup_ends_the_tree(void **state) {
+  (void)state;
+  interrupted_by(SIGHUP, "-j 1");
+}
+
+/* SIGKILL cannot be caught: the children see their parent die. */
+static void test_sigkill_leaves_no_orphan(void **state) {
+  (void)state;
+  pid_t pid = start_stalled("--spawn");
+  assert_int_equal(kill(pid, SIGKILL), 0);
+  int ws = wait_bounded(pid);
+  assert_true(WIFSIGNALED(ws));
+  tree_gone();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_sigint_ends_the_tree, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_sigterm_ends_spawned_ranks, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_sighup_ends_the_tree, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_sigkill_leaves_no_orphan, setup,
+                                      teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
