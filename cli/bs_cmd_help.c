@@ -4,7 +4,9 @@
 
 #include "bs_cmd.h"
 #include "bs_mutant.h"
+#include "bs_near.h"
 #include "bs_opts.h"
+#include "model/bs_config.h"
 
 static const char run_help[] =
     "usage: backstop run [SELECTOR...] [options]\n"
@@ -43,7 +45,22 @@ static const char run_help[] =
     "                      get it without asking: threads sharing a GPU\n"
     "                      deadlock in CUDA)\n"
     "  --repeat N          every run N times over, same seed (races show)\n"
-    "exit status: 0 all pass, 1 any fail/vacuous/hang/crash, 2 usage error\n";
+    "  -h, --help          this help\n"
+    "exit status: 0 all pass, 1 any fail/vacuous/hang/crash, 2 usage error,\n"
+    "  130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (every process it\n"
+    "  started ended; the runs cut short reported as interrupted)\n";
+
+/* The --set keys, from the configuration's key table: name, accepted
+ * values, what it is. */
+static void set_keys_help(void) {
+  char accepts[96];
+  printf("--set keys (KEY=VALUE; sim: a knob of the simulation, not a miles "
+         "argument):\n");
+  for (const bs_config_key *k = bs_config_keys(); k->name; k++) {
+    bs_config_key_accepts(k, accepts, sizeof accepts);
+    printf("  %-32s %s\n      %s\n", k->name, accepts, k->help);
+  }
+}
 
 static const char analyze_help[] =
     "usage: backstop analyze DIR [--pg NAME]\n"
@@ -173,8 +190,30 @@ static void overview(void) {
          "  analyze DIR              the hang report of a job's dumps\n"
          "  replay DIR [options]     a job's dumps replayed on simulated "
          "ranks\n"
-         "  help [COMMAND], --version\n",
+         "  help [COMMAND], --version\n"
+         "every command answers --help (backstop COMMAND --help)\n",
          BS_VERSION);
+}
+
+/* Every command's name, for "did you mean". */
+static const char *const command_names[] = {
+    "list", "faults", "explain", "run",    "mutants", "sweep",
+    "fuzz", "bench",  "analyze", "replay", "help"};
+
+int bs_cmd_none(void) {
+  size_t n = sizeof command_names / sizeof command_names[0];
+  fprintf(stderr, "backstop: no command given (one of");
+  for (size_t i = 0; i < n; i++)
+    fprintf(stderr, "%s %s", i ? "," : "", command_names[i]);
+  fprintf(stderr, "; see backstop help)\n");
+  return 2;
+}
+
+int bs_cmd_unknown(const char *cmd) {
+  fprintf(stderr, "backstop: unknown command '%s'%s (see backstop help)\n", cmd,
+          bs_near_hint(cmd, command_names,
+                       sizeof command_names / sizeof command_names[0]));
+  return 2;
 }
 
 int bs_cmd_help(int argc, char **argv) {
@@ -189,8 +228,13 @@ int bs_cmd_help(int argc, char **argv) {
   for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
     if (strcmp(argv[1], simple[i].name) == 0) {
       fputs(simple[i].text, stdout);
+      if (strcmp(argv[1], "run") == 0)
+        set_keys_help();
       return 0;
     }
-  fprintf(stderr, "backstop help: unknown command '%s'\n", argv[1]);
+  fprintf(stderr, "backstop help: unknown command '%s'%s (see backstop help)\n",
+          argv[1],
+          bs_near_hint(argv[1], command_names,
+                       sizeof command_names / sizeof command_names[0]));
   return 2;
 }

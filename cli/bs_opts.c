@@ -261,7 +261,8 @@ static bs_status explore_option(const char *cmd, int c, const char *arg,
   case O_POINT:
     BS_CHECK(only(cmd, "sweep", "--point"));
     if (!bs_fault_spec_name_valid(arg))
-      USAGE("--point: unknown fault point '%s' (see backstop faults)", arg);
+      USAGE("--point: unknown fault point '%s'%s (see backstop faults)", arg,
+            bs_fault_spec_near(arg));
     return add(o->points, &o->npoints, BS_OPTS_MAX, "--point", arg);
   case O_RANK:
     BS_CHECK(only(cmd, "sweep", "--rank"));

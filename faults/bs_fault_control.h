@@ -73,6 +73,8 @@ typedef struct bs_fault_spec {
 bs_status bs_fault_spec_parse(const char *text, bs_fault_spec *out);
 /* True for a catalogue name, or "PREFIX*" where PREFIX starts one. */
 bool bs_fault_spec_name_valid(const char *name);
+/* " (did you mean 'engine/send'?)" for a name that names no point, or "". */
+const char *bs_fault_spec_near(const char *name);
 /* libfiu's matching: exact, or a trailing '*' matches a prefix. */
 bool bs_fault_spec_matches(const char *pattern, const char *point);
 

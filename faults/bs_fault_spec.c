@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_near.h"
+
 #define SPEC_MAX 256
 
 #define SPEC_FAIL(...) BS_FAIL(BS_ERR_INVALID, NULL, __VA_ARGS__)
@@ -89,13 +91,20 @@ bool bs_fault_spec_name_valid(const char *name) {
   return false;
 }
 
+const char *bs_fault_spec_near(const char *name) {
+  const char *names[BS_FP_COUNT];
+  for (int i = 0; i < BS_FP_COUNT; i++)
+    names[i] = bs_fault_catalogue_get(i)->name;
+  return bs_near_hint(name, names, BS_FP_COUNT);
+}
+
 static bs_status set_name(const char *text, const char *val,
                           bs_fault_spec *out) {
   bs_status st = BS_OK;
   if (!bs_fault_spec_name_valid(val))
-    SPEC_FAIL("fault spec '%.80s': unknown fault point '%.60s' (see backstop "
-              "faults)",
-              text, val);
+    SPEC_FAIL("fault spec '%.80s': unknown fault point '%.60s'%s (see "
+              "backstop faults)",
+              text, val, bs_fault_spec_near(val));
   snprintf(out->name, sizeof out->name, "%s", val);
 out:
   return st;

@@ -182,14 +182,10 @@ static void test_sigkill_leaves_no_orphan(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_sigint_ends_the_tree, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_sigterm_ends_spawned_ranks, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_sighup_ends_the_tree, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_sigkill_leaves_no_orphan, setup,
-                                      teardown),
+      cmocka_unit_test(test_sigint_ends_the_tree),
+      cmocka_unit_test(test_sigterm_ends_spawned_ranks),
+      cmocka_unit_test(test_sighup_ends_the_tree),
+      cmocka_unit_test(test_sigkill_leaves_no_orphan),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "bs_mutant.h"
+#include "bs_near.h"
 
 #define REMAT "--rematerialize-param-from-master-weight"
 
@@ -260,40 +261,16 @@ static bool in_range(const bs_config *cfg, const bs_config_key *k) {
   return false;
 }
 
-/* Edit distance, for "did you mean"; long inputs get no suggestion. */
-static size_t edit_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b), row[64];
-  if (la >= 64 || lb >= 64)
-    return SIZE_MAX;
-  for (size_t j = 0; j <= lb; j++)
-    row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t best = (up < row[j - 1] ? up : row[j - 1]) + 1;
-      size_t sub = diag + (a[i - 1] != b[j - 1]);
-      row[j] = sub < best ? sub : best;
-      diag = up;
-    }
-  }
-  return row[lb];
-}
-
 static bs_status unknown_key(const char *key) {
-  const bs_config_key *best = NULL;
-  /* Suggest only misspellings, not any short key. */
-  size_t best_d = 2 + strlen(key) / 4;
-  for (const bs_config_key *k = keys; k->name; k++) {
-    size_t d = edit_distance(key, k->name);
-    if (d < best_d)
-      best = k, best_d = d;
-  }
-  if (best)
+  const char *names[sizeof keys / sizeof keys[0]];
+  size_t n = 0;
+  for (const bs_config_key *k = keys; k->name; k++)
+    names[n++] = k->name;
+  const char *near = bs_near(key, names, n);
+  if (near)
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "unknown configuration key '%.60s' (did you mean '%s'?)",
-                       key, best->name);
+                       key, near);
   return bs_err_fail(
       BS_ERR_INVALID, NULL,
       "unknown configuration key '%.60s' (`backstop help run` lists "

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bs_near.h"
+
 /* Filled by constructors before main, so no lock: nothing runs yet. The
  * copies stay where they were registered; catalogue sorts pointers. */
 static bs_scenario stored[BS_SCENARIO_MAX];
@@ -72,6 +74,25 @@ static bool matches(const bs_scenario *s, const char *sel) {
   return fnmatch(sel, s->name, 0) == 0;
 }
 
+/* " (did you mean ...)" for a selector that matches nothing: the nearest
+ * scenario name, or label for an @label. */
+static const char *near_selector(const char *sel) {
+  const char *names[BS_SCENARIO_MAX * 4];
+  static char labels[BS_SCENARIO_MAX * 4][48]; /* the CLI's, one thread */
+  size_t n = 0;
+  for (size_t i = 0; i < ncatalogue && sel[0] != '@'; i++)
+    names[n++] = catalogue[i]->name;
+  for (size_t i = 0; i < ncatalogue && sel[0] == '@'; i++)
+    for (const char *p = catalogue[i]->labels; p && *p && n < 4 * ncatalogue;) {
+      size_t len = strcspn(p, " ");
+      snprintf(labels[n], sizeof labels[n], "%.*s", (int)len, p);
+      names[n] = labels[n];
+      n++;
+      p += len + (p[len] == ' ');
+    }
+  return bs_near_hint(sel, names, n);
+}
+
 bs_status bs_scenario_select(const char *const *sel, size_t nsel,
                              const bs_scenario **out, size_t *nout) {
   bs_status st = BS_OK;
@@ -83,8 +104,9 @@ bs_status bs_scenario_select(const char *const *sel, size_t nsel,
       if (matches(catalogue[i], sel[k]))
         any = picked[i] = true;
     if (!any)
-      BS_FAIL(BS_ERR_INVALID, NULL, "unknown %s '%s' (see backstop list)",
-              sel[k][0] == '@' ? "label" : "scenario", sel[k]);
+      BS_FAIL(BS_ERR_INVALID, NULL, "unknown %s '%s'%s (see backstop list)",
+              sel[k][0] == '@' ? "label" : "scenario", sel[k],
+              near_selector(sel[k]));
   }
   for (size_t i = 0; i < ncatalogue; i++)
     if (picked[i])
