@@ -53,8 +53,11 @@ static bs_status parse_real(const char *opt, const char *v, double max,
   char *end = NULL;
   errno = 0;
   double d = strtod(v, &end);
-  if (errno || end == v || *end || !isfinite(d) || d <= 0 || d > max)
-    return bad(opt, "a number > 0", v);
+  if (errno || end == v || *end || !isfinite(d) || d <= 0 || d > max) {
+    char want[64];
+    snprintf(want, sizeof want, "a number in (0, %g]", max);
+    return bad(opt, want, v);
+  }
   *out = d;
   return BS_OK;
 }

@@ -118,13 +118,14 @@ static bs_status parse_int(const char *opt, const char *s, long lo, long hi,
   return st;
 }
 
-static bs_status parse_positive(const char *opt, const char *s, double *out) {
+static bs_status parse_positive(const char *opt, const char *s, double max,
+                                double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (!*s || *end || errno || !isfinite(v) || v <= 0)
+  if (!*s || *end || errno || !isfinite(v) || v <= 0 || v > max)
     return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "%s: '%s' is not a positive number", opt, s);
+                       "%s: '%s' is not a number in (0, %g]", opt, s, max);
   *out = v;
   return BS_OK;
 }
@@ -272,15 +273,15 @@ static bs_status explore_option(const char *cmd, int c, const char *arg,
     return parse_int("--cycle", arg, 0, 100000, &o->sweep_cycle);
   case O_SAMPLE:
     BS_CHECK(only(cmd, "sweep", "--sample"));
-    BS_CHECK(bs_opts_long("--sample", arg, 1, LONG_MAX, &v));
+    BS_CHECK(bs_opts_long("--sample", arg, 1, BS_OPTS_COUNT_MAX, &v));
     o->sample = (size_t)v;
     return BS_OK;
   case O_RUNS:
     BS_CHECK(only(cmd, "fuzz", "--runs"));
-    return bs_opts_long("--runs", arg, 1, LONG_MAX, &o->runs);
+    return bs_opts_long("--runs", arg, 1, BS_OPTS_COUNT_MAX, &o->runs);
   case O_TIME:
     BS_CHECK(only(cmd, "fuzz", "--time-s"));
-    return parse_positive("--time-s", arg, &o->time_s);
+    return parse_positive("--time-s", arg, BS_OPTS_SECONDS_MAX, &o->time_s);
   case O_MAX_RANKS:
     BS_CHECK(only(cmd, "fuzz", "--max-ranks"));
     return parse_int("--max-ranks", arg, 1, BS_RANKS_MAX, &o->max_ranks);
@@ -309,7 +310,7 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
     o->model = arg;
     return BS_OK;
   case O_SCALE:
-    return parse_positive("--scale", arg, &o->scale);
+    return parse_positive("--scale", arg, BS_OPTS_SCALE_MAX, &o->scale);
   case O_CYCLES:
     return parse_int("--cycles", arg, 0, 100000, &o->cycles);
   case O_SET:
@@ -329,7 +330,8 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
   case O_TIMEOUT:
     return parse_int("--timeout-ms", arg, 1, INT_MAX, &o->timeout_ms);
   case O_DEADLINE:
-    return parse_positive("--deadline-s", arg, &o->deadline_s);
+    return parse_positive("--deadline-s", arg, BS_OPTS_SECONDS_MAX,
+                          &o->deadline_s);
   case 'j':
     return parse_int("-j", arg, 1, 256, &o->jobs);
   case O_JSON:

@@ -17,6 +17,12 @@
 #define BS_OPTS_MAX 64
 #define BS_RANKS_MAX BS_WORLD_MAX_RANKS
 #define BS_OPTS_REPEAT_MAX 1000
+/* Bounds of the other number options: far past any real use, and within
+ * what every conversion downstream holds (ints, ms in doubles, a run per
+ * draw). */
+#define BS_OPTS_SECONDS_MAX 1e7 /* --deadline-s, --time-s: 115 days */
+#define BS_OPTS_SCALE_MAX 1e9
+#define BS_OPTS_COUNT_MAX 100000000L /* --runs, --sample */
 
 typedef struct bs_opts {
   const char *sel[BS_OPTS_MAX]; /* selectors; none: the default suite */

@@ -52,6 +52,39 @@ static int child_by_job(void *arg, size_t job, int fd) {
   return child_echo(arg, job, fd);
 }
 
+/* Closes its pipe, then takes a while to exit: the parent has to wait for
+ * the exit with the pipe gone, bounded by the deadline. */
+static int child_exits_late(void *arg, size_t job, int fd) {
+  (void)arg, (void)job;
+  struct timespec nap = {0, 50 * 1000000L};
+  close(fd);
+  nanosleep(&nap, NULL);
+  return 0;
+}
+
+/* A far deadline (past what an int of milliseconds holds) is no endless
+ * wait: the (int) of the time left used to overflow into poll(-N), which
+ * waits forever. The alarm turns such a hang into a failed test. */
+static void test_far_deadline_does_not_hang(void **state) {
+  (void)state;
+  static const double far[] = {3e6, 4294967296.0, 1e300};
+  for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+    bs_job_out out[2];
+    bs_fork r = {.njobs = 2,
+                 .parallel = 2,
+                 .deadline_s = far[i],
+                 .child = child_exits_late};
+    alarm(30);
+    assert_int_equal(bs_fork_run(&r, out), BS_OK);
+    alarm(0);
+    for (int k = 0; k < 2; k++) {
+      assert_int_equal(out[k].end, BS_JOB_EXITED);
+      assert_int_equal(out[k].code, 0);
+      bs_fork_job_out_free(&out[k]);
+    }
+  }
+}
+
 static void test_verdicts(void **state) {
   (void)state;
   bs_job_out out[4];
@@ -328,6 +361,7 @@ static void test_exec_results(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_verdicts),
+      cmocka_unit_test(test_far_deadline_does_not_hang),
       cmocka_unit_test(test_parallel_order),
       cmocka_unit_test(test_kill_takes_group),
       cmocka_unit_test(test_asked_to_dump),

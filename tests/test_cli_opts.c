@@ -112,7 +112,7 @@ static void test_bad(void **state) {
   bad("run", "--cycles 03", "--cycles: '03'");
   bad("run", "--artifacts=", "--artifacts: an empty folder name");
   bad("run", "--json /no/such/dir/r.json", "folder /no/such/dir does not");
-  bad("run", "--scale 0", "--scale: '0' is not a positive number");
+  bad("run", "--scale 0", "--scale: '0' is not a number in (0, 1e+09]");
   bad("run", "--cycles many", "--cycles: 'many'");
   bad("run", "-j 0", "-j: '0'");
   bad("run", "--deadline-s inf", "--deadline-s: 'inf'");
@@ -123,6 +123,38 @@ static void test_bad(void **state) {
   bad("run", "--mutant no-such-bug", "--mutant: unknown mutant 'no-such-bug'");
   bad("mutants", "--mutant same-tag-skip", "not an option of mutants");
   bad("run", "--model /no/such/file.model", "--model /no/such/file.model");
+  bs_err_clear();
+}
+
+/* Every number option has a bound, named in its error (issue 22: a
+ * deadline of 1e300 s overflowed the runner's wait into an endless one). */
+static void test_number_bounds(void **state) {
+  (void)state;
+  bad("run", "--deadline-s 1e300",
+      "--deadline-s: '1e300' is not a number in "
+      "(0, 1e+07]");
+  bad("run", "--deadline-s 4294967296", "--deadline-s: '4294967296'");
+  bad("run", "--deadline-s 0", "(0, 1e+07]");
+  bad("run", "--scale 1e10", "--scale: '1e10' is not a number in (0, 1e+09]");
+  bad("run", "--timeout-ms 2147483648",
+      "--timeout-ms: '2147483648' is not an integer in [1, 2147483647]");
+  bad("run", "--cycles 100001", "[0, 100000]");
+  bad("run", "--repeat 1001",
+      "--repeat: '1001' is not an integer in [1, "
+      "1000]");
+  bad("run", "-j 257", "-j: '257' is not an integer in [1, 256]");
+  bad("run", "--seed 18446744073709551616", "--seed: '18446744073709551616'");
+  bad("fuzz", "--runs 100000001",
+      "--runs: '100000001' is not an integer in [1, 100000000]");
+  bad("fuzz", "--runs 99999999999999999999", "--runs: ");
+  bad("fuzz", "--time-s 1e8", "--time-s: '1e8' is not a number in (0, 1e+07]");
+  bad("fuzz", "--max-ranks 4097", "[1, 4096]");
+  bad("fuzz", "--shrink-max 100001", "[1, 100000]");
+  bad("sweep", "--sample 100000001", "[1, 100000000]");
+  bad("sweep", "--rank 4096", "--rank: '4096' is not an integer in [0, 4095]");
+  bad("sweep", "--cycle 100001", "[0, 100000]");
+  assert_int_equal(parse("run", "--deadline-s 3e6"), BS_OK);
+  assert_true(o.deadline_s == 3e6);
   bs_err_clear();
 }
 
@@ -258,6 +290,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good),
       cmocka_unit_test(test_bad),
+      cmocka_unit_test(test_number_bounds),
       cmocka_unit_test(test_select),
       cmocka_unit_test(test_plan),
       cmocka_unit_test(test_scenario_defaults),

@@ -34,7 +34,7 @@ static void without_result(const bs_run_cfg *cfg, const bs_job_out *j,
                            : "while it ran (every process of it killed)");
   } else if (j->end == BS_JOB_KILLED) {
     r->verdict = BS_HANG;
-    bs_result_set_note(r, "killed past the %.0f s deadline", cfg->deadline_s);
+    bs_result_set_note(r, "killed past the %g s deadline", cfg->deadline_s);
   } else if (j->end == BS_JOB_SIGNALED) {
     r->verdict = BS_CRASH;
     bs_result_set_note(r, "died on signal %d (%s)", j->code,
@@ -60,7 +60,7 @@ static bool dumped(const bs_run_cfg *cfg, const bs_job_out *j, bs_result *r) {
   char *dump_note = r->note; /* what the dump says of itself ("artifacts: ") */
   r->note = NULL;
   bs_result_set_note(r,
-                     "killed past the %.0f s deadline, after dumping its "
+                     "killed past the %g s deadline, after dumping its "
                      "ranks' flight recorders and where they were%s%s",
                      cfg->deadline_s, dump_note ? "; " : "",
                      dump_note ? dump_note : "");
