@@ -77,18 +77,15 @@ static bool parse(int argc, char **argv, replay_args *a) {
  * forks the ranks' processes. */
 static bool place(replay_args *a, int ranks) {
   bs_nccl_info in;
-  if (!a->o.backend || strcmp(a->o.backend, "nccl") != 0)
+  bool nccl = a->o.backend && strcmp(a->o.backend, "nccl") == 0;
+  if (!nccl && strcmp(a->o.device, "cuda") != 0)
     return true;
-  if (!bs_nccl_probe(&in)) {
-    fprintf(stderr, "backstop replay: --backend nccl: no NCCL or no GPU "
-                    "here (see backstop help replay)\n");
-    return false;
-  }
-  if (bs_nccl_shared_gpu(ranks, &in) != BS_OK) {
+  if (bs_nccl_require(nccl ? "nccl" : "sim", a->o.device, &in) != BS_OK ||
+      (nccl && bs_nccl_shared_gpu(ranks, &in) != BS_OK)) {
     fprintf(stderr, "backstop replay: %s\n", bs_err()->message);
     return false;
   }
-  a->o.procs = a->o.procs || (ranks > 1 && ranks > in.gpus);
+  a->o.procs = a->o.procs || (nccl && ranks > 1 && ranks > in.gpus);
   return true;
 }
 

@@ -131,7 +131,7 @@ static void test_clean_and_bad_input(void **state) {
   if (bs_dev_cuda_count() == 0) {
     assert_int_equal(
         backstop("replay " BS_TEST_DATA "/fr/desync4 --backend nccl"), 2);
-    has(err_text, "backstop replay: --backend nccl: no NCCL or no GPU here");
+    has(err_text, "backstop replay: --backend nccl: no ");
   }
 }
 
@@ -158,12 +158,12 @@ static void test_spawned(void **state) {
                 "  rank 1: every collective of its plan completed\n");
   has(out_text, "  missing from #2: rank 1\n");
   has(out_text, "  culprit: rank 1 (missing from #2)");
-  /* A world that cannot be made here is bad input, as in one process. */
+  /* A device this machine lacks is refused before anything starts. */
   if (bs_dev_cuda_count() == 0) {
     assert_int_equal(
         backstop("replay " BS_TEST_DATA "/fr/desync4 --spawn --device cuda"),
         2);
-    has(err_text, "backstop replay: rank 0: no CUDA device");
+    has(err_text, "backstop replay: --device cuda: no GPU here");
   }
 }
 

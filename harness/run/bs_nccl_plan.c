@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "comm/bs_comm.h"
+#include "dev/bs_dev.h"
 #include "run/bs_fork.h"
 #include "run/bs_launcher.h"
 
@@ -18,6 +19,8 @@ enum { PROBE_MS = 30000 };
 typedef struct probe {
   bs_status st;
   bs_nccl_info info;
+  int cuda_gpus; /* what the cuda device sees, NCCL or not */
+  char why[256]; /* why NCCL did not load, when st says so */
 } probe;
 
 static bool read_probe(int fd, probe *p) {
@@ -47,6 +50,8 @@ static bool ask(probe *p) {
   if (pid == 0) {
     close(fds[0]);
     probe q = {.st = bs_comm_nccl_info(&q.info)};
+    snprintf(q.why, sizeof q.why, "%s", bs_err()->message);
+    q.cuda_gpus = bs_dev_cuda_count();
     bs_fork_exit(bs_fork_write_all(fds[1], &q, sizeof q) ? 0 : 1);
   }
   close(fds[1]);
@@ -57,7 +62,7 @@ static bool ask(probe *p) {
       kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
   }
-  return ok && p->st == BS_OK && p->info.gpus > 0;
+  return ok;
 }
 
 /* Processes of this job on this host: the launcher's local size when it
@@ -124,24 +129,53 @@ bs_status bs_nccl_device(const char *backend, const char **device) {
   return BS_OK;
 }
 
-bool bs_nccl_probe(bs_nccl_info *out) {
+/* The probe's answer for a backend and device: BS_OK, or the usage error
+ * that says what this machine lacks. */
+static bs_status usable(const probe *p, bool asked, const char *backend,
+                        const char *device) {
+  bool nccl = strcmp(backend, "nccl") == 0;
+  if (!asked)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "--backend %s --device %s: the GPU probe did not "
+                       "answer",
+                       backend, device);
+  if (nccl && p->st != BS_OK)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "--backend nccl: no NCCL here (%s)", p->why);
+  if (nccl && p->info.gpus < 1)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "--backend nccl: no GPU here (NCCL %s loads, CUDA sees "
+                       "no device)",
+                       p->info.lib);
+  if (strcmp(device, "cuda") == 0 && p->cuda_gpus < 1)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "--device cuda: no GPU here (CUDA sees no device, or "
+                       "this build has no CUDA)");
+  return BS_OK;
+}
+
+bs_status bs_nccl_require(const char *backend, const char *device,
+                          bs_nccl_info *out) {
   probe p = {0};
-  bool ok = ask(&p);
-  *out = p.info;
-  return ok;
+  bool asked = ask(&p);
+  memset(out, 0, sizeof *out);
+  if (asked)
+    *out = p.info;
+  return usable(&p, asked, backend, device);
 }
 
 bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n) {
   bs_status st = BS_OK;
   bs_nccl_info in;
-  bool asked = false, known = false;
+  bool asked = false;
   for (size_t i = 0; i < n; i++) {
-    if (strcmp(cfgs[i].backend, "nccl") != 0)
+    bool nccl = strcmp(cfgs[i].backend, "nccl") == 0;
+    if (!nccl && strcmp(cfgs[i].device, "cuda") != 0)
       continue;
     if (!asked)
-      known = bs_nccl_probe(&in);
+      BS_CHECK(bs_nccl_require(cfgs[i].backend, cfgs[i].device, &in));
     asked = true;
-    if (known)
+    if (nccl)
       BS_CHECK(bs_nccl_place(&cfgs[i], &in));
   }
 out:

@@ -15,9 +15,9 @@
 #include "catalog/bs_scenario.h"
 #include "comm/bs_comm.h"
 
-/* BS_ERR_INVALID (a usage error) with a one-line message; BS_OK when no
- * run uses nccl, or when NCCL or the GPUs cannot be probed (the runs then
- * fail with the backend's own reason). */
+/* BS_ERR_INVALID (a usage error) with a one-line message, also when a run
+ * asks for NCCL or a GPU this machine lacks (refused before anything runs,
+ * not a run that fails); BS_OK when no run uses nccl or cuda. */
 bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n);
 
 /* Runs in parallel: one at a time when a run's NCCL ranks share a GPU (two
@@ -30,9 +30,12 @@ int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs);
  * device memory: host buffers are an illegal address to its kernels). */
 bs_status bs_nccl_device(const char *backend, const char **device);
 
-/* NCCL and the GPUs as a fresh probe process sees them; false when they
- * cannot be probed (no NCCL, no GPU). */
-bool bs_nccl_probe(bs_nccl_info *out);
+/* NCCL and the GPUs as a fresh probe process sees them (*out), and whether
+ * they serve this backend and device: BS_ERR_INVALID saying what is
+ * missing (no NCCL and why, no GPU) otherwise. The one check of run and
+ * replay. */
+bs_status bs_nccl_require(const char *backend, const char *device,
+                          bs_nccl_info *out);
 
 /* on_host NCCL ranks on in's GPUs: BS_OK (setting
  * NCCL_MULTI_RANK_GPU_ENABLE=1 when they share one), or BS_ERR_INVALID

@@ -1,0 +1,67 @@
+/* `backstop run` as a CI job meets it (cli.md, issue 22): what the machine
+ * lacks is refused before anything runs; each run's artifacts folder holds
+ * that run's files only; reports are whole or absent, and a failed write
+ * is named and fails the exit status; repro lines carry what changes the
+ * outcome; long work prints progress on stderr. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bs_test_cli.h"
+#include "bs_test_faults.h"
+#include "dev/bs_dev.h"
+
+static int setup(void **state) {
+  (void)state;
+  return cli_setup("bs_ci_");
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return cli_teardown();
+}
+
+static void has(const char *text, const char *what) {
+  if (!strstr(text, what))
+    fail_msg("no '%s' in:\n%s", what, text);
+}
+
+/* Whether path (inside dir) exists. */
+static int exists(const char *path) {
+  char full[256];
+  snprintf(full, sizeof full, "%s/%s", dir, path);
+  return access(full, F_OK) == 0;
+}
+
+/* A backend or device this machine lacks: exit 2 with the reason, before
+ * any run (no artifacts), not a run that fails. Only where there is no GPU. */
+static void test_refuses_what_is_missing(void **state) {
+  (void)state;
+  if (bs_dev_cuda_count() > 0)
+    skip();
+  assert_int_equal(backstop("run steady-normal --backend nccl --artifacts a"),
+                   2);
+  has(err_text, "backstop run: --backend nccl: no ");
+  assert_ptr_equal(strchr(err_text, '\n'), err_text + strlen(err_text) - 1);
+  assert_int_equal(backstop("run steady-normal --device cuda --artifacts a"),
+                   2);
+  has(err_text, "backstop run: --device cuda: no GPU here");
+  assert_string_equal(out_text, "");
+  assert_false(exists("a"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_refuses_what_is_missing),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
