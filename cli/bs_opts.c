@@ -376,7 +376,7 @@ static void defaults(const char *cmd, bs_opts *o) {
   o->backend = "sim";
   o->scale = 1.0;
   o->cycles = -1;
-  o->deadline_s = 60;
+  o->deadline_s = BS_RUN_DEADLINE_S;
   o->jobs = 2;
   o->repeat = 1;
   o->procs.nprocs = 1;

@@ -59,9 +59,32 @@ static void test_refuses_what_is_missing(void **state) {
   assert_false(exists("a"));
 }
 
+/* The repro line of a hang names the deadline that made it one, and run
+ * as it is gives the same verdict (without the deadline it waited the
+ * default 60 s and passed). */
+static void test_repro_carries_the_deadline(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  assert_int_equal(backstop("run steady-normal --ranks 2 --timeout-ms 100000 "
+                            "--fault name=comm/stall,rank=0,nth=3,"
+                            "failinfo=60000 --deadline-s 1.5"),
+                   1);
+  has(out_text, "HANG  steady-normal");
+  const char *at = strstr(out_text, "repro: backstop run ");
+  assert_non_null(at);
+  char repro[512];
+  snprintf(repro, sizeof repro, "%.*s", (int)strcspn(at, "\n"), at);
+  has(repro, " --deadline-s 1.5");
+  has(repro, " --timeout-ms 100000");
+  assert_int_equal(backstop(repro + strlen("repro: backstop ")), 1);
+  has(out_text, "HANG  steady-normal");
+  has(out_text, repro);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refuses_what_is_missing),
+      cmocka_unit_test(test_repro_carries_the_deadline),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

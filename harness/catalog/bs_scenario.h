@@ -34,6 +34,9 @@
 typedef struct bs_record bs_record;
 typedef struct bs_scenario bs_scenario;
 
+/* backstop run's --deadline-s when none is given (a repro omits it). */
+#define BS_RUN_DEADLINE_S 60.0
+
 /* Everything one run needs, resolved from the scenario and the options. */
 typedef struct bs_run_cfg {
   const bs_scenario *scn;

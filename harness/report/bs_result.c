@@ -162,6 +162,16 @@ static void rendezvous(bs_buf *b, const char *job_dir) {
   opt(b, "--rendezvous", dir);
 }
 
+/* The shortest text of v that reads back as v (num: 32 bytes at least). */
+static const char *shortest(double v, char *num) {
+  for (int digits = 6; digits <= 17; digits++) {
+    snprintf(num, 32, "%.*g", digits, v);
+    if (strtod(num, NULL) == v)
+      break;
+  }
+  return num;
+}
+
 void bs_result_repro(const bs_run_cfg *cfg, bs_buf *b) {
   const bs_scenario *s = cfg->scn;
   char num[64];
@@ -177,14 +187,15 @@ void bs_result_repro(const bs_run_cfg *cfg, bs_buf *b) {
     opt(b, "--device", cfg->device);
   if (!s->model || strcmp(cfg->model, s->model) != 0)
     opt(b, "--model", cfg->model);
-  if (cfg->scale != 1.0) {
-    snprintf(num, sizeof num, "%g", cfg->scale);
-    opt(b, "--scale", num);
-  }
+  if (cfg->scale != 1.0)
+    opt(b, "--scale", shortest(cfg->scale, num));
   if (cfg->cycles != s->cycles)
     bs_buf_printf(b, " --cycles %d", cfg->cycles);
   if (cfg->timeout_ms > 0 && cfg->timeout_ms != s->timeout_ms)
     bs_buf_printf(b, " --timeout-ms %d", cfg->timeout_ms);
+  /* A deadline decides a hang (and whether a slow watchdog got its turn). */
+  if (cfg->deadline_s > 0 && cfg->deadline_s != BS_RUN_DEADLINE_S)
+    bs_buf_printf(b, " --deadline-s %s", shortest(cfg->deadline_s, num));
   for (size_t i = 0; i < cfg->nsets; i++)
     opt(b, "--set", cfg->sets[i]);
   for (size_t i = 0; i < cfg->nfaults; i++)
