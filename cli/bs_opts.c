@@ -688,6 +688,7 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
     BS_FAIL(BS_ERR_NOMEM, NULL, "plan of %zu runs", nscn * per * reps);
   for (size_t i = 0; i < nscn; i++) {
     bool told = false;
+    size_t first = *n; /* this scenario's runs start here */
     for (size_t k = 0; k < per * reps; k++) {
       int ranks = o->nranks ? o->ranks[k % per] : scn[i]->default_ranks;
       /* A matrix of sizes, a label or a glob runs each scenario where it is
@@ -705,6 +706,8 @@ bs_status bs_opts_plan(const bs_opts *o, const char *exe, bs_run_cfg **out,
       if (!buildable(o, scn[i], &told))
         continue;
       (*out)[*n].run_index = *n;
+      for (size_t j = first; j < *n; j++) /* the same run planned before */
+        (*out)[*n].repeat += (*out)[j].ranks == ranks;
       (*n)++;
     }
   }

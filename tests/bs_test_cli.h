@@ -4,6 +4,7 @@
 #ifndef BS_TEST_CLI_H
 #define BS_TEST_CLI_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,23 @@ static int cli_setup(const char *prefix) {
   }
   snprintf(dir, sizeof dir, "/tmp/%sXXXXXX", prefix);
   return mkdtemp(dir) ? 0 : -1;
+}
+
+/* A run's artifacts folder in art (inside dir) whose name starts with
+ * prefix (a run with options gets a mark after its name: bs_artifacts.h),
+ * as "art/<name>" in out; "" when there is none. */
+static inline void run_folder_in(const char *art, const char *prefix, char *out,
+                                 size_t n) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s", dir, art);
+  DIR *d = opendir(path);
+  struct dirent *e;
+  out[0] = '\0';
+  while (d && (e = readdir(d)))
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+      snprintf(out, n, "%s/%.200s", art, e->d_name);
+  if (d)
+    closedir(d);
 }
 
 /* Blanks the value of every "..._ms" field of a JSON report (the only ones

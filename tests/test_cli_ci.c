@@ -37,7 +37,7 @@ static void has(const char *text, const char *what) {
 
 /* Whether path (inside dir) exists. */
 static int exists(const char *path) {
-  char full[256];
+  char full[512];
   snprintf(full, sizeof full, "%s/%s", dir, path);
   return access(full, F_OK) == 0;
 }
@@ -81,10 +81,55 @@ static void test_repro_carries_the_deadline(void **state) {
   has(out_text, repro);
 }
 
+/* The run's folder, from its "artifacts: DIR/trace.json" line. */
+static void run_folder(char *out, size_t n) {
+  const char *at = strstr(out_text, "artifacts: ");
+  assert_non_null(at);
+  at += strlen("artifacts: ");
+  snprintf(out, n, "%.*s", (int)(strstr(at, "/trace.json") - at), at);
+}
+
+#define FAILING                                                                \
+  "run steady-maincast --ranks 2 --cycles 1 --mutant same-tag-skip"
+
+/* A second run into the same --artifacts finds its folder emptied: a file
+ * an earlier run left there is gone, and a run that passes leaves no
+ * folder. Runs that differ in what they do get folders of their own. */
+static void test_artifacts_folder_of_its_own(void **state) {
+  (void)state;
+  char folder[256], stale[300], trace[300], other[256], cmd[512];
+  assert_int_equal(backstop(FAILING " --artifacts art"), 1);
+  run_folder(folder, sizeof folder);
+  snprintf(stale, sizeof stale, "%s/rank_7", folder);
+  snprintf(trace, sizeof trace, "%s/trace.json", folder);
+  /* What an earlier, wider run left. */
+  snprintf(cmd, sizeof cmd, "cd %s && touch %s", dir, stale);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(backstop(FAILING " --artifacts art"), 1);
+  assert_false(exists(stale));
+  assert_true(exists(trace));
+  /* Another deadline: another folder, the first one left as it was. */
+  assert_int_equal(backstop(FAILING " --deadline-s 30 --artifacts art"), 1);
+  run_folder(other, sizeof other);
+  assert_string_not_equal(other, folder);
+  assert_true(exists(trace));
+  /* A run without options past its seed: the folder is its plain name. */
+  snprintf(cmd, sizeof cmd,
+           "cd %s && mkdir -p art/steady-normal-r2-s3 && "
+           "touch art/steady-normal-r2-s3/report.txt",
+           dir);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(backstop("run steady-normal --ranks 2 --seed 3 -q "
+                            "--artifacts art"),
+                   0);
+  assert_false(exists("art/steady-normal-r2-s3"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refuses_what_is_missing),
       cmocka_unit_test(test_repro_carries_the_deadline),
+      cmocka_unit_test(test_artifacts_folder_of_its_own),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -57,7 +57,7 @@ static void test_usage_errors(void **state) {
   usage("run config-matrix --fault name=copy/fail", "fires no --fault");
   usage("run steady-normal --ranks 4097",
         "--ranks: '4097' is not an integer in [1, 4096]");
-  usage("run steady-normal --scale 1e12", "steady-normal: --model dense");
+  usage("run steady-normal --scale 1e9", "steady-normal: --model dense");
   usage("run steady-normal --scale 1e6", "GiB of host memory at 4 ranks");
   usage("run steady-normal --json /nonexistent/x.json",
         "folder /nonexistent does not exist");
@@ -147,25 +147,23 @@ static void test_failure_leaves_reports(void **state) {
   assert_non_null(strstr(out_text, "repro: backstop run steady-maincast "
                                    "--ranks 2 --seed 0 --cycles 1 --mutant "
                                    "same-tag-skip"));
-  char path[160];
+  char path[640];
   snprintf(path, sizeof path, "%s/j.xml", dir);
   char *xml = slurp(path);
   assert_non_null(strstr(xml, "failed oracles: bit-identity"));
   free(xml);
-  snprintf(path, sizeof path,
-           "%s/art/steady-maincast-r2-s0-same-tag-skip/"
-           "trace.json",
-           dir);
+  /* The run's folder: its name, then the mark of its --cycles 1. */
+  char run[256];
+  run_folder_in("art", "steady-maincast-r2-s0-same-tag-skip-", run, sizeof run);
+  assert_true(run[0] != '\0');
+  snprintf(path, sizeof path, "%s/%s/trace.json", dir, run);
   char *trace = slurp(path);
   bs_json j;
   assert_int_equal(bs_json_parse(trace, strlen(trace), &j), BS_OK);
   assert_non_null(bs_json_get(&j, "traceEvents"));
   bs_json_free(&j);
   free(trace);
-  snprintf(path, sizeof path,
-           "%s/art/steady-maincast-r2-s0-same-tag-skip/"
-           "rank1.flight.json",
-           dir);
+  snprintf(path, sizeof path, "%s/%s/rank1.flight.json", dir, run);
   struct stat sb;
   assert_int_equal(stat(path, &sb), 0);
 }

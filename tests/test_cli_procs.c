@@ -322,20 +322,21 @@ static void test_missing_process(void **state) {
  * rank together and each process's block. */
 static void hang_artifacts(const char *art, const char *const *blocks,
                            int nblocks) {
-  char path[256];
+  char path[640], run[300];
+  run_folder_in(art, "steady-normal-r4-s0-", run, sizeof run);
+  assert_true(run[0] != '\0');
   for (int r = 0; r < 4; r++) {
-    snprintf(path, sizeof path, "%s/steady-normal-r4-s0/rank_%d", art, r);
+    snprintf(path, sizeof path, "%s/rank_%d", run, r);
     char *pickle = slurp(path);
     assert_true(strlen(pickle) > 0);
     free(pickle);
-    snprintf(path, sizeof path, "%s/steady-normal-r4-s0/rank%d.flight.json",
-             art, r);
+    snprintf(path, sizeof path, "%s/rank%d.flight.json", run, r);
     char *json = slurp(path), rank[16];
     snprintf(rank, sizeof rank, "\"rank\":%d,", r);
     assert_non_null(strstr(json, rank));
     free(json);
   }
-  snprintf(path, sizeof path, "%s/steady-normal-r4-s0/report.txt", art);
+  snprintf(path, sizeof path, "%s/report.txt", run);
   char *report = slurp(path);
   assert_non_null(strstr(report, "every rank, from their flight recorders:\n"
                                  "backstop: hang at collective #3 (4 ranks"));

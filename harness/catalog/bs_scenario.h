@@ -64,6 +64,9 @@ typedef struct bs_run_cfg {
   int proc, nprocs;
   const char *rendezvous;
   size_t run_index;
+  /* Earlier runs of the plan that are the same run (--repeat, --ranks 2,2):
+   * its artifacts folder is then a folder of its own. */
+  int repeat;
   /* NCCL ranks that would share a GPU as threads (which deadlocks: CUDA
    * serialises a process's allocations against its own NCCL kernels): the
    * run's child starts one process per rank itself (bs_child_spawn.h). */

@@ -1,8 +1,10 @@
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backup/bs_digest.h"
 #include "bs_file.h"
 #include "dumps/bs_dumps.h"
 #include "report/bs_artifacts.h"
@@ -15,12 +17,47 @@ static bs_status save_str(const char *path, const char *text) {
   return bs_file_publish(path, text, strlen(text));
 }
 
-static void run_dir(const char *dir, const bs_result *res, char *out,
-                    size_t n) {
-  int len = snprintf(out, n, "%s/%s-r%d-s%llu", dir, res->scenario, res->ranks,
-                     (unsigned long long)res->seed);
-  for (size_t i = 0; i < res->nmutants && len >= 0 && (size_t)len < n; i++)
-    len += snprintf(out + len, n - (size_t)len, "-%s", res->mutants[i]);
+/* Whether the run's repro line says more than its scenario, size, seed and
+ * mutants (its faults, settings, cycles, deadline, process mode...). */
+static bool has_options(const bs_run_cfg *cfg) {
+  bs_run_cfg plain = *cfg;
+  bs_buf b = {0};
+  plain.nmutants = 0;
+  bs_result_repro(&plain, &b);
+  const char *seed = strstr(bs_buf_str(&b), " --seed ");
+  bool more = strncmp(bs_buf_str(&b), "backstop run ", 13) != 0 || !seed ||
+              seed[8 + strspn(seed + 8, "0123456789")] != '\0';
+  bs_buf_free(&b);
+  return more;
+}
+
+void bs_artifacts_run_dir(const bs_run_cfg *cfg, char *out, size_t n) {
+  int len = snprintf(out, n, "%s/%s-r%d-s%llu", cfg->artifacts, cfg->scn->name,
+                     cfg->ranks, (unsigned long long)cfg->seed);
+  for (size_t i = 0; i < cfg->nmutants && len >= 0 && (size_t)len < n; i++)
+    len += snprintf(out + len, n - (size_t)len, "-%s", cfg->mutants[i]);
+  bs_buf b = {0};
+  bs_digest d;
+  char hex[65];
+  bs_result_repro(cfg, &b);
+  if (has_options(cfg) && len >= 0 && (size_t)len < n &&
+      bs_digest_sha256(b.s, b.len, &d) == BS_OK) {
+    bs_digest_hex(&d, hex);
+    len += snprintf(out + len, n - (size_t)len, "-%.8s", hex);
+  } else {
+    bs_err_clear();
+  }
+  if (cfg->repeat && len >= 0 && (size_t)len < n)
+    snprintf(out + len, n - (size_t)len, "-%d", cfg->repeat + 1);
+  bs_buf_free(&b);
+}
+
+bs_status bs_artifacts_clear(const bs_run_cfg *cfg) {
+  char base[768];
+  if (!cfg->artifacts)
+    return BS_OK;
+  bs_artifacts_run_dir(cfg, base, sizeof base);
+  return bs_file_remove_tree(base);
 }
 
 /* The pickle PyTorch would have written for this dump (torchfrtrace reads
@@ -55,19 +92,19 @@ out:
   return st;
 }
 
-bs_status bs_artifacts_write_flights(const char *dir, const bs_record *rec,
-                                     bs_result *res) {
+bs_status bs_artifacts_write_flights(const bs_run_cfg *cfg,
+                                     const bs_record *rec, bs_result *res) {
   char base[768];
-  run_dir(dir, res, base, sizeof base);
+  bs_artifacts_run_dir(cfg, base, sizeof base);
   return write_flights(base, rec, res);
 }
 
-bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
+bs_status bs_artifacts_write(const bs_run_cfg *cfg, const bs_record *rec,
                              bs_result *res) {
   bs_status st = BS_OK;
   char base[768], path[1024];
   bs_buf trace = {0};
-  run_dir(dir, res, base, sizeof base);
+  bs_artifacts_run_dir(cfg, base, sizeof base);
   BS_CHECK(write_flights(base, rec, res));
   snprintf(path, sizeof path, "%s/trace.json", base);
   bs_trace_json(&trace, rec, res->repro ? res->repro : res->scenario);

@@ -42,11 +42,16 @@ void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
   if (cfg->count_reaches)
     reach_counts(rec, res);
   if (res->verdict != BS_PASS && cfg->artifacts &&
-      bs_artifacts_write(cfg->artifacts, rec, res) != BS_OK && !res->note)
+      bs_artifacts_write(cfg, rec, res) != BS_OK && !res->note)
     bs_result_set_note(res, "artifacts: %s", bs_err()->message);
 }
 
 int bs_child_run(const bs_run_cfg *cfg, int fd) {
+  /* Process 0 empties the run's folder before any process writes to it
+   * (the others write theirs only at a deadline, long after). A folder
+   * that cannot be emptied fails the writes that follow, which say so. */
+  if (cfg->proc == 0 && bs_artifacts_clear(cfg) != BS_OK)
+    bs_err_clear();
   if (cfg->spawn)
     return bs_child_spawn_run(cfg, fd);
   if (cfg->rendezvous)

@@ -253,7 +253,7 @@ static void dump_peer(const proc_run *p, bs_record *d, bs_result *res) {
   bs_buf b = {0};
   int n = bs_launcher_local_ranks(p->cfg);
   if (p->cfg->artifacts && !p->cfg->spawned &&
-      bs_artifacts_write_flights(p->cfg->artifacts, d, res) != BS_OK)
+      bs_artifacts_write_flights(p->cfg, d, res) != BS_OK)
     bs_result_set_note(res, "artifacts: %s", bs_err()->message);
   bs_record_part_write(d, bs_launcher_first_rank(p->cfg), n, &b);
   dump_path(p, p->cfg->proc, path, sizeof path);

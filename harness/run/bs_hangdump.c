@@ -72,7 +72,7 @@ static int dump(void) {
                               "world was running when the run passed its "
                               "deadline\n");
   if ((share & BS_HANGDUMP_WRITE) && hd.cfg->artifacts &&
-      bs_artifacts_write(hd.cfg->artifacts, &rec, &res) != BS_OK)
+      bs_artifacts_write(hd.cfg, &rec, &res) != BS_OK)
     bs_result_set_note(&res, "artifacts: %s", bs_err()->message);
   bs_result_write_json(&out, &res, 0);
   if (!out.oom)
