@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 /* Runs per job in a chunk: enough to keep every job busy past a slow run
  * (the line is rewritten between chunks). */

@@ -12,7 +12,7 @@
 #include "bs_fault_control.h"
 #include "catalog/bs_scenario.h"
 #include "comm/bs_comm.h"
-#include "run/bs_launcher.h"
+#include "proc/bs_launcher.h"
 
 #define BS_OPTS_MAX 64
 #define BS_RANKS_MAX BS_WORLD_MAX_RANKS

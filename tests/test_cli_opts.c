@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bs_opts.h"
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 BS_SCENARIO(alpha){.name = "alpha-one",
                    .labels = "@smoke @fault",

@@ -7,7 +7,7 @@
 #define BS_VERDICT_H
 
 #include "record/bs_record.h"
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 /* expect: the scenario's own oracle, or NULL. res keeps its identity
  * fields; verdict, oracles, outcomes, memory, detect_ms and armed are

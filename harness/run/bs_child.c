@@ -6,13 +6,13 @@
 
 #include "driver/bs_driver.h"
 #include "oracles/bs_verdict.h"
+#include "proc/bs_fork.h"
+#include "proc/bs_launcher.h"
 #include "report/bs_artifacts.h"
 #include "report/bs_trace.h"
 #include "run/bs_child_part.h"
 #include "run/bs_child_spawn.h"
-#include "run/bs_fork.h"
 #include "run/bs_hangdump.h"
-#include "run/bs_launcher.h"
 
 /* The sweep's counting pass: every reach, in one order whatever process
  * counted it. */

@@ -5,7 +5,7 @@
 
 #include "catalog/bs_scenario.h"
 #include "record/bs_record.h"
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 /* A bs_run_child_fn (bs_parent_run.h): the run object (JSON) goes to fd. The
  * scenario's expectation is checked only when the user added no fault

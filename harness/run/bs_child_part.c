@@ -7,14 +7,14 @@
 #include "bs_file.h"
 #include "driver/bs_driver.h"
 #include "dumps/bs_dumps_report.h"
+#include "proc/bs_fork.h"
+#include "proc/bs_launcher.h"
 #include "record/bs_record_part.h"
 #include "report/bs_artifacts.h"
 #include "run/bs_child.h"
 #include "run/bs_child_part.h"
 #include "run/bs_child_spawn.h"
-#include "run/bs_fork.h"
 #include "run/bs_hangdump.h"
-#include "run/bs_launcher.h"
 #include "run/bs_parent.h"
 
 /* Process 0 stops waiting for parts this early, the others for its verdict

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "bs_file.h"
+#include "proc/bs_fork.h"
 #include "run/bs_child_part.h"
-#include "run/bs_fork.h"
 #include "run/bs_hangdump.h"
 
 /* After process 0's verdict the others only read it and leave. */

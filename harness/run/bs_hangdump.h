@@ -12,7 +12,7 @@
 
 #include "catalog/bs_scenario.h"
 #include "record/bs_record.h"
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 /* What a process-per-rank run's share in a dump asks for besides sending
  * the result (which every process does). */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc/bs_fork.h"
 #include "report/bs_report.h"
-#include "run/bs_fork.h"
 
 typedef struct exec_state {
   const bs_run_cfg *cfgs;

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "catalog/bs_scenario.h"
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 /* Runs one scenario in the child; writes its run object (JSON) to fd and
  * returns the exit status. */

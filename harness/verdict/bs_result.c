@@ -1,4 +1,4 @@
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 #include <ctype.h>
 #include <math.h>
