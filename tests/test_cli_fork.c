@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog/bs_scenario.h"
 #include "proc/bs_fork.h"
 #include "run/bs_parent.h"
 

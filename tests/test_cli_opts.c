@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bs_opts.h"
+#include "catalog/bs_scenario.h"
 #include "verdict/bs_result.h"
 
 BS_SCENARIO(alpha){.name = "alpha-one",

@@ -6,6 +6,7 @@
 #ifndef BS_VERDICT_H
 #define BS_VERDICT_H
 
+#include "oracles/bs_oracle.h"
 #include "record/bs_record.h"
 #include "verdict/bs_result.h"
 

@@ -10,7 +10,7 @@
 #ifndef BS_HANGDUMP_H
 #define BS_HANGDUMP_H
 
-#include "catalog/bs_scenario.h"
+#include "cfg/bs_run_cfg.h"
 #include "record/bs_record.h"
 #include "verdict/bs_result.h"
 

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "catalog/bs_scenario.h"
 #include "comm/bs_comm.h"
 #include "proc/bs_fork.h"
 #include "proc/bs_launcher.h"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/bs_scenario.h"
 #include "proc/bs_fork.h"
 #include "report/bs_report.h"
 
