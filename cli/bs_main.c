@@ -7,7 +7,7 @@
 
 #include "bs_bench.h"
 #include "bs_cmd.h"
-#include "run/bs_stop.h"
+#include "proc/bs_stop.h"
 #include "sync/bs_engine.h"
 
 /* Engine processes execute this binary again: its absolute path. */

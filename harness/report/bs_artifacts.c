@@ -4,8 +4,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "backup/bs_digest.h"
+#include "bs_digest.h"
 #include "bs_file.h"
+#include "catalog/bs_scenario.h"
 #include "dumps/bs_dumps.h"
 #include "report/bs_artifacts.h"
 #include "report/bs_report.h"

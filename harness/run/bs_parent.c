@@ -4,9 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/bs_scenario.h"
+#include "proc/bs_fork.h"
+#include "proc/bs_stop.h"
 #include "report/bs_report.h"
-#include "run/bs_fork.h"
-#include "run/bs_stop.h"
 
 typedef struct exec_state {
   const bs_run_cfg *cfgs;

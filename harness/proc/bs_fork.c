@@ -1,4 +1,4 @@
-#include "run/bs_fork.h"
+#include "proc/bs_fork.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "run/bs_stop.h"
+#include "proc/bs_stop.h"
 #include "util/bs_buf.h"
 
 /* A child that closed its pipe gets this long between polls to exit. */
