@@ -182,8 +182,7 @@ int bs_cmd_fuzz(int argc, char **argv, const char *exe) {
   int rc = 1;
   if (setup(&z, argc, argv, exe) != BS_OK)
     return bs_cmd_usage_error("fuzz");
-  z.batch = (bs_batch){.jobs = bs_plan_jobs(&z.o),
-                       .tty = isatty(STDERR_FILENO) ? stderr : NULL};
+  z.batch = (bs_batch){.jobs = bs_plan_jobs(&z.o), .out = stderr};
   if (bs_fuzz_campaign_draw(&z) != BS_OK ||
       bs_fuzz_campaign_shrink(&z) != BS_OK) {
     bs_batch_end(&z.batch);

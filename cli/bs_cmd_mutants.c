@@ -180,7 +180,12 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
                        .out = bs_plan_lead(&o) ? stdout : NULL,
                        .tty = bs_plan_lead(&o) && isatty(STDOUT_FILENO),
                        .child = bs_child_run};
-  if (!all || !res || bs_parent_run(all, n, &eo, res) != BS_OK) {
+  bs_progress line;
+  bs_parent_progress(&eo, &line, "mutants", n);
+  bs_status st = all && res ? bs_parent_run(all, n, &eo, res)
+                            : bs_err_fail(BS_ERR_NOMEM, NULL, "%zu results", n);
+  bs_progress_end(&line);
+  if (st != BS_OK) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;
   }

@@ -46,8 +46,13 @@ int bs_cmd_run(int argc, char **argv, const char *exe) {
                        .out = lead ? human : NULL,
                        .tty = lead && isatty(fileno(human)),
                        .child = bs_child_run};
+  bs_progress line;
+  bs_parent_progress(&eo, &line, "run", n);
   int rc = 1;
-  if (!res || bs_parent_run(cfgs, n, &eo, res) != BS_OK) {
+  bs_status st = res ? bs_parent_run(cfgs, n, &eo, res)
+                     : bs_err_fail(BS_ERR_NOMEM, NULL, "%zu results", n);
+  bs_progress_end(&line);
+  if (st != BS_OK) {
     fprintf(stderr, "backstop run: %s\n", bs_err()->message);
     goto out;
   }

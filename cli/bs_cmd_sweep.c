@@ -203,8 +203,7 @@ int bs_cmd_sweep(int argc, char **argv, const char *exe) {
       check_sweepable(&w.o) != BS_OK ||
       bs_plan_runs(&w.o, exe, &w.base, &w.nbase) != BS_OK)
     return bs_cmd_usage_error("sweep");
-  w.batch = (bs_batch){.jobs = bs_plan_jobs(&w.o),
-                       .tty = isatty(STDERR_FILENO) ? stderr : NULL};
+  w.batch = (bs_batch){.jobs = bs_plan_jobs(&w.o), .out = stderr};
   if (bs_sweep_campaign_plan(&w) != BS_OK || bs_sweep_campaign_run(&w) != BS_OK)
     goto failed;
   bs_batch_end(&w.batch);

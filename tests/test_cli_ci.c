@@ -125,11 +125,63 @@ static void test_artifacts_folder_of_its_own(void **state) {
   assert_false(exists("art/steady-normal-r2-s3"));
 }
 
+/* Every "<label>: <done>[/<total>] runs" line of stderr: how many, and
+ * none past its total; *totals: how many had one. */
+static int progress_lines(const char *label, int *totals) {
+  char head[64];
+  int n = 0;
+  *totals = 0;
+  snprintf(head, sizeof head, "%s: ", label);
+  for (const char *p = err_text; (p = strstr(p, head)); p += strlen(head)) {
+    if (p != err_text && p[-1] != '\n')
+      continue;
+    unsigned long done = 0, total = 0;
+    int k = sscanf(p + strlen(head), "%lu/%lu runs", &done, &total);
+    if (k < 1) /* another phase's line ("sweep: counting: ...") */
+      continue;
+    if (k == 2) {
+      if (done > total)
+        fail_msg("progress past its total: %.60s", p);
+      (*totals)++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/* Long work in a CI log (stderr a pipe): plain progress lines on stderr
+ * (every run here: BS_PROGRESS_S=0), done never past total; a time budget
+ * shows what is left, not a total it would outgrow. */
+static void test_progress_on_stderr(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  int totals;
+  assert_int_equal(backstop_after("BS_PROGRESS_S=0 ", "sweep steady-normal "
+                                                      "--ranks 2 --sample 4"),
+                   0);
+  assert_true(progress_lines("sweep", &totals) >= 8);
+  has(err_text, "sweep: 8/8 runs, eta 0 s, 0 failed, 0 vacuous\n");
+  assert_int_equal(backstop_after("BS_PROGRESS_S=0 ", "fuzz --seed 1 --runs 6"),
+                   0);
+  assert_true(progress_lines("fuzz", &totals) >= 6);
+  has(err_text, "fuzz: 6/6 runs, eta 0 s, of 6 judged: ");
+  assert_int_equal(
+      backstop_after("BS_PROGRESS_S=0 ", "fuzz --seed 1 --time-s 1"), 0);
+  assert_true(progress_lines("fuzz", &totals) >= 1);
+  assert_int_equal(totals, 0);
+  has(err_text, " s left, of ");
+  /* A big suite: run and mutants too, when their lines are not redrawn. */
+  assert_int_equal(backstop_after("BS_PROGRESS_S=0 ", "run @fault -q"), 0);
+  assert_true(progress_lines("run", &totals) >= 2);
+  has(err_text, " failed, 0 vacuous\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refuses_what_is_missing),
       cmocka_unit_test(test_repro_carries_the_deadline),
       cmocka_unit_test(test_artifacts_folder_of_its_own),
+      cmocka_unit_test(test_progress_on_stderr),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

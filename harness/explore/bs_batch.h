@@ -1,6 +1,7 @@
 /* Many runs through the parent's fork machinery with one progress line:
- * what sweep and fuzz share. The runs go in chunks (a few per job), and
- * between chunks the line is rewritten on a terminal. */
+ * what sweep and fuzz share. The runs go in chunks (a few per job); the
+ * line (bs_progress.h) follows every run that ends: redrawn on a terminal,
+ * a plain line every few seconds elsewhere. */
 #ifndef BS_BATCH_H
 #define BS_BATCH_H
 
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "util/bs_progress.h"
 #include "verdict/bs_result.h"
 
 /* Runs per job in a chunk: enough to keep every job busy past a slow run
@@ -16,9 +18,11 @@
 
 typedef struct bs_batch {
   int jobs;
-  FILE *tty;          /* the progress line goes here; NULL: none */
+  FILE *out;          /* the progress line goes here (stderr); NULL: none */
   const char *label;  /* "sweep steady-normal" */
-  size_t done, total; /* runs so far and in all, for the line */
+  size_t done, total; /* runs so far and in all (0: not known ahead) */
+  double budget_s;    /* > 0: a time budget, the line shows what is left */
+  bs_progress line;   /* bs_batch_run's and bs_batch_line's */
 } bs_batch;
 
 /* Runs cfgs[0..n) (out[i] for cfgs[i]); only the runner failing is an
@@ -26,9 +30,9 @@ typedef struct bs_batch {
 bs_status bs_batch_run(bs_batch *b, const bs_run_cfg *cfgs, size_t n,
                        bs_result *out);
 
-/* Rewrites the progress line: "<label> done/total <what>". */
-void bs_batch_line(const bs_batch *b, const char *what);
+/* Shows the progress line (bs_progress_show), what after the counts. */
+void bs_batch_line(bs_batch *b, const char *what);
 /* Ends the line (so the next output starts on a fresh one). */
-void bs_batch_end(const bs_batch *b);
+void bs_batch_end(bs_batch *b);
 
 #endif

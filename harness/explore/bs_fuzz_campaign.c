@@ -172,10 +172,11 @@ static bs_status note_finding(bs_fuzz_campaign *z, const bs_fuzz_run *r,
 
 static void progress(bs_fuzz_campaign *z) {
   char what[160];
+  /* Judged a chunk at a time: the counts say of how many runs. */
   snprintf(what, sizeof what,
-           "runs: %zu pass, %zu vacuous, %zu fail, %zu hang, %zu crash, %zu "
-           "finding%s",
-           z->count[BS_PASS], z->count[BS_VACUOUS], z->count[BS_FAIL],
+           "of %zu judged: %zu pass, %zu vacuous, %zu fail, %zu hang, %zu "
+           "crash, %zu finding%s",
+           z->runs, z->count[BS_PASS], z->count[BS_VACUOUS], z->count[BS_FAIL],
            z->count[BS_HANG], z->count[BS_CRASH], z->nf, z->nf == 1 ? "" : "s");
   bs_batch_line(&z->batch, what);
 }
@@ -209,6 +210,8 @@ bs_status bs_fuzz_campaign_draw(bs_fuzz_campaign *z) {
     BS_FAIL(BS_ERR_NOMEM, NULL, "fuzz: a batch of %zu runs", chunk);
   z->batch.label = "fuzz";
   z->batch.total = z->o.time_s > 0 ? 0 : (size_t)z->o.runs;
+  z->batch.budget_s = z->o.time_s;
+  progress(z); /* its counts (of verdicts it judges again) from the start */
   while (budget_left(z)) {
     size_t n = z->o.time_s > 0 ? chunk : (size_t)z->o.runs - z->runs;
     n = n < chunk ? n : chunk;
@@ -230,8 +233,6 @@ bs_status bs_fuzz_campaign_draw(bs_fuzz_campaign *z) {
       bs_result_free(&res[i]);
     }
     z->runs += n;
-    if (z->o.time_s > 0)
-      z->batch.total = z->runs;
     progress(z);
   }
 out:
@@ -295,6 +296,10 @@ out:
 
 bs_status bs_fuzz_campaign_shrink(bs_fuzz_campaign *z) {
   bs_status st = BS_OK;
+  /* Its runs are counted apart: not drawn runs, and no budget of theirs. */
+  z->batch.label = "fuzz: shrinking";
+  z->batch.done = z->batch.total = 0;
+  z->batch.budget_s = 0;
   for (size_t i = 0; i < z->nf; i++) {
     char what[64];
     snprintf(what, sizeof what, "shrinking finding %zu of %zu", i + 1, z->nf);

@@ -112,6 +112,20 @@ static void event(void *arg, size_t job, const bs_job_out *j) {
       (x->o->verbosity >= 0 || x->res[job].verdict != BS_PASS))
     bs_report_table_line(out, &x->res[job], x->o->verbosity);
   status_line(x);
+  if (x->o->progress && j->end != BS_JOB_NOT_STARTED) {
+    bs_verdict v = x->res[job].verdict;
+    bs_progress_add(x->o->progress,
+                    v == BS_FAIL || v == BS_HANG || v == BS_CRASH,
+                    v == BS_VACUOUS);
+    bs_progress_show(x->o->progress, NULL);
+  }
+}
+
+void bs_parent_progress(bs_parent_opts *o, bs_progress *line, const char *label,
+                        size_t n) {
+  bs_progress_init(line, o->out && !o->tty ? stderr : NULL, label);
+  line->total = n;
+  o->progress = line;
 }
 
 double bs_parent_grace_s(double deadline_s) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "cfg/bs_run_cfg.h"
+#include "util/bs_progress.h"
 #include "verdict/bs_result.h"
 
 /* Runs one scenario in the child; writes its run object (JSON) to fd and
@@ -23,7 +24,15 @@ typedef struct bs_parent_opts {
   FILE *out;     /* progress and per-run lines; NULL: nothing */
   bool tty;      /* rewrite a live status line */
   bs_run_child_fn child;
+  bs_progress *progress; /* told of every run that ends; NULL: none */
 } bs_parent_opts;
+
+/* The progress of n runs on stderr for a command whose lines go to o->out
+ * (none without one): where o->tty redraws its status line there already,
+ * nothing more; else a plain line every few seconds (a CI log), or a
+ * redrawn one when only stderr is a terminal. Sets o->progress to line. */
+void bs_parent_progress(bs_parent_opts *o, bs_progress *line, const char *label,
+                        size_t n);
 
 /* out[i] is the result of cfgs[i] whatever the order they finished in.
  * Every run gets a result; only the runner itself failing is an error. */
