@@ -4,11 +4,20 @@
 
 #include "bs_cmd.h"
 #include "bs_err.h"
+#include "report/bs_report.h"
 
 int bs_cmd_usage_error(const char *cmd) {
   fprintf(stderr, "backstop %s: %s\n", cmd, bs_err()->message);
   bs_err_clear();
   return 2;
+}
+
+int bs_cmd_save(const char *cmd, const char *path, const bs_buf *b) {
+  if (bs_report_save(path, b) == BS_OK)
+    return 0;
+  fprintf(stderr, "backstop %s: %s\n", cmd, bs_err()->message);
+  bs_err_clear();
+  return 1;
 }
 
 int bs_cmd_bad_arg(const char *cmd, const char *arg) {

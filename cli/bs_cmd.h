@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "util/bs_buf.h"
+
 int bs_cmd_run(int argc, char **argv, const char *exe);
 int bs_cmd_mutants(int argc, char **argv, const char *exe);
 int bs_cmd_sweep(int argc, char **argv, const char *exe);
@@ -27,6 +29,9 @@ int bs_cmd_replay(int argc, char **argv);
 
 /* Prints "backstop CMD: <the error record's message>" and returns 2. */
 int bs_cmd_usage_error(const char *cmd);
+/* Saves a report whole (bs_report_save) or not at all; a failure is named
+ * on stderr ("backstop CMD: cannot write PATH: why"). 0, or 1 then. */
+int bs_cmd_save(const char *cmd, const char *path, const bs_buf *b);
 /* "unknown option '-x'" or "unexpected argument 'x'" for cmd; returns 2. */
 int bs_cmd_bad_arg(const char *cmd, const char *arg);
 /* --json as the only option: true; a bad option: prints and sets *rc. */

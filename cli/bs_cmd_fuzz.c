@@ -123,17 +123,15 @@ static int save_reports(const bs_fuzz_campaign *z) {
     bs_report_json(&b, res, z->nf, NULL, 0);
     json_findings(&m, z);
     bs_report_json_add(&b, "fuzz", bs_buf_str(&m));
-    rc |= bs_report_save(z->o.json, &b) != BS_OK;
+    rc |= bs_cmd_save("fuzz", z->o.json, &b);
   }
   bs_buf_free(&b);
   bs_buf_free(&m);
   if (res && z->o.junit) {
     bs_report_junit(&b, res, z->nf);
-    rc |= bs_report_save(z->o.junit, &b) != BS_OK;
+    rc |= bs_cmd_save("fuzz", z->o.junit, &b);
     bs_buf_free(&b);
   }
-  if (rc)
-    fprintf(stderr, "backstop fuzz: %s\n", bs_err()->message);
   free(res);
   return rc;
 }

@@ -146,10 +146,7 @@ static int report(const bs_opts *o, const bs_result *res, const int *mut,
   if (lead && o->json) {
     bs_buf b = {0};
     bs_report_json(&b, res, n, k, BS_MUT_COUNT);
-    if (bs_report_save(o->json, &b) != BS_OK) {
-      fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
-      rc = 1;
-    }
+    rc |= bs_cmd_save("mutants", o->json, &b);
     bs_buf_free(&b);
   }
 out:

@@ -9,22 +9,21 @@
 #include "run/bs_nccl_plan.h"
 #include "run/bs_parent.h"
 
-/* Writes the JSON and JUnit reports the options ask for. */
+/* Writes the JSON and JUnit reports the options ask for, each whole or
+ * not at all; every one that fails is named, and makes the status 1. */
 static int save_reports(const bs_opts *o, const bs_result *res, size_t n) {
   int rc = 0;
   bs_buf b = {0};
   if (o->json) {
     bs_report_json(&b, res, n, NULL, 0);
-    rc |= bs_report_save(o->json, &b) != BS_OK;
+    rc |= bs_cmd_save("run", o->json, &b);
     bs_buf_free(&b);
   }
   if (o->junit) {
     bs_report_junit(&b, res, n);
-    rc |= bs_report_save(o->junit, &b) != BS_OK;
+    rc |= bs_cmd_save("run", o->junit, &b);
     bs_buf_free(&b);
   }
-  if (rc)
-    fprintf(stderr, "backstop: %s\n", bs_err()->message);
   return rc;
 }
 

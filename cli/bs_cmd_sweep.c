@@ -153,17 +153,15 @@ static int save_reports(const bs_sweep_campaign *w) {
     }
     bs_buf_printf(&m, "\n  ]");
     bs_report_json_add(&b, "sweep", bs_buf_str(&m));
-    rc |= bs_report_save(w->o.json, &b) != BS_OK;
+    rc |= bs_cmd_save("sweep", w->o.json, &b);
     bs_buf_free(&b);
     bs_buf_free(&m);
   }
   if (w->o.junit) {
     bs_report_junit(&b, w->res, w->n);
-    rc |= bs_report_save(w->o.junit, &b) != BS_OK;
+    rc |= bs_cmd_save("sweep", w->o.junit, &b);
     bs_buf_free(&b);
   }
-  if (rc)
-    fprintf(stderr, "backstop sweep: %s\n", bs_err()->message);
   return rc;
 }
 

@@ -27,6 +27,10 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "umount %s/tm 2>/dev/null", dir);
+  if (system(cmd) != 0) { /* not mounted: nothing to undo */
+  }
   return cli_teardown();
 }
 
@@ -176,12 +180,59 @@ static void test_progress_on_stderr(void **state) {
   has(err_text, " failed, 0 vacuous\n");
 }
 
+/* A full disk (an 8 KiB tmpfs): the JSON report does not fit and is not
+ * there at all (no torn file, no temporary left), the JUnit that fits is
+ * whole, the failure is named and the exit status says so. */
+static void test_reports_whole_or_absent(void **state) {
+  (void)state;
+  char cmd[256];
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p %s/tm && mount -t tmpfs -o size=8k tmpfs %s/tm "
+           "2>/dev/null",
+           dir, dir);
+  if (system(cmd) != 0) {
+    print_message("skip: cannot mount a tmpfs here (needs root)\n");
+    skip();
+  }
+  assert_int_equal(backstop("run @fault --ranks 2 -q --json tm/r.json "
+                            "--junit tm/r.xml"),
+                   1);
+  has(err_text, "backstop run: cannot write tm/r.json: No space left");
+  has(out_text, "17 runs: 17 passed"); /* the runs themselves passed */
+  assert_false(exists("tm/r.json"));
+  char *xml = slurp("tm/r.xml");
+  has(xml, "</testsuites>\n");
+  free(xml);
+  snprintf(cmd, sizeof cmd, "ls -a %s/tm | grep -q tmp", dir);
+  assert_int_not_equal(system(cmd), 0);
+}
+
+/* A vacuous run whose artifacts cannot be written says so, on stderr and
+ * in its line, beside why it is vacuous. */
+static void test_unwritten_artifacts_named(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "touch %s/afile", dir);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(backstop("run steady-normal --ranks 2 --cycles 1 --fault "
+                            "name=engine/send,rank=1,nth=999 "
+                            "--artifacts afile/sub"),
+                   1);
+  has(out_text, "VACUOUS steady-normal");
+  has(out_text, "never fired");
+  has(out_text, "; artifacts: cannot create afile/sub: Not a directory");
+  has(err_text, "artifacts: cannot create afile/sub: Not a directory\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refuses_what_is_missing),
       cmocka_unit_test(test_repro_carries_the_deadline),
       cmocka_unit_test(test_artifacts_folder_of_its_own),
       cmocka_unit_test(test_progress_on_stderr),
+      cmocka_unit_test(test_reports_whole_or_absent),
+      cmocka_unit_test(test_unwritten_artifacts_named),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,10 +1,11 @@
 /* What every report shares: the summary counts, a kill list, saving. */
 #include "report/bs_report.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "bs_file.h"
 
 bs_summary bs_report_summarize(const bs_result *runs, size_t n) {
   bs_summary s = {.runs = n};
@@ -28,17 +29,14 @@ void bs_report_kill_free(bs_kill *k) {
 }
 
 bs_status bs_report_save(const char *path, const bs_buf *b) {
-  if (strcmp(path, "-") == 0) {
-    fputs(bs_buf_str(b), stdout);
-    return BS_OK;
-  }
-  FILE *f = fopen(path, "w");
-  if (!f)
-    return bs_err_fail(BS_ERR_INVALID, NULL, "cannot write %s: %s", path,
-                       strerror(errno));
-  size_t n = fwrite(bs_buf_str(b), 1, b->len, f);
-  if (fclose(f) != 0 || n != b->len || b->oom)
-    return bs_err_fail(BS_ERR_INVALID, NULL, "cannot write %s: %s", path,
-                       b->oom ? "out of memory" : strerror(errno));
-  return BS_OK;
+  if (strcmp(path, "-") == 0)
+    return fputs(bs_buf_str(b), stdout) < 0 || fflush(stdout) != 0
+               ? bs_err_fail(BS_ERR_INVALID, NULL, "cannot write stdout")
+               : BS_OK;
+  if (b->oom)
+    return bs_err_fail(BS_ERR_INVALID, NULL, "cannot write %s: out of memory",
+                       path);
+  /* A temporary beside it, renamed once whole: a full disk leaves the old
+   * file or none, never a torn one. */
+  return bs_file_publish(path, bs_buf_str(b), b->len);
 }

@@ -46,7 +46,8 @@ void bs_report_table_line(FILE *out, const bs_result *r, int verbosity);
  * hung, 0 crashed" */
 void bs_report_table_summary(FILE *out, const bs_result *runs, size_t n);
 
-/* Writes b to path ("-": stdout). BS_ERR_INVALID naming path and why. */
+/* Writes b to path whole or not at all (bs_file_publish; "-": stdout).
+ * BS_ERR_INVALID naming path and why. */
 bs_status bs_report_save(const char *path, const bs_buf *b);
 
 #endif

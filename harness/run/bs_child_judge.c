@@ -1,5 +1,6 @@
 #include "run/bs_child_judge.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,15 @@ static void reach_counts(const bs_record *rec, bs_result *res) {
   bs_fault_count_sort(res->reaches, n);
 }
 
+void bs_child_judge_unwritten(bs_result *res) {
+  char what[sizeof bs_err()->message + 16];
+  snprintf(what, sizeof what, "artifacts: %s", bs_err()->message);
+  bs_err_clear();
+  fprintf(stderr, "backstop: %s: %s\n", res->repro ? res->repro : res->scenario,
+          what);
+  bs_result_add_note(res, what);
+}
+
 void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
                     bs_result *res) {
   char why[400] = "";
@@ -36,6 +46,6 @@ void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
   if (cfg->count_reaches)
     reach_counts(rec, res);
   if (res->verdict != BS_PASS && cfg->artifacts &&
-      bs_artifacts_write(cfg, rec, res) != BS_OK && !res->note)
-    bs_result_set_note(res, "artifacts: %s", bs_err()->message);
+      bs_artifacts_write(cfg, rec, res) != BS_OK)
+    bs_child_judge_unwritten(res);
 }

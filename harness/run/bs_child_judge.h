@@ -10,6 +10,10 @@
 
 /* The verdict on rec (setup: the driver's own failure, its record in
  * bs_err()); artifacts written when it is not a pass. */
+/* The artifacts of res could not be written (bs_err() says why): named on
+ * stderr and added to its note, whatever the note said already. */
+void bs_child_judge_unwritten(bs_result *res);
+
 void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
                     bs_result *res);
 

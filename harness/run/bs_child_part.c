@@ -255,7 +255,7 @@ static void dump_peer(const proc_run *p, bs_record *d, bs_result *res) {
   int n = bs_launcher_local_ranks(p->cfg);
   if (p->cfg->artifacts && !p->cfg->spawned &&
       bs_artifacts_write_flights(p->cfg, d, res) != BS_OK)
-    bs_result_set_note(res, "artifacts: %s", bs_err()->message);
+    bs_child_judge_unwritten(res);
   bs_record_part_write(d, bs_launcher_first_rank(p->cfg), n, &b);
   dump_path(p, p->cfg->proc, path, sizeof path);
   if (b.oom || bs_file_publish(path, b.s, b.len) != BS_OK)

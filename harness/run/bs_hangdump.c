@@ -12,6 +12,7 @@
 #include "comm/bs_comm.h"
 #include "proc/bs_fork.h"
 #include "report/bs_artifacts.h"
+#include "run/bs_child_judge.h"
 #include "run/bs_parent.h"
 
 enum { FREE = 0, RUN, DUMP };
@@ -73,7 +74,7 @@ static int dump(void) {
                               "deadline\n");
   if ((share & BS_HANGDUMP_WRITE) && hd.cfg->artifacts &&
       bs_artifacts_write(hd.cfg, &rec, &res) != BS_OK)
-    bs_result_set_note(&res, "artifacts: %s", bs_err()->message);
+    bs_child_judge_unwritten(&res);
   bs_result_write_json(&out, &res, 0);
   if (!out.oom)
     bs_fork_write_all(hd.fd, out.s, out.len);

@@ -88,6 +88,15 @@ bs_status bs_result_set_note(bs_result *r, const char *fmt, ...) {
   return BS_OK;
 }
 
+bs_status bs_result_add_note(bs_result *r, const char *what) {
+  char *old = r->note;
+  r->note = NULL;
+  bs_status st = old ? bs_result_set_note(r, "%s; %s", old, what)
+                     : bs_result_set_note(r, "%s", what);
+  free(old);
+  return st;
+}
+
 void bs_result_failed_oracles(const bs_result *r, char *out, size_t n) {
   size_t len = 0;
   out[0] = '\0';

@@ -100,6 +100,9 @@ void bs_result_free(bs_result *r);
 
 bs_status bs_result_set_note(bs_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Adds "; <what>" to the note (or sets it to what): one more thing that
+ * happened, the first kept. */
+bs_status bs_result_add_note(bs_result *r, const char *what);
 bs_status bs_result_add_oracle(bs_result *r, const bs_oracle_result *o);
 bs_status bs_result_add_outcome(bs_result *r, const bs_rank_outcome *o);
 bs_status bs_result_add_flight(bs_result *r, const char *path);
