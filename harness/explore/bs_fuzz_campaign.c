@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "bs_mutant.h"
+#include "proc/bs_stop.h"
 
 #define CANDIDATES_MAX 48
 
@@ -192,6 +193,8 @@ static void tally(bs_fuzz_campaign *z, const bs_fuzz_run *r,
 }
 
 static bool budget_left(const bs_fuzz_campaign *z) {
+  if (bs_stop_signal()) /* interrupted: what was judged is reported */
+    return false;
   if (z->o.time_s > 0)
     return bs_fuzz_campaign_now_s() - z->t0 < z->o.time_s;
   return z->runs < (size_t)z->o.runs;
