@@ -10,10 +10,10 @@
 
 #include "bs_file.h"
 #include "proc/bs_fork.h"
+#include "proc/bs_stop.h"
 #include "run/bs_child_part.h"
 #include "run/bs_child_procs.h"
 #include "run/bs_hangdump.h"
-#include "proc/bs_stop.h"
 
 static void start(const bs_run_cfg *base, int p, pid_t *pid) {
   pid_t parent = getpid();
