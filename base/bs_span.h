@@ -16,6 +16,7 @@
   X(COMM_WAKE, "comm_wake", "communicator re-creation at wake_up")             \
   X(COMM_TEMP, "comm_temp", "temporary communicators of an asleep sync")       \
   X(COMM_OTHER, "comm_other", "other communicator creation (replay)")          \
+  X(COMM_DESTROY, "comm_destroy", "communicator teardown (sleep, after sync)") \
   X(ENGINE_START, "engine_start", "engine processes started")                  \
   X(LIFECYCLE, "lifecycle", "the rank's lifecycle, the above included")        \
   X(TEARDOWN, "teardown", "from the lifecycle's end to the process's end")

@@ -230,7 +230,7 @@ gate_part() {
       { n[$1] += $2; t[$1] += $3 / 1e9 }
       END {
         printf "%-10s exit %d  wall %4d s  process-seconds:", part, rc, wall
-        split("proc_start cuda_ctx comm_init comm_wake comm_temp comm_other engine_start lifecycle teardown", k, " ")
+        split("proc_start cuda_ctx comm_init comm_wake comm_temp comm_other comm_destroy engine_start lifecycle teardown", k, " ")
         for (i = 1; i in k; i++) if (k[i] in t) printf " %s %.1f (%d)", k[i], t[k[i]], n[k[i]]
         printf "\n"
       }' | tee -a "$logs/gate.txt"
@@ -251,12 +251,20 @@ gate_junit() {
   } >"$logs/gate.xml"
 }
 
-# BS_GATE_PARTS (default all four) and BS_GATE_SEL/BS_GATE_RANKS (the suite
+# BS_GATE_JOBS (runs at once, default 4: MPS runs them side by side),
+# BS_GATE_MPS=0 (no MPS), BS_GATE_PARTS (default all four) and BS_GATE_SEL/BS_GATE_RANKS (the suite
 # part's selectors and sizes) narrow it for a measurement.
 gate() {
-  local t0=$SECONDS r=(--backend nccl -j "$jobs" -q) part n
+  local t0=$SECONDS r=(--backend nccl -j "${BS_GATE_JOBS:-4}" -q) part n mps=""
   gate_failed=()
   : >"$logs/gate.txt"
+  # CUDA MPS lets runs whose ranks share the GPU run side by side
+  # (bs_nccl_plan.h): started here when the machine has it, stopped after.
+  if [ "${BS_GATE_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control >/dev/null &&
+    nvidia-cuda-mps-control -d 2>/dev/null; then
+    mps=started
+  fi
+  echo "gate: CUDA MPS ${mps:-not used}; ${r[*]}" | tee -a "$logs/gate.txt"
   for part in ${BS_GATE_PARTS:-suite mutants4 mutants8 agree}; do
     case $part in
     suite)
@@ -272,6 +280,7 @@ gate() {
         "${r[@]}" --junit "$logs/gate-agree.xml" --json "$logs/gate-agree.json" ;;
     esac
   done
+  [ -n "$mps" ] && echo quit | nvidia-cuda-mps-control
   gate_junit "$logs/gate-suite.xml" "$logs/gate-agree.xml"
   echo "gate: ${#gate_failed[@]} part(s) failed${gate_failed[*]:+: ${gate_failed[*]}}; wall $((SECONDS - t0)) s" |
     tee -a "$logs/gate.txt"

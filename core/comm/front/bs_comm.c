@@ -509,9 +509,12 @@ bs_status bs_comm_destroy(bs_comm *c) {
   if (c->destroyed || c->gone)
     goto out;
   c->destroyed = true;
+  uint64_t t0 = bs_span_now();
   /* A failed teardown is the job's failure, not this rank's alone: every
    * rank then fails its next collective (the init that follows) alike. */
-  if (c->w->be->comm_destroy && (st = c->w->be->comm_destroy(c)) != BS_OK)
+  st = c->w->be->comm_destroy ? c->w->be->comm_destroy(c) : BS_OK;
+  bs_span_since(BS_SPAN_COMM_DESTROY, t0);
+  if (st != BS_OK)
     bs_world_abort(c->w, st, 0, "rank %d: communicator teardown failed: %s",
                    c->grank, bs_err()->message);
 out:
