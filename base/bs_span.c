@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,13 @@ static const char *const names[] = {
 
 const char *bs_span_name(bs_span_kind k) {
   return k < BS_SPAN_COUNT ? names[k] : "?";
+}
+
+bs_span_kind bs_span_named(const char *name) {
+  int k = 0;
+  while (k < BS_SPAN_COUNT && strcmp(names[k], name) != 0)
+    k++;
+  return (bs_span_kind)k;
 }
 
 uint64_t bs_span_now(void) {

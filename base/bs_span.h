@@ -19,7 +19,15 @@
   X(COMM_DESTROY, "comm_destroy", "communicator teardown (sleep, after sync)") \
   X(ENGINE_START, "engine_start", "engine processes started")                  \
   X(LIFECYCLE, "lifecycle", "the rank's lifecycle, the above included")        \
-  X(TEARDOWN, "teardown", "from the lifecycle's end to the process's end")
+  X(TEARDOWN, "teardown", "from the lifecycle's end to the process's end")     \
+  /* the lifecycle's phases, by the names the run record gives them */         \
+  X(PH_INIT, "init", "actor init")                                             \
+  X(PH_TRAIN, "train_step", "train steps")                                     \
+  X(PH_SLEEP, "sleep", "sleeps")                                               \
+  X(PH_UPDATE, "update_weights", "weight syncs")                               \
+  X(PH_RESTART, "restart_engine", "engine restarts")                           \
+  X(PH_WAKE, "wake_up", "wake-ups")                                            \
+  X(PH_RESTORE, "restore", "restores")
 
 typedef enum bs_span_kind {
 #define BS_SPAN_ENUM(id, name, what) BS_SPAN_##id,
@@ -29,6 +37,9 @@ typedef enum bs_span_kind {
 } bs_span_kind;
 
 const char *bs_span_name(bs_span_kind k);
+/* The kind of that name; BS_SPAN_COUNT (which bs_span_add ignores) when
+ * none is. */
+bs_span_kind bs_span_named(const char *name);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t bs_span_now(void);
 /* Adds t1 - t0 (ns) to kind k of this process (thread-safe). */

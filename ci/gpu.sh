@@ -230,7 +230,7 @@ gate_part() {
       { n[$1] += $2; t[$1] += $3 / 1e9 }
       END {
         printf "%-10s exit %d  wall %4d s  process-seconds:", part, rc, wall
-        split("proc_start cuda_ctx comm_init comm_wake comm_temp comm_other comm_destroy engine_start lifecycle teardown", k, " ")
+        split("proc_start cuda_ctx comm_init comm_wake comm_temp comm_other comm_destroy engine_start lifecycle teardown init train_step sleep update_weights restart_engine wake_up restore", k, " ")
         for (i = 1; i in k; i++) if (k[i] in t) printf " %s %.1f (%d)", k[i], t[k[i]], n[k[i]]
         printf "\n"
       }' | tee -a "$logs/gate.txt"

@@ -160,7 +160,9 @@ static bs_status run_phase(rank_ctx *x, const char *name, int cycle,
   bs_event *e = bs_record_begin(rec, x->rank, name, cycle);
   if (!e)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "run record of rank %d", x->rank);
+  uint64_t t0 = bs_span_now();
   bs_status st = fn(x);
+  bs_span_since(bs_span_named(name), t0);
   bs_record_end(rec, x->rank, st);
   snapshot(x, e);
   return st;
