@@ -1,11 +1,12 @@
 #include "bs_span.h"
 
+#include "bs_clock.h"
+
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static _Atomic uint64_t total[BS_SPAN_COUNT], count[BS_SPAN_COUNT];
@@ -30,9 +31,7 @@ bs_span_kind bs_span_named(const char *name) {
 }
 
 uint64_t bs_span_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  return bs_clock_mono_ns();
 }
 
 void bs_span_add(bs_span_kind k, uint64_t t0, uint64_t t1) {

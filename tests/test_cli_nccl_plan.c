@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog/bs_scenario.h"
 #include "run/bs_nccl_plan.h"
 
 static bs_scenario scn = {.name = "rank-death"};

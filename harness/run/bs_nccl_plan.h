@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "catalog/bs_scenario.h"
+#include "cfg/bs_run_cfg.h"
 #include "comm/bs_comm.h"
 
 /* BS_ERR_INVALID (a usage error) with a one-line message; BS_OK when no
