@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_span.h"
 #include "proc/bs_stop.h"
 #include "util/bs_buf.h"
 
@@ -57,6 +58,7 @@ void __gcov_dump(void);
 #endif
 
 void bs_fork_exit(int code) {
+  bs_span_flush();
 #ifdef BS_COVERAGE
   __gcov_dump();
 #endif
@@ -97,6 +99,7 @@ static bs_status start(const bs_fork *r, slot *slots, int nslots, slot *s,
     return bs_err_fail(BS_ERR_INTERNAL, NULL, "runner: pipe: %s",
                        strerror(errno));
   fflush(NULL); /* the child must not flush the parent's buffers again */
+  bs_span_mark_fork();
   pid_t parent = getpid(), pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -105,6 +108,7 @@ static bs_status start(const bs_fork *r, slot *slots, int nslots, slot *s,
                        strerror(errno));
   }
   if (pid == 0) {
+    bs_span_forked();
     close(fds[0]);
     close_others(slots, nslots, s);
     setpgid(0, 0);

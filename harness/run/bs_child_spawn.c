@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bs_file.h"
+#include "bs_span.h"
 #include "proc/bs_fork.h"
 #include "proc/bs_stop.h"
 #include "run/bs_child_part.h"
@@ -17,9 +18,11 @@
 
 static void start(const bs_run_cfg *base, int p, pid_t *pid) {
   pid_t parent = getpid();
+  bs_span_mark_fork();
   *pid = fork();
   if (*pid != 0)
     return;
+  bs_span_forked();
   bs_stop_child(parent); /* it dies with the run's process */
   bs_run_cfg c = *base;
   c.proc = p;
