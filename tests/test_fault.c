@@ -215,8 +215,8 @@ static void test_parse_bad(void **state) {
     const char *spec, *says;
   } bad[] = {
       {"", "empty"},
-      {"name=engine/sned", "unknown fault point 'engine/sned' (see backstop "
-                           "faults)"},
+      {"name=engine/sned", "unknown fault point 'engine/sned' (did you mean "
+                           "'engine/send'?) (see backstop faults)"},
       {"name=foo/*", "unknown fault point 'foo/*'"},
       {"name=eng*ine/send", "unknown fault point 'eng*ine/send'"},
       {"name=engine/send/r3", "unknown fault point 'engine/send/r3'"},
