@@ -149,7 +149,7 @@ static void interrupted_by(int sig, const char *extra) {
   assert_non_null(strstr(out, "1 interrupted"));
   assert_non_null(strstr(err, "every process it started has ended"));
   assert_non_null(strstr(json, "\"verdict\": \"interrupted\""));
-  assert_non_null(strstr(json, "\"interrupted\": 1}"));
+  assert_non_null(strstr(json, "\"interrupted\": 1"));
   free(out);
   free(err);
   free(json);
