@@ -13,6 +13,7 @@
 
 #include "bs_file.h"
 #include "bs_mutant.h"
+#include "bs_near.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
 #include "run/bs_nccl_plan.h"
@@ -280,6 +281,14 @@ out:
   return st;
 }
 
+/* " (did you mean 'NAME'?)" for a mistyped mutant, or "". */
+static const char *near_mutant(const char *name) {
+  const char *names[BS_MUT_COUNT];
+  for (int m = 0; m < BS_MUT_COUNT; m++)
+    names[m] = bs_mutant_name((bs_mutant)m);
+  return bs_near_hint(name, names, BS_MUT_COUNT);
+}
+
 static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
   bs_status st = BS_OK;
   if (c >= O_POINT && c <= O_SHRINK_MAX)
@@ -310,7 +319,8 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
     if (strcmp(cmd, "mutants") == 0)
       USAGE("--mutant is not an option of mutants (it runs every mutant)");
     if (bs_mutant_parse(arg) < 0)
-      USAGE("--mutant: unknown mutant '%s' (see backstop help mutants)", arg);
+      USAGE("--mutant: unknown mutant '%s'%s (see backstop help mutants)", arg,
+            near_mutant(arg));
     return add(o->mutants, &o->nmutants, BS_OPTS_MAX, "--mutant", arg);
   case O_SEED:
     return parse_seed(arg, &o->seed);

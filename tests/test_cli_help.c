@@ -92,6 +92,7 @@ static void test_did_you_mean(void **state) {
   says("run steady-normall", 2, "(did you mean 'steady-normal'?)");
   says("run @fualt", 2, "unknown label '@fualt' (did you mean '@fault'?)");
   says("run --set colocat=1", 2, "(did you mean 'colocate'?)");
+  says("run --mutant local-hash-rise", 2, "(did you mean 'local-hash-raise'?)");
   says("run steady-normal --set zzzzzzzzzzzz=1", 2,
        "`backstop help run` lists the keys");
 #ifdef FIU_ENABLE
