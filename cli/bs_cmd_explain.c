@@ -99,9 +99,9 @@ int bs_cmd_explain(int argc, char **argv) {
   const bs_scenario *s = bs_scenario_find(argv[1]);
   if (!s) {
     fprintf(stderr,
-            "backstop explain: unknown scenario '%s' (see backstop "
+            "backstop explain: unknown scenario '%s'%s (see backstop "
             "list)\n",
-            argv[1]);
+            argv[1], bs_scenario_near(argv[1]));
     return 2;
   }
   printf("%s — %s\n\n%s\n\n", s->name, s->summary ? s->summary : "",

@@ -90,6 +90,7 @@ static void test_did_you_mean(void **state) {
   says("rnu", 2, "unknown command 'rnu' (did you mean 'run'?)");
   says("help swep", 2, "(did you mean 'sweep'?)");
   says("run steady-normall", 2, "(did you mean 'steady-normal'?)");
+  says("explain engine-deth", 2, "(did you mean 'engine-death'?)");
   says("run @fualt", 2, "unknown label '@fualt' (did you mean '@fault'?)");
   says("run --set colocat=1", 2, "(did you mean 'colocate'?)");
   says("run --mutant local-hash-rise", 2, "(did you mean 'local-hash-raise'?)");

@@ -74,9 +74,7 @@ static bool matches(const bs_scenario *s, const char *sel) {
   return fnmatch(sel, s->name, 0) == 0;
 }
 
-/* " (did you mean ...)" for a selector that matches nothing: the nearest
- * scenario name, or label for an @label. */
-static const char *near_selector(const char *sel) {
+const char *bs_scenario_near(const char *sel) {
   const char *names[BS_SCENARIO_MAX * 4];
   static char labels[BS_SCENARIO_MAX * 4][48]; /* the CLI's, one thread */
   size_t n = 0;
@@ -106,7 +104,7 @@ bs_status bs_scenario_select(const char *const *sel, size_t nsel,
     if (!any)
       BS_FAIL(BS_ERR_INVALID, NULL, "unknown %s '%s'%s (see backstop list)",
               sel[k][0] == '@' ? "label" : "scenario", sel[k],
-              near_selector(sel[k]));
+              bs_scenario_near(sel[k]));
   }
   for (size_t i = 0; i < ncatalogue; i++)
     if (picked[i])

@@ -92,6 +92,9 @@ void bs_scenario_register(const bs_scenario *s);
 size_t bs_scenario_count(void);
 const bs_scenario *bs_scenario_at(size_t i);
 const bs_scenario *bs_scenario_find(const char *name);
+/* " (did you mean 'NAME'?)" for a selector that matches nothing: the
+ * nearest scenario name, or label for an @label; "" when none is near. */
+const char *bs_scenario_near(const char *sel);
 bool bs_scenario_has_label(const bs_scenario *s, const char *label);
 
 /* Resolves selectors (a name, an @label, or an fnmatch glob over names) to
