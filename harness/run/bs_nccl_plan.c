@@ -15,6 +15,7 @@
 #include "dev/bs_dev.h"
 #include "proc/bs_fork.h"
 #include "proc/bs_launcher.h"
+#include "proc/bs_stop.h"
 
 enum { PROBE_MS = 30000 };
 
@@ -30,8 +31,8 @@ static bool read_probe(int fd, probe *p) {
   size_t got = 0;
   while (got < sizeof *p) {
     int r = poll(&pf, 1, PROBE_MS);
-    if (r < 0 && errno == EINTR)
-      continue;
+    if (r < 0 && errno == EINTR && !bs_stop_signal())
+      continue; /* a signal that stops the command ends the wait too */
     if (r <= 0)
       return false;
     ssize_t k = read(fd, (char *)p + got, sizeof *p - got);
@@ -48,8 +49,9 @@ static bool ask(probe *p) {
   if (pipe(fds) != 0)
     return false;
   fflush(NULL);
-  pid_t pid = fork();
+  pid_t parent = getpid(), pid = fork();
   if (pid == 0) {
+    bs_stop_child(parent);
     close(fds[0]);
     probe q = {.st = bs_comm_nccl_info(&q.info)};
     snprintf(q.why, sizeof q.why, "%s", bs_err()->message);
