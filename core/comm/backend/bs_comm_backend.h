@@ -23,6 +23,11 @@ typedef struct bs_coll_args {
   bool host;         /* host buffers: the front's own exchanges */
   uint64_t seq;      /* collective_seq_id */
   const char *label; /* static or NULL: "fingerprint", "agree", ... */
+  /* A host all-gather on a backend that shares results (.shares): where it
+   * puts the whole result instead of filling recv, read-only, one for every
+   * rank, valid until this rank's next collective (N ranks each holding
+   * their own N x count bytes is what grew with the square of the ranks). */
+  const void **view;
 } bs_coll_args;
 
 /* Bytes one rank sends and receives. */
@@ -47,6 +52,7 @@ typedef struct bs_rank_pos {
 
 typedef struct bs_comm_backend {
   const char *name;
+  bool shares; /* fills bs_coll_args.view: every rank is in this process */
   bs_status (*world_init)(bs_world *w);
   void (*world_fini)(bs_world *w);
   /* On the rank's thread, before and after its rank function. */

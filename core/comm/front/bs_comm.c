@@ -63,7 +63,7 @@ static bs_status check_args(const bs_comm *c, const bs_coll_args *a) {
   if (a->count > SIZE_MAX / es / (size_t)size)
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: %zu elements overflow",
             short_name(a->op), a->count);
-  if (a->count && (!a->send || !a->recv))
+  if (a->count && (!a->send || (!a->recv && !a->view)))
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: NULL buffer for %zu elements",
             short_name(a->op), a->count);
   if (a->op == BS_COLL_BROADCAST && (a->root < 0 || a->root >= size))
@@ -152,6 +152,29 @@ static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
   return st;
 }
 
+/* A host all-gather of n bytes from every rank: *all, read-only until this
+ * rank's next collective, is the one result the backend shares (the sim's
+ * threads), else own, which this rank allocates (the caller frees it). */
+static bs_status host_gather(bs_comm *c, const void *mine, size_t n,
+                             const void **all, void **own, bs_coll_args *a) {
+  int size = c->w->o.global_size;
+  *all = *own = NULL;
+  *a = (bs_coll_args){.op = BS_COLL_ALL_GATHER,
+                      .send = mine,
+                      .count = n,
+                      .dt = BS_U8,
+                      .host = true};
+  if (c->w->be->shares) {
+    a->view = all;
+    return BS_OK;
+  }
+  if (!(*own = calloc((size_t)size, n)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "%d ranks' %zu bytes", size, n);
+  a->recv = *own;
+  *all = *own;
+  return BS_OK;
+}
+
 /* What ranks compare before a collective; no padding, so memcmp works.
  * The seal (a magic and a hash of the rest) tells a fingerprint from the
  * bytes of an exchange that a rank's departure cut short: those are not a
@@ -201,9 +224,9 @@ static bs_coll_args args_of(const fingerprint *f) {
                         .seq = f->seq};
 }
 
-/* Every rank holds the same fingerprints, so every rank reaches the same
- * verdict and the same report without another round trip. */
-static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
+/* The world's failure as the fingerprints tell it, with where every rank
+ * is (what a mismatch's report shows). */
+static bs_status fingerprint_report(bs_comm *c, const fingerprint *all, int n,
                                     int bad) {
   bs_status st = BS_OK;
   bs_rank_pos *pos = calloc((size_t)n, sizeof *pos);
@@ -222,12 +245,27 @@ static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
                 "fingerprint mismatch before #%llu: rank %d issues %s than "
                 "rank 0",
                 (unsigned long long)all[0].seq, bad, what);
-  c->w->be->wake(c->w);
-  bs_coll_args mine = args_of(&all[c->grank]);
-  st = fail_coll(c, &mine, BS_ERR_DESYNC);
 out:
   free(pos);
   return st;
+}
+
+/* Every rank holds the same fingerprints, so every rank reaches the same
+ * verdict and the same report without another round trip. The first rank
+ * to get settle_mu makes the report; the others find the world failed
+ * (every rank making N positions would be N x N again). */
+static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
+                                    int bad) {
+  bs_status st = BS_OK;
+  pthread_mutex_lock(&c->w->settle_mu);
+  if (bs_world_abort_status(c->w) == BS_OK)
+    st = fingerprint_report(c, all, n, bad);
+  pthread_mutex_unlock(&c->w->settle_mu);
+  if (st != BS_OK)
+    return st;
+  c->w->be->wake(c->w);
+  bs_coll_args mine = args_of(&all[c->grank]);
+  return fail_coll(c, &mine, BS_ERR_DESYNC);
 }
 
 /* An exchange that returned without rank bad's fingerprint: it left, or the
@@ -261,15 +299,12 @@ static bs_status gather_fingerprints(bs_comm *c, const bs_coll_args *a,
                                      const fingerprint *mine) {
   bs_status st = BS_OK;
   int n = c->w->o.global_size;
-  fingerprint *all = calloc((size_t)n, sizeof *all);
-  if (!all)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "fingerprints of %d ranks", n);
-  bs_coll_args ex = {.op = BS_COLL_ALL_GATHER,
-                     .send = mine,
-                     .recv = all,
-                     .count = sizeof *mine,
-                     .dt = BS_U8};
+  const void *got = NULL;
+  void *own = NULL;
+  bs_coll_args ex;
+  BS_CHECK(host_gather(c, mine, sizeof *mine, &got, &own, &ex));
   BS_CHECK(fingerprint_exchange(c, a, ex));
+  const fingerprint *all = got;
   for (int i = 0; i < n; i++)
     if (!sealed(&all[i]))
       BS_CHECK(fingerprint_torn(c, a, i));
@@ -280,7 +315,7 @@ static bs_status gather_fingerprints(bs_comm *c, const bs_coll_args *a,
   BS_FAIL(BS_ERR_INTERNAL, NULL, "#%llu: fingerprints differ and agree",
           (unsigned long long)a->seq);
 out:
-  free(all);
+  free(own);
   return st;
 }
 
@@ -542,17 +577,19 @@ bs_status bs_comm_barrier(bs_comm *c) {
   return coll(c, BS_COLL_BARRIER, NULL, NULL, 0, BS_U8, BS_SUM, 0);
 }
 
-/* An all-gather of host bytes through the front (recorded and watched). */
-static bs_status gather_host(bs_comm *c, const void *mine, void *all, size_t n,
-                             const char *label) {
-  bs_coll_args a = {.op = BS_COLL_ALL_GATHER,
-                    .send = mine,
-                    .recv = all,
-                    .count = n,
-                    .dt = BS_U8,
-                    .host = true,
-                    .label = label};
-  return front(c, &a);
+/* An all-gather of host bytes through the front (recorded and watched):
+ * host_gather's *all and own. */
+static bs_status gather_host(bs_comm *c, const void *mine, size_t n,
+                             const char *label, const void **all, void **own) {
+  bs_status st = BS_OK;
+  bs_coll_args a;
+  if (!c)
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s on a NULL communicator", label);
+  BS_CHECK(host_gather(c, mine, n, all, own, &a));
+  a.label = label;
+  BS_CHECK(front(c, &a));
+out:
+  return st;
 }
 
 /* What each rank sends to agree: its record, stamped with the sender (a
@@ -611,7 +648,8 @@ bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
   bs_status st = BS_OK;
   agree_env env = {.sender = bs_comm_rank(c) + 1,
                    .rec = {.code = BS_OK, .rank = bs_err_rank()}};
-  agree_env *all = NULL;
+  const void *got = NULL;
+  void *own = NULL;
   int n = bs_comm_size(c);
   if (mine != BS_OK) {
     env.rec = *bs_err();
@@ -622,10 +660,8 @@ bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
     }
     env.rec.code = mine; /* the status passed in is what this rank agrees on */
   }
-  all = calloc(n > 0 ? (size_t)n : 1, sizeof *all);
-  if (!all)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "agree: %d records", n);
-  BS_CHECK(gather_host(c, &env, all, sizeof env, "agree"));
+  BS_CHECK(gather_host(c, &env, sizeof env, "agree", &got, &own));
+  const agree_env *all = got;
   if (garbled(c, all, &env, mine)) {
     st = bs_err()->code;
     goto out;
@@ -636,26 +672,25 @@ bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
       who = i;
   /* Never better than this rank's own status: an exchange that a fault
    * garbled on every rank must not wash a rank's own failure away. */
-  if (all[who].rec.code < (int)mine)
-    all[who] = env;
-  st = (bs_status)all[who].rec.code;
+  const agree_env *win = all[who].rec.code < (int)mine ? &env : &all[who];
+  st = (bs_status)win->rec.code;
   if (st != BS_OK)
-    *bs_err() = all[who].rec;
+    *bs_err() = win->rec;
 out:
-  free(all);
+  free(own);
   return st;
 }
 
 bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
                              const char *what) {
   bs_status st = BS_OK;
-  bs_digest mine, *all = NULL;
+  bs_digest mine;
+  const void *got = NULL;
+  void *own = NULL;
   int size = bs_comm_size(c);
   BS_CHECK(bs_digest_sha256(data, n, &mine));
-  all = calloc(size > 0 ? (size_t)size : 1, sizeof *all);
-  if (!all)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "check_same: %d digests", size);
-  BS_CHECK(gather_host(c, &mine, all, sizeof mine, "check_same"));
+  BS_CHECK(gather_host(c, &mine, sizeof mine, "check_same", &got, &own));
+  const bs_digest *all = got;
   for (int i = 1; i < size; i++) {
     if (bs_digest_eq(&all[i], &all[0]))
       continue;
@@ -668,6 +703,6 @@ bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
             what ? what : "data", i, b, a);
   }
 out:
-  free(all);
+  free(own);
   return st;
 }

@@ -375,6 +375,13 @@ static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
   size_t mine = (size_t)c->grank * chunk;
   if (chunk == 0 || !bs_coll_has_data(a->op))
     goto out;
+  if (a->view) { /* the one result, read where it was made */
+    if (!r->b->prepared[p])
+      BS_FAIL(BS_ERR_NOMEM, NULL, "sim: no room for the %zu bytes of %s",
+              chunk * (size_t)r->b->n, bs_coll_name(a->op) + strlen("nccl:"));
+    *a->view = r->red[p];
+    goto out;
+  }
   if (r->b->prepared[p]) {
     size_t off = a->op == BS_COLL_REDUCE_SCATTER ? mine : 0;
     size_t len = a->op == BS_COLL_ALL_GATHER ? chunk * (size_t)r->b->n : chunk;
@@ -461,6 +468,7 @@ static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a,
   bs_rdv_slot *me = &r->s[rank];
   me->a = *a;
   me->a.send = me->a.recv = NULL; /* another process cannot follow them */
+  me->a.view = NULL;
   me->a.label = NULL;
   me->arrived_at = round + 1;
   me->arrived_ns = bs_watchdog_now_ns();

@@ -65,7 +65,10 @@ struct bs_rdv {
    * board's counts need no lock (false: ranks in other processes, each
    * working for itself, every count taken under the lock). */
   bool one_process;
-  void *red[2]; /* per parity */
+  /* Per parity. A rank may read it in place (bs_coll_args.view) until its
+   * next collective: the round that makes it again is two later, which
+   * only begins once every rank has arrived there. */
+  void *red[2];
   size_t red_cap[2];
   pthread_mutex_t *mu; /* guards b and s; may be robust and process-shared */
   uint64_t timeout_ns;
