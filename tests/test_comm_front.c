@@ -149,6 +149,35 @@ static void test_timeout_names_lowest_waiting_rank(void **state) {
   bs_world_destroy(w);
 }
 
+/* Ranks reach their first collective one after another, 50 ms apart, the
+ * last 250 ms after the first (a world coming up on a few cores); rank 5,
+ * when stuck, 350 ms after rank 4. */
+static atomic_bool start_stuck;
+static bs_status staggered(bs_comm *c, void *arg) {
+  (void)arg;
+  int r = bs_comm_rank(c);
+  sleep_ms(r == 5 && atomic_load(&start_stuck) ? 550 : 50L * r);
+  return bs_comm_barrier(c);
+}
+
+/* Start-up is not a stall: every first arrival moves the waits on, so with
+ * a 100 ms timeout rank 0 waits 250 ms and nothing fires (it did before);
+ * a rank that does not come is still found a timeout after the last that
+ * did, before it arrives. */
+static void test_start_up_is_not_a_stall(void **state) {
+  (void)state;
+  atomic_store(&start_stuck, false);
+  bs_world *w = run(6, 100, true, staggered, BS_OK);
+  assert_string_equal(bs_world_report(w), "");
+  bs_world_destroy(w);
+  atomic_store(&start_stuck, true);
+  w = run(6, 100, true, staggered, BS_ERR_TIMEOUT);
+  expect_all(w, 6, BS_ERR_TIMEOUT, "waited more than 100 ms in barrier #1");
+  expect_in(bs_world_report(w), "missing from #1: rank 5\n");
+  assert_true(bs_world_detect_ms(w) >= 100.0);
+  bs_world_destroy(w);
+}
+
 static void test_timeout_aborts_every_rank(void **state) {
   (void)state;
   bs_world *w = run(4, 100, false, stuck_rank, BS_ERR_TIMEOUT);
@@ -561,6 +590,7 @@ int main(void) {
       cmocka_unit_test(test_fingerprint_sees_dtype),
       cmocka_unit_test(test_slow_rank_is_not_a_hang),
       cmocka_unit_test(test_timeout_aborts_every_rank),
+      cmocka_unit_test(test_start_up_is_not_a_stall),
       cmocka_unit_test(test_timeout_names_lowest_waiting_rank),
       cmocka_unit_test(test_abort_wakes_every_waiter),
       cmocka_unit_test(test_agree_one_failure),

@@ -99,6 +99,8 @@ void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why) {
     return;
   c->gone = true;
   bs_world *w = c->w;
+  if (c->seq == 0) /* gone before its first collective: start-up moved on */
+    bs_watchdog_hold(w->wd, bs_watchdog_now_ns());
   pthread_mutex_lock(&w->mu);
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = how;
@@ -354,6 +356,8 @@ static bs_status issue(bs_comm *c, bs_coll_args *a) {
   bs_status st = BS_OK;
   int size = c->w->o.global_size;
   size_t es = bs_coll_has_data(a->op) ? bs_dtype_size(a->dt) : 1;
+  if (c->seq == 0) /* the world is still coming up */
+    bs_watchdog_hold(c->w->wd, bs_watchdog_now_ns());
   a->seq = ++c->seq;
   bs_flight_entry e = {.collective_seq_id = a->seq,
                        .profiling_name = bs_coll_name(a->op),

@@ -31,6 +31,16 @@ void bs_watchdog_stop(bs_watchdog *wd);
 void bs_watchdog_arm(bs_watchdog *wd, int slot);
 void bs_watchdog_disarm(bs_watchdog *wd, int slot);
 bool bs_watchdog_fired(const bs_watchdog *wd);
+/* Start-up is not a stall: while a world comes up (ranks still reaching
+ * their first collective, thousands of them on a few cores), every rank
+ * that gets there moves the start of every wait to now, so a rank waits a
+ * timeout after the last progress of the start-up, not after its own
+ * arrival. A rank that never gets there is still found a timeout after
+ * the last one that did. at_ns: a monotonic time (another process's). */
+void bs_watchdog_hold(bs_watchdog *wd, uint64_t at_ns);
+/* When a wait armed at armed_ns starts counting: armed_ns, or the last
+ * hold when later. */
+uint64_t bs_watchdog_since(const bs_watchdog *wd, uint64_t armed_ns);
 
 /* CLOCK_MONOTONIC in nanoseconds: every duration the comm layer measures. */
 uint64_t bs_watchdog_now_ns(void);

@@ -62,8 +62,11 @@ static uint64_t assembling(const bs_rdv_board *b) {
  * read before the checks: a broadcast after them ends the sleep at once. */
 static bs_status wait_for(bs_rdv *r, bs_comm *c, uint64_t round, uint64_t since,
                           bool (*ready)(const bs_rdv_board *, uint64_t)) {
-  uint64_t until = since + r->timeout_ns;
   for (;;) {
+    /* Moved on while the world comes up (bs_watchdog_hold). */
+    bs_watchdog_hold(c->w->wd, atomic_load(&r->b->held_ns));
+    since = bs_watchdog_since(c->w->wd, since);
+    uint64_t until = since + r->timeout_ns;
     uint32_t seen = atomic_load(&r->b->epoch);
     if (ready(r->b, round))
       return BS_OK;
@@ -472,6 +475,10 @@ static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a,
   me->a.label = NULL;
   me->arrived_at = round + 1;
   me->arrived_ns = bs_watchdog_now_ns();
+  uint64_t held = atomic_load(&r->b->held_ns);
+  while (round == 0 && held < me->arrived_ns &&
+         !atomic_compare_exchange_weak(&r->b->held_ns, &held, me->arrived_ns))
+    ;
   count_begin(r);
   int k = atomic_fetch_add(&r->b->arrived[round & 1], 1) + 1;
   if (count_decides(r, k + atomic_load(&r->b->gone) >= r->b->n)) {

@@ -52,6 +52,10 @@ typedef struct bs_rdv_board {
    * board without the lock, so that thousands of ranks woken at once do
    * not queue on it. */
   _Atomic uint32_t epoch;
+  /* The last first arrival of a rank (monotonic ns): start-up progress of
+   * ranks in every process, handed to each process's watchdog
+   * (bs_watchdog_hold) by its waiters, which wake every slice. */
+  _Atomic uint64_t held_ns;
 } bs_rdv_board;
 
 typedef struct bs_rdv bs_rdv;
