@@ -160,9 +160,9 @@ static bs_status staggered(bs_comm *c, void *arg) {
   return bs_comm_barrier(c);
 }
 
-/* Start-up is not a stall: every first arrival moves the waits on, so with
- * a 100 ms timeout rank 0 waits 250 ms and nothing fires (it did before);
- * a rank that does not come is still found a timeout after the last that
+/* Start-up is not a stall: every arrival moves the waits on, so with a
+ * 100 ms timeout rank 0 waits 250 ms and nothing fires (it did before); a
+ * rank that does not come is still found a timeout after the last that
  * did, before it arrives. */
 static void test_start_up_is_not_a_stall(void **state) {
   (void)state;

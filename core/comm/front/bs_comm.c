@@ -99,8 +99,7 @@ void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why) {
     return;
   c->gone = true;
   bs_world *w = c->w;
-  if (c->seq == 0) /* gone before its first collective: start-up moved on */
-    bs_watchdog_hold(w->wd, bs_watchdog_now_ns());
+  bs_watchdog_hold(w->wd, bs_watchdog_now_ns()); /* its peers go on */
   pthread_mutex_lock(&w->mu);
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = how;
@@ -145,6 +144,7 @@ static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
                              const bs_coll_args *shown, uint64_t done_seq) {
   bs_world *w = c->w;
   pos_enter(c, shown);
+  bs_watchdog_hold(w->wd, bs_watchdog_now_ns()); /* the world moves on */
   bs_watchdog_arm(w->wd, c->rank);
   bs_status st = w->be->coll(c, a);
   bs_watchdog_disarm(w->wd, c->rank);
@@ -356,8 +356,6 @@ static bs_status issue(bs_comm *c, bs_coll_args *a) {
   bs_status st = BS_OK;
   int size = c->w->o.global_size;
   size_t es = bs_coll_has_data(a->op) ? bs_dtype_size(a->dt) : 1;
-  if (c->seq == 0) /* the world is still coming up */
-    bs_watchdog_hold(c->w->wd, bs_watchdog_now_ns());
   a->seq = ++c->seq;
   bs_flight_entry e = {.collective_seq_id = a->seq,
                        .profiling_name = bs_coll_name(a->op),

@@ -31,12 +31,13 @@ void bs_watchdog_stop(bs_watchdog *wd);
 void bs_watchdog_arm(bs_watchdog *wd, int slot);
 void bs_watchdog_disarm(bs_watchdog *wd, int slot);
 bool bs_watchdog_fired(const bs_watchdog *wd);
-/* Start-up is not a stall: while a world comes up (ranks still reaching
- * their first collective, thousands of them on a few cores), every rank
- * that gets there moves the start of every wait to now, so a rank waits a
- * timeout after the last progress of the start-up, not after its own
- * arrival. A rank that never gets there is still found a timeout after
- * the last one that did. at_ns: a monotonic time (another process's). */
+/* Slowness is not a stall: ranks that share a few cores (thousands of
+ * threads coming up, or taking turns between collectives) are late, not
+ * stuck, while others still arrive. Every arrival of a rank in a
+ * collective moves the start of every wait to now, so a rank waits a
+ * timeout after the world's last progress rather than after its own
+ * arrival; a rank that never comes is still found a timeout after the
+ * last one that did. at_ns: a monotonic time (another process's too). */
 void bs_watchdog_hold(bs_watchdog *wd, uint64_t at_ns);
 /* When a wait armed at armed_ns starts counting: armed_ns, or the last
  * hold when later. */

@@ -476,7 +476,7 @@ static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a,
   me->arrived_at = round + 1;
   me->arrived_ns = bs_watchdog_now_ns();
   uint64_t held = atomic_load(&r->b->held_ns);
-  while (round == 0 && held < me->arrived_ns &&
+  while (held < me->arrived_ns &&
          !atomic_compare_exchange_weak(&r->b->held_ns, &held, me->arrived_ns))
     ;
   count_begin(r);

@@ -52,9 +52,9 @@ typedef struct bs_rdv_board {
    * board without the lock, so that thousands of ranks woken at once do
    * not queue on it. */
   _Atomic uint32_t epoch;
-  /* The last first arrival of a rank (monotonic ns): start-up progress of
-   * ranks in every process, handed to each process's watchdog
-   * (bs_watchdog_hold) by its waiters, which wake every slice. */
+  /* The last arrival of any rank (monotonic ns): the progress of ranks in
+   * every process, handed to each process's watchdog (bs_watchdog_hold)
+   * by its waiters, which wake every slice. */
   _Atomic uint64_t held_ns;
 } bs_rdv_board;
 
