@@ -529,7 +529,7 @@ static char *report_of(const bs_rank_pos *pos, int n) {
   return rep;
 }
 
-/* The report at the largest world: 4096 ranks in four places, one of them
+/* The report at the largest world: 16384 ranks in four places, one of them
  * a single rank in the middle of the majority, grouped line by line; then
  * every rank in a place of its own, a line each. */
 static void test_report_at_max_ranks(void **state) {
@@ -541,22 +541,22 @@ static void test_report_at_max_ranks(void **state) {
       .op = BS_COLL_ALL_GATHER, .count = 8, .dt = BS_BF16, .seq = 7};
   for (int i = 0; i < N; i++)
     pos[i] = (bs_rank_pos){.state = BS_RANK_IN_COLL, .at = ag, .last_seq = 6};
-  pos[2048].at.op = BS_COLL_REDUCE_SCATTER;
-  pos[2048].at.dt = BS_F32;
+  pos[8192].at.op = BS_COLL_REDUCE_SCATTER;
+  pos[8192].at.dt = BS_F32;
   pos[N - 2].state = BS_RANK_RUNNING;
   pos[N - 1].state = BS_RANK_DEAD;
   snprintf(pos[N - 1].why, sizeof pos[N - 1].why, "fault");
   char *rep = report_of(pos, N);
   assert_string_equal(
-      rep, "backstop: timeout at collective #7 (4096 ranks, sim backend)\n"
+      rep, "backstop: timeout at collective #7 (16384 ranks, sim backend)\n"
            "  cause: rank 0 waited past the timeout\n"
-           "  ranks 0-2047,2049-4093: all_gather #7 (8 x bf16)\n"
-           "  rank 2048: reduce_scatter #7 (8 x fp32, sum)\n"
-           "  rank 4094: not in a collective (last completed #6)\n"
-           "  rank 4095: dead after #6: fault\n"
-           "  missing from #7: ranks 4094-4095\n"
-           "  culprit: rank 2048 (against the majority: ranks "
-           "0-2047,2049-4093 in all_gather #7 (8 x bf16))\n"
+           "  ranks 0-8191,8193-16381: all_gather #7 (8 x bf16)\n"
+           "  rank 8192: reduce_scatter #7 (8 x fp32, sum)\n"
+           "  rank 16382: not in a collective (last completed #6)\n"
+           "  rank 16383: dead after #6: fault\n"
+           "  missing from #7: ranks 16382-16383\n"
+           "  culprit: rank 8192 (against the majority: ranks "
+           "0-8191,8193-16381 in all_gather #7 (8 x bf16))\n"
            "  stall -> detection: 2.500 ms (watchdog timeout 2000 ms)\n");
   free(rep);
   for (int i = 0; i < N; i++)
@@ -569,13 +569,13 @@ static void test_report_at_max_ranks(void **state) {
     lines++;
   assert_int_equal(lines, N + 5);
   expect_in(rep, "  cause: rank 0 waited past the timeout\n"
-                 "  rank 0: all_gather #7 (4096 x bf16)\n"
-                 "  rank 1: all_gather #7 (4095 x bf16)\n");
-  expect_in(rep, "  rank 4095: all_gather #7 (1 x bf16)\n"
+                 "  rank 0: all_gather #7 (16384 x bf16)\n"
+                 "  rank 1: all_gather #7 (16383 x bf16)\n");
+  expect_in(rep, "  rank 16383: all_gather #7 (1 x bf16)\n"
                  "  missing from #7: none (every rank is there, in a "
                  "different collective)\n"
-                 "  culprit: ranks 1-4095 (an even split: rank 0 in "
-                 "all_gather #7 (4096 x bf16), the group with the lowest "
+                 "  culprit: ranks 1-16383 (an even split: rank 0 in "
+                 "all_gather #7 (16384 x bf16), the group with the lowest "
                  "rank, taken as right)\n");
   free(rep);
   free(pos);

@@ -96,6 +96,7 @@ struct bs_comm {
   bool gone;        /* exited or dead: later collectives fail fast */
   bool destroyed;   /* bs_comm_destroy: no communicator until bs_comm_init */
   uint64_t fail_ns; /* when a collective first returned the world's failure */
+  void *swapped;    /* comm/diverge: the buffer of a swapped shared result */
   void *impl;
 };
 

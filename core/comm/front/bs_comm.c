@@ -376,10 +376,28 @@ out:
   return st;
 }
 
+/* A shared result (bs_coll_args.view) has no buffer of this rank's to swap
+ * in: the swap gets one of its own, zeroed, which the caller then reads. */
+static bs_status swap_buffer(bs_comm *c, bs_coll_args *a) {
+  size_t n = a->count * bs_dtype_size(a->dt) * (size_t)c->w->o.global_size;
+  if (!a->view || a->recv)
+    return BS_OK;
+  free(c->swapped);
+  if (!(c->swapped = calloc(n ? n : 1, 1)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "swapped collective: %zu bytes", n);
+  a->recv = c->swapped;
+  *a->view = c->swapped;
+  a->view = NULL;
+  return BS_OK;
+}
+
 /* comm/diverge: this rank issues something else than its peers. The swap
  * keeps to the caller's buffers (all in place), so it can only desync. */
-static void swap_op(bs_comm *c, bs_coll_args *a) {
+static bs_status swap_op(bs_comm *c, bs_coll_args *a) {
   size_t chunk = a->count * bs_dtype_size(a->dt);
+  bs_status st = swap_buffer(c, a);
+  if (st != BS_OK)
+    return st;
   switch (a->op) {
   case BS_COLL_ALL_GATHER:
     a->op = BS_COLL_REDUCE_SCATTER;
@@ -402,6 +420,7 @@ static void swap_op(bs_comm *c, bs_coll_args *a) {
     a->redop = BS_SUM;
     break;
   }
+  return BS_OK;
 }
 
 static void sleep_ms(uint64_t ms) {
@@ -429,7 +448,7 @@ static bs_status inject_faults(bs_comm *c, bs_coll_args *a) {
       bs_coll_args extra = {.op = BS_COLL_BARRIER};
       BS_CHECK(issue(c, &extra));
     } else {
-      swap_op(c, a);
+      BS_CHECK(swap_op(c, a));
     }
   }
 out:

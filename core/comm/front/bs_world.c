@@ -125,8 +125,10 @@ void bs_world_destroy(bs_world *w) {
     return;
   if (w->impl)
     w->be->world_fini(w);
-  for (int i = 0; w->comms && i < w->o.size; i++)
+  for (int i = 0; w->comms && i < w->o.size; i++) {
     bs_flight_destroy(w->comms[i].fr);
+    free(w->comms[i].swapped);
+  }
   free(w->comms);
   free(w->pos);
   free(w->rank_st);
