@@ -53,16 +53,18 @@ static void test_linear_in_ranks(void **state) {
   bs_footprint a, b, d, s;
   of("tiny", 1.0, 1024, false, &a);
   of("tiny", 1.0, 2048, false, &b);
-  assert_true(a.per_rank >=
-              BS_FOOTPRINT_RANK_BYTES + BS_FOOTPRINT_ENGINE_BYTES);
+  assert_true(a.per_rank >= BS_FOOTPRINT_RANK_BYTES);
   assert_true(a.bytes == 1024 * a.per_rank + a.shared);
-  assert_true(b.bytes > 1.9 * a.bytes && b.bytes < 2.2 * a.bytes);
-  assert_int_equal(a.tasks, 2 * 1024 + 4);
+  assert_true(b.bytes > a.bytes && b.bytes < 2.2 * a.bytes); /* not 4x */
+  assert_int_equal(a.tasks, 1024 + 256 + 4); /* engines shared above 256 */
   of("dense", 1.0, 1024, false, &d);
   assert_true(d.per_rank > a.per_rank);
-  of("tiny", 1.0, 1024, true, &s);
-  assert_true(s.per_rank - a.per_rank == BS_FOOTPRINT_PROC_BYTES);
+  of("tiny", 1.0, 1024, true, &s); /* a process and an engine a rank */
+  assert_true(s.per_rank - a.per_rank ==
+              BS_FOOTPRINT_PROC_BYTES + 0.75 * BS_FOOTPRINT_ENGINE_BYTES);
   assert_int_equal(s.tasks, 3 * 1024 + 4);
+  of("tiny", 1.0, 256, false, &s); /* an engine a rank */
+  assert_int_equal(s.tasks, 2 * 256 + 4);
 }
 
 /* The lower of MemAvailable and the cgroup's limit less its use; "max"
@@ -125,8 +127,8 @@ static void test_largest_fits(void **state) {
   assert_int_equal(bs_footprint_largest(&m, &cfg, false, &room), 98);
   assert_int_equal(bs_footprint_of(&m, &cfg, 99, false, &fp), BS_OK);
   assert_false(bs_footprint_fits(&fp, &room, why, sizeof why));
-  assert_string_equal(why, "needs 202 threads and processes (a thread and an "
-                           "engine process a rank), 201 free "
+  assert_string_equal(why, "needs 202 threads and processes (a thread a "
+                           "rank, its engine processes), 201 free "
                            "(kernel.pid_max)");
   room = (bs_room){0};
   assert_int_equal(bs_footprint_largest(&m, &cfg, false, &room),

@@ -8,6 +8,7 @@
 
 #include "bs_limits.h"
 #include "model/bs_ddp.h"
+#include "sync/bs_engine.h"
 
 #define GIB ((double)(1u << 30))
 #define MIB ((double)(1u << 20))
@@ -42,12 +43,17 @@ bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
   /* bf16 params, fp32 grads, the params' cpu copy while paused; the
    * backup of every tensor; the weight sync's staging and its gather
    * (padded to a byte a rank); the engine and what it receives. */
+  double engines = spawn || ranks <= BS_ENGINE_PROCS_MAX ? ranks
+                                                         : BS_ENGINE_PROCS_MAX;
   out->per_rank = BS_FOOTPRINT_RANK_BYTES + (2 + 4 + 2) * padded + bytes +
-                  2 * bucket + ranks + BS_FOOTPRINT_ENGINE_BYTES + largest +
+                  2 * bucket + ranks + largest +
+                  BS_FOOTPRINT_ENGINE_BYTES * engines / ranks +
                   (spawn ? BS_FOOTPRINT_PROC_BYTES : 0);
   out->shared = 12 * padded; /* fp32 master and Adam's two moments, sharded */
   out->bytes = ranks * out->per_rank + out->shared;
-  out->tasks = 2L * ranks + (spawn ? ranks : 0) + 4; /* parent, child, ... */
+  /* Rank threads, engine processes, the processes of --spawn; the parent,
+   * the child and its watchdog. */
+  out->tasks = ranks + (long)engines + (spawn ? ranks : 0) + 4;
 out:
   return st;
 }
@@ -199,8 +205,8 @@ bool bs_footprint_fits(const bs_footprint *fp, const bs_room *room, char *buf,
   }
   if (room->tasks > 0 && fp->tasks > room->tasks) {
     snprintf(buf, n,
-             "needs %ld threads and processes (a thread and an engine "
-             "process a rank), %ld free (%s)",
+             "needs %ld threads and processes (a thread a rank, its "
+             "engine processes), %ld free (%s)",
              fp->tasks, room->tasks, room->tasks_by);
     return false;
   }

@@ -6,8 +6,10 @@
  * A rank of a host-device world is a thread with its device memory (the
  * model's tensors and their backup, the DDP param and grad buffers padded
  * to the world's size, its optimizer shard, the weight sync's bucket) and
- * its rollout-engine process (one per rank, holding the largest tensor it
- * receives); a rank of a --spawn world is a process of its own too. The
+ * its share of a rollout-engine process (one per rank up to
+ * BS_ENGINE_PROCS_MAX ranks, shared above; each connection holds the
+ * largest tensor it receives); a rank of a --spawn world is a process of
+ * its own, with an engine of its own. The
  * fixed parts are measured (docs/performance.md, "Worlds of thousands of
  * ranks"). */
 #ifndef BS_FOOTPRINT_H

@@ -27,6 +27,10 @@ int bs_comm_size(const bs_comm *c) {
   return c ? c->w->o.global_size : 0;
 }
 
+int bs_comm_local_size(const bs_comm *c) {
+  return c ? c->w->o.size : 0;
+}
+
 bs_dev *bs_comm_dev(const bs_comm *c) {
   return c ? c->dev : NULL;
 }
