@@ -186,6 +186,15 @@ out:
   return st;
 }
 
+/* Under groups_mu: out of the registry (a no-op when already out). */
+static void unlink_group(group *g) {
+  group **p = &groups;
+  while (*p && *p != g)
+    p = &(*p)->next;
+  if (*p)
+    *p = g->next;
+}
+
 /* The group's process, started by the first of its ranks to come; each
  * rank takes its socket, and the last to take it forgets the group (a
  * later world starts its own). */
@@ -214,15 +223,12 @@ static bs_status join_group(bs_engine *e, int world) {
     groups = g;
   }
   e->fd = g->fds[e->rank - first];
+  g->fds[e->rank - first] = -1;
   e->pid = g->pid;
   e->g = g;
   g->users++;
-  if (++g->taken == g->k) {
-    group **p = &groups;
-    while (*p != g)
-      p = &(*p)->next;
-    *p = g->next;
-  }
+  if (++g->taken == g->k)
+    unlink_group(g);
   fresh(e);
 out:
   pthread_mutex_unlock(&groups_mu);
@@ -237,6 +243,13 @@ static bool last_user(bs_engine *e) {
     return true;
   pthread_mutex_lock(&groups_mu);
   bool last = --g->users == 0;
+  /* Ranks that never came (they failed before their engine started): the
+   * process sees their sockets close unused, which ends them cleanly. */
+  for (int i = 0; last && i < g->k; i++)
+    if (g->fds[i] >= 0)
+      close(g->fds[i]);
+  if (last)
+    unlink_group(g);
   pthread_mutex_unlock(&groups_mu);
   e->g = NULL;
   if (last) {
@@ -272,9 +285,8 @@ static void free_engine(bs_engine *e) {
   free(e);
 }
 
-bs_status bs_engine_start_world(const char *exe,
-                                const char *const *argv_prefix, int rank,
-                                int world, bs_engine **out) {
+bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
+                                int rank, int world, bs_engine **out) {
   bs_status st = BS_OK;
   bs_engine *e = NULL;
   size_t np = 0;

@@ -7,7 +7,8 @@
  * The process is started by executing a binary (posix_spawn, never fork of
  * a threaded trainer) as
  *     exe [argv_prefix...] engine --fd 3 --rank R [--count K]
- * (K ranks R.. on fds 3..: a process shared by K ranks) and that binary hands everything from "engine" on to bs_engine_main().
+ * (K ranks R.. on fds 3..: a process shared by K ranks) and that binary hands
+ * everything from "engine" on to bs_engine_main().
  *
  * Every read and write waits at most the handle's timeout for progress. A
  * broken connection is BS_ERR_ENGINE_DEAD, naming the rank, the bucket and
@@ -51,9 +52,8 @@ bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
 #define BS_ENGINE_PROCS_MAX 256
 #define BS_ENGINE_GROUP_MAX                                                    \
   ((BS_WORLD_MAX_RANKS + BS_ENGINE_PROCS_MAX - 1) / BS_ENGINE_PROCS_MAX)
-bs_status bs_engine_start_world(const char *exe,
-                                const char *const *argv_prefix, int rank,
-                                int world, bs_engine **out);
+bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
+                                int rank, int world, bs_engine **out);
 /* Sends QUIT and waits (bounded) for the exit, SIGKILL past it; reaps;
  * frees. BS_OK unless the engine ended abnormally now (a death already
  * reported by another call is not reported again). NULL is a no-op. */

@@ -209,8 +209,9 @@ static int serve(engine *e) {
 static int serve_all(const engine *proto) {
   engine *es = calloc((size_t)proto->count, sizeof *es);
   struct pollfd *pf = calloc((size_t)proto->count, sizeof *pf);
+  bool *spoke = calloc((size_t)proto->count, sizeof *spoke);
   int rc = EXIT_QUIT, live = proto->count;
-  if (!es || !pf) {
+  if (!es || !pf || !spoke) {
     live = 0;
     rc = fatal(proto, EXIT_NOMEM, "out of memory for the connections");
   }
@@ -228,6 +229,9 @@ static int serve_all(const engine *proto) {
       break;
     for (int i = 0; n > 0 && i < proto->count; i++) {
       int r = pf[i].fd >= 0 && pf[i].revents ? serve_frame(&es[i], IO_MS) : 0;
+      spoke[i] |= r == 0;
+      if (r == EXIT_CLOSED && !spoke[i])
+        r = -1; /* a rank that never came: its socket closed unused */
       if (r == 0)
         continue;
       rc = rc == EXIT_QUIT && r > 0 ? r : rc;
@@ -241,6 +245,7 @@ static int serve_all(const engine *proto) {
   }
   free(es);
   free(pf);
+  free(spoke);
   return rc;
 }
 

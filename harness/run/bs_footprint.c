@@ -43,8 +43,8 @@ bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
   /* bf16 params, fp32 grads, the params' cpu copy while paused; the
    * backup of every tensor; the weight sync's staging and its gather
    * (padded to a byte a rank); the engine and what it receives. */
-  double engines = spawn || ranks <= BS_ENGINE_PROCS_MAX ? ranks
-                                                         : BS_ENGINE_PROCS_MAX;
+  double engines =
+      spawn || ranks <= BS_ENGINE_PROCS_MAX ? ranks : BS_ENGINE_PROCS_MAX;
   out->per_rank = BS_FOOTPRINT_RANK_BYTES + (2 + 4 + 2) * padded + bytes +
                   2 * bucket + ranks + largest +
                   BS_FOOTPRINT_ENGINE_BYTES * engines / ranks +
