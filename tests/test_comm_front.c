@@ -178,6 +178,34 @@ static void test_start_up_is_not_a_stall(void **state) {
   bs_world_destroy(w);
 }
 
+/* More ranks than run at once: between collectives at most
+ * BS_WORLD_RUNNING_MAX of them compute, and every one gets its turn. */
+static atomic_int now_running, most_running;
+static bs_status take_turns(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_status st = BS_OK;
+  for (int i = 0; i < 3 && st == BS_OK; i++) {
+    int n = atomic_fetch_add(&now_running, 1) + 1;
+    int was = atomic_load(&most_running);
+    while (n > was && !atomic_compare_exchange_weak(&most_running, &was, n))
+      ;
+    sleep_ms(2);
+    atomic_fetch_sub(&now_running, 1);
+    st = bs_comm_barrier(c);
+  }
+  return st;
+}
+
+static void test_ranks_take_turns(void **state) {
+  (void)state;
+  enum { N = BS_WORLD_RUNNING_MAX + 32 };
+  atomic_store(&most_running, 0);
+  bs_world *w = run(N, 1000, true, take_turns, BS_OK);
+  assert_true(atomic_load(&most_running) <= BS_WORLD_RUNNING_MAX);
+  assert_true(atomic_load(&most_running) > 1);
+  bs_world_destroy(w);
+}
+
 static void test_timeout_aborts_every_rank(void **state) {
   (void)state;
   bs_world *w = run(4, 100, false, stuck_rank, BS_ERR_TIMEOUT);
@@ -591,6 +619,7 @@ int main(void) {
       cmocka_unit_test(test_slow_rank_is_not_a_hang),
       cmocka_unit_test(test_timeout_aborts_every_rank),
       cmocka_unit_test(test_start_up_is_not_a_stall),
+      cmocka_unit_test(test_ranks_take_turns),
       cmocka_unit_test(test_timeout_names_lowest_waiting_rank),
       cmocka_unit_test(test_abort_wakes_every_waiter),
       cmocka_unit_test(test_agree_one_failure),

@@ -5,6 +5,7 @@
 #define BS_COMM_BACKEND_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 
 #include "comm/bs_comm.h"
@@ -121,7 +122,19 @@ struct bs_world {
   uint64_t stall_ns, end_ns;
   bs_status *rank_st;
   bs_error *rank_err;
+  /* A world of more ranks than BS_WORLD_RUNNING_MAX: at most that many run
+   * outside a collective at once (bs_world_turn). */
+  bool turns;
+  sem_t running;
 };
+
+/* Thousands of rank threads computing at once on a few cores all finish
+ * late together (each gets 1/N of the machine): nothing arrives anywhere
+ * for longer than a timeout, which is start-up slowness, not a stall.
+ * Taking turns, a few at a time, they arrive one after another. */
+#define BS_WORLD_RUNNING_MAX 64
+/* The rank takes (true) or gives back its turn to run. */
+void bs_world_turn(bs_world *w, bool take);
 
 /* Records the first failure of the world (cause, report, stall time) and
  * sets its abort status; returns the status in effect (an earlier failure

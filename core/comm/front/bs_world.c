@@ -108,7 +108,9 @@ bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
     BS_FAIL(BS_ERR_NOMEM, NULL, "world: out of memory");
   pthread_mutex_init(&w->mu, NULL);
   pthread_mutex_init(&w->settle_mu, NULL);
+  sem_init(&w->running, 0, BS_WORLD_RUNNING_MAX);
   BS_CHECK(normalise(o, &w->o));
+  w->turns = w->o.size > BS_WORLD_RUNNING_MAX;
   BS_CHECK(pick_backend(&w->o, &w->be));
   w->o.backend = w->be->name;
   BS_CHECK(alloc_ranks(w));
@@ -137,7 +139,18 @@ void bs_world_destroy(bs_world *w) {
   free(w->fail_pos);
   pthread_mutex_destroy(&w->mu);
   pthread_mutex_destroy(&w->settle_mu);
+  sem_destroy(&w->running);
   free(w);
+}
+
+void bs_world_turn(bs_world *w, bool take) {
+  if (!w->turns)
+    return;
+  if (!take)
+    sem_post(&w->running);
+  else
+    while (sem_wait(&w->running) != 0)
+      ;
 }
 
 static void *rank_main(void *p) {
@@ -145,9 +158,11 @@ static void *rank_main(void *p) {
   bs_world *w = c->w;
   bs_err_set_rank(c->grank);
   bs_err_clear();
+  bs_world_turn(w, true);
   bs_status st = w->be->rank_init(c);
   if (st == BS_OK)
     st = w->fn(c, w->args ? w->args[c->rank] : NULL);
+  bs_world_turn(w, false);
   char why[64];
   snprintf(why, sizeof why, "returned %s from its rank function",
            bs_status_name(st));
