@@ -153,6 +153,8 @@ static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
   bs_world_turn(w, false); /* waiting, it lets another rank run */
   bs_status st = w->be->coll(c, a);
   bs_watchdog_disarm(w->wd, c->rank);
+  if (st != BS_OK && !c->fail_ns) /* returned now, runs when its turn comes */
+    c->fail_ns = bs_watchdog_now_ns();
   bs_world_turn(w, true);
   pos_leave(c, st == BS_OK ? done_seq : 0);
   if (st != BS_OK)
