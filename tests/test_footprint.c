@@ -15,7 +15,7 @@
 #include "bs_limits.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
-#include "run/bs_footprint.h"
+#include "plan/bs_footprint.h"
 
 static char dir[64];
 

@@ -17,6 +17,7 @@
 
 #include "bs_fault.h"
 #include "bs_limits.h"
+#include "bs_span.h"
 #include "sync/bs_sync_testing.h"
 #include "sync/bs_wire.h"
 
@@ -156,7 +157,9 @@ static bs_status spawn_procs(const bs_engine *e, int first, int k, pid_t *pid,
     tail[6] = count;
   }
   memcpy(&argv[na], tail, sizeof tail);
+  uint64_t t0 = bs_span_now();
   err = posix_spawn(pid, e->exe, &fa, NULL, (char *const *)argv, environ);
+  bs_span_since(BS_SPAN_ENGINE_START, t0);
   if (err) {
     *pid = -1;
     st = spawn_error(e->exe, err);

@@ -12,8 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "backup/bs_digest.h"
+#include "bs_clock.h"
+#include "bs_digest.h"
 #include "bs_fault.h"
+#include "bs_span.h"
 
 static const char *short_name(bs_coll c) {
   return bs_coll_name(c) + strlen("nccl:");
@@ -83,7 +85,7 @@ static void pos_enter(bs_comm *c, const bs_coll_args *shown) {
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = BS_RANK_IN_COLL;
   p->at = *shown;
-  p->since_ns = bs_watchdog_now_ns();
+  p->since_ns = bs_clock_mono_ns();
   pthread_mutex_unlock(&w->mu);
 }
 
@@ -92,7 +94,7 @@ static void pos_leave(bs_comm *c, uint64_t completed_seq) {
   pthread_mutex_lock(&w->mu);
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = BS_RANK_RUNNING;
-  p->since_ns = bs_watchdog_now_ns();
+  p->since_ns = bs_clock_mono_ns();
   if (completed_seq)
     p->last_seq = completed_seq;
   pthread_mutex_unlock(&w->mu);
@@ -103,11 +105,11 @@ void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why) {
     return;
   c->gone = true;
   bs_world *w = c->w;
-  bs_watchdog_hold(w->wd, bs_watchdog_now_ns()); /* its peers go on */
+  bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* its peers go on */
   pthread_mutex_lock(&w->mu);
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = how;
-  p->since_ns = bs_watchdog_now_ns();
+  p->since_ns = bs_clock_mono_ns();
   snprintf(p->why, sizeof p->why, "%s", why ? why : "");
   pthread_mutex_unlock(&w->mu);
   w->be->rank_gone(c);
@@ -135,7 +137,7 @@ static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
     bs_err_clear(); /* a backend's own words must not hide the job's */
   }
   if (!c->fail_ns)
-    c->fail_ns = bs_watchdog_now_ns();
+    c->fail_ns = bs_clock_mono_ns();
   bs_world_cause(c->w, cause, sizeof cause);
   return bs_err_fail(st, NULL, "%s #%llu%s%s: %s", short_name(a->op),
                      (unsigned long long)a->seq, a->label ? " " : "",
@@ -148,13 +150,13 @@ static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
                              const bs_coll_args *shown, uint64_t done_seq) {
   bs_world *w = c->w;
   pos_enter(c, shown);
-  bs_watchdog_hold(w->wd, bs_watchdog_now_ns()); /* the world moves on */
+  bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* the world moves on */
   bs_watchdog_arm(w->wd, c->rank);
   bs_world_turn(w, false); /* waiting, it lets another rank run */
   bs_status st = w->be->coll(c, a);
   bs_watchdog_disarm(w->wd, c->rank);
   if (st != BS_OK && !c->fail_ns) /* returned now, runs when its turn comes */
-    c->fail_ns = bs_watchdog_now_ns();
+    c->fail_ns = bs_clock_mono_ns();
   bs_world_turn(w, true);
   pos_leave(c, st == BS_OK ? done_seq : 0);
   if (st != BS_OK)
@@ -242,7 +244,7 @@ static bs_status fingerprint_report(bs_comm *c, const fingerprint *all, int n,
   bs_rank_pos *pos = calloc((size_t)n, sizeof *pos);
   if (!pos)
     BS_FAIL(BS_ERR_NOMEM, NULL, "fingerprint report for %d ranks", n);
-  uint64_t now = bs_watchdog_now_ns();
+  uint64_t now = bs_clock_mono_ns();
   for (int i = 0; i < n; i++)
     pos[i] = (bs_rank_pos){.state = BS_RANK_IN_COLL,
                            .at = args_of(&all[i]),
@@ -283,7 +285,7 @@ static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
  * aborted; a rank death behind it (reported by its own process) wins when
  * the job settles. */
 static bs_status fingerprint_torn(bs_comm *c, const bs_coll_args *a, int bad) {
-  bs_world_fail(c->w, BS_ERR_ABORTED, bs_watchdog_now_ns(), NULL, 0,
+  bs_world_fail(c->w, BS_ERR_ABORTED, bs_clock_mono_ns(), NULL, 0,
                 "fingerprint exchange before #%llu cut short: rank %d's "
                 "fingerprint is missing or torn (it left, or the exchange "
                 "was aborted)",
@@ -501,8 +503,8 @@ out:
  * for the world to fail (its peers' watchdog), within twice the timeout. */
 static bs_status skip_init(bs_comm *c, bs_coll_args *a) {
   uint64_t until =
-      bs_watchdog_now_ns() + 2ull * (uint64_t)c->w->o.timeout_ms * 1000000ull;
-  while (bs_world_abort_status(c->w) == BS_OK && bs_watchdog_now_ns() < until)
+      bs_clock_mono_ns() + 2ull * (uint64_t)c->w->o.timeout_ms * 1000000ull;
+  while (bs_world_abort_status(c->w) == BS_OK && bs_clock_mono_ns() < until)
     sleep_ms(1);
   if (bs_world_abort_status(c->w) == BS_OK)
     bs_world_abort(c->w, BS_ERR_TIMEOUT, 0,
@@ -532,9 +534,24 @@ static bs_status init_faults(bs_comm *c, bs_coll_args *a) {
   return BS_OK;
 }
 
+/* Which part of a run's set-up a communicator's creation is (bs_span.h). */
+static bs_span_kind init_span(const char *why) {
+  static const struct {
+    const char *why;
+    bs_span_kind k;
+  } kinds[] = {{"init", BS_SPAN_COMM_INIT},
+               {"wake_up", BS_SPAN_COMM_WAKE},
+               {"update_weights", BS_SPAN_COMM_TEMP}};
+  for (size_t i = 0; why && i < sizeof kinds / sizeof *kinds; i++)
+    if (strcmp(why, kinds[i].why) == 0)
+      return kinds[i].k;
+  return BS_SPAN_COMM_OTHER;
+}
+
 bs_status bs_comm_init(bs_comm *c, const char *why) {
   bs_status st = BS_OK;
   bs_coll_args a = {.op = BS_COLL_COMM_INIT, .label = why};
+  uint64_t t0 = bs_span_now();
   if (!c)
     BS_FAIL(BS_ERR_INVALID, NULL, "comm_init on a NULL communicator");
   if (!c->destroyed)
@@ -546,6 +563,7 @@ bs_status bs_comm_init(bs_comm *c, const char *why) {
   BS_CHECK(issue(c, &a));
   c->destroyed = false;
 out:
+  bs_span_since(init_span(why), t0);
   return st;
 }
 
@@ -556,9 +574,12 @@ bs_status bs_comm_destroy(bs_comm *c) {
   if (c->destroyed || c->gone)
     goto out;
   c->destroyed = true;
+  uint64_t t0 = bs_span_now();
   /* A failed teardown is the job's failure, not this rank's alone: every
    * rank then fails its next collective (the init that follows) alike. */
-  if (c->w->be->comm_destroy && (st = c->w->be->comm_destroy(c)) != BS_OK)
+  st = c->w->be->comm_destroy ? c->w->be->comm_destroy(c) : BS_OK;
+  bs_span_since(BS_SPAN_COMM_DESTROY, t0);
+  if (st != BS_OK)
     bs_world_abort(c->w, st, 0, "rank %d: communicator teardown failed: %s",
                    c->grank, bs_err()->message);
 out:

@@ -43,7 +43,4 @@ void bs_watchdog_hold(bs_watchdog *wd, uint64_t at_ns);
  * hold when later. */
 uint64_t bs_watchdog_since(const bs_watchdog *wd, uint64_t armed_ns);
 
-/* CLOCK_MONOTONIC in nanoseconds: every duration the comm layer measures. */
-uint64_t bs_watchdog_now_ns(void);
-
 #endif
