@@ -113,7 +113,13 @@ struct bs_world {
   _Atomic int abort_st;      /* bs_status; BS_OK while healthy */
   pthread_mutex_t settle_mu; /* one rank settles, the others wait for it */
   bool settled;              /* the cause below is the job's, not this one's */
-  pthread_mutex_t mu;        /* guards everything below */
+  /* A scan of a shared result (bs_coll_args.view), made by the first rank
+   * and read by the others (under settle_mu): what scan found in the
+   * result of collective scan_seq. */
+  const void *scan_fn;
+  uint64_t scan_seq;
+  int scan_found;
+  pthread_mutex_t mu; /* guards everything below */
   bs_rank_pos *pos;
   char *report;
   bs_rank_pos *fail_pos;     /* where the ranks were at the failure (npos of */

@@ -187,6 +187,28 @@ static bs_status host_gather(bs_comm *c, const void *mine, size_t n,
   return BS_OK;
 }
 
+/* What scan(all, n) finds (an index, or -1) in the result of collective
+ * seq: where every rank reads one shared result (own is NULL) the first
+ * rank to ask scans it and the others take its answer, so the world's
+ * work stays N, not N ranks x N entries. */
+typedef int (*scan_fn)(const void *all, int n);
+static int scan_once(bs_comm *c, uint64_t seq, scan_fn scan, const void *all,
+                     const void *own) {
+  bs_world *w = c->w;
+  int n = w->o.global_size;
+  if (own)
+    return scan(all, n);
+  pthread_mutex_lock(&w->settle_mu);
+  if (w->scan_seq != seq || w->scan_fn != (const void *)scan) {
+    w->scan_found = scan(all, n);
+    w->scan_seq = seq;
+    w->scan_fn = (const void *)scan;
+  }
+  int found = w->scan_found;
+  pthread_mutex_unlock(&w->settle_mu);
+  return found;
+}
+
 /* What ranks compare before a collective; no padding, so memcmp works.
  * The seal (a magic and a hash of the rest) tells a fingerprint from the
  * bytes of an exchange that a rank's departure cut short: those are not a
@@ -306,6 +328,21 @@ static bs_status fingerprint_exchange(bs_comm *c, const bs_coll_args *a,
   return run_backend(c, &ex, &shown, 0);
 }
 
+static int first_torn(const void *all, int n) {
+  for (int i = 0; i < n; i++)
+    if (!sealed((const fingerprint *)all + i))
+      return i;
+  return -1;
+}
+
+static int first_other(const void *all, int n) {
+  const fingerprint *f = all;
+  for (int i = 1; i < n; i++)
+    if (memcmp(&f[i], &f[0], sizeof *f) != 0)
+      return i;
+  return -1;
+}
+
 /* Every rank's fingerprint, for the report of a mismatch. */
 static bs_status gather_fingerprints(bs_comm *c, const bs_coll_args *a,
                                      const fingerprint *mine) {
@@ -317,12 +354,12 @@ static bs_status gather_fingerprints(bs_comm *c, const bs_coll_args *a,
   BS_CHECK(host_gather(c, mine, sizeof *mine, &got, &own, &ex));
   BS_CHECK(fingerprint_exchange(c, a, ex));
   const fingerprint *all = got;
-  for (int i = 0; i < n; i++)
-    if (!sealed(&all[i]))
-      BS_CHECK(fingerprint_torn(c, a, i));
-  for (int i = 1; i < n; i++)
-    if (memcmp(&all[i], &all[0], sizeof *mine) != 0)
-      BS_CHECK(fingerprint_desync(c, all, n, i));
+  int torn = scan_once(c, a->seq, first_torn, all, own);
+  if (torn >= 0)
+    BS_CHECK(fingerprint_torn(c, a, torn));
+  int bad = scan_once(c, a->seq, first_other, all, own);
+  if (bad >= 0)
+    BS_CHECK(fingerprint_desync(c, all, n, bad));
   /* Equal after all (cannot happen: the all-reduce said otherwise). */
   BS_FAIL(BS_ERR_INTERNAL, NULL, "#%llu: fingerprints differ and agree",
           (unsigned long long)a->seq);
@@ -731,19 +768,25 @@ out:
   return st;
 }
 
+static int first_other_digest(const void *all, int n) {
+  const bs_digest *d = all;
+  for (int i = 1; i < n; i++)
+    if (!bs_digest_eq(&d[i], &d[0]))
+      return i;
+  return -1;
+}
+
 bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
                              const char *what) {
   bs_status st = BS_OK;
   bs_digest mine;
   const void *got = NULL;
   void *own = NULL;
-  int size = bs_comm_size(c);
   BS_CHECK(bs_digest_sha256(data, n, &mine));
   BS_CHECK(gather_host(c, &mine, sizeof mine, "check_same", &got, &own));
   const bs_digest *all = got;
-  for (int i = 1; i < size; i++) {
-    if (bs_digest_eq(&all[i], &all[0]))
-      continue;
+  int i = scan_once(c, c->seq, first_other_digest, all, own);
+  if (i >= 0) {
     char a[65], b[65];
     bs_digest_hex(&all[0], a);
     bs_digest_hex(&all[i], b);
