@@ -98,6 +98,7 @@ struct bs_comm {
   bool destroyed;   /* bs_comm_destroy: no communicator until bs_comm_init */
   uint64_t fail_ns; /* when a collective first returned the world's failure */
   void *swapped;    /* comm/diverge: the buffer of a swapped shared result */
+  bool turn;        /* it holds one of the world's turns (bs_world_turn) */
   void *impl;
 };
 
@@ -139,8 +140,9 @@ struct bs_world {
  * for longer than a timeout, which is start-up slowness, not a stall.
  * Taking turns, a few at a time, they arrive one after another. */
 #define BS_WORLD_RUNNING_MAX 64
-/* The rank takes (true) or gives back its turn to run. */
-void bs_world_turn(bs_world *w, bool take);
+/* The rank takes (true) or gives back its turn to run. Once the world
+ * has failed a rank runs without one: its failure returns at once. */
+void bs_world_turn(bs_comm *c, bool take);
 
 /* Records the first failure of the world (cause, report, stall time) and
  * sets its abort status; returns the status in effect (an earlier failure

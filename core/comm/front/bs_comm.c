@@ -152,12 +152,12 @@ static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
   pos_enter(c, shown);
   bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* the world moves on */
   bs_watchdog_arm(w->wd, c->rank);
-  bs_world_turn(w, false); /* waiting, it lets another rank run */
+  bs_world_turn(c, false); /* waiting, it lets another rank run */
   bs_status st = w->be->coll(c, a);
   bs_watchdog_disarm(w->wd, c->rank);
   if (st != BS_OK && !c->fail_ns) /* returned now, runs when its turn comes */
     c->fail_ns = bs_clock_mono_ns();
-  bs_world_turn(w, true);
+  bs_world_turn(c, true);
   pos_leave(c, st == BS_OK ? done_seq : 0);
   if (st != BS_OK)
     st = fail_coll(c, shown, st);

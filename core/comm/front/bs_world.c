@@ -145,14 +145,17 @@ void bs_world_destroy(bs_world *w) {
   free(w);
 }
 
-void bs_world_turn(bs_world *w, bool take) {
-  if (!w->turns)
+void bs_world_turn(bs_comm *c, bool take) {
+  bs_world *w = c->w;
+  if (!w->turns || take == c->turn ||
+      (take && bs_world_abort_status(w) != BS_OK))
     return;
   if (!take)
     sem_post(&w->running);
   else
     while (sem_wait(&w->running) != 0)
       ;
+  c->turn = take;
 }
 
 static void *rank_main(void *p) {
@@ -160,13 +163,13 @@ static void *rank_main(void *p) {
   bs_world *w = c->w;
   bs_err_set_rank(c->grank);
   bs_err_clear();
-  bs_world_turn(w, true);
+  bs_world_turn(c, true);
   uint64_t t0 = bs_span_now();
   bs_status st = w->be->rank_init(c);
   bs_span_since(BS_SPAN_COMM_INIT, t0);
   if (st == BS_OK)
     st = w->fn(c, w->args ? w->args[c->rank] : NULL);
-  bs_world_turn(w, false);
+  bs_world_turn(c, false);
   char why[64];
   snprintf(why, sizeof why, "returned %s from its rank function",
            bs_status_name(st));
