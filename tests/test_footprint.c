@@ -67,34 +67,35 @@ static void test_linear_in_ranks(void **state) {
   assert_int_equal(s.tasks, 2 * 256 + 4);
 }
 
-/* The lower of MemAvailable and the cgroup's limit less its use; "max"
- * and v1's near-2^63 are no limit; missing files say nothing. */
+/* A cgroup's limit and use files: with no limit in them (none) the room
+ * is MemAvailable's (2 MiB), with a limit 1000 above the use it is that. */
+static void limit_files(const char *limit, const char *use, const char *none,
+                        const char *by_name) {
+  char by[64], meminfo[128];
+  snprintf(meminfo, sizeof meminfo, "%s/meminfo", dir);
+  put(limit, none);
+  put(use, "5\n");
+  assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) ==
+              2048.0 * 1024);
+  assert_string_equal(by, "MemAvailable");
+  put(limit, "1005\n");
+  assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) == 1000);
+  assert_string_equal(by, by_name);
+  drop(limit);
+  drop(use);
+}
+
+/* The lower of MemAvailable and the cgroup's limit less its use (v2's
+ * files, v1's); "max" and v1's near-2^63 are no limit; missing files say
+ * nothing. */
 static void test_room_from_files(void **state) {
   (void)state;
   char by[64], meminfo[128];
   snprintf(meminfo, sizeof meminfo, "%s/meminfo", dir);
   put("meminfo", "MemTotal: 100 kB\nMemAvailable: 2048 kB\n");
-  assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) ==
-              2048.0 * 1024);
-  assert_string_equal(by, "MemAvailable");
-  put("memory.max", "max\n");
-  put("memory.current", "1000\n");
-  assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) ==
-              2048.0 * 1024);
-  put("memory.max", "1001000\n");
-  assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) == 1e6);
-  assert_string_equal(by, "cgroup memory.max");
-  drop("memory.max");
-  drop("memory.current");
-  put("memory.limit_in_bytes", "9223372036854771712\n");
-  put("memory.usage_in_bytes", "5\n");
-  assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) ==
-              2048.0 * 1024);
-  put("memory.limit_in_bytes", "505\n");
-  assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) == 500);
-  assert_string_equal(by, "cgroup memory.limit_in_bytes");
-  drop("memory.limit_in_bytes");
-  drop("memory.usage_in_bytes");
+  limit_files("memory.max", "memory.current", "max\n", "cgroup memory.max");
+  limit_files("memory.limit_in_bytes", "memory.usage_in_bytes",
+              "9223372036854771712\n", "cgroup memory.limit_in_bytes");
   drop("meminfo");
   assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) == 0);
 }
