@@ -100,8 +100,9 @@ static void test_bad(void **state) {
   bad("run", "--frobnicate", "unknown option '--frobnicate'");
   bad("run", "-x", "unknown option '-x'");
   bad("run", "--ranks", "option '--ranks' needs a value");
-  bad("run", "--ranks 0", "--ranks: '0' is not an integer in [1, 4096]");
-  bad("run", "--ranks 4097", "--ranks: '4097' is not an integer in [1, 4096]");
+  bad("run", "--ranks 0", "--ranks: '0' is not an integer in [1, 16384]");
+  bad("run", "--ranks 16385",
+      "--ranks: '16385' is not an integer in [1, 16384]");
   bad("run", "--ranks 2,,4", "--ranks: '2,,4'");
   bad("run", "--ranks 4x", "'4x'");
   bad("run", "--backend mpi", "--backend: 'mpi' is not sim or nccl");
@@ -149,10 +150,11 @@ static void test_number_bounds(void **state) {
       "--runs: '100000001' is not an integer in [1, 100000000]");
   bad("fuzz", "--runs 99999999999999999999", "--runs: ");
   bad("fuzz", "--time-s 1e8", "--time-s: '1e8' is not a number in (0, 1e+07]");
-  bad("fuzz", "--max-ranks 4097", "[1, 4096]");
+  bad("fuzz", "--max-ranks 16385", "[1, 16384]");
   bad("fuzz", "--shrink-max 100001", "[1, 100000]");
   bad("sweep", "--sample 100000001", "[1, 100000000]");
-  bad("sweep", "--rank 4096", "--rank: '4096' is not an integer in [0, 4095]");
+  bad("sweep", "--rank 16384",
+      "--rank: '16384' is not an integer in [0, 16383]");
   bad("sweep", "--cycle 100001", "[0, 100000]");
   assert_int_equal(parse("run", "--deadline-s 3e6"), BS_OK);
   assert_true(o.deadline_s == 3e6);
