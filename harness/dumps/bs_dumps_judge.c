@@ -466,8 +466,8 @@ static bs_status decide(judge *j) {
   BS_CHECK(bs_dumps_p2p_waits(j->v, j->wait));
   BS_CHECK(first_mismatch(j, &found));
   uint64_t s = found ? res->seq : stuck_at(j);
-  if (!s && j->v->dumps < j->n)
-    s = j->last + 1; /* a member without a dump: not shown done */
+  if (!s && j->v->dumps < j->n) /* a member without a dump: not shown done */
+    s = j->last ? j->last : 1;
   for (int i = 0; i < j->n; i++)
     place(j, i, s);
   int waiter = p2p_waiter(j);
