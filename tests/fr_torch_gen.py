@@ -200,10 +200,13 @@ def rank_main(r, name, port, out):
                           timeout=__import__("datetime").timedelta(seconds=30))
     store = dist.PrefixStore(name, store)
     dist.init_process_group(backend, store=store, rank=r, world_size=WORLD)
-    done = threading.Event()
+    # The time to dump counts from when every rank is up, so that a slow
+    # start on a loaded machine does not cut the job short.
+    store.set(f"up/{r}", "1")
 
     def at_deadline():
-        done.wait(DUMP_AFTER_S)
+        store.wait([f"up/{k}" for k in range(WORLD)])
+        time.sleep(DUMP_AFTER_S)
         dump(r, out, backend, pickle)
         os._exit(0)
 
