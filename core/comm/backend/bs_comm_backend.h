@@ -9,6 +9,7 @@
 
 #include "comm/bs_comm.h"
 #include "comm/front/bs_flight.h"
+#include "comm/front/bs_group.h"
 #include "comm/front/bs_watchdog.h"
 
 /* One collective as the front hands it to a backend. */
@@ -23,6 +24,8 @@ typedef struct bs_coll_args {
   bool host;         /* host buffers: the front's own exchanges */
   uint64_t seq;      /* collective_seq_id */
   const char *label; /* static or NULL: "fingerprint", "agree", ... */
+  int pg;            /* the process group's id (bs_pg; 0: the world's) */
+  int peer;          /* send/recv: the peer's global rank */
 } bs_coll_args;
 
 /* Bytes one rank sends and receives. */
@@ -71,6 +74,17 @@ typedef struct bs_comm_backend {
    * reaches this world even when none of its ranks waits in a collective
    * (the sim across processes); NULL: nothing to look at. */
   void (*tick)(void *w);
+  /* Process groups (bs_group.c). group_new makes the state the members of
+   * pg in this process share (once, under the world's lock; group_free at
+   * the world's end); group_rank_init and _fini, on a member's thread, its
+   * own part of the group g. NULL: the backend has no groups. */
+  bs_status (*group_new)(bs_world *w, bs_pg *pg);
+  void (*group_free)(bs_world *w, bs_pg *pg);
+  bs_status (*group_rank_init)(bs_comm *g);
+  void (*group_rank_fini)(bs_comm *g);
+  /* Point-to-point ops of c's group (peers: group ranks), issued together,
+   * done when all are; NULL: the backend has none. */
+  bs_status (*p2p)(bs_comm *c, const bs_p2p_op *ops, size_t n);
 } bs_comm_backend;
 
 extern const bs_comm_backend bs_comm_sim_backend;
@@ -91,6 +105,12 @@ struct bs_comm {
   bool destroyed;   /* bs_comm_destroy: no communicator until bs_comm_init */
   uint64_t fail_ns; /* when a collective first returned the world's failure */
   void *impl;
+  /* A process group's handle (bs_comm_group): its rank's world handle,
+   * the group, this rank's place in it; NULL, -1 on the world's own. */
+  bs_comm *parent;
+  bs_pg *pg;
+  int pg_rank;
+  uint64_t p2p_seq; /* last p2p_seq_id issued */
 };
 
 struct bs_world {
@@ -114,6 +134,8 @@ struct bs_world {
   uint64_t stall_ns, end_ns;
   bs_status *rank_st;
   bs_error *rank_err;
+  bs_pg **pgs; /* the process groups made here, by id - 1; under mu */
+  int npgs, pgs_cap;
 };
 
 /* Records the first failure of the world (cause, report, stall time) and
@@ -150,6 +172,20 @@ void bs_world_running(bs_world *w, bool running);
 /* The rank leaves the communicator (how: EXITED or DEAD). */
 void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why);
 
+/* The front's steps that point-to-point shares with the collectives
+ * (bs_comm.c): admission (the rank is here, the world healthy), where the
+ * rank is for the report, and the error record of an op the world's
+ * failure cut short. */
+bs_status bs_comm_front_admit(bs_comm *c, bs_coll_args *a);
+void bs_comm_front_enter(bs_comm *c, const bs_coll_args *shown);
+void bs_comm_front_leave(bs_comm *c, uint64_t completed_seq);
+bs_status bs_comm_front_fail(bs_comm *c, const bs_coll_args *a, bs_status st);
+/* Frees the world's process groups (bs_group.c), at its end. */
+void bs_world_pgs_free(bs_world *w);
+/* The size of c's communicator (its group's) and c's rank in it. */
+int bs_comm_front_size(const bs_comm *c);
+int bs_comm_front_rank(const bs_comm *c);
+
 /* The report block (caller frees). */
 typedef struct bs_report_in {
   bs_status status;
@@ -160,7 +196,20 @@ typedef struct bs_report_in {
   const bs_rank_pos *pos;
   uint64_t stall_ns, detect_ns;
   int timeout_ms;
+  /* The world's process groups (a failure in one is reported over its
+   * members); npgs 0: none. */
+  bs_pg *const *pgs;
+  int npgs;
 } bs_report_in;
 char *bs_comm_report(const bs_report_in *in);
+/* Where a rank is, as the block describes it. */
+struct bs_report_rank;
+void bs_comm_report_describe(const bs_rank_pos *p, struct bs_report_rank *r);
+/* A failure in a process group or at a point-to-point op
+ * (bs_comm_report_pg.c): the block over the stuck group's members (or
+ * the two ranks of the stuck op), by global rank. */
+bool bs_comm_report_pg_applies(const bs_report_in *in);
+char *bs_comm_report_pg(const bs_report_in *in, const char *status,
+                        const char *tail);
 
 #endif

@@ -24,7 +24,15 @@ int bs_comm_rank(const bs_comm *c) {
 }
 
 int bs_comm_size(const bs_comm *c) {
-  return c ? c->w->o.global_size : 0;
+  return c ? bs_comm_front_size(c) : 0;
+}
+
+int bs_comm_front_size(const bs_comm *c) {
+  return c->pg ? c->pg->n : c->w->o.global_size;
+}
+
+int bs_comm_front_rank(const bs_comm *c) {
+  return c->pg ? c->pg_rank : c->grank;
 }
 
 bs_dev *bs_comm_dev(const bs_comm *c) {
@@ -51,7 +59,7 @@ static bool is_reduction(bs_coll op) {
 static bs_status check_args(const bs_comm *c, const bs_coll_args *a) {
   bs_status st = BS_OK;
   size_t es = bs_dtype_size(a->dt);
-  int size = c->w->o.global_size;
+  int size = bs_comm_front_size(c);
   if (!bs_coll_has_data(a->op))
     goto out;
   if (es == 0)
@@ -89,7 +97,9 @@ static void pos_leave(bs_comm *c, uint64_t completed_seq) {
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = BS_RANK_RUNNING;
   p->since_ns = bs_watchdog_now_ns();
-  if (completed_seq)
+  if (completed_seq && c->pg)
+    c->pg->last_done[c->pg_rank] = completed_seq;
+  else if (completed_seq)
     p->last_seq = completed_seq;
   pthread_mutex_unlock(&w->mu);
 }
@@ -206,24 +216,31 @@ static bs_coll_args args_of(const fingerprint *f) {
 static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
                                     int bad) {
   bs_status st = BS_OK;
-  bs_rank_pos *pos = calloc((size_t)n, sizeof *pos);
+  int npos = c->w->o.global_size; /* by global rank: a group's members */
+  bs_rank_pos *pos = calloc((size_t)npos, sizeof *pos);
   if (!pos)
     BS_FAIL(BS_ERR_NOMEM, NULL, "fingerprint report for %d ranks", n);
   uint64_t now = bs_watchdog_now_ns();
-  for (int i = 0; i < n; i++)
-    pos[i] = (bs_rank_pos){.state = BS_RANK_IN_COLL,
-                           .at = args_of(&all[i]),
-                           .since_ns = now,
-                           .last_seq = all[i].seq ? all[i].seq - 1 : 0};
+  for (int i = 0; i < n; i++) {
+    bs_rank_pos *p = &pos[c->pg ? c->pg->members[i] : i];
+    *p = (bs_rank_pos){.state = BS_RANK_IN_COLL,
+                       .at = args_of(&all[i]),
+                       .since_ns = now,
+                       .last_seq = all[i].seq ? all[i].seq - 1 : 0};
+    p->at.pg = c->pg ? c->pg->id : 0;
+  }
   const char *what = all[bad].op != all[0].op || all[bad].seq != all[0].seq
                          ? "a different collective"
                          : "a different count, dtype, root or reduction";
-  bs_world_fail(c->w, BS_ERR_DESYNC, now, pos, n,
-                "fingerprint mismatch before #%llu: rank %d issues %s than "
-                "rank 0",
-                (unsigned long long)all[0].seq, bad, what);
+  bs_world_fail(c->w, BS_ERR_DESYNC, now, pos, npos,
+                "fingerprint mismatch before #%llu%s%s: rank %d issues %s than "
+                "rank %d",
+                (unsigned long long)all[0].seq, c->pg ? " in group " : "",
+                c->pg ? c->pg->name : "", c->pg ? c->pg->members[bad] : bad,
+                what, c->pg ? c->pg->members[0] : 0);
   c->w->be->wake(c->w);
-  bs_coll_args mine = args_of(&all[c->grank]);
+  bs_coll_args mine = args_of(&all[bs_comm_front_rank(c)]);
+  mine.pg = c->pg ? c->pg->id : 0;
   st = fail_coll(c, &mine, BS_ERR_DESYNC);
 out:
   free(pos);
@@ -260,7 +277,7 @@ static bs_status fingerprint_exchange(bs_comm *c, const bs_coll_args *a,
 static bs_status gather_fingerprints(bs_comm *c, const bs_coll_args *a,
                                      const fingerprint *mine) {
   bs_status st = BS_OK;
-  int n = c->w->o.global_size;
+  int n = bs_comm_front_size(c);
   fingerprint *all = calloc((size_t)n, sizeof *all);
   if (!all)
     BS_FAIL(BS_ERR_NOMEM, NULL, "fingerprints of %d ranks", n);
@@ -317,10 +334,13 @@ out:
 /* Number, record, fingerprint, run. */
 static bs_status issue(bs_comm *c, bs_coll_args *a) {
   bs_status st = BS_OK;
-  int size = c->w->o.global_size;
+  int size = bs_comm_front_size(c);
   size_t es = bs_coll_has_data(a->op) ? bs_dtype_size(a->dt) : 1;
   a->seq = ++c->seq;
+  a->pg = c->pg ? c->pg->id : 0;
   bs_flight_entry e = {.collective_seq_id = a->seq,
+                       .p2p_seq_id = c->p2p_seq,
+                       .pg = a->pg,
                        .profiling_name = bs_coll_name(a->op),
                        .label = a->label,
                        .has_data = bs_coll_has_data(a->op),
@@ -403,7 +423,7 @@ out:
  * the world has not failed (then the call returns that failure). */
 static bs_status admit(bs_comm *c, bs_coll_args *a) {
   bs_status st = BS_OK;
-  if (c->gone)
+  if (c->gone || (c->parent && c->parent->gone))
     BS_FAIL(BS_ERR_RANK_DEAD, NULL, "%s: rank %d already left the communicator",
             short_name(a->op), c->grank);
   st = bs_world_abort_status(c->w);
@@ -569,7 +589,7 @@ typedef struct agree_env {
  * every rank's in its own slot. */
 static bool intact(const bs_comm *c, const agree_env *all,
                    const agree_env *mine) {
-  int me = bs_comm_rank(c), n = bs_comm_size(c);
+  int me = bs_comm_front_rank(c), n = bs_comm_size(c);
   if (me < 0 || me >= n || memcmp(&all[me], mine, sizeof *mine) != 0)
     return false;
   for (int i = 0; i < n; i++)
@@ -609,7 +629,7 @@ static bool garbled(bs_comm *c, const agree_env *all, const agree_env *env,
  * broadcast of §7.2 in a single collective. */
 bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
   bs_status st = BS_OK;
-  agree_env env = {.sender = bs_comm_rank(c) + 1,
+  agree_env env = {.sender = bs_comm_front_rank(c) + 1,
                    .rec = {.code = BS_OK, .rank = bs_err_rank()}};
   agree_env *all = NULL;
   int n = bs_comm_size(c);
@@ -670,4 +690,21 @@ bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
 out:
   free(all);
   return st;
+}
+
+/* The steps point-to-point shares (bs_comm_backend.h). */
+bs_status bs_comm_front_admit(bs_comm *c, bs_coll_args *a) {
+  return admit(c, a);
+}
+
+void bs_comm_front_enter(bs_comm *c, const bs_coll_args *shown) {
+  pos_enter(c, shown);
+}
+
+void bs_comm_front_leave(bs_comm *c, uint64_t completed_seq) {
+  pos_leave(c, completed_seq);
+}
+
+bs_status bs_comm_front_fail(bs_comm *c, const bs_coll_args *a, bs_status st) {
+  return fail_coll(c, a, st);
 }

@@ -1,0 +1,25 @@
+/* A process group as the world keeps it (bs_comm_group): its id, name,
+ * description and members, shared by its members' handles in this
+ * process, with the backend's state of it. Internal to the communicator. */
+#ifndef BS_GROUP_H
+#define BS_GROUP_H
+
+#include <stdint.h>
+
+#define BS_PG_NAME 64
+
+typedef struct bs_pg {
+  int id; /* from 1, in order of making in this process (0: the world) */
+  char name[BS_PG_NAME], desc[BS_PG_NAME];
+  int n;
+  int *members; /* global ranks, ascending */
+  /* By group rank: the last collective each member here completed, and
+   * whether it has a handle now (the world's lock). */
+  uint64_t *last_done;
+  void *impl; /* the backend's (group_new) */
+} bs_pg;
+
+/* The group rank of global rank r in pg, -1 when it is no member. */
+int bs_pg_rank_of(const bs_pg *pg, int r);
+
+#endif
