@@ -248,8 +248,8 @@ static void test_mutations(void **state) {
       bs_status st = bs_pickle_read(dst, m, &v);
       if (st == BS_OK) {
         bs_dumps d = {0};
-        if (bs_dumps_add(&d, &v, "rank_1", NULL) == BS_OK)
-          bs_dumps_finish(&d);
+        if (bs_dumps_add(&d, &v, "rank_1") == BS_OK)
+          bs_dumps_finish(&d, NULL);
         bs_err_clear();
         bs_dumps_free(&d);
         bs_json_free(&v);

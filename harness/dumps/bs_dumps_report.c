@@ -393,13 +393,13 @@ bs_status bs_dumps_report_flights(const char *const *flights, int n,
     snprintf(name, sizeof name, "rank%d.flight.json", k);
     st = bs_json_parse(flights[k], strlen(flights[k]), &root);
     if (st == BS_OK)
-      st = bs_dumps_add(&d, &root, name, NULL);
+      st = bs_dumps_add(&d, &root, name);
     bs_json_free(&root);
     BS_CHECK(st);
   }
   if (d.n == 0)
     BS_FAIL(BS_ERR_INVALID, NULL, "no rank left its flight recorder");
-  BS_CHECK(bs_dumps_finish(&d));
+  BS_CHECK(bs_dumps_finish(&d, NULL));
   BS_CHECK(bs_dumps_report(&d, out));
 out:
   bs_dumps_free(&d);
