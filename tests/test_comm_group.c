@@ -249,7 +249,7 @@ static bs_status ring_batch(bs_comm *c, void *arg) {
   bs_status st = bs_comm_p2p(c, ops, 4);
   if (st == BS_OK && (from_prev != prev || from_next != next))
     atomic_fetch_add(&p->bad, 1);
-  if (st == BS_OK && bs_comm_p2p_seq(c) != 4)
+  if (st == BS_OK && bs_comm_p2p_seq(c) != 1)
     atomic_fetch_add(&p->bad, 1);
   return st;
 }

@@ -208,8 +208,9 @@ const char *bs_comm_group_desc(const bs_comm *c);
 
 /* Point-to-point within c's group: peer is a rank of the group, count
  * elements of dt. A batch's ops (batch_isend_irecv) are issued together
- * and the call returns once all completed; each is numbered (p2p_seq_id)
- * and recorded as PyTorch does ("nccl:send 0->1", "nccl:recv 1<-0"). A
+ * and the call returns once all completed; the call is numbered (one
+ * p2p_seq_id for a batch, as PyTorch's coalesced ops have) and each op
+ * recorded as PyTorch does ("nccl:send 0->1", "nccl:recv 1<-0"). A
  * recv whose send never comes is the watchdog's (the sim sees at once a
  * peer that left, two ranks that wait to receive from each other, and a
  * send and a recv that differ in count or dtype). */

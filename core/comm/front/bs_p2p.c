@@ -46,9 +46,10 @@ static bs_coll_args shown_of(const bs_comm *c, const bs_p2p_op *op,
                         .peer = global_of(c, op->peer)};
 }
 
+/* A batch's ops share one p2p_seq_id, as PyTorch's coalesced p2p do. */
 static uint64_t record(bs_comm *c, const bs_p2p_op *op) {
   bs_flight_entry e = {.collective_seq_id = c->seq,
-                       .p2p_seq_id = ++c->p2p_seq,
+                       .p2p_seq_id = c->p2p_seq,
                        .profiling_name =
                            bs_coll_name(op->send ? BS_COLL_SEND : BS_COLL_RECV),
                        .has_data = true,
@@ -99,6 +100,7 @@ bs_status bs_comm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
   BS_CHECK(checked(c, ops, n, &shown));
   if (!(ids = malloc(n * sizeof *ids)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "p2p: %zu ops", n);
+  c->p2p_seq++;
   for (size_t i = 0; i < n; i++)
     ids[i] = record(c, &ops[i]);
   advance_all(c, ids, n, BS_FLIGHT_STARTED);
