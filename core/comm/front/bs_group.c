@@ -115,8 +115,12 @@ bs_status bs_comm_group(bs_comm *world, const char *name, const char *desc,
             "than %d characters",
             BS_PG_NAME);
   if (!world->w->be->group_new)
-    BS_FAIL(BS_ERR_UNSUPPORTED, NULL, "group %s: the %s backend has no groups",
-            name, world->w->be->name);
+    BS_FAIL(BS_ERR_UNSUPPORTED, NULL,
+            "group %s: the %s backend%s has no process groups (its ranks as "
+            "threads of one process have)",
+            name, world->w->be->name,
+            world->w->o.global_size > world->w->o.size ? " across processes"
+                                                       : "");
   BS_CHECK(check_members(world, name, members, n));
   BS_CHECK(bs_comm_front_admit(world, &a));
   BS_CHECK(pg_get(world->w, name, desc, members, n, &pg));
@@ -137,6 +141,8 @@ bs_status bs_comm_group(bs_comm *world, const char *name, const char *desc,
   *out = g;
   g = NULL;
 out:
+  if (g && g->impl && g->w->be->group_rank_fini)
+    g->w->be->group_rank_fini(g); /* what its init made before it failed */
   free(g);
   return st;
 }
