@@ -6,58 +6,63 @@
 
 #include <unistd.h>
 
+#include "bs_test_cli.h"
+
+#include <sys/stat.h>
+
 #include "bs_file.h"
+#include "dev/bs_dev.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
 #include "dumps/bs_replay.h"
-
-static char dir[64];
 
 static void has(const char *text, const char *what) {
   if (!strstr(text, what))
     fail_msg("no '%s' in:\n%s", what, text);
 }
 
-/* The world's flight recorders as rank<R>.flight.json in a fresh dir. */
-static void dump(bs_world *w) {
-  snprintf(dir, sizeof dir, "/tmp/bs-replay-groups.XXXXXX");
-  assert_non_null(mkdtemp(dir));
+/* The world's flight recorders as rank<R>.flight.json in dir/sub. */
+static void dump(bs_world *w, const char *sub) {
+  char folder[128];
+  snprintf(folder, sizeof folder, "%s/%s", dir, sub);
+  assert_int_equal(mkdir(folder, 0777), 0);
   for (int r = 0; r < TG_N; r++) {
-    char path[128];
+    char path[160];
     char *j = bs_world_flight_json(w, r);
     assert_non_null(j);
-    snprintf(path, sizeof path, "%s/rank%d.flight.json", dir, r);
+    snprintf(path, sizeof path, "%s/rank%d.flight.json", folder, r);
     assert_int_equal(bs_file_publish(path, j, strlen(j)), BS_OK);
     free(j);
   }
 }
 
-static void made(bs_rank_fn fn, int skip) {
+static void made(bs_rank_fn fn, int skip, const char *sub) {
   tg_plan p = {.skip_rank = skip};
   bs_status st;
   bs_world *w = tg_run(fn, &p, 100, &st);
   assert_int_equal(st, BS_ERR_TIMEOUT);
-  dump(w);
+  dump(w, sub);
   bs_world_destroy(w);
 }
 
-static void analyze_and_replay(bs_dumps_verdict *v, bs_replay_result *res) {
+static void analyze_and_replay(const char *sub, bs_dumps_verdict *v,
+                               bs_replay_result *res) {
   bs_dumps d;
+  char folder[128];
   bs_replay_opts o = {.timeout_ms = 100};
-  assert_int_equal(bs_dumps_load(dir, NULL, &d), BS_OK);
+  snprintf(folder, sizeof folder, "%s/%s", dir, sub);
+  assert_int_equal(bs_dumps_load(folder, NULL, &d), BS_OK);
   assert_int_equal(bs_dumps_report(&d, v), BS_OK);
   assert_int_equal(bs_replay_run(&d, &o, res), BS_OK);
   bs_dumps_free(&d);
   fprintf(stderr, "analyze:\n%s\nreplay:\n%s\n", v->text, res->text);
-  assert_int_equal(bs_file_remove_tree(dir), BS_OK);
 }
 
 static void test_stuck_group_replayed(void **state) {
   (void)state;
   bs_dumps_verdict v = {0};
   bs_replay_result res;
-  made(tg_tp_dp, 3);
-  analyze_and_replay(&v, &res);
+  analyze_and_replay("dp", &v, &res);
   assert_int_equal(res.status, BS_ERR_TIMEOUT);
   has(res.text, "4 ranks from 4 dumps, ");
   has(res.text, "group dp1 (data_parallel)");
@@ -72,8 +77,7 @@ static void test_missing_send_replayed(void **state) {
   (void)state;
   bs_dumps_verdict v = {0};
   bs_replay_result res;
-  made(tg_pipeline, 2);
-  analyze_and_replay(&v, &res);
+  analyze_and_replay("pipe", &v, &res);
   assert_int_equal(res.status, BS_ERR_TIMEOUT);
   has(res.text, "rank 3: recv #1 from rank 2 (8 x fp32)");
   has(res.text, "culprit: rank 2 (rank 3 waits for it in recv #1");
@@ -81,10 +85,56 @@ static void test_missing_send_replayed(void **state) {
   bs_replay_result_free(&res);
 }
 
+/* The same through the binary, as a user runs it. */
+static void test_cli_replay(void **state) {
+  (void)state;
+  assert_int_equal(backstop("replay dp --timeout-ms 100"), 1);
+  has(out_text, "culprit: rank 3 (missing from #1)");
+  assert_int_equal(backstop("replay pipe --timeout-ms 100"), 1);
+  has(out_text, "culprit: rank 2 (rank 3 waits for it in recv #1");
+}
+
+/* Over NCCL where there is a GPU (a process per rank where they share
+ * one): each rank's verdict names the group or the op, and the replayed
+ * flight recorders the culprit. */
+static void test_cli_replay_nccl(void **state) {
+  (void)state;
+  if (bs_dev_cuda_count() == 0)
+    skip();
+  int rc = backstop("replay dp --backend nccl --timeout-ms 2000");
+  if (rc == 2 && strstr(err_text, "needs NCCL >= 2.30"))
+    skip();
+  fprintf(stderr, "%s%s", out_text, err_text);
+  assert_int_equal(rc, 1);
+  has(out_text, "nccl backend");
+  has(out_text, "of group dp1");
+  has(out_text, "culprit: rank 3");
+  assert_int_equal(backstop("replay pipe --backend nccl --timeout-ms 2000"), 1);
+  fprintf(stderr, "%s%s", out_text, err_text);
+  has(out_text, "recv #1 from rank 2");
+  has(out_text, "culprit: rank 2");
+}
+
+static int setup(void **state) {
+  (void)state;
+  if (cli_setup("bs-replay-groups-") != 0)
+    return -1;
+  made(tg_tp_dp, 3, "dp");
+  made(tg_pipeline, 2, "pipe");
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return cli_teardown();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stuck_group_replayed),
       cmocka_unit_test(test_missing_send_replayed),
+      cmocka_unit_test(test_cli_replay),
+      cmocka_unit_test(test_cli_replay_nccl),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }
