@@ -713,6 +713,26 @@ static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
     bs_buf_printf(b, "%s\n", nd > 16 ? ", ..." : "");
 }
 
+/* The sim across processes has no process groups and no p2p: a replay
+ * that needs them runs its ranks as threads. */
+static bs_status fits_procs(const replay *r, const bs_replay_opts *o) {
+  bool groups = false, p2p = false;
+  if (!o->procs || (o->backend && strcmp(o->backend, "sim") != 0))
+    return BS_OK;
+  for (size_t i = 0; i < r->d->ngroups; i++)
+    groups = groups || !r->g[i].world;
+  for (int i = 0; i < r->n; i++)
+    for (size_t k = 0; k < r->plan[i].n; k++)
+      p2p = p2p || r->plan[i].s[k].op == BS_COLL_SEND ||
+            r->plan[i].s[k].op == BS_COLL_RECV;
+  if (!groups && !p2p)
+    return BS_OK;
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "replay: the dumps hold %s: the sim replays them with its "
+                     "ranks as threads (leave out --spawn), or --backend nccl",
+                     groups ? "several process groups" : "p2p ops");
+}
+
 bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
                         bs_replay_result *out) {
   bs_status st = BS_OK;
@@ -728,6 +748,7 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
   BS_CHECK(plan_groups(&r));
   for (int i = 0; i < r.n; i++)
     BS_CHECK(plan_rank(&r, i));
+  BS_CHECK(fits_procs(&r, o));
   if (size_plans(&r) > budget) {
     BS_CHECK(scale(&r, &distinct, &nd));
     size_t need = size_plans(&r);
