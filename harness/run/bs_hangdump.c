@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "comm/bs_comm.h"
+#include "proc/bs_fork.h"
 #include "report/bs_artifacts.h"
-#include "run/bs_fork.h"
 #include "run/bs_parent.h"
 
 enum { FREE = 0, RUN, DUMP };

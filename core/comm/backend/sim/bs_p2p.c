@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bs_clock.h"
+
 /* A waiter looks at the world's failure this often (the watchdog's wake
  * reaches the boards, not this list). */
 #define SLICE_NS (2 * 1000000ull)
@@ -112,7 +114,7 @@ static void nap(bs_p2p *p) {
  * own timeout (failing the world). */
 static bs_status still(bs_p2p *p, bs_comm *c, uint64_t since) {
   bs_status st = bs_world_abort_status(c->w);
-  if (st == BS_OK && bs_watchdog_now_ns() >= since + p->timeout_ns)
+  if (st == BS_OK && bs_clock_mono_ns() >= since + p->timeout_ns)
     st = bs_world_timeout(c->w, c->rank, since);
   return st;
 }
@@ -282,7 +284,7 @@ static bs_status drain(bs_p2p *p, bs_comm *c, int me, uint64_t since) {
 bs_status bs_p2p_run(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
                      size_t n) {
   bs_status st = BS_OK;
-  uint64_t since = bs_watchdog_now_ns();
+  uint64_t since = bs_clock_mono_ns();
   st = post_sends(p, c, me, ops, n);
   for (size_t i = 0; st == BS_OK && i < n; i++)
     if (!ops[i].send)
