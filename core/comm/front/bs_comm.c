@@ -44,13 +44,23 @@ uint64_t bs_comm_seq(const bs_comm *c) {
   return c ? c->seq : 0;
 }
 
-bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq) {
-  if (!c || seq <= c->seq)
+/* The counter *last (NULL: no communicator) goes on at seq. */
+static bs_status set_next(uint64_t *last, uint64_t seq, const char *what) {
+  uint64_t none = 0;
+  if (!last || seq <= *last)
     return bs_err_fail(
-        BS_ERR_INVALID, NULL, "next collective #%llu: not past the last, #%llu",
-        (unsigned long long)seq, (unsigned long long)(c ? c->seq : 0));
-  c->seq = seq - 1;
+        BS_ERR_INVALID, NULL, "next %s #%llu: not past the last, #%llu", what,
+        (unsigned long long)seq, (unsigned long long)*(last ? last : &none));
+  *last = seq - 1;
   return BS_OK;
+}
+
+bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq) {
+  return set_next(c ? &c->seq : NULL, seq, "collective");
+}
+
+bs_status bs_comm_set_next_p2p_seq(bs_comm *c, uint64_t seq) {
+  return set_next(c ? &c->p2p_seq : NULL, seq, "p2p op");
 }
 
 static bool is_reduction(bs_coll op) {

@@ -13,6 +13,18 @@ int bs_pg_rank_of(const bs_pg *pg, int r) {
   return -1;
 }
 
+int bs_pg_global(const bs_pg *pg, int i) {
+  return pg ? pg->members[i] : i;
+}
+
+const char *bs_pg_of_text(const bs_pg *pg, char *buf, size_t n) {
+  if (pg)
+    snprintf(buf, n, " of group %s", pg->name);
+  else if (n)
+    buf[0] = '\0';
+  return buf;
+}
+
 static bs_status check_members(const bs_comm *c, const char *name,
                                const int *members, int n) {
   int size = c->w->o.global_size;

@@ -4,6 +4,7 @@
 #ifndef BS_GROUP_H
 #define BS_GROUP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define BS_PG_NAME 64
@@ -21,5 +22,9 @@ typedef struct bs_pg {
 
 /* The group rank of global rank r in pg, -1 when it is no member. */
 int bs_pg_rank_of(const bs_pg *pg, int r);
+/* The global rank of group rank i (pg NULL: the world, i itself). */
+int bs_pg_global(const bs_pg *pg, int i);
+/* " of group NAME" for messages ("" for the world), in buf. */
+const char *bs_pg_of_text(const bs_pg *pg, char *buf, size_t n);
 
 #endif

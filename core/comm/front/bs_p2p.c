@@ -136,12 +136,3 @@ bs_status bs_comm_recv(bs_comm *c, void *buf, size_t count, bs_dtype dt,
 uint64_t bs_comm_p2p_seq(const bs_comm *c) {
   return c ? c->p2p_seq : 0;
 }
-
-bs_status bs_comm_set_next_p2p_seq(bs_comm *c, uint64_t seq) {
-  if (!c || seq <= c->p2p_seq)
-    return bs_err_fail(
-        BS_ERR_INVALID, NULL, "next p2p op #%llu: not past the last, #%llu",
-        (unsigned long long)seq, (unsigned long long)(c ? c->p2p_seq : 0));
-  c->p2p_seq = seq - 1;
-  return BS_OK;
-}

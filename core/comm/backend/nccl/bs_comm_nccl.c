@@ -285,6 +285,16 @@ out:
   return st;
 }
 
+/* A fresh unique id, published in path for other processes ("": none). */
+static bs_status make_id(const bs_nccl_lib *nc, const char *path,
+                         ncclUniqueId *id) {
+  ncclResult_t r = nc->GetUniqueId(id);
+  if (r != ncclSuccess)
+    return bs_err_fail(BS_ERR_UNSUPPORTED, NULL, "nccl: ncclGetUniqueId: %s",
+                       nc->GetErrorString(r));
+  return path[0] ? uid_write(path, id) : BS_OK;
+}
+
 /* Generation 0's id travels in uid_path, later ones in uid_path.<gen>. */
 static void uid_file(const bs_world *w, int gen, char *out, size_t n) {
   if (gen == 0)
@@ -306,12 +316,7 @@ static bs_status unique_id(const bs_world *w, int gen, ncclUniqueId *id) {
   if (!local)
     uid_file(w, gen, path, sizeof path);
   if (local || w->o.first_rank == 0) {
-    ncclResult_t r = nc->GetUniqueId(id);
-    if (r != ncclSuccess)
-      BS_FAIL(BS_ERR_UNSUPPORTED, NULL, "nccl: ncclGetUniqueId: %s",
-              nc->GetErrorString(r));
-    if (!local)
-      BS_CHECK(uid_write(path, id));
+    BS_CHECK(make_id(nc, path, id));
   } else {
     BS_CHECK(uid_read(w, path, id, w->o.timeout_ms + INIT_GRACE_MS));
   }
@@ -608,12 +613,7 @@ static bs_status group_id(bs_comm *c, ncclUniqueId *id) {
   if (!local)
     snprintf(path, sizeof path, "%s.pg.%s", c->w->o.uid_path, c->pg->name);
   if (c->pg_rank == 0) {
-    ncclResult_t r = nc->GetUniqueId(id);
-    if (r != ncclSuccess)
-      BS_FAIL(BS_ERR_UNSUPPORTED, NULL, "nccl: ncclGetUniqueId: %s",
-              nc->GetErrorString(r));
-    if (!local)
-      BS_CHECK(uid_write(path, id));
+    BS_CHECK(make_id(nc, path, id));
     pthread_mutex_lock(&ng->mu);
     ng->id = *id;
     ng->have = 1;

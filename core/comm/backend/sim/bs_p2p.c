@@ -78,15 +78,11 @@ void bs_p2p_destroy(bs_p2p *p) {
 }
 
 static int global_of(const bs_p2p *p, int i) {
-  return p->pg ? p->pg->members[i] : i;
+  return bs_pg_global(p->pg, i);
 }
 
 static const char *in_group(const bs_p2p *p, char *buf, size_t n) {
-  if (p->pg)
-    snprintf(buf, n, " of group %s", p->pg->name);
-  else
-    buf[0] = '\0';
-  return buf;
+  return bs_pg_of_text(p->pg, buf, n);
 }
 
 static bs_status copy(bs_comm *c, void *dst, const void *src, size_t n,

@@ -117,15 +117,11 @@ static int first_mismatch(const bs_rdv *r) {
 
 /* The global rank of slot i, and the group it is in for messages. */
 static int global_of(const bs_rdv *r, int i) {
-  return r->pg ? r->pg->members[i] : i;
+  return bs_pg_global(r->pg, i);
 }
 
 static const char *in_group(const bs_rdv *r, char *buf, size_t n) {
-  if (r->pg)
-    snprintf(buf, n, " of group %s", r->pg->name);
-  else
-    buf[0] = '\0';
-  return buf;
+  return bs_pg_of_text(r->pg, buf, n);
 }
 
 static void fail_gone(const bs_rdv *r, bs_world *w, int nwait, uint64_t round) {
