@@ -87,70 +87,67 @@ static bool op_of(const char *op, bs_coll *out) {
   return false;
 }
 
-/* One dtype for the tensors of c ("Float, Float, Float": Float); NULL when
- * they differ, then the op moves their bytes. */
-static bool dtype_of(const char *dts, bs_dtype *out) {
+/* The k-th of PyTorch's comma-separated dtype names, as Backstop's. */
+static bool dtype_at(const char *dts, size_t k, bs_dtype *out) {
   char one[32];
-  bool first = true;
-  for (const char *p = dts; *p;) {
-    size_t k = strcspn(p, ",");
-    snprintf(one, sizeof one, "%.*s", (int)k, p);
-    bs_dtype dt;
-    if (!bs_dumps_dtype(one, &dt) || (!first && dt != *out))
-      return false;
-    *out = dt;
-    first = false;
-    p += k;
+  const char *p = dts;
+  for (size_t i = 0; i < k && *p; i++) {
+    p += strcspn(p, ",");
     p += strspn(p, ", ");
   }
-  return !first;
+  snprintf(one, sizeof one, "%.*s", (int)strcspn(p, ","), p);
+  return one[0] && bs_dumps_dtype(one, out);
 }
 
-/* The count and dtype of c's tensors together: a coalesced op is one
- * collective of their summed size (of bytes, when their dtypes differ). */
-static bs_status size_of(const bs_dump_coll *c, int rank, step *s) {
-  bs_dtype each = BS_U8;
-  s->dt = BS_U8;
-  s->orig = bs_dump_coll_count(c);
-  if (dtype_of(c->in_dt, &s->dt))
-    goto out;
-  if (c->nparts == 0)
-    return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "replay: rank %d #%llu %s: dtype '%s' has no "
-                       "counterpart in the communicator (BFloat16, Float, Int, "
-                       "Long, Byte)",
-                       rank, (unsigned long long)c->seq, c->op, c->in_dt);
-  s->orig = 0;
-  for (int k = 0; k < c->nparts; k++) {
-    const bs_dump_coll *part = &c->parts[k];
-    if (!part->in_tensors && !part->out_tensors)
-      continue; /* the batch's end marker */
-    if (!dtype_of(part->in_dt, &each))
-      return bs_err_fail(BS_ERR_INVALID, NULL,
-                         "replay: rank %d #%llu %s: dtype '%s' has no "
-                         "counterpart in the communicator",
-                         rank, (unsigned long long)c->seq, part->op,
-                         part->in_dt);
-    s->orig += bs_dump_coll_count(part) * bs_dtype_size(each);
+/* The element counts of the tensors in sizes as written ("[[4], [2, 3]]":
+ * 4 and 6), at most max of them; how many. */
+static size_t tensor_counts(const char *sizes, size_t *out, size_t max) {
+  size_t n = 0;
+  const char *p = sizes[0] == '[' ? sizes + 1 : sizes;
+  for (const char *open; n < max && (open = strchr(p, '['));) {
+    const char *close = strchr(open, ']');
+    size_t numel = 1;
+    if (!close)
+      break;
+    for (const char *q = open + 1; q < close;) {
+      char *end;
+      unsigned long long v = strtoull(q, &end, 10);
+      if (end == q) {
+        q++;
+        continue;
+      }
+      numel *= (size_t)v;
+      q = end;
+    }
+    out[n++] = numel;
+    p = close + 1;
   }
-out:
-  s->count = s->orig;
-  return BS_OK;
+  return n;
 }
 
-static bs_status coll_step(const bs_dump_coll *c, int rank, step *s) {
-  const char *op = c->op;
-  if (!op_of(op, &s->op) && c->nparts > 0)
-    op = c->parts[0].op; /* "coalesced": its parts say which */
-  if (!op_of(op, &s->op))
-    return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "replay: rank %d #%llu: %s has no counterpart in the "
-                       "communicator (all_gather, reduce_scatter, all_reduce, "
-                       "broadcast, barrier, comm_init, send, recv)",
-                       rank, (unsigned long long)c->seq, c->op);
-  if (!bs_coll_has_data(s->op))
+static bs_status no_dtype(const bs_dump_coll *c, int rank, const char *dts) {
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "replay: rank %d #%llu %s: dtype '%s' has no counterpart "
+                     "in the communicator (BFloat16, Float, Int, Long, Byte)",
+                     rank, (unsigned long long)c->seq, c->op, dts);
+}
+
+/* The count and dtype of a one-tensor op (a recv's: its output). */
+static bs_status size_of(const bs_dump_coll *c, int rank, step *s) {
+  bool in = c->in_tensors > 0 || c->out_tensors == 0;
+  const char *dts = in ? c->in_dt : c->out_dt;
+  s->orig = s->count = in ? bs_dump_coll_count(c) : c->out_numel;
+  return dtype_at(dts, 0, &s->dt) ? BS_OK : no_dtype(c, rank, dts);
+}
+
+static bs_status op_for(const bs_dump_coll *c, int rank, bs_coll *op) {
+  if (op_of(c->op, op))
     return BS_OK;
-  return size_of(c, rank, s);
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "replay: rank %d #%llu: %s has no counterpart in the "
+                     "communicator (all_gather, reduce_scatter, all_reduce, "
+                     "broadcast, barrier, comm_init, send, recv)",
+                     rank, (unsigned long long)c->seq, c->op);
 }
 
 static bs_status push(plan *p, const step *s) {
@@ -166,6 +163,54 @@ static bs_status push(plan *p, const step *s) {
   p->s[p->n].order = p->n;
   p->n++;
   return BS_OK;
+}
+
+/* A collective of several tensors (a coalesced op: in as many as out)
+ * as one collective per tensor, faithfully: ranks that coalesce other
+ * tensors issue other collectives. The first keeps the op's number, the
+ * communicator numbers the others. */
+static bs_status plan_tensors(replay *r, int rank, const bs_dump_coll *c,
+                              step *s) {
+  bs_status st = BS_OK;
+  size_t *counts = malloc((size_t)c->in_tensors * sizeof *counts);
+  if (!counts)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d tensors", c->in_tensors);
+  size_t n = tensor_counts(c->in, counts, (size_t)c->in_tensors);
+  for (size_t k = 0; k < n; k++) {
+    if (!dtype_at(c->in_dt, k, &s->dt)) {
+      st = no_dtype(c, rank, c->in_dt);
+      goto out;
+    }
+    s->orig = s->count = counts[k];
+    BS_CHECK(push(&r->plan[rank], s));
+    s->seq = 0;
+  }
+out:
+  free(counts);
+  return st;
+}
+
+/* A collective, a coalesced op as its parts (or its tensors). */
+static bs_status plan_coll(replay *r, int rank, const bs_dump_coll *c,
+                           step *s) {
+  bs_status st = BS_OK;
+  for (int k = 0; k < c->nparts; k++)
+    if (c->parts[k].in_tensors || c->parts[k].out_tensors) /* not the end */
+      BS_CHECK(plan_coll(r, rank, &c->parts[k], s));
+  if (c->nparts)
+    goto out;
+  BS_CHECK(op_for(c, rank, &s->op));
+  if (bs_coll_has_data(s->op) && c->in_tensors > 1 &&
+      c->in_tensors == c->out_tensors) {
+    BS_CHECK(plan_tensors(r, rank, c, s));
+    goto out;
+  }
+  if (bs_coll_has_data(s->op))
+    BS_CHECK(size_of(c, rank, s));
+  BS_CHECK(push(&r->plan[rank], s));
+  s->seq = 0;
+out:
+  return st;
 }
 
 /* A p2p entry (kind and peer as written) as a step of batch b. */
@@ -217,8 +262,7 @@ static bs_status plan_group(replay *r, int rank, const bs_dump_pg *pg) {
     }
     if (c->seq < first || (last && c->seq <= last))
       continue;
-    BS_CHECK(coll_step(c, rank, &s));
-    BS_CHECK(push(&r->plan[rank], &s));
+    BS_CHECK(plan_coll(r, rank, c, &s));
     last = c->seq;
   }
 out:
@@ -246,8 +290,7 @@ static bs_status plan_dumpless(replay *r, int rank) {
       if (!done)
         break;
       step s = {.group = (int)g, .seq = seq, .at_ns = done->created_ns};
-      BS_CHECK(coll_step(done, rank, &s));
-      BS_CHECK(push(&r->plan[rank], &s));
+      BS_CHECK(plan_coll(r, rank, done, &s));
     }
   }
   for (size_t i = 0; i < d->n; i++)
