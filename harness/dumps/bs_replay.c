@@ -637,6 +637,20 @@ static bs_status rank_args(replay *r, rank_arg **ra, void ***args) {
   return BS_OK;
 }
 
+/* The first op a dump shows not done, NULL when every one is. */
+static const bs_dump_coll *not_done(const bs_dumps *d, const bs_dump **who,
+                                    const bs_dump_pg **in) {
+  for (size_t i = 0; i < d->n; i++)
+    for (size_t k = 0; k < d->d[i].npg; k++)
+      for (size_t j = 0; j < d->d[i].pg[k].n; j++)
+        if (d->d[i].pg[k].c[j].state != BS_DUMP_COMPLETED) {
+          *who = &d->d[i];
+          *in = &d->d[i].pg[k];
+          return &d->d[i].pg[k].c[j];
+        }
+  return NULL;
+}
+
 bs_status bs_replay_read_back(const char *const *flights, int n, bs_buf *text) {
   bs_dumps_verdict v = {0};
   if (bs_dumps_report_flights(flights, n, &v) == BS_OK)
@@ -688,9 +702,11 @@ static bs_status run_world(replay *r, const bs_replay_opts *o, bs_buf *text,
     goto out;
   }
   bs_err_clear();
+  const bs_dump *who;
+  const bs_dump_pg *in;
   if (report[0])
     bs_buf_printf(text, "%s", report);
-  else
+  else if (!not_done(r->d, &who, &in)) /* else unreproduced() says */
     bs_buf_printf(text, "backstop: no hang and no desync: every replayed "
                         "collective completed on every rank\n");
   if (*status != BS_OK)
@@ -756,6 +772,24 @@ static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
     bs_buf_printf(b, "%s\n", nd > 16 ? ", ..." : "");
 }
 
+/* A replay that completed what the dumps show stuck is no all-clear: the
+ * job's hang is in what they do not hold (a rank past those they name). */
+static void unreproduced(const replay *r, bs_buf *text, bs_status *status) {
+  const bs_dump *who = NULL;
+  const bs_dump_pg *in = NULL;
+  const bs_dump_coll *c = *status == BS_OK ? not_done(r->d, &who, &in) : NULL;
+  if (!c)
+    return;
+  *status = BS_ERR_STATE;
+  bs_buf_printf(text,
+                "backstop: not reproduced: every replayed op completed, but "
+                "rank %d's dump shows %s #%llu of group %s not done: what "
+                "held it is not in the dumps (they name %d rank%s; a rank "
+                "past them that left no dump?)\n",
+                who->rank, c->op, (unsigned long long)c->seq,
+                r->d->groups[in->group].name, r->n, r->n == 1 ? "" : "s");
+}
+
 /* The sim across processes has no process groups and no p2p: a replay
  * that needs them runs its ranks as threads. */
 static bs_status fits_procs(const replay *r, const bs_replay_opts *o) {
@@ -810,6 +844,7 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
     BS_CHECK(run_procs(&r, o, &b, &out->status));
   else
     BS_CHECK(run_world(&r, o, &b, &out->status));
+  unreproduced(&r, &b, &out->status);
   out->scaled = nd > 0;
   out->ranks = r.n;
   if (!(out->text = bs_buf_take(&b)))
