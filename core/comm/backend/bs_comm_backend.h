@@ -209,6 +209,8 @@ void bs_comm_report_describe(const bs_rank_pos *p, struct bs_report_rank *r);
  * (bs_comm_report_pg.c): the block over the stuck group's members (or
  * the two ranks of the stuck op), by global rank. */
 bool bs_comm_report_pg_applies(const bs_report_in *in);
+/* The global rank whose op such a block is about (-1: none is in one). */
+int bs_comm_report_pg_focus(const bs_report_in *in);
 char *bs_comm_report_pg(const bs_report_in *in, const char *status,
                         const char *tail);
 

@@ -74,7 +74,7 @@ static bool waits_on_idle(const bs_report_in *in, int gi) {
 }
 
 /* The global rank whose op the block is about; -1: no rank is in one. */
-static int focus(const bs_report_in *in) {
+int bs_comm_report_pg_focus(const bs_report_in *in) {
   int lowest = -1;
   for (int i = 0; i < in->size; i++) {
     int g = in->first_rank + i;
@@ -182,7 +182,8 @@ char *bs_comm_report_pg(const bs_report_in *in, const char *status,
   bool *culprit = calloc(n, sizeof *culprit);
   char *text = NULL;
   if (ranks && rr && culprit)
-    text = format(in, status, tail, focus(in), ranks, rr, culprit);
+    text = format(in, status, tail, bs_comm_report_pg_focus(in), ranks, rr,
+                  culprit);
   free(ranks);
   free(rr);
   free(culprit);

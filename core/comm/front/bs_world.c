@@ -513,8 +513,23 @@ static int first_waiting(const bs_world *w, int rank) {
   return rank;
 }
 
+/* With groups or p2p about, the op the report is about (the root of
+ * the hang), not whichever watchdog fired first: the cause names it alike
+ * from run to run. Under w->mu. */
+static int root_waiting(const bs_world *w, int rank) {
+  bs_report_in in = {.size = w->o.size,
+                     .first_rank = w->o.first_rank,
+                     .world = w->o.global_size,
+                     .pos = w->pos,
+                     .pgs = w->pgs,
+                     .npgs = w->npgs};
+  int f = bs_comm_report_pg_applies(&in) ? bs_comm_report_pg_focus(&in) : -1;
+  return f >= 0 ? f - w->o.first_rank : rank;
+}
+
 bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns) {
   pthread_mutex_lock(&w->mu);
+  rank = root_waiting(w, rank);
   bs_coll_args at = w->pos[rank].at;
   int named = first_waiting(w, rank);
   char of[BS_PG_NAME + 16] = "";
