@@ -90,9 +90,13 @@ static void test_cli_replay(void **state) {
   has(out_text, "culprit: rank 3 (missing from #1)");
   assert_int_equal(backstop("replay pipe --timeout-ms 100"), 1);
   has(out_text, "culprit: rank 2 (rank 3 waits for it in recv #1");
-  assert_int_equal(backstop("replay dp --spawn"), 2);
-  has(err_text, "the dumps hold several process groups: the sim replays them "
-                "with its ranks as threads (leave out --spawn)");
+  /* A process per rank: the groups' boards in files of their own. */
+  assert_int_equal(backstop("replay dp --spawn --timeout-ms 300"), 1);
+  has(out_text, "  rank 1: backstop: timeout at collective #1 (4 ranks, sim "
+                "backend, group dp1 (data_parallel))\n");
+  assert_int_equal(backstop("replay pipe --spawn"), 2);
+  has(err_text, "the dumps hold p2p ops: the sim replays them with its ranks "
+                "as threads (leave out --spawn)");
 }
 
 /* Over NCCL where there is a GPU (a process per rank where they share

@@ -790,24 +790,20 @@ static void unreproduced(const replay *r, bs_buf *text, bs_status *status) {
                 r->d->groups[in->group].name, r->n, r->n == 1 ? "" : "s");
 }
 
-/* The sim across processes has no process groups and no p2p: a replay
- * that needs them runs its ranks as threads. */
+/* The sim across processes has no p2p: a replay that needs it runs its
+ * ranks as threads. */
 static bs_status fits_procs(const replay *r, const bs_replay_opts *o) {
-  bool groups = false, p2p = false;
   if (!o->procs || (o->backend && strcmp(o->backend, "sim") != 0))
     return BS_OK;
-  for (size_t i = 0; i < r->d->ngroups; i++)
-    groups = groups || !r->g[i].world;
   for (int i = 0; i < r->n; i++)
     for (size_t k = 0; k < r->plan[i].n; k++)
-      p2p = p2p || r->plan[i].s[k].op == BS_COLL_SEND ||
-            r->plan[i].s[k].op == BS_COLL_RECV;
-  if (!groups && !p2p)
-    return BS_OK;
-  return bs_err_fail(BS_ERR_INVALID, NULL,
-                     "replay: the dumps hold %s: the sim replays them with its "
-                     "ranks as threads (leave out --spawn), or --backend nccl",
-                     groups ? "several process groups" : "p2p ops");
+      if (r->plan[i].s[k].op == BS_COLL_SEND ||
+          r->plan[i].s[k].op == BS_COLL_RECV)
+        return bs_err_fail(BS_ERR_INVALID, NULL,
+                           "replay: the dumps hold p2p ops: the sim replays "
+                           "them with its ranks as threads (leave out "
+                           "--spawn), or --backend nccl");
+  return BS_OK;
 }
 
 bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,

@@ -180,6 +180,10 @@ bs_status bs_comm_front_admit(bs_comm *c, bs_coll_args *a);
 void bs_comm_front_enter(bs_comm *c, const bs_coll_args *shown);
 void bs_comm_front_leave(bs_comm *c, uint64_t completed_seq);
 bs_status bs_comm_front_fail(bs_comm *c, const bs_coll_args *a, bs_status st);
+/* The world's process groups now (caller frees the array; *n of them),
+ * copied under its lock: they live as long as the world, and a caller
+ * that takes a board's or a list's lock must not hold the world's. */
+bs_pg **bs_world_pgs_copy(bs_world *w, int *n);
 /* Frees the world's process groups (bs_group.c), at its end. */
 void bs_world_pgs_free(bs_world *w);
 /* The size of c's communicator (its group's) and c's rank in it. */

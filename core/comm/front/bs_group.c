@@ -128,11 +128,8 @@ bs_status bs_comm_group(bs_comm *world, const char *name, const char *desc,
             BS_PG_NAME);
   if (!world->w->be->group_new)
     BS_FAIL(BS_ERR_UNSUPPORTED, NULL,
-            "group %s: the %s backend%s has no process groups (its ranks as "
-            "threads of one process have)",
-            name, world->w->be->name,
-            world->w->o.global_size > world->w->o.size ? " across processes"
-                                                       : "");
+            "group %s: the %s backend has no process groups", name,
+            world->w->be->name);
   BS_CHECK(check_members(world, name, members, n));
   BS_CHECK(bs_comm_front_admit(world, &a));
   BS_CHECK(pg_get(world->w, name, desc, members, n, &pg));
@@ -177,6 +174,18 @@ const char *bs_comm_group_name(const bs_comm *c) {
 
 const char *bs_comm_group_desc(const bs_comm *c) {
   return c && c->pg ? c->pg->desc : "default_pg";
+}
+
+bs_pg **bs_world_pgs_copy(bs_world *w, int *n) {
+  pthread_mutex_lock(&w->mu);
+  *n = w->npgs;
+  bs_pg **pgs = *n ? malloc((size_t)*n * sizeof *pgs) : NULL;
+  if (pgs)
+    memcpy(pgs, w->pgs, (size_t)*n * sizeof *pgs);
+  else
+    *n = 0;
+  pthread_mutex_unlock(&w->mu);
+  return pgs;
 }
 
 void bs_world_pgs_free(bs_world *w) {

@@ -87,8 +87,11 @@ static bs_status checked(bs_comm *c, const bs_p2p_op *ops, size_t n,
             "created again",
             c->grank);
   if (!c->w->be->p2p)
-    BS_FAIL(BS_ERR_UNSUPPORTED, NULL, "p2p: the %s backend has none",
-            c->w->be->name);
+    BS_FAIL(BS_ERR_UNSUPPORTED, NULL,
+            "p2p: the %s backend%s has none (its ranks as threads of one "
+            "process have)",
+            c->w->be->name,
+            c->w->o.global_size > c->w->o.size ? " across processes" : "");
 out:
   return st;
 }

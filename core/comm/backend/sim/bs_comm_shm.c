@@ -17,6 +17,7 @@
 #include "bs_clock.h"
 #include "comm/backend/sim/bs_rdv.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -307,6 +308,120 @@ static void shm_world_fini(bs_world *w) {
   w->impl = NULL;
 }
 
+/* ---- process groups: a board of the members in a file of their own ----
+ *
+ * o.shm_path.pg.<name> (its name's odd characters as '_'), laid out as the
+ * world's over the group's ranks, made by the process of the group's rank
+ * 0 and joined by the others' as the world's is. A failure found on it is
+ * the world's too: it goes to the world's header, where every process's
+ * watchdog thread finds it. */
+typedef struct shm_group {
+  shm m; /* first: pg->impl is a bs_rdv */
+  pthread_mutex_t mu;
+  bool mapped;
+} shm_group;
+
+static void group_publish(bs_rdv *r, bs_world *w) {
+  shm *world = w->impl;
+  shm_publish(r, w);
+  bs_rdv_lock(&world->r);
+  shm_publish(&world->r, w);
+  bs_rdv_unlock(&world->r);
+}
+
+static bs_status shm_group_new(bs_world *w, bs_pg *pg) {
+  shm_group *g = calloc(1, sizeof *g);
+  if (!g || !(g->m.r.in = calloc((size_t)pg->n, sizeof *g->m.r.in))) {
+    free(g);
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: group %s", pg->name);
+  }
+  (void)w;
+  pthread_mutex_init(&g->mu, NULL);
+  pg->impl = g;
+  return BS_OK;
+}
+
+static void shm_group_free(bs_world *w, bs_pg *pg) {
+  shm_group *g = pg->impl;
+  (void)w;
+  if (!g)
+    return;
+  if (g->mapped)
+    munmap(g->m.h, g->m.len);
+  pthread_mutex_destroy(&g->mu);
+  free(g->m.r.in);
+  free(g);
+  pg->impl = NULL;
+}
+
+static void group_path(const bs_world *w, const bs_pg *pg, char *out,
+                       size_t n) {
+  int k = snprintf(out, n, "%s.pg.", w->o.shm_path);
+  for (const char *c = pg->name; *c && k >= 0 && (size_t)k + 1 < n; c++)
+    out[k++] = isalnum((unsigned char)*c) ? *c : '_';
+  if (k >= 0 && (size_t)k < n)
+    out[k] = '\0';
+}
+
+/* This process's view of the group's file, as attach() does the world's. */
+static void attach_group(shm_group *g, bs_world *w, const bs_pg *pg, void *map,
+                         const shm_layout *l) {
+  char *base = map;
+  shm *m = &g->m;
+  m->h = map;
+  m->len = l->total;
+  m->pid = (int32_t *)(base + l->pids);
+  m->self = (int32_t)getpid();
+  m->r.b = &m->h->b;
+  m->r.s = (bs_rdv_slot *)(base + l->slots);
+  m->r.mu = &m->h->mu;
+  m->r.timeout_ns = (uint64_t)w->o.timeout_ms * 1000000ull;
+  m->r.slice_ns = PID_CHECK_NS;
+  m->r.room = shm_room;
+  m->r.poll = shm_poll;
+  m->r.publish = group_publish;
+  m->r.pg = pg;
+  for (int i = 0; i < pg->n; i++)
+    m->r.in[i] = base + l->stage + (size_t)i * BS_SHM_STAGE_CAP;
+  bs_rdv_lock(&m->r);
+  for (int i = 0; i < pg->n; i++)
+    if (pg->members[i] >= w->o.first_rank &&
+        pg->members[i] < w->o.first_rank + w->o.size)
+      m->pid[i] = m->self;
+  bs_rdv_unlock(&m->r);
+}
+
+/* The first member here maps the group's file (makes it, on the process
+ * of the group's rank 0); the others find it mapped. */
+static bs_status shm_group_rank_init(bs_comm *c) {
+  bs_status st = BS_OK;
+  shm_group *g = c->pg->impl;
+  const bs_pg *pg = c->pg;
+  shm_layout l = layout_of(pg->n);
+  void *map = NULL;
+  char path[4300];
+  pthread_mutex_lock(&g->mu);
+  if (g->mapped)
+    goto out;
+  group_path(c->w, pg, path, sizeof path);
+  bool maker = pg->members[0] >= c->w->o.first_rank &&
+               pg->members[0] < c->w->o.first_rank + c->w->o.size;
+  if (maker)
+    BS_CHECK(create(path, &l, pg->n, &map));
+  else
+    BS_CHECK(join(path, &l, pg->n, c->w->o.timeout_ms, &map));
+  attach_group(g, c->w, pg, map, &l);
+  g->mapped = true;
+out:
+  pthread_mutex_unlock(&g->mu);
+  return st;
+}
+
+static void shm_rank_gone(bs_comm *c) {
+  bs_rdv_rank_gone(c);
+  bs_rdv_leave_groups(c);
+}
+
 const bs_comm_backend bs_comm_shm_backend = {
     .name = "sim",
     .world_init = shm_world_init,
@@ -314,8 +429,11 @@ const bs_comm_backend bs_comm_shm_backend = {
     .rank_init = bs_rdv_rank_init,
     .rank_fini = bs_rdv_rank_fini,
     .coll = bs_rdv_coll,
-    .rank_gone = bs_rdv_rank_gone,
+    .rank_gone = shm_rank_gone,
     .wake = bs_rdv_wake,
     .settle = shm_settle,
     .tick = shm_tick,
+    .group_new = shm_group_new,
+    .group_free = shm_group_free,
+    .group_rank_init = shm_group_rank_init,
 };

@@ -112,28 +112,17 @@ static bs_status sim_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
   return bs_p2p_run(s->p2p, c, bs_comm_front_rank(c), ops, n);
 }
 
-/* The groups rank is in, copied under the world's lock (they live as long
- * as the world): leaving them takes their boards' locks, which are taken
- * before the world's elsewhere. */
-static void leave_groups(bs_comm *c) {
+/* The rank's p2p posts of every group it is in: its peers must not wait
+ * for it. The groups are copied under the world's lock, which a p2p
+ * waiter takes with its list's held. */
+static void leave_p2p(bs_comm *c) {
   bs_world *w = c->w;
-  pthread_mutex_lock(&w->mu);
-  int n = w->npgs;
-  bs_pg **pgs = n ? malloc((size_t)n * sizeof *pgs) : NULL;
-  if (pgs)
-    for (int i = 0; i < n; i++)
-      pgs[i] = w->pgs[i];
-  pthread_mutex_unlock(&w->mu);
+  int n = 0;
+  bs_pg **pgs = bs_world_pgs_copy(w, &n);
   for (int i = 0; pgs && i < n; i++) {
     int me = bs_pg_rank_of(pgs[i], c->grank);
-    sim *s = pgs[i]->impl;
-    if (me < 0)
-      continue;
-    bs_rdv_lock(&s->r);
-    bs_rdv_leave(&s->r, w, me);
-    bs_rdv_check(&s->r, w);
-    bs_rdv_unlock(&s->r);
-    bs_p2p_leave(s->p2p, w, me);
+    if (me >= 0)
+      bs_p2p_leave(((sim *)pgs[i]->impl)->p2p, w, me);
   }
   free(pgs);
 }
@@ -142,7 +131,8 @@ static void sim_rank_gone(bs_comm *c) {
   sim *s = c->w->impl;
   bs_rdv_rank_gone(c);
   bs_p2p_leave(s->p2p, c->w, c->grank);
-  leave_groups(c);
+  bs_rdv_leave_groups(c);
+  leave_p2p(c);
 }
 
 const bs_comm_backend bs_comm_sim_backend = {

@@ -570,6 +570,26 @@ void bs_rdv_wake(bs_world *w) {
   bs_rdv_unlock(r);
 }
 
+/* The groups are copied under the world's lock (they live as long as the
+ * world): leaving them takes their boards' locks, which are taken before
+ * the world's elsewhere. */
+void bs_rdv_leave_groups(bs_comm *c) {
+  bs_world *w = c->w;
+  int n = 0;
+  bs_pg **pgs = bs_world_pgs_copy(w, &n);
+  for (int i = 0; pgs && i < n; i++) {
+    int me = bs_pg_rank_of(pgs[i], c->grank);
+    bs_rdv *r = pgs[i]->impl;
+    if (me < 0 || !r || !r->b)
+      continue;
+    bs_rdv_lock(r);
+    bs_rdv_leave(r, w, me);
+    bs_rdv_check(r, w);
+    bs_rdv_unlock(r);
+  }
+  free(pgs);
+}
+
 bs_status bs_rdv_rank_init(bs_comm *c) {
   (void)c;
   return BS_OK;

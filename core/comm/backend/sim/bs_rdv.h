@@ -102,6 +102,9 @@ bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a);
 void bs_rdv_rank_gone(bs_comm *c);
 void bs_rdv_wake(bs_world *w);
 bs_status bs_rdv_rank_init(bs_comm *c);
+/* The rank leaves the boards of every group it is in (their pg->impl, a
+ * bs_rdv first): their peers must not wait for it. */
+void bs_rdv_leave_groups(bs_comm *c);
 void bs_rdv_rank_fini(bs_comm *c);
 
 #endif
