@@ -9,7 +9,7 @@
 
 #include "comm/bs_comm.h"
 #include "comm/front/bs_flight.h"
-#include "comm/front/bs_group.h"
+#include "comm/front/bs_pg.h"
 #include "comm/front/bs_watchdog.h"
 
 /* One collective as the front hands it to a backend. */

@@ -1,29 +1,10 @@
-/* Process groups (bs_comm.h): the world's table of groups, shared by
- * their members' handles in this process, and a member's handle of one. */
+/* Process groups (bs_comm.h): a group of the world made by its first
+ * member here (the others find it), and a member's handle of it. */
 #include "comm/backend/bs_comm_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int bs_pg_rank_of(const bs_pg *pg, int r) {
-  for (int i = 0; i < pg->n; i++)
-    if (pg->members[i] == r)
-      return i;
-  return -1;
-}
-
-int bs_pg_global(const bs_pg *pg, int i) {
-  return pg ? pg->members[i] : i;
-}
-
-const char *bs_pg_of_text(const bs_pg *pg, char *buf, size_t n) {
-  if (pg)
-    snprintf(buf, n, " of group %s", pg->name);
-  else if (n)
-    buf[0] = '\0';
-  return buf;
-}
 
 static bs_status check_members(const bs_comm *c, const char *name,
                                const int *members, int n) {
@@ -54,14 +35,6 @@ static bs_pg *find(const bs_world *w, const char *name) {
   return NULL;
 }
 
-static void pg_free(bs_pg *pg) {
-  if (!pg)
-    return;
-  free(pg->members);
-  free(pg->last_done);
-  free(pg);
-}
-
 /* A new group of the world (w->mu held), the backend's state with it. */
 static bs_status pg_new(bs_world *w, const char *name, const char *desc,
                         const int *members, int n, bs_pg **out) {
@@ -88,7 +61,7 @@ static bs_status pg_new(bs_world *w, const char *name, const char *desc,
   *out = pg;
   pg = NULL;
 out:
-  pg_free(pg);
+  bs_pg_free(pg);
   return st;
 }
 
@@ -174,27 +147,4 @@ const char *bs_comm_group_name(const bs_comm *c) {
 
 const char *bs_comm_group_desc(const bs_comm *c) {
   return c && c->pg ? c->pg->desc : "default_pg";
-}
-
-bs_pg **bs_world_pgs_copy(bs_world *w, int *n) {
-  pthread_mutex_lock(&w->mu);
-  *n = w->npgs;
-  bs_pg **pgs = *n ? malloc((size_t)*n * sizeof *pgs) : NULL;
-  if (pgs)
-    memcpy(pgs, w->pgs, (size_t)*n * sizeof *pgs);
-  else
-    *n = 0;
-  pthread_mutex_unlock(&w->mu);
-  return pgs;
-}
-
-void bs_world_pgs_free(bs_world *w) {
-  for (int i = 0; i < w->npgs; i++) {
-    if (w->be->group_free)
-      w->be->group_free(w, w->pgs[i]);
-    pg_free(w->pgs[i]);
-  }
-  free(w->pgs);
-  w->pgs = NULL;
-  w->npgs = w->pgs_cap = 0;
 }

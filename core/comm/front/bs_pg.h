@@ -1,8 +1,8 @@
 /* A process group as the world keeps it (bs_comm_group): its id, name,
  * description and members, shared by its members' handles in this
  * process, with the backend's state of it. Internal to the communicator. */
-#ifndef BS_GROUP_H
-#define BS_GROUP_H
+#ifndef BS_PG_H
+#define BS_PG_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +20,8 @@ typedef struct bs_pg {
   void *impl; /* the backend's (group_new) */
 } bs_pg;
 
+/* Frees pg (NULL is fine); the backend's state goes first (group_free). */
+void bs_pg_free(bs_pg *pg);
 /* The group rank of global rank r in pg, -1 when it is no member. */
 int bs_pg_rank_of(const bs_pg *pg, int r);
 /* The global rank of group rank i (pg NULL: the world, i itself). */
