@@ -74,7 +74,7 @@ typedef struct bs_comm_backend {
    * reaches this world even when none of its ranks waits in a collective
    * (the sim across processes); NULL: nothing to look at. */
   void (*tick)(void *w);
-  /* Process groups (bs_group.c). group_new makes the state the members of
+  /* Process groups (bs_comm_group.c). group_new makes the state the members of
    * pg in this process share (once, under the world's lock; group_free at
    * the world's end); group_rank_init and _fini, on a member's thread, its
    * own part of the group g. NULL: the backend has no groups. */
@@ -184,7 +184,7 @@ bs_status bs_comm_front_fail(bs_comm *c, const bs_coll_args *a, bs_status st);
  * copied under its lock: they live as long as the world, and a caller
  * that takes a board's or a list's lock must not hold the world's. */
 bs_pg **bs_world_pgs_copy(bs_world *w, int *n);
-/* Frees the world's process groups (bs_group.c), at its end. */
+/* Frees the world's process groups (bs_comm_group.c), at its end. */
 void bs_world_pgs_free(bs_world *w);
 /* The size of c's communicator (its group's) and c's rank in it. */
 int bs_comm_front_size(const bs_comm *c);
