@@ -16,6 +16,8 @@ struct bs_dumps_groups {
   size_t n, cap;
   int last;          /* the group found last (entries run in one group) */
   int64_t comm_size; /* the largest a dump said */
+  int *nameless;     /* ranks pg_config gives a group named "" (gloo) */
+  int nnameless;
 };
 
 static bs_dumps_groups *table(bs_dumps *d) {
@@ -109,12 +111,15 @@ static bs_status config_one(bs_dumps *d, const char *key, const bs_json *v,
   const char *idesc = bs_strpool_get(d->pool, desc);
   if (!iname || !idesc)
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", file);
-  if (!iname[0] || !ranks) /* gloo's {"": ...}: the entries say */
+  bs_dumps_groups *t = d->priv;
+  if (!iname[0] && ranks && !t->nameless) /* gloo's {"": ...}: a hint */
+    BS_CHECK(parse_ranks(ranks, file, &t->nameless, &t->nnameless));
+  if (!iname[0] || !ranks)
     goto out;
   int i = bs_dumps_groups_of(d, iname, idesc);
   if (i < 0)
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", file);
-  bs_dump_group *g = &((bs_dumps_groups *)d->priv)->g[i];
+  bs_dump_group *g = &t->g[i];
   if (g->ranks_known) /* thousands of dumps repeat it: read once */
     goto out;
   free(g->ranks);
@@ -186,6 +191,37 @@ static bs_status infer(bs_dumps *d, int gi, bs_dump_group *g, int ranks) {
     if (holds(&d->d[i], gi))
       g->ranks[g->n++] = d->d[i].rank;
   return BS_OK;
+}
+
+/* torch 2.15's gloo writes the ranks of a group under the name "" (of
+ * the default group when it made no other): taken for the default group
+ * when they hold every rank the folder has a dump of. */
+static bool hint_fits(const bs_dumps *d, const bs_dumps_groups *t) {
+  bool *in = t->nnameless ? calloc(BS_DUMPS_MAX_RANKS, sizeof *in) : NULL;
+  bool fits = in != NULL;
+  for (int k = 0; in && k < t->nnameless; k++)
+    in[t->nameless[k]] = true;
+  for (size_t i = 0; fits && i < d->n; i++)
+    fits = in[d->d[i].rank];
+  for (size_t i = 0; fits && i < d->nbad; i++)
+    fits = in[d->bad[i].rank];
+  free(in);
+  return fits;
+}
+
+static void take_hint(const bs_dumps *d, bs_dumps_groups *t) {
+  for (size_t i = 0; i < t->n; i++) {
+    bs_dump_group *g = &t->g[i];
+    if (g->ranks_known || !is_default(g) || !hint_fits(d, t))
+      continue;
+    free(g->ranks);
+    g->ranks = t->nameless;
+    g->n = t->nnameless;
+    g->ranks_known = true;
+    t->nameless = NULL;
+    t->nnameless = 0;
+    return;
+  }
 }
 
 /* The job's ranks: every rank a dump, a bad dump or a group names. */
@@ -268,6 +304,7 @@ bs_status bs_dumps_groups_settle(bs_dumps *d) {
   if (!t)
     BS_FAIL(BS_ERR_NOMEM, NULL, "dumps: out of memory");
   BS_CHECK(renumber(d, t));
+  take_hint(d, t);
   d->ranks = job_ranks(d, t, t->comm_size);
   for (size_t i = 0; i < t->n; i++)
     if (!t->g[i].ranks_known)
@@ -287,8 +324,10 @@ void bs_dumps_groups_free(bs_dumps *d) {
   bs_dumps_groups *t = d->priv;
   for (size_t i = 0; t && i < t->n; i++)
     free(t->g[i].ranks);
-  if (t)
+  if (t) {
     free(t->g);
+    free(t->nameless);
+  }
   free(t);
   d->priv = NULL;
   for (size_t i = 0; i < d->ngroups; i++)
