@@ -269,8 +269,24 @@ out:
   return st;
 }
 
+/* Collective #seq of group g where every dump that holds it shows it
+ * completed (some do), NULL else: an op that errored is retired on one
+ * rank while its peers still wait in it (gloo's, a rank gone). */
+static const bs_dump_coll *completed_by_all(const bs_dumps *d, int g,
+                                            uint64_t seq) {
+  const bs_dump_coll *done = NULL;
+  for (size_t i = 0; i < d->n; i++) {
+    const bs_dump_pg *pg = bs_dump_pg_of(&d->d[i], g);
+    const bs_dump_coll *c = pg ? bs_dump_pg_find(pg, seq) : NULL;
+    if (c && c->state != BS_DUMP_COMPLETED)
+      return NULL;
+    done = done ? done : c;
+  }
+  return done;
+}
+
 /* What a rank that left no dump did, as far as the others' dumps say: in
- * each of its groups every collective some member shows completed (it
+ * each of its groups every collective its members show completed (it
  * completes only once every member joined it), and the other side of
  * every completed p2p op with it. What it did next is not known. */
 static bs_status plan_dumpless(replay *r, int rank) {
@@ -281,12 +297,7 @@ static bs_status plan_dumpless(replay *r, int rank) {
       continue;
     uint64_t first = bs_dumps_group_first_seq(d, (int)g);
     for (uint64_t seq = first;; seq++) {
-      const bs_dump_coll *done = NULL;
-      for (size_t i = 0; i < d->n && !done; i++) {
-        const bs_dump_pg *pg = bs_dump_pg_of(&d->d[i], (int)g);
-        const bs_dump_coll *c = pg ? bs_dump_pg_find(pg, seq) : NULL;
-        done = c && c->state == BS_DUMP_COMPLETED ? c : NULL;
-      }
+      const bs_dump_coll *done = completed_by_all(d, (int)g, seq);
       if (!done)
         break;
       step s = {.group = (int)g, .seq = seq, .at_ns = done->created_ns};
