@@ -100,19 +100,32 @@ static void test_missing_send_replayed(void **state) {
   replayed("pipe", want);
 }
 
-/* PyTorch 2.15's own dumps (tests/data/fr/README.md says how each was
- * made and what went wrong). */
-static void test_torch_dumps_replayed(void **state) {
+/* PyTorch's own dumps: torch 2.15 on gloo (tests/data/fr/README.md) and
+ * torch 2.11 on NCCL 2.30.7, 4 ranks on an H200 (tests/data/fr/nccl/),
+ * each with what its report must hold besides the culprit and group. */
+static void test_pytorch_dumps_replayed(void **state) {
   (void)state;
-  static const char *const groups[] = {"all_reduce #2", NULL};
-  static const char *const pipeline[] = {"rank 3: recv #2 from rank 2", NULL};
-  static const char *const coalesced[] = {"rank 0: all_reduce #3 (2 x fp32",
-                                          NULL};
-  static const char *const nodump[] = {"missing from #2: rank 3", NULL};
-  agrees(BS_TEST_DATA "/fr/torch-groups", groups);
-  agrees(BS_TEST_DATA "/fr/torch-pipeline", pipeline);
-  agrees(BS_TEST_DATA "/fr/torch-coalesced", coalesced);
-  agrees(BS_TEST_DATA "/fr/torch-nodump", nodump);
+  static const struct {
+    const char *folder, *want;
+  } jobs[] = {
+      {"torch-groups", "all_reduce #2"},
+      {"torch-pipeline", "rank 3: recv #2 from rank 2"},
+      {"torch-coalesced", "rank 0: all_reduce #3 (2 x fp32"},
+      {"torch-nodump", "missing from #2: rank 3"},
+      {"nccl/groups", "all_reduce #2"},
+      {"nccl/p2p", "rank 3: recv #2 from rank 2"},
+      {"nccl/coalesced", "all_reduce #4"},
+      {"nccl/nodump", "missing from #4: rank 3"},
+      {"nccl/size", "desync at collective #3"},
+      {"nccl/op", "desync at collective #3"},
+      {"nccl/skip", "missing from #4: rank 3"},
+  };
+  for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
+    char folder[256];
+    const char *want[] = {jobs[k].want, NULL};
+    snprintf(folder, sizeof folder, "%s/fr/%s", BS_TEST_DATA, jobs[k].folder);
+    agrees(folder, want);
+  }
 }
 
 /* The same through the binary, as a user runs it. */
@@ -170,7 +183,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stuck_group_replayed),
       cmocka_unit_test(test_missing_send_replayed),
-      cmocka_unit_test(test_torch_dumps_replayed),
+      cmocka_unit_test(test_pytorch_dumps_replayed),
       cmocka_unit_test(test_cli_replay),
       cmocka_unit_test(test_cli_replay_nccl),
   };
