@@ -1,6 +1,7 @@
 /* A process group's ranks and names (bs_pg.h). */
 #include "comm/front/bs_pg.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -29,4 +30,12 @@ void bs_pg_free(bs_pg *pg) {
   free(pg->members);
   free(pg->last_done);
   free(pg);
+}
+
+void bs_pg_file(const bs_pg *pg, const char *base, char *out, size_t n) {
+  int k = snprintf(out, n, "%s.pg.", base);
+  for (const char *c = pg->name; *c && k >= 0 && (size_t)k + 1 < n; c++)
+    out[k++] = isalnum((unsigned char)*c) ? *c : '_';
+  if (k >= 0 && (size_t)k < n)
+    out[k] = '\0';
 }

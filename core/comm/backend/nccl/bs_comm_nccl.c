@@ -611,7 +611,7 @@ static bs_status group_id(bs_comm *c, ncclUniqueId *id) {
             "nccl: group %s spans processes: it needs uid_path for its id",
             c->pg->name);
   if (!local)
-    snprintf(path, sizeof path, "%s.pg.%s", c->w->o.uid_path, c->pg->name);
+    bs_pg_file(c->pg, c->w->o.uid_path, path, sizeof path);
   if (c->pg_rank == 0) {
     BS_CHECK(make_id(nc, path, id));
     pthread_mutex_lock(&ng->mu);

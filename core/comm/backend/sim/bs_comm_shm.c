@@ -17,7 +17,6 @@
 #include "bs_clock.h"
 #include "comm/backend/sim/bs_rdv.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -310,7 +309,7 @@ static void shm_world_fini(bs_world *w) {
 
 /* ---- process groups: a board of the members in a file of their own ----
  *
- * o.shm_path.pg.<name> (its name's odd characters as '_'), laid out as the
+ * o.shm_path.pg.<name> (bs_pg_file), laid out as the
  * world's over the group's ranks, made by the process of the group's rank
  * 0 and joined by the others' as the world's is. A failure found on it is
  * the world's too: it goes to the world's header, where every process's
@@ -354,15 +353,6 @@ static void shm_group_free(bs_world *w, bs_pg *pg) {
   pg->impl = NULL;
 }
 
-static void group_path(const bs_world *w, const bs_pg *pg, char *out,
-                       size_t n) {
-  int k = snprintf(out, n, "%s.pg.", w->o.shm_path);
-  for (const char *c = pg->name; *c && k >= 0 && (size_t)k + 1 < n; c++)
-    out[k++] = isalnum((unsigned char)*c) ? *c : '_';
-  if (k >= 0 && (size_t)k < n)
-    out[k] = '\0';
-}
-
 /* This process's view of the group's file, as attach() does the world's. */
 static void attach_group(shm_group *g, bs_world *w, const bs_pg *pg, void *map,
                          const shm_layout *l) {
@@ -403,7 +393,7 @@ static bs_status shm_group_rank_init(bs_comm *c) {
   pthread_mutex_lock(&g->mu);
   if (g->mapped)
     goto out;
-  group_path(c->w, pg, path, sizeof path);
+  bs_pg_file(pg, c->w->o.shm_path, path, sizeof path);
   bool maker = pg->members[0] >= c->w->o.first_rank &&
                pg->members[0] < c->w->o.first_rank + c->w->o.size;
   if (maker)
