@@ -314,6 +314,11 @@ static void shm_world_fini(bs_world *w) {
  * 0 and joined by the others' as the world's is. A failure found on it is
  * the world's too: it goes to the world's header, where every process's
  * watchdog thread finds it. */
+/* A group's maker may start later than its other members' processes (a
+ * launcher starts them one by one): their wait for its file gets this
+ * beyond the timeout. */
+enum { GROUP_GRACE_MS = 10000 };
+
 typedef struct shm_group {
   shm m; /* first: pg->impl is a bs_rdv */
   pthread_mutex_t mu;
@@ -399,7 +404,7 @@ static bs_status shm_group_rank_init(bs_comm *c) {
   if (maker)
     BS_CHECK(create(path, &l, pg->n, &map));
   else
-    BS_CHECK(join(path, &l, pg->n, c->w->o.timeout_ms, &map));
+    BS_CHECK(join(path, &l, pg->n, c->w->o.timeout_ms + GROUP_GRACE_MS, &map));
   attach_group(g, c->w, pg, map, &l);
   g->mapped = true;
 out:
