@@ -81,9 +81,9 @@ static void test_torch_pickles(void **state) {
 /* The JSON conversion alone says the same, and so do both together. */
 static void test_torch_json(void **state) {
   (void)state;
-  analyze_only("json/*.json", false);
-  analyze_only("rank_? " BS_TEST_DATA "/fr/desync4/json/*.json", true);
-  analyze_dir(BS_TEST_DATA "/fr/desync4/json");
+  analyze_only("../desync4-json/*.json", false);
+  analyze_only("rank_? " BS_TEST_DATA "/fr/desync4-json/*.json", true);
+  analyze_dir(BS_TEST_DATA "/fr/desync4-json");
   check_desync4();
   done();
 }
@@ -295,6 +295,43 @@ static void test_nccl_forms(void **state) {
   bs_dumps_free(&d);
 }
 
+/* PyTorch's ProcessGroupNCCL dumps of the H200 (tests/data/fr/nccl, its
+ * README gives the truth), as pickles and as their JSON variant. */
+static void test_nccl_dumps(void **state) {
+  (void)state;
+  static const struct {
+    const char *job;
+    bs_dumps_finding finding;
+    const char *pg;
+    bool p2p;
+    uint64_t seq;
+    int culprit; /* -1: none */
+  } truth[] = {
+      {"ok", BS_DUMPS_CLEAN, "", false, 0, -1},
+      {"skip", BS_DUMPS_HANG, "0", false, 4, 3},
+      {"size", BS_DUMPS_DESYNC, "0", false, 3, 1},
+      {"op", BS_DUMPS_DESYNC, "0", false, 3, 1},
+      {"groups", BS_DUMPS_HANG, "4", false, 2, 3},
+      {"p2p", BS_DUMPS_HANG, "0", true, 2, 2},
+      {"coalesced", BS_DUMPS_DESYNC, "0", false, 2, 1},
+      {"nodump", BS_DUMPS_HANG, "0", false, 4, 3},
+  };
+  static const char *const forms[] = {"nccl", "nccl-json"};
+  for (size_t f = 0; f < 2; f++)
+    for (size_t i = 0; i < sizeof truth / sizeof truth[0]; i++) {
+      char dir[256];
+      snprintf(dir, sizeof dir, "%s/fr/%s/%s", BS_TEST_DATA, forms[f],
+               truth[i].job);
+      analyze_dir(dir);
+      if (v.finding != truth[i].finding || strcmp(v.pg, truth[i].pg) ||
+          v.p2p != truth[i].p2p || v.stuck_seq != truth[i].seq ||
+          v.nculprits != (truth[i].culprit >= 0) ||
+          (v.nculprits && v.culprits[0] != truth[i].culprit))
+        fail_msg("%s: not as its README says:\n%s", dir, v.text);
+      done();
+    }
+}
+
 /* ---- a sim world's dumps ---- */
 
 typedef struct plan {
@@ -454,6 +491,7 @@ int main(void) {
       cmocka_unit_test(test_torch_nodump),
       cmocka_unit_test(test_logs_and_torn),
       cmocka_unit_test(test_nccl_forms),
+      cmocka_unit_test(test_nccl_dumps),
       cmocka_unit_test(test_world_agrees),
       cmocka_unit_test(test_majority_not_rank_order),
       cmocka_unit_test(test_clean),

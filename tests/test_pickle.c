@@ -57,7 +57,7 @@ static void test_reads_torch_dumps(void **state) {
     char name[64], jname[64];
     size_t n, jn;
     snprintf(name, sizeof name, "%s/%s", files[f][0], files[f][1]);
-    snprintf(jname, sizeof jname, "%s/json/%s.json", files[f][0], files[f][1]);
+    snprintf(jname, sizeof jname, "%s-json/%s.json", files[f][0], files[f][1]);
     char *pk = data_file(name, &n);
     char *js = data_file(jname, &jn);
     bs_json a, b;

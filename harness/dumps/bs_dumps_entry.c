@@ -11,6 +11,12 @@
 #include "dumps/bs_strpool.h"
 #include "util/bs_buf.h"
 
+static const char *keep_str(bs_strpool *pool, const char *text, bool *oom) {
+  const char *s = bs_strpool_get(pool, text);
+  *oom = *oom || !s;
+  return s ? s : "";
+}
+
 /* Interns the buffer's text (and empties it). */
 static const char *keep(bs_strpool *pool, bs_buf *b, bool *oom) {
   const char *s = bs_strpool_get(pool, bs_buf_str(b));
@@ -21,31 +27,86 @@ static const char *keep(bs_strpool *pool, bs_buf *b, bool *oom) {
   return s ? s : "";
 }
 
-/* "[[56974]]", the element count and the tensors of a sizes list. */
-static void sizes(const bs_json *v, bs_buf *b, uint64_t *numel, int *ntens) {
-  *numel = 0;
-  *ntens = 0;
+/* The sizes list of more tensors than sizes() has room for. */
+static void sizes_long(const bs_json *v, bs_buf *b) {
   bs_buf_printf(b, "[");
   for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++) {
     const bs_json *t = &v->items[i];
-    uint64_t p = 1;
     bs_buf_printf(b, "%s[", i ? ", " : "");
-    for (size_t j = 0; t->type == BS_JARR && j < t->n; j++) {
-      int64_t x = t->items[j].integral ? t->items[j].i : 0;
-      bs_buf_printf(b, "%s%lld", j ? ", " : "", (long long)x);
-      p *= x > 0 ? (uint64_t)x : 0;
-    }
+    for (size_t j = 0; t->type == BS_JARR && j < t->n; j++)
+      bs_buf_printf(b, "%s%lld", j ? ", " : "",
+                    (long long)(t->items[j].integral ? t->items[j].i : 0));
     bs_buf_printf(b, "]");
-    *numel += p;
-    (*ntens)++;
   }
   bs_buf_printf(b, "]");
 }
 
-static void dtypes(const bs_json *v, bs_buf *b) {
+/* Appends text (thousands of dumps: no printf per number). */
+static void put(char *buf, size_t n, size_t *len, const char *text) {
+  size_t k = strlen(text);
+  if (*len + k < n)
+    memcpy(buf + *len, text, k + 1);
+  *len += k;
+}
+
+static void put_int(char *buf, size_t n, size_t *len, int64_t x) {
+  char digits[24], *p = digits + sizeof digits - 1;
+  uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+  *p = '\0';
+  do
+    *--p = (char)('0' + u % 10);
+  while ((u /= 10) && p > digits + 1);
+  if (x < 0)
+    *--p = '-';
+  put(buf, n, len, p);
+}
+
+/* "[[56974]]", the element count and the tensors of a sizes list. */
+static const char *sizes(bs_strpool *pool, const bs_json *v, bs_buf *b,
+                         uint64_t *numel, int *ntens, bool *oom) {
+  char buf[512];
+  size_t len = 0;
+  *numel = 0;
+  *ntens = 0;
+  put(buf, sizeof buf, &len, "[");
+  for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++) {
+    const bs_json *t = &v->items[i];
+    uint64_t p = 1;
+    put(buf, sizeof buf, &len, i ? ", [" : "[");
+    for (size_t j = 0; t->type == BS_JARR && j < t->n; j++) {
+      int64_t x = t->items[j].integral ? t->items[j].i : 0;
+      if (j)
+        put(buf, sizeof buf, &len, ", ");
+      put_int(buf, sizeof buf, &len, x);
+      p *= x > 0 ? (uint64_t)x : 0;
+    }
+    put(buf, sizeof buf, &len, "]");
+    *numel += p;
+    (*ntens)++;
+  }
+  put(buf, sizeof buf, &len, "]");
+  if (len < sizeof buf)
+    return keep_str(pool, buf, oom);
+  sizes_long(v, b); /* longer than the buffer: the slow way */
+  return keep(pool, b, oom);
+}
+
+static const char *dtypes(bs_strpool *pool, const bs_json *v, bs_buf *b,
+                          bool *oom) {
+  char buf[512];
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++)
+    if (v->items[i].type == BS_JSTR) {
+      put(buf, sizeof buf, &len, len ? ", " : "");
+      put(buf, sizeof buf, &len, v->items[i].str);
+    }
+  if (len < sizeof buf)
+    return keep_str(pool, buf, oom);
   for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++)
     if (v->items[i].type == BS_JSTR)
       bs_buf_printf(b, "%s%s", b->len ? ", " : "", v->items[i].str);
+  return keep(pool, b, oom);
 }
 
 static void frame(const bs_json *e, bs_buf *b) {
@@ -66,11 +127,15 @@ static uint64_t ns_of(const bs_json *e, const char *key) {
 
 /* The op, its kind and (p2p) the peer's group rank from " 1->2" or
  * " 3<-0" ("?": any source). */
-static void op_of(const char *name, bs_buf *b, bs_dump_coll *c) {
+static const char *op_of(bs_strpool *pool, const char *name, bs_dump_coll *c,
+                         bool *oom) {
+  char buf[128];
   const char *op = bs_dumps_op_name(name);
   size_t len = strcspn(op, " ");
   const char *meta = op + len + (op[len] == ' ');
-  bs_buf_printf(b, "%.*s", (int)len, op);
+  size_t k = len < sizeof buf - 1 ? len : sizeof buf - 1;
+  memcpy(buf, op, k);
+  buf[k] = '\0';
   c->kind = BS_DUMP_COLL;
   c->peer = -1;
   if (len == 4 && !strncmp(op, "send", 4)) {
@@ -82,6 +147,7 @@ static void op_of(const char *name, bs_buf *b, bs_dump_coll *c) {
     c->kind = BS_DUMP_RECV;
     c->peer = arrow && arrow[2] != '?' ? atoi(arrow + 2) : -1;
   }
+  return keep_str(pool, buf, oom);
 }
 
 /* Done, running or waiting, from every field that says so: gloo (torch
@@ -113,8 +179,7 @@ void bs_dumps_entry_read(bs_strpool *pool, const bs_json *e,
   bs_buf b = {0};
   const bs_json *dur = bs_json_get(e, "duration_ms");
   memset(c, 0, sizeof *c);
-  op_of(bs_json_get_str(e, "profiling_name", "?"), &b, c);
-  c->op = keep(pool, &b, oom);
+  c->op = op_of(pool, bs_json_get_str(e, "profiling_name", "?"), c, oom);
   /* is_p2p, where written, says it (a batch's end marker is p2p too);
    * before 2.3 the name does. */
   const bs_json *is_p2p = bs_json_get(e, "is_p2p");
@@ -124,16 +189,13 @@ void bs_dumps_entry_read(bs_strpool *pool, const bs_json *e,
     c->kind = BS_DUMP_COLL;
   c->cseq = (uint64_t)seq_of(e, "collective_seq_id");
   c->seq = c->p2p ? (uint64_t)bs_json_get_int(e, "p2p_seq_id", 0) : c->cseq;
-  sizes(bs_json_get(e, "input_sizes"), &b, &c->in_numel, &c->in_tensors);
-  c->in = keep(pool, &b, oom);
-  sizes(bs_json_get(e, "output_sizes"), &b, &c->out_numel, &c->out_tensors);
-  c->out = keep(pool, &b, oom);
-  dtypes(bs_json_get(e, "input_dtypes"), &b);
-  c->in_dt = keep(pool, &b, oom);
-  dtypes(bs_json_get(e, "output_dtypes"), &b);
-  c->out_dt = keep(pool, &b, oom);
-  bs_buf_printf(&b, "%s", bs_json_get_str(e, "label", ""));
-  c->label = keep(pool, &b, oom);
+  c->in = sizes(pool, bs_json_get(e, "input_sizes"), &b, &c->in_numel,
+                &c->in_tensors, oom);
+  c->out = sizes(pool, bs_json_get(e, "output_sizes"), &b, &c->out_numel,
+                 &c->out_tensors, oom);
+  c->in_dt = dtypes(pool, bs_json_get(e, "input_dtypes"), &b, oom);
+  c->out_dt = dtypes(pool, bs_json_get(e, "output_dtypes"), &b, oom);
+  c->label = keep_str(pool, bs_json_get_str(e, "label", ""), oom);
   frame(e, &b);
   c->frame = keep(pool, &b, oom);
   c->duration_ms = dur && dur->type == BS_JNUM ? dur->num : -1;

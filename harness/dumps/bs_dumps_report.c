@@ -97,11 +97,21 @@ static void torchfrtrace_note(const report *p, int g, bs_buf *b) {
   free(pick);
 }
 
+/* Lines for the other groups that did not complete: a few, then their
+ * number (a job of thousands of ranks holds up hundreds of groups). */
+enum { MAX_ALSO = 8 };
+
 static void others(const report *p, int g, bs_buf *b) {
-  size_t done = 0;
-  for (size_t o = 0; o < p->n; o++)
-    if ((int)o != g && p->res[o].finding != BS_DUMPS_CLEAN)
+  size_t done = 0, also = 0;
+  for (size_t o = 0; o < p->n; o++) {
+    if ((int)o == g || p->res[o].finding == BS_DUMPS_CLEAN)
+      continue;
+    if (also++ < MAX_ALSO)
       bs_buf_printf(b, "  also: %s\n", p->res[o].line);
+  }
+  if (also > MAX_ALSO)
+    bs_buf_printf(b, "  also: %zu more process groups that did not complete\n",
+                  also - MAX_ALSO);
   for (size_t o = 0; o < p->n; o++) {
     if (p->res[o].finding != BS_DUMPS_CLEAN)
       continue;
