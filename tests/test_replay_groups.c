@@ -139,9 +139,10 @@ static void test_cli_replay(void **state) {
   assert_int_equal(backstop("replay dp --spawn --timeout-ms 300"), 1);
   has(out_text, "  rank 1: backstop: timeout at collective #1 (4 ranks, sim "
                 "backend, group dp1 (data_parallel))\n");
-  assert_int_equal(backstop("replay pipe --spawn"), 2);
-  has(err_text, "the dumps hold p2p ops: the sim replays them with its ranks "
-                "as threads (leave out --spawn)");
+  /* p2p across processes: each send a file the recv takes. */
+  assert_int_equal(backstop("replay pipe --spawn --timeout-ms 300"), 1);
+  has(out_text, "  rank 3: backstop: timeout at collective #1");
+  has(out_text, "  culprit: rank 2 (rank 3 waits in recv from rank 2");
 }
 
 /* Over NCCL where there is a GPU (a process per rank where they share

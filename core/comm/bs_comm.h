@@ -197,8 +197,7 @@ bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
  * On a group handle bs_comm_size is the group's size; bs_comm_rank stays
  * the global rank. A group's handle is the rank's until bs_comm_group_free
  * (or the world's end); the world handle itself is the default group. The
- * sim has groups and p2p with its ranks as threads, groups but no p2p
- * across processes (BS_ERR_UNSUPPORTED); NCCL has both. */
+ * sim (threads, or processes of one host) and NCCL have both. */
 bs_status bs_comm_group(bs_comm *world, const char *name, const char *desc,
                         const int *members, int n, bs_comm **out);
 void bs_comm_group_free(bs_comm *g);

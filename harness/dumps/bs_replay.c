@@ -801,22 +801,6 @@ static void unreproduced(const replay *r, bs_buf *text, bs_status *status) {
                 r->d->groups[in->group].name, r->n, r->n == 1 ? "" : "s");
 }
 
-/* The sim across processes has no p2p: a replay that needs it runs its
- * ranks as threads. */
-static bs_status fits_procs(const replay *r, const bs_replay_opts *o) {
-  if (!o->procs || (o->backend && strcmp(o->backend, "sim") != 0))
-    return BS_OK;
-  for (int i = 0; i < r->n; i++)
-    for (size_t k = 0; k < r->plan[i].n; k++)
-      if (r->plan[i].s[k].op == BS_COLL_SEND ||
-          r->plan[i].s[k].op == BS_COLL_RECV)
-        return bs_err_fail(BS_ERR_INVALID, NULL,
-                           "replay: the dumps hold p2p ops: the sim replays "
-                           "them with its ranks as threads (leave out "
-                           "--spawn), or --backend nccl");
-  return BS_OK;
-}
-
 bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
                         bs_replay_result *out) {
   bs_status st = BS_OK;
@@ -832,7 +816,6 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
   BS_CHECK(plan_groups(&r));
   for (int i = 0; i < r.n; i++)
     BS_CHECK(plan_rank(&r, i));
-  BS_CHECK(fits_procs(&r, o));
   if (size_plans(&r) > budget) {
     BS_CHECK(scale(&r, &distinct, &nd));
     size_t need = size_plans(&r);

@@ -17,6 +17,8 @@
 #include "bs_clock.h"
 #include "comm/backend/sim/bs_rdv.h"
 
+#include "comm/backend/sim/bs_p2p_files.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -325,12 +327,11 @@ typedef struct shm_group {
   bool mapped;
 } shm_group;
 
+static void publish_world(bs_world *w);
+
 static void group_publish(bs_rdv *r, bs_world *w) {
-  shm *world = w->impl;
   shm_publish(r, w);
-  bs_rdv_lock(&world->r);
-  shm_publish(&world->r, w);
-  bs_rdv_unlock(&world->r);
+  publish_world(w);
 }
 
 static bs_status shm_group_new(bs_world *w, bs_pg *pg) {
@@ -412,6 +413,19 @@ out:
   return st;
 }
 
+/* The world's failure to the world's header, where every process's
+ * watchdog thread finds it. */
+static void publish_world(bs_world *w) {
+  shm *m = w->impl;
+  bs_rdv_lock(&m->r);
+  shm_publish(&m->r, w);
+  bs_rdv_unlock(&m->r);
+}
+
+static bs_status shm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
+  return bs_p2p_files_run(c, ops, n, publish_world);
+}
+
 static void shm_rank_gone(bs_comm *c) {
   bs_rdv_rank_gone(c);
   bs_rdv_leave_groups(c);
@@ -422,7 +436,7 @@ const bs_comm_backend bs_comm_shm_backend = {
     .world_init = shm_world_init,
     .world_fini = shm_world_fini,
     .rank_init = bs_rdv_rank_init,
-    .rank_fini = bs_rdv_rank_fini,
+    .rank_fini = bs_p2p_files_free,
     .coll = bs_rdv_coll,
     .rank_gone = shm_rank_gone,
     .wake = bs_rdv_wake,
@@ -431,4 +445,6 @@ const bs_comm_backend bs_comm_shm_backend = {
     .group_new = shm_group_new,
     .group_free = shm_group_free,
     .group_rank_init = shm_group_rank_init,
+    .group_rank_fini = bs_p2p_files_free,
+    .p2p = shm_p2p,
 };
