@@ -28,6 +28,7 @@ typedef struct tg_plan {
   int skip_rank;      /* skips its DP all_reduce, or its send (-1: none) */
   bool skipper_exits; /* returns at once (else waits for the failure) */
   atomic_int bad;
+  atomic_int failed; /* a rank's op failed: the skipper may go */
   char flight[TG_N][8192];
 } tg_plan;
 
@@ -49,14 +50,14 @@ static inline bs_world *tg_run(bs_rank_fn fn, tg_plan *p, int timeout_ms,
   return w;
 }
 
-/* A rank that skipped its part waits (outside any op) until its peers'
- * failure, as a rank busy elsewhere would, within a bound. */
+/* A rank that skipped its part waits (outside any op) until a peer's op
+ * failed, as a rank busy elsewhere would, within 10 s. */
 static inline void tg_wait(bs_comm *c, tg_plan *p) {
   (void)c;
   if (p->skipper_exits)
     return;
-  struct timespec nap = {0, 20 * 1000000L};
-  for (int i = 0; i < 50; i++)
+  struct timespec nap = {0, 10 * 1000000L};
+  for (int i = 0; i < 1000 && !atomic_load(&p->failed); i++)
     nanosleep(&nap, NULL);
 }
 
@@ -92,6 +93,8 @@ static inline bs_status tg_tp_dp(bs_comm *c, void *arg) {
 out:
   bs_comm_group_free(gt);
   bs_comm_group_free(gd);
+  if (st != BS_OK)
+    atomic_store(&p->failed, 1);
   return st;
 }
 
@@ -113,6 +116,8 @@ static inline bs_status tg_pipeline(bs_comm *c, void *arg) {
     st = bs_comm_send(c, buf, TG_COUNT, BS_F32, r + 1);
   if (st == BS_OK && r == TG_N - 1 && buf[TG_COUNT - 1] != 6.0f)
     atomic_fetch_add(&p->bad, 1);
+  if (st != BS_OK)
+    atomic_store(&p->failed, 1);
   return st;
 }
 

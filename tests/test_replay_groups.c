@@ -40,7 +40,7 @@ static void dump(bs_world *w, const char *sub) {
 static void made(bs_rank_fn fn, int skip, const char *sub) {
   tg_plan p = {.skip_rank = skip};
   bs_status st;
-  bs_world *w = tg_run(fn, &p, 100, &st);
+  bs_world *w = tg_run(fn, &p, 500, &st);
   assert_int_equal(st, BS_ERR_TIMEOUT);
   dump(w, sub);
   bs_world_destroy(w);
