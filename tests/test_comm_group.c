@@ -136,8 +136,8 @@ static void test_p2p_deadlock_and_mismatch_seen_at_once(void **state) {
   fprintf(stderr, "%s", rep);
   assert_true(
       strstr(rep, "ranks 0 and 1 each wait to receive from the other") ||
-      strstr(rep, "rank 2 sends 32 bytes of f32 to rank 3, which "
-                  "receives 16 bytes of f32"));
+      strstr(rep, "rank 2 sends 32 bytes of fp32 to rank 3, which "
+                  "receives 16 bytes of fp32"));
   assert_true(bs_world_detect_ms(w) < 30000);
   bs_world_destroy(w);
 }
