@@ -295,6 +295,43 @@ static void test_nccl_forms(void **state) {
   bs_dumps_free(&d);
 }
 
+/* The oldest form read (format 2.0): seq_id, no process_group, no
+ * pg_config, no is_p2p (a send named so), no dtypes. */
+static void test_old_format(void **state) {
+  (void)state;
+  static const int one[] = {1};
+  static const char *const dumps[2] = {
+      "{\"version\": \"2.0\", \"entries\": [{\"seq_id\": 1, "
+      "\"profiling_name\": \"nccl:all_reduce\", \"state\": \"completed\", "
+      "\"input_sizes\": [[4]], \"output_sizes\": [[4]]}, {\"seq_id\": 2, "
+      "\"profiling_name\": \"nccl:all_reduce\", \"state\": \"started\", "
+      "\"input_sizes\": [[4]], \"output_sizes\": [[4]]}]}",
+      "{\"version\": \"2.0\", \"entries\": [{\"seq_id\": 1, "
+      "\"profiling_name\": \"nccl:all_reduce\", \"state\": \"completed\", "
+      "\"input_sizes\": [[4]], \"output_sizes\": [[4]]}, {\"seq_id\": 2, "
+      "\"profiling_name\": \"nccl:broadcast\", \"state\": \"started\", "
+      "\"input_sizes\": [[4]], \"output_sizes\": [[4]]}]}"};
+  memset(&d, 0, sizeof d);
+  for (int r = 0; r < 2; r++) {
+    char name[16];
+    bs_json root;
+    snprintf(name, sizeof name, "rank_%d", r);
+    assert_int_equal(bs_json_parse(dumps[r], strlen(dumps[r]), &root), BS_OK);
+    assert_int_equal(bs_dumps_add(&d, &root, name), BS_OK);
+    bs_json_free(&root);
+  }
+  assert_int_equal(bs_dumps_finish(&d, NULL), BS_OK);
+  assert_int_equal(d.ngroups, 1);
+  assert_string_equal(d.groups[0].desc, "default_pg");
+  assert_int_equal(d.world, 2);
+  assert_int_equal(bs_dumps_report(&d, &v), BS_OK);
+  assert_int_equal(v.finding, BS_DUMPS_DESYNC);
+  assert_int_equal(v.mismatch_seq, 2);
+  assert_string_equal(bs_dumps_mismatch_name(v.kind), "op");
+  culprits_are(one, 1); /* an even split: the lowest rank's side is right */
+  done();
+}
+
 /* PyTorch's ProcessGroupNCCL dumps of the H200 (tests/data/fr/nccl, its
  * README gives the truth), as pickles and as their JSON variant. */
 static void test_nccl_dumps(void **state) {
@@ -492,6 +529,7 @@ int main(void) {
       cmocka_unit_test(test_logs_and_torn),
       cmocka_unit_test(test_nccl_forms),
       cmocka_unit_test(test_nccl_dumps),
+      cmocka_unit_test(test_old_format),
       cmocka_unit_test(test_world_agrees),
       cmocka_unit_test(test_majority_not_rank_order),
       cmocka_unit_test(test_clean),

@@ -357,7 +357,6 @@ static bs_status blame_stuck(judge *j) {
       continue;
     j->res->culprit[i] = false;
     j->res->culprit[to] = true;
-    j->res->chained = true;
     snprintf(j->why, sizeof j->why, "%s", why);
   }
   free(desc);

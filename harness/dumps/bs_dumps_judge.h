@@ -5,7 +5,8 @@
 #define BS_DUMPS_JUDGE_H
 
 #include "comm/front/bs_comm_report.h"
-#include "dumps/bs_dumps_report.h"
+#include "dumps/bs_dumps.h"
+#include "dumps/bs_dumps_finding.h"
 
 /* One group as its members' dumps show it. */
 typedef struct bs_dumps_view {
@@ -26,7 +27,6 @@ typedef struct bs_dumps_gres {
   bs_dumps_mismatch kind; /* a desync's */
   bool *culprit;          /* by group rank */
   bool *waiting;          /* by group rank: waits in the stuck op */
-  bool chained;           /* a culprit waits in this group's p2p op */
   char *text;             /* the block */
   char line[512];         /* the same in one line */
 } bs_dumps_gres;
@@ -34,7 +34,6 @@ typedef struct bs_dumps_gres {
 /* Where a rank of the view waits in its p2p ops. */
 typedef struct bs_dumps_p2p_wait {
   const bs_dump_coll *op; /* its first p2p op not done (NULL: none) */
-  size_t pos;             /* op's index in the rank's entries */
   bool matched;           /* its peer issued the counterpart */
   int peer_i;             /* the peer's group rank (-1: not a member) */
 } bs_dumps_p2p_wait;

@@ -108,7 +108,6 @@ static bool first_wait(const bs_dumps_view *v, const tallies *all, int i,
       bool m = matched(v, all, part[j], nth, v->members[i]);
       if (!m || p->c[k].state != BS_DUMP_COMPLETED)
         *w = (bs_dumps_p2p_wait){.op = part[j],
-                                 .pos = k,
                                  .matched = m,
                                  .peer_i = member_index(v, part[j]->peer)};
     }

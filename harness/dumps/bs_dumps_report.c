@@ -12,16 +12,6 @@
 #include "util/bs_buf.h"
 #include "util/bs_json.h"
 
-const char *bs_dumps_mismatch_name(bs_dumps_mismatch k) {
-  static const char *const names[] = {
-      [BS_DUMPS_MISMATCH_NONE] = "",
-      [BS_DUMPS_MISMATCH_OP] = "op",
-      [BS_DUMPS_MISMATCH_SIZE] = "size",
-      [BS_DUMPS_MISMATCH_DTYPE] = "dtype",
-  };
-  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
-}
-
 static int by_int(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
   return (x > y) - (x < y);
