@@ -5,6 +5,7 @@
 #define BS_COMM_BACKEND_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 
 #include "comm/bs_comm.h"
@@ -26,6 +27,11 @@ typedef struct bs_coll_args {
   const char *label; /* static or NULL: "fingerprint", "agree", ... */
   int pg;            /* the process group's id (bs_pg; 0: the world's) */
   int peer;          /* send/recv: the peer's global rank */
+  /* A host all-gather on a backend that shares results (.shares): where it
+   * puts the whole result instead of filling recv, read-only, one for every
+   * rank, valid until this rank's next collective (N ranks each holding
+   * their own N x count bytes is what grew with the square of the ranks). */
+  const void **view;
 } bs_coll_args;
 
 /* Bytes one rank sends and receives. */
@@ -50,6 +56,7 @@ typedef struct bs_rank_pos {
 
 typedef struct bs_comm_backend {
   const char *name;
+  bool shares; /* fills bs_coll_args.view: every rank is in this process */
   bs_status (*world_init)(bs_world *w);
   void (*world_fini)(bs_world *w);
   /* On the rank's thread, before and after its rank function. */
@@ -104,6 +111,8 @@ struct bs_comm {
   bool gone;        /* exited or dead: later collectives fail fast */
   bool destroyed;   /* bs_comm_destroy: no communicator until bs_comm_init */
   uint64_t fail_ns; /* when a collective first returned the world's failure */
+  void *swapped;    /* comm/diverge: the buffer of a swapped shared result */
+  bool turn;        /* it holds one of the world's turns (bs_world_turn) */
   void *impl;
   /* A process group's handle (bs_comm_group): its rank's world handle,
    * the group, this rank's place in it; NULL, -1 on the world's own. */
@@ -125,7 +134,13 @@ struct bs_world {
   _Atomic int abort_st;      /* bs_status; BS_OK while healthy */
   pthread_mutex_t settle_mu; /* one rank settles, the others wait for it */
   bool settled;              /* the cause below is the job's, not this one's */
-  pthread_mutex_t mu;        /* guards everything below */
+  /* A scan of a shared result (bs_coll_args.view), made by the first rank
+   * and read by the others (under settle_mu): what scan found in the
+   * result of collective scan_seq. */
+  const void *scan_fn;
+  uint64_t scan_seq;
+  int scan_found;
+  pthread_mutex_t mu; /* guards everything below */
   bs_rank_pos *pos;
   char *report;
   bs_rank_pos *fail_pos;     /* where the ranks were at the failure (npos of */
@@ -136,7 +151,20 @@ struct bs_world {
   bs_error *rank_err;
   bs_pg **pgs; /* the process groups made here, by id - 1; under mu */
   int npgs, pgs_cap;
+  /* A world of more ranks than BS_WORLD_RUNNING_MAX: at most that many run
+   * outside a collective at once (bs_world_turn). */
+  bool turns;
+  sem_t running;
 };
+
+/* Thousands of rank threads computing at once on a few cores all finish
+ * late together (each gets 1/N of the machine): nothing arrives anywhere
+ * for longer than a timeout, which is start-up slowness, not a stall.
+ * Taking turns, a few at a time, they arrive one after another. */
+#define BS_WORLD_RUNNING_MAX 64
+/* The rank takes (true) or gives back its turn to run. Once the world
+ * has failed a rank runs without one: its failure returns at once. */
+void bs_world_turn(bs_comm *c, bool take);
 
 /* Records the first failure of the world (cause, report, stall time) and
  * sets its abort status; returns the status in effect (an earlier failure
@@ -173,13 +201,15 @@ void bs_world_running(bs_world *w, bool running);
 void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why);
 
 /* The front's steps that point-to-point shares with the collectives
- * (bs_comm.c): admission (the rank is here, the world healthy), where the
- * rank is for the report, and the error record of an op the world's
- * failure cut short. */
+ * (bs_comm.c): admission (the rank is here, the world healthy) and the
+ * watched wait. */
 bs_status bs_comm_front_admit(bs_comm *c, bs_coll_args *a);
-void bs_comm_front_enter(bs_comm *c, const bs_coll_args *shown);
-void bs_comm_front_leave(bs_comm *c, uint64_t completed_seq);
-bs_status bs_comm_front_fail(bs_comm *c, const bs_coll_args *a, bs_status st);
+/* One wait in the backend, op(c, arg), watched, the rank's turn given
+ * while it waits; the error record of a failure names shown. */
+bs_status bs_comm_front_wait(bs_comm *c, const bs_coll_args *shown,
+                             uint64_t done_seq,
+                             bs_status (*op)(bs_comm *c, const void *arg),
+                             const void *arg);
 /* The world's process groups now (caller frees the array; *n of them),
  * copied under its lock: they live as long as the world, and a caller
  * that takes a board's or a list's lock must not hold the world's. */

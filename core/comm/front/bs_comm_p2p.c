@@ -96,6 +96,16 @@ out:
   return st;
 }
 
+typedef struct batch {
+  const bs_p2p_op *ops;
+  size_t n;
+} batch;
+
+static bs_status p2p_op(bs_comm *c, const void *arg) {
+  const batch *b = arg;
+  return c->w->be->p2p(c, b->ops, b->n);
+}
+
 bs_status bs_comm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
   bs_status st = BS_OK;
   bs_coll_args shown;
@@ -107,13 +117,8 @@ bs_status bs_comm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
   for (size_t i = 0; i < n; i++)
     ids[i] = record(c, &ops[i]);
   advance_all(c, ids, n, BS_FLIGHT_STARTED);
-  bs_comm_front_enter(c, &shown);
-  bs_watchdog_arm(c->w->wd, c->rank);
-  st = c->w->be->p2p(c, ops, n);
-  bs_watchdog_disarm(c->w->wd, c->rank);
-  bs_comm_front_leave(c, 0);
-  if (st != BS_OK)
-    BS_CHECK(bs_comm_front_fail(c, &shown, st));
+  batch b = {ops, n};
+  BS_CHECK(bs_comm_front_wait(c, &shown, 0, p2p_op, &b));
   advance_all(c, ids, n, BS_FLIGHT_COMPLETED);
 out:
   free(ids);

@@ -137,6 +137,7 @@ static void sim_rank_gone(bs_comm *c) {
 
 const bs_comm_backend bs_comm_sim_backend = {
     .name = "sim",
+    .shares = true,
     .world_init = sim_world_init,
     .world_fini = sim_world_fini,
     .rank_init = bs_rdv_rank_init,
