@@ -249,9 +249,18 @@ static bs_status shm_room(bs_rdv *r, int rank, const bs_coll_args *a,
       bs_coll_name(a->op) + strlen("nccl:"), need, BS_SHM_STAGE_CAP);
 }
 
-/* This process's view of the mapping; its ranks' pids, for the others. */
-static void attach(shm *m, bs_world *w, void *map, const shm_layout *l) {
+static void group_publish(bs_rdv *r, bs_world *w);
+
+static bool local(const bs_world *w, int rank) {
+  return rank >= w->o.first_rank && rank < w->o.first_rank + w->o.size;
+}
+
+/* This process's view of the mapping of the world's board (pg NULL) or a
+ * group's; its ranks' pids, for the others. */
+static void attach(shm *m, bs_world *w, const bs_pg *pg, void *map,
+                   const shm_layout *l) {
   char *base = map;
+  int n = pg ? pg->n : w->o.global_size;
   m->h = map;
   m->len = l->total;
   m->pid = (int32_t *)(base + l->pids);
@@ -263,12 +272,14 @@ static void attach(shm *m, bs_world *w, void *map, const shm_layout *l) {
   m->r.slice_ns = PID_CHECK_NS;
   m->r.room = shm_room;
   m->r.poll = shm_poll;
-  m->r.publish = shm_publish;
-  for (int i = 0; i < w->o.global_size; i++)
+  m->r.publish = pg ? group_publish : shm_publish;
+  m->r.pg = pg;
+  for (int i = 0; i < n; i++)
     m->r.in[i] = base + l->stage + (size_t)i * BS_SHM_STAGE_CAP;
   bs_rdv_lock(&m->r);
-  for (int i = 0; i < w->o.size; i++)
-    m->pid[w->o.first_rank + i] = m->self;
+  for (int i = 0; i < n; i++)
+    if (local(w, bs_pg_global(pg, i)))
+      m->pid[i] = m->self;
   bs_rdv_unlock(&m->r);
 }
 
@@ -296,7 +307,7 @@ static bs_status shm_world_init(bs_world *w) {
     BS_CHECK(create(w->o.shm_path, &l, g, &map));
   else
     BS_CHECK(join(w->o.shm_path, &l, g, join_ms(w), &map));
-  attach(m, w, map, &l);
+  attach(m, w, NULL, map, &l);
   w->impl = m;
   m = NULL;
   map = NULL;
@@ -368,34 +379,6 @@ static void shm_group_free(bs_world *w, bs_pg *pg) {
   pg->impl = NULL;
 }
 
-/* This process's view of the group's file, as attach() does the world's. */
-static void attach_group(shm_group *g, bs_world *w, const bs_pg *pg, void *map,
-                         const shm_layout *l) {
-  char *base = map;
-  shm *m = &g->m;
-  m->h = map;
-  m->len = l->total;
-  m->pid = (int32_t *)(base + l->pids);
-  m->self = (int32_t)getpid();
-  m->r.b = &m->h->b;
-  m->r.s = (bs_rdv_slot *)(base + l->slots);
-  m->r.mu = &m->h->mu;
-  m->r.timeout_ns = (uint64_t)w->o.timeout_ms * 1000000ull;
-  m->r.slice_ns = PID_CHECK_NS;
-  m->r.room = shm_room;
-  m->r.poll = shm_poll;
-  m->r.publish = group_publish;
-  m->r.pg = pg;
-  for (int i = 0; i < pg->n; i++)
-    m->r.in[i] = base + l->stage + (size_t)i * BS_SHM_STAGE_CAP;
-  bs_rdv_lock(&m->r);
-  for (int i = 0; i < pg->n; i++)
-    if (pg->members[i] >= w->o.first_rank &&
-        pg->members[i] < w->o.first_rank + w->o.size)
-      m->pid[i] = m->self;
-  bs_rdv_unlock(&m->r);
-}
-
 /* The first member here maps the group's file (makes it, on the process
  * of the group's rank 0); the others find it mapped. */
 static bs_status shm_group_rank_init(bs_comm *c) {
@@ -409,13 +392,11 @@ static bs_status shm_group_rank_init(bs_comm *c) {
   if (g->mapped)
     goto out;
   bs_pg_file(pg, c->w->o.shm_path, path, sizeof path);
-  bool maker = pg->members[0] >= c->w->o.first_rank &&
-               pg->members[0] < c->w->o.first_rank + c->w->o.size;
-  if (maker)
+  if (local(c->w, pg->members[0])) /* the maker */
     BS_CHECK(create(path, &l, pg->n, &map));
   else
     BS_CHECK(join(path, &l, pg->n, c->w->o.timeout_ms + GROUP_GRACE_MS, &map));
-  attach_group(g, c->w, pg, map, &l);
+  attach(&g->m, c->w, pg, map, &l);
   g->mapped = true;
 out:
   pthread_mutex_unlock(&g->mu);
