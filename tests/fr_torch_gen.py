@@ -118,6 +118,13 @@ def pipeline(r, g):
             dist.send(x, r + 1)
 
 
+def pipeline_sync(r, g):
+    """The pipeline, then every rank's all_reduce #2: ranks 0-2 wait in
+    it, rank 3 still in its recv from rank 2, which never sent."""
+    pipeline(r, g)
+    dist.all_reduce(ones(4))
+
+
 def coalesced(r, g):
     """all_reduce_coalesced of 2 tensors; rank 0 hands it 3 of the same 9
     elements in all (gloo reduces them as one buffer: no error, a wrong
@@ -160,6 +167,9 @@ JOBS = {
     "pipeline": (pipeline, "hooked", False,
                  "status hang\ngroup 0\np2p recv\nwaiting 3\nculprit 2\n"
                  "exit 1"),
+    "pipeline_sync": (pipeline_sync, "hooked", True,
+                      "status hang\ngroup 0\nseq 2\nop all_reduce\n"
+                      "culprit 2\nexit 1"),
     "coalesced": (coalesced, "gloo", False,
                   "status desync\ngroup 0\nseq 2\nop all_reduce\n"
                   "mismatch size\nculprit 0\nexit 1"),

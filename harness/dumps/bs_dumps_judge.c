@@ -143,6 +143,14 @@ static void no_dump(const judge *j, int i, bs_report_rank *r) {
     snprintf(r->desc, sizeof r->desc, "no dump (where it is is not known)");
 }
 
+/* The p2p_seq_id of the last p2p op in p (0: none). */
+static uint64_t last_p2p(const bs_dump_pg *p) {
+  for (size_t k = p ? p->n : 0; k > 0; k--)
+    if (p->c[k - 1].p2p)
+      return p->c[k - 1].seq;
+  return 0;
+}
+
 /* Where member i is with the group stuck at s: in s (its entry is not
  * completed, or completed as its last collective), else its first
  * collective not completed, else out of any. */
@@ -174,9 +182,15 @@ static void place(judge *j, int i, uint64_t s) {
              (unsigned long long)r->last_seq);
     return;
   }
-  snprintf(r->desc, sizeof r->desc,
-           "not in a collective (last completed #%llu)",
-           (unsigned long long)r->last_seq);
+  if (!last && last_p2p(p)) /* p2p ops only, all done */
+    snprintf(r->desc, sizeof r->desc,
+             "not in an op (its p2p ops done, the "
+             "last p2p #%llu)",
+             (unsigned long long)last_p2p(p));
+  else
+    snprintf(r->desc, sizeof r->desc,
+             "not in a collective (last completed #%llu)",
+             (unsigned long long)r->last_seq);
 }
 
 /* ---- the first mismatch ---- */
