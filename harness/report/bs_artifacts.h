@@ -20,7 +20,7 @@ bs_status bs_artifacts_clear(const bs_run_cfg *cfg);
  * writes, which `torchfrtrace <run>` reads as it is) and its JSON copy
  * <run>/rank<R>.flight.json, the timeline <run>/trace.json and the hang
  * report <run>/report.txt, <run> being bs_artifacts_run_dir, and lists
- * them in res (the JSON copies as its flight recorders). BS_ERR_INVALID
+ * them in res (the pickles as its flight recorders). BS_ERR_INVALID
  * naming the path that could not be written. */
 bs_status bs_artifacts_write(const bs_run_cfg *cfg, const bs_record *rec,
                              bs_result *res);
