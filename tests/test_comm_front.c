@@ -163,6 +163,43 @@ static void test_timeout_aborts_every_rank(void **state) {
   bs_world_destroy(w);
 }
 
+/* Rank 3 is stuck past the timeout before barrier #2; then every rank
+ * calls once more (a follow-up, as the actor's next phase would): rank 3
+ * has issued one collective fewer than its peers. */
+static bs_status stuck_then_follow(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_status st = bs_comm_barrier(c);
+  if (st != BS_OK)
+    return st;
+  if (bs_comm_rank(c) == 3)
+    sleep_ms(400);
+  st = bs_comm_barrier(c);
+  if (st == BS_ERR_TIMEOUT)
+    st = bs_comm_barrier(c);
+  return st;
+}
+
+/* behavior.md §7.2: a timeout's record is the same on every rank: the
+ * culprit (the lowest rank waiting), the collective and its number, not
+ * each rank itself and whichever call it was in. */
+static void test_timeout_record_same_on_every_rank(void **state) {
+  (void)state;
+  bs_world *w = run(4, 100, false, stuck_then_follow, BS_ERR_TIMEOUT);
+  bs_error e0;
+  assert_int_equal(bs_world_rank_status(w, 0, &e0), BS_ERR_TIMEOUT);
+  assert_int_equal(e0.rank, 0);
+  assert_string_equal(e0.message, "a rank waited more than 100 ms in "
+                                  "barrier #2 (the lowest waiting: rank 0)");
+  for (int r = 1; r < 4; r++) {
+    bs_error e;
+    assert_int_equal(bs_world_rank_status(w, r, &e), BS_ERR_TIMEOUT);
+    assert_int_equal(e.rank, e0.rank);
+    assert_string_equal(e.message, e0.message);
+    assert_string_equal(e.where, e0.where);
+  }
+  bs_world_destroy(w);
+}
+
 /* Rank 0 aborts while the others wait in a barrier. */
 static bs_status aborts(bs_comm *c, void *arg) {
   (void)arg;
@@ -562,6 +599,7 @@ int main(void) {
       cmocka_unit_test(test_slow_rank_is_not_a_hang),
       cmocka_unit_test(test_timeout_aborts_every_rank),
       cmocka_unit_test(test_timeout_names_lowest_waiting_rank),
+      cmocka_unit_test(test_timeout_record_same_on_every_rank),
       cmocka_unit_test(test_abort_wakes_every_waiter),
       cmocka_unit_test(test_agree_one_failure),
       cmocka_unit_test(test_agree_of_an_agreed_failure),

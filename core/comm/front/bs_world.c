@@ -509,16 +509,33 @@ static int first_waiting(const bs_world *w, int rank) {
   return rank;
 }
 
+/* A timeout's cause: written here, read back by bs_world_culprit. */
+#define TIMEOUT_CAUSE                                                          \
+  "a rank waited more than %d ms in %s (the lowest waiting: rank %d)"
+
 bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns) {
+  char coll[96];
   pthread_mutex_lock(&w->mu);
   bs_coll_args at = w->pos[rank].at;
   int named = first_waiting(w, rank);
   pthread_mutex_unlock(&w->mu);
-  return bs_world_fail(
-      w, BS_ERR_TIMEOUT, since_ns, NULL, 0,
-      "a rank waited more than %d ms in %s #%llu (the lowest waiting: rank %d)",
-      w->o.timeout_ms, bs_coll_name(at.op) + strlen("nccl:"),
-      (unsigned long long)at.seq, w->comms[named].grank);
+  snprintf(coll, sizeof coll, "%s #%llu%s%s",
+           bs_coll_name(at.op) + strlen("nccl:"), (unsigned long long)at.seq,
+           at.label ? " " : "", at.label ? at.label : "");
+  return bs_world_fail(w, BS_ERR_TIMEOUT, since_ns, NULL, 0, TIMEOUT_CAUSE,
+                       w->o.timeout_ms, coll, w->comms[named].grank);
+}
+
+int bs_world_culprit(bs_world *w) {
+  char cause[sizeof w->cause], at[96];
+  int ms = 0, rank = -1;
+  bs_world_cause(w, cause, sizeof cause);
+  if (sscanf(cause,
+             "a rank waited more than %d ms in %95[^(](the lowest waiting: "
+             "rank %d)",
+             &ms, at, &rank) != 3)
+    return -1;
+  return rank;
 }
 
 void bs_world_cause(bs_world *w, char *buf, size_t n) {
