@@ -51,7 +51,6 @@ typedef struct fuzz {
   size_t nf;
   counted *c;              /* the counting runs so far */
   size_t nc, count_failed; /* failed with no drawn fault */
-  size_t preempted;        /* passes with a fault left unfired by another */
   double t0;
 } fuzz;
 
@@ -168,17 +167,15 @@ static void repro_of(const fuzz *z, const bs_fuzz_run *r, char *out, size_t n) {
   bs_buf_free(&b);
 }
 
-/* Findings alike: the same failure of the same scenario, with faults of
- * the same points firing (the ones that never fired changed nothing). */
+/* Findings alike: the same failure of the same scenario, with drawn
+ * faults of the same points hit (bs_fuzz_drawn_hit: which of them fired
+ * before the first one's failure spread is timing, not the finding). */
 static void key_of(const bs_fuzz_run *r, const bs_result *res, const char *sig,
                    char *out, size_t n) {
   bool fired[BS_FP_COUNT] = {false};
-  for (size_t i = 0; i < res->narmed; i++)
-    for (size_t k = 0; k < res->armed[i].nfired; k++) {
-      int p = bs_fault_catalogue_index(res->armed[i].fired[k].point);
-      if (p >= 0)
-        fired[p] = true;
-    }
+  for (size_t i = 0; i < r->nfaults; i++)
+    if (bs_fuzz_drawn_hit(r, res, i))
+      fired[r->faults[i].point] = true;
   int len = snprintf(out, n, "%s|%s|", sig, r->scn->name);
   for (int p = 0; p < BS_FP_COUNT && len >= 0 && (size_t)len < n; p++)
     if (fired[p])
@@ -222,12 +219,12 @@ static void progress(fuzz *z) {
   bs_cmd_batch_line(&z->batch, what);
 }
 
-/* Which drawn faults fired (they follow the scenario's own). */
+/* Which drawn faults fired or were pre-empted (bs_fuzz_drawn_hit). */
 static void tally(fuzz *z, const bs_fuzz_run *r, const bs_result *res) {
   for (size_t i = 0; i < r->nfaults; i++) {
     int p = r->faults[i].point;
     z->drawn[p]++;
-    z->fired[p] += bs_fuzz_drawn_fired(r, res, i);
+    z->fired[p] += bs_fuzz_drawn_hit(r, res, i);
   }
 }
 
@@ -262,9 +259,9 @@ static bs_status draw_all(fuzz *z) {
         bs_fuzz_draw_faults(z->o.seed, count_of(z, &r[i]), &r[i]);
     BS_CHECK(run_all(z, r, n, res));
     for (size_t i = 0; i < n; i++) {
+      /* How many passes were pre-empted is timing (bs_fuzz_drawn_hit). */
       bool preempted;
       z->count[bs_fuzz_verdict(&r[i], &res[i], &preempted)]++;
-      z->preempted += preempted;
       tally(z, &r[i], &res[i]);
       if (bs_fuzz_is_finding(&res[i]))
         BS_CHECK(note_finding(z, &r[i], &res[i]));
@@ -384,22 +381,22 @@ static void print_finding(FILE *out, const fuzz *z, size_t i) {
 }
 
 static void print_points(FILE *out, const fuzz *z) {
-  fprintf(out, "faults fired of drawn, per point:");
+  fprintf(out, "faults fired (or pre-empted by another's) of drawn, per "
+               "point:");
   for (int p = 0; p < BS_FP_COUNT; p++)
     fprintf(out, "%s %s %zu/%zu", p ? "," : "", bs_fault_catalogue_get(p)->name,
             z->fired[p], z->drawn[p]);
   fputc('\n', out);
 }
 
-/* What the counting runs cost and what the fuzz judged on the fired
- * faults (bs_fuzz_verdict). */
+/* What the counting runs cost. */
 static void print_counting(FILE *out, const fuzz *z) {
   fprintf(out,
           "counting runs: %zu, one per configuration drawn (%zu failed with "
-          "no drawn fault: their runs ran plain); %zu pass%s judged on the "
-          "faults that fired (a fired fault's failure pre-empted another's "
+          "no drawn fault: their runs ran plain); a run is judged on the "
+          "faults that fired (a fired fault's failure pre-empts another's "
           "reaches)\n",
-          z->nc, z->count_failed, z->preempted, z->preempted == 1 ? "" : "es");
+          z->nc, z->count_failed);
 }
 
 static void print_summary(FILE *out, const fuzz *z) {
@@ -416,11 +413,11 @@ static void json_findings(bs_buf *b, const fuzz *z) {
   bs_buf_printf(b,
                 "{\"seed\": %llu, \"runs\": %zu, \"pass\": %zu, \"vacuous\": "
                 "%zu, \"fail\": %zu, \"hang\": %zu, \"crash\": %zu, "
-                "\"preempted\": %zu, \"counting_runs\": %zu, "
-                "\"counting_failed\": %zu, \"findings\": [",
+                "\"counting_runs\": %zu, \"counting_failed\": %zu, "
+                "\"findings\": [",
                 (unsigned long long)z->o.seed, z->runs, z->count[BS_PASS],
                 z->count[BS_VACUOUS], z->count[BS_FAIL], z->count[BS_HANG],
-                z->count[BS_CRASH], z->preempted, z->nc, z->count_failed);
+                z->count[BS_CRASH], z->nc, z->count_failed);
   for (size_t i = 0; i < z->nf; i++) {
     const finding *f = &z->f[i];
     char minimal[1024];

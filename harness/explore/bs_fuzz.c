@@ -364,6 +364,13 @@ bool bs_fuzz_drawn_fired(const bs_fuzz_run *r, const bs_result *res, size_t i) {
   return own + i < res->narmed && res->armed[own + i].fired_total > 0;
 }
 
+bool bs_fuzz_drawn_hit(const bs_fuzz_run *r, const bs_result *res, size_t i) {
+  for (size_t k = 0; k < r->nfaults; k++)
+    if (bs_fuzz_drawn_fired(r, res, k))
+      return i < r->nfaults;
+  return false;
+}
+
 bs_verdict bs_fuzz_verdict(const bs_fuzz_run *r, const bs_result *res,
                            bool *preempted) {
   bool fired = false;
