@@ -8,8 +8,8 @@
 #include <stddef.h>
 
 #include "backup/bs_backuper.h"
-#include "backup/bs_digest.h"
 #include "bs_bench.h"
+#include "bs_digest.h"
 #include "comm/bs_comm.h"
 #include "dev/bs_dev.h"
 #include "memsaver/bs_ms.h"

@@ -19,7 +19,7 @@
 #include "comm/bs_comm.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_replay.h"
-#include "run/bs_fork.h"
+#include "proc/bs_fork.h"
 
 enum { STEPS = 2, COUNT = 4 };
 

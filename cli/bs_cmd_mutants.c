@@ -136,7 +136,7 @@ static int report(const bs_opts *o, const bs_result *res, const int *mut,
     goto out;
   }
   /* Every process of a process-per-rank job judges alike; one speaks. */
-  bool lead = bs_opts_lead(o);
+  bool lead = bs_plan_lead(o);
   FILE *out = lead ? stdout : fopen("/dev/null", "w");
   if (!out)
     goto out;
@@ -168,17 +168,17 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
     return bs_cmd_usage_error("mutants");
   if (o.nsel == 0)
     o.sel[o.nsel++] = MUTANT_SUITE;
-  if (bs_opts_plan(&o, exe, &base, &nbase) != BS_OK)
+  if (bs_plan_runs(&o, exe, &base, &nbase) != BS_OK)
     return bs_cmd_usage_error("mutants");
   int rc = 1;
   all = matrix(base, nbase, o.targeted, &mut, &n);
   res = calloc(n ? n : 1, sizeof *res);
   /* Runs that pass are the expected case for a mutant matrix: only
    * failures of the fixed core are news, the matrix says the rest. */
-  bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(all, n, bs_opts_jobs(&o)),
+  bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(all, n, bs_plan_jobs(&o)),
                        .verbosity = o.verbosity > 0 ? 1 : -1,
-                       .out = bs_opts_lead(&o) ? stdout : NULL,
-                       .tty = bs_opts_lead(&o) && isatty(STDOUT_FILENO),
+                       .out = bs_plan_lead(&o) ? stdout : NULL,
+                       .tty = bs_plan_lead(&o) && isatty(STDOUT_FILENO),
                        .child = bs_child_run};
   if (!all || !res || bs_parent_run(all, n, &eo, res) != BS_OK) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);

@@ -8,7 +8,7 @@
 #include "bs_opts.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_replay.h"
-#include "run/bs_launcher.h"
+#include "proc/bs_launcher.h"
 #include "run/bs_nccl_plan.h"
 
 typedef struct replay_args {

@@ -53,17 +53,17 @@ int bs_cmd_run(int argc, char **argv, const char *exe) {
   bs_run_cfg *cfgs = NULL;
   size_t n = 0;
   if (bs_opts_parse("run", argc, argv, &o) != BS_OK ||
-      bs_opts_plan(&o, exe, &cfgs, &n) != BS_OK)
+      bs_plan_runs(&o, exe, &cfgs, &n) != BS_OK)
     return bs_cmd_usage_error("run");
   /* A report on stdout ("-") keeps stdout for itself. */
   bool to_stdout =
       (o.json && !strcmp(o.json, "-")) || (o.junit && !strcmp(o.junit, "-"));
   FILE *human = to_stdout ? stderr : stdout;
-  bool lead = bs_opts_lead(&o);
+  bool lead = bs_plan_lead(&o);
   if (lead)
     warn_deadlines(cfgs, n);
   bs_result *res = calloc(n, sizeof *res);
-  bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(cfgs, n, bs_opts_jobs(&o)),
+  bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(cfgs, n, bs_plan_jobs(&o)),
                        .verbosity = o.verbosity,
                        .out = lead ? human : NULL,
                        .tty = lead && isatty(fileno(human)),

@@ -1,146 +1,15 @@
 /* `backstop sweep SCENARIO...`: every reach of every fault point, one run
- * each (harness/explore/bs_sweep.h), as a matrix of points x outcomes. */
+ * each (harness/explore/bs_sweep_campaign.h), as a matrix of points x outcomes.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bs_cmd.h"
-#include "bs_cmd_batch.h"
 #include "bs_opts.h"
-#include "explore/bs_sweep.h"
+#include "explore/bs_batch.h"
+#include "explore/bs_sweep_campaign.h"
 #include "report/bs_report.h"
-
-/* One scenario at one size: its counting pass and its share of the runs. */
-typedef struct swept {
-  const bs_run_cfg *base;
-  bs_result count;
-  size_t first, n; /* its runs in the run list */
-  size_t total;    /* reaches the filters keep, before the sample */
-  size_t fixed;    /* armed faults before the swept one */
-} swept;
-
-/* A run's fault list: the user's faults, then the swept spec. */
-typedef struct sweep_run {
-  char spec[160];
-  const char *faults[BS_FAULT_MAX_SPECS + 1];
-} sweep_run;
-
-typedef struct sweep {
-  bs_opts o;
-  bs_run_cfg *base, *cfgs;
-  swept *sc;
-  sweep_run *runs;
-  bs_result *res;
-  size_t nbase, n;
-  bs_cmd_batch batch;
-} sweep;
-
-static size_t scenario_faults(const bs_scenario *s) {
-  size_t n = 0;
-  while (s->faults && s->faults[n])
-    n++;
-  return n;
-}
-
-/* Every base run once, counting reaches. */
-static bs_status count_pass(sweep *w) {
-  bs_status st = BS_OK;
-  bs_run_cfg *c = calloc(w->nbase ? w->nbase : 1, sizeof *c);
-  bs_result *r = calloc(w->nbase ? w->nbase : 1, sizeof *r);
-  if (!c || !r)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "sweep: %zu counting runs", w->nbase);
-  for (size_t i = 0; i < w->nbase; i++) {
-    c[i] = w->base[i];
-    c[i].count_reaches = true;
-  }
-  w->batch.label = "sweep: counting";
-  w->batch.total = w->nbase;
-  BS_CHECK(bs_cmd_batch_run(&w->batch, c, w->nbase, r));
-  for (size_t i = 0; i < w->nbase; i++) {
-    w->sc[i] = (swept){.base = &w->base[i], .count = r[i]};
-    memset(&r[i], 0, sizeof r[i]);
-  }
-out:
-  free(c);
-  free(r);
-  return st;
-}
-
-static bool count_ok(const swept *s) {
-  return s->count.verdict == BS_PASS || s->count.verdict == BS_VACUOUS;
-}
-
-/* The runs of one scenario: two per kept reach. */
-static bs_status plan_scenario(sweep *w, swept *s, size_t index,
-                               bs_sweep_reach **r, size_t *nr) {
-  /* A small sample goes on where the previous scenario's stopped. */
-  bs_sweep_filter f = {.points = w->o.points,
-                       .npoints = w->o.npoints,
-                       .rank = w->o.sweep_rank,
-                       .cycle = w->o.sweep_cycle,
-                       .sample = w->o.sample,
-                       .offset = index * w->o.sample};
-  *r = NULL;
-  *nr = 0;
-  s->fixed = scenario_faults(s->base->scn) + w->o.nfaults;
-  if (!count_ok(s))
-    return BS_OK;
-  return bs_sweep_reaches(&s->count, &f, r, nr, &s->total);
-}
-
-static bs_status add_runs(sweep *w, swept *s, const bs_sweep_reach *r,
-                          size_t nr) {
-  bs_status st = BS_OK;
-  size_t need = w->n + 2 * nr;
-  bs_run_cfg *c = realloc(w->cfgs, (need ? need : 1) * sizeof *c);
-  if (c)
-    w->cfgs = c;
-  sweep_run *x = realloc(w->runs, (need ? need : 1) * sizeof *x);
-  if (x)
-    w->runs = x;
-  if (!c || !x)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "sweep: %zu runs", need);
-  s->first = w->n;
-  for (size_t i = 0; i < 2 * nr; i++) {
-    sweep_run *run = &w->runs[w->n];
-    bs_sweep_spec(&r[i / 2], i % 2, run->spec, sizeof run->spec);
-    w->cfgs[w->n] = *s->base;
-    w->cfgs[w->n].nfaults = w->o.nfaults + 1;
-    w->cfgs[w->n].run_index = w->n;
-    w->n++;
-  }
-  s->n = 2 * nr;
-out:
-  return st;
-}
-
-/* Once the lists stop moving: each cfg's faults are the user's, then its
- * own run's spec. */
-static void link_faults(sweep *w) {
-  for (size_t i = 0; i < w->n; i++) {
-    sweep_run *run = &w->runs[i];
-    for (size_t k = 0; k < w->o.nfaults; k++)
-      run->faults[k] = w->o.faults[k];
-    run->faults[w->o.nfaults] = run->spec;
-    w->cfgs[i].faults = run->faults;
-  }
-}
-
-static bs_status plan_runs(sweep *w) {
-  bs_status st = BS_OK;
-  for (size_t i = 0; i < w->nbase; i++) {
-    bs_sweep_reach *r = NULL;
-    size_t nr = 0;
-    st = plan_scenario(w, &w->sc[i], i, &r, &nr);
-    if (st == BS_OK)
-      st = add_runs(w, &w->sc[i], r, nr);
-    free(r);
-    BS_CHECK(st);
-  }
-  link_faults(w);
-out:
-  return st;
-}
 
 /* ---- the matrix ---- */
 
@@ -148,7 +17,7 @@ typedef struct row {
   size_t reaches, swept, out[BS_SWEEP_OUTCOMES];
 } row;
 
-static bool fixed_keeps(const sweep *w, const bs_fault_reach *r) {
+static bool fixed_keeps(const bs_sweep_campaign *w, const bs_fault_reach *r) {
   bool point = w->o.npoints == 0;
   for (size_t i = 0; i < w->o.npoints && !point; i++)
     point = bs_fault_spec_matches(w->o.points[i], r->point);
@@ -156,7 +25,7 @@ static bool fixed_keeps(const sweep *w, const bs_fault_reach *r) {
          (w->o.sweep_cycle < 0 || w->o.sweep_cycle == r->cycle);
 }
 
-static void rows(const sweep *w, const swept *s, row *t) {
+static void rows(const bs_sweep_campaign *w, const bs_swept *s, row *t) {
   memset(t, 0, BS_FP_COUNT * sizeof *t);
   for (size_t i = 0; i < s->count.nreaches; i++) {
     const bs_fault_reach *r = &s->count.reaches[i];
@@ -174,11 +43,12 @@ static void rows(const sweep *w, const swept *s, row *t) {
   }
 }
 
-static void print_head(FILE *out, const sweep *w, const swept *s) {
+static void print_head(FILE *out, const bs_sweep_campaign *w,
+                       const bs_swept *s) {
   const bs_run_cfg *b = s->base;
   fprintf(out, "\nsweep %s, %d rank%s, %d cycle%s: ", b->scn->name, b->ranks,
           b->ranks == 1 ? "" : "s", b->cycles, b->cycles == 1 ? "" : "s");
-  if (!count_ok(s)) {
+  if (!bs_sweep_campaign_count_ok(s)) {
     fprintf(out, "the counting pass did not pass (%s): nothing swept\n",
             bs_result_verdict_name(s->count.verdict));
     bs_report_table_line(out, &s->count, 0);
@@ -217,13 +87,13 @@ static void print_matrix(FILE *out, const row *t) {
 }
 
 /* Prints one scenario's matrix and its failures; counts outcomes. */
-static void report_scenario(FILE *out, const sweep *w, const swept *s,
-                            size_t *outcomes) {
+static void report_scenario(FILE *out, const bs_sweep_campaign *w,
+                            const bs_swept *s, size_t *outcomes) {
   row t[BS_FP_COUNT];
-  bool quiet = w->o.verbosity < 0 && count_ok(s);
+  bool quiet = w->o.verbosity < 0 && bs_sweep_campaign_count_ok(s);
   if (!quiet)
     print_head(out, w, s);
-  if (!count_ok(s)) {
+  if (!bs_sweep_campaign_count_ok(s)) {
     outcomes[BS_SWEEP_FAIL]++;
     return;
   }
@@ -242,7 +112,8 @@ static void report_scenario(FILE *out, const sweep *w, const swept *s,
 
 /* ---- the JSON matrix ---- */
 
-static void json_scenario(bs_buf *b, const sweep *w, const swept *s) {
+static void json_scenario(bs_buf *b, const bs_sweep_campaign *w,
+                          const bs_swept *s) {
   row t[BS_FP_COUNT];
   rows(w, s, t);
   bs_buf_printf(b, "{\"scenario\": ");
@@ -251,8 +122,9 @@ static void json_scenario(bs_buf *b, const sweep *w, const swept *s) {
                 ", \"ranks\": %d, \"cycles\": %d, \"counted\": %s, "
                 "\"reaches\": %zu, \"swept\": %zu, \"skipped\": %zu, "
                 "\"points\": [",
-                s->base->ranks, s->base->cycles, count_ok(s) ? "true" : "false",
-                s->total, s->n / 2, s->total - s->n / 2);
+                s->base->ranks, s->base->cycles,
+                bs_sweep_campaign_count_ok(s) ? "true" : "false", s->total,
+                s->n / 2, s->total - s->n / 2);
   bool first = true;
   for (int p = 0; p < BS_FP_COUNT; p++) {
     if (!t[p].reaches)
@@ -269,7 +141,7 @@ static void json_scenario(bs_buf *b, const sweep *w, const swept *s) {
   bs_buf_printf(b, "]}");
 }
 
-static int save_reports(const sweep *w) {
+static int save_reports(const bs_sweep_campaign *w) {
   bs_buf b = {0}, m = {0};
   int rc = 0;
   if (w->o.json) {
@@ -295,7 +167,7 @@ static int save_reports(const sweep *w) {
   return rc;
 }
 
-static int report(const sweep *w, FILE *out) {
+static int report(const bs_sweep_campaign *w, FILE *out) {
   size_t outcomes[BS_SWEEP_OUTCOMES] = {0}, runs = 0;
   for (size_t i = 0; i < w->nbase; i++)
     report_scenario(out, w, &w->sc[i], outcomes);
@@ -307,18 +179,6 @@ static int report(const sweep *w, FILE *out) {
           runs, outcomes[BS_SWEEP_CONTAINED], outcomes[BS_SWEEP_RECOVERED],
           outcomes[BS_SWEEP_VACUOUS], outcomes[BS_SWEEP_FAIL]);
   return (outcomes[BS_SWEEP_FAIL] > 0) | save_reports(w);
-}
-
-static void sweep_free(sweep *w) {
-  for (size_t i = 0; w->sc && i < w->nbase; i++)
-    bs_result_free(&w->sc[i].count);
-  for (size_t i = 0; w->res && i < w->n; i++)
-    bs_result_free(&w->res[i]);
-  free(w->sc);
-  free(w->res);
-  free(w->runs);
-  free(w->cfgs);
-  free(w->base);
 }
 
 static bs_status check_sweepable(const bs_opts *o) {
@@ -337,31 +197,24 @@ static bs_status check_sweepable(const bs_opts *o) {
 }
 
 int bs_cmd_sweep(int argc, char **argv, const char *exe) {
-  sweep w = {0};
+  bs_sweep_campaign w = {0};
   int rc = 1;
   if (bs_opts_parse("sweep", argc, argv, &w.o) != BS_OK ||
       check_sweepable(&w.o) != BS_OK ||
-      bs_opts_plan(&w.o, exe, &w.base, &w.nbase) != BS_OK)
+      bs_plan_runs(&w.o, exe, &w.base, &w.nbase) != BS_OK)
     return bs_cmd_usage_error("sweep");
-  w.batch = (bs_cmd_batch){.jobs = bs_opts_jobs(&w.o),
-                           .tty = isatty(STDERR_FILENO) ? stderr : NULL};
-  if (!(w.sc = calloc(w.nbase ? w.nbase : 1, sizeof *w.sc)) ||
-      count_pass(&w) != BS_OK || plan_runs(&w) != BS_OK ||
-      !(w.res = calloc(w.n ? w.n : 1, sizeof *w.res)))
+  w.batch = (bs_batch){.jobs = bs_plan_jobs(&w.o),
+                       .tty = isatty(STDERR_FILENO) ? stderr : NULL};
+  if (bs_sweep_campaign_plan(&w) != BS_OK || bs_sweep_campaign_run(&w) != BS_OK)
     goto failed;
-  w.batch.label = "sweep";
-  w.batch.done = 0;
-  w.batch.total = w.n;
-  if (bs_cmd_batch_run(&w.batch, w.cfgs, w.n, w.res) != BS_OK)
-    goto failed;
-  bs_cmd_batch_end(&w.batch);
+  bs_batch_end(&w.batch);
   rc = report(&w, stdout);
   goto out;
 failed:
-  bs_cmd_batch_end(&w.batch);
+  bs_batch_end(&w.batch);
   fprintf(stderr, "backstop sweep: %s\n",
           bs_err()->message[0] ? bs_err()->message : "out of memory");
 out:
-  sweep_free(&w);
+  bs_sweep_campaign_free(&w);
   return rc;
 }

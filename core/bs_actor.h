@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "backup/bs_digest.h"
+#include "bs_digest.h"
 #include "comm/bs_comm.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/bs_scenario.h"
 #include "run/bs_nccl_plan.h"
 
 static bs_scenario scn = {.name = "rank-death"};

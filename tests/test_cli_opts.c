@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "bs_opts.h"
-#include "report/bs_result.h"
+#include "catalog/bs_scenario.h"
+#include "verdict/bs_result.h"
 
 BS_SCENARIO(alpha){.name = "alpha-one",
                    .labels = "@smoke @fault",
@@ -161,7 +162,7 @@ static void test_plan(void **state) {
   bs_run_cfg *runs;
   size_t n;
   assert_int_equal(parse("run", "alpha-* beta --ranks 2,3 --seed 5"), BS_OK);
-  assert_int_equal(bs_opts_plan(&o, "/bin/backstop", &runs, &n), BS_OK);
+  assert_int_equal(bs_plan_runs(&o, "/bin/backstop", &runs, &n), BS_OK);
   assert_int_equal(n, 6);
   assert_string_equal(runs[0].scn->name, "alpha-one");
   assert_int_equal(runs[0].ranks, 2);
@@ -174,31 +175,31 @@ static void test_plan(void **state) {
   free(runs);
   /* no selector: the default suite at each scenario's default size */
   assert_int_equal(parse("run", ""), BS_OK);
-  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_OK);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_OK);
   assert_int_equal(n, 1);
   assert_int_equal(runs[0].ranks, 4);
   free(runs);
   /* in a matrix, sizes below a scenario's minimum are skipped */
   assert_int_equal(parse("run", "alpha-one beta --ranks 1,2"), BS_OK);
-  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_OK);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_OK);
   assert_int_equal(n, 3);
   assert_string_equal(runs[0].scn->name, "alpha-one");
   assert_int_equal(runs[0].ranks, 2);
   free(runs);
   assert_int_equal(parse("run", "alpha-one --ranks 1"), BS_OK);
-  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
   assert_string_equal(bs_err()->message,
                       "alpha-one needs at least 2 ranks, --ranks gave 1");
   assert_null(runs);
   assert_int_equal(parse("run", "beta --fault name=engine/send,rank=2"), BS_OK);
-  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "rank 2 is outside the world"));
   /* beta's rematerialize=1 with colocate=0 is rejected by validation */
   assert_int_equal(parse("run", "beta --set colocate=0"), BS_OK);
-  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "beta: configuration rejected"));
   assert_int_equal(parse("run", "nothing-here"), BS_OK);
-  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
   bs_err_clear();
 }
 
@@ -209,7 +210,7 @@ static int planned_timeout(const char *line, bool *in_repro) {
   size_t n;
   bs_buf b = {0};
   assert_int_equal(parse("run", line), BS_OK);
-  assert_int_equal(bs_opts_plan(&o, "b", &runs, &n), BS_OK);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_OK);
   assert_true(n >= 1);
   int ms = runs[0].timeout_ms;
   bs_result_repro(&runs[0], &b);

@@ -16,7 +16,7 @@
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
 #include "dev/bs_dev.h"
-#include "run/bs_launcher.h"
+#include "proc/bs_launcher.h"
 
 static const char *const launcher_vars[] = {"BS_PROC_RANK",
                                             "BS_PROC_SIZE",

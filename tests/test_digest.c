@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backup/bs_digest.h"
+#include "bs_digest.h"
 
 static void expect_hex(const void *data, size_t n, const char *want) {
   bs_digest d;

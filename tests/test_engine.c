@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backup/bs_digest.h"
+#include "bs_digest.h"
 #include "bs_err.h"
 #include "bs_fault_control.h"
 #include "bs_test_faults.h"

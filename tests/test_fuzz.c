@@ -12,6 +12,7 @@
 
 #include "bs_fault_control.h"
 #include "bs_test_faults.h"
+#include "catalog/bs_scenario.h"
 #include "explore/bs_fuzz.h"
 #include "oracles/bs_expect.h"
 #include "run/bs_child.h"

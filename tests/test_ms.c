@@ -23,7 +23,7 @@
 #include "bs_test_faults.h"
 #include "memsaver/bs_ms.h"
 #include "memsaver/bs_ms_testing.h"
-#include "run/bs_fork.h"
+#include "proc/bs_fork.h"
 
 typedef struct fixture {
   bs_dev *dev;

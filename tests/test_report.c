@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/bs_scenario.h"
 #include "oracles/bs_verdict.h"
 #include "report/bs_report.h"
 #include "report/bs_trace.h"

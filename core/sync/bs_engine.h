@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "backup/bs_digest.h"
+#include "bs_digest.h"
 #include "bs_dtype.h"
 #include "bs_err.h"
 

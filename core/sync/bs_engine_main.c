@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backup/bs_digest.h"
+#include "bs_digest.h"
 #include "bs_dtype.h"
 #include "sync/bs_engine.h"
 #include "sync/bs_wire.h"

@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #include "backup/bs_backuper.h"
-#include "backup/bs_digest.h"
+#include "bs_digest.h"
 #include "comm/bs_comm.h"
 #include "memsaver/bs_ms.h"
 #include "sync/bs_engine.h"

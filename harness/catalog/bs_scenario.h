@@ -30,45 +30,9 @@
 #include <stdint.h>
 
 #include "bs_err.h"
+#include "cfg/bs_run_cfg.h"
 
 typedef struct bs_record bs_record;
-typedef struct bs_scenario bs_scenario;
-
-/* Everything one run needs, resolved from the scenario and the options. */
-typedef struct bs_run_cfg {
-  const bs_scenario *scn;
-  int ranks;
-  const char *backend; /* "sim" | "nccl" */
-  const char *device;  /* "host" | "cuda" */
-  const char *model;   /* preset or file */
-  double scale;
-  int cycles;
-  const char *const *sets; /* the user's --set, after the scenario's */
-  size_t nsets;
-  const char *const *faults; /* the user's --fault, after the scenario's */
-  size_t nfaults;
-  const char *const *mutants;
-  size_t nmutants;
-  uint64_t seed;
-  int timeout_ms;        /* watchdog: --timeout-ms, else the scenario's; 0: the
-                          * communicator's default */
-  double deadline_s;     /* the parent kills the run past this */
-  const char *artifacts; /* folder for failure artifacts; NULL: none */
-  const char *exe;       /* the backstop binary (engine processes) */
-  /* Process-per-rank (bs_launcher.h): this process runs the ranks
-   * proc*ranks/nprocs .. of the run; the processes meet in the folder
-   * rendezvous/run<run_index>. rendezvous NULL: every rank is here. */
-  int proc, nprocs;
-  const char *rendezvous;
-  size_t run_index;
-  /* NCCL ranks that would share a GPU as threads (which deadlocks: CUDA
-   * serialises a process's allocations against its own NCCL kernels): the
-   * run's child starts one process per rank itself (bs_child_spawn.h). */
-  bool spawn;
-  bool spawned;       /* one of those processes: its repro is a plain run */
-  bool shares_gpu;    /* its NCCL ranks share a GPU: it runs alone */
-  bool count_reaches; /* the result lists every reach count (sweep) */
-} bs_run_cfg;
 
 /* The scenario's own oracle: reads the record, says why in detail. */
 typedef bool (*bs_expect_fn)(const bs_record *rec, char *detail, size_t n);

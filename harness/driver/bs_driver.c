@@ -12,8 +12,8 @@
 #include "memsaver/bs_ms.h"
 #include "model/bs_ddp.h"
 #include "model/bs_params.h"
-#include "run/bs_launcher.h"
-#include "run/bs_meet.h"
+#include "proc/bs_launcher.h"
+#include "proc/bs_meet.h"
 #include "train/bs_optimizer.h"
 
 /* Ring large enough that a scenario's whole schedule fits: the uniform

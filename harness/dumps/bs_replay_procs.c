@@ -12,8 +12,8 @@
 #include "comm/front/bs_comm_report.h"
 #include "dev/bs_dev.h"
 #include "dumps/bs_dumps_report.h"
-#include "run/bs_fork.h"
-#include "run/bs_meet.h"
+#include "proc/bs_fork.h"
+#include "proc/bs_meet.h"
 
 /* A rank through its plan waits this long beyond two watchdog timeouts
  * for the others: once it is through, the others can complete nothing more

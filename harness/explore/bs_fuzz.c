@@ -8,6 +8,7 @@
 #include "driver/bs_driver.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
+#include "oracles/bs_oracle.h"
 #include "util/bs_buf.h"
 
 /* ---- the stream ---- */

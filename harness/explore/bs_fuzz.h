@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "catalog/bs_scenario.h"
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 #define BS_FUZZ_FAULTS 3
 #define BS_FUZZ_SETS 3

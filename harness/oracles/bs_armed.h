@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "record/bs_record.h"
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 /* res->armed from res->faults (the specs in the order they were armed), the
  * commands of libfiu's fiu-run and the firings nothing of ours armed

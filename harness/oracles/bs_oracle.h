@@ -10,8 +10,7 @@
 
 #include "catalog/bs_scenario.h"
 #include "record/bs_record.h"
-
-#define BS_DETAIL_MAX 512
+#include "verdict/bs_result.h"
 
 typedef bool (*bs_oracle_fn)(const bs_record *r, char *detail, size_t n);
 
@@ -20,12 +19,6 @@ typedef struct bs_oracle {
   const char *what; /* one line for `backstop explain` */
   bs_oracle_fn fn;
 } bs_oracle;
-
-typedef struct bs_oracle_result {
-  char name[64]; /* an invariant, "expectation", or a check's name */
-  bool ok;
-  char detail[BS_DETAIL_MAX];
-} bs_oracle_result;
 
 /* The invariants, NULL-name terminated, in the order reports list them. */
 const bs_oracle *bs_oracles(void);

@@ -6,8 +6,9 @@
 #ifndef BS_VERDICT_H
 #define BS_VERDICT_H
 
+#include "oracles/bs_oracle.h"
 #include "record/bs_record.h"
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 /* expect: the scenario's own oracle, or NULL. res keeps its identity
  * fields; verdict, oracles, outcomes, memory, detect_ms and armed are

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bs_clock.h"
 #include "comm/front/bs_flight.h"
 #include "comm/front/bs_watchdog.h"
 
@@ -19,9 +20,9 @@ bs_status bs_record_init(bs_record *r, int nranks, int cycles) {
   r->opt0.inner = -1;
   /* One instant on the flight recorder's clock, which is this monotonic
    * clock shifted: collectives line up with phases exactly. */
-  uint64_t mono = bs_watchdog_now_ns();
+  uint64_t mono = bs_clock_mono_ns();
   r->start_mono_ms = (double)mono / 1e6;
-  r->start_real_ms = (double)bs_flight_wall_ns(mono) / 1e6;
+  r->start_real_ms = (double)bs_clock_wall_at_ns(mono) / 1e6;
   if (nranks <= 0)
     return BS_OK;
   r->rank = calloc((size_t)nranks, sizeof *r->rank);
@@ -77,7 +78,7 @@ void bs_record_free(bs_record *r) {
 }
 
 double bs_record_now_ms(const bs_record *r) {
-  return (double)bs_watchdog_now_ns() / 1e6 - r->start_mono_ms;
+  return (double)bs_clock_mono_ns() / 1e6 - r->start_mono_ms;
 }
 
 bs_event *bs_record_begin(bs_record *r, int rank, const char *phase,

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "backup/bs_digest.h"
+#include "bs_digest.h"
 #include "bs_err.h"
 #include "bs_fault_control.h"
 #include "dev/bs_dev.h"

@@ -4,7 +4,7 @@
 #define BS_ARTIFACTS_H
 
 #include "record/bs_record.h"
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 /* Writes each rank's flight recorder as dir/<run>/rank_<R> (the pickle
  * PyTorch writes, which `torchfrtrace dir/<run>` reads as it is) and its

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "report/bs_result.h"
 #include "util/bs_buf.h"
+#include "verdict/bs_result.h"
 
 typedef struct bs_summary {
   size_t runs, pass, fail, hang, crash, vacuous;

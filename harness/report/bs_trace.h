@@ -4,8 +4,8 @@
 #define BS_TRACE_H
 
 #include "record/bs_record.h"
-#include "report/bs_result.h"
 #include "util/bs_buf.h"
+#include "verdict/bs_result.h"
 
 /* Trace-event JSON ({"traceEvents": [...]}) of the record. */
 void bs_trace_json(bs_buf *b, const bs_record *rec, const char *title);

@@ -5,16 +5,17 @@
 #include <unistd.h>
 
 #include "bs_file.h"
+#include "catalog/bs_scenario.h"
 #include "driver/bs_driver.h"
 #include "dumps/bs_dumps_report.h"
+#include "proc/bs_fork.h"
+#include "proc/bs_launcher.h"
 #include "record/bs_record_part.h"
 #include "report/bs_artifacts.h"
-#include "run/bs_child.h"
+#include "run/bs_child_judge.h"
 #include "run/bs_child_part.h"
-#include "run/bs_child_spawn.h"
-#include "run/bs_fork.h"
+#include "run/bs_child_procs.h"
 #include "run/bs_hangdump.h"
-#include "run/bs_launcher.h"
 #include "run/bs_parent.h"
 
 /* Process 0 stops waiting for parts this early, the others for its verdict
@@ -273,7 +274,7 @@ static int dump_part(bs_record *d, bs_result *res, void *arg) {
   if (!p->cfg->scn->drive)
     dump_lead(p, d);
   if (p->procs) /* they gave what they had: the run ends here */
-    bs_child_spawn_end(p->procs, p->cfg->nprocs, p->cfg->rendezvous, true);
+    bs_child_procs_end(p->procs, p->cfg->nprocs, p->cfg->rendezvous, true);
   /* Processes it started are ended now; a launcher's, by their parents. */
   return BS_HANGDUMP_WRITE | (p->procs ? 0 : BS_HANGDUMP_STAY);
 }

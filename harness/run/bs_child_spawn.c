@@ -9,12 +9,10 @@
 #include <unistd.h>
 
 #include "bs_file.h"
+#include "proc/bs_fork.h"
 #include "run/bs_child_part.h"
-#include "run/bs_fork.h"
+#include "run/bs_child_procs.h"
 #include "run/bs_hangdump.h"
-
-/* After process 0's verdict the others only read it and leave. */
-enum { REAP_MS = 5000 };
 
 static void start(const bs_run_cfg *base, int p, pid_t *pid) {
   *pid = fork();
@@ -24,27 +22,6 @@ static void start(const bs_run_cfg *base, int p, pid_t *pid) {
   c.proc = p;
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
   bs_fork_exit(bs_child_part_run(&c, null, NULL));
-}
-
-static void reap(pid_t *pids, int n, bool kill_now) {
-  struct timespec nap = {0, 1000000L};
-  for (int i = 0; kill_now && i < n; i++)
-    if (pids[i] > 0)
-      kill(pids[i], SIGKILL);
-  for (int waited = 0, left = n; left > 0;) {
-    left = 0;
-    for (int i = 0; i < n; i++) {
-      if (pids[i] > 0 && waitpid(pids[i], NULL, WNOHANG) == pids[i])
-        pids[i] = 0;
-      left += pids[i] > 0;
-    }
-    if (left && ++waited > REAP_MS)
-      for (int i = 0; i < n; i++)
-        if (pids[i] > 0)
-          kill(pids[i], SIGKILL);
-    if (left)
-      nanosleep(&nap, NULL);
-  }
 }
 
 int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
@@ -69,13 +46,7 @@ int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
     start(&base, p, &pids[p]);
   base.proc = 0;
   rc = bs_child_part_run(&base, fd, pids);
-  bs_child_spawn_end(pids, n, dir, false);
+  bs_child_procs_end(pids, n, dir, false);
   free(pids);
   return rc;
-}
-
-void bs_child_spawn_end(pid_t *pids, int n, const char *dir, bool kill_now) {
-  reap(pids, n, kill_now);
-  if (bs_file_remove_tree(dir) != BS_OK)
-    bs_err_clear(); /* a leftover in /tmp does not change the verdict */
 }

@@ -9,17 +9,9 @@
 #ifndef BS_CHILD_SPAWN_H
 #define BS_CHILD_SPAWN_H
 
-#include <stdbool.h>
-#include <sys/types.h>
-
-#include "catalog/bs_scenario.h"
+#include "cfg/bs_run_cfg.h"
 
 /* A bs_run_child_fn (bs_parent.h). */
 int bs_child_spawn_run(const bs_run_cfg *cfg, int fd);
-
-/* The run's end in process 0: waits for the processes it started (pids, n,
- * 0 for none; killed after 5 s, or at once with kill_now: a dump that has
- * what they could give), then removes the run's folder dir. */
-void bs_child_spawn_end(pid_t *pids, int n, const char *dir, bool kill_now);
 
 #endif

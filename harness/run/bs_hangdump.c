@@ -11,8 +11,8 @@
 
 #include "comm/bs_comm.h"
 #include "driver/bs_driver.h"
+#include "proc/bs_fork.h"
 #include "report/bs_artifacts.h"
-#include "run/bs_fork.h"
 #include "run/bs_parent.h"
 
 enum { FREE = 0, RUN, DUMP };

@@ -10,9 +10,9 @@
 #ifndef BS_HANGDUMP_H
 #define BS_HANGDUMP_H
 
-#include "catalog/bs_scenario.h"
+#include "cfg/bs_run_cfg.h"
 #include "record/bs_record.h"
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 /* What a process-per-rank run's share in a dump asks for besides sending
  * the result (which every process does). */

@@ -9,9 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "catalog/bs_scenario.h"
 #include "comm/bs_comm.h"
-#include "run/bs_fork.h"
-#include "run/bs_launcher.h"
+#include "proc/bs_fork.h"
+#include "proc/bs_launcher.h"
 
 enum { PROBE_MS = 30000 };
 

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "catalog/bs_scenario.h"
+#include "cfg/bs_run_cfg.h"
 #include "comm/bs_comm.h"
 
 /* BS_ERR_INVALID (a usage error) with a one-line message; BS_OK when no

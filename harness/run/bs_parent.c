@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/bs_scenario.h"
+#include "proc/bs_fork.h"
 #include "report/bs_report.h"
-#include "run/bs_fork.h"
 
 typedef struct exec_state {
   const bs_run_cfg *cfgs;

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "catalog/bs_scenario.h"
-#include "report/bs_result.h"
+#include "cfg/bs_run_cfg.h"
+#include "verdict/bs_result.h"
 
 /* Runs one scenario in the child; writes its run object (JSON) to fd and
  * returns the exit status. */

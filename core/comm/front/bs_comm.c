@@ -12,7 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "backup/bs_digest.h"
+#include "bs_clock.h"
+#include "bs_digest.h"
 #include "bs_fault.h"
 
 static const char *short_name(bs_coll c) {
@@ -79,7 +80,7 @@ static void pos_enter(bs_comm *c, const bs_coll_args *shown) {
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = BS_RANK_IN_COLL;
   p->at = *shown;
-  p->since_ns = bs_watchdog_now_ns();
+  p->since_ns = bs_clock_mono_ns();
   pthread_mutex_unlock(&w->mu);
 }
 
@@ -88,7 +89,7 @@ static void pos_leave(bs_comm *c, uint64_t completed_seq) {
   pthread_mutex_lock(&w->mu);
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = BS_RANK_RUNNING;
-  p->since_ns = bs_watchdog_now_ns();
+  p->since_ns = bs_clock_mono_ns();
   if (completed_seq)
     p->last_seq = completed_seq;
   pthread_mutex_unlock(&w->mu);
@@ -102,7 +103,7 @@ void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why) {
   pthread_mutex_lock(&w->mu);
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = how;
-  p->since_ns = bs_watchdog_now_ns();
+  p->since_ns = bs_clock_mono_ns();
   snprintf(p->why, sizeof p->why, "%s", why ? why : "");
   pthread_mutex_unlock(&w->mu);
   w->be->rank_gone(c);
@@ -134,7 +135,7 @@ static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
     culprit = bs_world_culprit(c->w);
   }
   if (!c->fail_ns)
-    c->fail_ns = bs_watchdog_now_ns();
+    c->fail_ns = bs_clock_mono_ns();
   bs_world_cause(c->w, cause, sizeof cause);
   if (culprit >= 0) { /* the cause names the collective */
     st = bs_err_fail(st, NULL, "%s", cause);
@@ -218,7 +219,7 @@ static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
   bs_rank_pos *pos = calloc((size_t)n, sizeof *pos);
   if (!pos)
     BS_FAIL(BS_ERR_NOMEM, NULL, "fingerprint report for %d ranks", n);
-  uint64_t now = bs_watchdog_now_ns();
+  uint64_t now = bs_clock_mono_ns();
   for (int i = 0; i < n; i++)
     pos[i] = (bs_rank_pos){.state = BS_RANK_IN_COLL,
                            .at = args_of(&all[i]),
@@ -244,7 +245,7 @@ out:
  * aborted; a rank death behind it (reported by its own process) wins when
  * the job settles. */
 static bs_status fingerprint_torn(bs_comm *c, const bs_coll_args *a, int bad) {
-  bs_world_fail(c->w, BS_ERR_ABORTED, bs_watchdog_now_ns(), NULL, 0,
+  bs_world_fail(c->w, BS_ERR_ABORTED, bs_clock_mono_ns(), NULL, 0,
                 "fingerprint exchange before #%llu cut short: rank %d's "
                 "fingerprint is missing or torn (it left, or the exchange "
                 "was aborted)",
@@ -446,8 +447,8 @@ out:
  * for the world to fail (its peers' watchdog), within twice the timeout. */
 static bs_status skip_init(bs_comm *c, bs_coll_args *a) {
   uint64_t until =
-      bs_watchdog_now_ns() + 2ull * (uint64_t)c->w->o.timeout_ms * 1000000ull;
-  while (bs_world_abort_status(c->w) == BS_OK && bs_watchdog_now_ns() < until)
+      bs_clock_mono_ns() + 2ull * (uint64_t)c->w->o.timeout_ms * 1000000ull;
+  while (bs_world_abort_status(c->w) == BS_OK && bs_clock_mono_ns() < until)
     sleep_ms(1);
   if (bs_world_abort_status(c->w) == BS_OK)
     bs_world_abort(c->w, BS_ERR_TIMEOUT, 0,

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_clock.h"
 #include "comm/front/bs_watchdog.h"
 
 struct bs_flight {
@@ -14,25 +15,6 @@ struct bs_flight {
   uint64_t next_id; /* record_id of the next entry; also how many so far */
   bs_flight_entry *ring;
 };
-
-static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
-static uint64_t real_minus_mono; /* wall-clock ns minus monotonic ns */
-
-static void clock_init(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t real = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-  real_minus_mono = real - bs_watchdog_now_ns();
-}
-
-uint64_t bs_flight_wall_ns(uint64_t monotonic_ns) {
-  pthread_once(&clock_once, clock_init);
-  return monotonic_ns + real_minus_mono;
-}
-
-uint64_t bs_flight_now_ns(void) {
-  return bs_flight_wall_ns(bs_watchdog_now_ns());
-}
 
 /* Readers take a const recorder; the lock is the one mutable part. */
 static pthread_mutex_t *lock(const bs_flight *f) {
@@ -77,7 +59,7 @@ uint64_t bs_flight_record(bs_flight *f, const bs_flight_entry *e) {
   slot->state = BS_FLIGHT_SCHEDULED;
   snprintf(slot->phase, sizeof slot->phase, "%s", bs_err_phase());
   slot->thread_id = (uint64_t)gettid();
-  slot->time_created_ns = bs_flight_now_ns();
+  slot->time_created_ns = bs_clock_wall_ns();
   slot->time_discovered_started_ns = 0;
   slot->time_discovered_completed_ns = 0;
   pthread_mutex_unlock(mu);
@@ -90,9 +72,9 @@ void bs_flight_advance(bs_flight *f, uint64_t record_id, bs_flight_state st) {
   if (slot->record_id == record_id && record_id < f->next_id) {
     slot->state = st;
     if (st == BS_FLIGHT_STARTED)
-      slot->time_discovered_started_ns = bs_flight_now_ns();
+      slot->time_discovered_started_ns = bs_clock_wall_ns();
     if (st == BS_FLIGHT_COMPLETED)
-      slot->time_discovered_completed_ns = bs_flight_now_ns();
+      slot->time_discovered_completed_ns = bs_clock_wall_ns();
   }
   pthread_mutex_unlock(mu);
 }

@@ -34,7 +34,7 @@ typedef struct bs_flight_entry {
   size_t input_numel, output_numel;
   bs_dtype input_dtype, output_dtype;
   bs_flight_state state;
-  /* bs_flight_now_ns(); 0: not reached (null in JSON). */
+  /* bs_clock_wall_ns(); 0: not reached (null in JSON). */
   uint64_t time_created_ns;
   uint64_t time_discovered_started_ns;
   uint64_t time_discovered_completed_ns;
@@ -47,14 +47,6 @@ typedef struct bs_flight_meta {
   int timeout_ms;
   const char *comm_lib_version; /* NULL: the backend's name */
 } bs_flight_meta;
-
-/* The recorder's clock: wall-clock nanoseconds as PyTorch's dumps carry
- * them, read as CLOCK_REALTIME once per process and advanced by
- * CLOCK_MONOTONIC since, so that it never steps and a monotonic time maps
- * onto it exactly (bs_flight_wall_ns): the timeline puts phases
- * (monotonic) and collectives on one clock. */
-uint64_t bs_flight_now_ns(void);
-uint64_t bs_flight_wall_ns(uint64_t monotonic_ns);
 
 typedef struct bs_flight bs_flight;
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bs_clock.h"
+
 struct bs_watchdog {
   int slots;
   uint64_t timeout_ns;
@@ -19,12 +21,6 @@ struct bs_watchdog {
   bool stop; /* under mu */
   pthread_t thread;
 };
-
-uint64_t bs_watchdog_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static struct timespec ts_at(uint64_t ns) {
   return (struct timespec){.tv_sec = (time_t)(ns / 1000000000ull),
@@ -50,10 +46,10 @@ static void *watch(void *p) {
   bs_watchdog *wd = p;
   pthread_mutex_lock(&wd->mu);
   while (!wd->stop && !atomic_load(&wd->fired)) {
-    struct timespec until = ts_at(bs_watchdog_now_ns() + wd->poll_ns);
+    struct timespec until = ts_at(bs_clock_mono_ns() + wd->poll_ns);
     pthread_cond_timedwait(&wd->cv, &wd->mu, &until);
     uint64_t armed_ns = 0;
-    int slot = wd->stop ? -1 : overdue(wd, bs_watchdog_now_ns(), &armed_ns);
+    int slot = wd->stop ? -1 : overdue(wd, bs_clock_mono_ns(), &armed_ns);
     if (slot >= 0)
       atomic_store(&wd->fired, true);
     bool tick = wd->tick && slot < 0 && !wd->stop;
@@ -143,7 +139,7 @@ void bs_watchdog_stop(bs_watchdog *wd) {
 
 void bs_watchdog_arm(bs_watchdog *wd, int slot) {
   if (wd && slot >= 0 && slot < wd->slots)
-    atomic_store(&wd->armed[slot], bs_watchdog_now_ns());
+    atomic_store(&wd->armed[slot], bs_clock_mono_ns());
 }
 
 void bs_watchdog_disarm(bs_watchdog *wd, int slot) {

@@ -32,7 +32,4 @@ void bs_watchdog_arm(bs_watchdog *wd, int slot);
 void bs_watchdog_disarm(bs_watchdog *wd, int slot);
 bool bs_watchdog_fired(const bs_watchdog *wd);
 
-/* CLOCK_MONOTONIC in nanoseconds: every duration the comm layer measures. */
-uint64_t bs_watchdog_now_ns(void);
-
 #endif

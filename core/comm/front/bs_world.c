@@ -2,6 +2,7 @@
  * watchdog, and the first failure with its report. */
 #include "comm/backend/bs_comm_backend.h"
 
+#include "bs_clock.h"
 #include "comm/front/bs_abort.h"
 
 #include <stdarg.h>
@@ -240,7 +241,7 @@ bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
   bs_world_running(w, true);
   st = spawn_and_join(w);
   bs_world_running(w, false);
-  w->end_ns = bs_watchdog_now_ns();
+  w->end_ns = bs_clock_mono_ns();
   bs_watchdog_stop(w->wd);
   w->wd = NULL;
   report_dead(w);
@@ -363,7 +364,7 @@ static bool fail_first(bs_world *w, bs_status why, uint64_t stall_ns,
   pthread_mutex_lock(&w->mu);
   if (bs_world_abort_status(w) == BS_OK) {
     snprintf(w->cause, sizeof w->cause, "%s", cause);
-    uint64_t now = bs_watchdog_now_ns();
+    uint64_t now = bs_clock_mono_ns();
     w->stall_ns = stall_ns ? stall_ns : now;
     int n = pos ? npos : w->o.size;
     w->fail_pos = calloc((size_t)n, sizeof *w->fail_pos);
@@ -382,7 +383,7 @@ static bool fail_first(bs_world *w, bs_status why, uint64_t stall_ns,
 /* The other processes learn of it from the note (their watchdog threads
  * look for it): the stall time travels as wall-clock time. */
 static void share(bs_world *w, bs_status why, bool follows) {
-  uint64_t mono = bs_watchdog_now_ns(), real = bs_abort_real_ns();
+  uint64_t mono = bs_clock_mono_ns(), real = bs_abort_real_ns();
   bs_abort_note n = {.st = why,
                      .first = w->o.first_rank,
                      .size = w->o.size,
@@ -410,7 +411,7 @@ bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
 
 /* A note's stall on this host's monotonic clock. */
 static uint64_t note_stall(const bs_abort_note *n) {
-  uint64_t mono = bs_watchdog_now_ns(), real = bs_abort_real_ns();
+  uint64_t mono = bs_clock_mono_ns(), real = bs_abort_real_ns();
   uint64_t ago = real > n->real_ns ? real - n->real_ns : 0;
   return ago < mono ? mono - ago : mono;
 }
@@ -440,10 +441,10 @@ static void settle_across(bs_world *w) {
   int procs = w->o.procs > 0 ? w->o.procs : 1;
   bs_abort_note *notes = calloc((size_t)procs, sizeof *notes);
   size_t n = 0;
-  uint64_t until = bs_watchdog_now_ns() + SETTLE_MS * 1000000ull;
+  uint64_t until = bs_clock_mono_ns() + SETTLE_MS * 1000000ull;
   while (notes) {
     n = bs_abort_collect(w->o.abort_dir, notes, (size_t)procs);
-    if (n >= (size_t)procs || bs_watchdog_now_ns() >= until)
+    if (n >= (size_t)procs || bs_clock_mono_ns() >= until)
       break;
     nap_ms(SHARE_POLL_MS);
   }
@@ -464,7 +465,7 @@ void bs_world_adopt(bs_world *w, bs_status st, uint64_t stall_ns,
   }
   snprintf(w->cause, sizeof w->cause, "%s", cause);
   w->stall_ns = stall_ns;
-  write_report(w, st, bs_watchdog_now_ns());
+  write_report(w, st, bs_clock_mono_ns());
   atomic_store(&w->abort_st, (int)st);
   pthread_mutex_unlock(&w->mu);
 }

@@ -11,6 +11,7 @@
  * the abort to kill it). Buffers are device pointers. */
 #include "comm/backend/bs_comm_backend.h"
 
+#include "bs_clock.h"
 #include "bs_file.h"
 #include "comm/backend/nccl/bs_nccl_lib.h"
 
@@ -143,7 +144,7 @@ static bs_status settle(bs_comm *c, uint64_t since, bool stream,
     if (q != cudaSuccess && q != cudaErrorNotReady)
       return fail_cuda(c, q, what);
     bs_status ab = bs_world_abort_status(c->w);
-    if (ab == BS_OK && bs_watchdog_now_ns() >= deadline)
+    if (ab == BS_OK && bs_clock_mono_ns() >= deadline)
       ab = bs_world_timeout(c->w, c->rank, since);
     if (ab != BS_OK) {
       abort_local(nr);
@@ -197,7 +198,7 @@ static ncclResult_t enqueue(nccl_rank *nr, const bs_coll_args *a,
 static bs_status run(bs_comm *c, const bs_coll_args *a, const void *send,
                      void *recv) {
   nccl_rank *nr = c->impl;
-  uint64_t since = bs_watchdog_now_ns();
+  uint64_t since = bs_clock_mono_ns();
   if (!nr->comm)
     return bs_err_fail(BS_ERR_ABORTED, NULL, "rank %d: communicator aborted",
                        c->grank);
@@ -356,7 +357,7 @@ static void nccl_world_fini(bs_world *w) {
 static bs_status id_of(bs_comm *c, int gen, ncclUniqueId *out) {
   bs_status st = BS_OK;
   nccl_world *nw = c->w->impl;
-  uint64_t until = deadline_of(c->w, bs_watchdog_now_ns(), true);
+  uint64_t until = deadline_of(c->w, bs_clock_mono_ns(), true);
   if (c->rank == 0) {
     ncclUniqueId id;
     BS_CHECK(unique_id(c->w, gen, &id));
@@ -368,7 +369,7 @@ static bs_status id_of(bs_comm *c, int gen, ncclUniqueId *out) {
   }
   pthread_mutex_lock(&nw->mu);
   while (nw->gen < gen && bs_world_abort_status(c->w) == BS_OK &&
-         bs_watchdog_now_ns() < until) {
+         bs_clock_mono_ns() < until) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_nsec += 1000000L;
@@ -395,7 +396,7 @@ static bs_status create_comm(bs_comm *c, ncclUniqueId id) {
   nccl_rank *nr = c->impl;
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
   cfg.blocking = 0;
-  uint64_t since = bs_watchdog_now_ns();
+  uint64_t since = bs_clock_mono_ns();
   ncclResult_t r = nr->nc->CommInitRankConfig(&nr->comm, c->w->o.global_size,
                                               id, c->grank, &cfg);
   if (r != ncclSuccess && r != ncclInProgress)
@@ -429,7 +430,7 @@ static bs_status nccl_comm_destroy(bs_comm *c) {
   if (nr->comm && bs_world_abort_status(c->w) == BS_OK) {
     ncclResult_t r = nr->nc->CommFinalize(nr->comm);
     if (r == ncclSuccess || r == ncclInProgress)
-      st = settle(c, bs_watchdog_now_ns(), false, "ncclCommFinalize");
+      st = settle(c, bs_clock_mono_ns(), false, "ncclCommFinalize");
     if (nr->comm)
       nr->nc->CommDestroy(nr->comm);
     nr->comm = NULL;

@@ -14,6 +14,7 @@
  * waiter of another process that finds it fails its own world alike. A
  * process that dies without leaving is found by its pid, every slice of a
  * wait, and its ranks are gone from then on. */
+#include "bs_clock.h"
 #include "comm/backend/sim/bs_rdv.h"
 
 #include <errno.h>
@@ -117,11 +118,11 @@ out:
 }
 
 static int open_within(const char *path, int timeout_ms) {
-  uint64_t deadline = bs_watchdog_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+  uint64_t deadline = bs_clock_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
   struct timespec nap = {0, OPEN_POLL_NS};
   int fd;
   while ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0 && errno == ENOENT &&
-         bs_watchdog_now_ns() < deadline)
+         bs_clock_mono_ns() < deadline)
     nanosleep(&nap, NULL);
   return fd;
 }
@@ -176,7 +177,7 @@ static void shm_poll(bs_rdv *r, bs_world *w) {
   if (h->abort_st != BS_OK && bs_world_abort_status(w) == BS_OK)
     bs_world_fail(w, (bs_status)h->abort_st, h->stall_ns, NULL, 0, "%s",
                   h->cause);
-  uint64_t now = bs_watchdog_now_ns();
+  uint64_t now = bs_clock_mono_ns();
   if (bs_world_abort_status(w) != BS_OK || now - m->checked_ns < PID_CHECK_NS)
     return;
   m->checked_ns = now;

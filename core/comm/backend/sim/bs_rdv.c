@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bs_clock.h"
 #include "bs_kernels.h"
 
 static struct timespec ts_at(uint64_t ns) {
@@ -75,7 +76,7 @@ static bs_status wait_for(bs_rdv *r, bs_comm *c, uint64_t round, uint64_t since,
     bs_status ab = bs_world_abort_status(c->w);
     if (ab != BS_OK)
       return ab;
-    uint64_t now = bs_watchdog_now_ns();
+    uint64_t now = bs_clock_mono_ns();
     if (now >= until) {
       bs_rdv_lock(r);
       ab = bs_world_timeout(c->w, c->rank, since);
@@ -463,7 +464,7 @@ static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a,
   me->a.send = me->a.recv = NULL; /* another process cannot follow them */
   me->a.label = NULL;
   me->arrived_at = round + 1;
-  me->arrived_ns = bs_watchdog_now_ns();
+  me->arrived_ns = bs_clock_mono_ns();
   count_begin(r);
   int k = atomic_fetch_add(&r->b->arrived[round & 1], 1) + 1;
   if (count_decides(r, k + atomic_load(&r->b->gone) >= r->b->n)) {
@@ -494,7 +495,7 @@ static void leave_round(bs_rdv *r, bs_world *w, int rank, uint64_t round) {
 bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
   bs_rdv *r = c->w->impl;
   bs_rdv_slot *me = &r->s[c->grank];
-  uint64_t since = bs_watchdog_now_ns();
+  uint64_t since = bs_clock_mono_ns();
   uint64_t round = me->next; /* only this rank moves it */
   /* After a prepared round nobody reads this rank's staged input again. */
   uint64_t below = me->fast && round ? round - 1 : round;
@@ -525,7 +526,7 @@ void bs_rdv_leave(bs_rdv *r, bs_world *w, int rank) {
   if (s->gone)
     return;
   s->gone = true;
-  s->gone_ns = bs_watchdog_now_ns();
+  s->gone_ns = bs_clock_mono_ns();
   atomic_fetch_add(&r->b->gone, 1);
   uint64_t round = s->next;
   int p = (int)(round & 1);

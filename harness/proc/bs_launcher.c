@@ -1,4 +1,4 @@
-#include "run/bs_launcher.h"
+#include "proc/bs_launcher.h"
 
 #include <ctype.h>
 #include <errno.h>

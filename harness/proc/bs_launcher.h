@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "bs_err.h"
-#include "catalog/bs_scenario.h"
+#include "cfg/bs_run_cfg.h"
 
 #define BS_LAUNCHER_MAX 1024
 

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "catalog/bs_scenario.h"
-#include "oracles/bs_oracle.h"
+#include "bs_fault_control.h"
+#include "cfg/bs_run_cfg.h"
 #include "util/bs_buf.h"
 
 /* vacuous: every invariant held but an armed fault never fired, so the run
@@ -25,6 +25,15 @@ typedef enum bs_verdict {
   BS_VERDICT_COUNT
 } bs_verdict;
 const char *bs_result_verdict_name(bs_verdict v);
+
+#define BS_DETAIL_MAX 512
+
+/* What one oracle said of a run. */
+typedef struct bs_oracle_result {
+  char name[64]; /* an invariant, "expectation", or a check's name */
+  bool ok;
+  char detail[BS_DETAIL_MAX];
+} bs_oracle_result;
 
 /* Firings listed per armed fault (fired_total counts every one). */
 #define BS_ARMED_FIRED_MAX 16

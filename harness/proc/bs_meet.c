@@ -1,4 +1,4 @@
-#include "run/bs_meet.h"
+#include "proc/bs_meet.h"
 
 #include <stdio.h>
 #include <string.h>

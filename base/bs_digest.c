@@ -1,5 +1,5 @@
 /* SHA256 through OpenSSL's EVP interface, one buffer or many in parallel. */
-#include "backup/bs_digest.h"
+#include "bs_digest.h"
 
 #include <openssl/evp.h>
 #include <pthread.h>

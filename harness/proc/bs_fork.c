@@ -1,4 +1,4 @@
-#include "run/bs_fork.h"
+#include "proc/bs_fork.h"
 
 #include <errno.h>
 #include <fcntl.h>

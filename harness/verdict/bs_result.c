@@ -1,4 +1,4 @@
-#include "report/bs_result.h"
+#include "verdict/bs_result.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/bs_scenario.h"
 #include "util/bs_json.h"
 
 const char *bs_result_verdict_name(bs_verdict v) {

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""The include floors of the tree, checked (ctest: layers).
+
+A part is a folder (the longest prefix below that matches). A file may
+include its own part, a part of its floor that does not include it back
+(no circle of parts), or a part of a floor below; never one above, however
+the path is spelt (`"../harness/..."`, or a bare name found through an
+include folder a target adds). Modules (a .c and its .h; a header with no
+.c calls nothing) form no circle either.
+
+Usage: layers.py ROOT [--self-test]"""
+import os
+import re
+import subprocess
+import sys
+
+# The one table of floors, top first. Every source file belongs to a part.
+# dumps/ sits beside record/, below report/ (architecture.md has it a floor
+# higher): report/bs_artifacts.c writes the flight-recorder pickles with it,
+# and it needs nothing above proc/ and util/.
+FLOORS = [
+    ["tests"],
+    ["cli", "bench", "scenarios"],
+    ["harness/plan", "harness/explore"],
+    ["harness/run"],
+    ["harness/driver"],
+    ["harness/oracles", "harness/report"],
+    ["harness/verdict", "harness/record", "harness/dumps"],
+    ["harness/catalog", "harness/cfg", "harness/proc", "harness/util"],
+    ["core/bs_actor"],
+    ["core/sync"],
+    ["core/backup"],
+    ["core/train"],
+    ["core/model", "core/comm"],
+    ["core/memsaver"],
+    ["core/dev"],
+    ["faults", "kernels"],
+    ["base"],
+]
+# Where a path-qualified include ("comm/bs_comm.h") is looked up: the
+# folders the build puts on include paths.
+ROOTS = ["base", "faults", "kernels", "core", "harness", "cli", "bench",
+         "tests"]
+SOURCES = re.compile(r"\.(c|h|def|cu|cuh)$")
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+FLOOR = {p: i for i, ps in enumerate(FLOORS) for p in ps}
+
+
+def part_of(path):
+    best = None
+    for p in FLOOR:
+        if (path == p or path.startswith(p + "/") or
+                os.path.splitext(path)[0] == p or
+                path.startswith(p + "_")) and (best is None or
+                                               len(p) > len(best)):
+            best = p
+    return best
+
+
+def sources(root):
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files"], check=True,
+                             capture_output=True, text=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        out = [os.path.relpath(os.path.join(d, f), root)
+               for d, _, fs in os.walk(root) if "/build" not in d
+               for f in fs]
+    return sorted(f for f in out if SOURCES.search(f) and
+                  not f.startswith("tests/data/"))
+
+
+def resolve(root, src, inc, known):
+    here = os.path.dirname(src)
+    cands = [os.path.normpath(os.path.join(here, inc))]
+    if not inc.startswith("."):
+        cands += [os.path.normpath(os.path.join(r, inc)) for r in ROOTS]
+    for c in cands:
+        if c in known:
+            return c
+    # Through a folder some target adds; else a system or outside header
+    # (nccl.h, fiu.h). Source names are unique in the tree.
+    return known.get(os.path.basename(inc))
+
+
+def module(path):
+    return os.path.splitext(path)[0]
+
+
+def cycle(graph):
+    """One circle of graph (a list of nodes), or None."""
+    state = {}
+    for start in sorted(graph):
+        stack = [(start, iter(sorted(graph[start])))]
+        path = [start]
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+                path.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            elif nxt not in state:
+                state[nxt] = 1
+                stack.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                path.append(nxt)
+    return None
+
+
+def check(root, files, extra=()):
+    known = {f: f for f in files}
+    known.update({os.path.basename(f): f for f in files})
+    errors = []
+    parts, mods = {}, {}
+    edges = []
+    for f in files:
+        with open(os.path.join(root, f), errors="replace") as fh:
+            text = fh.read()
+        for m in INCLUDE.finditer(text):
+            edges.append((f, m.group(1), text.count("\n", 0, m.start()) + 1))
+    edges += list(extra)
+    # A header of no .c of its own calls nothing: no circle runs through it.
+    impl = {module(f) for f in files if f.endswith((".c", ".cu"))}
+    for f in files:
+        if part_of(f) is None:
+            errors.append(f"{f}: in no floor of ci/layers.py's FLOORS")
+    for f, inc, line in edges:
+        t = resolve(root, f, inc, known)
+        if t is None:
+            continue
+        a, b = part_of(f), part_of(t)
+        if a is None or b is None:
+            continue
+        if module(f) != module(t) and module(t) in impl:
+            mods.setdefault(module(f), set()).add(module(t))
+        if a == b:
+            continue
+        parts.setdefault(a, set()).add(b)
+        if FLOOR[b] < FLOOR[a]:
+            errors.append(f'{f}:{line}: includes "{inc}" ({b}), a floor '
+                          f"above {a}")
+    for graph, what in ((parts, "parts"), (mods, "modules")):
+        for _ in range(20):  # each circle once, by cutting an edge of it
+            c = cycle(graph)
+            if not c:
+                break
+            errors.append(f"a circle of {what}: " + " -> ".join(c))
+            graph[c[0]].discard(c[1])
+    return errors
+
+
+def self_test(root, files):
+    """Each planted include must be caught: the check can fail."""
+    plants = [
+        [("core/bs_actor.c", "../harness/run/bs_parent.h", 1)],
+        [("core/comm/front/bs_comm.c", "backup/bs_backuper.h", 1)],
+        [("harness/proc/bs_fork.c", "run/bs_parent.h", 1)],
+        [("base/bs_err.c", "../faults/bs_fault.h", 1)],
+        [("core/dev/bs_dev.c", "bs_parent.h", 1)],
+        [("harness/run/bs_hangdump.c", "run/bs_child.h", 1),
+         ("harness/run/bs_child.c", "run/bs_hangdump.h", 1)],
+    ]
+    bad = 0
+    before = set(check(root, files))
+    for p in plants:
+        if not set(check(root, files, p)) - before:
+            print(f"layers: not caught: {p}", file=sys.stderr)
+            bad += 1
+    return bad
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else "."
+    files = sources(root)
+    if "--self-test" in sys.argv:
+        return 1 if self_test(root, files) else 0
+    errors = check(root, files)
+    for e in errors:
+        print(e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+/* The sweep campaign (cli.md `sweep`): a counting pass of every planned
+ * run (bs_plan_runs), then two runs per reach its filters keep
+ * (bs_sweep.h: transient and persistent), run in parallel. backstop sweep
+ * parses the options into o and the plan into base, and prints the
+ * matrix of points x outcomes. */
+#ifndef BS_SWEEP_CAMPAIGN_H
+#define BS_SWEEP_CAMPAIGN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "explore/bs_batch.h"
+#include "explore/bs_sweep.h"
+#include "plan/bs_plan.h"
+
+/* One scenario at one size: its counting pass and its share of the runs. */
+typedef struct bs_swept {
+  const bs_run_cfg *base;
+  bs_result count;
+  size_t first, n; /* its runs in the run list */
+  size_t total;    /* reaches the filters keep, before the sample */
+  size_t fixed;    /* armed faults before the swept one */
+} bs_swept;
+
+/* A run's fault list: the user's faults, then the swept spec. */
+typedef struct bs_sweep_run {
+  char spec[160];
+  const char *faults[BS_FAULT_MAX_SPECS + 1];
+} bs_sweep_run;
+
+typedef struct bs_sweep_campaign {
+  bs_opts o;
+  bs_run_cfg *base, *cfgs;
+  bs_swept *sc;
+  bs_sweep_run *runs;
+  bs_result *res;
+  size_t nbase, n;
+  bs_batch batch;
+} bs_sweep_campaign;
+
+/* The counting pass, then the runs of every reach kept (cfgs, runs; res
+ * sized for them). BS_ERR_NOMEM with no message when memory ran out. */
+bs_status bs_sweep_campaign_plan(bs_sweep_campaign *w);
+/* Runs the planned runs into res. */
+bs_status bs_sweep_campaign_run(bs_sweep_campaign *w);
+/* Whether a scenario's counting pass ran clean (pass or vacuous): only
+ * then are its reaches swept. */
+bool bs_sweep_campaign_count_ok(const bs_swept *s);
+void bs_sweep_campaign_free(bs_sweep_campaign *w);
+
+#endif

@@ -1,0 +1,41 @@
+#include "run/bs_child_judge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog/bs_scenario.h"
+#include "driver/bs_driver.h"
+#include "oracles/bs_verdict.h"
+#include "report/bs_artifacts.h"
+
+/* The sweep's counting pass: every reach, in one order whatever process
+ * counted it. */
+static void reach_counts(const bs_record *rec, bs_result *res) {
+  size_t n = rec->nreaches;
+  if (!n || !(res->reaches = malloc(n * sizeof *res->reaches)))
+    return;
+  memcpy(res->reaches, rec->reaches, n * sizeof *res->reaches);
+  res->nreaches = n;
+  bs_fault_count_sort(res->reaches, n);
+}
+
+void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
+                    bs_result *res) {
+  char why[400] = "";
+  if (setup != BS_OK)
+    bs_err_format(bs_err(), why, sizeof why);
+  bs_err_clear();
+  bs_expect_fn expect =
+      bs_driver_user_faults(cfg, rec) ? NULL : cfg->scn->expect;
+  if (bs_verdict_decide(rec, expect, res) != BS_OK)
+    bs_result_set_note(res, "judging failed: %s", bs_err()->message);
+  if (setup != BS_OK) {
+    res->verdict = BS_FAIL;
+    bs_result_set_note(res, "setup failed: %s", why);
+  }
+  if (cfg->count_reaches)
+    reach_counts(rec, res);
+  if (res->verdict != BS_PASS && cfg->artifacts &&
+      bs_artifacts_write(cfg->artifacts, rec, res) != BS_OK && !res->note)
+    bs_result_set_note(res, "artifacts: %s", bs_err()->message);
+}

@@ -1,0 +1,16 @@
+/* The verdict of a finished run, as every child mode gives it: the
+ * oracles over the record, the setup's failure, the sweep's reach counts,
+ * artifacts when it is not a pass. */
+#ifndef BS_CHILD_JUDGE_H
+#define BS_CHILD_JUDGE_H
+
+#include "cfg/bs_run_cfg.h"
+#include "record/bs_record.h"
+#include "verdict/bs_result.h"
+
+/* The verdict on rec (setup: the driver's own failure, its record in
+ * bs_err()); artifacts written when it is not a pass. */
+void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
+                    bs_result *res);
+
+#endif

@@ -1,0 +1,37 @@
+#include "run/bs_child_threads.h"
+
+#include "catalog/bs_scenario.h"
+#include "driver/bs_driver.h"
+#include "proc/bs_fork.h"
+#include "run/bs_child_judge.h"
+#include "run/bs_hangdump.h"
+
+int bs_child_threads_run(const bs_run_cfg *cfg, int fd) {
+  bs_record rec;
+  bs_result res;
+  bs_buf out = {0};
+  if (bs_result_from_cfg(cfg, &res) != BS_OK)
+    return 4;
+  /* A custom driver runs no ranks of its own: nothing for them to owe. */
+  int ranks = cfg->scn->drive ? 0 : cfg->ranks;
+  bs_status st = bs_record_init(&rec, ranks, cfg->cycles);
+  rec.deadline_ms = cfg->deadline_s * 1e3;
+  if (st == BS_OK)
+    st = bs_hangdump_start(cfg, &rec, fd, NULL, NULL, NULL);
+  if (st == BS_OK)
+    st = bs_driver_run(cfg, &rec);
+  if (st == BS_OK)
+    st = bs_driver_inspect(cfg, &rec);
+  rec.duration_ms = bs_record_now_ms(&rec);
+  /* Past the deadline a dump may have the pipe: it ends the process. The
+   * run claims it before judging, so the two never write the artifacts at
+   * once (the parent's grace covers the rest). */
+  bs_hangdump_end();
+  bs_child_judge(cfg, st, &rec, &res);
+  bs_result_write_json(&out, &res, 0);
+  int ok = !out.oom && bs_fork_write_all(fd, out.s, out.len);
+  bs_buf_free(&out);
+  bs_result_free(&res);
+  bs_record_free(&rec);
+  return ok ? 0 : 5;
+}

@@ -1,0 +1,11 @@
+/* A run with every rank a thread of the child (no --rendezvous, no
+ * --spawn): drive, judge, send the run object to the parent. */
+#ifndef BS_CHILD_THREADS_H
+#define BS_CHILD_THREADS_H
+
+#include "cfg/bs_run_cfg.h"
+
+/* A bs_run_child_fn (bs_parent.h). */
+int bs_child_threads_run(const bs_run_cfg *cfg, int fd);
+
+#endif

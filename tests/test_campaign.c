@@ -1,0 +1,111 @@
+/* Planning and the campaigns without the binary (harness/plan,
+ * harness/explore): the plan refuses what cannot run, the sweep plans two
+ * runs per reach its filters keep and runs them, the fuzz draws and runs
+ * its budget. The runs are forked from this process (bs_parent_run); the
+ * engine processes are BACKSTOP_BIN's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_opts.h"
+#include "catalog/bs_scenario.h"
+#include "explore/bs_fuzz_campaign.h"
+#include "explore/bs_sweep_campaign.h"
+#include "plan/bs_plan.h"
+
+BS_SCENARIO(small){.name = "campaign-small",
+                   .labels = "@test",
+                   .model = "tiny",
+                   .cycles = 1,
+                   .default_ranks = 2,
+                   .min_ranks = 2};
+
+static void parse(const char *cmd, char **argv, int argc, bs_opts *o) {
+  assert_int_equal(bs_opts_parse(cmd, argc, argv, o), BS_OK);
+}
+
+static void test_plan_refuses(void **state) {
+  (void)state;
+  bs_opts o = {0};
+  bs_run_cfg *runs;
+  size_t n;
+  char *argv[] = {"run", "campaign-small", "--fault", "name=engine/send,rank=5",
+                  "-q"};
+  parse("run", argv, 5, &o);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "rank 5 is outside the world of "
+                                            "2 ranks of campaign-small"));
+  assert_null(runs);
+  bs_err_clear();
+  char *one[] = {"run", "campaign-small", "--ranks", "1", "-q"};
+  parse("run", one, 5, &o);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "needs at least 2 ranks"));
+  bs_err_clear();
+}
+
+static void test_sweep_plans_and_runs(void **state) {
+  (void)state;
+  bs_sweep_campaign w = {0};
+  char *argv[] = {"sweep",       "campaign-small", "--point",
+                  "engine/send", "--sample",       "2",
+                  "-q"};
+  parse("sweep", argv, 7, &w.o);
+  const char *exe = getenv("BACKSTOP_BIN");
+  assert_non_null(exe);
+  assert_int_equal(bs_plan_runs(&w.o, exe, &w.base, &w.nbase), BS_OK);
+  w.batch = (bs_batch){.jobs = 2};
+  assert_int_equal(bs_sweep_campaign_plan(&w), BS_OK);
+  assert_int_equal(w.nbase, 1);
+  assert_true(bs_sweep_campaign_count_ok(&w.sc[0]));
+  assert_true(w.sc[0].total >= 2);
+  assert_int_equal(w.n, 4); /* two reaches, transient and persistent */
+  for (size_t i = 0; i < w.n; i++) {
+    const char *spec = w.cfgs[i].faults[w.cfgs[i].nfaults - 1];
+    assert_non_null(strstr(spec, "name=engine/send,"));
+    assert_int_equal(strstr(spec, ",persistent") != NULL, i % 2);
+  }
+  assert_int_equal(bs_sweep_campaign_run(&w), BS_OK);
+  for (size_t i = 0; i < w.n; i++)
+    assert_int_not_equal(bs_sweep_judge(&w.res[i], w.sc[0].fixed),
+                         BS_SWEEP_FAIL);
+  bs_sweep_campaign_free(&w);
+}
+
+static void test_fuzz_draws_its_budget(void **state) {
+  (void)state;
+  bs_fuzz_campaign z = {.t0 = bs_fuzz_campaign_now_s()};
+  char *argv[] = {"fuzz", "campaign-small", "--seed", "1", "--runs", "4", "-q"};
+  parse("fuzz", argv, 7, &z.o);
+  assert_int_equal(bs_fuzz_campaign_init(&z, getenv("BACKSTOP_BIN")), BS_OK);
+  assert_int_equal(z.npool, 1);
+  z.batch = (bs_batch){.jobs = 2};
+  assert_int_equal(bs_fuzz_campaign_draw(&z), BS_OK);
+  assert_int_equal(z.runs, 4);
+  size_t judged = 0;
+  for (int v = 0; v < BS_VERDICT_COUNT; v++)
+    judged += z.count[v];
+  assert_int_equal(judged, 4);
+  assert_true(z.nc >= 1); /* a counting run per configuration drawn */
+  size_t drawn = 0;
+  for (int p = 0; p < BS_FP_COUNT; p++)
+    drawn += z.drawn[p];
+  assert_true(drawn >= 1);
+  assert_int_equal(bs_fuzz_campaign_shrink(&z), BS_OK);
+  assert_int_equal(bs_fuzz_campaign_unexplained(&z), 0);
+  bs_fuzz_campaign_free(&z);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_plan_refuses),
+      cmocka_unit_test(test_sweep_plans_and_runs),
+      cmocka_unit_test(test_fuzz_draws_its_budget),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
