@@ -116,9 +116,16 @@ static int save_reports(const bs_fuzz_campaign *z) {
   bs_result *res = calloc(z->nf ? z->nf : 1, sizeof *res);
   bs_buf b = {0}, m = {0};
   int rc = !res;
-  /* A finding that did not fail again is reported as it first failed. */
-  for (size_t i = 0; res && i < z->nf; i++)
+  /* A finding that did not fail again is reported as it first failed; a
+   * known one as known (bs_known.h), its truth as the note, unless
+   * --strict. The copies borrow their strings: only the array is freed. */
+  for (size_t i = 0; res && i < z->nf; i++) {
     res[i] = z->f[i].reproduced ? z->f[i].result : z->f[i].first;
+    if (z->f[i].why[0] && !z->o.strict) {
+      res[i].verdict = BS_KNOWN;
+      res[i].note = (char *)z->f[i].why;
+    }
+  }
   if (res && z->o.json) {
     bs_report_json(&b, res, z->nf, NULL, 0);
     json_findings(&m, z);
@@ -202,7 +209,9 @@ int bs_cmd_fuzz(int argc, char **argv, const char *exe) {
   print_summary(stdout, &z);
   fflush(stdout); /* the time line after the report, not inside it */
   fprintf(stderr, "backstop fuzz: %.1f s\n", bs_fuzz_campaign_now_s() - z.t0);
-  rc = (bs_fuzz_campaign_unexplained(&z) > 0) | save_reports(&z);
+  /* --strict: a known finding fails too. */
+  size_t failing = z.o.strict ? z.nf : bs_fuzz_campaign_unexplained(&z);
+  rc = (failing > 0) | save_reports(&z);
 out:
   bs_fuzz_campaign_free(&z);
   return rc;

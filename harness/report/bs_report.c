@@ -14,6 +14,7 @@ bs_summary bs_report_summarize(const bs_result *runs, size_t n) {
     s.hang += runs[i].verdict == BS_HANG;
     s.crash += runs[i].verdict == BS_CRASH;
     s.vacuous += runs[i].verdict == BS_VACUOUS;
+    s.known += runs[i].verdict == BS_KNOWN;
   }
   return s;
 }

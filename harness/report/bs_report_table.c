@@ -5,8 +5,8 @@
 #include <string.h>
 
 static const char *tag(bs_verdict v) {
-  static const char *const tags[] = {"PASS", "FAIL", "HANG", "CRASH",
-                                     "VACUOUS"};
+  static const char *const tags[] = {"PASS",  "FAIL",    "HANG",
+                                     "CRASH", "VACUOUS", "KNOWN"};
   return (unsigned)v < BS_VERDICT_COUNT ? tags[v] : "?";
 }
 
@@ -71,6 +71,9 @@ void bs_report_table_summary(FILE *out, const bs_result *runs, size_t n) {
   bs_summary s = bs_report_summarize(runs, n);
   fprintf(out,
           "%zu runs: %zu passed, %zu failed, %zu vacuous, %zu hung, %zu "
-          "crashed\n",
+          "crashed",
           s.runs, s.pass, s.fail, s.vacuous, s.hang, s.crash);
+  if (s.known) /* sweep and fuzz only */
+    fprintf(out, ", %zu known", s.known);
+  fputc('\n', out);
 }
