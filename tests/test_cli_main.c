@@ -194,8 +194,11 @@ static void same_report_twice(const char *args) {
  * 2.5 ms"), and failing mutant runs with hang reports and paused reads. */
 static void test_same_seed_same_report(void **state) {
   (void)state;
+  /* steady-normal: a run without fault points too (BS_FIU=OFF skips the
+   * others, and a selection that runs nothing is a usage error) */
   same_report_twice("hash-mismatch rank-death rank-divergence slow-rank "
-                    "engine-death tensor-set --ranks 3 --seed 11");
+                    "engine-death tensor-set steady-normal --ranks 3 --seed "
+                    "11");
   same_report_twice("hash-mismatch steady-offload-disaggregated --ranks 3 "
                     "--mutant local-hash-raise --mutant asleep-reads-device");
 }
