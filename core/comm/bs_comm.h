@@ -136,6 +136,8 @@ int bs_world_first_rank(const bs_world *w);
 
 int bs_comm_rank(const bs_comm *c); /* global rank */
 int bs_comm_size(const bs_comm *c); /* global size */
+/* Ranks of the world that are threads of this process. */
+int bs_comm_local_size(const bs_comm *c);
 bs_dev *bs_comm_dev(const bs_comm *c);
 /* Sequence id of the last collective this rank issued (0: none yet). */
 uint64_t bs_comm_seq(const bs_comm *c);
