@@ -47,22 +47,22 @@ static void print_finding(FILE *out, const bs_fuzz_campaign *z, size_t i) {
 }
 
 static void print_points(FILE *out, const bs_fuzz_campaign *z) {
-  fprintf(out, "faults fired of drawn, per point:");
+  fprintf(out, "faults fired (or pre-empted by another's) of drawn, per "
+               "point:");
   for (int p = 0; p < BS_FP_COUNT; p++)
     fprintf(out, "%s %s %zu/%zu", p ? "," : "", bs_fault_catalogue_get(p)->name,
             z->fired[p], z->drawn[p]);
   fputc('\n', out);
 }
 
-/* What the counting runs cost and what the fuzz judged on the fired
- * faults (bs_fuzz_verdict). */
+/* What the counting runs cost. */
 static void print_counting(FILE *out, const bs_fuzz_campaign *z) {
   fprintf(out,
           "counting runs: %zu, one per configuration drawn (%zu failed with "
-          "no drawn fault: their runs ran plain); %zu pass%s judged on the "
-          "faults that fired (a fired fault's failure pre-empted another's "
+          "no drawn fault: their runs ran plain); a run is judged on the "
+          "faults that fired (a fired fault's failure pre-empts another's "
           "reaches)\n",
-          z->nc, z->count_failed, z->preempted, z->preempted == 1 ? "" : "es");
+          z->nc, z->count_failed);
 }
 
 static void print_summary(FILE *out, const bs_fuzz_campaign *z) {
@@ -80,11 +80,11 @@ static void json_findings(bs_buf *b, const bs_fuzz_campaign *z) {
   bs_buf_printf(b,
                 "{\"seed\": %llu, \"runs\": %zu, \"pass\": %zu, \"vacuous\": "
                 "%zu, \"fail\": %zu, \"hang\": %zu, \"crash\": %zu, "
-                "\"preempted\": %zu, \"counting_runs\": %zu, "
-                "\"counting_failed\": %zu, \"findings\": [",
+                "\"counting_runs\": %zu, \"counting_failed\": %zu, "
+                "\"findings\": [",
                 (unsigned long long)z->o.seed, z->runs, z->count[BS_PASS],
                 z->count[BS_VACUOUS], z->count[BS_FAIL], z->count[BS_HANG],
-                z->count[BS_CRASH], z->preempted, z->nc, z->count_failed);
+                z->count[BS_CRASH], z->nc, z->count_failed);
   for (size_t i = 0; i < z->nf; i++) {
     const bs_fuzz_finding *f = &z->f[i];
     char minimal[1024];
@@ -116,9 +116,16 @@ static int save_reports(const bs_fuzz_campaign *z) {
   bs_result *res = calloc(z->nf ? z->nf : 1, sizeof *res);
   bs_buf b = {0}, m = {0};
   int rc = !res;
-  /* A finding that did not fail again is reported as it first failed. */
-  for (size_t i = 0; res && i < z->nf; i++)
+  /* A finding that did not fail again is reported as it first failed; a
+   * known one as known (bs_known.h), its truth as the note, unless
+   * --strict. The copies borrow their strings: only the array is freed. */
+  for (size_t i = 0; res && i < z->nf; i++) {
     res[i] = z->f[i].reproduced ? z->f[i].result : z->f[i].first;
+    if (z->f[i].why[0] && !z->o.strict) {
+      res[i].verdict = BS_KNOWN;
+      res[i].note = (char *)z->f[i].why;
+    }
+  }
   if (res && z->o.json) {
     bs_report_json(&b, res, z->nf, NULL, 0);
     json_findings(&m, z);
@@ -199,7 +206,9 @@ int bs_cmd_fuzz(int argc, char **argv, const char *exe) {
   print_summary(stdout, &z);
   fflush(stdout); /* the time line after the report, not inside it */
   fprintf(stderr, "backstop fuzz: %.1f s\n", bs_fuzz_campaign_now_s() - z.t0);
-  rc = (bs_fuzz_campaign_unexplained(&z) > 0) | save_reports(&z);
+  /* --strict: a known finding fails too. */
+  size_t failing = z.o.strict ? z.nf : bs_fuzz_campaign_unexplained(&z);
+  rc = (failing > 0) | save_reports(&z);
 out:
   bs_fuzz_campaign_free(&z);
   return rc;

@@ -120,7 +120,7 @@ static void mutants_help(void) {
 
 static const char sweep_help[] =
     "usage: backstop sweep SCENARIO... [--point P...] [--rank R] [--cycle C]\n"
-    "                      [--sample N] [run options]\n"
+    "                      [--sample N|P%] [--strict] [run options]\n"
     "  a counting pass of each scenario's run finds every reach of every\n"
     "  fault point (point x rank x cycle x nth); then one run per reach,\n"
     "  transient (nth=K) and persistent (every reach from K on in that\n"
@@ -128,17 +128,21 @@ static const char sweep_help[] =
     "  invariants. Prints the matrix of points x outcomes\n"
     "  (contained-and-agreed: it fired, a phase failed, every invariant\n"
     "  held; recovered: it fired and no phase failed; vacuous: it never\n"
-    "  fired; fail: an invariant broke, or a hang or crash) and a repro:\n"
-    "  line for every failing reach.\n"
+    "  fired; known: failed as the configuration allows, such as a\n"
+    "  corruption with the restore check off, the classifier fuzz uses;\n"
+    "  fail: an invariant broke, or a hang or crash) and a repro: line for\n"
+    "  every failing reach.\n"
     "  --point P    only these points (repeatable; PREFIX* matches)\n"
     "  --rank R     only reaches on rank R;  --cycle C  only in cycle C\n"
     "  --sample N   at most N reaches per scenario, shared evenly between\n"
     "               the points and spread over each point's reaches (the\n"
-    "               same ones every time); says how many it skipped\n"
+    "               same ones every time); says how many it skipped;\n"
+    "               P%: that share of each scenario's reaches\n"
+    "  --strict     a known reach fails too\n"
     "  --timeout-ms defaults to 1000 here (a rank that never joins an init\n"
     "               costs one watchdog timeout); -j to twice the CPUs\n"
     "exit status: 1 if any reach fails (or a counting pass does), 2 usage "
-    "error\n";
+    "error\n  (a selection or filters that keep nothing to run)\n";
 
 static const char fuzz_help[] =
     "usage: backstop fuzz [SELECTOR...] [--seed S] [--runs N | --time-s T]\n"
@@ -156,11 +160,13 @@ static const char fuzz_help[] =
     "  --runs N     runs to draw (default 100); --time-s T: draw for T s\n"
     "  --max-ranks  largest world drawn (default 4)\n"
     "  --shrink-max runs spent shrinking one finding (default 120)\n"
+    "  --strict     a known failure fails too\n"
     "  --timeout-ms defaults to 1000, --deadline-s to 20, -j to twice the\n"
     "               CPUs here (runs wait on watchdogs more than they compute)\n"
     "  -j, --json, --junit, --artifacts, -q, -v as for run (the reports\n"
     "  hold each finding's minimal run, and a fuzz section)\n"
-    "exit status: 1 if any failure is unexplained, 2 usage error\n";
+    "exit status: 1 if any failure is unexplained (any at all with\n"
+    "  --strict), 2 usage error\n";
 
 static const struct {
   const char *name, *text;

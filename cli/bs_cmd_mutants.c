@@ -127,6 +127,31 @@ static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
   return rc;
 }
 
+/* --json: every run and the kill list; --junit: the fixed core's runs
+ * and one test per mutant (bs_report_junit_mutants). */
+static int save_reports(const bs_opts *o, const bs_result *res, const int *mut,
+                        size_t n, size_t nbase, const bs_kill *k) {
+  int rc = 0;
+  bs_buf b = {0};
+  if (o->json) {
+    bs_report_json(&b, res, n, k, BS_MUT_COUNT);
+    rc |= bs_report_save(o->json, &b) != BS_OK;
+    bs_buf_free(&b);
+  }
+  if (o->junit) {
+    double secs[BS_MUT_COUNT] = {0};
+    for (size_t i = 0; i < n; i++)
+      if (mut[i] >= 0)
+        secs[mut[i]] += res[i].duration_ms / 1e3;
+    bs_report_junit_mutants(&b, res, nbase, k, secs, BS_MUT_COUNT);
+    rc |= bs_report_save(o->junit, &b) != BS_OK;
+    bs_buf_free(&b);
+  }
+  if (rc)
+    fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
+  return rc;
+}
+
 static int report(const bs_opts *o, const bs_result *res, const int *mut,
                   size_t n, size_t nbase) {
   bs_kill k[BS_MUT_COUNT];
@@ -143,12 +168,8 @@ static int report(const bs_opts *o, const bs_result *res, const int *mut,
   rc = print_matrix(out, res, nbase, k);
   if (!lead)
     fclose(out);
-  if (lead && o->json) {
-    bs_buf b = {0};
-    bs_report_json(&b, res, n, k, BS_MUT_COUNT);
-    rc |= bs_cmd_save("mutants", o->json, &b);
-    bs_buf_free(&b);
-  }
+  if (lead)
+    rc |= save_reports(o, res, mut, n, nbase, k);
 out:
   for (int m = 0; m < BS_MUT_COUNT; m++)
     bs_report_kill_free(&k[m]);

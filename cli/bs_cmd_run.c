@@ -4,6 +4,7 @@
 
 #include "bs_cmd.h"
 #include "bs_opts.h"
+#include "driver/bs_driver.h"
 #include "report/bs_report.h"
 #include "run/bs_child.h"
 #include "run/bs_nccl_plan.h"
@@ -27,6 +28,25 @@ static int save_reports(const bs_opts *o, const bs_result *res, size_t n) {
   return rc;
 }
 
+/* A deadline that the waits of a run's faults alone reach (a skipped init
+ * is waited out for twice the watchdog's timeout) kills the run before its
+ * watchdog could: said before running, once per scenario. */
+static void warn_deadlines(const bs_run_cfg *cfgs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char why[160];
+    double ms = bs_driver_waits_ms(&cfgs[i], why, sizeof why);
+    if (ms < cfgs[i].deadline_s * 1000 ||
+        (i && !strcmp(cfgs[i].scn->name, cfgs[i - 1].scn->name)))
+      continue;
+    fprintf(stderr,
+            "backstop: warning: %s: --deadline-s %g is shorter than the "
+            "%.0f ms its faults make it wait (%s): the deadline would end it "
+            "before its watchdog does (raise --deadline-s or lower "
+            "--timeout-ms)\n",
+            cfgs[i].scn->name, cfgs[i].deadline_s, ms, why);
+  }
+}
+
 int bs_cmd_run(int argc, char **argv, const char *exe) {
   bs_opts o;
   bs_run_cfg *cfgs = NULL;
@@ -39,6 +59,8 @@ int bs_cmd_run(int argc, char **argv, const char *exe) {
       (o.json && !strcmp(o.json, "-")) || (o.junit && !strcmp(o.junit, "-"));
   FILE *human = to_stdout ? stderr : stdout;
   bool lead = bs_plan_lead(&o);
+  if (lead)
+    warn_deadlines(cfgs, n);
   bs_result *res = calloc(n, sizeof *res);
   bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(cfgs, n, bs_plan_jobs(&o)),
                        .verbosity = o.verbosity,

@@ -64,9 +64,15 @@ static void print_head(FILE *out, const bs_sweep_campaign *w,
               ? " kept by the filters"
               : "",
           s->n / 2);
-  if (s->total > s->n / 2)
-    fprintf(out, " (--sample %zu: %zu reaches skipped)", w->o.sample,
+  if (s->total > s->n / 2) {
+    char size[24];
+    if (w->o.sample_pct)
+      snprintf(size, sizeof size, "%d%%", w->o.sample_pct);
+    else
+      snprintf(size, sizeof size, "%zu", w->o.sample);
+    fprintf(out, " (--sample %s: %zu reaches skipped)", size,
             s->total - s->n / 2);
+  }
   fprintf(out, ", each transient and persistent: %zu runs\n", s->n);
 }
 
@@ -166,16 +172,27 @@ static int save_reports(const bs_sweep_campaign *w) {
 }
 
 static int report(const bs_sweep_campaign *w, FILE *out) {
-  size_t outcomes[BS_SWEEP_OUTCOMES] = {0}, runs = 0;
-  for (size_t i = 0; i < w->nbase; i++)
+  size_t outcomes[BS_SWEEP_OUTCOMES] = {0}, runs = 0, reaches = 0;
+  for (size_t i = 0; i < w->nbase; i++) {
     report_scenario(out, w, &w->sc[i], outcomes);
+    reaches += w->sc[i].total;
+  }
   for (int o = 0; o < BS_SWEEP_OUTCOMES; o++)
     runs += outcomes[o];
   fprintf(out,
           "\n%zu sweep runs: %zu contained-and-agreed, %zu recovered, "
-          "%zu vacuous, %zu fail\n",
+          "%zu vacuous, %zu known, %zu fail\n",
           runs, outcomes[BS_SWEEP_CONTAINED], outcomes[BS_SWEEP_RECOVERED],
-          outcomes[BS_SWEEP_VACUOUS], outcomes[BS_SWEEP_FAIL]);
+          outcomes[BS_SWEEP_VACUOUS], outcomes[BS_SWEEP_KNOWN],
+          outcomes[BS_SWEEP_FAIL]);
+  /* What a sample covered, stated. */
+  fprintf(out, "swept %zu of %zu reaches (%.1f%%)\n", w->n / 2, reaches,
+          reaches ? 100.0 * (double)(w->n / 2) / (double)reaches : 100.0);
+  if (outcomes[BS_SWEEP_KNOWN])
+    fprintf(out,
+            "known: the failures the configuration allows by design (%s); "
+            "--strict fails them\n",
+            w->o.strict ? "failing: --strict" : "not failing the exit status");
   return (outcomes[BS_SWEEP_FAIL] > 0) | save_reports(w);
 }
 
@@ -194,6 +211,21 @@ static bs_status check_sweepable(const bs_opts *o) {
   return BS_OK;
 }
 
+/* A sweep whose every counting pass ran clean but whose filters keep no
+ * reach runs nothing: a usage error, as an empty selection is. */
+static bool nothing_kept(const bs_sweep_campaign *w) {
+  for (size_t i = 0; i < w->nbase; i++)
+    if (!bs_sweep_campaign_count_ok(&w->sc[i]))
+      return false;
+  if (w->n)
+    return false;
+  bs_err_fail(BS_ERR_INVALID, NULL, "the selection runs nothing: %s",
+              w->o.npoints || w->o.sweep_rank >= 0 || w->o.sweep_cycle >= 0
+                  ? "--point, --rank and --cycle keep no reach of it"
+                  : "no fault point is reached in its runs");
+  return true;
+}
+
 int bs_cmd_sweep(int argc, char **argv, const char *exe) {
   bs_sweep_campaign w = {0};
   int rc = 1;
@@ -202,7 +234,14 @@ int bs_cmd_sweep(int argc, char **argv, const char *exe) {
       bs_plan_runs(&w.o, exe, &w.base, &w.nbase) != BS_OK)
     return bs_cmd_usage_error("sweep");
   w.batch = (bs_batch){.jobs = bs_plan_jobs(&w.o), .out = stderr};
-  if (bs_sweep_campaign_plan(&w) != BS_OK || bs_sweep_campaign_run(&w) != BS_OK)
+  if (bs_sweep_campaign_plan(&w) != BS_OK)
+    goto failed;
+  if (nothing_kept(&w)) {
+    bs_batch_end(&w.batch);
+    bs_sweep_campaign_free(&w);
+    return bs_cmd_usage_error("sweep");
+  }
+  if (bs_sweep_campaign_run(&w) != BS_OK)
     goto failed;
   bs_batch_end(&w.batch);
   rc = report(&w, stdout);

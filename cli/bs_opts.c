@@ -48,6 +48,7 @@ enum {
   O_TIME,
   O_MAX_RANKS,
   O_SHRINK_MAX,
+  O_STRICT,
 };
 
 static const struct option longopts[] = {
@@ -79,6 +80,7 @@ static const struct option longopts[] = {
     {"time-s", required_argument, NULL, O_TIME},
     {"max-ranks", required_argument, NULL, O_MAX_RANKS},
     {"shrink-max", required_argument, NULL, O_SHRINK_MAX},
+    {"strict", no_argument, NULL, O_STRICT},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {NULL, 0, NULL, 0},
@@ -241,11 +243,27 @@ static bs_status only(const char *cmd, const char *want, const char *opt) {
                      want);
 }
 
+/* --sample N (reaches per scenario) or P% (of each scenario's reaches, in
+ * (0, 100]). */
+static bs_status parse_sample(const char *arg, bs_opts *o) {
+  size_t len = strlen(arg);
+  long v = 0;
+  if (len > 1 && arg[len - 1] == '%') {
+    char num[32];
+    snprintf(num, sizeof num, "%.*s", (int)(len - 1), arg);
+    bs_status st = bs_opts_long("--sample", num, 1, 100, &v);
+    o->sample_pct = st == BS_OK ? (int)v : 0;
+    return st;
+  }
+  bs_status st = bs_opts_long("--sample", arg, 1, BS_OPTS_COUNT_MAX, &v);
+  o->sample = st == BS_OK ? (size_t)v : 0;
+  return st;
+}
+
 /* sweep's filters and sample, fuzz's budget. */
 static bs_status explore_option(const char *cmd, int c, const char *arg,
                                 bs_opts *o) {
   bs_status st = BS_OK;
-  long v = 0;
   switch (c) {
   case O_POINT:
     BS_CHECK(only(cmd, "sweep", "--point"));
@@ -261,9 +279,7 @@ static bs_status explore_option(const char *cmd, int c, const char *arg,
     return parse_int("--cycle", arg, 0, 100000, &o->sweep_cycle);
   case O_SAMPLE:
     BS_CHECK(only(cmd, "sweep", "--sample"));
-    BS_CHECK(bs_opts_long("--sample", arg, 1, BS_OPTS_COUNT_MAX, &v));
-    o->sample = (size_t)v;
-    return BS_OK;
+    return parse_sample(arg, o);
   case O_RUNS:
     BS_CHECK(only(cmd, "fuzz", "--runs"));
     return bs_opts_long("--runs", arg, 1, BS_OPTS_COUNT_MAX, &o->runs);
@@ -276,6 +292,11 @@ static bs_status explore_option(const char *cmd, int c, const char *arg,
   case O_SHRINK_MAX:
     BS_CHECK(only(cmd, "fuzz", "--shrink-max"));
     return parse_int("--shrink-max", arg, 1, 100000, &o->shrink_max);
+  case O_STRICT:
+    if (strcmp(cmd, "sweep") != 0)
+      BS_CHECK(only(cmd, "fuzz", "--strict"));
+    o->strict = true;
+    return BS_OK;
   }
 out:
   return st;
@@ -291,7 +312,7 @@ static const char *near_mutant(const char *name) {
 
 static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
   bs_status st = BS_OK;
-  if (c >= O_POINT && c <= O_SHRINK_MAX)
+  if (c >= O_POINT && c <= O_STRICT)
     return explore_option(cmd, c, arg, o);
   switch (c) {
   case O_RANKS:

@@ -44,6 +44,10 @@ struct bs_actor {
   int step;       /* optimizer steps taken */
   bool dead;      /* the memory saver ended the rank's process */
   bs_error death; /* what it said, with the library's words */
+  /* A restore the check rejected (§7.2): miles raises, the job ends, and
+   * nothing runs on this actor until one is initialised again. */
+  bool failed;
+  bs_error failure;
 };
 
 static void begin_phase(const char *phase) {
@@ -66,6 +70,26 @@ static bool ended(bs_actor *a) {
   if (a->dead)
     *bs_err() = a->death;
   return a->dead;
+}
+
+/* What every call answers first: a rank that has ended answers with its
+ * death (behavior.md §2), an actor a restore's check rejected with that
+ * rejection (§7.2); nothing on either runs again. BS_OK otherwise. */
+static bs_status refused(bs_actor *a) {
+  if (ended(a))
+    return BS_ERR_FATAL;
+  if (!a->failed)
+    return BS_OK;
+  *bs_err() = a->failure;
+  return (bs_status)a->failure.code;
+}
+
+/* A restore rejected by the check (a digest or the tensor set), agreed. */
+static void fail_on_rejection(bs_actor *a, bs_status st) {
+  if (st != BS_ERR_HASH_MISMATCH && st != BS_ERR_TENSOR_SET)
+    return;
+  a->failed = true;
+  a->failure = *bs_err();
 }
 
 /* The agreement of a fallible phase; a dead rank joins no collective. */
@@ -301,6 +325,7 @@ bs_status bs_actor_train_step(bs_actor *a) {
   begin_phase("train_step");
   if (!a)
     return bs_err_fail(BS_ERR_INVALID, NULL, "train step: no actor");
+  BS_CHECK(refused(a));
   BS_CHECK(agree(a, step(a)));
   if (a->bk) {
     bs_err_set_phase("backup");
@@ -341,6 +366,9 @@ bs_status bs_actor_sleep(bs_actor *a) {
   begin_phase("sleep");
   if (!a)
     return bs_err_fail(BS_ERR_INVALID, NULL, "sleep: no actor");
+  bs_status no = refused(a);
+  if (no != BS_OK)
+    return no;
   /* Idempotent: asleep, with no memory to pause and no groups to agree
    * over, there is nothing to do. */
   if (a->asleep && !bs_comm_ready(a->comm))
@@ -375,6 +403,7 @@ bs_status bs_actor_wake_up(bs_actor *a) {
   begin_phase("wake_up");
   if (!a)
     return bs_err_fail(BS_ERR_INVALID, NULL, "wake_up: no actor");
+  BS_CHECK(refused(a));
   bs_status mine = wake_now(a);
   /* A resume the library exits on: no process is left to join the init. */
   if (ended(a))
@@ -444,6 +473,7 @@ static bs_status switch_to(bs_actor *a, const char *tag) {
   BS_CHECK(agree(a, local));
   a->active = (bs_backup_tag)bs_backup_tag_parse(tag);
 out:
+  fail_on_rejection(a, st);
   return st;
 }
 
@@ -451,6 +481,9 @@ bs_status bs_actor_switch_model(bs_actor *a, const char *tag) {
   begin_phase("restore");
   if (!a)
     return bs_err_fail(BS_ERR_INVALID, NULL, "switch_model: no actor");
+  bs_status no = refused(a);
+  if (no != BS_OK)
+    return no;
   return switch_to(a, tag);
 }
 
@@ -459,6 +492,7 @@ bs_status bs_actor_restore_for_step(bs_actor *a) {
   begin_phase("restore");
   if (!a)
     BS_FAIL(BS_ERR_INVALID, NULL, "restore: no actor");
+  BS_CHECK(refused(a));
   if (a->cfg.with_ref)
     BS_CHECK(switch_to(a, "ref"));
   if (a->cfg.with_teacher)
@@ -553,6 +587,9 @@ bs_status bs_actor_get_weights(bs_actor *a, bs_tensor_map *out) {
   if (!a || !out)
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "get_actor_weights: NULL argument");
+  bs_status no = refused(a);
+  if (no != BS_OK)
+    return no;
   return get_actor_weights(a, out);
 }
 
@@ -604,6 +641,9 @@ bs_status bs_actor_update_weights(bs_actor *a, bs_sync_result *res) {
     memset(res, 0, sizeof *res);
   if (!a)
     return bs_err_fail(BS_ERR_INVALID, NULL, "update_weights: no actor");
+  bs_status no = refused(a);
+  if (no != BS_OK)
+    return no;
   /* An asleep trainer has no process groups: the sync gets temporary ones,
    * destroyed after it whatever happened. */
   if ((temporary = !bs_comm_ready(a->comm)))
@@ -631,6 +671,9 @@ out:
 bs_status bs_actor_restart_engine(bs_actor *a) {
   if (!a || !a->eng)
     return bs_err_fail(BS_ERR_INVALID, NULL, "restart engine: no engine");
+  bs_status no = refused(a);
+  if (no != BS_OK)
+    return no;
   return bs_engine_restart(a->eng);
 }
 

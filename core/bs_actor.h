@@ -7,7 +7,11 @@
  * that agreement point. A fatal error of the memory saver (behavior.md §2)
  * is the exception: the real library ends the process, so the rank leaves
  * the world as a death (bs_comm_die) and returns BS_ERR_FATAL with the
- * library's message from then on; its peers return BS_ERR_RANK_DEAD. */
+ * library's message from then on; its peers return BS_ERR_RANK_DEAD.
+ * A restore the check rejects (hash mismatch, changed tensor set) is an
+ * exception in miles that ends the job: the actor is failed, and every
+ * later call answers with that agreed record until an actor is
+ * initialised again. */
 #ifndef BS_ACTOR_H
 #define BS_ACTOR_H
 

@@ -40,6 +40,8 @@ static bool expect(const bs_record *r, char *d, size_t n) {
   int absent = r->nranks - 1, timeout = bs_expect_report_timeout_ms(r);
   if (!bs_expect_failed_and_stopped(r, "wake_up", BS_ERR_TIMEOUT, false, d, n))
     return false;
+  if (!bs_expect_same_record(r, d, n))
+    return false;
   /* Found by the watchdog, once: not sooner, and not much later. */
   if (timeout <= 0 || r->detect_ms < timeout * 0.5 ||
       r->detect_ms > timeout * 1.5) {
@@ -69,7 +71,8 @@ BS_SCENARIO(comm_init_skip){
         "weight sync's temporary groups are the cycle's first init, "
         "wake_up's the second): the rank never joins wake_up's init.\n"
         "Expects: its peers wait in comm_init until the watchdog fails the "
-        "world; every rank fails wake_up with timeout, alike, within 1.5 "
+        "world; every rank fails wake_up with timeout, alike (one error "
+        "record: the same culprit rank and collective), within 1.5 "
         "watchdog timeouts, and the run stops; the report shows the peers in "
         "comm_init and the last rank outside it.",
     .cycles = 2,
@@ -77,7 +80,8 @@ BS_SCENARIO(comm_init_skip){
     .timeout_ms = 1000,
     .faults = BS_LIST("name=comm/init_skip,rank={last},cycle=1,nth=2"),
     .expect = expect,
-    .expects = "every rank fails wake_up with timeout within 1.5 watchdog "
-               "timeouts, the run stops, the report shows who was in "
+    .expects = "every rank fails wake_up with timeout, one error record on "
+               "every rank, within 1.5 watchdog timeouts, the run stops, the "
+               "report shows who was in "
                "comm_init and who was not",
 };

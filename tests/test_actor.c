@@ -546,6 +546,87 @@ static void test_mutant_disk_offload_accepted(void **state) {
   }
 }
 
+/* ---- a rank that ended, an actor that failed ---- */
+
+/* Every later call of every kind, each answering with want and the record
+ * the rank ended on; returns how many did. */
+static long later_calls(bs_actor *a, bs_status want, const bs_error *rec) {
+  bs_tensor_map m = {0};
+  bs_sync_result res;
+  bs_status got[] = {
+      bs_actor_sleep(a),
+      bs_actor_wake_up(a),
+      bs_actor_switch_model(a, "actor"),
+      bs_actor_restore_for_step(a),
+      bs_actor_get_weights(a, &m),
+      bs_actor_train_step(a),
+      bs_actor_update_weights(a, &res),
+      bs_actor_restart_engine(a),
+  };
+  long same = 0;
+  for (size_t i = 0; i < sizeof got / sizeof got[0]; i++)
+    same += got[i] == want && !strcmp(bs_err()->message, rec->message);
+  bs_tensor_map_free(&m);
+  bs_weight_sync_result_free(&res);
+  return same;
+}
+
+/* Rank 1's wake-up finds no memory: the library ends its process. */
+static bs_status wake_then_all_calls(bs_actor *a, bs_comm *c, tw *t) {
+  bs_status st = bs_actor_wake_up(a);
+  bs_error rec = *bs_err();
+  if (bs_comm_rank(c) == 1)
+    t->out[1] = st == BS_ERR_FATAL ? later_calls(a, BS_ERR_FATAL, &rec) : -1;
+  *bs_err() = rec;
+  return st;
+}
+
+/* behavior.md §2, bs_actor.h: a rank that has ended answers every later
+ * call with the same fatal error; nothing on it runs again (sleep used to
+ * return ok, switch_model bad-state, get_actor_weights tensors). */
+static void test_dead_rank_answers_fatal(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  tw t;
+  job(&t, 2, "tiny", false);
+  t.body = wake_then_all_calls;
+  tw_arm("name=region/resume,rank=1,nth=1");
+  tw_run(&t);
+  assert_int_equal(t.st[1], BS_ERR_FATAL);
+  assert_non_null(strstr(t.err[1].message, "out of memory"));
+  assert_int_equal(t.st[0], BS_ERR_RANK_DEAD);
+  assert_int_equal(t.out[1], 8);
+  tw_free(&t);
+}
+
+/* A restore the check rejects, then every later call: the actor is
+ * failed (miles raises and the job ends), so train_step does not run on
+ * the rejected weights. */
+static bs_status rejected_then_all_calls(bs_actor *a, bs_comm *c, tw *t) {
+  bs_status st = step_and_restore(a, c, t);
+  bs_error rec = *bs_err();
+  if (st == BS_ERR_HASH_MISMATCH)
+    t->out[bs_comm_rank(c)] = later_calls(a, st, &rec);
+  *bs_err() = rec;
+  return st;
+}
+
+static void test_rejected_restore_fails_actor(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  tw t;
+  tw_init(&t, 2, "tiny");
+  t.cfg.rematerialize = t.cfg.check_rematerialize = true;
+  t.engine = true;
+  t.body = rejected_then_all_calls;
+  tw_arm("name=restore/bitflip,rank=1,nth=2,failinfo=3");
+  tw_run(&t);
+  tw_expect_all(&t, BS_ERR_HASH_MISMATCH, "not bit-identical");
+  for (int r = 0; r < 2; r++)
+    assert_int_equal(t.out[r], 8);
+  tw_free(&t);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "engine") == 0)
     return bs_engine_main(argc - 1, argv + 1);
@@ -567,6 +648,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_mutant_offload_drops_backup),
       cmocka_unit_test(test_mutant_lora_double_backup),
       cmocka_unit_test(test_mutant_disk_offload_accepted),
+      cmocka_unit_test(test_dead_rank_answers_fatal),
+      cmocka_unit_test(test_rejected_restore_fails_actor),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

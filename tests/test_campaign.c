@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bs_opts.h"
+#include "bs_test_faults.h"
 #include "catalog/bs_scenario.h"
 #include "explore/bs_fuzz_campaign.h"
 #include "explore/bs_sweep_campaign.h"
@@ -51,6 +52,7 @@ static void test_plan_refuses(void **state) {
 
 static void test_sweep_plans_and_runs(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS(); /* no fault points, no reaches to plan */
   bs_sweep_campaign w = {0};
   char *argv[] = {"sweep",       "campaign-small", "--point",
                   "engine/send", "--sample",       "2",
@@ -79,6 +81,7 @@ static void test_sweep_plans_and_runs(void **state) {
 
 static void test_fuzz_draws_its_budget(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   bs_fuzz_campaign z = {.t0 = bs_fuzz_campaign_now_s()};
   char *argv[] = {"fuzz", "campaign-small", "--seed", "1", "--runs", "4", "-q"};
   parse("fuzz", argv, 7, &z.o);

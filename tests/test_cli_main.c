@@ -197,8 +197,11 @@ static void same_report_twice(const char *args) {
  * 2.5 ms"), and failing mutant runs with hang reports and paused reads. */
 static void test_same_seed_same_report(void **state) {
   (void)state;
+  /* steady-normal: a run without fault points too (BS_FIU=OFF skips the
+   * others, and a selection that runs nothing is a usage error) */
   same_report_twice("hash-mismatch rank-death rank-divergence slow-rank "
-                    "engine-death tensor-set --ranks 3 --seed 11");
+                    "engine-death tensor-set steady-normal --ranks 3 --seed "
+                    "11");
   same_report_twice("hash-mismatch steady-offload-disaggregated --ranks 3 "
                     "--mutant local-hash-raise --mutant asleep-reads-device");
 }
@@ -383,6 +386,37 @@ static void test_hang_report_shown_and_kept(void **state) {
   free(json);
 }
 
+/* `hang` is for a wait the watchdog should have ended: every rank skipping
+ * an init waits out twice the 10 s default timeout, so a 2 s deadline ends
+ * the run first. That is said before running and in the verdict (a fail:
+ * the deadline was too short), and with a short timeout the run passes. */
+static void test_deadline_before_watchdog(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  assert_int_equal(backstop("run steady-normal --ranks 2 --cycles 1 --fault "
+                            "name=comm/init_skip --deadline-s 2 --json d.json "
+                            "--artifacts art3"),
+                   1);
+  assert_non_null(strstr(err_text, "warning: steady-normal: --deadline-s 2 "
+                                   "is shorter than the 20000 ms its faults "
+                                   "make it wait (comm/init_skip"));
+  assert_non_null(strstr(out_text, "FAIL  steady-normal"));
+  assert_null(strstr(out_text, "HANG"));
+  assert_non_null(strstr(out_text, "FAIL liveness         killed at the 2 s "
+                                   "deadline while the watchdog was within "
+                                   "its 10000 ms timeout"));
+  assert_non_null(strstr(out_text, "the deadline was shorter than the "
+                                   "timeouts the run needed"));
+  char *json = slurp("d.json");
+  assert_non_null(strstr(json, "\"verdict\": \"fail\""));
+  free(json);
+  assert_int_equal(backstop("run steady-normal --ranks 2 --cycles 1 --fault "
+                            "name=comm/init_skip --timeout-ms 200 "
+                            "--deadline-s 5"),
+                   0);
+  assert_null(strstr(err_text, "warning"));
+}
+
 /* A copy fault on every rank fails the ranks' own copies (agreed and
  * explained), never the driver's reference weights before the world runs. */
 static void test_copy_fault_spares_the_reference(void **state) {
@@ -429,6 +463,7 @@ int main(void) {
       cmocka_unit_test(test_same_seed_same_report),
       cmocka_unit_test(test_hang_report_shown_and_kept),
       cmocka_unit_test(test_copy_fault_spares_the_reference),
+      cmocka_unit_test(test_deadline_before_watchdog),
       cmocka_unit_test(test_vacuous_verdict),
       cmocka_unit_test(test_fiu_run_faults_reported),
       cmocka_unit_test(test_agree_keeps_own_failure),

@@ -220,6 +220,43 @@ static void test_timeout_aborts_every_rank(void **state) {
   bs_world_destroy(w);
 }
 
+/* Rank 3 is stuck past the timeout before barrier #2; then every rank
+ * calls once more (a follow-up, as the actor's next phase would): rank 3
+ * has issued one collective fewer than its peers. */
+static bs_status stuck_then_follow(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_status st = bs_comm_barrier(c);
+  if (st != BS_OK)
+    return st;
+  if (bs_comm_rank(c) == 3)
+    sleep_ms(400);
+  st = bs_comm_barrier(c);
+  if (st == BS_ERR_TIMEOUT)
+    st = bs_comm_barrier(c);
+  return st;
+}
+
+/* behavior.md §7.2: a timeout's record is the same on every rank: the
+ * culprit (the lowest rank waiting), the collective and its number, not
+ * each rank itself and whichever call it was in. */
+static void test_timeout_record_same_on_every_rank(void **state) {
+  (void)state;
+  bs_world *w = run(4, 100, false, stuck_then_follow, BS_ERR_TIMEOUT);
+  bs_error e0;
+  assert_int_equal(bs_world_rank_status(w, 0, &e0), BS_ERR_TIMEOUT);
+  assert_int_equal(e0.rank, 0);
+  assert_string_equal(e0.message, "a rank waited more than 100 ms in "
+                                  "barrier #2 (the lowest waiting: rank 0)");
+  for (int r = 1; r < 4; r++) {
+    bs_error e;
+    assert_int_equal(bs_world_rank_status(w, r, &e), BS_ERR_TIMEOUT);
+    assert_int_equal(e.rank, e0.rank);
+    assert_string_equal(e.message, e0.message);
+    assert_string_equal(e.where, e0.where);
+  }
+  bs_world_destroy(w);
+}
+
 /* Rank 0 aborts while the others wait in a barrier. */
 static bs_status aborts(bs_comm *c, void *arg) {
   (void)arg;
@@ -473,11 +510,53 @@ static void test_fault_stall_under_timeout(void **state) {
   assert_string_equal(bs_world_report(w), "");
   bs_world_destroy(w);
 }
+
+/* Rank 0's init fails; rank 1 calls its init only once the world has
+ * failed: it reaches the init's fault points all the same (when a rank
+ * learns of a failure is timing, so a counting run of one seed, loaded or
+ * not, counts the same reaches). */
+static bs_status init_after_failure(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_status st = bs_comm_destroy(c);
+  if (st != BS_OK)
+    return st;
+  if (bs_comm_rank(c) == 1)
+    while (bs_world_abort_status(c->w) == BS_OK)
+      sleep_ms(1);
+  return bs_comm_init(c, "wake_up");
+}
+
+static long reaches_of(const char *point, int rank) {
+  bs_fault_reach r[64];
+  size_t n = bs_fault_count_reaches(r, 64);
+  long count = 0;
+  for (size_t i = 0; i < n && i < 64; i++)
+    if (!strcmp(r[i].point, point) && r[i].rank == rank)
+      count += r[i].count;
+  return count;
+}
+
+static void test_init_points_reached_after_failure(void **state) {
+  (void)state;
+  bs_fault_disarm_all();
+  bs_fault_log_reset();
+  bs_fault_count_reset();
+  assert_int_equal(bs_fault_arm("name=comm/init_fail,rank=0,nth=1", 0), BS_OK);
+  bs_world *w = run(2, 10000, true, init_after_failure, BS_ERR_ABORTED);
+  static const char *const points[] = {"comm/init_skip", "comm/init_late",
+                                       "comm/init_fail"};
+  for (size_t i = 0; i < 3; i++)
+    assert_int_equal(reaches_of(points[i], 1), 1);
+  bs_fault_disarm_all();
+  expect_all(w, 2, BS_ERR_ABORTED, "communicator init #1 failed");
+  bs_world_destroy(w);
+}
 #else
 BS_TEST_SKIP_WITHOUT_FAULTS(test_fault_rank_exit)
 BS_TEST_SKIP_WITHOUT_FAULTS(test_fault_diverge_swaps)
 BS_TEST_SKIP_WITHOUT_FAULTS(test_fault_diverge_extra_barrier)
 BS_TEST_SKIP_WITHOUT_FAULTS(test_fault_stall_under_timeout)
+BS_TEST_SKIP_WITHOUT_FAULTS(test_init_points_reached_after_failure)
 #endif
 
 /* Process groups across sleep: destroyed, a collective is refused (not a
@@ -621,6 +700,7 @@ int main(void) {
       cmocka_unit_test(test_start_up_is_not_a_stall),
       cmocka_unit_test(test_ranks_take_turns),
       cmocka_unit_test(test_timeout_names_lowest_waiting_rank),
+      cmocka_unit_test(test_timeout_record_same_on_every_rank),
       cmocka_unit_test(test_abort_wakes_every_waiter),
       cmocka_unit_test(test_agree_one_failure),
       cmocka_unit_test(test_agree_of_an_agreed_failure),
@@ -634,6 +714,7 @@ int main(void) {
       cmocka_unit_test(test_fault_diverge_swaps),
       cmocka_unit_test(test_fault_diverge_extra_barrier),
       cmocka_unit_test(test_fault_stall_under_timeout),
+      cmocka_unit_test(test_init_points_reached_after_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,6 +351,30 @@ static void test_verdict(void **state) {
   assert_false(bs_fuzz_drawn_fired(&r, &res, 0));
 }
 
+/* Two drawn faults; the second fired in one run of the seed and not in
+ * the other (its rank learnt of the first one's failure sooner): the tally
+ * is the same both times, and nothing counts when none fired. */
+static void test_drawn_hit(void **state) {
+  (void)state;
+  bs_scenario scn = {.name = "fz-none"};
+  bs_fuzz_run r = {.scn = &scn, .nfaults = 2};
+  bs_armed a[2] = {{.fired_total = 1}, {.fired_total = 1}};
+  bs_result res = {.verdict = BS_PASS, .armed = a, .narmed = 2};
+  bool both[2], one[2];
+  for (size_t i = 0; i < 2; i++)
+    both[i] = bs_fuzz_drawn_hit(&r, &res, i);
+  a[1].fired_total = 0;
+  res.verdict = BS_VACUOUS;
+  for (size_t i = 0; i < 2; i++)
+    one[i] = bs_fuzz_drawn_hit(&r, &res, i);
+  assert_memory_equal(both, one, sizeof both);
+  assert_true(one[0] && one[1]);
+  a[0].fired_total = 0;
+  assert_false(bs_fuzz_drawn_hit(&r, &res, 0));
+  assert_false(bs_fuzz_drawn_hit(&r, &res, 1));
+  assert_false(bs_fuzz_drawn_hit(&r, &res, 2)); /* no such fault */
+}
+
 static bs_result failing(const char *oracle, const char *detail,
                          const char *fired, bs_armed *a) {
   static bs_oracle_result o;
@@ -407,6 +431,7 @@ int main(void) {
       cmocka_unit_test(test_cfg_make),
       cmocka_unit_test(test_shrink),
       cmocka_unit_test(test_verdict),
+      cmocka_unit_test(test_drawn_hit),
       cmocka_unit_test(test_known),
   };
   return cmocka_run_group_tests(tests, setup, NULL);

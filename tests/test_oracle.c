@@ -288,6 +288,37 @@ static void test_uniform_schedule(void **state) {
   HAS("rank 1: unreadable flight recorder");
 }
 
+/* A contained failure that cut the schedules short: whether a peer had
+ * entered the next collective before it learnt of the failure is timing,
+ * so the detail is the same whichever ranks did (one seed, one report). */
+static void test_uniform_schedule_cut_short(void **state) {
+  (void)state;
+  static const char *const ops[] = {"nccl:all_gather", "nccl:all_gather",
+                                    "nccl:comm_init"};
+  char first[BS_DETAIL_MAX];
+  mk(3);
+  all("update_weights", 0, BS_ERR_ABORTED);
+  fired("comm/init_fail", 0, 0);
+  for (int entered = 0; entered < 4; entered++) {
+    /* rank 0 stopped at #2; ranks 1 and 2 entered #3 or not */
+    for (int k = 0; k < 3; k++) {
+      free(rec.rank[k].flight);
+      rec.rank[k].flight = flight(ops, k && (entered & k) ? 3 : 2);
+    }
+    assert_true(bs_oracle_uniform_schedule(&rec, detail, sizeof detail));
+    if (!entered)
+      snprintf(first, sizeof first, "%s", detail);
+    assert_string_equal(detail, first);
+  }
+  HAS("all 3 ranks issued the same collectives (up to #2)");
+  /* not contained: the ends apart fail, saying where */
+  ev(2, "wake_up", 0, BS_OK);
+  free(rec.rank[1].flight);
+  rec.rank[1].flight = flight(ops, 2);
+  assert_false(bs_oracle_uniform_schedule(&rec, detail, sizeof detail));
+  HAS("rank 0 issued collectives up to #2, rank 2 up to #3; not contained");
+}
+
 static void test_explained(void **state) {
   (void)state;
   mk(2);
@@ -347,6 +378,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_memory_budget, teardown),
       cmocka_unit_test_teardown(test_no_paused_reads, teardown),
       cmocka_unit_test_teardown(test_uniform_schedule, teardown),
+      cmocka_unit_test_teardown(test_uniform_schedule_cut_short, teardown),
       cmocka_unit_test_teardown(test_explained, teardown),
       cmocka_unit_test_teardown(test_run_all, teardown),
   };

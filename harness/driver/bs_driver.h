@@ -44,6 +44,13 @@ bs_status bs_driver_run(const bs_run_cfg *cfg, bs_record *rec);
  * scenario's expectation and inspection describe its own faults only. */
 bool bs_driver_user_faults(const bs_run_cfg *cfg, const bs_record *rec);
 
+/* The watchdog waits the run's faults make it sit out, at least, in ms
+ * (0: none): a skipped init is waited out for up to twice the timeout
+ * (every rank may skip it: comm/init_skip), a late init or a stall lasts
+ * its failinfo each time it fires; why names the largest. A deadline
+ * shorter than this kills a run whose watchdog was never late. */
+double bs_driver_waits_ms(const bs_run_cfg *cfg, char *why, size_t n);
+
 /* The scenario's inspect hook on the whole record (in a process-per-rank
  * run, once process 0 has merged every part); nothing with user faults. */
 bs_status bs_driver_inspect(const bs_run_cfg *cfg, bs_record *rec);

@@ -6,6 +6,7 @@
 
 #include "bs_fault_control.h"
 #include "driver/bs_driver.h"
+#include "explore/bs_known.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
 #include "oracles/bs_oracle.h"
@@ -365,6 +366,13 @@ bool bs_fuzz_drawn_fired(const bs_fuzz_run *r, const bs_result *res, size_t i) {
   return own + i < res->narmed && res->armed[own + i].fired_total > 0;
 }
 
+bool bs_fuzz_drawn_hit(const bs_fuzz_run *r, const bs_result *res, size_t i) {
+  for (size_t k = 0; k < r->nfaults; k++)
+    if (bs_fuzz_drawn_fired(r, res, k))
+      return i < r->nfaults;
+  return false;
+}
+
 bs_verdict bs_fuzz_verdict(const bs_fuzz_run *r, const bs_result *res,
                            bool *preempted) {
   bool fired = false;
@@ -481,63 +489,8 @@ size_t bs_fuzz_shrink(const bs_fuzz_run *r, bs_fuzz_run *out, size_t max) {
 
 /* ---- known truths ---- */
 
-/* A point whose firing can corrupt bytes: the catalogue says it explains
- * a hash mismatch. */
-static bool corrupts(const char *point) {
-  int id = bs_fault_catalogue_index(point);
-  return id >= 0 && bs_fault_catalogue_explains((bs_fault_point_id)id,
-                                                BS_ERR_HASH_MISMATCH);
-}
-
-/* Only bit identity broke (and the scenario's expectation, which does not
- * describe the settings a fuzz run adds), and a corrupting fault fired. */
-static bool only_corruption(const bs_result *res, const char **detail) {
-  bool corrupted = false;
-  *detail = NULL;
-  for (size_t i = 0; i < res->noracles; i++) {
-    const bs_oracle_result *o = &res->oracles[i];
-    if (o->ok || strcmp(o->name, "expectation") == 0)
-      continue;
-    if (strcmp(o->name, "bit-identity") != 0 || *detail)
-      return false;
-    *detail = o->detail;
-  }
-  for (size_t i = 0; i < res->narmed; i++)
-    for (size_t k = 0; k < res->armed[i].nfired; k++)
-      corrupted |= corrupts(res->armed[i].fired[k].point);
-  return corrupted && *detail != NULL && res->verdict == BS_FAIL;
-}
-
 bool bs_fuzz_known(const bs_fuzz_run *r, const bs_result *res, char *why,
                    size_t n) {
-  const char *detail;
-  int rank = -1, cycle = -1;
-  char phase[32] = "";
-  if (!only_corruption(res, &detail) ||
-      sscanf(detail, "rank %d, cycle %d %31[a-z_]", &rank, &cycle, phase) !=
-          3 ||
-      strcmp(phase, "restore") != 0)
-    return false;
   bs_run_cfg c = {.scn = r->scn, .sets = r->sets, .nsets = r->nsets};
-  bs_config cfg;
-  bool checked = bs_driver_config(&c, &cfg) == BS_OK &&
-                 bs_config_validate(&cfg) == BS_OK && cfg.rematerialize &&
-                 cfg.check_rematerialize;
-  bs_err_clear();
-  if (!checked) {
-    snprintf(why, n,
-             "a corrupted restore reached the weights with the core's SHA256 "
-             "restore check off: it catches it with rematerialize=1 and "
-             "ci_test=1 (or check_rematerialize=1)");
-    return true;
-  }
-  if (cycle >= 2) {
-    snprintf(why, n,
-             "a corrupted restore of cycle %d reached the weights: the "
-             "core's SHA256 check covers the restores after the first two "
-             "backups only (cycles 0 and 1, behavior.md section 4)",
-             cycle);
-    return true;
-  }
-  return false;
+  return bs_known(&c, res, why, n);
 }

@@ -101,6 +101,12 @@ void bs_fuzz_spec(const bs_fuzz_fault *f, char *out, size_t n);
  * own faults). */
 bool bs_fuzz_drawn_fired(const bs_fuzz_run *r, const bs_result *res, size_t i);
 
+/* What the fuzz tallies of r's i-th drawn fault, the same for one seed on
+ * a quiet or a loaded machine: it fired, or it was pre-empted (another
+ * drawn fault fired: whether this one was reached before that failure
+ * reached its rank is a matter of timing). */
+bool bs_fuzz_drawn_hit(const bs_fuzz_run *r, const bs_result *res, size_t i);
+
 /* The run's verdict as the fuzz counts it: res's, except that a vacuous run
  * in which a drawn fault fired is judged on the faults that fired, as
  * sweep judges a run on its swept fault: pass. The faults it left unfired

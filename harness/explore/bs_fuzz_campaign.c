@@ -126,17 +126,15 @@ void bs_fuzz_campaign_repro(const bs_fuzz_campaign *z, const bs_fuzz_run *r,
   bs_buf_free(&b);
 }
 
-/* Findings alike: the same failure of the same scenario, with faults of
- * the same points firing (the ones that never fired changed nothing). */
+/* Findings alike: the same failure of the same scenario, with drawn
+ * faults of the same points hit (bs_fuzz_drawn_hit: which of them fired
+ * before the first one's failure spread is timing, not the finding). */
 static void key_of(const bs_fuzz_run *r, const bs_result *res, const char *sig,
                    char *out, size_t n) {
   bool fired[BS_FP_COUNT] = {false};
-  for (size_t i = 0; i < res->narmed; i++)
-    for (size_t k = 0; k < res->armed[i].nfired; k++) {
-      int p = bs_fault_catalogue_index(res->armed[i].fired[k].point);
-      if (p >= 0)
-        fired[p] = true;
-    }
+  for (size_t i = 0; i < r->nfaults; i++)
+    if (bs_fuzz_drawn_hit(r, res, i))
+      fired[r->faults[i].point] = true;
   int len = snprintf(out, n, "%s|%s|", sig, r->scn->name);
   for (int p = 0; p < BS_FP_COUNT && len >= 0 && (size_t)len < n; p++)
     if (fired[p])
@@ -182,13 +180,13 @@ static void progress(bs_fuzz_campaign *z) {
   bs_batch_line(&z->batch, what);
 }
 
-/* Which drawn faults fired (they follow the scenario's own). */
+/* Which drawn faults fired or were pre-empted (bs_fuzz_drawn_hit). */
 static void tally(bs_fuzz_campaign *z, const bs_fuzz_run *r,
                   const bs_result *res) {
   for (size_t i = 0; i < r->nfaults; i++) {
     int p = r->faults[i].point;
     z->drawn[p]++;
-    z->fired[p] += bs_fuzz_drawn_fired(r, res, i);
+    z->fired[p] += bs_fuzz_drawn_hit(r, res, i);
   }
 }
 
@@ -227,9 +225,9 @@ bs_status bs_fuzz_campaign_draw(bs_fuzz_campaign *z) {
         bs_fuzz_draw_faults(z->o.seed, count_of(z, &r[i]), &r[i]);
     BS_CHECK(run_all(z, r, n, res));
     for (size_t i = 0; i < n; i++) {
+      /* How many passes were pre-empted is timing (bs_fuzz_drawn_hit). */
       bool preempted;
       z->count[bs_fuzz_verdict(&r[i], &res[i], &preempted)]++;
-      z->preempted += preempted;
       tally(z, &r[i], &res[i]);
       if (bs_fuzz_is_finding(&res[i]))
         BS_CHECK(note_finding(z, &r[i], &res[i]));

@@ -41,12 +41,12 @@ typedef struct bs_fuzz_campaign {
   bs_batch batch;
   size_t runs; /* drawn so far */
   size_t count[BS_VERDICT_COUNT];
-  size_t drawn[BS_FP_COUNT], fired[BS_FP_COUNT]; /* faults per point */
+  size_t drawn[BS_FP_COUNT], fired[BS_FP_COUNT]; /* per point: fired or
+                                                  * pre-empted */
   bs_fuzz_finding *f;
   size_t nf;
   bs_fuzz_counted *c;      /* the counting runs so far */
   size_t nc, count_failed; /* failed with no drawn fault */
-  size_t preempted;        /* passes with a fault left unfired by another */
   double t0;
 } bs_fuzz_campaign;
 

@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explore/bs_known.h"
+
 const char *bs_sweep_outcome_name(bs_sweep_outcome o) {
   static const char *const names[] = {"contained-and-agreed", "recovered",
-                                      "vacuous", "fail"};
+                                      "vacuous", "known", "fail"};
   return (unsigned)o < BS_SWEEP_OUTCOMES ? names[o] : "unknown";
 }
 
@@ -102,8 +104,10 @@ bs_status bs_sweep_reaches(const bs_result *count, const bs_sweep_filter *f,
   bs_status st = BS_OK;
   BS_CHECK(expand(count, f, out, n));
   *total = *n;
-  if (f->sample && *n > f->sample)
-    BS_CHECK(sample(*out, n, f->sample, f->offset));
+  size_t want =
+      f->sample_pct > 0 ? (*n * (size_t)f->sample_pct + 99) / 100 : f->sample;
+  if (want && *n > want)
+    BS_CHECK(sample(*out, n, want, f->offset));
 out:
   return st;
 }
@@ -115,6 +119,8 @@ void bs_sweep_spec(const bs_sweep_reach *r, bool persistent, char *out,
 }
 
 bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed) {
+  if (res->verdict == BS_KNOWN)
+    return BS_SWEEP_KNOWN;
   if (res->verdict == BS_FAIL || res->verdict == BS_HANG ||
       res->verdict == BS_CRASH)
     return BS_SWEEP_FAIL;
@@ -124,4 +130,18 @@ bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed) {
     if (strcmp(res->outcomes[i].status, "ok") != 0)
       return BS_SWEEP_CONTAINED;
   return BS_SWEEP_RECOVERED;
+}
+
+void bs_sweep_settle(const bs_run_cfg *cfg, bs_result *res, size_t armed,
+                     bool strict) {
+  if (bs_known_mark(cfg, res, strict))
+    return;
+  bs_sweep_outcome o = bs_sweep_judge(res, armed);
+  if (res->verdict == BS_VACUOUS &&
+      (o == BS_SWEEP_CONTAINED || o == BS_SWEEP_RECOVERED)) {
+    res->verdict = BS_PASS;
+    bs_result_set_note(res, "judged on the swept fault, which fired: it "
+                            "pre-empted the scenario's own");
+    bs_err_clear();
+  }
 }

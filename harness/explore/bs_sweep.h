@@ -17,11 +17,12 @@ typedef enum bs_sweep_outcome {
   BS_SWEEP_CONTAINED = 0, /* it fired, a phase failed, every invariant held */
   BS_SWEEP_RECOVERED,     /* it fired and no rank's phase failed */
   BS_SWEEP_VACUOUS,       /* it never fired */
+  BS_SWEEP_KNOWN,         /* failed as the configuration allows (bs_known.h) */
   BS_SWEEP_FAIL,          /* an invariant broke, or the run hung or crashed */
   BS_SWEEP_OUTCOMES
 } bs_sweep_outcome;
 
-/* "contained-and-agreed", "recovered", "vacuous", "fail". */
+/* "contained-and-agreed", "recovered", "vacuous", "known", "fail". */
 const char *bs_sweep_outcome_name(bs_sweep_outcome o);
 
 /* The nth reach of point on rank in cycle. */
@@ -36,6 +37,7 @@ typedef struct bs_sweep_filter {
   size_t npoints;
   int rank, cycle; /* -1: any */
   size_t sample;   /* at most this many reaches; 0: every one */
+  int sample_pct;  /* else this percentage of them, rounded up; 0: none */
   size_t offset;   /* a sample smaller than the points starts at this one */
 } bs_sweep_filter;
 
@@ -55,7 +57,15 @@ void bs_sweep_spec(const bs_sweep_reach *r, bool persistent, char *out,
 
 /* The outcome of a sweep run whose swept fault is res->armed[armed]. A run
  * whose own scenario fault the swept one pre-empted is judged on the
- * swept one (its verdict may say vacuous for the other). */
+ * swept one (its verdict may say vacuous for the other: bs_sweep_settle
+ * makes it say what the sweep judged). A BS_KNOWN verdict is known. */
 bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed);
+
+/* Makes res's verdict the sweep's judgement, so that its JSON, JUnit and
+ * summary agree: known when bs_known says so (unless strict: then a
+ * fail), pass when judged on a swept fault that fired and the run's own
+ * verdict said vacuous only for a pre-empted scenario fault. */
+void bs_sweep_settle(const bs_run_cfg *cfg, bs_result *res, size_t armed,
+                     bool strict);
 
 #endif

@@ -49,6 +49,7 @@ static bs_status plan_scenario(bs_sweep_campaign *w, bs_swept *s, size_t index,
                        .rank = w->o.sweep_rank,
                        .cycle = w->o.sweep_cycle,
                        .sample = w->o.sample,
+                       .sample_pct = w->o.sample_pct,
                        .offset = index * w->o.sample};
   *r = NULL;
   *nr = 0;
@@ -125,10 +126,18 @@ out:
 }
 
 bs_status bs_sweep_campaign_run(bs_sweep_campaign *w) {
+  bs_status st = BS_OK;
   w->batch.label = "sweep";
   w->batch.done = 0;
   w->batch.total = w->n;
-  return bs_batch_run(&w->batch, w->cfgs, w->n, w->res);
+  BS_CHECK(bs_batch_run(&w->batch, w->cfgs, w->n, w->res));
+  for (size_t k = 0; k < w->nbase; k++) {
+    const bs_swept *s = &w->sc[k];
+    for (size_t i = s->first; i < s->first + s->n; i++)
+      bs_sweep_settle(&w->cfgs[i], &w->res[i], s->fixed, w->o.strict);
+  }
+out:
+  return st;
 }
 
 void bs_sweep_campaign_free(bs_sweep_campaign *w) {

@@ -41,7 +41,8 @@ typedef struct bs_sweep_campaign {
 /* The counting pass, then the runs of every reach kept (cfgs, runs; res
  * sized for them). BS_ERR_NOMEM with no message when memory ran out. */
 bs_status bs_sweep_campaign_plan(bs_sweep_campaign *w);
-/* Runs the planned runs into res. */
+/* Runs the planned runs into res, each verdict settled to the sweep's
+ * judgement (bs_sweep_settle). */
 bs_status bs_sweep_campaign_run(bs_sweep_campaign *w);
 /* Whether a scenario's counting pass ran clean (pass or vacuous): only
  * then are its reaches swept. */

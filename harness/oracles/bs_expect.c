@@ -147,6 +147,34 @@ bool bs_expect_fast_failures(const bs_record *r, double ms, double timeout,
   return true;
 }
 
+static bool same_error(const bs_error *a, const bs_error *b) {
+  return a->code == b->code && a->rank == b->rank &&
+         strcmp(a->message, b->message) == 0;
+}
+
+bool bs_expect_same_record(const bs_record *r, char *d, size_t n) {
+  const bs_event *e0 = r->nranks ? bs_expect_first_failure(r, 0) : NULL;
+  if (!e0) {
+    snprintf(d, n, "rank 0 never failed");
+    return false;
+  }
+  for (int k = 1; k < r->nranks; k++) {
+    const bs_event *e = bs_expect_first_failure(r, k);
+    if (e && same_error(&e->err, &e0->err))
+      continue;
+    snprintf(d, n,
+             "rank %d's error record is not rank 0's: %s, culprit rank %d, "
+             "'%.60s' vs %s, culprit rank %d, '%.60s'",
+             k, e ? bs_status_name((bs_status)e->err.code) : "none",
+             e ? e->err.rank : -1, e ? e->err.message : "",
+             bs_status_name((bs_status)e0->err.code), e0->err.rank,
+             e0->err.message);
+    return false;
+  }
+  snprintf(d, n, "every rank holds one record (culprit rank %d)", e0->err.rank);
+  return true;
+}
+
 bool bs_expect_failed_and_stopped(const bs_record *r, const char *phase,
                                   bs_status st, bool tensor, char *d,
                                   size_t n) {

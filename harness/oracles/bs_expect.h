@@ -26,6 +26,10 @@ const bs_event *bs_expect_after_failure(const bs_record *r, int k,
 bool bs_expect_failed_alike(const bs_record *r, const char *phase, bs_status st,
                             bool tensor, char *d, size_t n);
 
+/* Every rank's first failure holds one error record: status, culprit
+ * rank and message (behavior.md §7.2: timeouts too). */
+bool bs_expect_same_record(const bs_record *r, char *d, size_t n);
+
 /* bs_expect_failed_alike, and nothing ran after it (a failed verification
  * or an agreed fatal error ends the job). */
 bool bs_expect_failed_and_stopped(const bs_record *r, const char *phase,

@@ -25,8 +25,8 @@ static long last_seq(const bs_schedule *s) {
   return s->n ? s->c[s->n - 1].seq : -1;
 }
 
-/* First difference between rank 0's and rank k's schedules. */
-static bool differ(const bs_schedule *s, int k, char *detail, size_t n) {
+/* The first collective that rank k issued otherwise than rank 0. */
+static bool differ_op(const bs_schedule *s, int k, char *detail, size_t n) {
   const bs_schedule *a = &s[0], *b = &s[k];
   for (size_t i = 0; i < a->n; i++) {
     const bs_coll_rec *y = bs_schedule_find(b, a->c[i].seq);
@@ -37,14 +37,27 @@ static bool differ(const bs_schedule *s, int k, char *detail, size_t n) {
       return true;
     }
   }
-  if (last_seq(a) != last_seq(b)) {
-    snprintf(detail, n,
-             "rank 0 issued collectives up to #%ld, rank %d up to "
-             "#%ld",
-             last_seq(a), k, last_seq(b));
-    return true;
-  }
   return false;
+}
+
+/* Schedules that end apart: where a failure cut each rank's short is a
+ * matter of timing (a peer may or may not have entered the collective
+ * before it learnt of the failure), so a contained run's detail names
+ * only where the first rank stopped, *upto. */
+static bool differ_end(const bs_schedule *s, int nranks, long *upto,
+                       char *detail, size_t n) {
+  int lo = 0, hi = 0;
+  for (int k = 1; k < nranks; k++) {
+    lo = last_seq(&s[k]) < last_seq(&s[lo]) ? k : lo;
+    hi = last_seq(&s[k]) > last_seq(&s[hi]) ? k : hi;
+  }
+  *upto = last_seq(&s[lo]);
+  if (last_seq(&s[lo]) == last_seq(&s[hi]))
+    return false;
+  snprintf(detail, n,
+           "rank %d issued collectives up to #%ld, rank %d up to #%ld", lo,
+           last_seq(&s[lo]), hi, last_seq(&s[hi]));
+  return true;
 }
 
 /* Contained: a diverging fault fired and every rank returned, each
@@ -86,22 +99,28 @@ bool bs_oracle_uniform_schedule(const bs_record *r, char *detail, size_t n) {
   bool ok = s && parse_all(r, s, detail, n);
   if (!s)
     snprintf(detail, n, "out of memory reading %d schedules", r->nranks);
-  bool diverged = false;
+  bool diverged = false, ended_apart = false;
+  long upto = -1;
   for (int k = 1; ok && !diverged && k < r->nranks; k++)
-    diverged = differ(s, k, detail, n);
-  if (ok && diverged) {
+    diverged = differ_op(s, k, detail, n);
+  if (ok && !diverged)
+    ended_apart = differ_end(s, r->nranks, &upto, detail, n);
+  if (ok && (diverged || ended_apart))
     ok = contained(r);
+  if (ok && !diverged) {
+    /* The same words whether a contained failure cut the schedules short
+     * at one point or at several. */
+    snprintf(detail, n,
+             "all %d ranks issued the same collectives (up to "
+             "#%ld)",
+             r->nranks, upto);
+  } else if (diverged || ended_apart) {
     size_t len = strlen(detail);
     snprintf(detail + len, n - len, "%s",
              ok ? "; contained: a diverging fault fired and every rank "
                   "returned with an error"
                 : "; not contained by a fired fault and an error on every "
                   "rank");
-  } else if (ok) {
-    snprintf(detail, n,
-             "all %d ranks issued the same collectives (up to "
-             "#%ld)",
-             r->nranks, last_seq(&s[0]));
   }
   for (int k = 0; s && k < r->nranks; k++)
     bs_schedule_free(&s[k]);

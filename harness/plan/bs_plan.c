@@ -272,6 +272,12 @@ bs_status bs_plan_runs(const bs_opts *o, const char *exe, bs_run_cfg **out,
       (*n)++;
     }
   }
+  /* Every scenario it selects skipped (each said why above): nothing to
+   * judge, and an exit status 0 would say all passed. */
+  if (*n == 0)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "the selection runs nothing: every scenario it selects was "
+            "skipped");
   BS_CHECK(bs_nccl_plan(*out, *n));
   /* Last, once nothing else refuses the runs: a job id used twice. */
   if (o->rendezvous)

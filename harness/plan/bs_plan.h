@@ -65,11 +65,14 @@ typedef struct bs_opts {
   size_t npoints;
   int sweep_rank, sweep_cycle;
   size_t sample;
+  int sample_pct; /* --sample P%: of each scenario's reaches (0: none) */
   /* fuzz: --runs N or --time-s T (0: neither given), --max-ranks N,
    * --shrink-max N (runs spent shrinking one finding). */
   long runs;
   double time_s;
   int max_ranks, shrink_max;
+  /* sweep and fuzz --strict: a known failure (bs_known) fails too. */
+  bool strict;
   bs_launcher procs;
   char rdv[1024];
 } bs_opts;

@@ -16,6 +16,7 @@ bs_summary bs_report_summarize(const bs_result *runs, size_t n) {
     s.crash += runs[i].verdict == BS_CRASH;
     s.vacuous += runs[i].verdict == BS_VACUOUS;
     s.interrupted += runs[i].verdict == BS_INTERRUPTED;
+    s.known += runs[i].verdict == BS_KNOWN;
   }
   return s;
 }

@@ -11,7 +11,7 @@
 #include "verdict/bs_result.h"
 
 typedef struct bs_summary {
-  size_t runs, pass, fail, hang, crash, vacuous, interrupted;
+  size_t runs, pass, fail, hang, crash, vacuous, interrupted, known;
 } bs_summary;
 bs_summary bs_report_summarize(const bs_result *runs, size_t n);
 
@@ -37,6 +37,12 @@ void bs_report_json_add(bs_buf *b, const char *key, const char *json);
 /* One testsuite, one testcase per run; a failure lists the failed
  * oracles (or says hang/crash). */
 void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n);
+/* `mutants --junit`: the fixed core's runs, then one test per mutant (a
+ * failure when it survived, skipped when untested); secs[m]: the time of
+ * mutant m's runs. */
+void bs_report_junit_mutants(bs_buf *b, const bs_result *fixed, size_t nfixed,
+                             const bs_kill *kills, const double *secs,
+                             size_t nkills);
 /* The result table's row for one run, printed as the run ends:
  * "PASS  engine-death  4 ranks  41.7 ms" and, for a failure or with
  * verbose, one line per oracle and the repro command; with verbose also

@@ -37,9 +37,9 @@ void bs_report_json(bs_buf *b, const bs_result *runs, size_t n,
   bs_buf_printf(b,
                 "%s],\n  \"summary\": {\"runs\": %zu, \"pass\": %zu, "
                 "\"fail\": %zu, \"vacuous\": %zu, \"hang\": %zu, "
-                "\"crash\": %zu, \"interrupted\": %zu}",
+                "\"crash\": %zu, \"interrupted\": %zu, \"known\": %zu}",
                 n ? "\n  " : "", s.runs, s.pass, s.fail, s.vacuous, s.hang,
-                s.crash, s.interrupted);
+                s.crash, s.interrupted, s.known);
   if (kills)
     kills_json(b, kills, nkills);
   bs_buf_printf(b, "\n}\n");

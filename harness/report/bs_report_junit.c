@@ -1,9 +1,10 @@
 /* JUnit XML in the strict form of Ant's formatter (what validating
  * consumers require): a testsuite with timestamp, hostname, properties,
  * system-out and system-err; a run that failed an oracle, or whose armed
- * fault never fired (vacuous), is a <failure>, one that hung, crashed or
- * was interrupted an <error> (counted in errors); test names are
- * unique (a run repeated, as `--ranks 2,2` does, gets " #2"). */
+ * fault never fired (vacuous), is a <failure>, one that hung, crashed or was
+ * interrupted an <error> (counted in errors), one whose failure the
+ * configuration allows (known: sweep and fuzz) <skipped> with why; test names
+ * are unique (a run repeated, as `--ranks 2,2` does, gets " #2"). */
 #include "report/bs_report.h"
 
 #include <stdbool.h>
@@ -88,6 +89,12 @@ static void testcase(bs_buf *b, const bs_result *runs, size_t i) {
     bs_buf_printf(b, "/>\n");
     return;
   }
+  if (r->verdict == BS_KNOWN) {
+    bs_buf_printf(b, ">\n      <skipped message=\"known: ");
+    bs_buf_xml(b, r->note ? r->note : "");
+    bs_buf_printf(b, "\"/>\n    </testcase>\n");
+    return;
+  }
   bs_buf_printf(b, ">\n");
   problem(b, r);
   bs_buf_printf(b, "    </testcase>\n");
@@ -104,12 +111,14 @@ static void when_where(char *stamp, size_t ns, char *host, size_t nh) {
   host[nh - 1] = '\0';
 }
 
-void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n) {
-  bs_summary s = bs_report_summarize(runs, n);
-  double total = 0;
+/* The counts a suite's header states. */
+typedef struct counts {
+  size_t tests, failures, errors, skipped;
+  double secs;
+} counts;
+
+static void suite_open(bs_buf *b, const counts *c) {
   char stamp[32], host[256];
-  for (size_t i = 0; i < n; i++)
-    total += runs[i].duration_ms;
   when_where(stamp, sizeof stamp, host, sizeof host);
   bs_buf_printf(b,
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -120,14 +129,71 @@ void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n) {
   bs_buf_xml(b, host);
   bs_buf_printf(b,
                 "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
-                "skipped=\"0\" time=\"%.3f\">\n"
+                "skipped=\"%zu\" time=\"%.3f\">\n"
                 "    <properties>\n"
                 "      <property name=\"backstop.version\" value=\"%s\"/>\n"
                 "    </properties>\n",
-                s.runs, s.fail + s.vacuous, s.hang + s.crash + s.interrupted,
-                total / 1e3, BS_VERSION);
-  for (size_t i = 0; i < n; i++)
-    testcase(b, runs, i);
+                c->tests, c->failures, c->errors, c->skipped, c->secs,
+                BS_VERSION);
+}
+
+static void suite_close(bs_buf *b) {
   bs_buf_printf(b, "    <system-out/>\n    <system-err/>\n"
                    "  </testsuite>\n</testsuites>\n");
+}
+
+static counts runs_counts(const bs_result *runs, size_t n) {
+  bs_summary s = bs_report_summarize(runs, n);
+  counts c = {.tests = s.runs,
+              .failures = s.fail + s.vacuous,
+              .errors = s.hang + s.crash + s.interrupted,
+              .skipped = s.known};
+  for (size_t i = 0; i < n; i++)
+    c.secs += runs[i].duration_ms / 1e3;
+  return c;
+}
+
+void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n) {
+  counts c = runs_counts(runs, n);
+  suite_open(b, &c);
+  for (size_t i = 0; i < n; i++)
+    testcase(b, runs, i);
+  suite_close(b);
+}
+
+/* One mutant as a test: it passes when a scenario killed it. */
+static void mutant_case(bs_buf *b, const bs_kill *k, double secs) {
+  bs_buf_printf(b, "    <testcase classname=\"backstop.mutants\" name=\"");
+  bs_buf_xml(b, k->name);
+  bs_buf_printf(b, "\" time=\"%.3f\"", secs);
+  if (!k->survived && !k->untested) {
+    bs_buf_printf(b, "/>\n");
+    return;
+  }
+  if (k->untested) {
+    bs_buf_printf(b, ">\n      <skipped message=\"untested: ");
+    bs_buf_xml(b, k->untested);
+    bs_buf_printf(b, "\"/>\n    </testcase>\n");
+    return;
+  }
+  bs_buf_printf(b, ">\n      <failure type=\"survived\" message=\"no scenario "
+                   "caught it\">survived</failure>\n    </testcase>\n");
+}
+
+void bs_report_junit_mutants(bs_buf *b, const bs_result *fixed, size_t nfixed,
+                             const bs_kill *kills, const double *secs,
+                             size_t nkills) {
+  counts c = runs_counts(fixed, nfixed);
+  c.tests += nkills;
+  for (size_t m = 0; m < nkills; m++) {
+    c.failures += kills[m].survived;
+    c.skipped += kills[m].untested != NULL;
+    c.secs += secs[m];
+  }
+  suite_open(b, &c);
+  for (size_t i = 0; i < nfixed; i++)
+    testcase(b, fixed, i);
+  for (size_t m = 0; m < nkills; m++)
+    mutant_case(b, &kills[m], secs[m]);
+  suite_close(b);
 }

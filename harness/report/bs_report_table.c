@@ -5,8 +5,8 @@
 #include <string.h>
 
 static const char *tag(bs_verdict v) {
-  static const char *const tags[] = {"PASS",  "FAIL",    "HANG",
-                                     "CRASH", "VACUOUS", "INTERRUPTED"};
+  static const char *const tags[] = {"PASS",    "FAIL",        "HANG", "CRASH",
+                                     "VACUOUS", "INTERRUPTED", "KNOWN"};
   return (unsigned)v < BS_VERDICT_COUNT ? tags[v] : "?";
 }
 
@@ -75,5 +75,7 @@ void bs_report_table_summary(FILE *out, const bs_result *runs, size_t n) {
           s.runs, s.pass, s.fail, s.vacuous, s.hang, s.crash);
   if (s.interrupted)
     fprintf(out, ", %zu interrupted", s.interrupted);
+  if (s.known) /* sweep and fuzz only */
+    fprintf(out, ", %zu known", s.known);
   fputc('\n', out);
 }

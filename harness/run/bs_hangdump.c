@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "comm/bs_comm.h"
+#include "driver/bs_driver.h"
 #include "proc/bs_fork.h"
 #include "report/bs_artifacts.h"
 #include "run/bs_child_judge.h"
@@ -33,6 +34,7 @@ static struct {
   /* Of the pipe: FREE, RUN or DUMP. The run claims it (RUN) before it
    * signals the thread to end, so a signal that finds it taken ends it. */
   atomic_int owner;
+  bs_world_waits waits; /* every running world's, merged */
 } hd;
 
 /* Each running world's ranks: their flight recorders, and the report. */
@@ -43,6 +45,11 @@ static void take_world(const bs_world *w, void *arg) {
            "the run passed its %.0f s deadline and %s asked for this "
            "dump: where each rank was then",
            hd.cfg->deadline_s, hd.by);
+  bs_world_waits ws = bs_world_waits_now(w);
+  if (ws.longest_ms > hd.waits.longest_ms)
+    hd.waits.longest_ms = ws.longest_ms;
+  hd.waits.timeout_ms = ws.timeout_ms;
+  hd.waits.failed |= ws.failed;
   for (int k = 0; k < bs_world_local_size(w); k++) {
     int g = bs_world_first_rank(w) + k;
     if (g < rec->nranks && !rec->rank[g].flight)
@@ -52,6 +59,36 @@ static void take_world(const bs_world *w, void *arg) {
     free(rec->world_report);
     rec->world_report = report;
   }
+}
+
+/* `hang` is for a wait the watchdog should have ended and did not
+ * (cli.md). A run whose world had not failed, none of whose ranks had
+ * waited in a collective past its timeout (half as much again: the
+ * watchdog's own pace under load) and that was still in a wait the
+ * watchdog bounds (a collective within its timeout, or a fault that waits:
+ * bs_driver_waits_ms) was cut off by the deadline, not missed by the
+ * watchdog: a fail that says so. */
+static void judge_deadline(bs_result *res) {
+  const bs_world_waits *w = &hd.waits;
+  char why[160];
+  double faults_ms = bs_driver_waits_ms(hd.cfg, why, sizeof why);
+  if (w->failed || w->timeout_ms <= 0 || w->longest_ms > 1.5 * w->timeout_ms ||
+      (w->longest_ms < 0 && faults_ms <= 0))
+    return;
+  bs_oracle_result o = {.name = "liveness", .ok = false};
+  char waited[64] = "no rank waited in a collective";
+  if (w->longest_ms >= 0)
+    snprintf(waited, sizeof waited, "the longest wait in a collective: %.0f ms",
+             w->longest_ms);
+  snprintf(o.detail, sizeof o.detail,
+           "killed at the %.0f s deadline while the watchdog was within its "
+           "%d ms timeout (%s; the faults' waits: %s): the deadline was "
+           "shorter than the timeouts the run needed (raise --deadline-s or "
+           "lower --timeout-ms)",
+           hd.cfg->deadline_s, w->timeout_ms, waited, why);
+  if (bs_result_add_oracle(res, &o) == BS_OK)
+    res->verdict = BS_FAIL;
+  bs_err_clear();
 }
 
 /* Returns the share's BS_HANGDUMP_* flags. */
@@ -66,7 +103,9 @@ static int dump(void) {
   rec.start_real_ms = hd.rec->start_real_ms;
   rec.duration_ms = bs_record_now_ms(&rec);
   res.verdict = BS_HANG;
+  hd.waits = (bs_world_waits){.longest_ms = -1.0};
   bs_world_each_running(take_world, &rec);
+  judge_deadline(&res);
   int share = hd.part ? hd.part(&rec, &res, hd.arg) : BS_HANGDUMP_WRITE;
   if (!rec.world_report)
     rec.world_report = strdup("backstop: hang outside the communicator: no "

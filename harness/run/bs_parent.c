@@ -48,8 +48,9 @@ static void without_result(const bs_run_cfg *cfg, const bs_job_out *j,
   bs_err_clear();
 }
 
-/* A run past its deadline that dumped: its own result says what it left;
- * the verdict is a hang all the same. */
+/* A run past its deadline that dumped: its own result says what it left,
+ * and whether its watchdog missed a wait (a hang) or the deadline cut off
+ * waits the watchdog still bounded (a fail, bs_hangdump.c). */
 static bool dumped(const bs_run_cfg *cfg, const bs_job_out *j, bs_result *r) {
   if (j->end != BS_JOB_KILLED || !j->payload || !j->len)
     return false;
@@ -57,7 +58,8 @@ static bool dumped(const bs_run_cfg *cfg, const bs_job_out *j, bs_result *r) {
     bs_err_clear();
     return false;
   }
-  r->verdict = BS_HANG;
+  if (r->verdict != BS_FAIL)
+    r->verdict = BS_HANG;
   char *dump_note = r->note; /* what the dump says of itself ("artifacts: ") */
   r->note = NULL;
   bs_result_set_note(r,

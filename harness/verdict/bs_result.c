@@ -11,8 +11,8 @@
 #include "util/bs_json.h"
 
 const char *bs_result_verdict_name(bs_verdict v) {
-  static const char *const names[] = {"pass",  "fail",    "hang",
-                                      "crash", "vacuous", "interrupted"};
+  static const char *const names[] = {"pass",    "fail",        "hang", "crash",
+                                      "vacuous", "interrupted", "known"};
   return (unsigned)v < BS_VERDICT_COUNT ? names[v] : "unknown";
 }
 

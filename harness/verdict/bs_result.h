@@ -23,6 +23,10 @@ typedef enum bs_verdict {
   BS_CRASH,
   BS_VACUOUS,
   BS_INTERRUPTED, /* a signal stopped the command before the run ended */
+  /* sweep and fuzz: a failure the configuration allows by design (the
+   * weights corrupted with the restore check off: bs_known), shown apart
+   * and not failing the exit status unless --strict */
+  BS_KNOWN,
   BS_VERDICT_COUNT
 } bs_verdict;
 const char *bs_result_verdict_name(bs_verdict v);

@@ -182,6 +182,10 @@ bs_status bs_world_abort_status(const bs_world *w);
 bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns);
 /* The one-line cause of the world's failure, copied. */
 void bs_world_cause(bs_world *w, char *buf, size_t n);
+/* The culprit the world's failure names (a timeout's lowest waiting rank,
+ * read from the cause, so that every process of a job finds the same): its
+ * global rank, else -1. */
+int bs_world_culprit(bs_world *w);
 /* The world's failure as the whole job settles it: alone, its own; across
  * processes (abort_dir), the winner of every process's note (bs_abort.h),
  * waited for within a bound, so that every rank of every process returns

@@ -148,17 +148,26 @@ void bs_comm_abort(bs_comm *c, const char *why) {
 
 /* The error record of a collective the world's failure cut short: the
  * job's settled failure when the world failed (every rank of every process
- * returns the same status and cause), else the backend's own. */
+ * returns the same status and cause; a timeout's record is its cause, with
+ * its culprit as the record's rank, whatever call each rank was in:
+ * behavior.md §7.2), else the backend's own. */
 static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
   char cause[256];
+  int culprit = -1;
   bs_status settled = bs_world_settle(c->w);
   if (settled != BS_OK) {
     st = settled;
     bs_err_clear(); /* a backend's own words must not hide the job's */
+    culprit = bs_world_culprit(c->w);
   }
   if (!c->fail_ns)
     c->fail_ns = bs_clock_mono_ns();
   bs_world_cause(c->w, cause, sizeof cause);
+  if (culprit >= 0) { /* the cause names the collective */
+    st = bs_err_fail(st, NULL, "%s", cause);
+    bs_err()->rank = culprit;
+    return st;
+  }
   return bs_err_fail(st, NULL, "%s #%llu%s%s: %s", short_name(a->op),
                      (unsigned long long)a->seq, a->label ? " " : "",
                      a->label ? a->label : "", cause[0] ? cause : "failed");
@@ -637,8 +646,12 @@ bs_status bs_comm_init(bs_comm *c, const char *why) {
     BS_FAIL(BS_ERR_STATE, NULL,
             "comm_init on rank %d: it has a communicator (destroy it first)",
             c->grank);
+  /* A rank that calls the init reaches its fault points whether or not
+   * the world failed meanwhile (when it learnt of that is timing), so one
+   * seed counts the same reaches and fires the same faults. */
+  if (!c->gone)
+    BS_CHECK(init_faults(c, &a));
   BS_CHECK(admit(c, &a));
-  BS_CHECK(init_faults(c, &a));
   BS_CHECK(issue(c, &a));
   c->destroyed = false;
 out:

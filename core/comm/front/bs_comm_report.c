@@ -7,6 +7,7 @@
  * block from a job's dumps. */
 #include "comm/front/bs_comm_report.h"
 
+#include "bs_clock.h"
 #include "comm/backend/bs_comm_backend.h"
 
 #include <stdio.h>
@@ -426,4 +427,21 @@ char *bs_world_report_now(const bs_world *w, const char *why) {
                    : report_of(&in, "hang", NULL);
   pthread_mutex_unlock(&mw->mu);
   return text;
+}
+
+bs_world_waits bs_world_waits_now(const bs_world *w) {
+  bs_world *mw = (bs_world *)w; /* the lock is the one mutable part */
+  bs_world_waits out = {.longest_ms = -1.0,
+                        .timeout_ms = w->o.timeout_ms,
+                        .failed = bs_world_abort_status(w) != BS_OK};
+  uint64_t now = bs_clock_mono_ns();
+  pthread_mutex_lock(&mw->mu);
+  for (int i = 0; i < w->o.size; i++) {
+    const bs_rank_pos *p = &w->pos[i];
+    double ms = (double)(now - p->since_ns) / 1e6;
+    if (p->state == BS_RANK_IN_COLL && ms > out.longest_ms)
+      out.longest_ms = ms;
+  }
+  pthread_mutex_unlock(&mw->mu);
+  return out;
 }

@@ -567,7 +567,12 @@ static int root_waiting(const bs_world *w, int rank) {
   return f >= 0 ? f - w->o.first_rank : rank;
 }
 
+/* A timeout's cause: written here, read back by bs_world_culprit. */
+#define TIMEOUT_CAUSE                                                          \
+  "a rank waited more than %d ms in %s (the lowest waiting: rank %d)"
+
 bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns) {
+  char coll[160];
   pthread_mutex_lock(&w->mu);
   rank = root_waiting(w, rank);
   bs_coll_args at = w->pos[rank].at;
@@ -576,11 +581,23 @@ bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns) {
   if (at.pg > 0 && at.pg <= w->npgs)
     snprintf(of, sizeof of, " of group %s", w->pgs[at.pg - 1]->name);
   pthread_mutex_unlock(&w->mu);
-  return bs_world_fail(w, BS_ERR_TIMEOUT, since_ns, NULL, 0,
-                       "a rank waited more than %d ms in %s #%llu%s (the "
-                       "lowest waiting: rank %d)",
-                       w->o.timeout_ms, bs_coll_name(at.op) + strlen("nccl:"),
-                       (unsigned long long)at.seq, of, w->comms[named].grank);
+  snprintf(coll, sizeof coll, "%s #%llu%s",
+           bs_coll_name(at.op) + strlen("nccl:"), (unsigned long long)at.seq,
+           of);
+  return bs_world_fail(w, BS_ERR_TIMEOUT, since_ns, NULL, 0, TIMEOUT_CAUSE,
+                       w->o.timeout_ms, coll, w->comms[named].grank);
+}
+
+int bs_world_culprit(bs_world *w) {
+  char cause[sizeof w->cause], at[160];
+  int ms = 0, rank = -1;
+  bs_world_cause(w, cause, sizeof cause);
+  if (sscanf(cause,
+             "a rank waited more than %d ms in %159[^(](the lowest waiting: "
+             "rank %d)",
+             &ms, at, &rank) != 3)
+    return -1;
+  return rank;
 }
 
 void bs_world_cause(bs_world *w, char *buf, size_t n) {

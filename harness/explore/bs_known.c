@@ -1,0 +1,79 @@
+#include "explore/bs_known.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bs_fault_control.h"
+#include "driver/bs_driver.h"
+#include "model/bs_config.h"
+
+/* A point whose firing can corrupt bytes: the catalogue says it explains
+ * a hash mismatch. */
+static bool corrupts(const char *point) {
+  int id = bs_fault_catalogue_index(point);
+  return id >= 0 && bs_fault_catalogue_explains((bs_fault_point_id)id,
+                                                BS_ERR_HASH_MISMATCH);
+}
+
+/* Only bit identity broke (and the scenario's expectation, which does not
+ * describe the settings a fuzz run adds), and a corrupting fault fired. */
+static bool only_corruption(const bs_result *res, const char **detail) {
+  bool corrupted = false;
+  *detail = NULL;
+  for (size_t i = 0; i < res->noracles; i++) {
+    const bs_oracle_result *o = &res->oracles[i];
+    if (o->ok || strcmp(o->name, "expectation") == 0)
+      continue;
+    if (strcmp(o->name, "bit-identity") != 0 || *detail)
+      return false;
+    *detail = o->detail;
+  }
+  for (size_t i = 0; i < res->narmed; i++)
+    for (size_t k = 0; k < res->armed[i].nfired; k++)
+      corrupted |= corrupts(res->armed[i].fired[k].point);
+  return corrupted && *detail != NULL && res->verdict == BS_FAIL;
+}
+
+bool bs_known(const bs_run_cfg *c, const bs_result *res, char *why, size_t n) {
+  const char *detail;
+  int rank = -1, cycle = -1;
+  char phase[32] = "";
+  if (!only_corruption(res, &detail) ||
+      sscanf(detail, "rank %d, cycle %d %31[a-z_]", &rank, &cycle, phase) !=
+          3 ||
+      strcmp(phase, "restore") != 0)
+    return false;
+  bs_config cfg;
+  bool checked = bs_driver_config(c, &cfg) == BS_OK &&
+                 bs_config_validate(&cfg) == BS_OK && cfg.rematerialize &&
+                 cfg.check_rematerialize;
+  bs_err_clear();
+  if (!checked) {
+    snprintf(why, n,
+             "a corrupted restore reached the weights with the core's SHA256 "
+             "restore check off: it catches it with rematerialize=1 and "
+             "ci_test=1 (or check_rematerialize=1)");
+    return true;
+  }
+  if (cycle >= 2) {
+    snprintf(why, n,
+             "a corrupted restore of cycle %d reached the weights: the "
+             "core's SHA256 check covers the restores after the first two "
+             "backups only (cycles 0 and 1, behavior.md section 4)",
+             cycle);
+    return true;
+  }
+  return false;
+}
+
+bool bs_known_mark(const bs_run_cfg *cfg, bs_result *res, bool strict) {
+  char why[400];
+  if (!bs_known(cfg, res, why, sizeof why))
+    return false;
+  if (!strict) {
+    res->verdict = BS_KNOWN;
+    bs_result_set_note(res, "%s", why);
+    bs_err_clear();
+  }
+  return true;
+}

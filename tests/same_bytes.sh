@@ -1,0 +1,77 @@
+#!/bin/sh
+# One seed, the same report bytes (apart from `_ms` fields), on a quiet or
+# a loaded machine (cli.md):
+#   same_bytes.sh BACKSTOP
+# runs every scenario (the default suite, then @fault) quietly, then again
+# under two busy loops, and compares the JSON reports; then one fuzz seed
+# twice, the second under the loops. Exit 0 only when every pair is the
+# same; a difference is printed as a diff.
+set -u
+bin=$1
+dir=$(mktemp -d /tmp/bs_same.XXXXXX) || exit 1
+loops=""
+stop_loops() {
+  for pid in $loops; do
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  loops=""
+}
+trap 'stop_loops; rm -rf "$dir"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The report as bytes to compare: every `_ms` field's number and the
+# artifacts' paths blanked.
+norm() {
+  sed -E 's/("[a-z_]*_ms": *)(-?[0-9][0-9.e+-]*|null)/\1_/g
+    s/("artifacts": *)\{[^}]*\}/\1_/g' "$1"
+}
+
+# $1: a name; the rest: backstop's arguments (the report goes to --json).
+report() {
+  name=$1
+  shift
+  "$bin" "$@" -q --json "$dir/$name.json" --artifacts "$dir/art-$name" \
+    >"$dir/$name.out" 2>&1
+  echo $? >"$dir/$name.rc"
+}
+
+rc=0
+# Two busy loops: the 2-core CI runner, fully loaded.
+set -- "suite run -j 2" "fault run @fault -j 2" "fuzz fuzz --seed 3 --runs 16 -j 2"
+for pass in q l; do
+  if [ "$pass" = l ]; then
+    for _ in 1 2; do
+      (while :; do :; done) &
+      loops="$loops $!"
+    done
+  fi
+  for job in "$@"; do
+    # shellcheck disable=SC2086
+    report "$pass-${job%% *}" ${job#* }
+  done
+  stop_loops
+done
+for job in "$@"; do
+  name=${job%% *}
+  if [ "$(cat "$dir/q-$name.rc")" != "$(cat "$dir/l-$name.rc")" ]; then
+    echo "same_bytes: '$name': exit $(cat "$dir/q-$name.rc") quiet," \
+      "$(cat "$dir/l-$name.rc") loaded"
+    rc=1
+  fi
+  if [ ! -s "$dir/q-$name.json" ]; then
+    echo "same_bytes: '$name' wrote no report:"
+    cat "$dir/q-$name.out"
+    rc=1
+    continue
+  fi
+  norm "$dir/q-$name.json" >"$dir/q-$name.norm"
+  norm "$dir/l-$name.json" >"$dir/l-$name.norm"
+  if ! diff "$dir/q-$name.norm" "$dir/l-$name.norm"; then
+    echo "same_bytes: '$name': the report differs under load (above)"
+    rc=1
+  fi
+done
+[ "$rc" = 0 ] && echo "same_bytes: $# reports the same quiet and loaded"
+exit "$rc"
