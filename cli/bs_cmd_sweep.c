@@ -20,7 +20,7 @@ typedef struct row {
 static bool fixed_keeps(const bs_sweep_campaign *w, const bs_fault_reach *r) {
   bool point = w->o.npoints == 0;
   for (size_t i = 0; i < w->o.npoints && !point; i++)
-    point = bs_fault_spec_matches(w->o.points[i], r->point);
+    point = bs_fault_spec_matches_point(w->o.points[i], r->point);
   return point && (w->o.sweep_rank < 0 || w->o.sweep_rank == r->rank) &&
          (w->o.sweep_cycle < 0 || w->o.sweep_cycle == r->cycle);
 }
@@ -29,9 +29,8 @@ static void rows(const bs_sweep_campaign *w, const bs_swept *s, row *t) {
   memset(t, 0, BS_FP_COUNT * sizeof *t);
   for (size_t i = 0; i < s->count.nreaches; i++) {
     const bs_fault_reach *r = &s->count.reaches[i];
-    int p = bs_fault_catalogue_index(r->point);
-    if (p >= 0 && fixed_keeps(w, r))
-      t[p].reaches += (size_t)r->count;
+    if ((unsigned)r->point < BS_FP_COUNT && fixed_keeps(w, r))
+      t[r->point].reaches += (size_t)r->count;
   }
   for (size_t i = s->first; i < s->first + s->n; i++) {
     bs_fault_spec spec;

@@ -59,21 +59,19 @@ static const char *const set_pool[] = {
 };
 #define NPOOL (sizeof set_pool / sizeof set_pool[0])
 
-/* What failinfo means differs by point: a draw each site can use. */
+/* What failinfo means differs by point (its .def row says which kind): a
+ * draw each site can use. */
 static uint64_t draw_failinfo(rng *g, const bs_fuzz_fault *f) {
   static const uint64_t stall_ms[] = {0, 1, 5, 20};
-  switch ((bs_fault_point_id)f->point) {
-  case BS_FP_ENGINE_VERIFY: /* tensor index, then the bit to flip */
+  switch (bs_fault_catalogue_get((bs_fault_point_id)f->point)->draw) {
+  case BS_FAILINFO_TENSOR_BIT: /* tensor index, then the bit to flip */
     return (uint64_t)pick(g, 0, 15) | (uint64_t)pick(g, 0, 15) << 32;
-  case BS_FP_RESTORE_BITFLIP:
-  case BS_FP_BACKUP_CORRUPT:
-  case BS_FP_MASTER_CORRUPT:
+  case BS_FAILINFO_BIT:
     return (uint64_t)pick(g, 0, 31);
-  case BS_FP_COMM_STALL:
-  case BS_FP_COMM_INIT_LATE: /* short: every reach may stall */
+  case BS_FAILINFO_MS: /* short: every reach may stall */
     return f->nth && f->times ? stall_ms[pick(g, 0, 3)]
                               : (uint64_t)pick(g, 0, 1);
-  case BS_FP_COMM_DIVERGE:
+  case BS_FAILINFO_PARITY:
     return (uint64_t)pick(g, 0, 1);
   default:
     return 0;
@@ -82,7 +80,7 @@ static uint64_t draw_failinfo(rng *g, const bs_fuzz_fault *f) {
 
 /* The catalogue index of a reach's point, -1 for a reach of none. */
 static int reach_point(const bs_fault_reach *x) {
-  return x->count > 0 ? bs_fault_catalogue_index(x->point) : -1;
+  return x->count > 0 ? (int)x->point : -1;
 }
 
 /* The points count reached, in catalogue order; how many. */
@@ -481,12 +479,10 @@ size_t bs_fuzz_shrink(const bs_fuzz_run *r, bs_fuzz_run *out, size_t max) {
 
 /* ---- known truths ---- */
 
-/* A point whose firing can corrupt bytes: the catalogue says it explains
- * a hash mismatch. */
-static bool corrupts(const char *point) {
-  int id = bs_fault_catalogue_index(point);
-  return id >= 0 && bs_fault_catalogue_explains((bs_fault_point_id)id,
-                                                BS_ERR_HASH_MISMATCH);
+/* A point whose firing can corrupt bytes (its .def row says so). */
+static bool corrupts(bs_fault_point_id point) {
+  const bs_fault_point *p = bs_fault_catalogue_get(point);
+  return p && (p->what & BS_FAULT_CORRUPTS);
 }
 
 /* Only bit identity broke (and the scenario's expectation, which does not

@@ -132,8 +132,8 @@ static void key_of(const bs_fuzz_run *r, const bs_result *res, const char *sig,
   bool fired[BS_FP_COUNT] = {false};
   for (size_t i = 0; i < res->narmed; i++)
     for (size_t k = 0; k < res->armed[i].nfired; k++) {
-      int p = bs_fault_catalogue_index(res->armed[i].fired[k].point);
-      if (p >= 0)
+      bs_fault_point_id p = res->armed[i].fired[k].point;
+      if ((unsigned)p < BS_FP_COUNT)
         fired[p] = true;
     }
   int len = snprintf(out, n, "%s|%s|", sig, r->scn->name);

@@ -26,7 +26,7 @@ const char *bs_sweep_outcome_name(bs_sweep_outcome o);
 
 /* The nth reach of point on rank in cycle. */
 typedef struct bs_sweep_reach {
-  char point[BS_FAULT_NAME_MAX];
+  bs_fault_point_id point;
   int rank, cycle;
   long nth;
 } bs_sweep_reach;
