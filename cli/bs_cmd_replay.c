@@ -79,12 +79,12 @@ static bool place(replay_args *a, int ranks) {
   bs_nccl_info in;
   if (!a->o.backend || strcmp(a->o.backend, "nccl") != 0)
     return true;
-  if (!bs_nccl_probe(&in)) {
+  if (!bs_nccl_plan_probe(&in)) {
     fprintf(stderr, "backstop replay: --backend nccl: no NCCL or no GPU "
                     "here (see backstop help replay)\n");
     return false;
   }
-  if (bs_nccl_shared_gpu(ranks, &in) != BS_OK) {
+  if (bs_nccl_plan_shared_gpu(ranks, &in) != BS_OK) {
     fprintf(stderr, "backstop replay: %s\n", bs_err()->message);
     return false;
   }
@@ -110,7 +110,7 @@ int bs_cmd_replay(int argc, char **argv) {
   bs_replay_result res;
   if (!parse(argc, argv, &a))
     return 2;
-  if (bs_nccl_device(a.o.backend, &a.o.device) != BS_OK ||
+  if (bs_nccl_plan_device(a.o.backend, &a.o.device) != BS_OK ||
       bs_dumps_load(a.dir, a.pg, &d) != BS_OK)
     return bs_cmd_usage_error("replay");
   if (!place(&a, d.world) || !procs_fit(&a, d.world)) {

@@ -33,7 +33,7 @@ static void test_own_gpus_are_threads(void **state) {
   bs_run_cfg c = cfg(8);
   bs_nccl_info in = info(22809, 8);
   unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
-  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
   assert_false(c.spawn);
   assert_null(getenv("NCCL_MULTI_RANK_GPU_ENABLE"));
 }
@@ -43,14 +43,14 @@ static void test_shared_gpu_spawns(void **state) {
   bs_run_cfg c = cfg(8);
   bs_nccl_info in = info(23007, 1);
   unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
-  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
   assert_true(c.spawn);
   assert_string_equal(getenv("NCCL_MULTI_RANK_GPU_ENABLE"), "1");
   /* A custom driver keeps its ranks in one process: nothing to spawn. */
   bs_scenario drive = {.name = "config-matrix", .drive = (bs_drive_fn)1};
   c = cfg(8);
   c.scn = &drive;
-  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
   assert_false(c.spawn);
 }
 
@@ -59,7 +59,7 @@ static void test_old_nccl_refuses_sharing(void **state) {
   bs_run_cfg c = cfg(4);
   bs_nccl_info in = info(22809, 1);
   bs_err_clear();
-  assert_int_equal(bs_nccl_place(&c, &in), BS_ERR_INVALID);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "needs NCCL >= 2.30"));
   assert_non_null(strstr(bs_err()->message, "is 2.28.9"));
   assert_non_null(strstr(bs_err()->message, "nvidia-nccl-cu13"));
@@ -74,12 +74,12 @@ static void test_launcher_with_shared_threads_refused(void **state) {
   c.rendezvous = "/tmp/x";
   bs_nccl_info in = info(23007, 1);
   bs_err_clear();
-  assert_int_equal(bs_nccl_place(&c, &in), BS_ERR_INVALID);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "mpirun -np 8"));
   /* One rank a process on a shared GPU is fine. */
   c.nprocs = 8;
   bs_err_clear();
-  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
   assert_false(c.spawn);
 }
 

@@ -27,7 +27,7 @@ static void analyze_dir(const char *dir) {
 }
 
 static void done(void) {
-  bs_dumps_verdict_free(&v);
+  bs_dumps_report_verdict_free(&v);
   bs_dumps_free(&d);
 }
 
@@ -46,7 +46,7 @@ static void check_desync4(void) {
   static const int odd[] = {1, 3};
   assert_int_equal(v.finding, BS_DUMPS_DESYNC);
   assert_int_equal(v.mismatch_seq, 2);
-  assert_string_equal(bs_dumps_mismatch_name(v.kind), "size");
+  assert_string_equal(bs_dumps_report_mismatch_name(v.kind), "size");
   culprits_are(odd, 2);
   has(v.text, "backstop: desync at collective #2 (4 ranks, 4 dumps, version "
               "2.10, comm lib 2.30.7)\n");

@@ -343,11 +343,11 @@ void bs_dumps_free(bs_dumps *d) {
   memset(d, 0, sizeof *d);
 }
 
-uint64_t bs_dump_coll_count(const bs_dump_coll *c) {
+uint64_t bs_dumps_coll_count(const bs_dump_coll *c) {
   return strstr(c->op, "reduce_scatter") ? c->out_numel : c->in_numel;
 }
 
-const bs_dump_coll *bs_dump_find(const bs_dump *d, uint64_t seq) {
+const bs_dump_coll *bs_dumps_find(const bs_dump *d, uint64_t seq) {
   for (size_t i = 0; d && i < d->n; i++)
     if (d->c[i].seq == seq && !d->c[i].p2p)
       return &d->c[i];

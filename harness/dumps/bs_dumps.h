@@ -89,11 +89,11 @@ bs_status bs_dumps_finish(bs_dumps *d);
 /* The dump of global rank r, NULL when it left none. */
 const bs_dump *bs_dumps_rank(const bs_dumps *d, int r);
 /* Its collective #seq, NULL when it has none. */
-const bs_dump_coll *bs_dump_find(const bs_dump *d, uint64_t seq);
+const bs_dump_coll *bs_dumps_find(const bs_dump *d, uint64_t seq);
 /* The element count of c as Backstop's collectives take it: what each
  * rank sends to an all-gather, what it keeps of a reduce-scatter (its
  * input to any other). */
-uint64_t bs_dump_coll_count(const bs_dump_coll *c);
+uint64_t bs_dumps_coll_count(const bs_dump_coll *c);
 /* The first sequence number every dump still holds (rings forget). */
 uint64_t bs_dumps_first_seq(const bs_dumps *d);
 

@@ -23,7 +23,7 @@ static void describe(const bs_dump_coll *c, char *buf, size_t n) {
   int k = snprintf(buf, n, "%s #%llu", c->op, (unsigned long long)c->seq);
   bool one = c->in_tensors == 1 && c->out_tensors == 1 &&
              strcmp(c->in_dt, c->out_dt) == 0 && !strchr(c->in_dt, ',');
-  uint64_t count = bs_dump_coll_count(c);
+  uint64_t count = bs_dumps_coll_count(c);
   bool sizes = !strstr(c->op, "barrier") && (c->in_tensors || c->out_tensors);
   if (sizes && one)
     k += snprintf(buf + k, n - (size_t)k, " (%llu x %s)",
@@ -101,7 +101,7 @@ typedef struct mismatch {
   char line[2 * BS_REPORT_DESC + 160];
 } mismatch;
 
-const char *bs_dumps_mismatch_name(bs_dumps_mismatch k) {
+const char *bs_dumps_report_mismatch_name(bs_dumps_mismatch k) {
   static const char *const names[] = {
       [BS_DUMPS_MISMATCH_NONE] = "",
       [BS_DUMPS_MISMATCH_OP] = "op",
@@ -125,7 +125,7 @@ static void describe_mismatch(analysis *a, mismatch *m,
   bs_buf b = {0};
   m->kind = kind_of(c[bad], c[good]);
   bs_buf_printf(&b, "  first mismatch: #%llu, %s: ", (unsigned long long)m->seq,
-                bs_dumps_mismatch_name(m->kind));
+                bs_dumps_report_mismatch_name(m->kind));
   if (m->kind == BS_DUMPS_MISMATCH_OP)
     bs_buf_printf(&b, "%s on rank %d against %s on rank %d", c[bad]->op,
                   a->d->members[bad], c[good]->op, a->d->members[good]);
@@ -220,8 +220,9 @@ static void cause(const analysis *a, const mismatch *m, bool found,
   if (found)
     snprintf(buf, n, "the ranks issue different collectives at #%llu (%s)",
              (unsigned long long)m->seq,
-             m->kind == BS_DUMPS_MISMATCH_OP ? "another op"
-                                             : bs_dumps_mismatch_name(m->kind));
+             m->kind == BS_DUMPS_MISMATCH_OP
+                 ? "another op"
+                 : bs_dumps_report_mismatch_name(m->kind));
   else if (f == BS_DUMPS_HANG && in == a->n)
     snprintf(buf, n,
              "every rank waits in #%llu and their collectives match: stuck "
@@ -370,11 +371,11 @@ out:
   free(a.dump);
   free(a.culprit);
   if (st != BS_OK)
-    bs_dumps_verdict_free(out);
+    bs_dumps_report_verdict_free(out);
   return st;
 }
 
-void bs_dumps_verdict_free(bs_dumps_verdict *v) {
+void bs_dumps_report_verdict_free(bs_dumps_verdict *v) {
   free(v->culprits);
   free(v->text);
   memset(v, 0, sizeof *v);

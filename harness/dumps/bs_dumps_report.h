@@ -24,7 +24,7 @@ typedef enum bs_dumps_mismatch {
 } bs_dumps_mismatch;
 
 /* "op", "size" or "dtype" ("" for none), as the report writes it. */
-const char *bs_dumps_mismatch_name(bs_dumps_mismatch k);
+const char *bs_dumps_report_mismatch_name(bs_dumps_mismatch k);
 
 typedef struct bs_dumps_verdict {
   bs_dumps_finding finding;
@@ -43,6 +43,6 @@ bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out);
  * none is there or one does not read. */
 bs_status bs_dumps_report_flights(const char *const *flights, int n,
                                   bs_dumps_verdict *out);
-void bs_dumps_verdict_free(bs_dumps_verdict *v);
+void bs_dumps_report_verdict_free(bs_dumps_verdict *v);
 
 #endif

@@ -89,7 +89,7 @@ static bs_status step_of(const bs_dump_coll *c, int rank, step *s) {
                        "counterpart in the communicator (BFloat16, Float, Int, "
                        "Long, Byte)",
                        rank, (unsigned long long)c->seq, c->op, c->in_dt);
-  s->orig = bs_dump_coll_count(c);
+  s->orig = bs_dumps_coll_count(c);
   s->count = s->orig;
   return BS_OK;
 }
@@ -109,7 +109,7 @@ static bs_status completed(const replay *r, const bs_dump_coll ***out,
   for (uint64_t s = r->first; *n < cap; s++) {
     const bs_dump_coll *done = NULL;
     for (size_t i = 0; i < r->d->n && !done; i++) {
-      const bs_dump_coll *c = bs_dump_find(&r->d->d[i], s);
+      const bs_dump_coll *c = bs_dumps_find(&r->d->d[i], s);
       done = c && c->state == BS_DUMP_COMPLETED ? c : NULL;
     }
     if (!done)

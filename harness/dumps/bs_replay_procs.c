@@ -237,7 +237,7 @@ static bs_status analyze(const sent *got, int n, bs_buf *text) {
                   bs_err()->message);
   bs_err_clear();
 out:
-  bs_dumps_verdict_free(&v);
+  bs_dumps_report_verdict_free(&v);
   free(flights);
   return st;
 }

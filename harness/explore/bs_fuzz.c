@@ -244,7 +244,7 @@ void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
   out->cycles = (int)pick(&g, need, need > 3 ? need : 3);
   out->seed = next(&g) >> 32;
   if (one_in(&g, 4)) {
-    const char *const *presets = bs_model_presets();
+    const char *const *presets = bs_model_preset_list();
     size_t np = 0;
     while (presets[np])
       np++;
@@ -270,7 +270,7 @@ void bs_fuzz_draw_faults(uint64_t seed, const bs_result *count,
 
 /* An invariant's name (not the scenario's expectation or a check). */
 static bool invariant(const char *name) {
-  for (const bs_oracle *o = bs_oracles(); o->name; o++)
+  for (const bs_oracle *o = bs_oracle_list(); o->name; o++)
     if (!strcmp(o->name, name))
       return true;
   return false;

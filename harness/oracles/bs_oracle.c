@@ -31,7 +31,7 @@ static const bs_oracle table[] = {
     {NULL, NULL, NULL},
 };
 
-const bs_oracle *bs_oracles(void) {
+const bs_oracle *bs_oracle_list(void) {
   return table;
 }
 

@@ -21,7 +21,7 @@ typedef struct bs_oracle {
 } bs_oracle;
 
 /* The invariants, NULL-name terminated, in the order reports list them. */
-const bs_oracle *bs_oracles(void);
+const bs_oracle *bs_oracle_list(void);
 
 bool bs_oracle_liveness(const bs_record *r, char *detail, size_t n);
 bool bs_oracle_agreement(const bs_record *r, char *detail, size_t n);

@@ -42,12 +42,12 @@ static void take_world(const bs_world *w, void *arg) {
            "the run passed its %.0f s deadline and %s asked for this "
            "dump: where each rank was then",
            hd.cfg->deadline_s, hd.by);
-  for (int k = 0; k < bs_world_local_size(w); k++) {
-    int g = bs_world_first_rank(w) + k;
+  for (int k = 0; k < bs_world_running_local_size(w); k++) {
+    int g = bs_world_running_first_rank(w) + k;
     if (g < rec->nranks && !rec->rank[g].flight)
       rec->rank[g].flight = bs_world_flight_json(w, k);
   }
-  if ((report = bs_world_report_now(w, why))) {
+  if ((report = bs_comm_report_now(w, why))) {
     free(rec->world_report);
     rec->world_report = report;
   }
@@ -65,7 +65,7 @@ static int dump(void) {
   rec.start_real_ms = hd.rec->start_real_ms;
   rec.duration_ms = bs_record_now_ms(&rec);
   res.verdict = BS_HANG;
-  bs_world_each_running(take_world, &rec);
+  bs_world_running_each(take_world, &rec);
   int share = hd.part ? hd.part(&rec, &res, hd.arg) : BS_HANGDUMP_WRITE;
   if (!rec.world_report)
     rec.world_report = strdup("backstop: hang outside the communicator: no "

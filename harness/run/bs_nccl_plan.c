@@ -75,7 +75,7 @@ static int host_procs(const bs_run_cfg *c) {
   return c->nprocs > 0 ? c->nprocs : 1;
 }
 
-bs_status bs_nccl_shared_gpu(int on_host, const bs_nccl_info *in) {
+bs_status bs_nccl_plan_shared_gpu(int on_host, const bs_nccl_info *in) {
   if (on_host <= in->gpus)
     return BS_OK;
   if (in->version < BS_NCCL_SHARED_GPU_MIN)
@@ -90,13 +90,13 @@ bs_status bs_nccl_shared_gpu(int on_host, const bs_nccl_info *in) {
   return BS_OK;
 }
 
-bs_status bs_nccl_place(bs_run_cfg *c, const bs_nccl_info *in) {
+bs_status bs_nccl_plan_place(bs_run_cfg *c, const bs_nccl_info *in) {
   bs_status st = BS_OK;
   int local = bs_launcher_local_ranks(c), gpus = in->gpus;
   int on_host = local * (c->rendezvous ? host_procs(c) : 1);
   if (on_host <= gpus)
     goto out;
-  BS_CHECK(bs_nccl_shared_gpu(on_host, in));
+  BS_CHECK(bs_nccl_plan_shared_gpu(on_host, in));
   c->shares_gpu = true;
   if (local <= gpus || c->scn->drive)
     goto out;
@@ -113,7 +113,7 @@ out:
   return st;
 }
 
-bs_status bs_nccl_device(const char *backend, const char **device) {
+bs_status bs_nccl_plan_device(const char *backend, const char **device) {
   bool nccl = backend && strcmp(backend, "nccl") == 0;
   if (!*device)
     *device = nccl ? "cuda" : "host";
@@ -125,7 +125,7 @@ bs_status bs_nccl_device(const char *backend, const char **device) {
   return BS_OK;
 }
 
-bool bs_nccl_probe(bs_nccl_info *out) {
+bool bs_nccl_plan_probe(bs_nccl_info *out) {
   probe p = {0};
   bool ok = ask(&p);
   *out = p.info;
@@ -140,10 +140,10 @@ bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n) {
     if (strcmp(cfgs[i].backend, "nccl") != 0)
       continue;
     if (!asked)
-      known = bs_nccl_probe(&in);
+      known = bs_nccl_plan_probe(&in);
     asked = true;
     if (known)
-      BS_CHECK(bs_nccl_place(&cfgs[i], &in));
+      BS_CHECK(bs_nccl_plan_place(&cfgs[i], &in));
   }
 out:
   return st;

@@ -400,7 +400,7 @@ char *bs_comm_report(const bs_report_in *in) {
   return report_of(in, bs_status_name(in->status), tail);
 }
 
-char *bs_world_report_now(const bs_world *w, const char *why) {
+char *bs_comm_report_now(const bs_world *w, const char *why) {
   bs_world *mw = (bs_world *)w; /* the lock is the one mutable part */
   pthread_mutex_lock(&mw->mu);
   bs_report_in in = {.cause = why,
