@@ -113,18 +113,6 @@ char *bs_world_flight_json(const bs_world *w, int rank);
 /* Writes every rank's flight recorder to dir/flight_rank<R>.json. */
 bs_status bs_world_dump_flight(const bs_world *w, const char *dir);
 
-/* For a dump asked for from outside while ranks run (a run past its
- * deadline): fn(w, arg) for each world of this process whose ranks are
- * running now; none of them ends before fn returns. */
-void bs_world_running_each(void (*fn)(const bs_world *w, void *arg), void *arg);
-/* Where every rank is now, as a hang report block whose cause is why
- * (caller frees; NULL when out of memory). */
-char *bs_comm_report_now(const bs_world *w, const char *why);
-/* This process's ranks of the world: how many, and the first's global
- * rank. */
-int bs_world_running_local_size(const bs_world *w);
-int bs_world_running_first_rank(const bs_world *w);
-
 int bs_comm_rank(const bs_comm *c); /* global rank */
 int bs_comm_size(const bs_comm *c); /* global size */
 bs_dev *bs_comm_dev(const bs_comm *c);

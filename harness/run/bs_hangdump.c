@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_core_testing.h"
 #include "comm/bs_comm.h"
 #include "proc/bs_fork.h"
 #include "report/bs_artifacts.h"
