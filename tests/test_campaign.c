@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bs_opts.h"
+#include "bs_test_faults.h"
 #include "catalog/bs_scenario.h"
 #include "explore/bs_fuzz_campaign.h"
 #include "explore/bs_sweep_campaign.h"
@@ -34,23 +35,25 @@ static void test_plan_refuses(void **state) {
   bs_opts o = {0};
   bs_run_cfg *runs;
   size_t n;
+  char *one[] = {"run", "campaign-small", "--ranks", "1", "-q"};
+  parse("run", one, 5, &o);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "needs at least 2 ranks"));
+  assert_null(runs);
+  bs_err_clear();
+  BS_TEST_NEEDS_FAULTS();
   char *argv[] = {"run", "campaign-small", "--fault", "name=engine/send,rank=5",
                   "-q"};
   parse("run", argv, 5, &o);
   assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "rank 5 is outside the world of "
                                             "2 ranks of campaign-small"));
-  assert_null(runs);
-  bs_err_clear();
-  char *one[] = {"run", "campaign-small", "--ranks", "1", "-q"};
-  parse("run", one, 5, &o);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
-  assert_non_null(strstr(bs_err()->message, "needs at least 2 ranks"));
   bs_err_clear();
 }
 
 static void test_sweep_plans_and_runs(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   bs_sweep_campaign w = {0};
   char *argv[] = {"sweep",       "campaign-small", "--point",
                   "engine/send", "--sample",       "2",
@@ -79,6 +82,7 @@ static void test_sweep_plans_and_runs(void **state) {
 
 static void test_fuzz_draws_its_budget(void **state) {
   (void)state;
+  BS_TEST_NEEDS_FAULTS();
   bs_fuzz_campaign z = {.t0 = bs_fuzz_campaign_now_s()};
   char *argv[] = {"fuzz", "campaign-small", "--seed", "1", "--runs", "4", "-q"};
   parse("fuzz", argv, 7, &z.o);
