@@ -24,6 +24,15 @@
 #   detect    bench --detect: desync and rank-death containment over NCCL,
 #             beside PyTorch's figures (the peer script) in the same run
 #   bench     backstop bench on cuda (and --ranks over every GPU)
+#   frdumps   real PyTorch (ProcessGroupNCCL) Flight Recorder dumps of hung
+#             and diverged 4-rank jobs (ci/fr_nccl_dumps.py), packed in
+#             $OUT/frdumps.tar.gz (tests/data/fr/nccl and nccl-json)
+#   gate      the merge gate in one step (not in the default steps): the
+#             suite at 2, 4 and 8 ranks, the mutant matrix at 4 and 8,
+#             rank-death x20 at 4 and 8; one verdict, one JUnit file
+#             (gate.xml), the wall time of each part and where each part's
+#             process time went (BS_SPANS: process start, CUDA context,
+#             communicator creation per kind, engines, teardown) in gate.txt
 # A failing step does not stop the later ones (device time is scarce); the
 # exit status is 1 if any failed. Logs go to $OUT/<step>.log when OUT is
 # set (else /tmp/bs_gpu_logs), with the JSON/JUnit reports beside them.
@@ -193,6 +202,91 @@ replays() {
   replay_blames "$art/frozen-params-r8-s0-skip-frozen-backup" "ranks 1,3,5,7"
 }
 
+# frdumps KIND...: each KIND of ci/fr_nccl_dumps.py at 4 ranks on GPU 0.
+fr_dumps() {
+  local kind dir=/tmp/bs_frdumps rc=0
+  rm -rf "$dir" && mkdir -p "$dir" || return 1
+  for kind in "$@"; do
+    echo "--- $kind"
+    LD_PRELOAD=${BS_NCCL:+$BS_NCCL/libnccl.so.2} NCCL_MULTI_RANK_GPU_ENABLE=1 \
+      TORCH_FR_BUFFER_SIZE=2000 timeout -k 5 90 torchrun --standalone \
+      --nproc-per-node 4 ci/fr_nccl_dumps.py "$kind" "$dir/nccl/$kind" \
+      "$dir/nccl-json/$kind" || rc=1
+  done
+  tar czf "$logs/frdumps.tar.gz" -C "$dir" . && ls -lR "$dir" | head -80
+  return "$rc"
+}
+
+# gate_part NAME CMD...: one part of the gate, its spans in gate-NAME.spans
+# (one line per process: the totals of bs_span.h) and its wall time.
+gate_part() {
+  local name=$1 t0=$SECONDS rc=0
+  shift
+  rm -rf "$logs/gate-$name.spans" && mkdir -p "$logs/gate-$name.spans"
+  BS_SPANS="$logs/gate-$name.spans" "$@" >"$logs/gate-$name.log" 2>&1 || rc=$?
+  tail -n 3 "$logs/gate-$name.log"
+  cat "$logs/gate-$name.spans"/spans.* 2>/dev/null |
+    awk -v part="$name" -v rc="$rc" -v wall=$((SECONDS - t0)) '
+      { n[$1] += $2; t[$1] += $3 / 1e9 }
+      END {
+        printf "%-10s exit %d  wall %4d s  process-seconds:", part, rc, wall
+        split("proc_start cuda_ctx comm_init comm_wake comm_temp comm_other comm_destroy engine_start lifecycle teardown init train_step sleep update_weights restart_engine wake_up restore", k, " ")
+        for (i = 1; i in k; i++) if (k[i] in t) printf " %s %.1f (%d)", k[i], t[k[i]], n[k[i]]
+        printf "\n"
+      }' | tee -a "$logs/gate.txt"
+  [ "$rc" -eq 0 ] || gate_failed+=("$name")
+}
+
+# The gate's JUnit files as one (gate.xml): every part's <testsuite>s under
+# one <testsuites>.
+gate_junit() {
+  local f
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo '<testsuites name="backstop-gpu-gate">'
+    for f in "$@"; do
+      [ -s "$f" ] && sed -e '/^<?xml/d' -e '/<\/\?testsuites[ >]/d' "$f"
+    done
+    echo '</testsuites>'
+  } >"$logs/gate.xml"
+}
+
+# BS_GATE_JOBS (runs at once, default 4: MPS runs them side by side),
+# BS_GATE_MPS=0 (no MPS), BS_GATE_PARTS (default all four) and BS_GATE_SEL/BS_GATE_RANKS (the suite
+# part's selectors and sizes) narrow it for a measurement.
+gate() {
+  local t0=$SECONDS r=(--backend nccl -j "${BS_GATE_JOBS:-4}" -q) part n mps=""
+  gate_failed=()
+  : >"$logs/gate.txt"
+  # CUDA MPS lets runs whose ranks share the GPU run side by side
+  # (bs_nccl_plan.h): started here when the machine has it, stopped after.
+  if [ "${BS_GATE_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control >/dev/null &&
+    nvidia-cuda-mps-control -d 2>/dev/null; then
+    mps=started
+  fi
+  echo "gate: CUDA MPS ${mps:-not used}; ${r[*]}" | tee -a "$logs/gate.txt"
+  for part in ${BS_GATE_PARTS:-suite mutants4 mutants8 agree}; do
+    case $part in
+    suite)
+      # shellcheck disable=SC2086 # BS_GATE_SEL is a list of selectors
+      gate_part suite "$B" run ${BS_GATE_SEL:-'*'} --ranks "${BS_GATE_RANKS:-2,4,8}" \
+        "${r[@]}" --junit "$logs/gate-suite.xml" --json "$logs/gate-suite.json" ;;
+    mutants*)
+      n=${part#mutants}
+      gate_part "$part" "$B" mutants --ranks "$n" --targeted "${r[@]}" \
+        --json "$logs/gate-$part.json" ;;
+    agree)
+      gate_part agree "$B" run rank-death --ranks 4,8 --repeat "${BS_AGREE_REPEAT:-20}" \
+        "${r[@]}" --junit "$logs/gate-agree.xml" --json "$logs/gate-agree.json" ;;
+    esac
+  done
+  [ -n "$mps" ] && echo quit | nvidia-cuda-mps-control
+  gate_junit "$logs/gate-suite.xml" "$logs/gate-agree.xml"
+  echo "gate: ${#gate_failed[@]} part(s) failed${gate_failed[*]:+: ${gate_failed[*]}}; wall $((SECONDS - t0)) s" |
+    tee -a "$logs/gate.txt"
+  [ ${#gate_failed[@]} -eq 0 ]
+}
+
 dep_hints >"$logs/deps.log" && cat "$logs/deps.log"
 find_nccl >"$logs/nccl.log" 2>&1
 cat "$logs/nccl.log"
@@ -249,6 +343,8 @@ if wanted bench; then
       --json "$logs/bench_ranks.json" ${BS_BENCH_ARGS:-}
   fi
 fi
+wanted frdumps && step frdumps 900 fr_dumps ${BS_FR_KINDS:-ok skip size op groups p2p coalesced nodump}
+wanted gate && step gate 3600 gate
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "ci/gpu.sh: failed: ${failed[*]}" | tee -a "$logs/summary.txt"

@@ -9,8 +9,11 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "catalog/bs_scenario.h"
 #include "run/bs_nccl_plan.h"
@@ -83,11 +86,36 @@ static void test_launcher_with_shared_threads_refused(void **state) {
   assert_false(c.spawn);
 }
 
+/* Runs that share a GPU go one at a time, unless an MPS daemon runs (its
+ * control pipe is there): then as many as keep every rank an MPS client. */
+static void test_shared_gpu_runs_alone_unless_mps(void **state) {
+  (void)state;
+  char dir[] = "/tmp/bs_mps.XXXXXX", pipe_path[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(pipe_path, sizeof pipe_path, "%s/control", dir);
+  setenv("CUDA_MPS_PIPE_DIRECTORY", dir, 1);
+  bs_run_cfg cs[2] = {cfg(8), cfg(2)};
+  assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 4); /* no sharing */
+  cs[0].shares_gpu = true;
+  assert_false(bs_nccl_mps());
+  assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 1);
+  assert_int_equal(mkfifo(pipe_path, 0600), 0);
+  assert_true(bs_nccl_mps());
+  assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 4);
+  assert_int_equal(bs_nccl_plan_jobs(cs, 2, 16), BS_MPS_CLIENTS / 8);
+  cs[0].ranks = 64; /* more ranks than MPS clients: still one at a time */
+  assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 1);
+  unlink(pipe_path);
+  rmdir(dir);
+  unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_own_gpus_are_threads),
       cmocka_unit_test(test_shared_gpu_spawns),
       cmocka_unit_test(test_old_nccl_refuses_sharing),
+      cmocka_unit_test(test_shared_gpu_runs_alone_unless_mps),
       cmocka_unit_test(test_launcher_with_shared_threads_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

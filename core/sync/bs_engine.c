@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bs_fault.h"
+#include "bs_span.h"
 #include "sync/bs_sync_testing.h"
 #include "sync/bs_wire.h"
 
@@ -129,7 +130,9 @@ static bs_status spawn(bs_engine *e) {
     argv[na++] = *p;
   const char *tail[] = {"engine", "--fd", fd, "--rank", rank, NULL};
   memcpy(&argv[na], tail, sizeof tail);
+  uint64_t t0 = bs_span_now();
   err = posix_spawn(&e->pid, e->exe, &fa, NULL, (char *const *)argv, environ);
+  bs_span_since(BS_SPAN_ENGINE_START, t0);
   if (err) {
     e->pid = -1;
     st = spawn_error(e->exe, err);

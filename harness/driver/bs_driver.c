@@ -8,6 +8,7 @@
 #include "bs_actor.h"
 #include "bs_fault_control.h"
 #include "bs_mutant.h"
+#include "bs_span.h"
 #include "comm/bs_comm.h"
 #include "memsaver/bs_ms.h"
 #include "model/bs_ddp.h"
@@ -159,7 +160,9 @@ static bs_status run_phase(rank_ctx *x, const char *name, int cycle,
   bs_event *e = bs_record_begin(rec, x->rank, name, cycle);
   if (!e)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "run record of rank %d", x->rank);
+  uint64_t t0 = bs_span_now();
   bs_status st = fn(x);
+  bs_span_since(bs_span_named(name), t0);
   bs_record_end(rec, x->rank, st);
   snapshot(x, e);
   return st;
@@ -263,7 +266,9 @@ static bs_status rank_main(bs_comm *c, void *arg) {
   bs_rank_rec *rr = &x->d->rec->rank[x->rank];
   x->comm = c;
   bs_err_set_rank(x->rank);
+  uint64_t t0 = bs_span_now();
   bs_status st = bs_trap_run(lifecycle, x);
+  bs_span_since(BS_SPAN_LIFECYCLE, t0);
   bs_event *e = bs_record_last(x->d->rec, x->rank);
   /* A phase left open was unwound by a paused read: its state is
    * undefined, so the actor is left alone (the process ends soon). */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_span.h"
 #include "util/bs_buf.h"
 
 /* A child that closed its pipe gets this long between polls to exit. */
@@ -54,6 +55,7 @@ void __gcov_dump(void);
 #endif
 
 void bs_fork_exit(int code) {
+  bs_span_flush();
 #ifdef BS_COVERAGE
   __gcov_dump();
 #endif
@@ -94,6 +96,7 @@ static bs_status start(const bs_fork *r, slot *slots, int nslots, slot *s,
     return bs_err_fail(BS_ERR_INTERNAL, NULL, "runner: pipe: %s",
                        strerror(errno));
   fflush(NULL); /* the child must not flush the parent's buffers again */
+  bs_span_mark_fork();
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -102,6 +105,7 @@ static bs_status start(const bs_fork *r, slot *slots, int nslots, slot *s,
                        strerror(errno));
   }
   if (pid == 0) {
+    bs_span_forked();
     close(fds[0]);
     close_others(slots, nslots, s);
     setpgid(0, 0);

@@ -9,15 +9,18 @@
 #include <unistd.h>
 
 #include "bs_file.h"
+#include "bs_span.h"
 #include "proc/bs_fork.h"
 #include "run/bs_child_part.h"
 #include "run/bs_child_procs.h"
 #include "run/bs_hangdump.h"
 
 static void start(const bs_run_cfg *base, int p, pid_t *pid) {
+  bs_span_mark_fork();
   *pid = fork();
   if (*pid != 0)
     return;
+  bs_span_forked();
   bs_run_cfg c = *base;
   c.proc = p;
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -149,9 +150,29 @@ out:
   return st;
 }
 
+bool bs_nccl_mps(void) {
+  const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+  char path[4096];
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/control",
+           dir && *dir ? dir : "/tmp/nvidia-mps");
+  return stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode);
+}
+
 int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs) {
+  int most = 0; /* the most ranks of a run that shares a GPU */
   for (size_t i = 0; i < n; i++)
-    if (cfgs[i].shares_gpu)
-      return 1;
-  return jobs;
+    if (cfgs[i].shares_gpu && cfgs[i].ranks > most)
+      most = cfgs[i].ranks;
+  if (!most)
+    return jobs;
+  if (!bs_nccl_mps())
+    return 1;
+  int fit = BS_MPS_CLIENTS / most;
+  int j = jobs < fit ? jobs : fit > 1 ? fit : 1;
+  fprintf(stderr,
+          "backstop: CUDA MPS is running: %d run%s at once on the shared "
+          "GPU\n",
+          j, j == 1 ? "" : "s");
+  return j;
 }

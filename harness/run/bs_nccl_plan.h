@@ -10,6 +10,7 @@
 #ifndef BS_NCCL_PLAN_H
 #define BS_NCCL_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cfg/bs_run_cfg.h"
@@ -20,10 +21,19 @@
  * fail with the backend's own reason). */
 bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n);
 
-/* Runs in parallel: one at a time when a run's NCCL ranks share a GPU (two
- * such runs starve each other's processes of GPU time slices, and their
- * communicators' inits time out), else jobs. */
+/* Runs in parallel: jobs, unless a run's NCCL ranks share a GPU. Then one
+ * at a time (two such runs starve each other's processes of GPU time
+ * slices, and their communicators' inits time out), except under CUDA MPS,
+ * whose clients' kernels run side by side: as many runs as keep every
+ * rank process a client (BS_MPS_CLIENTS), saying so on stderr. */
 int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs);
+
+/* The CUDA MPS clients one GPU takes (Volta and later: 48). */
+#define BS_MPS_CLIENTS 48
+
+/* Whether a CUDA MPS control daemon is running for this user: its pipe
+ * ($CUDA_MPS_PIPE_DIRECTORY, else /tmp/nvidia-mps)/control exists. */
+bool bs_nccl_mps(void);
 
 /* The buffers' device for a backend: *device as given, else cuda for nccl
  * and host otherwise; BS_ERR_INVALID for nccl on host memory (NCCL moves

@@ -15,6 +15,7 @@
 #include "bs_clock.h"
 #include "bs_digest.h"
 #include "bs_fault.h"
+#include "bs_span.h"
 
 static const char *short_name(bs_coll c) {
   return bs_coll_name(c) + strlen("nccl:");
@@ -469,9 +470,24 @@ static bs_status init_faults(bs_comm *c, bs_coll_args *a) {
   return BS_OK;
 }
 
+/* Which part of a run's set-up a communicator's creation is (bs_span.h). */
+static bs_span_kind init_span(const char *why) {
+  static const struct {
+    const char *why;
+    bs_span_kind k;
+  } kinds[] = {{"init", BS_SPAN_COMM_INIT},
+               {"wake_up", BS_SPAN_COMM_WAKE},
+               {"update_weights", BS_SPAN_COMM_TEMP}};
+  for (size_t i = 0; why && i < sizeof kinds / sizeof *kinds; i++)
+    if (strcmp(why, kinds[i].why) == 0)
+      return kinds[i].k;
+  return BS_SPAN_COMM_OTHER;
+}
+
 bs_status bs_comm_init(bs_comm *c, const char *why) {
   bs_status st = BS_OK;
   bs_coll_args a = {.op = BS_COLL_COMM_INIT, .label = why};
+  uint64_t t0 = bs_span_now();
   if (!c)
     BS_FAIL(BS_ERR_INVALID, NULL, "comm_init on a NULL communicator");
   if (!c->destroyed)
@@ -483,6 +499,7 @@ bs_status bs_comm_init(bs_comm *c, const char *why) {
   BS_CHECK(issue(c, &a));
   c->destroyed = false;
 out:
+  bs_span_since(init_span(why), t0);
   return st;
 }
 
@@ -493,9 +510,12 @@ bs_status bs_comm_destroy(bs_comm *c) {
   if (c->destroyed || c->gone)
     goto out;
   c->destroyed = true;
+  uint64_t t0 = bs_span_now();
   /* A failed teardown is the job's failure, not this rank's alone: every
    * rank then fails its next collective (the init that follows) alike. */
-  if (c->w->be->comm_destroy && (st = c->w->be->comm_destroy(c)) != BS_OK)
+  st = c->w->be->comm_destroy ? c->w->be->comm_destroy(c) : BS_OK;
+  bs_span_since(BS_SPAN_COMM_DESTROY, t0);
+  if (st != BS_OK)
     bs_world_abort(c->w, st, 0, "rank %d: communicator teardown failed: %s",
                    c->grank, bs_err()->message);
 out:

@@ -3,6 +3,7 @@
 #include "comm/backend/bs_comm_backend.h"
 
 #include "bs_clock.h"
+#include "bs_span.h"
 #include "comm/front/bs_abort.h"
 
 #include <stdarg.h>
@@ -144,7 +145,9 @@ static void *rank_main(void *p) {
   bs_world *w = c->w;
   bs_err_set_rank(c->grank);
   bs_err_clear();
+  uint64_t t0 = bs_span_now();
   bs_status st = w->be->rank_init(c);
+  bs_span_since(BS_SPAN_COMM_INIT, t0);
   if (st == BS_OK)
     st = w->fn(c, w->args ? w->args[c->rank] : NULL);
   char why[64];

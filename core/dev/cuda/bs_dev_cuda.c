@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 
+#include "bs_span.h"
 #include "cuda/bs_kernels_cuda.h"
 
 /* The ABI version asked of the driver: the _v10020 signatures below. */
@@ -533,6 +534,7 @@ bs_status bs_dev_cuda_create(int device, bs_dev **out) {
   if (!out || device < 0)
     BS_FAIL(BS_ERR_INVALID, NULL, "cuda device %d: bad argument", device);
   *out = NULL;
+  uint64_t t0 = bs_span_now();
   BS_CHECK(probe(device));
   d = calloc(1, sizeof *d);
   c = calloc(1, sizeof *c);
@@ -553,6 +555,7 @@ bs_status bs_dev_cuda_create(int device, bs_dev **out) {
             cudaGetErrorString(e));
   d->ops = &cuda_ops;
   d->impl = c;
+  bs_span_since(BS_SPAN_CUDA_CTX, t0);
   *out = d;
   d = NULL;
   c = NULL;
