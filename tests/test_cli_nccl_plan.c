@@ -97,10 +97,10 @@ static void test_shared_gpu_runs_alone_unless_mps(void **state) {
   bs_run_cfg cs[2] = {cfg(8), cfg(2)};
   assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 4); /* no sharing */
   cs[0].shares_gpu = true;
-  assert_false(bs_nccl_mps());
+  assert_false(bs_nccl_plan_mps());
   assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 1);
   assert_int_equal(mkfifo(pipe_path, 0600), 0);
-  assert_true(bs_nccl_mps());
+  assert_true(bs_nccl_plan_mps());
   assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 4);
   assert_int_equal(bs_nccl_plan_jobs(cs, 2, 16), BS_MPS_CLIENTS / 8);
   cs[0].ranks = 64; /* more ranks than MPS clients: still one at a time */

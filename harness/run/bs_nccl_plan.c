@@ -150,7 +150,7 @@ out:
   return st;
 }
 
-bool bs_nccl_mps(void) {
+bool bs_nccl_plan_mps(void) {
   const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
   char path[4096];
   struct stat sb;
@@ -166,7 +166,7 @@ int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs) {
       most = cfgs[i].ranks;
   if (!most)
     return jobs;
-  if (!bs_nccl_mps())
+  if (!bs_nccl_plan_mps())
     return 1;
   int fit = BS_MPS_CLIENTS / most;
   int j = jobs < fit ? jobs : fit > 1 ? fit : 1;

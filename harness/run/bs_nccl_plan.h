@@ -33,7 +33,7 @@ int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs);
 
 /* Whether a CUDA MPS control daemon is running for this user: its pipe
  * ($CUDA_MPS_PIPE_DIRECTORY, else /tmp/nvidia-mps)/control exists. */
-bool bs_nccl_mps(void);
+bool bs_nccl_plan_mps(void);
 
 /* The buffers' device for a backend: *device as given, else cuda for nccl
  * and host otherwise; BS_ERR_INVALID for nccl on host memory (NCCL moves
