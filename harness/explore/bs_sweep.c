@@ -10,7 +10,7 @@ const char *bs_sweep_outcome_name(bs_sweep_outcome o) {
   return (unsigned)o < BS_SWEEP_OUTCOMES ? names[o] : "unknown";
 }
 
-static bool keeps(const bs_sweep_filter *f, const bs_fault_reach *r) {
+bool bs_sweep_keeps(const bs_sweep_filter *f, const bs_fault_reach *r) {
   bool point = f->npoints == 0;
   for (size_t i = 0; i < f->npoints && !point; i++)
     point = bs_fault_spec_matches_point(f->points[i], r->point);
@@ -27,13 +27,13 @@ static bs_status expand(const bs_result *count, const bs_sweep_filter *f,
   *out = NULL;
   *n = 0;
   for (size_t i = 0; i < count->nreaches; i++)
-    if (keeps(f, &count->reaches[i]))
+    if (bs_sweep_keeps(f, &count->reaches[i]))
       total += (size_t)count->reaches[i].count;
   if (total && !(*out = calloc(total, sizeof **out)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "sweep: %zu reaches", total);
   for (size_t i = 0; i < count->nreaches; i++) {
     const bs_fault_reach *r = &count->reaches[i];
-    for (long k = 1; keeps(f, r) && k <= r->count; k++) {
+    for (long k = 1; bs_sweep_keeps(f, r) && k <= r->count; k++) {
       bs_sweep_reach *x = &(*out)[(*n)++];
       *x = (bs_sweep_reach){
           .point = r->point, .rank = r->rank, .cycle = r->cycle, .nth = k};

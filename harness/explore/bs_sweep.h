@@ -39,6 +39,9 @@ typedef struct bs_sweep_filter {
   size_t offset;   /* a sample smaller than the points starts at this one */
 } bs_sweep_filter;
 
+/* Whether the filter's points, rank and cycle keep a reach count. */
+bool bs_sweep_keeps(const bs_sweep_filter *f, const bs_fault_reach *r);
+
 /* The reaches of a counting pass's result (its reach counts) that the
  * filter keeps, *total of them; with a sample, at most that many, shared
  * evenly between the points and spread evenly over each point's reaches
