@@ -4,7 +4,8 @@
 #define BS_LIMITS_H
 
 /* The most ranks a world holds: the limit of --ranks, of the DDP layout and
- * of a replay's dumps alike (the size of real jobs). */
-#define BS_WORLD_MAX_RANKS 4096
+ * of a replay's dumps alike (the size of the largest real jobs: Llama 3
+ * trained on 16,384 GPUs). */
+#define BS_WORLD_MAX_RANKS 16384
 
 #endif

@@ -40,7 +40,7 @@ static const char usage[] =
     "            detect_ms) on --backend at --ranks\n"
     "  --peer    with --detect: the same failures in PyTorch's\n"
     "            ProcessGroupNCCL (torch_nccl_peer.py, run by torchrun)\n"
-    "  --replay  instead: replay an N-rank world's dumps (2..4096 ranks):\n"
+    "  --replay  instead: replay an N-rank world's dumps (2..16384 ranks):\n"
     "            wall time, peak memory, and whether it names the culprit\n";
 
 static bs_status bad(const char *opt, const char *want, const char *v) {

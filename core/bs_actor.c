@@ -183,8 +183,11 @@ static bs_status build(bs_comm *c, const bs_actor_opts *o, bs_actor **out) {
   BS_CHECK(make_backuper(a));
   a->eng = o->engine;
   a->own_engine = !o->engine && o->engine_exe;
+  /* Every rank a thread here: a large world shares engine processes. */
+  int world = bs_comm_local_size(c) == a->size ? a->size : 1;
   if (a->own_engine)
-    BS_CHECK(bs_engine_start(o->engine_exe, o->engine_argv, a->rank, &a->eng));
+    BS_CHECK(bs_engine_start_world(o->engine_exe, o->engine_argv, a->rank,
+                                   world, &a->eng));
   BS_CHECK(initial_backups(a));
 out:
   return st;

@@ -218,11 +218,11 @@ static void test_spawn_open_files(void **state) {
 }
 
 /* One world limit (BS_WORLD_MAX_RANKS, the layout's and replay's too):
- * --ranks says it, 4097 is a usage error. */
+ * --ranks says it, 16385 is a usage error. */
 static void test_world_limit(void **state) {
   (void)state;
-  assert_int_equal(backstop("run steady-normal --ranks 4097"), 2);
-  has(err_text, "--ranks: '4097' is not an integer in [1, 4096]");
+  assert_int_equal(backstop("run steady-normal --ranks 16385"), 2);
+  has(err_text, "--ranks: '16385' is not an integer in [1, 16384]");
 }
 
 static int setup(void **state) {

@@ -55,10 +55,15 @@ static void test_usage_errors(void **state) {
   usage("run config-matrix --set ci_test=1",
         "config-matrix runs its own driver: --set ci_test=1 does not apply");
   usage("run config-matrix --fault name=copy/fail", "fires no --fault");
-  usage("run steady-normal --ranks 4097",
-        "--ranks: '4097' is not an integer in [1, 4096]");
+  usage("run steady-normal --ranks 16385",
+        "--ranks: '16385' is not an integer in [1, 16384]");
   usage("run steady-normal --scale 1e12", "steady-normal: --model dense");
-  usage("run steady-normal --scale 1e6", "GiB of host memory at 4 ranks");
+  usage("run steady-normal --scale 1e6",
+        "a world of 4 ranks of model dense at that --scale needs ");
+  usage("run steady-normal --ranks 16384 --model dense --scale 100",
+        "GiB of host memory (");
+  usage("run steady-normal --ranks 16384 --model dense --scale 100",
+        "; the largest that fits here: ");
   usage("run steady-normal --json /nonexistent/x.json",
         "folder /nonexistent does not exist");
   usage("run steady-normal --junit /nonexistent/x.xml", "--junit");

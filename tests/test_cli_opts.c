@@ -100,8 +100,9 @@ static void test_bad(void **state) {
   bad("run", "--frobnicate", "unknown option '--frobnicate'");
   bad("run", "-x", "unknown option '-x'");
   bad("run", "--ranks", "option '--ranks' needs a value");
-  bad("run", "--ranks 0", "--ranks: '0' is not an integer in [1, 4096]");
-  bad("run", "--ranks 4097", "--ranks: '4097' is not an integer in [1, 4096]");
+  bad("run", "--ranks 0", "--ranks: '0' is not an integer in [1, 16384]");
+  bad("run", "--ranks 16385",
+      "--ranks: '16385' is not an integer in [1, 16384]");
   bad("run", "--ranks 2,,4", "--ranks: '2,,4'");
   bad("run", "--ranks 4x", "'4x'");
   bad("run", "--backend mpi", "--backend: 'mpi' is not sim or nccl");

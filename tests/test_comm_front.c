@@ -149,6 +149,63 @@ static void test_timeout_names_lowest_waiting_rank(void **state) {
   bs_world_destroy(w);
 }
 
+/* Ranks reach their first collective one after another, 50 ms apart, the
+ * last 250 ms after the first (a world coming up on a few cores); rank 5,
+ * when stuck, 350 ms after rank 4. */
+static atomic_bool start_stuck;
+static bs_status staggered(bs_comm *c, void *arg) {
+  (void)arg;
+  int r = bs_comm_rank(c);
+  sleep_ms(r == 5 && atomic_load(&start_stuck) ? 550 : 50L * r);
+  return bs_comm_barrier(c);
+}
+
+/* Start-up is not a stall: every arrival moves the waits on, so with a
+ * 100 ms timeout rank 0 waits 250 ms and nothing fires (it did before); a
+ * rank that does not come is still found a timeout after the last that
+ * did, before it arrives. */
+static void test_start_up_is_not_a_stall(void **state) {
+  (void)state;
+  atomic_store(&start_stuck, false);
+  bs_world *w = run(6, 100, true, staggered, BS_OK);
+  assert_string_equal(bs_world_report(w), "");
+  bs_world_destroy(w);
+  atomic_store(&start_stuck, true);
+  w = run(6, 100, true, staggered, BS_ERR_TIMEOUT);
+  expect_all(w, 6, BS_ERR_TIMEOUT, "waited more than 100 ms in barrier #1");
+  expect_in(bs_world_report(w), "missing from #1: rank 5\n");
+  assert_true(bs_world_detect_ms(w) >= 100.0);
+  bs_world_destroy(w);
+}
+
+/* More ranks than run at once: between collectives at most
+ * BS_WORLD_RUNNING_MAX of them compute, and every one gets its turn. */
+static atomic_int now_running, most_running;
+static bs_status take_turns(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_status st = BS_OK;
+  for (int i = 0; i < 3 && st == BS_OK; i++) {
+    int n = atomic_fetch_add(&now_running, 1) + 1;
+    int was = atomic_load(&most_running);
+    while (n > was && !atomic_compare_exchange_weak(&most_running, &was, n))
+      ;
+    sleep_ms(2);
+    atomic_fetch_sub(&now_running, 1);
+    st = bs_comm_barrier(c);
+  }
+  return st;
+}
+
+static void test_ranks_take_turns(void **state) {
+  (void)state;
+  enum { N = BS_WORLD_RUNNING_MAX + 32 };
+  atomic_store(&most_running, 0);
+  bs_world *w = run(N, 1000, true, take_turns, BS_OK);
+  assert_true(atomic_load(&most_running) <= BS_WORLD_RUNNING_MAX);
+  assert_true(atomic_load(&most_running) > 1);
+  bs_world_destroy(w);
+}
+
 static void test_timeout_aborts_every_rank(void **state) {
   (void)state;
   bs_world *w = run(4, 100, false, stuck_rank, BS_ERR_TIMEOUT);
@@ -500,7 +557,7 @@ static char *report_of(const bs_rank_pos *pos, int n) {
   return rep;
 }
 
-/* The report at the largest world: 4096 ranks in four places, one of them
+/* The report at the largest world: 16384 ranks in four places, one of them
  * a single rank in the middle of the majority, grouped line by line; then
  * every rank in a place of its own, a line each. */
 static void test_report_at_max_ranks(void **state) {
@@ -512,22 +569,22 @@ static void test_report_at_max_ranks(void **state) {
       .op = BS_COLL_ALL_GATHER, .count = 8, .dt = BS_BF16, .seq = 7};
   for (int i = 0; i < N; i++)
     pos[i] = (bs_rank_pos){.state = BS_RANK_IN_COLL, .at = ag, .last_seq = 6};
-  pos[2048].at.op = BS_COLL_REDUCE_SCATTER;
-  pos[2048].at.dt = BS_F32;
+  pos[8192].at.op = BS_COLL_REDUCE_SCATTER;
+  pos[8192].at.dt = BS_F32;
   pos[N - 2].state = BS_RANK_RUNNING;
   pos[N - 1].state = BS_RANK_DEAD;
   snprintf(pos[N - 1].why, sizeof pos[N - 1].why, "fault");
   char *rep = report_of(pos, N);
   assert_string_equal(
-      rep, "backstop: timeout at collective #7 (4096 ranks, sim backend)\n"
+      rep, "backstop: timeout at collective #7 (16384 ranks, sim backend)\n"
            "  cause: rank 0 waited past the timeout\n"
-           "  ranks 0-2047,2049-4093: all_gather #7 (8 x bf16)\n"
-           "  rank 2048: reduce_scatter #7 (8 x fp32, sum)\n"
-           "  rank 4094: not in a collective (last completed #6)\n"
-           "  rank 4095: dead after #6: fault\n"
-           "  missing from #7: ranks 4094-4095\n"
-           "  culprit: rank 2048 (against the majority: ranks "
-           "0-2047,2049-4093 in all_gather #7 (8 x bf16))\n"
+           "  ranks 0-8191,8193-16381: all_gather #7 (8 x bf16)\n"
+           "  rank 8192: reduce_scatter #7 (8 x fp32, sum)\n"
+           "  rank 16382: not in a collective (last completed #6)\n"
+           "  rank 16383: dead after #6: fault\n"
+           "  missing from #7: ranks 16382-16383\n"
+           "  culprit: rank 8192 (against the majority: ranks "
+           "0-8191,8193-16381 in all_gather #7 (8 x bf16))\n"
            "  stall -> detection: 2.500 ms (watchdog timeout 2000 ms)\n");
   free(rep);
   for (int i = 0; i < N; i++)
@@ -540,13 +597,13 @@ static void test_report_at_max_ranks(void **state) {
     lines++;
   assert_int_equal(lines, N + 5);
   expect_in(rep, "  cause: rank 0 waited past the timeout\n"
-                 "  rank 0: all_gather #7 (4096 x bf16)\n"
-                 "  rank 1: all_gather #7 (4095 x bf16)\n");
-  expect_in(rep, "  rank 4095: all_gather #7 (1 x bf16)\n"
+                 "  rank 0: all_gather #7 (16384 x bf16)\n"
+                 "  rank 1: all_gather #7 (16383 x bf16)\n");
+  expect_in(rep, "  rank 16383: all_gather #7 (1 x bf16)\n"
                  "  missing from #7: none (every rank is there, in a "
                  "different collective)\n"
-                 "  culprit: ranks 1-4095 (an even split: rank 0 in "
-                 "all_gather #7 (4096 x bf16), the group with the lowest "
+                 "  culprit: ranks 1-16383 (an even split: rank 0 in "
+                 "all_gather #7 (16384 x bf16), the group with the lowest "
                  "rank, taken as right)\n");
   free(rep);
   free(pos);
@@ -561,6 +618,8 @@ int main(void) {
       cmocka_unit_test(test_fingerprint_sees_dtype),
       cmocka_unit_test(test_slow_rank_is_not_a_hang),
       cmocka_unit_test(test_timeout_aborts_every_rank),
+      cmocka_unit_test(test_start_up_is_not_a_stall),
+      cmocka_unit_test(test_ranks_take_turns),
       cmocka_unit_test(test_timeout_names_lowest_waiting_rank),
       cmocka_unit_test(test_abort_wakes_every_waiter),
       cmocka_unit_test(test_agree_one_failure),

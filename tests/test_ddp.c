@@ -156,8 +156,8 @@ static void test_known_sizes(void **state) {
   assert_true(l.buf[BS_BUF_EXPERT].numel >= 7917);
   bs_ddp_layout_free(&l);
   /* The world's limit is the layout's. */
-  assert_int_equal(bs_ddp_layout_build(&m, 4096, 0, &l), BS_OK);
-  assert_int_equal(l.buf[BS_BUF_EXPERT].numel % 4096, 0);
+  assert_int_equal(bs_ddp_layout_build(&m, 16384, 0, &l), BS_OK);
+  assert_int_equal(l.buf[BS_BUF_EXPERT].numel % 16384, 0);
   bs_ddp_layout_free(&l);
   bs_model_free(&m);
 }
@@ -167,11 +167,11 @@ static void test_bad_args(void **state) {
   bs_model_spec m, empty = {0};
   bs_ddp_layout l;
   assert_int_equal(bs_model_preset("tiny", 1.0, &m), BS_OK);
-  const int bad_dp[] = {0, -1, 4097, 1 << 30};
+  const int bad_dp[] = {0, -1, 16385, 1 << 30};
   for (size_t i = 0; i < sizeof bad_dp / sizeof bad_dp[0]; i++) {
     bs_err_clear();
     assert_int_equal(bs_ddp_layout_build(&m, bad_dp[i], 0, &l), BS_ERR_INVALID);
-    assert_non_null(strstr(bs_err()->message, "expected dp in 1..4096"));
+    assert_non_null(strstr(bs_err()->message, "expected dp in 1..16384"));
   }
   bs_err_clear();
   assert_int_equal(bs_ddp_layout_build(&empty, 2, 0, &l), BS_ERR_INVALID);

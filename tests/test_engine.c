@@ -127,6 +127,40 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* A world of 1024 ranks: ranks 4..7 share one engine process (256 of
+ * them for the world), each with its own connection and its own answers,
+ * interleaved; rank 8 starts the next one. Stopped in any order, the
+ * process ends cleanly with the last and is reaped (teardown). */
+static void test_shared_process(void **state) {
+  (void)state;
+  bs_engine *e[5] = {NULL};
+  update u[4];
+  bs_engine_result res;
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(bs_engine_start_world(SELF, NULL, 4 + i, 1024, &e[i]),
+                     BS_OK);
+  for (int i = 1; i < 4; i++)
+    assert_int_equal(bs_engine_pid(e[i]), bs_engine_pid(e[0]));
+  assert_true(bs_engine_pid(e[4]) != bs_engine_pid(e[0]));
+  for (int i = 0; i < 4; i++) {
+    make_update(&u[i], (unsigned)i + 7);
+    assert_int_equal(bs_engine_update_begin(e[i], 1), BS_OK);
+  }
+  for (int i = 3; i >= 0; i--) /* their frames interleave */
+    assert_int_equal(send_range(e[i], &u[i], 0, 2), BS_OK);
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(send_range(e[i], &u[i], 2, NT), BS_OK);
+    assert_int_equal(bs_engine_update_end(e[i], &res), BS_OK);
+    assert_int_equal(res.ntensors, NT);
+    assert_memory_equal(res.digests, u[i].digests, sizeof u[i].digests);
+    bs_engine_result_free(&res);
+  }
+  const int order[] = {2, 0, 4, 3, 1};
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(bs_engine_stop(e[order[i]]), BS_OK);
+  bs_err_clear();
+}
+
 static void test_clean_updates(void **state) {
   (void)state;
   bs_engine *e = NULL;
@@ -560,6 +594,7 @@ int main(int argc, char **argv) {
     return bad_engine(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_clean_updates, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_shared_process, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wrong_expected_digest, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_kill_mid_stream_then_restart, setup,

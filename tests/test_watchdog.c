@@ -97,6 +97,35 @@ static void test_disarmed_in_time_never_fires(void **state) {
   assert_int_equal(atomic_load(&f.calls), 0);
 }
 
+/* A hold moves every wait's start on, never back; a slot armed before a
+ * hold that keeps coming does not fire, and fires a timeout after the last
+ * one. */
+static void test_hold_moves_waits_on(void **state) {
+  (void)state;
+  fired f = {0};
+  bs_watchdog *wd = NULL;
+  assert_int_equal(bs_watchdog_since(NULL, 7), 7);
+  assert_int_equal(bs_watchdog_start(1, 300, on_fire, &f, &wd), BS_OK);
+  assert_int_equal(bs_watchdog_since(wd, 5), 5);
+  bs_watchdog_hold(wd, 100);
+  bs_watchdog_hold(wd, 50);
+  assert_int_equal(bs_watchdog_since(wd, 5), 100);
+  assert_int_equal(bs_watchdog_since(wd, 200), 200);
+  bs_watchdog_arm(wd, 0);
+  for (int i = 0; i < 25; i++) { /* 375 ms armed, held every 15 ms */
+    bs_watchdog_hold(wd, bs_clock_mono_ns());
+    struct timespec ts = {0, 15 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  assert_false(bs_watchdog_fired(wd));
+  for (int i = 0; i < 400 && !bs_watchdog_fired(wd); i++) {
+    struct timespec ts = {0, 5 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  assert_true(bs_watchdog_fired(wd));
+  bs_watchdog_stop(wd);
+}
+
 static void test_bad_arguments(void **state) {
   (void)state;
   fired f = {0};
@@ -114,6 +143,7 @@ int main(void) {
       cmocka_unit_test(test_fires_once_for_overdue_slot),
       cmocka_unit_test(test_ticks_until_fired),
       cmocka_unit_test(test_disarmed_in_time_never_fires),
+      cmocka_unit_test(test_hold_moves_waits_on),
       cmocka_unit_test(test_bad_arguments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,6 +115,8 @@ bs_status bs_world_dump_flight(const bs_world *w, const char *dir);
 
 int bs_comm_rank(const bs_comm *c); /* global rank */
 int bs_comm_size(const bs_comm *c); /* global size */
+/* Ranks of the world that are threads of this process. */
+int bs_comm_local_size(const bs_comm *c);
 bs_dev *bs_comm_dev(const bs_comm *c);
 /* Sequence id of the last collective this rank issued (0: none yet). */
 uint64_t bs_comm_seq(const bs_comm *c);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "bs_fault.h"
+#include "bs_limits.h"
 #include "bs_span.h"
 #include "sync/bs_sync_testing.h"
 #include "sync/bs_wire.h"
@@ -24,12 +26,26 @@ extern char **environ;
 #define DEFAULT_TIMEOUT_MS 10000
 #define EXIT_WAIT_MS 2000 /* for a process that should be ending anyway */
 
+/* One engine process serving ranks first .. first+k-1 (a world larger
+ * than BS_ENGINE_PROCS_MAX): the trainer ends of its sockets until each
+ * rank takes its own, and how many ranks still use it. Under groups_mu. */
+typedef struct group {
+  struct group *next;
+  int first, k, world, taken, users;
+  pid_t pid;
+  int *fds;
+} group;
+
+static pthread_mutex_t groups_mu = PTHREAD_MUTEX_INITIALIZER;
+static group *groups;
+
 struct bs_engine {
   char *exe;
   char **prefix; /* NULL-terminated copy of argv_prefix */
   int rank, timeout_ms;
   pid_t pid;
   int fd;
+  group *g; /* a process shared with other ranks' engines; NULL: its own */
   bool reaped, status_known, death_reported;
   int wstatus;
   /* the update in progress */
@@ -101,52 +117,149 @@ static bs_status spawn_error(const char *exe, int err) {
 }
 
 /* Both socket ends are CLOEXEC, so engines spawned concurrently by other
- * rank threads never inherit this pair (an inherited end would keep the
- * socket open past this engine's death); the dup2 in the child puts the
- * engine's end at BS_ENGINE_FD without CLOEXEC. */
-static bs_status spawn(bs_engine *e) {
+ * rank threads never inherit these pairs (an inherited end would keep a
+ * socket open past its engine's death); the engine's ends are moved above
+ * the targets, then dup2'd to BS_ENGINE_FD.. without CLOEXEC. k sockets,
+ * for ranks first..first+k-1; the trainer's ends in fds. */
+static bs_status spawn_procs(const bs_engine *e, int first, int k, pid_t *pid,
+                             int *fds) {
   bs_status st = BS_OK;
-  int sv[2] = {-1, -1}, err;
-  char rank[16], fd[16];
+  int err, theirs[BS_ENGINE_GROUP_MAX];
+  char rank[16], fd[16], count[16];
   const char *argv[64];
   size_t na = 0;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-    BS_FAIL(BS_ERR_INTERNAL, NULL, "engine socketpair: %s", strerror(errno));
-  if (sv[1] == BS_ENGINE_FD) { /* dup2 onto itself would keep CLOEXEC */
-    int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, BS_ENGINE_FD + 1);
-    if (moved < 0)
-      BS_FAIL(BS_ERR_INTERNAL, NULL, "engine fd: %s", strerror(errno));
+  for (int i = 0; i < k; i++)
+    fds[i] = theirs[i] = -1;
+  for (int i = 0; i < k; i++) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+      BS_FAIL(BS_ERR_INTERNAL, NULL, "engine socketpair: %s", strerror(errno));
+    fds[i] = sv[0];
+    theirs[i] = fcntl(sv[1], F_DUPFD_CLOEXEC, BS_ENGINE_FD + k);
     close(sv[1]);
-    sv[1] = moved;
+    if (theirs[i] < 0)
+      BS_FAIL(BS_ERR_INTERNAL, NULL, "engine fd: %s", strerror(errno));
+    if ((err = posix_spawn_file_actions_adddup2(&fa, theirs[i],
+                                                BS_ENGINE_FD + i)))
+      BS_FAIL(BS_ERR_INTERNAL, NULL, "engine spawn: %s", strerror(err));
   }
-  if ((err = posix_spawn_file_actions_adddup2(&fa, sv[1], BS_ENGINE_FD)))
-    BS_FAIL(BS_ERR_INTERNAL, NULL, "engine spawn: %s", strerror(err));
-  snprintf(rank, sizeof rank, "%d", e->rank);
+  snprintf(rank, sizeof rank, "%d", first);
   snprintf(fd, sizeof fd, "%d", BS_ENGINE_FD);
+  snprintf(count, sizeof count, "%d", k);
   argv[na++] = e->exe;
-  for (char **p = e->prefix; *p && na < 56; p++)
+  for (char **p = e->prefix; *p && na < 54; p++)
     argv[na++] = *p;
-  const char *tail[] = {"engine", "--fd", fd, "--rank", rank, NULL};
+  const char *tail[] = {"engine", "--fd", fd, "--rank", rank, NULL, NULL, NULL};
+  if (k > 1) {
+    tail[5] = "--count";
+    tail[6] = count;
+  }
   memcpy(&argv[na], tail, sizeof tail);
   uint64_t t0 = bs_span_now();
-  err = posix_spawn(&e->pid, e->exe, &fa, NULL, (char *const *)argv, environ);
+  err = posix_spawn(pid, e->exe, &fa, NULL, (char *const *)argv, environ);
   bs_span_since(BS_SPAN_ENGINE_START, t0);
   if (err) {
-    e->pid = -1;
+    *pid = -1;
     st = spawn_error(e->exe, err);
-    goto out;
   }
-  e->fd = sv[0];
-  sv[0] = -1;
-  e->reaped = e->status_known = e->death_reported = e->in_update = false;
 out:
   posix_spawn_file_actions_destroy(&fa);
-  for (int i = 0; i < 2; i++)
-    if (sv[i] >= 0)
-      close(sv[i]);
+  for (int i = 0; i < k; i++) {
+    if (theirs[i] >= 0)
+      close(theirs[i]);
+    if (st != BS_OK && fds[i] >= 0)
+      close(fds[i]);
+  }
   return st;
+}
+
+static void fresh(bs_engine *e) {
+  e->reaped = e->status_known = e->death_reported = e->in_update = false;
+}
+
+/* A process of this rank's own. */
+static bs_status spawn(bs_engine *e) {
+  bs_status st = BS_OK;
+  e->g = NULL;
+  BS_CHECK(spawn_procs(e, e->rank, 1, &e->pid, &e->fd));
+  fresh(e);
+out:
+  return st;
+}
+
+/* Under groups_mu: out of the registry (a no-op when already out). */
+static void unlink_group(group *g) {
+  group **p = &groups;
+  while (*p && *p != g)
+    p = &(*p)->next;
+  if (*p)
+    *p = g->next;
+}
+
+/* The group's process, started by the first of its ranks to come; each
+ * rank takes its socket, and the last to take it forgets the group (a
+ * later world starts its own). */
+static bs_status join_group(bs_engine *e, int world) {
+  bs_status st = BS_OK;
+  int k = (world + BS_ENGINE_PROCS_MAX - 1) / BS_ENGINE_PROCS_MAX;
+  int first = e->rank / k * k;
+  k = first + k <= world ? k : world - first;
+  pthread_mutex_lock(&groups_mu);
+  group *g = groups;
+  while (g && (g->first != first || g->world != world))
+    g = g->next;
+  if (!g) {
+    g = calloc(1, sizeof *g);
+    if (!g || !(g->fds = calloc((size_t)k, sizeof *g->fds))) {
+      free(g);
+      BS_FAIL(BS_ERR_NOMEM, NULL, "engine group of %d ranks", k);
+    }
+    *g = (group){
+        .next = groups, .first = first, .k = k, .world = world, .fds = g->fds};
+    if ((st = spawn_procs(e, first, k, &g->pid, g->fds)) != BS_OK) {
+      free(g->fds);
+      free(g);
+      goto out;
+    }
+    groups = g;
+  }
+  e->fd = g->fds[e->rank - first];
+  g->fds[e->rank - first] = -1;
+  e->pid = g->pid;
+  e->g = g;
+  g->users++;
+  if (++g->taken == g->k)
+    unlink_group(g);
+  fresh(e);
+out:
+  pthread_mutex_unlock(&groups_mu);
+  return st;
+}
+
+/* Whether this rank is the last user of its process (or has it alone),
+ * and so the one to wait for it and reap it. */
+static bool last_user(bs_engine *e) {
+  group *g = e->g;
+  if (!g)
+    return true;
+  pthread_mutex_lock(&groups_mu);
+  bool last = --g->users == 0;
+  /* Ranks that never came (they failed before their engine started): the
+   * process sees their sockets close unused, which ends them cleanly. */
+  for (int i = 0; last && i < g->k; i++)
+    if (g->fds[i] >= 0)
+      close(g->fds[i]);
+  if (last)
+    unlink_group(g);
+  pthread_mutex_unlock(&groups_mu);
+  e->g = NULL;
+  if (last) {
+    free(g->fds);
+    free(g);
+  }
+  return last;
 }
 
 /* Ends the current process: QUIT when asked and possible, bounded wait,
@@ -154,7 +267,13 @@ out:
 static void end_process(bs_engine *e, bool quit) {
   if (quit && !e->reaped && e->fd >= 0)
     bs_wire_frame(e->fd, BS_EMSG_QUIT, NULL, 0, 0, EXIT_WAIT_MS);
-  reap(e, EXIT_WAIT_MS);
+  if (e->fd >= 0 && e->g) /* the process ends once its last rank quits */
+    close(e->fd);
+  e->fd = e->g ? -1 : e->fd;
+  if (last_user(e))
+    reap(e, EXIT_WAIT_MS);
+  else
+    e->reaped = e->status_known = true; /* others' to wait for: a clean end */
   if (e->fd >= 0)
     close(e->fd);
   e->fd = -1;
@@ -169,14 +288,17 @@ static void free_engine(bs_engine *e) {
   free(e);
 }
 
-bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
-                          int rank, bs_engine **out) {
+bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
+                                int rank, int world, bs_engine **out) {
   bs_status st = BS_OK;
   bs_engine *e = NULL;
   size_t np = 0;
-  if (!out || !exe || !*exe || rank < 0)
+  if (!out || !exe || !*exe || rank < 0 || world > BS_WORLD_MAX_RANKS ||
+      (world > 1 && rank >= world))
     BS_FAIL(BS_ERR_INVALID, NULL,
-            "engine start needs an executable, a rank >= 0 and an output");
+            "engine start needs an executable, a rank >= 0 (in a world of "
+            "at most %d) and an output",
+            BS_WORLD_MAX_RANKS);
   *out = NULL;
   while (argv_prefix && argv_prefix[np])
     np++;
@@ -192,13 +314,18 @@ bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
   e->rank = rank;
   e->fd = e->pid = -1;
   e->timeout_ms = DEFAULT_TIMEOUT_MS;
-  BS_CHECK(spawn(e));
+  BS_CHECK(world > BS_ENGINE_PROCS_MAX ? join_group(e, world) : spawn(e));
   *out = e;
   e = NULL;
 out:
   if (e)
     free_engine(e);
   return st;
+}
+
+bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
+                          int rank, bs_engine **out) {
+  return bs_engine_start_world(exe, argv_prefix, rank, 1, out);
 }
 
 bs_status bs_engine_stop(bs_engine *e) {

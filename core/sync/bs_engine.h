@@ -6,8 +6,9 @@
  *
  * The process is started by executing a binary (posix_spawn, never fork of
  * a threaded trainer) as
- *     exe [argv_prefix...] engine --fd 3 --rank R
- * and that binary hands everything from "engine" on to bs_engine_main().
+ *     exe [argv_prefix...] engine --fd 3 --rank R [--count K]
+ * (K ranks R.. on fds 3..: a process shared by K ranks) and that binary hands
+ * everything from "engine" on to bs_engine_main().
  *
  * Every read and write waits at most the handle's timeout for progress. A
  * broken connection is BS_ERR_ENGINE_DEAD, naming the rank, the bucket and
@@ -22,6 +23,7 @@
 #include "bs_digest.h"
 #include "bs_dtype.h"
 #include "bs_err.h"
+#include "bs_limits.h"
 
 typedef struct bs_engine bs_engine;
 
@@ -41,6 +43,17 @@ void bs_engine_result_free(bs_engine_result *r);
  * executed. */
 bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
                           int rank, bs_engine **out);
+/* As bs_engine_start, for rank of a world of `world` ranks: above
+ * BS_ENGINE_PROCS_MAX ranks a process serves ceil(world / that) ranks in
+ * a row, as a real engine spans several GPUs (16,384 processes would not
+ * fit a machine: some 1 MiB each, and the kernel's pid_max): one rank's
+ * engine death is then its neighbours' too. The process ends once the
+ * last of its ranks stops it. */
+#define BS_ENGINE_PROCS_MAX 256
+#define BS_ENGINE_GROUP_MAX                                                    \
+  ((BS_WORLD_MAX_RANKS + BS_ENGINE_PROCS_MAX - 1) / BS_ENGINE_PROCS_MAX)
+bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
+                                int rank, int world, bs_engine **out);
 /* Sends QUIT and waits (bounded) for the exit, SIGKILL past it; reaps;
  * frees. BS_OK unless the engine ended abnormally now (a death already
  * reported by another call is not reported again). NULL is a no-op. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ enum { EXIT_QUIT = 0, EXIT_CLOSED, EXIT_USAGE, EXIT_PROTOCOL, EXIT_NOMEM };
 #define IO_MS 10000
 
 typedef struct engine {
-  int fd, rank, idle_ms;
+  int fd, rank, idle_ms, count;
   bs_emsg_begin begin;
   bool flipped;
   /* The tensor received last is verified only when the next frame comes:
@@ -54,15 +55,23 @@ static int parse_args(engine *e, int argc, char **argv) {
   e->fd = -1;
   e->rank = -1;
   e->idle_ms = 600000;
+  e->count = 1;
   for (int i = 1; i < argc; i += 2) {
     int *dst = strcmp(argv[i], "--fd") == 0        ? &e->fd
                : strcmp(argv[i], "--rank") == 0    ? &e->rank
                : strcmp(argv[i], "--idle-ms") == 0 ? &e->idle_ms
+               : strcmp(argv[i], "--count") == 0   ? &e->count
                                                    : NULL;
     if (!dst || i + 1 >= argc || parse_int(argv[i + 1], dst) != 0)
       return -1;
   }
-  return e->fd >= 0 && e->rank >= 0 && fcntl(e->fd, F_GETFD) >= 0 ? 0 : -1;
+  if (e->fd < 0 || e->rank < 0 || e->count < 1 ||
+      e->count > BS_ENGINE_GROUP_MAX)
+    return -1;
+  for (int i = 0; i < e->count; i++)
+    if (fcntl(e->fd + i, F_GETFD) < 0)
+      return -1;
+  return 0;
 }
 
 /* The engine/verify fault: corrupt what was received, so the mismatch the
@@ -166,34 +175,89 @@ static int on_hello(engine *e, uint64_t len) {
   return 0;
 }
 
+/* One frame, waited for up to wait_ms: 0 to go on, -1 after QUIT, else an
+ * exit code. */
+static int serve_frame(engine *e, int wait_ms) {
+  bs_eframe h;
+  int io = bs_wire_read(e->fd, &h, sizeof h, wait_ms);
+  if (io == ECONNRESET)
+    return EXIT_CLOSED; /* the trainer is gone */
+  if (io)
+    return fatal(e, EXIT_CLOSED, "no frame within the idle limit");
+  if (h.magic != BS_ENGINE_MAGIC)
+    return fatal(e, EXIT_PROTOCOL, "bad frame magic");
+  return h.type == BS_EMSG_BEGIN    ? on_begin(e, h.len)
+         : h.type == BS_EMSG_TENSOR ? on_tensor(e, h.len)
+         : h.type == BS_EMSG_END    ? on_end(e, h.len)
+         : h.type == BS_EMSG_HELLO  ? on_hello(e, h.len)
+         : h.type == BS_EMSG_QUIT   ? -1
+                                    : fatal(e, EXIT_PROTOCOL, "bad type");
+}
+
 /* Serves frames until QUIT (0) or an exit code. */
 static int serve(engine *e) {
-  for (;;) {
-    bs_eframe h;
-    int io = bs_wire_read(e->fd, &h, sizeof h, e->idle_ms);
-    if (io == ECONNRESET)
-      return EXIT_CLOSED; /* the trainer is gone */
-    if (io)
-      return fatal(e, EXIT_CLOSED, "no frame within the idle limit");
-    if (h.magic != BS_ENGINE_MAGIC)
-      return fatal(e, EXIT_PROTOCOL, "bad frame magic");
-    int rc = h.type == BS_EMSG_BEGIN    ? on_begin(e, h.len)
-             : h.type == BS_EMSG_TENSOR ? on_tensor(e, h.len)
-             : h.type == BS_EMSG_END    ? on_end(e, h.len)
-             : h.type == BS_EMSG_HELLO  ? on_hello(e, h.len)
-             : h.type == BS_EMSG_QUIT   ? -1
-                                        : fatal(e, EXIT_PROTOCOL, "bad type");
-    if (rc)
-      return rc < 0 ? EXIT_QUIT : rc;
+  int rc;
+  while ((rc = serve_frame(e, e->idle_ms)) == 0)
+    ;
+  return rc < 0 ? EXIT_QUIT : rc;
+}
+
+/* K ranks' connections in one process, one thread: a frame at a time from
+ * whichever connection has one (a trainer writes a frame whole, and reads
+ * the reply to its END at once), until every rank has quit or gone. The
+ * first failure's exit code is the process's. */
+static int serve_all(const engine *proto) {
+  engine *es = calloc((size_t)proto->count, sizeof *es);
+  struct pollfd *pf = calloc((size_t)proto->count, sizeof *pf);
+  bool *spoke = calloc((size_t)proto->count, sizeof *spoke);
+  int rc = EXIT_QUIT, live = proto->count;
+  if (!es || !pf || !spoke) {
+    live = 0;
+    rc = fatal(proto, EXIT_NOMEM, "out of memory for the connections");
   }
+  for (int i = 0; i < live; i++) {
+    es[i] = *proto;
+    es[i].fd = pf[i].fd = proto->fd + i;
+    es[i].rank = proto->rank + i;
+    pf[i].events = POLLIN;
+  }
+  while (live > 0) {
+    int n = poll(pf, (nfds_t)proto->count, proto->idle_ms);
+    if (n == 0)
+      rc = fatal(proto, EXIT_CLOSED, "no frame within the idle limit");
+    if (n == 0 || (n < 0 && errno != EINTR))
+      break;
+    for (int i = 0; n > 0 && i < proto->count; i++) {
+      int r = pf[i].fd >= 0 && pf[i].revents ? serve_frame(&es[i], IO_MS) : 0;
+      spoke[i] |= r == 0;
+      if (r == EXIT_CLOSED && !spoke[i])
+        r = -1; /* a rank that never came: its socket closed unused */
+      if (r == 0)
+        continue;
+      rc = rc == EXIT_QUIT && r > 0 ? r : rc;
+      pf[i].fd = -1; /* poll skips it from now on */
+      live--;
+    }
+  }
+  for (int i = 0; es && i < proto->count; i++) {
+    free(es[i].buf);
+    free(es[i].digests);
+  }
+  free(es);
+  free(pf);
+  free(spoke);
+  return rc;
 }
 
 int bs_engine_main(int argc, char **argv) {
   engine e = {0};
   if (parse_args(&e, argc, argv) != 0) {
-    fprintf(stderr, "usage: engine --fd N --rank R [--idle-ms T]\n");
+    fprintf(stderr,
+            "usage: engine --fd N --rank R [--count K] [--idle-ms T]\n");
     return EXIT_USAGE;
   }
+  if (e.count > 1)
+    return serve_all(&e);
   bs_err_set_rank(e.rank);
   int rc = serve(&e);
   free(e.buf);

@@ -18,7 +18,7 @@ typedef struct ws {
   size_t nb, maxb;
   const bs_digest **exp; /* expected digest of each entry */
   char *stage;           /* host staging of one bucket */
-  char *gbuf;            /* device: size * maxb, the gather buffer */
+  char *gbuf;            /* device: size * shard(maxb), the gather buffer */
   bool in_update, engine_ok;
   bs_status local; /* first local failure */
 } ws;
@@ -50,6 +50,14 @@ static size_t bucket_bytes(const ws *w, size_t k) {
   for (size_t i = w->first[k]; i < w->first[k + 1]; i++)
     b += w->m->e[i].bytes;
   return b;
+}
+
+/* A rank's share of a gather of b bytes: every rank sends as many, the
+ * last ones padding, so the gathered bucket (size x share bytes) grows with
+ * the bucket, not with the ranks times the bucket. */
+static size_t share_of(const ws *w, size_t b) {
+  size_t size = (size_t)bs_comm_size(w->o->comm);
+  return (b + size - 1) / size;
 }
 
 static void note(ws *w, bs_status s) {
@@ -113,8 +121,8 @@ static bs_status prepare(ws *w) {
   if (!(w->stage = malloc(w->maxb ? w->maxb : 1)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "weight sync: %zu bytes of staging", w->maxb);
   if (w->maxb)
-    BS_CHECK(bs_ms_alloc(w->o->ms, BS_TAG_DEFAULT, false, size * w->maxb,
-                         (void **)&w->gbuf));
+    BS_CHECK(bs_ms_alloc(w->o->ms, BS_TAG_DEFAULT, false,
+                         size * share_of(w, w->maxb), (void **)&w->gbuf));
 out:
   return st;
 }
@@ -186,13 +194,16 @@ out:
 static bs_status bucket(ws *w, size_t k) {
   bs_status st = BS_OK;
   stage_arg a = {.w = w, .k = k};
-  size_t bytes = bucket_bytes(w, k);
-  char *mine = w->gbuf + (size_t)bs_comm_rank(w->o->comm) * bytes;
+  size_t bytes = bucket_bytes(w, k), share = share_of(w, bytes);
+  size_t first = (size_t)bs_comm_rank(w->o->comm) * share;
+  size_t own = first < bytes ? bytes - first : 0;
+  char *mine = w->gbuf + first;
   if (w->local == BS_OK)
     note(w, bs_trap_run(stage_bucket, &a));
   if (w->local == BS_OK)
-    note(w, bs_dev_copy(w->dev, mine, w->stage, bytes, BS_H2D));
-  BS_CHECK(bs_comm_all_gather(w->o->comm, mine, w->gbuf, bytes, BS_U8));
+    note(w, bs_dev_copy(w->dev, mine, w->stage + (own ? first : 0),
+                        own < share ? own : share, BS_H2D));
+  BS_CHECK(bs_comm_all_gather(w->o->comm, mine, w->gbuf, share, BS_U8));
   if (w->local == BS_OK && w->engine_ok) {
     bs_status s = send_bucket(w, k);
     w->engine_ok = s == BS_OK;

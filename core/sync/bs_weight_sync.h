@@ -2,7 +2,9 @@
  * from get_actor_weights is streamed to this rank's engine in buckets (a
  * bucket: consecutive tensors up to a byte budget, at least one). Each
  * bucket is first gathered across ranks, as Megatron's tensor-parallel
- * gather does when it converts weights for the engine, so a rank with a
+ * gather does when it converts weights for the engine (each rank gives its
+ * 1/N share of the bucket, so the gather grows with the bucket, not with N
+ * times it: a world of thousands of ranks fits), so a rank with a
  * different tensor set issues a different number of collectives: the
  * mechanism of the real divergence hang. The fixed core checks the set
  * first (a cross-rank fingerprint of names, dtypes and sizes), then against

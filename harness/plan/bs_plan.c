@@ -9,6 +9,7 @@
 #include "driver/bs_driver.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
+#include "plan/bs_footprint.h"
 #include "run/bs_nccl_plan.h"
 
 #define USAGE(...) BS_FAIL(BS_ERR_INVALID, NULL, __VA_ARGS__)
@@ -80,29 +81,25 @@ out:
   return bs_plan_prefixed(st, prefix);
 }
 
-/* Host memory the machine can give now, in bytes (0: unknown). */
-static size_t available_bytes(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
-  char line[128];
-  unsigned long long kb = 0;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-      break;
-  if (f)
-    fclose(f);
-  return (size_t)kb << 10;
-}
-
-/* What every rank of a host run holds at least: the model's tensors, a
- * gradient and a backup copy of each, plus the fp32 master and Adam state
- * (12 B per element) spread over the ranks. */
-static double host_bytes_needed(const bs_model_spec *m, int ranks) {
-  double bytes = 0, numel = 0;
-  for (size_t i = 0; i < m->n; i++) {
-    bytes += (double)bs_tensor_bytes(&m->t[i]);
-    numel += (double)m->t[i].numel;
-  }
-  return 3 * bytes * ranks + 12 * numel;
+/* A host world that would not fit this machine (bs_footprint.h). */
+static bs_status check_footprint(const bs_opts *o, const bs_scenario *s,
+                                 const bs_model_spec *m, const bs_config *cfg,
+                                 int ranks) {
+  bs_status st = BS_OK;
+  bs_footprint fp;
+  bs_room room;
+  char why[300];
+  bool spawn = o->spawn && ranks > 1;
+  bs_footprint_room(&room);
+  BS_CHECK(bs_footprint_of(m, cfg, ranks, spawn, &fp));
+  if (!bs_footprint_fits(&fp, &room, why, sizeof why))
+    USAGE("%s: a world of %d rank%s of model %s%s %s; the largest that fits "
+          "here: %d",
+          s->name, ranks, ranks == 1 ? "" : "s", o->model ? o->model : s->model,
+          o->scale != 1.0 ? " at that --scale" : "", why,
+          bs_footprint_largest(m, cfg, spawn, &room));
+out:
+  return st;
 }
 
 /* The run's model at its scale must load, lay out over the world, and fit
@@ -120,14 +117,8 @@ static bs_status check_model_fits(const bs_opts *o, const bs_scenario *s,
   BS_CHECK(bs_plan_prefixed(bs_model_load(model, o->scale, &m), prefix));
   snprintf(prefix, sizeof prefix, "%s at %d ranks", s->name, ranks);
   BS_CHECK(bs_plan_prefixed(bs_driver_lays_out(&m, ranks, cfg), prefix));
-  double need = host_bytes_needed(&m, ranks);
-  size_t have = available_bytes();
-  if (strcmp(o->device, "host") == 0 && have && need > (double)have)
-    USAGE("%s: model %s%s needs at least %.1f GiB of host memory at %d "
-          "rank%s, this machine has %.1f GiB available",
-          s->name, model, o->scale != 1.0 ? " at that --scale" : "",
-          need / (1 << 30), ranks, ranks == 1 ? "" : "s",
-          (double)have / (1 << 30));
+  if (strcmp(o->device, "host") == 0)
+    BS_CHECK(check_footprint(o, s, &m, cfg, ranks));
 out:
   bs_model_free(&m);
   return st;

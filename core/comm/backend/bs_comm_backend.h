@@ -5,6 +5,7 @@
 #define BS_COMM_BACKEND_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 
 #include "comm/bs_comm.h"
@@ -23,6 +24,11 @@ typedef struct bs_coll_args {
   bool host;         /* host buffers: the front's own exchanges */
   uint64_t seq;      /* collective_seq_id */
   const char *label; /* static or NULL: "fingerprint", "agree", ... */
+  /* A host all-gather on a backend that shares results (.shares): where it
+   * puts the whole result instead of filling recv, read-only, one for every
+   * rank, valid until this rank's next collective (N ranks each holding
+   * their own N x count bytes is what grew with the square of the ranks). */
+  const void **view;
 } bs_coll_args;
 
 /* Bytes one rank sends and receives. */
@@ -47,6 +53,7 @@ typedef struct bs_rank_pos {
 
 typedef struct bs_comm_backend {
   const char *name;
+  bool shares; /* fills bs_coll_args.view: every rank is in this process */
   bs_status (*world_init)(bs_world *w);
   void (*world_fini)(bs_world *w);
   /* On the rank's thread, before and after its rank function. */
@@ -90,6 +97,8 @@ struct bs_comm {
   bool gone;        /* exited or dead: later collectives fail fast */
   bool destroyed;   /* bs_comm_destroy: no communicator until bs_comm_init */
   uint64_t fail_ns; /* when a collective first returned the world's failure */
+  void *swapped;    /* comm/diverge: the buffer of a swapped shared result */
+  bool turn;        /* it holds one of the world's turns (bs_world_turn) */
   void *impl;
 };
 
@@ -105,7 +114,13 @@ struct bs_world {
   _Atomic int abort_st;      /* bs_status; BS_OK while healthy */
   pthread_mutex_t settle_mu; /* one rank settles, the others wait for it */
   bool settled;              /* the cause below is the job's, not this one's */
-  pthread_mutex_t mu;        /* guards everything below */
+  /* A scan of a shared result (bs_coll_args.view), made by the first rank
+   * and read by the others (under settle_mu): what scan found in the
+   * result of collective scan_seq. */
+  const void *scan_fn;
+  uint64_t scan_seq;
+  int scan_found;
+  pthread_mutex_t mu; /* guards everything below */
   bs_rank_pos *pos;
   char *report;
   bs_rank_pos *fail_pos;     /* where the ranks were at the failure (npos of */
@@ -114,7 +129,20 @@ struct bs_world {
   uint64_t stall_ns, end_ns;
   bs_status *rank_st;
   bs_error *rank_err;
+  /* A world of more ranks than BS_WORLD_RUNNING_MAX: at most that many run
+   * outside a collective at once (bs_world_turn). */
+  bool turns;
+  sem_t running;
 };
+
+/* Thousands of rank threads computing at once on a few cores all finish
+ * late together (each gets 1/N of the machine): nothing arrives anywhere
+ * for longer than a timeout, which is start-up slowness, not a stall.
+ * Taking turns, a few at a time, they arrive one after another. */
+#define BS_WORLD_RUNNING_MAX 64
+/* The rank takes (true) or gives back its turn to run. Once the world
+ * has failed a rank runs without one: its failure returns at once. */
+void bs_world_turn(bs_comm *c, bool take);
 
 /* Records the first failure of the world (cause, report, stall time) and
  * sets its abort status; returns the status in effect (an earlier failure

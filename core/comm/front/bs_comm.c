@@ -29,6 +29,10 @@ int bs_comm_size(const bs_comm *c) {
   return c ? c->w->o.global_size : 0;
 }
 
+int bs_comm_local_size(const bs_comm *c) {
+  return c ? c->w->o.size : 0;
+}
+
 bs_dev *bs_comm_dev(const bs_comm *c) {
   return c ? c->dev : NULL;
 }
@@ -65,7 +69,7 @@ static bs_status check_args(const bs_comm *c, const bs_coll_args *a) {
   if (a->count > SIZE_MAX / es / (size_t)size)
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: %zu elements overflow",
             short_name(a->op), a->count);
-  if (a->count && (!a->send || !a->recv))
+  if (a->count && (!a->send || (!a->recv && !a->view)))
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: NULL buffer for %zu elements",
             short_name(a->op), a->count);
   if (a->op == BS_COLL_BROADCAST && (a->root < 0 || a->root >= size))
@@ -101,6 +105,7 @@ void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why) {
     return;
   c->gone = true;
   bs_world *w = c->w;
+  bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* its peers go on */
   pthread_mutex_lock(&w->mu);
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = how;
@@ -145,13 +150,63 @@ static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
                              const bs_coll_args *shown, uint64_t done_seq) {
   bs_world *w = c->w;
   pos_enter(c, shown);
+  bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* the world moves on */
   bs_watchdog_arm(w->wd, c->rank);
+  bs_world_turn(c, false); /* waiting, it lets another rank run */
   bs_status st = w->be->coll(c, a);
   bs_watchdog_disarm(w->wd, c->rank);
+  if (st != BS_OK && !c->fail_ns) /* returned now, runs when its turn comes */
+    c->fail_ns = bs_clock_mono_ns();
+  bs_world_turn(c, true);
   pos_leave(c, st == BS_OK ? done_seq : 0);
   if (st != BS_OK)
     st = fail_coll(c, shown, st);
   return st;
+}
+
+/* A host all-gather of n bytes from every rank: *all, read-only until this
+ * rank's next collective, is the one result the backend shares (the sim's
+ * threads), else own, which this rank allocates (the caller frees it). */
+static bs_status host_gather(bs_comm *c, const void *mine, size_t n,
+                             const void **all, void **own, bs_coll_args *a) {
+  int size = c->w->o.global_size;
+  *all = *own = NULL;
+  *a = (bs_coll_args){.op = BS_COLL_ALL_GATHER,
+                      .send = mine,
+                      .count = n,
+                      .dt = BS_U8,
+                      .host = true};
+  if (c->w->be->shares) {
+    a->view = all;
+    return BS_OK;
+  }
+  if (!(*own = calloc((size_t)size, n)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "%d ranks' %zu bytes", size, n);
+  a->recv = *own;
+  *all = *own;
+  return BS_OK;
+}
+
+/* What scan(all, n) finds (an index, or -1) in the result of collective
+ * seq: where every rank reads one shared result (own is NULL) the first
+ * rank to ask scans it and the others take its answer, so the world's
+ * work stays N, not N ranks x N entries. */
+typedef int (*scan_fn)(const void *all, int n);
+static int scan_once(bs_comm *c, uint64_t seq, scan_fn scan, const void *all,
+                     const void *own) {
+  bs_world *w = c->w;
+  int n = w->o.global_size;
+  if (own)
+    return scan(all, n);
+  pthread_mutex_lock(&w->settle_mu);
+  if (w->scan_seq != seq || w->scan_fn != (const void *)scan) {
+    w->scan_found = scan(all, n);
+    w->scan_seq = seq;
+    w->scan_fn = (const void *)scan;
+  }
+  int found = w->scan_found;
+  pthread_mutex_unlock(&w->settle_mu);
+  return found;
 }
 
 /* What ranks compare before a collective; no padding, so memcmp works.
@@ -203,9 +258,9 @@ static bs_coll_args args_of(const fingerprint *f) {
                         .seq = f->seq};
 }
 
-/* Every rank holds the same fingerprints, so every rank reaches the same
- * verdict and the same report without another round trip. */
-static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
+/* The world's failure as the fingerprints tell it, with where every rank
+ * is (what a mismatch's report shows). */
+static bs_status fingerprint_report(bs_comm *c, const fingerprint *all, int n,
                                     int bad) {
   bs_status st = BS_OK;
   bs_rank_pos *pos = calloc((size_t)n, sizeof *pos);
@@ -224,12 +279,27 @@ static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
                 "fingerprint mismatch before #%llu: rank %d issues %s than "
                 "rank 0",
                 (unsigned long long)all[0].seq, bad, what);
-  c->w->be->wake(c->w);
-  bs_coll_args mine = args_of(&all[c->grank]);
-  st = fail_coll(c, &mine, BS_ERR_DESYNC);
 out:
   free(pos);
   return st;
+}
+
+/* Every rank holds the same fingerprints, so every rank reaches the same
+ * verdict and the same report without another round trip. The first rank
+ * to get settle_mu makes the report; the others find the world failed
+ * (every rank making N positions would be N x N again). */
+static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
+                                    int bad) {
+  bs_status st = BS_OK;
+  pthread_mutex_lock(&c->w->settle_mu);
+  if (bs_world_abort_status(c->w) == BS_OK)
+    st = fingerprint_report(c, all, n, bad);
+  pthread_mutex_unlock(&c->w->settle_mu);
+  if (st != BS_OK)
+    return st;
+  c->w->be->wake(c->w);
+  bs_coll_args mine = args_of(&all[c->grank]);
+  return fail_coll(c, &mine, BS_ERR_DESYNC);
 }
 
 /* An exchange that returned without rank bad's fingerprint: it left, or the
@@ -258,31 +328,43 @@ static bs_status fingerprint_exchange(bs_comm *c, const bs_coll_args *a,
   return run_backend(c, &ex, &shown, 0);
 }
 
+static int first_torn(const void *all, int n) {
+  for (int i = 0; i < n; i++)
+    if (!sealed((const fingerprint *)all + i))
+      return i;
+  return -1;
+}
+
+static int first_other(const void *all, int n) {
+  const fingerprint *f = all;
+  for (int i = 1; i < n; i++)
+    if (memcmp(&f[i], &f[0], sizeof *f) != 0)
+      return i;
+  return -1;
+}
+
 /* Every rank's fingerprint, for the report of a mismatch. */
 static bs_status gather_fingerprints(bs_comm *c, const bs_coll_args *a,
                                      const fingerprint *mine) {
   bs_status st = BS_OK;
   int n = c->w->o.global_size;
-  fingerprint *all = calloc((size_t)n, sizeof *all);
-  if (!all)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "fingerprints of %d ranks", n);
-  bs_coll_args ex = {.op = BS_COLL_ALL_GATHER,
-                     .send = mine,
-                     .recv = all,
-                     .count = sizeof *mine,
-                     .dt = BS_U8};
+  const void *got = NULL;
+  void *own = NULL;
+  bs_coll_args ex;
+  BS_CHECK(host_gather(c, mine, sizeof *mine, &got, &own, &ex));
   BS_CHECK(fingerprint_exchange(c, a, ex));
-  for (int i = 0; i < n; i++)
-    if (!sealed(&all[i]))
-      BS_CHECK(fingerprint_torn(c, a, i));
-  for (int i = 1; i < n; i++)
-    if (memcmp(&all[i], &all[0], sizeof *mine) != 0)
-      BS_CHECK(fingerprint_desync(c, all, n, i));
+  const fingerprint *all = got;
+  int torn = scan_once(c, a->seq, first_torn, all, own);
+  if (torn >= 0)
+    BS_CHECK(fingerprint_torn(c, a, torn));
+  int bad = scan_once(c, a->seq, first_other, all, own);
+  if (bad >= 0)
+    BS_CHECK(fingerprint_desync(c, all, n, bad));
   /* Equal after all (cannot happen: the all-reduce said otherwise). */
   BS_FAIL(BS_ERR_INTERNAL, NULL, "#%llu: fingerprints differ and agree",
           (unsigned long long)a->seq);
 out:
-  free(all);
+  free(own);
   return st;
 }
 
@@ -341,10 +423,28 @@ out:
   return st;
 }
 
+/* A shared result (bs_coll_args.view) has no buffer of this rank's to swap
+ * in: the swap gets one of its own, zeroed, which the caller then reads. */
+static bs_status swap_buffer(bs_comm *c, bs_coll_args *a) {
+  size_t n = a->count * bs_dtype_size(a->dt) * (size_t)c->w->o.global_size;
+  if (!a->view || a->recv)
+    return BS_OK;
+  free(c->swapped);
+  if (!(c->swapped = calloc(n ? n : 1, 1)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "swapped collective: %zu bytes", n);
+  a->recv = c->swapped;
+  *a->view = c->swapped;
+  a->view = NULL;
+  return BS_OK;
+}
+
 /* comm/diverge: this rank issues something else than its peers. The swap
  * keeps to the caller's buffers (all in place), so it can only desync. */
-static void swap_op(bs_comm *c, bs_coll_args *a) {
+static bs_status swap_op(bs_comm *c, bs_coll_args *a) {
   size_t chunk = a->count * bs_dtype_size(a->dt);
+  bs_status st = swap_buffer(c, a);
+  if (st != BS_OK)
+    return st;
   switch (a->op) {
   case BS_COLL_ALL_GATHER:
     a->op = BS_COLL_REDUCE_SCATTER;
@@ -367,6 +467,7 @@ static void swap_op(bs_comm *c, bs_coll_args *a) {
     a->redop = BS_SUM;
     break;
   }
+  return BS_OK;
 }
 
 static void sleep_ms(uint64_t ms) {
@@ -394,7 +495,7 @@ static bs_status inject_faults(bs_comm *c, bs_coll_args *a) {
       bs_coll_args extra = {.op = BS_COLL_BARRIER};
       BS_CHECK(issue(c, &extra));
     } else {
-      swap_op(c, a);
+      BS_CHECK(swap_op(c, a));
     }
   }
 out:
@@ -563,17 +664,19 @@ bs_status bs_comm_barrier(bs_comm *c) {
   return coll(c, BS_COLL_BARRIER, NULL, NULL, 0, BS_U8, BS_SUM, 0);
 }
 
-/* An all-gather of host bytes through the front (recorded and watched). */
-static bs_status gather_host(bs_comm *c, const void *mine, void *all, size_t n,
-                             const char *label) {
-  bs_coll_args a = {.op = BS_COLL_ALL_GATHER,
-                    .send = mine,
-                    .recv = all,
-                    .count = n,
-                    .dt = BS_U8,
-                    .host = true,
-                    .label = label};
-  return front(c, &a);
+/* An all-gather of host bytes through the front (recorded and watched):
+ * host_gather's *all and own. */
+static bs_status gather_host(bs_comm *c, const void *mine, size_t n,
+                             const char *label, const void **all, void **own) {
+  bs_status st = BS_OK;
+  bs_coll_args a;
+  if (!c)
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s on a NULL communicator", label);
+  BS_CHECK(host_gather(c, mine, n, all, own, &a));
+  a.label = label;
+  BS_CHECK(front(c, &a));
+out:
+  return st;
 }
 
 /* What each rank sends to agree: its record, stamped with the sender (a
@@ -632,7 +735,8 @@ bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
   bs_status st = BS_OK;
   agree_env env = {.sender = bs_comm_rank(c) + 1,
                    .rec = {.code = BS_OK, .rank = bs_err_rank()}};
-  agree_env *all = NULL;
+  const void *got = NULL;
+  void *own = NULL;
   int n = bs_comm_size(c);
   if (mine != BS_OK) {
     env.rec = *bs_err();
@@ -643,10 +747,8 @@ bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
     }
     env.rec.code = mine; /* the status passed in is what this rank agrees on */
   }
-  all = calloc(n > 0 ? (size_t)n : 1, sizeof *all);
-  if (!all)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "agree: %d records", n);
-  BS_CHECK(gather_host(c, &env, all, sizeof env, "agree"));
+  BS_CHECK(gather_host(c, &env, sizeof env, "agree", &got, &own));
+  const agree_env *all = got;
   if (garbled(c, all, &env, mine)) {
     st = bs_err()->code;
     goto out;
@@ -657,29 +759,34 @@ bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
       who = i;
   /* Never better than this rank's own status: an exchange that a fault
    * garbled on every rank must not wash a rank's own failure away. */
-  if (all[who].rec.code < (int)mine)
-    all[who] = env;
-  st = (bs_status)all[who].rec.code;
+  const agree_env *win = all[who].rec.code < (int)mine ? &env : &all[who];
+  st = (bs_status)win->rec.code;
   if (st != BS_OK)
-    *bs_err() = all[who].rec;
+    *bs_err() = win->rec;
 out:
-  free(all);
+  free(own);
   return st;
+}
+
+static int first_other_digest(const void *all, int n) {
+  const bs_digest *d = all;
+  for (int i = 1; i < n; i++)
+    if (!bs_digest_eq(&d[i], &d[0]))
+      return i;
+  return -1;
 }
 
 bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
                              const char *what) {
   bs_status st = BS_OK;
-  bs_digest mine, *all = NULL;
-  int size = bs_comm_size(c);
+  bs_digest mine;
+  const void *got = NULL;
+  void *own = NULL;
   BS_CHECK(bs_digest_sha256(data, n, &mine));
-  all = calloc(size > 0 ? (size_t)size : 1, sizeof *all);
-  if (!all)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "check_same: %d digests", size);
-  BS_CHECK(gather_host(c, &mine, all, sizeof mine, "check_same"));
-  for (int i = 1; i < size; i++) {
-    if (bs_digest_eq(&all[i], &all[0]))
-      continue;
+  BS_CHECK(gather_host(c, &mine, sizeof mine, "check_same", &got, &own));
+  const bs_digest *all = got;
+  int i = scan_once(c, c->seq, first_other_digest, all, own);
+  if (i >= 0) {
     char a[65], b[65];
     bs_digest_hex(&all[0], a);
     bs_digest_hex(&all[i], b);
@@ -689,6 +796,6 @@ bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
             what ? what : "data", i, b, a);
   }
 out:
-  free(all);
+  free(own);
   return st;
 }

@@ -219,13 +219,41 @@ static void put_status(FILE *o, const bs_flight *f) {
           last[0], last[1], last[2]);
 }
 
+/* "0, 1, ..., size-1", made once for the world's size: every rank's dump
+ * holds it, so printing it number by number for each of 16,384 ranks was
+ * most of a large run's end. NULL when out of memory. */
+static const char *rank_list(int size) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  static char *list;
+  static int list_size = -1;
+  pthread_mutex_lock(&mu);
+  if (list_size != size) {
+    size_t cap = (size_t)size * 8 + 1, n = 0;
+    char *l = malloc(cap);
+    for (int r = 0; l && r < size; r++)
+      n += (size_t)snprintf(l + n, cap - n, r ? ", %d" : "%d", r);
+    if (l) {
+      l[n] = '\0';
+      free(list);
+      list = l;
+      list_size = size;
+    }
+  }
+  const char *out = list_size == size ? list : NULL;
+  pthread_mutex_unlock(&mu);
+  return out;
+}
+
 /* The one process group: every rank of the world, as PyTorch writes the
  * list (a string). */
 static void put_pg_config(FILE *o, int size) {
   fputs(",\"pg_config\":{\"0\":{\"name\":\"0\",\"desc\":\"default_pg\","
         "\"ranks\":\"[",
         o);
-  for (int r = 0; r < size; r++)
+  const char *list = rank_list(size);
+  if (list)
+    fputs(list, o);
+  for (int r = 0; !list && r < size; r++)
     fprintf(o, r ? ", %d" : "%d", r);
   fputs("]\"}}", o);
 }

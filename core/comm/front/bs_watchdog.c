@@ -15,6 +15,7 @@ struct bs_watchdog {
   void (*tick)(void *ctx);
   void *ctx;
   _Atomic uint64_t *armed; /* monotonic ns when armed; 0: idle */
+  _Atomic uint64_t held;   /* the last bs_watchdog_hold */
   atomic_bool fired;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -32,6 +33,7 @@ static int overdue(bs_watchdog *wd, uint64_t now, uint64_t *armed_ns) {
   int worst = -1;
   for (int i = 0; i < wd->slots; i++) {
     uint64_t t = atomic_load(&wd->armed[i]);
+    t = t ? bs_watchdog_since(wd, t) : 0;
     /* t > now: armed after now was read, not overdue (and no wrap). */
     if (t && t < now && now - t > wd->timeout_ns &&
         (worst < 0 || t < *armed_ns)) {
@@ -145,6 +147,19 @@ void bs_watchdog_arm(bs_watchdog *wd, int slot) {
 void bs_watchdog_disarm(bs_watchdog *wd, int slot) {
   if (wd && slot >= 0 && slot < wd->slots)
     atomic_store(&wd->armed[slot], 0);
+}
+
+void bs_watchdog_hold(bs_watchdog *wd, uint64_t at_ns) {
+  if (!wd)
+    return;
+  uint64_t was = atomic_load(&wd->held);
+  while (was < at_ns && !atomic_compare_exchange_weak(&wd->held, &was, at_ns))
+    ;
+}
+
+uint64_t bs_watchdog_since(const bs_watchdog *wd, uint64_t armed_ns) {
+  uint64_t held = wd ? atomic_load(&((bs_watchdog *)wd)->held) : 0;
+  return held > armed_ns ? held : armed_ns;
 }
 
 bool bs_watchdog_fired(const bs_watchdog *wd) {

@@ -31,5 +31,16 @@ void bs_watchdog_stop(bs_watchdog *wd);
 void bs_watchdog_arm(bs_watchdog *wd, int slot);
 void bs_watchdog_disarm(bs_watchdog *wd, int slot);
 bool bs_watchdog_fired(const bs_watchdog *wd);
+/* Slowness is not a stall: ranks that share a few cores (thousands of
+ * threads coming up, or taking turns between collectives) are late, not
+ * stuck, while others still arrive. Every arrival of a rank in a
+ * collective moves the start of every wait to now, so a rank waits a
+ * timeout after the world's last progress rather than after its own
+ * arrival; a rank that never comes is still found a timeout after the
+ * last one that did. at_ns: a monotonic time (another process's too). */
+void bs_watchdog_hold(bs_watchdog *wd, uint64_t at_ns);
+/* When a wait armed at armed_ns starts counting: armed_ns, or the last
+ * hold when later. */
+uint64_t bs_watchdog_since(const bs_watchdog *wd, uint64_t armed_ns);
 
 #endif

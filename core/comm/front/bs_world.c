@@ -110,7 +110,9 @@ bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
     BS_FAIL(BS_ERR_NOMEM, NULL, "world: out of memory");
   pthread_mutex_init(&w->mu, NULL);
   pthread_mutex_init(&w->settle_mu, NULL);
+  sem_init(&w->running, 0, BS_WORLD_RUNNING_MAX);
   BS_CHECK(normalise(o, &w->o));
+  w->turns = w->o.size > BS_WORLD_RUNNING_MAX;
   BS_CHECK(pick_backend(&w->o, &w->be));
   w->o.backend = w->be->name;
   BS_CHECK(alloc_ranks(w));
@@ -127,8 +129,10 @@ void bs_world_destroy(bs_world *w) {
     return;
   if (w->impl)
     w->be->world_fini(w);
-  for (int i = 0; w->comms && i < w->o.size; i++)
+  for (int i = 0; w->comms && i < w->o.size; i++) {
     bs_flight_destroy(w->comms[i].fr);
+    free(w->comms[i].swapped);
+  }
   free(w->comms);
   free(w->pos);
   free(w->rank_st);
@@ -137,7 +141,21 @@ void bs_world_destroy(bs_world *w) {
   free(w->fail_pos);
   pthread_mutex_destroy(&w->mu);
   pthread_mutex_destroy(&w->settle_mu);
+  sem_destroy(&w->running);
   free(w);
+}
+
+void bs_world_turn(bs_comm *c, bool take) {
+  bs_world *w = c->w;
+  if (!w->turns || take == c->turn ||
+      (take && bs_world_abort_status(w) != BS_OK))
+    return;
+  if (!take)
+    sem_post(&w->running);
+  else
+    while (sem_wait(&w->running) != 0)
+      ;
+  c->turn = take;
 }
 
 static void *rank_main(void *p) {
@@ -145,11 +163,13 @@ static void *rank_main(void *p) {
   bs_world *w = c->w;
   bs_err_set_rank(c->grank);
   bs_err_clear();
+  bs_world_turn(c, true);
   uint64_t t0 = bs_span_now();
   bs_status st = w->be->rank_init(c);
   bs_span_since(BS_SPAN_COMM_INIT, t0);
   if (st == BS_OK)
     st = w->fn(c, w->args ? w->args[c->rank] : NULL);
+  bs_world_turn(c, false);
   char why[64];
   snprintf(why, sizeof why, "returned %s from its rank function",
            bs_status_name(st));
@@ -191,14 +211,28 @@ static bs_status worst(const bs_world *w, int *who) {
   return st;
 }
 
+/* A rank's stack: a rank uses some tens of KiB of it, and 16,384 threads
+ * of glibc's 8 MiB reserve 128 GiB of address space (a ulimit -v or a
+ * process cgroup's guard refuses that). Sanitizers keep the default: their
+ * frames are larger. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RANK_STACK_BYTES 0
+#else
+#define RANK_STACK_BYTES ((size_t)1 << 20)
+#endif
+
 static bs_status spawn_and_join(bs_world *w) {
   bs_status st = BS_OK;
   pthread_t *t = calloc((size_t)w->o.size, sizeof *t);
   bool *started = calloc((size_t)w->o.size, sizeof *started);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  if (RANK_STACK_BYTES)
+    pthread_attr_setstacksize(&attr, RANK_STACK_BYTES);
   if (!t || !started)
     BS_FAIL(BS_ERR_NOMEM, NULL, "world: %d rank threads", w->o.size);
   for (int i = 0; i < w->o.size; i++) {
-    started[i] = pthread_create(&t[i], NULL, rank_main, &w->comms[i]) == 0;
+    started[i] = pthread_create(&t[i], &attr, rank_main, &w->comms[i]) == 0;
     if (!started[i])
       never_started(w, i);
   }
@@ -206,6 +240,7 @@ static bs_status spawn_and_join(bs_world *w) {
     if (started[i])
       pthread_join(t[i], NULL);
 out:
+  pthread_attr_destroy(&attr);
   free(t);
   free(started);
   return st;

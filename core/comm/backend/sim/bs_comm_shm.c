@@ -31,6 +31,8 @@
 #define SHM_MAGIC 0x316d68737362ull /* "bsshm1" */
 /* How often a waiter looks for processes that died. */
 #define PID_CHECK_NS (20 * 1000000ull)
+/* A process's share of the start-up grace of the others' joins. */
+#define JOIN_GRACE_MS 20
 /* How often a process polls for the file global rank 0 makes. */
 #define OPEN_POLL_NS (5 * 1000000L)
 
@@ -268,6 +270,13 @@ static void attach(shm *m, bs_world *w, void *map, const shm_layout *l) {
   bs_rdv_unlock(&m->r);
 }
 
+/* How long a process waits for global rank 0's file: a timeout, and a
+ * start-up grace that grows with the processes started before it (512 of
+ * them on 2 cores take seconds to start: that is no stall). */
+static int join_ms(const bs_world *w) {
+  return w->o.timeout_ms + JOIN_GRACE_MS * w->o.procs;
+}
+
 static bs_status shm_world_init(bs_world *w) {
   bs_status st = BS_OK;
   int g = w->o.global_size;
@@ -284,7 +293,7 @@ static bs_status shm_world_init(bs_world *w) {
   if (w->o.first_rank == 0)
     BS_CHECK(create(w->o.shm_path, &l, g, &map));
   else
-    BS_CHECK(join(w->o.shm_path, &l, g, w->o.timeout_ms, &map));
+    BS_CHECK(join(w->o.shm_path, &l, g, join_ms(w), &map));
   attach(m, w, map, &l);
   w->impl = m;
   m = NULL;

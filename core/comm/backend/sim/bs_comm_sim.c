@@ -75,6 +75,7 @@ static void sim_world_fini(bs_world *w) {
 
 const bs_comm_backend bs_comm_sim_backend = {
     .name = "sim",
+    .shares = true,
     .world_init = sim_world_init,
     .world_fini = sim_world_fini,
     .rank_init = bs_rdv_rank_init,

@@ -63,8 +63,11 @@ static uint64_t assembling(const bs_rdv_board *b) {
  * read before the checks: a broadcast after them ends the sleep at once. */
 static bs_status wait_for(bs_rdv *r, bs_comm *c, uint64_t round, uint64_t since,
                           bool (*ready)(const bs_rdv_board *, uint64_t)) {
-  uint64_t until = since + r->timeout_ns;
   for (;;) {
+    /* Moved on while the world comes up (bs_watchdog_hold). */
+    bs_watchdog_hold(c->w->wd, atomic_load(&r->b->held_ns));
+    since = bs_watchdog_since(c->w->wd, since);
+    uint64_t until = since + r->timeout_ns;
     uint32_t seen = atomic_load(&r->b->epoch);
     if (ready(r->b, round))
       return BS_OK;
@@ -376,6 +379,13 @@ static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
   size_t mine = (size_t)c->grank * chunk;
   if (chunk == 0 || !bs_coll_has_data(a->op))
     goto out;
+  if (a->view) { /* the one result, read where it was made */
+    if (!r->b->prepared[p])
+      BS_FAIL(BS_ERR_NOMEM, NULL, "sim: no room for the %zu bytes of %s",
+              chunk * (size_t)r->b->n, bs_coll_name(a->op) + strlen("nccl:"));
+    *a->view = r->red[p];
+    goto out;
+  }
   if (r->b->prepared[p]) {
     size_t off = a->op == BS_COLL_REDUCE_SCATTER ? mine : 0;
     size_t len = a->op == BS_COLL_ALL_GATHER ? chunk * (size_t)r->b->n : chunk;
@@ -462,9 +472,14 @@ static void arrive(bs_rdv *r, bs_world *w, int rank, const bs_coll_args *a,
   bs_rdv_slot *me = &r->s[rank];
   me->a = *a;
   me->a.send = me->a.recv = NULL; /* another process cannot follow them */
+  me->a.view = NULL;
   me->a.label = NULL;
   me->arrived_at = round + 1;
   me->arrived_ns = bs_clock_mono_ns();
+  uint64_t held = atomic_load(&r->b->held_ns);
+  while (held < me->arrived_ns &&
+         !atomic_compare_exchange_weak(&r->b->held_ns, &held, me->arrived_ns))
+    ;
   count_begin(r);
   int k = atomic_fetch_add(&r->b->arrived[round & 1], 1) + 1;
   if (count_decides(r, k + atomic_load(&r->b->gone) >= r->b->n)) {

@@ -52,6 +52,10 @@ typedef struct bs_rdv_board {
    * board without the lock, so that thousands of ranks woken at once do
    * not queue on it. */
   _Atomic uint32_t epoch;
+  /* The last arrival of any rank (monotonic ns): the progress of ranks in
+   * every process, handed to each process's watchdog (bs_watchdog_hold)
+   * by its waiters, which wake every slice. */
+  _Atomic uint64_t held_ns;
 } bs_rdv_board;
 
 typedef struct bs_rdv bs_rdv;
@@ -65,7 +69,10 @@ struct bs_rdv {
    * board's counts need no lock (false: ranks in other processes, each
    * working for itself, every count taken under the lock). */
   bool one_process;
-  void *red[2]; /* per parity */
+  /* Per parity. A rank may read it in place (bs_coll_args.view) until its
+   * next collective: the round that makes it again is two later, which
+   * only begins once every rank has arrived there. */
+  void *red[2];
   size_t red_cap[2];
   pthread_mutex_t *mu; /* guards b and s; may be robust and process-shared */
   uint64_t timeout_ns;

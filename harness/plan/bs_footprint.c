@@ -1,0 +1,214 @@
+/* A world's footprint against the machine's room (bs_footprint.h). */
+#include "plan/bs_footprint.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "bs_limits.h"
+#include "model/bs_ddp.h"
+#include "sync/bs_engine.h"
+
+#define GIB ((double)(1u << 30))
+#define MIB ((double)(1u << 20))
+
+/* Elements of the DDP buffers at this world size (buckets padded). */
+static bs_status padded_numel(const bs_model_spec *m, const bs_config *cfg,
+                              int ranks, double *out) {
+  bs_status st = BS_OK;
+  bs_ddp_layout l = {0};
+  BS_CHECK(bs_ddp_layout_build(m, ranks, cfg->sim.bucket_numel, &l));
+  *out = 0;
+  for (int k = 0; k < BS_BUF_COUNT; k++)
+    *out += (double)l.buf[k].numel;
+out:
+  bs_ddp_layout_free(&l);
+  return st;
+}
+
+bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
+                          int ranks, bool spawn, bs_footprint *out) {
+  bs_status st = BS_OK;
+  double bytes = 0, largest = 0, padded = 0;
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < m->n; i++) {
+    double b = (double)bs_tensor_bytes(&m->t[i]);
+    bytes += b;
+    largest = b > largest ? b : largest;
+  }
+  BS_CHECK(padded_numel(m, cfg, ranks, &padded));
+  double bucket = (double)cfg->sim.update_buffer_bytes;
+  bucket = bucket < bytes ? bucket : bytes;
+  /* bf16 params, fp32 grads, the params' cpu copy while paused; the
+   * backup of every tensor; the weight sync's staging and its gather
+   * (padded to a byte a rank); the engine and what it receives. */
+  double engines =
+      spawn || ranks <= BS_ENGINE_PROCS_MAX ? ranks : BS_ENGINE_PROCS_MAX;
+  out->per_rank = BS_FOOTPRINT_RANK_BYTES + (2 + 4 + 2) * padded + bytes +
+                  2 * bucket + ranks + largest +
+                  BS_FOOTPRINT_ENGINE_BYTES * engines / ranks +
+                  (spawn ? BS_FOOTPRINT_PROC_BYTES : 0);
+  out->shared = 12 * padded; /* fp32 master and Adam's two moments, sharded */
+  out->bytes = ranks * out->per_rank + out->shared;
+  /* Rank threads, engine processes, the processes of --spawn; the parent,
+   * the child and its watchdog. */
+  out->tasks = ranks + (long)engines + (spawn ? ranks : 0) + 4;
+out:
+  return st;
+}
+
+/* The first number in path (-1: none; "max" is none too). */
+static double read_number(const char *dir, const char *name) {
+  char path[4200];
+  double v = -1;
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "r");
+  if (f && fscanf(f, "%lf", &v) != 1)
+    v = -1;
+  if (f)
+    fclose(f);
+  return v;
+}
+
+static double meminfo_available(const char *meminfo) {
+  FILE *f = fopen(meminfo, "r");
+  char line[128];
+  double kb = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return kb < 0 ? -1 : kb * 1024;
+}
+
+/* A limit this large is no limit (v1 writes 2^63 rounded to pages). */
+#define NO_LIMIT ((double)(1ull << 60))
+
+double bs_footprint_bytes_room(const char *cgdir, const char *meminfo, char *by,
+                               size_t n) {
+  static const char *const files[][3] = {
+      {"memory.max", "memory.current", "cgroup memory.max"},
+      {"memory.limit_in_bytes", "memory.usage_in_bytes",
+       "cgroup memory.limit_in_bytes"},
+  };
+  double room = meminfo_available(meminfo);
+  snprintf(by, n, "%s", room >= 0 ? "MemAvailable" : "");
+  for (size_t i = 0; cgdir && i < sizeof files / sizeof files[0]; i++) {
+    double lim = read_number(cgdir, files[i][0]);
+    double used = read_number(cgdir, files[i][1]);
+    if (lim < 0 || lim >= NO_LIMIT || used < 0)
+      continue;
+    double left = lim > used ? lim - used : 0;
+    if (room < 0 || left < room) {
+      room = left;
+      snprintf(by, n, "%s", files[i][2]);
+    }
+  }
+  return room < 0 ? 0 : room;
+}
+
+/* This process's memory cgroup folder: v2's "0::/p", v1's "N:memory:/p",
+ * under the mount, or the mount itself when p is not visible there. */
+static void memory_cgroup(char *dir, size_t n) {
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  char line[4096], p[4200];
+  struct stat sb;
+  snprintf(dir, n, "/sys/fs/cgroup");
+  while (f && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    const char *root = NULL, *path = NULL;
+    if (strncmp(line, "0::", 3) == 0) {
+      root = "/sys/fs/cgroup";
+      path = line + 3;
+    } else if (strstr(line, ":memory:")) {
+      root = "/sys/fs/cgroup/memory";
+      path = strstr(line, ":memory:") + strlen(":memory:");
+    }
+    if (!root)
+      continue;
+    snprintf(p, sizeof p, "%s%s", root, path);
+    snprintf(dir, n, "%s", stat(p, &sb) == 0 ? p : root);
+    if (path != line + 3) /* v1's memory controller wins (a hybrid host) */
+      break;
+  }
+  if (f)
+    fclose(f);
+}
+
+/* Threads in use on the machine (/proc/loadavg's running/total). */
+static long tasks_in_use(void) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  long running = 0, total = 0;
+  if (f && fscanf(f, "%*f %*f %*f %ld/%ld", &running, &total) != 2)
+    total = 0;
+  if (f)
+    fclose(f);
+  return total;
+}
+
+static void lower_tasks(bs_room *r, double limit, const char *by) {
+  long left = (long)limit - tasks_in_use();
+  if (limit <= 0 || limit >= NO_LIMIT)
+    return;
+  left = left > 0 ? left : 0;
+  if (r->tasks == 0 || left < r->tasks) {
+    r->tasks = left;
+    snprintf(r->tasks_by, sizeof r->tasks_by, "%s", by);
+  }
+}
+
+void bs_footprint_room(bs_room *out) {
+  char cg[4400];
+  struct rlimit rl;
+  memset(out, 0, sizeof *out);
+  memory_cgroup(cg, sizeof cg);
+  out->bytes = bs_footprint_bytes_room(cg, "/proc/meminfo", out->bytes_by,
+                                       sizeof out->bytes_by);
+  lower_tasks(out, read_number("/proc/sys/kernel", "pid_max"),
+              "kernel.pid_max");
+  lower_tasks(out, read_number("/proc/sys/kernel", "threads-max"),
+              "kernel.threads-max");
+  if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    lower_tasks(out, (double)rl.rlim_cur, "RLIMIT_NPROC");
+}
+
+static bool fits(const bs_footprint *fp, const bs_room *room) {
+  return (room->bytes <= 0 || fp->bytes <= room->bytes) &&
+         (room->tasks <= 0 || fp->tasks <= room->tasks);
+}
+
+int bs_footprint_largest(const bs_model_spec *m, const bs_config *cfg,
+                         bool spawn, const bs_room *room) {
+  int lo = 0, hi = BS_WORLD_MAX_RANKS; /* lo fits (0: trivially), hi+1 not */
+  while (lo < hi) {
+    int mid = lo + (hi - lo + 1) / 2;
+    bs_footprint fp;
+    if (bs_footprint_of(m, cfg, mid, spawn, &fp) == BS_OK && fits(&fp, room))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+bool bs_footprint_fits(const bs_footprint *fp, const bs_room *room, char *buf,
+                       size_t n) {
+  if (room->bytes > 0 && fp->bytes > room->bytes) {
+    snprintf(buf, n,
+             "needs %.2f GiB of host memory (%.2f MiB a rank + %.2f GiB "
+             "shared), %.2f GiB available (%s)",
+             fp->bytes / GIB, fp->per_rank / MIB, fp->shared / GIB,
+             room->bytes / GIB, room->bytes_by);
+    return false;
+  }
+  if (room->tasks > 0 && fp->tasks > room->tasks) {
+    snprintf(buf, n,
+             "needs %ld threads and processes (a thread a rank, its "
+             "engine processes), %ld free (%s)",
+             fp->tasks, room->tasks, room->tasks_by);
+    return false;
+  }
+  return true;
+}

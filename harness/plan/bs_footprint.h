@@ -1,0 +1,71 @@
+/* What a world costs the machine, estimated before it runs, and what the
+ * machine has: a world that would not fit is a usage error naming both
+ * and the largest world that fits, never a run the OOM killer ends (or a
+ * fork that fails half-way for want of tasks).
+ *
+ * A rank of a host-device world is a thread with its device memory (the
+ * model's tensors and their backup, the DDP param and grad buffers padded
+ * to the world's size, its optimizer shard, the weight sync's bucket) and
+ * its share of a rollout-engine process (one per rank up to
+ * BS_ENGINE_PROCS_MAX ranks, shared above; each connection holds the
+ * largest tensor it receives); a rank of a --spawn world is a process of
+ * its own, with an engine of its own. The
+ * fixed parts are measured (docs/performance.md, "Worlds of thousands of
+ * ranks"). */
+#ifndef BS_FOOTPRINT_H
+#define BS_FOOTPRINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/bs_config.h"
+#include "model/bs_model.h"
+
+/* Measured on the 2-core VM (tiny model, 1024 and 4096 ranks): what a rank
+ * thread costs besides its model state (stack pages, flight ring, the
+ * page-rounded device allocations, malloc's share), what an engine
+ * process costs (its private pages and the kernel's), and what a --spawn
+ * rank process adds. */
+#define BS_FOOTPRINT_RANK_BYTES ((double)(192 << 10))
+#define BS_FOOTPRINT_ENGINE_BYTES ((double)(1 << 20))
+#define BS_FOOTPRINT_PROC_BYTES ((double)(4 << 20))
+
+typedef struct bs_footprint {
+  double per_rank; /* bytes one rank costs */
+  double shared;   /* bytes the world holds once (the optimizer's state) */
+  double bytes;    /* ranks x per_rank + shared */
+  long tasks;      /* threads and processes the world starts */
+} bs_footprint;
+
+/* The footprint of a world of `ranks` ranks of model m laid out as cfg
+ * says (DDP buckets, the weight sync's bucket); spawn: a process per
+ * rank. BS_ERR_INVALID when the model does not lay out over `ranks`. */
+bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
+                          int ranks, bool spawn, bs_footprint *out);
+
+/* What this machine gives now. */
+typedef struct bs_room {
+  double bytes;      /* 0: unknown */
+  char bytes_by[64]; /* "MemAvailable", "cgroup memory.max", ... */
+  long tasks;        /* 0: unknown */
+  char tasks_by[64]; /* "kernel.pid_max", "RLIMIT_NPROC", ... */
+} bs_room;
+void bs_footprint_room(bs_room *out);
+/* The lower of the cgroup's room (v2 memory.max - memory.current, v1
+ * memory.limit_in_bytes - memory.usage_in_bytes, under root) and
+ * MemAvailable (in meminfo, a /proc/meminfo text); 0 when neither says.
+ * *by names the one that won. */
+double bs_footprint_bytes_room(const char *root, const char *meminfo, char *by,
+                               size_t n);
+
+/* The largest world of m (up to BS_WORLD_MAX_RANKS) whose footprint fits
+ * the room; 0 when not even one rank does. */
+int bs_footprint_largest(const bs_model_spec *m, const bs_config *cfg,
+                         bool spawn, const bs_room *room);
+
+/* Whether fp fits room; when not, why in buf ("needs 21.3 GiB (16384
+ * ranks x 1.3 MiB + 0.1 GiB), 20.1 GiB available (MemAvailable)"). */
+bool bs_footprint_fits(const bs_footprint *fp, const bs_room *room, char *buf,
+                       size_t n);
+
+#endif

@@ -1,0 +1,168 @@
+/* A world's footprint against the machine's room (run/bs_footprint.h):
+ * linear in the ranks but for the padding, the room from a cgroup's
+ * files and meminfo, the largest world that fits, and the message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bs_limits.h"
+#include "model/bs_config.h"
+#include "model/bs_model.h"
+#include "plan/bs_footprint.h"
+
+static char dir[64];
+
+static void put(const char *name, const char *text) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void drop(const char *name) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  unlink(path);
+}
+
+static double of(const char *model, double scale, int ranks, bool spawn,
+                 bs_footprint *fp) {
+  bs_model_spec m = {0};
+  bs_config cfg;
+  bs_config_defaults(&cfg);
+  assert_int_equal(bs_model_preset(model, scale, &m), BS_OK);
+  assert_int_equal(bs_footprint_of(&m, &cfg, ranks, spawn, fp), BS_OK);
+  bs_model_free(&m);
+  return fp->bytes;
+}
+
+/* A rank costs at least its thread and its engine, more with a bigger
+ * model and with a process of its own; the world is ranks x that plus the
+ * shared part (the fixed costs dominate the tiny model). */
+static void test_linear_in_ranks(void **state) {
+  (void)state;
+  bs_footprint a, b, d, s;
+  of("tiny", 1.0, 1024, false, &a);
+  of("tiny", 1.0, 2048, false, &b);
+  assert_true(a.per_rank >= BS_FOOTPRINT_RANK_BYTES);
+  assert_true(a.bytes == 1024 * a.per_rank + a.shared);
+  assert_true(b.bytes > a.bytes && b.bytes < 2.2 * a.bytes); /* not 4x */
+  assert_int_equal(a.tasks, 1024 + 256 + 4); /* engines shared above 256 */
+  of("dense", 1.0, 1024, false, &d);
+  assert_true(d.per_rank > a.per_rank);
+  of("tiny", 1.0, 1024, true, &s); /* a process and an engine a rank */
+  assert_true(s.per_rank - a.per_rank ==
+              BS_FOOTPRINT_PROC_BYTES + 0.75 * BS_FOOTPRINT_ENGINE_BYTES);
+  assert_int_equal(s.tasks, 3 * 1024 + 4);
+  of("tiny", 1.0, 256, false, &s); /* an engine a rank */
+  assert_int_equal(s.tasks, 2 * 256 + 4);
+}
+
+/* A cgroup's limit and use files: with no limit in them (none) the room
+ * is MemAvailable's (2 MiB), with a limit 1000 above the use it is that. */
+static void limit_files(const char *limit, const char *use, const char *none,
+                        const char *by_name) {
+  char by[64], meminfo[128];
+  snprintf(meminfo, sizeof meminfo, "%s/meminfo", dir);
+  put(limit, none);
+  put(use, "5\n");
+  assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) ==
+              2048.0 * 1024);
+  assert_string_equal(by, "MemAvailable");
+  put(limit, "1005\n");
+  assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) == 1000);
+  assert_string_equal(by, by_name);
+  drop(limit);
+  drop(use);
+}
+
+/* The lower of MemAvailable and the cgroup's limit less its use (v2's
+ * files, v1's); "max" and v1's near-2^63 are no limit; missing files say
+ * nothing. */
+static void test_room_from_files(void **state) {
+  (void)state;
+  char by[64], meminfo[128];
+  snprintf(meminfo, sizeof meminfo, "%s/meminfo", dir);
+  put("meminfo", "MemTotal: 100 kB\nMemAvailable: 2048 kB\n");
+  limit_files("memory.max", "memory.current", "max\n", "cgroup memory.max");
+  limit_files("memory.limit_in_bytes", "memory.usage_in_bytes",
+              "9223372036854771712\n", "cgroup memory.limit_in_bytes");
+  drop("meminfo");
+  assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) == 0);
+}
+
+/* The largest world fits and one more does not; a room too small for
+ * one rank gives 0; an unknown room holds the world's limit. */
+static void test_largest_fits(void **state) {
+  (void)state;
+  bs_model_spec m = {0};
+  bs_config cfg;
+  bs_config_defaults(&cfg);
+  bs_footprint fp;
+  char why[300];
+  assert_int_equal(bs_model_preset("tiny", 1.0, &m), BS_OK);
+  bs_room room = {.bytes = 3.0 * (1u << 30), .tasks = 1000000};
+  snprintf(room.bytes_by, sizeof room.bytes_by, "test");
+  int n = bs_footprint_largest(&m, &cfg, false, &room);
+  assert_true(n > 1 && n < BS_WORLD_MAX_RANKS);
+  assert_int_equal(bs_footprint_of(&m, &cfg, n, false, &fp), BS_OK);
+  assert_true(bs_footprint_fits(&fp, &room, why, sizeof why));
+  assert_int_equal(bs_footprint_of(&m, &cfg, n + 1, false, &fp), BS_OK);
+  assert_false(bs_footprint_fits(&fp, &room, why, sizeof why));
+  assert_non_null(strstr(why, "GiB of host memory ("));
+  assert_non_null(strstr(why, "MiB a rank + "));
+  assert_non_null(strstr(why, "3.00 GiB available (test)"));
+  room.bytes = 1000;
+  assert_int_equal(bs_footprint_largest(&m, &cfg, false, &room), 0);
+  room = (bs_room){.tasks = 201};
+  snprintf(room.tasks_by, sizeof room.tasks_by, "kernel.pid_max");
+  assert_int_equal(bs_footprint_largest(&m, &cfg, false, &room), 98);
+  assert_int_equal(bs_footprint_of(&m, &cfg, 99, false, &fp), BS_OK);
+  assert_false(bs_footprint_fits(&fp, &room, why, sizeof why));
+  assert_string_equal(why, "needs 202 threads and processes (a thread a "
+                           "rank, its engine processes), 201 free "
+                           "(kernel.pid_max)");
+  room = (bs_room){0};
+  assert_int_equal(bs_footprint_largest(&m, &cfg, false, &room),
+                   BS_WORLD_MAX_RANKS);
+  bs_model_free(&m);
+}
+
+/* This machine's room says where it comes from. */
+static void test_room_here(void **state) {
+  (void)state;
+  bs_room r;
+  bs_footprint_room(&r);
+  assert_true(r.bytes > 0);
+  assert_true(strlen(r.bytes_by) > 0);
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(dir, sizeof dir, "/tmp/bs_footprint_XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_linear_in_ranks),
+      cmocka_unit_test(test_room_from_files),
+      cmocka_unit_test(test_largest_fits),
+      cmocka_unit_test(test_room_here),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
