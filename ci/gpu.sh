@@ -18,7 +18,8 @@
 #   agree     rank-death at 4 and 8 ranks, 20 times each: one verdict
 #   launcher  the fault scenarios under mpirun, one process per rank
 #   refusal   a launcher that gives a process two ranks of one GPU: refused
-#   replay    PyTorch's own dumps (tests/data/fr) and a failing run's
+#   replay    PyTorch's own dumps (tests/data/fr, several process groups,
+#             p2p and coalesced ops among them) and a failing run's
 #             artifacts at 8 ranks replayed over NCCL (a process per rank):
 #             the culprit analyze names
 #   detect    bench --detect: desync and rank-death containment over NCCL,
@@ -197,6 +198,11 @@ replay_blames() {
 replays() {
   local art=$logs/replay-artifacts
   replay_blames tests/data/fr/desync4 "ranks 1,3" || return 1
+  # PyTorch's NCCL dumps with several groups, p2p and a coalesced op
+  # (tests/data/fr/nccl/README.md): the culprit of each job's truth.
+  replay_blames tests/data/fr/nccl/groups "rank 3" || return 1
+  replay_blames tests/data/fr/nccl/p2p "rank 2" || return 1
+  replay_blames tests/data/fr/nccl/coalesced "rank 1" || return 1
   "$B" run frozen-params --mutant skip-frozen-backup --ranks 8 -q \
     --artifacts "$art"
   replay_blames "$art/frozen-params-r8-s0-skip-frozen-backup" "ranks 1,3,5,7"

@@ -26,6 +26,12 @@ int bs_cmd_analyze(int argc, char **argv) {
   }
   if (bs_dumps_load(dir, pg, &d) != BS_OK)
     return bs_cmd_usage_error("analyze");
+  if (d.skipped) /* one line, whatever their number */
+    fprintf(stderr, "backstop analyze: skipped %zu file%s that %s: %s\n",
+            d.nskipped, d.nskipped == 1 ? "" : "s",
+            d.nskipped == 1 ? "is not a Flight Recorder dump"
+                            : "are not Flight Recorder dumps",
+            d.skipped);
   if (bs_dumps_report(&d, &v) != BS_OK) {
     bs_dumps_free(&d);
     return bs_cmd_usage_error("analyze");

@@ -61,13 +61,16 @@ static const char analyze_help[] =
 
 static const char replay_help[] =
     "usage: backstop replay DIR [options]\n"
-    "  each rank's collectives from the dumps in DIR (as analyze reads them)\n"
+    "  each rank's ops from the dumps in DIR (as analyze reads them)\n"
     "  replayed on as many simulated ranks, with the recorded ops, counts\n"
     "  and dtypes and real bytes, through the fingerprint check and the\n"
-    "  watchdog; prints the world's report (same collective and culprit as\n"
-    "  analyze, the same every time). A rank without a dump replays what\n"
-    "  the others show completed, then stays out of every collective\n"
-    "  --pg NAME           the process group (default the default group)\n"
+    "  watchdog: every process group as a sub-communicator of its members,\n"
+    "  p2p ops with their peers, coalesced ops tensor by tensor; prints the\n"
+    "  world's report (same group, op and culprit as analyze, the same\n"
+    "  every time). A rank without a dump replays what the others show\n"
+    "  completed with it, then stays out of every op\n"
+    "  --pg NAME           the group taken as the default one (every group\n"
+    "                      is replayed)\n"
     "  --backend sim|nccl  communicator (default sim)\n"
     "  --device host|cuda  buffers (default host with sim, cuda with nccl)\n"
     "  --timeout-ms T      watchdog timeout (default 1000)\n"
@@ -78,8 +81,9 @@ static const char replay_help[] =
     "                      ranks share a GPU, with NCCL 2.30 or later);\n"
     "                      prints each rank's verdict, then the replayed\n"
     "                      flight recorders as analyze reads them\n"
-    "exit status: 0 every replayed collective completed, 1 a hang or desync "
-    "reproduced, 2 bad input\n";
+    "exit status: 0 every replayed op completed and the dumps show every op\n"
+    "  done, 1 a hang or desync reproduced (or the dumps show one the replay\n"
+    "  did not), 2 bad input\n";
 
 static const char mutants_head[] =
     "usage: backstop mutants [SELECTOR...] [--targeted] [--json FILE] [run "

@@ -113,7 +113,7 @@ int bs_cmd_replay(int argc, char **argv) {
   if (bs_nccl_plan_device(a.o.backend, &a.o.device) != BS_OK ||
       bs_dumps_load(a.dir, a.pg, &d) != BS_OK)
     return bs_cmd_usage_error("replay");
-  if (!place(&a, d.world) || !procs_fit(&a, d.world)) {
+  if (!place(&a, d.ranks) || !procs_fit(&a, d.ranks)) {
     bs_dumps_free(&d);
     return 2;
   }

@@ -1,5 +1,6 @@
 /* The nccl communicator on real GPUs: data of every collective, agree, the
- * fingerprint check and a contained hang. Where there is no NCCL in the
+ * fingerprint check, a contained hang, a process group and p2p, and a
+ * recv whose send never comes. Where there is no NCCL in the
  * build or no GPU, each test skips and says why. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -221,6 +222,74 @@ static void test_hang_is_contained(void **state) {
   fprintf(stderr, "%s", bs_world_report(w));
   bs_world_destroy(w);
 }
+
+/* A group of ranks 0 and 1 (a communicator of its own) all-reduces; then
+ * every rank sends its rank to the next of a ring and receives the
+ * previous one's, in one batch. */
+static bs_status group_and_ring(bs_comm *c, void *arg) {
+  (void)arg;
+  int r = bs_comm_rank(c), n = bs_comm_size(c), pair[2] = {0, 1};
+  float h[4] = {(float)r + 1, (float)r + 1, (float)r + 1, (float)r + 1};
+  float from[1] = {-1}, mine[1] = {(float)r};
+  void *d = NULL, *out = NULL, *in = NULL;
+  bs_comm *g = NULL;
+  bs_status st = to_dev(&d, h, sizeof h);
+  if (st == BS_OK)
+    st = to_dev(&out, mine, sizeof mine);
+  if (st == BS_OK)
+    st = to_dev(&in, from, sizeof from);
+  if (st == BS_OK && r < 2)
+    st = bs_comm_group(c, "pair", "pair_of_two", pair, 2, &g);
+  if (st == BS_OK && g)
+    st = bs_comm_all_reduce(g, d, d, 4, BS_F32, BS_SUM);
+  float want[4] = {3, 3, 3, 3}, prev[1] = {(float)((r + n - 1) % n)};
+  if (st == BS_OK && g)
+    expect_dev(d, want, 4);
+  bs_p2p_op ops[2] = {
+      {.send = true, .buf = out, .count = 1, .dt = BS_F32, .peer = (r + 1) % n},
+      {.buf = in, .count = 1, .dt = BS_F32, .peer = (r + n - 1) % n}};
+  if (st == BS_OK)
+    st = bs_comm_p2p(c, ops, 2);
+  if (st == BS_OK)
+    expect_dev(in, prev, 1);
+  bs_comm_group_free(g);
+  cudaFree(d);
+  cudaFree(out);
+  cudaFree(in);
+  return st;
+}
+
+static void test_group_and_p2p(void **state) {
+  (void)state;
+  NEED_RANKS(2);
+  atomic_store(&bad, 0);
+  bs_world_destroy(run(n, 10000, true, group_and_ring, BS_OK));
+  assert_int_equal(atomic_load(&bad), 0);
+}
+
+/* Rank 1 waits to receive from rank 0, which never sends: the timeout
+ * aborts it, and the report blames rank 0. */
+static bs_status never_sent(bs_comm *c, void *arg) {
+  (void)arg;
+  float h[4] = {0};
+  void *d = NULL;
+  bs_status st = to_dev(&d, h, sizeof h);
+  if (st == BS_OK && bs_comm_rank(c) == 1)
+    st = bs_comm_recv(c, d, 4, BS_F32, 0);
+  cudaFree(d);
+  return st;
+}
+
+static void test_missing_send_is_contained(void **state) {
+  (void)state;
+  NEED_RANKS(2);
+  bs_world *w = run(n, 1500, false, never_sent, BS_ERR_TIMEOUT);
+  const char *rep = bs_world_report(w);
+  fprintf(stderr, "%s", rep);
+  assert_non_null(strstr(rep, "rank 1: recv #1 from rank 0 (4 x fp32)"));
+  assert_non_null(strstr(rep, "culprit: rank 0"));
+  bs_world_destroy(w);
+}
 #endif
 
 int main(void) {
@@ -232,6 +301,8 @@ int main(void) {
       cmocka_unit_test(test_agree),
       cmocka_unit_test(test_fingerprint),
       cmocka_unit_test(test_hang_is_contained),
+      cmocka_unit_test(test_group_and_p2p),
+      cmocka_unit_test(test_missing_send_is_contained),
 #endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,7 +46,7 @@ static void check_desync4(void) {
   static const int odd[] = {1, 3};
   assert_int_equal(v.finding, BS_DUMPS_DESYNC);
   assert_int_equal(v.mismatch_seq, 2);
-  assert_string_equal(bs_dumps_report_mismatch_name(v.kind), "size");
+  assert_string_equal(bs_dumps_finding_mismatch_name(v.kind), "size");
   culprits_are(odd, 2);
   has(v.text, "backstop: desync at collective #2 (4 ranks, 4 dumps, version "
               "2.10, comm lib 2.30.7)\n");
@@ -59,9 +59,10 @@ static void check_desync4(void) {
 
 /* Only the files matching glob of desync4, in a folder of their own. */
 static void analyze_only(const char *glob, bool pickles) {
-  char dir[] = "/tmp/bs_dumps_XXXXXX", cmd[256];
+  char dir[] = "/tmp/bs_dumps_XXXXXX", cmd[512];
   assert_non_null(mkdtemp(dir));
-  snprintf(cmd, sizeof cmd, "cp %s/fr/desync4/%s %s/", BS_TEST_DATA, glob, dir);
+  snprintf(cmd, sizeof cmd, "cd %s/fr/desync4 && cp %s %s/", BS_TEST_DATA, glob,
+           dir);
   assert_int_equal(system(cmd), 0);
   analyze_dir(dir);
   assert_int_equal(d.pickle, pickles);
@@ -80,8 +81,9 @@ static void test_torch_pickles(void **state) {
 /* The JSON conversion alone says the same, and so do both together. */
 static void test_torch_json(void **state) {
   (void)state;
-  analyze_only("*.json", false);
-  analyze_dir(BS_TEST_DATA "/fr/desync4");
+  analyze_only("../desync4-json/*.json", false);
+  analyze_only("rank_? " BS_TEST_DATA "/fr/desync4-json/*.json", true);
+  analyze_dir(BS_TEST_DATA "/fr/desync4-json");
   check_desync4();
   done();
 }
@@ -99,6 +101,272 @@ static void test_missing_rank(void **state) {
   has(v.text, "  missing from #2: rank 1\n");
   has(v.text, "  culprit: rank 1 (missing from #2)\n");
   done();
+}
+
+/* ---- dumps torch 2.15 wrote (tests/data/fr/README.md) ---- */
+
+/* TP x DP on gloo: pg_config names no group the entries are in; group 4
+ * ({1,3}, read from the entries) hangs where rank 3 skipped its DP
+ * all_reduce, and holds up TP group 1. */
+static void test_torch_groups(void **state) {
+  (void)state;
+  static const int three[] = {3};
+  analyze_dir(BS_TEST_DATA "/fr/torch-groups");
+  assert_int_equal(d.ngroups, 4); /* no default-group entry */
+  int g = bs_dumps_group_find(&d, "4");
+  assert_true(g >= 0);
+  assert_int_equal(d.groups[g].n, 2);
+  assert_int_equal(d.groups[g].ranks[0], 1);
+  assert_int_equal(d.groups[g].ranks[1], 3);
+  assert_false(d.groups[g].ranks_known);
+  assert_string_equal(d.groups[g].desc, "undefined");
+  assert_int_equal(bs_dumps_group_rank(&d, g, 3), 1);
+  /* gloo: every entry scheduled, the done ones retired */
+  const bs_dump_pg *p = bs_dumps_pg_of(bs_dumps_rank(&d, 1), g);
+  assert_non_null(p);
+  assert_int_equal(p->n, 2);
+  assert_int_equal(p->c[0].state, BS_DUMP_COMPLETED);
+  assert_int_equal(p->c[1].state, BS_DUMP_SCHEDULED);
+  assert_null(bs_dumps_pg_of(bs_dumps_rank(&d, 0), g));
+  assert_int_equal(v.finding, BS_DUMPS_HANG);
+  assert_string_equal(v.pg, "4");
+  assert_int_equal(v.stuck_seq, 2);
+  culprits_are(three, 1);
+  has(v.text, "backstop: hang at collective #2 (process group 4 (undefined) "
+              "of ranks 1,3; 4 ranks, 4 dumps, version 2.10, comm lib gloo)\n");
+  has(v.text, "  rank 1: all_reduce #2 (2 x fp32)\n");
+  has(v.text, "  culprit: rank 3 (missing from #2)\n");
+  has(v.text, "  also: process group 1 (undefined): hang at collective #3: "
+              "rank 0 waiting, culprit rank 1\n");
+  has(v.text, "  completed: process groups 2 (undefined), 3 (undefined) "
+              "(every member's every entry done)\n");
+  done();
+}
+
+/* p2p recorded by PyTorch's FlightRecorderHook: every op retired, done or
+ * not; rank 3's second recv from rank 2 has no send to match it. */
+static void test_torch_pipeline(void **state) {
+  (void)state;
+  static const int two[] = {2};
+  analyze_dir(BS_TEST_DATA "/fr/torch-pipeline");
+  const bs_dump_pg *p = bs_dumps_pg_of(bs_dumps_rank(&d, 3), 0);
+  assert_non_null(p);
+  assert_int_equal(p->n, 3);
+  assert_int_equal(p->c[2].kind, BS_DUMP_RECV);
+  assert_int_equal(p->c[2].peer, 2);
+  assert_int_equal(p->c[2].seq, 2);
+  assert_true(p->c[2].p2p);
+  assert_non_null(bs_dumps_pg_find_p2p(p, 2, BS_DUMP_RECV, 2));
+  assert_null(bs_dumps_pg_find_p2p(p, 2, BS_DUMP_SEND, -1));
+  assert_int_equal(v.finding, BS_DUMPS_HANG);
+  assert_true(v.p2p);
+  assert_int_equal(v.stuck_seq, 2);
+  culprits_are(two, 1);
+  has(v.text, "backstop: hang at p2p #2 (4 ranks, 4 dumps");
+  has(v.text, "  rank 3: recv from rank 2, p2p #2 (8 x fp32)\n");
+  has(v.text, "  culprit: rank 2 (rank 3 waits in recv from rank 2, p2p #2 "
+              "(8 x fp32): rank 2 never issued it)\n");
+  done();
+}
+
+/* all_reduce_coalesced of 3 tensors on rank 0, 2 on the others. */
+static void test_torch_coalesced(void **state) {
+  (void)state;
+  static const int zero[] = {0};
+  analyze_dir(BS_TEST_DATA "/fr/torch-coalesced");
+  assert_false(d.pickle);
+  const bs_dump_coll *c = bs_dumps_find(bs_dumps_rank(&d, 0), 2);
+  assert_non_null(c);
+  assert_int_equal(c->in_tensors, 3);
+  assert_int_equal(c->in_numel, 9);
+  assert_int_equal(v.finding, BS_DUMPS_DESYNC);
+  assert_int_equal(v.mismatch_seq, 2);
+  assert_string_equal(bs_dumps_finding_mismatch_name(v.kind), "size");
+  culprits_are(zero, 1);
+  has(v.text, "backstop: desync at collective #2 (4 ranks");
+  has(v.text, "  torchfrtrace takes rank 0's dump (the first it reads) as "
+              "right: it would blame ranks 1-3 instead\n");
+  done();
+}
+
+/* Rank 3 left no dump: gloo's nameless pg_config ranks say it was there. */
+static void test_torch_nodump(void **state) {
+  (void)state;
+  static const int three[] = {3};
+  analyze_dir(BS_TEST_DATA "/fr/torch-nodump");
+  assert_int_equal(d.ranks, 4);
+  assert_int_equal(d.n, 3);
+  assert_int_equal(d.world, 4);
+  assert_int_equal(v.finding, BS_DUMPS_HANG);
+  culprits_are(three, 1);
+  has(v.text, "  ranks 0-2: all_reduce #2 (4 x fp32)\n");
+  has(v.text, "  rank 3: no dump (where it is is not known)\n");
+  done();
+}
+
+/* A folder as a job leaves it: a JSON-lines log and a script skipped and
+ * listed, a torn dump its rank's unreadable one, the others still read. */
+static void test_logs_and_torn(void **state) {
+  (void)state;
+  static const int one_three[] = {1, 3};
+  char dir[] = "/tmp/bs_dumps_XXXXXX", cmd[512];
+  assert_non_null(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd,
+           "cp %s/fr/torch-nodump/rank_? %s/ && head -c 200 %s/rank_1 > "
+           "%s/t && mv %s/t %s/rank_1 && printf '{\"a\": 1}\\n{\"a\": 2}"
+           "\\n' > %s/train.log && echo 'torchrun x.py' > %s/run.sh",
+           BS_TEST_DATA, dir, dir, dir, dir, dir, dir, dir);
+  assert_int_equal(system(cmd), 0);
+  analyze_dir(dir);
+  assert_int_equal(d.n, 2);
+  assert_int_equal(d.nbad, 1);
+  assert_int_equal(d.bad[0].rank, 1);
+  assert_non_null(bs_dumps_bad_rank(&d, 1));
+  assert_int_equal(d.nskipped, 2);
+  assert_string_equal(d.skipped, "run.sh, train.log");
+  culprits_are(one_three, 2);
+  has(v.text, "  rank 1: dump unreadable (rank_1: pickle: ");
+  done();
+  snprintf(cmd, sizeof cmd, "rm -r %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* NCCL's forms, as entries of a JSON dump: a coalesced run (ops of one
+ * seq ending in nccl:coalesced) is one op, a batch of sends and receives
+ * one p2p op of parts; state from completed times, duration_ms, pg_status
+ * (numbers or strings) as well as state. */
+static void test_nccl_forms(void **state) {
+  (void)state;
+  static const char *const dump =
+      "{\"version\": \"2.4\", \"rank\": 1, \"pg_config\": {\"0\": "
+      "{\"name\": \"0\", \"desc\": \"default_pg\", \"ranks\": \"[0, 1]\"}},"
+      "\"pg_status\": {\"0\": {\"last_completed_collective\": \"1\"}},"
+      "\"entries\": ["
+      "{\"pg_id\": 0, \"collective_seq_id\": 1, \"profiling_name\": "
+      "\"nccl:all_reduce\", \"state\": \"scheduled\", \"input_sizes\": "
+      "[[4]], \"output_sizes\": [[4]]},"
+      "{\"pg_id\": 0, \"collective_seq_id\": 2, \"profiling_name\": "
+      "\"nccl:all_reduce\", \"input_sizes\": [[4]], \"output_sizes\": [[4]],"
+      "\"state\": \"started\", \"duration_ms\": 1.5},"
+      "{\"pg_id\": 0, \"collective_seq_id\": 3, \"profiling_name\": "
+      "\"nccl:all_reduce\", \"input_sizes\": [[2]], \"output_sizes\": [[2]]},"
+      "{\"pg_id\": 0, \"collective_seq_id\": 3, \"profiling_name\": "
+      "\"nccl:all_reduce\", \"input_sizes\": [[3]], \"output_sizes\": [[3]]},"
+      "{\"pg_id\": 0, \"collective_seq_id\": 3, \"profiling_name\": "
+      "\"nccl:coalesced\", \"input_sizes\": [], \"output_sizes\": [], "
+      "\"state\": \"started\"},"
+      "{\"pg_id\": 0, \"collective_seq_id\": 3, \"p2p_seq_id\": 1, "
+      "\"is_p2p\": true, \"profiling_name\": \"nccl:send 1->0\", "
+      "\"input_sizes\": [[8]], \"output_sizes\": [[8]]},"
+      "{\"pg_id\": 0, \"collective_seq_id\": 3, \"p2p_seq_id\": 1, "
+      "\"is_p2p\": true, \"profiling_name\": \"nccl:recv 1<-0\", "
+      "\"input_sizes\": [[8]], \"output_sizes\": [[8]]},"
+      "{\"pg_id\": 0, \"collective_seq_id\": 3, \"p2p_seq_id\": 1, "
+      "\"is_p2p\": true, \"profiling_name\": \"nccl:coalesced\", "
+      "\"time_discovered_completed_ns\": 5}"
+      "]}";
+  bs_json root;
+  assert_int_equal(bs_json_parse(dump, strlen(dump), &root), BS_OK);
+  memset(&d, 0, sizeof d);
+  assert_int_equal(bs_dumps_add(&d, &root, "rank1.json"), BS_OK);
+  bs_json_free(&root);
+  assert_int_equal(bs_dumps_finish(&d, NULL), BS_OK);
+  const bs_dump *r = bs_dumps_rank(&d, 1);
+  assert_non_null(r);
+  assert_int_equal(r->n, 4);
+  assert_int_equal(r->c[0].state, BS_DUMP_COMPLETED); /* pg_status's "1" */
+  assert_int_equal(r->c[1].state, BS_DUMP_COMPLETED); /* duration_ms */
+  const bs_dump_coll *co = &r->c[2];
+  assert_int_equal(co->nparts, 3);
+  assert_true(co->coalesced);
+  assert_string_equal(co->op, "all_reduce");
+  assert_string_equal(co->in, "[[2], [3]]");
+  assert_int_equal(co->in_tensors, 2);
+  assert_int_equal(co->state, BS_DUMP_STARTED);
+  const bs_dump_coll *b = &r->c[3];
+  assert_true(b->p2p);
+  assert_int_equal(b->nparts, 3);
+  assert_int_equal(b->kind, BS_DUMP_SEND);
+  assert_int_equal(b->peer, -1); /* its parts go two ways */
+  assert_int_equal(b->parts[0].peer, 0);
+  assert_int_equal(b->parts[1].kind, BS_DUMP_RECV);
+  assert_int_equal(b->state, BS_DUMP_COMPLETED);
+  assert_int_equal(d.ranks, 2);
+  bs_dumps_free(&d);
+}
+
+/* The oldest form read (format 2.0): seq_id, no process_group, no
+ * pg_config, no is_p2p (a send named so), no dtypes. */
+static void test_old_format(void **state) {
+  (void)state;
+  static const int one[] = {1};
+  static const char *const dumps[2] = {
+      "{\"version\": \"2.0\", \"entries\": [{\"seq_id\": 1, "
+      "\"profiling_name\": \"nccl:all_reduce\", \"state\": \"completed\", "
+      "\"input_sizes\": [[4]], \"output_sizes\": [[4]]}, {\"seq_id\": 2, "
+      "\"profiling_name\": \"nccl:all_reduce\", \"state\": \"started\", "
+      "\"input_sizes\": [[4]], \"output_sizes\": [[4]]}]}",
+      "{\"version\": \"2.0\", \"entries\": [{\"seq_id\": 1, "
+      "\"profiling_name\": \"nccl:all_reduce\", \"state\": \"completed\", "
+      "\"input_sizes\": [[4]], \"output_sizes\": [[4]]}, {\"seq_id\": 2, "
+      "\"profiling_name\": \"nccl:broadcast\", \"state\": \"started\", "
+      "\"input_sizes\": [[4]], \"output_sizes\": [[4]]}]}"};
+  memset(&d, 0, sizeof d);
+  for (int r = 0; r < 2; r++) {
+    char name[16];
+    bs_json root;
+    snprintf(name, sizeof name, "rank_%d", r);
+    assert_int_equal(bs_json_parse(dumps[r], strlen(dumps[r]), &root), BS_OK);
+    assert_int_equal(bs_dumps_add(&d, &root, name), BS_OK);
+    bs_json_free(&root);
+  }
+  assert_int_equal(bs_dumps_finish(&d, NULL), BS_OK);
+  assert_int_equal(d.ngroups, 1);
+  assert_string_equal(d.groups[0].desc, "default_pg");
+  assert_int_equal(d.world, 2);
+  assert_int_equal(bs_dumps_report(&d, &v), BS_OK);
+  assert_int_equal(v.finding, BS_DUMPS_DESYNC);
+  assert_int_equal(v.mismatch_seq, 2);
+  assert_string_equal(bs_dumps_finding_mismatch_name(v.kind), "op");
+  culprits_are(one, 1); /* an even split: the lowest rank's side is right */
+  done();
+}
+
+/* PyTorch's ProcessGroupNCCL dumps of the H200 (tests/data/fr/nccl, its
+ * README gives the truth), as pickles and as their JSON variant. */
+static void test_nccl_dumps(void **state) {
+  (void)state;
+  static const struct {
+    const char *job;
+    bs_dumps_finding finding;
+    const char *pg;
+    bool p2p;
+    uint64_t seq;
+    int culprit; /* -1: none */
+  } truth[] = {
+      {"ok", BS_DUMPS_CLEAN, "", false, 0, -1},
+      {"skip", BS_DUMPS_HANG, "0", false, 4, 3},
+      {"size", BS_DUMPS_DESYNC, "0", false, 3, 1},
+      {"op", BS_DUMPS_DESYNC, "0", false, 3, 1},
+      {"groups", BS_DUMPS_HANG, "4", false, 2, 3},
+      {"p2p", BS_DUMPS_HANG, "0", true, 2, 2},
+      {"coalesced", BS_DUMPS_DESYNC, "0", false, 2, 1},
+      {"nodump", BS_DUMPS_HANG, "0", false, 4, 3},
+  };
+  static const char *const forms[] = {"nccl", "nccl-json"};
+  for (size_t f = 0; f < 2; f++)
+    for (size_t i = 0; i < sizeof truth / sizeof truth[0]; i++) {
+      char dir[256];
+      snprintf(dir, sizeof dir, "%s/fr/%s/%s", BS_TEST_DATA, forms[f],
+               truth[i].job);
+      analyze_dir(dir);
+      if (v.finding != truth[i].finding || strcmp(v.pg, truth[i].pg) ||
+          v.p2p != truth[i].p2p || v.stuck_seq != truth[i].seq ||
+          v.nculprits != (truth[i].culprit >= 0) ||
+          (v.nculprits && v.culprits[0] != truth[i].culprit))
+        fail_msg("%s: not as its README says:\n%s", dir, v.text);
+      done();
+    }
 }
 
 /* ---- a sim world's dumps ---- */
@@ -131,11 +399,11 @@ static bs_world *run_world(int size, plan *p, bs_status want) {
     bs_json root;
     snprintf(name, sizeof name, "rank%d.flight.json", r);
     assert_int_equal(bs_json_parse(json, strlen(json), &root), BS_OK);
-    assert_int_equal(bs_dumps_add(&d, &root, name, NULL), BS_OK);
+    assert_int_equal(bs_dumps_add(&d, &root, name), BS_OK);
     bs_json_free(&root);
     free(json);
   }
-  assert_int_equal(bs_dumps_finish(&d), BS_OK);
+  assert_int_equal(bs_dumps_finish(&d, NULL), BS_OK);
   assert_int_equal(bs_dumps_report(&d, &v), BS_OK);
   return w;
 }
@@ -191,6 +459,32 @@ static void test_clean(void **state) {
   bs_world_destroy(w);
 }
 
+/* Fewer dumps than the group names, all done: never an all-clear. */
+static void test_missing_dump_not_clean(void **state) {
+  (void)state;
+  static const int two[] = {2};
+  plan p = {0};
+  bs_world *w = run_world(3, &p, BS_OK);
+  done();
+  memset(&d, 0, sizeof d);
+  for (int r = 0; r < 2; r++) {
+    char *json = bs_world_flight_json(w, r), name[32];
+    bs_json root;
+    snprintf(name, sizeof name, "rank%d.flight.json", r);
+    assert_int_equal(bs_json_parse(json, strlen(json), &root), BS_OK);
+    assert_int_equal(bs_dumps_add(&d, &root, name), BS_OK);
+    bs_json_free(&root);
+    free(json);
+  }
+  assert_int_equal(bs_dumps_finish(&d, NULL), BS_OK);
+  assert_int_equal(bs_dumps_report(&d, &v), BS_OK);
+  assert_int_equal(v.finding, BS_DUMPS_HANG);
+  culprits_are(two, 1);
+  has(v.text, "  rank 2: no dump (where it is is not known)\n");
+  done();
+  bs_world_destroy(w);
+}
+
 static void refused_dir(const char *file, const char *data, size_t n,
                         const char *what) {
   char dir[] = "/tmp/bs_dumps_XXXXXX", path[128];
@@ -218,7 +512,7 @@ static void test_refuses(void **state) {
               "no Flight Recorder dump");
   refused_dir("dump.json", "{\"entries\": []}", 15, "no rank");
   refused_dir("rank_9", "{\"entries\": [], \"comm_size\": 2}", 31,
-              "rank 9 is not in process group 0");
+              "no collectives read: 1 dump of 10 ranks holds no entry");
   assert_int_equal(bs_dumps_load("/nonexistent/fr", NULL, &d), BS_ERR_INVALID);
   bs_err_clear();
 }
@@ -228,9 +522,18 @@ int main(void) {
       cmocka_unit_test(test_torch_pickles),
       cmocka_unit_test(test_torch_json),
       cmocka_unit_test(test_missing_rank),
+      cmocka_unit_test(test_torch_groups),
+      cmocka_unit_test(test_torch_pipeline),
+      cmocka_unit_test(test_torch_coalesced),
+      cmocka_unit_test(test_torch_nodump),
+      cmocka_unit_test(test_logs_and_torn),
+      cmocka_unit_test(test_nccl_forms),
+      cmocka_unit_test(test_nccl_dumps),
+      cmocka_unit_test(test_old_format),
       cmocka_unit_test(test_world_agrees),
       cmocka_unit_test(test_majority_not_rank_order),
       cmocka_unit_test(test_clean),
+      cmocka_unit_test(test_missing_dump_not_clean),
       cmocka_unit_test(test_refuses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

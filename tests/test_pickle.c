@@ -51,13 +51,14 @@ static char *data_file(const char *name, size_t *n) {
 /* PyTorch 2.11's pickle holds what its JSON conversion holds. */
 static void test_reads_torch_dumps(void **state) {
   (void)state;
-  static const char *const files[] = {"desync2/rank_0", "desync4/rank_0",
-                                      "desync4/rank_3"};
+  static const char *const files[][2] = {
+      {"desync2", "rank_0"}, {"desync4", "rank_0"}, {"desync4", "rank_3"}};
   for (size_t f = 0; f < 3; f++) {
-    char jname[64];
+    char name[64], jname[64];
     size_t n, jn;
-    char *pk = data_file(files[f], &n);
-    snprintf(jname, sizeof jname, "%s.json", files[f]);
+    snprintf(name, sizeof name, "%s/%s", files[f][0], files[f][1]);
+    snprintf(jname, sizeof jname, "%s-json/%s.json", files[f][0], files[f][1]);
+    char *pk = data_file(name, &n);
     char *js = data_file(jname, &jn);
     bs_json a, b;
     assert_int_equal(bs_pickle_read(pk, n, &a), BS_OK);
@@ -248,8 +249,8 @@ static void test_mutations(void **state) {
       bs_status st = bs_pickle_read(dst, m, &v);
       if (st == BS_OK) {
         bs_dumps d = {0};
-        if (bs_dumps_add(&d, &v, "rank_1", NULL) == BS_OK)
-          bs_dumps_finish(&d);
+        if (bs_dumps_add(&d, &v, "rank_1") == BS_OK)
+          bs_dumps_finish(&d, NULL);
         bs_err_clear();
         bs_dumps_free(&d);
         bs_json_free(&v);

@@ -165,6 +165,47 @@ static void test_collective_clamped(void **state) {
   bs_record_free(&rec);
 }
 
+/* A run killed as a hang sent no phase events: its phase comes from the
+ * collectives' frames, and the collective it waits in stays open, like
+ * the phase, until the dump (the record's end), not a slice of no time. */
+static void test_hang_open(void **state) {
+  (void)state;
+  bs_record rec;
+  bs_buf b = {0};
+  char flight[1024];
+  assert_int_equal(bs_record_init(&rec, 1, 1), BS_OK);
+  rec.duration_ms = 2000.0;
+  unsigned long long t0 = (unsigned long long)(rec.start_real_ms * 1e6);
+  snprintf(flight, sizeof flight,
+           "{\"entries\":[{\"collective_seq_id\":1,\"profiling_name\":"
+           "\"nccl:barrier\",\"state\":\"completed\",\"frames\":[{"
+           "\"name\":\"agree\"},{\"name\":\"init\"}],"
+           "\"time_created_ns\":%llu,\"time_discovered_completed_ns\":%llu},"
+           "{\"collective_seq_id\":2,\"profiling_name\":\"nccl:barrier\","
+           "\"state\":\"scheduled\",\"frames\":[{\"name\":\"init\"}],"
+           "\"time_created_ns\":%llu}]}",
+           t0 + 1000000, t0 + 2000000, t0 + 3000000);
+  rec.rank[0].flight = strdup(flight);
+  bs_trace_json(&b, &rec, "t");
+  static slice s[8];
+  bs_json root;
+  assert_int_equal(bs_json_parse(b.s, b.len, &root), BS_OK);
+  size_t n = slices_of(&root, s, 8);
+  assert_int_equal(n, 3);
+  /* The flight's times are ns on the wall clock, the record's start ms on
+   * a double: a tick or two off. */
+  assert_true(llabs(s[0].t0 - 10000) <= 2);    /* the phase, from the first */
+  assert_true(llabs(s[0].t1 - 20000000) <= 2); /* to the dump: 2000 ms */
+  assert_true(llabs(s[2].t0 - 30000) <= 2);
+  assert_true(llabs(s[2].t1 - 20000000) <= 2); /* the wait, until the dump */
+  assert_non_null(strstr(b.s, "\"name\": \"init\", \"cat\": \"phase\""));
+  assert_non_null(strstr(b.s, "\"status\": \"open at the dump\""));
+  assert_int_equal(partial_overlaps("hang", s, n), 0);
+  bs_json_free(&root);
+  bs_buf_free(&b);
+  bs_record_free(&rec);
+}
+
 static int setup(void **state) {
   (void)state;
   return cli_setup("bs_trace_");
@@ -178,6 +219,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_collective_clamped),
+      cmocka_unit_test(test_hang_open),
       cmocka_unit_test(test_suite_traces_nest),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -27,6 +27,8 @@ typedef enum bs_coll {
   BS_COLL_BROADCAST,
   BS_COLL_BARRIER,
   BS_COLL_COMM_INIT, /* a communicator's (re-)creation: bs_comm_init */
+  BS_COLL_SEND,      /* point-to-point (bs_comm_p2p): one side each */
+  BS_COLL_RECV,
   BS_COLL_COUNT
 } bs_coll;
 const char *bs_coll_name(bs_coll c); /* "nccl:all_gather", ... */
@@ -171,5 +173,53 @@ bs_status bs_comm_agree(bs_comm *c, bs_status mine);
  * all ranks: BS_ERR_TENSOR_SET naming the first differing rank otherwise. */
 bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
                              const char *what);
+
+/* ---- process groups and point-to-point, as torch.distributed has them ----
+ *
+ * A process group is a sub-communicator of the world over some of its
+ * ranks (new_group): every member makes it with the same name and members
+ * (global ranks, ascending, this rank among them) and gets a handle that
+ * every call above takes. It numbers its own collectives and its own
+ * point-to-point ops (collective_seq_id and p2p_seq_id per group, as
+ * PyTorch counts them); its ops go through the same front (fingerprint,
+ * watchdog, flight recorder: the entries carry the group's id, name and
+ * description, and the dumps' pg_config lists every group of the rank).
+ * On a group handle bs_comm_size is the group's size; bs_comm_rank stays
+ * the global rank. A group's handle is the rank's until bs_comm_group_free
+ * (or the world's end); the world handle itself is the default group. The
+ * sim (threads, or processes of one host) and NCCL have both. */
+bs_status bs_comm_group(bs_comm *world, const char *name, const char *desc,
+                        const int *members, int n, bs_comm **out);
+void bs_comm_group_free(bs_comm *g);
+/* The rank within c's group (the global rank on the world's handle). */
+int bs_comm_group_rank(const bs_comm *c);
+/* The group's name and description ("0" and "default_pg" for the world). */
+const char *bs_comm_group_name(const bs_comm *c);
+const char *bs_comm_group_desc(const bs_comm *c);
+
+/* Point-to-point within c's group: peer is a rank of the group, count
+ * elements of dt. A batch's ops (batch_isend_irecv) are issued together
+ * and the call returns once all completed; the call is numbered (one
+ * p2p_seq_id for a batch, as PyTorch's coalesced ops have) and each op
+ * recorded as PyTorch does ("nccl:send 0->1", "nccl:recv 1<-0"). A
+ * recv whose send never comes is the watchdog's (the sim sees at once a
+ * peer that left, two ranks that wait to receive from each other, and a
+ * send and a recv that differ in count or dtype). */
+typedef struct bs_p2p_op {
+  bool send;
+  void *buf; /* send: read only */
+  size_t count;
+  bs_dtype dt;
+  int peer;
+} bs_p2p_op;
+bs_status bs_comm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n);
+bs_status bs_comm_send(bs_comm *c, const void *buf, size_t count, bs_dtype dt,
+                       int peer);
+bs_status bs_comm_recv(bs_comm *c, void *buf, size_t count, bs_dtype dt,
+                       int peer);
+/* The p2p_seq_id of the last point-to-point op c issued (0: none yet),
+ * and the one its next op takes (a replay goes on where a dump starts). */
+uint64_t bs_comm_p2p_seq(const bs_comm *c);
+bs_status bs_comm_set_next_p2p_seq(bs_comm *c, uint64_t seq);
 
 #endif

@@ -1,278 +1,200 @@
-/* Reading a folder of Flight Recorder dumps into one process group's
- * per-rank collective sequences. PyTorch and Backstop write the same keys;
- * where they differ (Backstop's dumps name their rank, PyTorch's files
- * do), both are read. */
+/* The dumps' model (bs_dumps.h): each dump's entries split by process
+ * group and folded into ops, the groups settled once every dump is in,
+ * and the look-ups analyze and replay make. PyTorch and Backstop write the
+ * same keys; where they differ (Backstop's dumps name their rank, PyTorch's
+ * files do), both are read. */
 #include "dumps/bs_dumps.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "bs_file.h"
-#include "dumps/bs_pickle.h"
+#include "dumps/bs_dumps_int.h"
 #include "dumps/bs_strpool.h"
-#include "util/bs_buf.h"
-
-static bs_status bad(const char *name, const char *what) {
-  return bs_err_fail(BS_ERR_INVALID, NULL, "%s: %s", name, what);
-}
-
-/* ---- the process group ---- */
-
-/* "[0, 1, 2]" (as PyTorch writes it) or a list of integers. */
-static bs_status parse_members(const bs_json *v, const char *name, int **out,
-                               int *n) {
-  bs_status st = BS_OK;
-  int *m = calloc(BS_DUMPS_MAX_RANKS, sizeof *m);
-  int k = 0;
-  if (!m)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: process group members", name);
-  if (v && v->type == BS_JARR) {
-    for (size_t i = 0; i < v->n && k < BS_DUMPS_MAX_RANKS; i++)
-      if (v->items[i].type == BS_JNUM && v->items[i].integral)
-        m[k++] = (int)v->items[i].i;
-  } else if (v && v->type == BS_JSTR) {
-    const char *p = v->str + strspn(v->str, "[ ");
-    char *end;
-    while (*p && *p != ']' && k < BS_DUMPS_MAX_RANKS) {
-      long r = strtol(p, &end, 10);
-      if (end == p)
-        BS_FAIL(BS_ERR_INVALID, NULL, "%s: pg_config ranks '%.60s'", name,
-                v->str);
-      m[k++] = (int)r;
-      p = end + strspn(end, ", ");
-    }
-  }
-  for (int i = 0; i < k; i++)
-    if (m[i] < 0 || m[i] >= BS_DUMPS_MAX_RANKS || (i && m[i] <= m[i - 1]))
-      BS_FAIL(BS_ERR_INVALID, NULL,
-              "%s: pg_config ranks must rise within 0..%d", name,
-              BS_DUMPS_MAX_RANKS - 1);
-  if (k == 0)
-    BS_FAIL(BS_ERR_INVALID, NULL, "%s: a process group without ranks", name);
-  *n = k;
-  *out = m;
-  m = NULL;
-out:
-  free(m);
-  return st;
-}
-
-/* The group asked for (its key, name or description), else the default
- * group, else the first. */
-static const bs_json *pick_group(const bs_json *cfg, const char *want,
-                                 const char **key) {
-  const bs_json *first = NULL;
-  for (size_t i = 0; cfg && cfg->type == BS_JOBJ && i < cfg->n; i++) {
-    const bs_json *g = &cfg->items[i];
-    const char *name = bs_json_get_str(g, "name", cfg->keys[i]);
-    const char *desc = bs_json_get_str(g, "desc", "");
-    bool hit = want ? !strcmp(want, cfg->keys[i]) || !strcmp(want, name) ||
-                          !strcmp(want, desc)
-                    : !strcmp(desc, "default_pg");
-    if (hit) {
-      *key = cfg->keys[i];
-      return g;
-    }
-    if (!want && !first) { /* no default_pg: the first group */
-      *key = cfg->keys[i];
-      first = g;
-    }
-  }
-  return want ? NULL : first;
-}
-
-/* The first dump fixes the group; every later one must agree on it. */
-static bs_status group(bs_dumps *d, const bs_json *root, const char *name,
-                       const char *want) {
-  bs_status st = BS_OK;
-  const char *key = "0";
-  const bs_json *g = pick_group(bs_json_get(root, "pg_config"), want, &key);
-  int *m = NULL, n = 0;
-  if (!g && want)
-    BS_FAIL(BS_ERR_INVALID, NULL, "%s: no process group '%s' in pg_config",
-            name, want);
-  const bs_json *ranks = g ? bs_json_get(g, "ranks") : NULL;
-  /* Thousands of dumps repeat one long list: parsed once. */
-  if (ranks && ranks->type == BS_JSTR && d->members_text &&
-      strcmp(ranks->str, d->members_text) == 0 &&
-      strcmp(d->pg, bs_json_get_str(g, "name", key)) == 0)
-    goto out;
-  if (g) {
-    BS_CHECK(parse_members(ranks, name, &m, &n));
-  } else { /* a dump without pg_config: every rank of comm_size */
-    int64_t cs = bs_json_get_int(root, "comm_size", 0);
-    if (cs < 1 || cs > BS_DUMPS_MAX_RANKS)
-      BS_FAIL(BS_ERR_INVALID, NULL, "%s: neither pg_config nor comm_size",
-              name);
-    if (!(m = calloc((size_t)cs, sizeof *m)))
-      BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %lld ranks", name, (long long)cs);
-    for (n = 0; n < cs; n++)
-      m[n] = n;
-  }
-  const char *pg = g ? bs_json_get_str(g, "name", key) : "0";
-  const char *desc = g ? bs_json_get_str(g, "desc", "") : "default_pg";
-  if (!d->members) {
-    snprintf(d->pg, sizeof d->pg, "%s", pg);
-    snprintf(d->pg_desc, sizeof d->pg_desc, "%s", desc);
-    d->members = m;
-    d->world = n;
-    m = NULL;
-    if (ranks && ranks->type == BS_JSTR &&
-        !(d->members_text = strdup(ranks->str)))
-      BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", name);
-  } else if (strcmp(d->pg, pg) != 0 || d->world != n ||
-             memcmp(d->members, m, (size_t)n * sizeof *m) != 0) {
-    BS_FAIL(BS_ERR_INVALID, NULL,
-            "%s: process group %s (%s) has other ranks than in the dumps "
-            "read before",
-            name, pg, desc);
-  }
-out:
-  free(m);
-  return st;
-}
-
-/* ---- one collective ---- */
-
-/* "[[56974]]", the element count and the tensors of a sizes list. */
-static void sizes(const bs_json *v, bs_buf *b, uint64_t *numel, int *ntens) {
-  *numel = 0;
-  *ntens = 0;
-  bs_buf_printf(b, "[");
-  for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++) {
-    const bs_json *t = &v->items[i];
-    uint64_t p = 1;
-    bs_buf_printf(b, "%s[", i ? ", " : "");
-    for (size_t j = 0; t->type == BS_JARR && j < t->n; j++) {
-      int64_t x = t->items[j].integral ? t->items[j].i : 0;
-      bs_buf_printf(b, "%s%lld", j ? ", " : "", (long long)x);
-      p *= x > 0 ? (uint64_t)x : 0;
-    }
-    bs_buf_printf(b, "]");
-    *numel += p;
-    (*ntens)++;
-  }
-  bs_buf_printf(b, "]");
-}
-
-static void dtypes(const bs_json *v, bs_buf *b) {
-  for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++)
-    if (v->items[i].type == BS_JSTR)
-      bs_buf_printf(b, "%s%s", b->len ? ", " : "", v->items[i].str);
-}
-
-static void frame(const bs_json *e, bs_buf *b) {
-  const bs_json *f = bs_json_get(e, "frames");
-  if (!f || f->type != BS_JARR || f->n == 0)
-    return;
-  const bs_json *top = &f->items[0];
-  bs_buf_printf(b, "%s at %s:%lld", bs_json_get_str(top, "name", "?"),
-                bs_json_get_str(top, "filename", "?"),
-                (long long)bs_json_get_int(top, "line", 0));
-}
-
-static bs_dump_state state_of(const char *s) {
-  if (!strcmp(s, "completed"))
-    return BS_DUMP_COMPLETED;
-  return !strcmp(s, "started") ? BS_DUMP_STARTED : BS_DUMP_SCHEDULED;
-}
-
-/* Interns the buffer's text (and empties it). */
-static const char *keep(bs_dumps *d, bs_buf *b, bool *oom) {
-  const char *s = bs_strpool_get(d->pool, bs_buf_str(b));
-  *oom = *oom || !s || b->oom;
-  b->len = 0;
-  if (b->s)
-    b->s[0] = '\0';
-  return s ? s : "";
-}
-
-static void entry(bs_dumps *d, const bs_json *e, bs_dump_coll *c, bool *oom) {
-  bs_buf b = {0};
-  const char *name = bs_json_get_str(e, "profiling_name", "?");
-  c->p2p = bs_json_get_bool(e, "is_p2p", false);
-  c->seq = (uint64_t)bs_json_get_int(
-      e, c->p2p ? "p2p_seq_id" : "collective_seq_id", 0);
-  bs_buf_printf(&b, "%s", bs_dumps_op_name(name));
-  c->op = keep(d, &b, oom);
-  sizes(bs_json_get(e, "input_sizes"), &b, &c->in_numel, &c->in_tensors);
-  c->in = keep(d, &b, oom);
-  sizes(bs_json_get(e, "output_sizes"), &b, &c->out_numel, &c->out_tensors);
-  c->out = keep(d, &b, oom);
-  dtypes(bs_json_get(e, "input_dtypes"), &b);
-  c->in_dt = keep(d, &b, oom);
-  dtypes(bs_json_get(e, "output_dtypes"), &b);
-  c->out_dt = keep(d, &b, oom);
-  bs_buf_printf(&b, "%s", bs_json_get_str(e, "label", ""));
-  c->label = keep(d, &b, oom);
-  frame(e, &b);
-  c->frame = keep(d, &b, oom);
-  c->state = state_of(bs_json_get_str(e, "state", "scheduled"));
-  bs_buf_free(&b);
-}
-
-/* Whether entry e belongs to the group kept (a dump without groups: yes). */
-static bool in_group(const bs_dumps *d, const bs_json *e) {
-  const bs_json *pg = bs_json_get(e, "process_group");
-  if (!pg || pg->type != BS_JARR || pg->n == 0 || pg->items[0].type != BS_JSTR)
-    return true;
-  return strcmp(pg->items[0].str, d->pg) == 0;
-}
 
 /* ---- one dump ---- */
 
 /* Backstop's dumps say their rank; PyTorch's files end in it. */
 static int rank_of(const bs_json *root, const char *name) {
-  if (bs_json_get(root, "rank"))
+  if (root && bs_json_get(root, "rank"))
     return (int)bs_json_get_int(root, "rank", -1);
   size_t stem = strcspn(name, ".");
   size_t k = stem;
   while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
     k--;
-  if (k == stem || stem - k > 4)
+  if (k == stem || stem - k > 5)
     return -1;
   return atoi(name + k);
 }
 
 static void lib_of(bs_dumps *d, const bs_json *root, const bs_json *es) {
-  const char *lib = bs_json_get_str(root, "comm_lib_version", NULL);
+  const char *lib = bs_json_get_str(root, "comm_lib_version", "");
   const char *v = bs_json_get_str(root, "version", "?");
   if (!d->version[0])
     snprintf(d->version, sizeof d->version, "%s", v);
   if (d->lib[0])
     return;
-  if (lib) {
+  if (lib[0]) {
     snprintf(d->lib, sizeof d->lib, "%s", lib);
-  } else if (es && es->n) {
+  } else if (es->n) {
     const char *name = bs_json_get_str(&es->items[0], "profiling_name", "");
     snprintf(d->lib, sizeof d->lib, "%.*s", (int)strcspn(name, ":"), name);
   }
 }
 
-static bs_status fill_dump(bs_dumps *d, const bs_json *es, bs_dump *dump) {
-  bool oom = false;
-  size_t n = 0;
-  for (size_t i = 0; i < es->n; i++)
-    n += es->items[i].type == BS_JOBJ && in_group(d, &es->items[i]);
-  if (n && !(dump->c = calloc(n, sizeof *dump->c)))
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: %zu collectives", dump->file,
-                       n);
-  for (size_t i = 0; i < es->n; i++) {
-    const bs_json *e = &es->items[i];
-    if (e->type != BS_JOBJ || !in_group(d, e))
-      continue;
-    entry(d, e, &dump->c[dump->n++], &oom);
-    dump->timeout_ms = (int)bs_json_get_int(e, "timeout_ms", 0);
+/* pg_status: {"<pg_id>": {"last_completed_collective": 3 or "3", ...}}. */
+static int64_t int_of(const bs_json *o, const char *key) {
+  const bs_json *v = bs_json_get(o, key);
+  char *end;
+  if (v && v->type == BS_JNUM && v->integral)
+    return v->i;
+  if (v && v->type == BS_JSTR) {
+    long long x = strtoll(v->str, &end, 10);
+    return end != v->str && !*end ? x : -1;
   }
-  return oom ? bs_err_fail(BS_ERR_NOMEM, NULL, "%s: out of memory", dump->file)
-             : BS_OK;
+  return -1;
 }
 
-bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name,
-                       const char *pg) {
+static bs_dumps_status *statuses(const bs_json *root, size_t *n) {
+  const bs_json *s = bs_json_get(root, "pg_status");
+  bs_dumps_status *out;
+  *n = 0;
+  if (!s || s->type != BS_JOBJ || s->n == 0 ||
+      !(out = calloc(s->n, sizeof *out)))
+    return NULL;
+  for (size_t i = 0; i < s->n; i++) {
+    const bs_json *g = &s->items[i];
+    char *end;
+    long long id = strtoll(s->keys[i], &end, 10);
+    if (end == s->keys[i] || *end || g->type != BS_JOBJ)
+      continue;
+    out[(*n)++] =
+        (bs_dumps_status){.pg_id = id,
+                          .enqueued = int_of(g, "last_enqueued_collective"),
+                          .started = int_of(g, "last_started_collective"),
+                          .completed = int_of(g, "last_completed_collective")};
+  }
+  return out;
+}
+
+static const bs_dumps_status *status_of(const bs_dumps_status *s, size_t n,
+                                        const bs_json *e) {
+  int64_t id = bs_json_get_int(e, "pg_id", -1);
+  for (size_t i = 0; id >= 0 && i < n; i++)
+    if (s[i].pg_id == id)
+      return &s[i];
+  return NULL;
+}
+
+/* Entry e's group: its process_group (name, desc); a dump of older
+ * versions without one is the default group's. -1: out of memory. */
+static int group_of(bs_dumps *d, const bs_json *e) {
+  const bs_json *pg = bs_json_get(e, "process_group");
+  const char *name = "0", *desc = "default_pg";
+  if (pg && pg->type == BS_JARR && pg->n >= 1 && pg->items[0].type == BS_JSTR) {
+    name = pg->items[0].str;
+    desc = pg->n >= 2 && pg->items[1].type == BS_JSTR ? pg->items[1].str : "";
+  }
+  const char *iname = bs_strpool_get(d->pool, name);
+  const char *idesc = bs_strpool_get(d->pool, desc);
+  return iname && idesc ? bs_dumps_groups_of(d, iname, idesc) : -1;
+}
+
+/* The slot of group g in dump's pg, made on first sight. */
+static bs_dump_pg *slot(bs_dump *dump, int g, size_t *cap) {
+  for (size_t k = 0; k < dump->npg; k++)
+    if (dump->pg[k].group == g)
+      return &dump->pg[k];
+  if (dump->npg == *cap) {
+    size_t c = *cap ? 2 * *cap : 4;
+    bs_dump_pg *grown = realloc(dump->pg, c * sizeof *grown);
+    if (!grown)
+      return NULL;
+    dump->pg = grown;
+    *cap = c;
+  }
+  dump->pg[dump->npg] = (bs_dump_pg){.group = g,
+                                     .last_enqueued = -1,
+                                     .last_started = -1,
+                                     .last_completed = -1};
+  return &dump->pg[dump->npg++];
+}
+
+/* Each entry's group (gi), and how many each group holds (in nraw). */
+static bs_status split(bs_dumps *d, const bs_json *es, bs_dump *dump, int *gi) {
+  size_t cap = 0;
+  for (size_t i = 0; i < es->n; i++) {
+    gi[i] = -2; /* not an object: skipped */
+    if (es->items[i].type != BS_JOBJ)
+      continue;
+    bs_dump_pg *p = NULL;
+    if ((gi[i] = group_of(d, &es->items[i])) < 0 ||
+        !(p = slot(dump, gi[i], &cap)))
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: out of memory", dump->file);
+    p->nraw++;
+  }
+  for (size_t k = 0; k < dump->npg; k++) {
+    bs_dump_pg *p = &dump->pg[k];
+    if (!(p->raw = calloc(p->nraw, sizeof *p->raw)))
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: %zu entries", dump->file,
+                         p->nraw);
+    p->nraw = 0;
+  }
+  return BS_OK;
+}
+
+static void take_status(bs_dump_pg *p, const bs_dumps_status *st) {
+  if (!st)
+    return;
+  p->last_enqueued = st->enqueued;
+  p->last_started = st->started;
+  p->last_completed = st->completed;
+}
+
+static bs_status fill(bs_dumps *d, const bs_json *root, const bs_json *es,
+                      bs_dump *dump) {
+  bs_status st = BS_OK;
+  bool oom = false;
+  size_t nst = 0;
+  bs_dumps_status *sts = statuses(root, &nst);
+  int *gi = calloc(es->n ? es->n : 1, sizeof *gi);
+  if (!gi)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu entries", dump->file, es->n);
+  BS_CHECK(split(d, es, dump, gi));
+  size_t cap = dump->npg;
+  for (size_t i = 0; i < es->n; i++) {
+    if (gi[i] < 0)
+      continue;
+    const bs_json *e = &es->items[i];
+    const bs_dumps_status *s = status_of(sts, nst, e);
+    bs_dump_pg *p = slot(dump, gi[i], &cap);
+    bs_dumps_entry_read(d->pool, e, s, &p->raw[p->nraw++], &oom);
+    take_status(p, s);
+    dump->timeout_ms = (int)bs_json_get_int(e, "timeout_ms", 0);
+    d->entries++;
+  }
+  for (size_t k = 0; k < dump->npg && !oom; k++) {
+    bs_dump_pg *p = &dump->pg[k];
+    if (!(p->c = calloc(p->nraw ? p->nraw : 1, sizeof *p->c)))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu entries", dump->file, p->nraw);
+    p->n = bs_dumps_entry_fold(d->pool, p->raw, p->nraw, p->c, &oom);
+  }
+  if (oom)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", dump->file);
+out:
+  free(sts);
+  free(gi);
+  return st;
+}
+
+static bs_status start(bs_dumps *d) {
+  if (!d->pool && (!(d->pool = bs_strpool_create()) ||
+                   !(d->seen = calloc(BS_DUMPS_MAX_RANKS, sizeof *d->seen))))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: out of memory");
+  return BS_OK;
+}
+
+bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name) {
   bs_status st = BS_OK;
   const bs_json *es = bs_json_get(root, "entries");
   int rank = rank_of(root, name);
@@ -280,14 +202,14 @@ bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name,
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: not a Flight Recorder dump (no entries)",
             name);
   if (rank < 0 || rank >= BS_DUMPS_MAX_RANKS)
-    BS_CHECK(bad(name, "no rank: neither a \"rank\" key nor a name ending "
-                       "in the rank (<prefix><rank>)"));
-  if (!d->pool && (!(d->pool = bs_strpool_create()) ||
-                   !(d->seen = calloc(BS_DUMPS_MAX_RANKS, sizeof *d->seen))))
-    BS_FAIL(BS_ERR_NOMEM, NULL, "dumps: out of memory");
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "%s: no rank: neither a \"rank\" key nor a name ending in the "
+            "rank (<prefix><rank>)",
+            name);
+  BS_CHECK(start(d));
   if (d->seen[rank])
     goto out; /* the JSON copy beside a pickle, say */
-  BS_CHECK(group(d, root, name, pg));
+  BS_CHECK(bs_dumps_groups_config(d, root, name));
   lib_of(d, root, es);
   bs_dump *grown = realloc(d->d, (d->n + 1) * sizeof *grown);
   if (!grown)
@@ -298,53 +220,197 @@ bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name,
   dump->rank = rank;
   d->seen[rank] = true;
   snprintf(dump->file, sizeof dump->file, "%s", name);
-  BS_CHECK(fill_dump(d, es, dump));
+  BS_CHECK(fill(d, root, es, dump));
 out:
   return st;
 }
+
+bs_status bs_dumps_add_unreadable(bs_dumps *d, const char *name,
+                                  const char *why) {
+  bs_status st = BS_OK;
+  int rank = rank_of(NULL, name);
+  if (rank < 0 || rank >= BS_DUMPS_MAX_RANKS)
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s: %s", name, why);
+  BS_CHECK(start(d));
+  if (d->seen[rank])
+    goto out;
+  bs_dump_bad *grown = realloc(d->bad, (d->nbad + 1) * sizeof *grown);
+  if (!grown)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "dumps: %zu ranks", d->nbad + 1);
+  d->bad = grown;
+  bs_dump_bad *b = &d->bad[d->nbad++];
+  b->rank = rank;
+  d->seen[rank] = true;
+  snprintf(b->file, sizeof b->file, "%s", name);
+  snprintf(b->why, sizeof b->why, "%s", why);
+out:
+  return st;
+}
+
+/* ---- the folder's dumps together ---- */
 
 static int by_rank(const void *a, const void *b) {
   int x = ((const bs_dump *)a)->rank, y = ((const bs_dump *)b)->rank;
   return (x > y) - (x < y);
 }
 
-const bs_dump *bs_dumps_rank(const bs_dumps *d, int r) {
-  bs_dump key = {.rank = r};
-  return d->n ? bsearch(&key, d->d, d->n, sizeof *d->d, by_rank) : NULL;
+static int bad_by_rank(const void *a, const void *b) {
+  int x = ((const bs_dump_bad *)a)->rank, y = ((const bs_dump_bad *)b)->rank;
+  return (x > y) - (x < y);
 }
 
-static bool member(const bs_dumps *d, int rank) {
-  for (int i = 0; i < d->world; i++)
-    if (d->members[i] == rank)
-      return true;
-  return false;
+static bool is_default(const bs_dump_group *g) {
+  return !strcmp(g->desc, "default_pg") ||
+         (!g->desc[0] && !strcmp(g->name, "0"));
 }
 
-bs_status bs_dumps_finish(bs_dumps *d) {
-  if (d->n == 0)
-    return bs_err_fail(BS_ERR_INVALID, NULL, "no Flight Recorder dump");
-  qsort(d->d, d->n, sizeof *d->d, by_rank);
-  for (size_t i = 0; i < d->n; i++)
-    if (!member(d, d->d[i].rank))
-      return bs_err_fail(BS_ERR_INVALID, NULL,
-                         "%s: rank %d is not in process group %s (%s)",
-                         d->d[i].file, d->d[i].rank, d->pg, d->pg_desc);
+/* The group single-group callers get: pg's, else the default one, else
+ * the first. */
+static bs_status pick(bs_dumps *d, const char *pg) {
+  d->group = pg ? bs_dumps_group_find(d, pg) : -1;
+  if (pg && d->group < 0)
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "no process group '%s' in the dumps (%zu groups; "
+                       "give a name or a desc of pg_config or the entries)",
+                       pg, d->ngroups);
+  for (size_t i = 0; !pg && d->group < 0 && i < d->ngroups; i++)
+    if (is_default(&d->groups[i]))
+      d->group = (int)i;
+  d->group = d->group < 0 ? 0 : d->group;
+  const bs_dump_group *g = &d->groups[d->group];
+  d->world = g->n;
+  d->members = g->ranks;
+  snprintf(d->pg, sizeof d->pg, "%s", g->name);
+  snprintf(d->pg_desc, sizeof d->pg_desc, "%s", g->desc);
+  for (size_t i = 0; i < d->n; i++) {
+    const bs_dump_pg *p = bs_dumps_pg_of(&d->d[i], d->group);
+    d->d[i].c = p ? p->c : NULL;
+    d->d[i].n = p ? p->n : 0;
+  }
   return BS_OK;
 }
 
+/* "rank_0: pickle: truncated" of the first unreadable dump, for the error
+ * when nothing read. */
+static const char *first_bad(const bs_dumps *d, char *buf, size_t n) {
+  if (!d->nbad)
+    return "";
+  snprintf(buf, n, "; %zu unreadable (%.60s: %.160s)", d->nbad, d->bad[0].file,
+           d->bad[0].why);
+  return buf;
+}
+
+/* A rank the default group's pg_config leaves out cannot be the job's. */
+static bs_status check_members(const bs_dumps *d) {
+  for (size_t g = 0; g < d->ngroups; g++) {
+    const bs_dump_group *grp = &d->groups[g];
+    if (!is_default(grp) || !grp->ranks_known)
+      continue;
+    for (size_t i = 0; i < d->n; i++)
+      if (bs_dumps_group_rank(d, (int)g, d->d[i].rank) < 0)
+        return bs_err_fail(BS_ERR_INVALID, NULL,
+                           "%s: rank %d is not in process group %s (%s)",
+                           d->d[i].file, d->d[i].rank, grp->name, grp->desc);
+  }
+  return BS_OK;
+}
+
+bs_status bs_dumps_finish(bs_dumps *d, const char *pg) {
+  bs_status st = BS_OK;
+  char why[320];
+  if (d->n == 0 && d->nbad == 0)
+    BS_FAIL(BS_ERR_INVALID, NULL, "no Flight Recorder dump");
+  qsort(d->d, d->n, sizeof *d->d, by_rank);
+  qsort(d->bad, d->nbad, sizeof *d->bad, bad_by_rank);
+  BS_CHECK(bs_dumps_groups_settle(d));
+  if (d->entries == 0 || d->ngroups == 0)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "no collectives read: %zu dump%s of %d rank%s hold%s no entry%s",
+            d->n, d->n == 1 ? "" : "s", d->ranks, d->ranks == 1 ? "" : "s",
+            d->n == 1 ? "s" : "", first_bad(d, why, sizeof why));
+  BS_CHECK(check_members(d));
+  BS_CHECK(pick(d, pg));
+out:
+  return st;
+}
+
 void bs_dumps_free(bs_dumps *d) {
-  for (size_t i = 0; i < d->n; i++)
-    free(d->d[i].c);
+  for (size_t i = 0; i < d->n; i++) {
+    for (size_t k = 0; k < d->d[i].npg; k++) {
+      bs_dump_pg *p = &d->d[i].pg[k];
+      free(p->c);
+      free(p->raw);
+    }
+    free(d->d[i].pg);
+  }
   free(d->d);
-  free(d->members);
-  free(d->members_text);
+  free(d->bad);
+  bs_dumps_groups_free(d);
+  free(d->skipped);
   free(d->seen);
   bs_strpool_destroy(d->pool);
   memset(d, 0, sizeof *d);
 }
 
-uint64_t bs_dumps_coll_count(const bs_dump_coll *c) {
-  return strstr(c->op, "reduce_scatter") ? c->out_numel : c->in_numel;
+/* ---- look-ups ---- */
+
+const bs_dump *bs_dumps_rank(const bs_dumps *d, int r) {
+  bs_dump key = {.rank = r};
+  return d->n ? bsearch(&key, d->d, d->n, sizeof *d->d, by_rank) : NULL;
+}
+
+const bs_dump_bad *bs_dumps_bad_rank(const bs_dumps *d, int r) {
+  bs_dump_bad key = {.rank = r};
+  return d->nbad ? bsearch(&key, d->bad, d->nbad, sizeof *d->bad, bad_by_rank)
+                 : NULL;
+}
+
+int bs_dumps_group_find(const bs_dumps *d, const char *name) {
+  for (size_t i = 0; i < d->ngroups; i++)
+    if (!strcmp(d->groups[i].name, name))
+      return (int)i;
+  for (size_t i = 0; i < d->ngroups; i++)
+    if (!strcmp(d->groups[i].desc, name))
+      return (int)i;
+  return -1;
+}
+
+int bs_dumps_group_rank(const bs_dumps *d, int g, int r) {
+  const bs_dump_group *grp =
+      g >= 0 && (size_t)g < d->ngroups ? &d->groups[g] : NULL;
+  for (int i = 0; grp && i < grp->n; i++)
+    if (grp->ranks[i] == r)
+      return i;
+  return -1;
+}
+
+static int pg_by_group(const void *a, const void *b) {
+  int x = ((const bs_dump_pg *)a)->group, y = ((const bs_dump_pg *)b)->group;
+  return (x > y) - (x < y);
+}
+
+const bs_dump_pg *bs_dumps_pg_of(const bs_dump *d, int g) {
+  bs_dump_pg key = {.group = g};
+  return d && d->npg ? bsearch(&key, d->pg, d->npg, sizeof *d->pg, pg_by_group)
+                     : NULL;
+}
+
+const bs_dump_coll *bs_dumps_pg_find(const bs_dump_pg *p, uint64_t seq) {
+  for (size_t i = 0; p && i < p->n; i++)
+    if (p->c[i].seq == seq && !p->c[i].p2p)
+      return &p->c[i];
+  return NULL;
+}
+
+const bs_dump_coll *bs_dumps_pg_find_p2p(const bs_dump_pg *p, uint64_t seq,
+                                         bs_dump_kind kind, int peer) {
+  for (size_t i = 0; p && i < p->n; i++) {
+    const bs_dump_coll *c = &p->c[i];
+    if (c->p2p && c->seq == seq && c->kind == kind &&
+        (peer < 0 || c->peer == peer))
+      return c;
+  }
+  return NULL;
 }
 
 const bs_dump_coll *bs_dumps_find(const bs_dump *d, uint64_t seq) {
@@ -354,119 +420,25 @@ const bs_dump_coll *bs_dumps_find(const bs_dump *d, uint64_t seq) {
   return NULL;
 }
 
-uint64_t bs_dumps_first_seq(const bs_dumps *d) {
+uint64_t bs_dumps_coll_count(const bs_dump_coll *c) {
+  return strstr(c->op, "reduce_scatter") ? c->out_numel : c->in_numel;
+}
+
+uint64_t bs_dumps_group_first_seq(const bs_dumps *d, int g) {
   uint64_t first = 0;
-  for (size_t i = 0; i < d->n; i++)
-    if (d->d[i].n && d->d[i].c[0].seq > first)
-      first = d->d[i].c[0].seq;
+  for (size_t i = 0; i < d->n; i++) {
+    const bs_dump_pg *p = bs_dumps_pg_of(&d->d[i], g);
+    for (size_t k = 0; p && k < p->n; k++)
+      if (!p->c[k].p2p) {
+        first = p->c[k].seq > first ? p->c[k].seq : first;
+        break;
+      }
+  }
   return first;
 }
 
-/* ---- the folder ---- */
-
-static int by_name(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names in dir, sorted (the read order must not depend on the file
- * system's). */
-static bs_status list(const char *dir, char ***names, size_t *n) {
-  bs_status st = BS_OK;
-  DIR *dh = opendir(dir);
-  struct dirent *de;
-  *names = NULL;
-  *n = 0;
-  if (!dh)
-    BS_FAIL(BS_ERR_INVALID, NULL, "%s: cannot open the folder", dir);
-  while ((de = readdir(dh))) {
-    if (de->d_name[0] == '.')
-      continue;
-    char **grown = realloc(*names, (*n + 1) * sizeof *grown);
-    if (!grown || !(grown[*n] = strdup(de->d_name))) {
-      *names = grown ? grown : *names;
-      BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", dir);
-    }
-    *names = grown;
-    (*n)++;
-  }
-  qsort(*names, *n, sizeof **names, by_name);
-out:
-  if (dh)
-    closedir(dh);
-  return st;
-}
-
-typedef enum file_kind { F_OTHER = 0, F_PICKLE, F_JSON } file_kind;
-
-/* What a file looks like from its first byte (without reading it all). */
-static file_kind kind_of(const char *path) {
-  unsigned char c[64];
-  struct stat sb;
-  FILE *f =
-      stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? fopen(path, "rb") : NULL;
-  size_t n = f ? fread(c, 1, sizeof c, f) : 0;
-  if (f)
-    fclose(f);
-  size_t i = 0;
-  while (i < n && strchr(" \t\r\n", c[i]))
-    i++;
-  if (n && c[0] == 0x80)
-    return F_PICKLE;
-  return i < n && c[i] == '{' ? F_JSON : F_OTHER;
-}
-
-/* A pickle or a JSON file; *got: it is a dump. */
-static bs_status parse_file(const char *path, const char *name, file_kind k,
-                            bs_json *root, bool *got) {
-  bs_status st = BS_OK;
-  char *data = NULL;
-  size_t n = 0;
-  *got = false;
-  BS_CHECK(bs_file_read(path, &data, &n));
-  st = k == F_PICKLE ? bs_pickle_read(data, n, root)
-                     : bs_json_parse(data, n, root);
-  if (st != BS_OK) {
-    char why[sizeof bs_err()->message];
-    snprintf(why, sizeof why, "%s", bs_err()->message);
-    bs_err_clear();
-    BS_FAIL(st, NULL, "%s: %s", name, why);
-  }
-  *got = k == F_PICKLE || bs_json_get(root, "entries");
-out:
-  free(data);
-  return st;
-}
-
-/* JSON first: Backstop's JSON copy holds what its pickle beside it leaves
- * out (bs_dumps_pickle); a pickle then adds only the ranks without one. */
-static bs_status read_all(const char *dir, char **names, size_t n,
-                          const char *pg, bs_dumps *d) {
-  bs_status st = BS_OK;
-  file_kind *kind = calloc(n ? n : 1, sizeof *kind);
-  char path[4096];
-  if (!kind)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: %zu files", dir, n);
-  for (size_t i = 0; i < n; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    kind[i] = kind_of(path);
-  }
-  static const file_kind passes[] = {F_JSON, F_PICKLE};
-  for (int k = 0; k < 2 && st == BS_OK; k++)
-    for (size_t i = 0; i < n && st == BS_OK; i++) {
-      file_kind pass = passes[k];
-      bs_json root = {0};
-      bool got = false;
-      if (kind[i] != pass)
-        continue;
-      snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-      st = parse_file(path, names[i], kind[i], &root, &got);
-      if (st == BS_OK && got)
-        st = bs_dumps_add(d, &root, names[i], pg);
-      d->pickle = d->pickle || (got && pass == F_PICKLE);
-      bs_json_free(&root);
-    }
-  free(kind);
-  return st;
+uint64_t bs_dumps_first_seq(const bs_dumps *d) {
+  return bs_dumps_group_first_seq(d, d->group);
 }
 
 const char *bs_dumps_op_name(const char *profiling_name) {
@@ -486,26 +458,4 @@ bool bs_dumps_dtype(const char *torch, bs_dtype *out) {
       return true;
     }
   return false;
-}
-
-bs_status bs_dumps_load(const char *dir, const char *pg, bs_dumps *out) {
-  bs_status st = BS_OK;
-  char **names = NULL;
-  size_t n = 0;
-  memset(out, 0, sizeof *out);
-  BS_CHECK(list(dir, &names, &n));
-  BS_CHECK(read_all(dir, names, n, pg, out));
-  if (out->n == 0)
-    BS_FAIL(BS_ERR_INVALID, NULL,
-            "%s: no Flight Recorder dump (PyTorch's <prefix><rank> pickles, "
-            "their JSON, or Backstop's rank<R>.flight.json)",
-            dir);
-  BS_CHECK(bs_dumps_finish(out));
-out:
-  for (size_t i = 0; i < n; i++)
-    free(names[i]);
-  free(names);
-  if (st != BS_OK)
-    bs_dumps_free(out);
-  return st;
 }

@@ -1,375 +1,207 @@
-/* `backstop analyze`: the dumps' collectives compared rank against rank,
- * sequence number by sequence number, and the world's report block
- * written from what they say. */
+/* `backstop analyze`: every process group judged on its own
+ * (bs_dumps_judge.h), the group to report picked, and the report: its
+ * block, a line for each other group that did not complete, one for those
+ * that did. */
 #include "dumps/bs_dumps_report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/front/bs_comm_report.h"
+#include "dumps/bs_dumps_judge.h"
 #include "util/bs_buf.h"
 #include "util/bs_json.h"
 
-/* Backstop's names for the dtypes it has (PyTorch's otherwise). */
-static const char *dtype_name(const char *torch) {
-  bs_dtype dt;
-  return bs_dumps_dtype(torch, &dt) ? bs_dtype_name(dt) : torch;
+static int by_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
 }
 
-/* "all_gather #11 (56974 x uint8)": a collective as the world's report
- * writes it (a dtype Backstop has by Backstop's name). */
-static void describe(const bs_dump_coll *c, char *buf, size_t n) {
-  int k = snprintf(buf, n, "%s #%llu", c->op, (unsigned long long)c->seq);
-  bool one = c->in_tensors == 1 && c->out_tensors == 1 &&
-             strcmp(c->in_dt, c->out_dt) == 0 && !strchr(c->in_dt, ',');
-  uint64_t count = bs_dumps_coll_count(c);
-  bool sizes = !strstr(c->op, "barrier") && (c->in_tensors || c->out_tensors);
-  if (sizes && one)
-    k += snprintf(buf + k, n - (size_t)k, " (%llu x %s)",
-                  (unsigned long long)count, dtype_name(c->in_dt));
-  else if (sizes)
-    k += snprintf(buf + k, n - (size_t)k, " (%s %s -> %s %s)", c->in, c->in_dt,
-                  c->out, c->out_dt);
-  if (c->label[0] && k >= 0 && (size_t)k < n)
-    snprintf(buf + k, n - (size_t)k, " [%s]", c->label);
-}
-
-/* Everything ranks must agree on, for grouping them. */
-static void signature(const bs_dump_coll *c, char *buf, size_t n) {
-  snprintf(buf, n, "%s #%llu (%s %s -> %s %s)", c->op,
-           (unsigned long long)c->seq, c->in, c->in_dt, c->out, c->out_dt);
-}
-
-/* ---- where each rank is ---- */
-
-typedef struct analysis {
+typedef struct report {
   const bs_dumps *d;
-  int n;                 /* ranks of the group */
-  int dumps;             /* of them, those that left a dump */
-  uint64_t first, last;  /* sequence numbers every dump / some dump holds */
-  bs_report_rank *where; /* by position in the group */
-  size_t *cursor;        /* per dump: the entry at or after a seq */
-  const bs_dump **dump;  /* by position; NULL: no dump */
-  /* Whom the report blames, by position (a desync: its first mismatch; a
-   * hang: the stuck collective), and why. */
-  bool *culprit;
-  char why[2 * BS_REPORT_DESC + 160];
-} analysis;
+  bs_dumps_gres *res; /* by group */
+  bs_dumps_view *view;
+  size_t n;
+} report;
 
-/* The first collective rank i has not completed, from the first seq on. */
-static void place(analysis *a, int i) {
-  bs_report_rank *r = &a->where[i];
-  const bs_dump *d = a->dump[i];
-  if (!d) {
-    snprintf(r->desc, sizeof r->desc, "no dump (where it is is not known)");
-    return;
-  }
-  for (size_t k = 0; k < d->n; k++) {
-    const bs_dump_coll *c = &d->c[k];
-    if (c->p2p || c->seq < a->first)
-      continue;
-    if (c->state != BS_DUMP_COMPLETED) {
-      r->in_coll = true;
-      r->seq = c->seq;
-      describe(c, r->desc, sizeof r->desc);
-      return;
-    }
-    r->last_seq = c->seq;
-  }
-  snprintf(r->desc, sizeof r->desc,
-           "not in a collective (last completed #%llu)",
-           (unsigned long long)r->last_seq);
+/* Whether global rank r waits in group o's stuck op. */
+static bool waits_in(const report *p, size_t o, int r) {
+  int i = bs_dumps_group_rank(p->d, (int)o, r);
+  return i >= 0 && p->res[o].finding != BS_DUMPS_CLEAN && p->res[o].waiting[i];
 }
 
-/* Rank i's collective #seq (entries run in order: a cursor per dump). */
-static const bs_dump_coll *at(analysis *a, int i, uint64_t seq) {
-  const bs_dump *d = a->dump[i];
-  if (!d)
-    return NULL;
-  size_t *k = &a->cursor[i];
-  while (*k < d->n && (d->c[*k].p2p || d->c[*k].seq < seq))
-    (*k)++;
-  return *k < d->n && d->c[*k].seq == seq ? &d->c[*k] : NULL;
-}
-
-/* ---- the first mismatch ---- */
-
-typedef struct mismatch {
-  uint64_t seq;
-  bs_dumps_mismatch kind;
-  char line[2 * BS_REPORT_DESC + 160];
-} mismatch;
-
-const char *bs_dumps_report_mismatch_name(bs_dumps_mismatch k) {
-  static const char *const names[] = {
-      [BS_DUMPS_MISMATCH_NONE] = "",
-      [BS_DUMPS_MISMATCH_OP] = "op",
-      [BS_DUMPS_MISMATCH_SIZE] = "size",
-      [BS_DUMPS_MISMATCH_DTYPE] = "dtype",
-  };
-  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
-}
-
-static bs_dumps_mismatch kind_of(const bs_dump_coll *x, const bs_dump_coll *y) {
-  if (x->op != y->op)
-    return BS_DUMPS_MISMATCH_OP;
-  if (x->in != y->in || x->out != y->out)
-    return BS_DUMPS_MISMATCH_SIZE;
-  return BS_DUMPS_MISMATCH_DTYPE;
-}
-
-/* "size: input [[54242]] on ranks 1,3 against [[56974]] on ranks 0,2". */
-static void describe_mismatch(analysis *a, mismatch *m,
-                              const bs_dump_coll *const *c, int bad, int good) {
-  bs_buf b = {0};
-  m->kind = kind_of(c[bad], c[good]);
-  bs_buf_printf(&b, "  first mismatch: #%llu, %s: ", (unsigned long long)m->seq,
-                bs_dumps_report_mismatch_name(m->kind));
-  if (m->kind == BS_DUMPS_MISMATCH_OP)
-    bs_buf_printf(&b, "%s on rank %d against %s on rank %d", c[bad]->op,
-                  a->d->members[bad], c[good]->op, a->d->members[good]);
-  else if (m->kind == BS_DUMPS_MISMATCH_SIZE)
-    bs_buf_printf(&b, "%s -> %s on rank %d against %s -> %s on rank %d",
-                  c[bad]->in, c[bad]->out, a->d->members[bad], c[good]->in,
-                  c[good]->out, a->d->members[good]);
-  else
-    bs_buf_printf(&b, "%s -> %s on rank %d against %s -> %s on rank %d",
-                  c[bad]->in_dt, c[bad]->out_dt, a->d->members[bad],
-                  c[good]->in_dt, c[good]->out_dt, a->d->members[good]);
-  snprintf(m->line, sizeof m->line, "%s\n", bs_buf_str(&b));
-  bs_buf_free(&b);
-}
-
-/* Collective #seq: the ranks that hold it, grouped; true when they differ. */
-static bool differ_at(analysis *a, uint64_t seq, mismatch *m,
-                      const bs_dump_coll **c, char (*sig)[BS_REPORT_DESC],
-                      const char **desc) {
-  bool differ = false;
-  const bs_dump_coll *ref = NULL;
-  for (int i = 0; i < a->n; i++) {
-    c[i] = at(a, i, seq);
-    desc[i] = NULL;
-    if (!c[i])
-      continue;
-    signature(c[i], sig[i], sizeof sig[i]);
-    desc[i] = sig[i];
-    differ =
-        differ || (ref && (ref->op != c[i]->op || ref->in != c[i]->in ||
-                           ref->out != c[i]->out || ref->in_dt != c[i]->in_dt ||
-                           ref->out_dt != c[i]->out_dt));
-    ref = ref ? ref : c[i];
-  }
-  if (!differ)
-    return false;
-  m->seq = seq;
-  bs_comm_report_culprits(desc, a->n, 0, a->d->members, seq, a->culprit, a->why,
-                          sizeof a->why);
-  int bad = -1, good = -1;
-  for (int i = 0; i < a->n; i++) {
-    if (c[i] && a->culprit[i] && bad < 0)
-      bad = i;
-    if (c[i] && !a->culprit[i] && good < 0)
-      good = i;
-  }
-  describe_mismatch(a, m, c, bad, good);
+/* A hang group whose every culprit waits in no other group's stuck op:
+ * the cause, not a consequence. */
+static bool root(const report *p, size_t g) {
+  const bs_dumps_view *v = &p->view[g];
+  for (int i = 0; i < v->n; i++)
+    for (size_t o = 0; p->res[g].culprit[i] && o < p->n; o++)
+      if (o != g && waits_in(p, o, v->members[i]))
+        return false;
   return true;
 }
 
-/* The next sequence number after s that some dump holds (the numbers in
- * between are nobody's: a dump cannot make the search run long). */
-static uint64_t next_seq(analysis *a, uint64_t s) {
-  uint64_t next = UINT64_MAX;
-  for (int i = 0; i < a->n; i++) {
-    const bs_dump *d = a->dump[i];
-    for (size_t k = a->cursor[i]; d && k < d->n; k++)
-      if (!d->c[k].p2p && d->c[k].seq > s) {
-        next = d->c[k].seq < next ? d->c[k].seq : next;
-        break;
-      }
+/* The group to report: the first desync, else the first hang that is a
+ * root, else the first hang; -1: every group completed. */
+static int primary(const report *p) {
+  int hang = -1, rooted = -1;
+  for (size_t g = 0; g < p->n; g++) {
+    bs_dumps_finding f = p->res[g].finding;
+    if (f == BS_DUMPS_DESYNC)
+      return (int)g;
+    if (f == BS_DUMPS_HANG && hang < 0)
+      hang = (int)g;
+    if (f == BS_DUMPS_HANG && rooted < 0 && root(p, g))
+      rooted = (int)g;
   }
-  return next;
+  return rooted >= 0 ? rooted : hang;
 }
 
-static bs_status first_mismatch(analysis *a, mismatch *m, bool *found) {
-  bs_status st = BS_OK;
-  size_t n = (size_t)a->n;
-  const bs_dump_coll **c = calloc(n, sizeof *c);
-  char(*sig)[BS_REPORT_DESC] = calloc(n, sizeof *sig);
-  const char **desc = calloc(n, sizeof *desc);
-  *found = false;
-  if (!c || !sig || !desc)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", a->n);
-  memset(a->cursor, 0, n * sizeof *a->cursor);
-  for (uint64_t s = a->first; s <= a->last && !*found; s = next_seq(a, s))
-    *found = differ_at(a, s, m, c, sig, desc);
-out:
-  free(c);
-  free(sig);
-  free(desc);
-  return st;
+static void group_name(bs_buf *b, const bs_dump_group *g) {
+  bs_buf_printf(b, "%s%s%s%s", g->name, g->desc[0] ? " (" : "", g->desc,
+                g->desc[0] ? ")" : "");
 }
 
-/* ---- the block ---- */
-
-static void cause(const analysis *a, const mismatch *m, bool found,
-                  bs_dumps_finding f, uint64_t stuck, char *buf, size_t n) {
-  int in = 0;
-  for (int i = 0; i < a->n; i++)
-    in += a->where[i].in_coll && a->where[i].seq == stuck;
-  if (found)
-    snprintf(buf, n, "the ranks issue different collectives at #%llu (%s)",
-             (unsigned long long)m->seq,
-             m->kind == BS_DUMPS_MISMATCH_OP
-                 ? "another op"
-                 : bs_dumps_report_mismatch_name(m->kind));
-  else if (f == BS_DUMPS_HANG && in == a->n)
-    snprintf(buf, n,
-             "every rank waits in #%llu and their collectives match: stuck "
-             "inside a matched collective, not a schedule problem",
-             (unsigned long long)stuck);
-  else
-    snprintf(buf, n,
-             "%d of %d ranks wait%s in #%llu, the others are not in "
-             "it%s",
-             in, a->n, in == 1 ? "s" : "", (unsigned long long)stuck,
-             a->dumps < a->n ? " (some left no dump)" : "");
+/* torchfrtrace takes the first file it reads (the lowest rank holding the
+ * collective) as right: where that rank is a culprit, it blames the
+ * others. */
+static void torchfrtrace_note(const report *p, int g, bs_buf *b) {
+  const bs_dumps_gres *r = &p->res[g];
+  const bs_dumps_view *v = &p->view[g];
+  int first = -1;
+  if (r->finding != BS_DUMPS_DESYNC)
+    return;
+  for (int i = 0; i < v->n && first < 0; i++)
+    first = r->waiting[i] ? i : -1;
+  if (first < 0 || !r->culprit[first])
+    return;
+  bool *pick = calloc((size_t)p->d->ranks + 1, sizeof *pick);
+  for (int i = 0; pick && i < v->n; i++)
+    pick[v->members[i]] = r->waiting[i] && !r->culprit[i];
+  char *others = pick ? bs_comm_report_ranks(pick, p->d->ranks) : NULL;
+  bs_buf_printf(b,
+                "  torchfrtrace takes rank %d's dump (the first it reads) as "
+                "right: it would blame %s instead\n",
+                v->members[first], others ? others : "the others");
+  free(others);
+  free(pick);
 }
 
-/* A hang: whom the stuck collective blames (those missing from it, or
- * outside the largest group of alike ranks in it). */
-static bs_status blame_stuck(analysis *a, uint64_t stuck) {
-  const char **desc = calloc((size_t)a->n, sizeof *desc);
-  if (!desc)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: %d ranks", a->n);
-  for (int i = 0; i < a->n; i++) {
-    const bs_report_rank *r = &a->where[i];
-    desc[i] = r->in_coll && r->seq == stuck ? r->desc : NULL;
+/* Lines for the other groups that did not complete: a few, then their
+ * number (a job of thousands of ranks holds up hundreds of groups). */
+enum { MAX_ALSO = 8 };
+
+static void others(const report *p, int g, bs_buf *b) {
+  size_t done = 0, also = 0;
+  for (size_t o = 0; o < p->n; o++) {
+    if ((int)o == g || p->res[o].finding == BS_DUMPS_CLEAN)
+      continue;
+    if (also++ < MAX_ALSO)
+      bs_buf_printf(b, "  also: %s\n", p->res[o].line);
   }
-  bs_comm_report_culprits(desc, a->n, 0, a->d->members, stuck, a->culprit,
-                          a->why, sizeof a->why);
-  free(desc);
-  return BS_OK;
-}
-
-/* The culprits as global ranks (a desync's were blamed by its mismatch). */
-static bs_status verdict(analysis *a, bool found, bs_dumps_verdict *v) {
-  bs_status st = BS_OK;
-  /* n > 0 said to gcc 13, which finds a negative n's size otherwise. */
-  if (!(v->culprits = calloc(a->n > 0 ? (size_t)a->n : 1, sizeof(int))))
-    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", a->n);
-  if (!found)
-    BS_CHECK(blame_stuck(a, v->stuck_seq));
-  for (int i = 0; i < a->n; i++)
-    if (a->culprit[i])
-      v->culprits[v->nculprits++] = a->d->members[i];
-out:
-  return st;
-}
-
-static uint64_t stuck_of(const analysis *a, bool *any) {
-  uint64_t s = UINT64_MAX, done = 0;
-  *any = false;
-  for (int i = 0; i < a->n; i++) {
-    const bs_report_rank *r = &a->where[i];
-    *any = *any || r->in_coll;
-    if (r->in_coll && r->seq < s)
-      s = r->seq;
-    done = r->last_seq > done ? r->last_seq : done;
+  if (also > MAX_ALSO)
+    bs_buf_printf(b, "  also: %zu more process groups that did not complete\n",
+                  also - MAX_ALSO);
+  for (size_t o = 0; o < p->n; o++) {
+    if (p->res[o].finding != BS_DUMPS_CLEAN)
+      continue;
+    bs_buf_printf(b, "%s", done++ ? ", " : "  completed: process group");
+    if (done == 1 && o + 1 < p->n)
+      bs_buf_printf(b, "%s", "s ");
+    else if (done == 1)
+      bs_buf_printf(b, " ");
+    group_name(b, &p->d->groups[o]);
   }
-  return s == UINT64_MAX ? done + 1 : s;
+  if (done)
+    bs_buf_printf(b, " (every member's every entry done)\n");
 }
 
-static bs_status write_block(const analysis *a, const mismatch *m, bool found,
-                             bs_dumps_verdict *v) {
-  char source[256], why[600];
-  snprintf(source, sizeof source,
-           "%d ranks, %d dump%s, version %s, comm lib %s%s%s", a->n, a->dumps,
-           a->dumps == 1 ? "" : "s", a->d->version, a->d->lib,
-           strcmp(a->d->pg_desc, "default_pg") ? ", process group " : "",
-           strcmp(a->d->pg_desc, "default_pg") ? a->d->pg_desc : "");
-  cause(a, m, found, v->finding, v->stuck_seq, why, sizeof why);
-  bs_report_block b = {.status = found ? "desync" : "hang",
-                       .source = source,
-                       .cause = why,
-                       .n = a->n,
-                       .rank_of = a->d->members,
-                       .ranks = a->where,
-                       .culprit = a->culprit,
-                       .culprit_why = a->why,
-                       .tail = found ? m->line : NULL};
-  v->text = bs_comm_report_format(&b);
-  return v->text ? BS_OK : bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: report");
+static void inferred_note(const report *p, int g, bs_buf *b) {
+  const bs_dump_group *grp = &p->d->groups[g];
+  if (grp->ranks_known)
+    return;
+  bs_buf_printf(b,
+                "  members of process group %s: %s (no pg_config of the "
+                "dumps lists them)\n",
+                grp->name,
+                !strcmp(grp->desc, "default_pg")
+                    ? "every rank with a dump, and any below the highest"
+                    : "the ranks whose dumps hold its entries");
 }
 
-static bs_status clean_text(const analysis *a, bs_dumps_verdict *v) {
+static bs_status clean_text(const report *p, bs_dumps_verdict *v) {
+  const bs_dumps *d = p->d;
   if (asprintf(&v->text,
-               "backstop: no hang and no desync in %d dump%s of %d ranks: "
-               "every rank completed every collective it holds (#%llu to "
-               "#%llu), and they match\n",
-               a->dumps, a->dumps == 1 ? "" : "s", a->n,
-               (unsigned long long)a->first, (unsigned long long)a->last) < 0)
+               "backstop: no hang and no desync in %zu dump%s of %d ranks: "
+               "every rank completed every entry it holds, in %zu process "
+               "group%s, and they match\n",
+               d->n, d->n == 1 ? "" : "s", d->ranks, p->n,
+               p->n == 1 ? "" : "s") < 0)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: report");
   return BS_OK;
 }
 
-static void span(analysis *a) {
-  a->first = bs_dumps_first_seq(a->d);
-  a->last = 0;
-  for (size_t i = 0; i < a->d->n; i++)
-    for (size_t k = 0; k < a->d->d[i].n; k++)
-      if (!a->d->d[i].c[k].p2p && a->d->d[i].c[k].seq > a->last)
-        a->last = a->d->d[i].c[k].seq;
+static bs_status verdict(const report *p, int g, bs_dumps_verdict *v) {
+  bs_status st = BS_OK;
+  const bs_dumps_gres *r = &p->res[g];
+  const bs_dumps_view *w = &p->view[g];
+  bs_buf b = {0};
+  v->finding = r->finding;
+  v->p2p = r->p2p;
+  snprintf(v->pg, sizeof v->pg, "%s", p->d->groups[g].name);
+  v->stuck_seq = r->seq;
+  if (r->finding == BS_DUMPS_DESYNC) {
+    v->mismatch_seq = r->seq;
+    v->kind = r->kind;
+  }
+  if (!(v->culprits = calloc(w->n > 0 ? (size_t)w->n : 1, sizeof(int))))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", w->n);
+  for (int i = 0; i < w->n; i++)
+    if (r->culprit[i])
+      v->culprits[v->nculprits++] = w->members[i];
+  qsort(v->culprits, (size_t)v->nculprits, sizeof(int), by_int);
+  bs_buf_printf(&b, "%s", r->text);
+  torchfrtrace_note(p, g, &b);
+  inferred_note(p, g, &b);
+  others(p, g, &b);
+  if (b.oom)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: report");
+  v->text = b.s;
+  b.s = NULL;
+out:
+  bs_buf_free(&b);
+  return st;
 }
 
-static bs_status judge(analysis *a, bs_dumps_verdict *v) {
-  bs_status st = BS_OK;
-  mismatch m = {0};
-  bool found = false, stuck = false;
-  span(a);
-  for (int i = 0; i < a->n; i++)
-    place(a, i);
-  BS_CHECK(first_mismatch(a, &m, &found));
-  v->stuck_seq = stuck_of(a, &stuck);
-  v->finding = found                      ? BS_DUMPS_DESYNC
-               : stuck || a->dumps < a->n ? BS_DUMPS_HANG
-                                          : BS_DUMPS_CLEAN;
-  if (found) {
-    v->mismatch_seq = m.seq;
-    v->kind = m.kind;
+static void report_free(report *p) {
+  for (size_t g = 0; g < p->n; g++) {
+    bs_dumps_gres_free(&p->res[g]);
+    bs_dumps_view_free(&p->view[g]);
   }
-  if (v->finding == BS_DUMPS_CLEAN) {
-    v->stuck_seq = 0;
-    BS_CHECK(clean_text(a, v));
-    goto out;
-  }
-  BS_CHECK(verdict(a, found, v));
-  BS_CHECK(write_block(a, &m, found, v));
-out:
-  return st;
+  free(p->res);
+  free(p->view);
 }
 
 bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out) {
   bs_status st = BS_OK;
-  analysis a = {.d = d, .n = d->world};
-  size_t n = (size_t)d->world;
+  size_t n = d->ngroups ? d->ngroups : 1;
+  report p = {.d = d, .n = d->ngroups};
   memset(out, 0, sizeof *out);
-  a.where = calloc(n, sizeof *a.where);
-  a.cursor = calloc(n, sizeof *a.cursor);
-  a.dump = calloc(n, sizeof *a.dump);
-  a.culprit = calloc(n, sizeof *a.culprit);
-  if (!a.where || !a.cursor || !a.dump || !a.culprit)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", d->world);
-  for (int i = 0; i < d->world; i++) {
-    a.dump[i] = bs_dumps_rank(d, d->members[i]);
-    a.dumps += a.dump[i] != NULL;
+  p.res = calloc(n, sizeof *p.res);
+  p.view = calloc(n, sizeof *p.view);
+  if (!p.res || !p.view)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %zu groups", d->ngroups);
+  for (size_t g = 0; g < p.n; g++) {
+    BS_CHECK(bs_dumps_view_make(d, (int)g, &p.view[g]));
+    BS_CHECK(bs_dumps_judge(&p.view[g], &p.res[g]));
   }
-  st = judge(&a, out);
+  int g = primary(&p);
+  if (g < 0)
+    BS_CHECK(clean_text(&p, out));
+  else
+    BS_CHECK(verdict(&p, g, out));
 out:
-  free(a.where);
-  free(a.cursor);
-  free(a.dump);
-  free(a.culprit);
+  report_free(&p);
   if (st != BS_OK)
     bs_dumps_report_verdict_free(out);
   return st;
@@ -394,13 +226,13 @@ bs_status bs_dumps_report_flights(const char *const *flights, int n,
     snprintf(name, sizeof name, "rank%d.flight.json", k);
     st = bs_json_parse(flights[k], strlen(flights[k]), &root);
     if (st == BS_OK)
-      st = bs_dumps_add(&d, &root, name, NULL);
+      st = bs_dumps_add(&d, &root, name);
     bs_json_free(&root);
     BS_CHECK(st);
   }
   if (d.n == 0)
     BS_FAIL(BS_ERR_INVALID, NULL, "no rank left its flight recorder");
-  BS_CHECK(bs_dumps_finish(&d));
+  BS_CHECK(bs_dumps_finish(&d, NULL));
   BS_CHECK(bs_dumps_report(&d, out));
 out:
   bs_dumps_free(&d);

@@ -46,7 +46,7 @@ typedef struct reader {
   size_t marks[MAX_MARKS];
   int nmarks;
   node **memo;
-  size_t nmemo;
+  size_t nmemo, capmemo;
   size_t copied, budget; /* values copied out, and how many may be */
 } reader;
 
@@ -334,9 +334,8 @@ static bs_status put_memo(reader *r, uint64_t idx) {
     return bad(r, "nothing to memoize");
   if (idx > r->nall)
     return bad(r, "a memo index beyond the values read");
-  size_t cap = r->nmemo;
   if (idx >= r->nmemo) {
-    if (!grow(&r->memo, &cap, (size_t)idx + 1, sizeof *r->memo))
+    if (!grow(&r->memo, &r->capmemo, (size_t)idx + 1, sizeof *r->memo))
       return nomem();
     memset(r->memo + r->nmemo, 0,
            ((size_t)idx + 1 - r->nmemo) * sizeof *r->memo);

@@ -1,17 +1,23 @@
-/* `backstop replay`: each rank's collective sequence from a job's dumps,
- * replayed on a world of as many ranks (the sim communicator by default,
- * or the backend named) with the recorded ops, counts and dtypes, real
- * bytes, through the fingerprint check and the watchdog. The world's own
- * report is the result: it names the same collective and culprit as
- * `analyze`. Deterministic: the same dumps give the same report, times
+/* `backstop replay`: each rank's ops from a job's dumps, replayed on a
+ * world of as many ranks (the sim communicator by default, or the backend
+ * named) with the recorded ops, counts and dtypes, real bytes, through the
+ * fingerprint check and the watchdog: every process group of the dumps on
+ * a sub-communicator of its members (the default one on the world's),
+ * p2p ops with their peers (a batch as one call), a coalesced collective
+ * tensor by tensor. The world's own report is the result: it names the
+ * same group, op and culprit as `analyze`, and so do its flight recorders
+ * read back. Deterministic: the same dumps give the same report, times
  * apart.
  *
- * A rank replays its collectives from the first sequence number every dump
- * holds, then stays outside any collective until every rank is done, as a
- * rank busy elsewhere would. A rank that left no dump replays what some
- * dump shows completed (a collective completes only once every rank has
- * joined it), then stays out. The stuck collective is issued like the
- * others: the world finds the hang or the desync again. */
+ * A rank replays its ops in the order it made them across its groups,
+ * each group's collectives from the first sequence number every dump of
+ * it holds, then stays outside any op until every rank is done, as a rank
+ * busy elsewhere would. A rank that left no dump replays what its groups'
+ * dumps show completed (a collective completes only once every member has
+ * joined it) and the other side of completed p2p ops with it, then stays
+ * out. The stuck op is issued like the others: the world finds the hang
+ * or the desync again; a replay that completes what a dump shows not done
+ * says it did not reproduce it (never an all-clear). */
 #ifndef BS_REPLAY_H
 #define BS_REPLAY_H
 

@@ -221,23 +221,13 @@ static bs_status ranks_saying(char **verdicts, int n, int k, bs_buf *b) {
 /* The replayed flight recorders as analyze reads them. */
 static bs_status analyze(const sent *got, int n, bs_buf *text) {
   bs_status st = BS_OK;
-  bs_dumps_verdict v = {0};
   const char **flights = calloc((size_t)n, sizeof *flights);
   if (!flights)
     BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d flight recorders", n);
   for (int k = 0; k < n; k++)
     flights[k] = got[k].got ? got[k].flight : NULL;
-  if (bs_dumps_report_flights(flights, n, &v) == BS_OK)
-    bs_buf_printf(text,
-                  "the replayed ranks' flight recorders, as backstop "
-                  "analyze reads them:\n%s",
-                  v.text);
-  else
-    bs_buf_printf(text, "  their flight recorders do not read: %s\n",
-                  bs_err()->message);
-  bs_err_clear();
+  BS_CHECK(bs_replay_read_back(flights, n, text));
 out:
-  bs_dumps_report_verdict_free(&v);
   free(flights);
   return st;
 }

@@ -34,4 +34,8 @@ void bs_replay_procs_ready(void);
 bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
                               bs_buf *text);
 
+/* The replayed flight recorders (flights[k] rank k's JSON, NULL: none),
+ * read as `analyze` reads a job's dumps, appended to text (bs_replay.c). */
+bs_status bs_replay_read_back(const char *const *flights, int n, bs_buf *text);
+
 #endif

@@ -48,6 +48,11 @@ static void entry(const bs_json *e, bs_coll_rec *c) {
   snprintf(c->label, sizeof c->label, "%s", bs_json_get_str(e, "label", ""));
   snprintf(c->state, sizeof c->state, "%s", bs_json_get_str(e, "state", "?"));
   shape_of(e, c->shape, sizeof c->shape);
+  /* Backstop's frames: the front's exchange (if any), then the phase. */
+  const bs_json *f = bs_json_get(e, "frames");
+  if (f && f->type == BS_JARR && f->n)
+    snprintf(c->phase, sizeof c->phase, "%s",
+             bs_json_get_str(&f->items[f->n - 1], "name", ""));
   c->t_created_ms = ns_to_ms(e, "time_created_ns");
   c->t_started_ms = ns_to_ms(e, "time_discovered_started_ns");
   c->t_completed_ms = ns_to_ms(e, "time_discovered_completed_ns");

@@ -14,6 +14,7 @@ typedef struct bs_coll_rec {
   char label[32]; /* "agree", "check_same", "" */
   char shape[96]; /* sizes and dtypes, as one comparable string */
   char state[16]; /* scheduled | started | completed */
+  char phase[32]; /* the outermost frame: the lifecycle phase it ran in */
   double t_created_ms, t_started_ms, t_completed_ms; /* realtime; < 0 none */
 } bs_coll_rec;
 

@@ -45,11 +45,12 @@ static bs_status write_flights(const char *base, const bs_record *rec,
   for (int k = 0; k < rec->nranks; k++) {
     if (!rec->rank[k].flight)
       continue;
+    /* The JSON lists the pickles: what PyTorch's tools read. */
     snprintf(path, sizeof path, "%s/rank_%d", base, k);
     BS_CHECK(save_pickle(path, rec->rank[k].flight));
+    BS_CHECK(bs_result_add_flight(res, path));
     snprintf(path, sizeof path, "%s/rank%d.flight.json", base, k);
     BS_CHECK(save_str(path, rec->rank[k].flight));
-    BS_CHECK(bs_result_add_flight(res, path));
   }
 out:
   return st;

@@ -11,7 +11,7 @@
  * JSON copy dir/<run>/rank<R>.flight.json, the timeline dir/<run>/
  * trace.json and the hang report dir/<run>/report.txt, where <run> names
  * the scenario, ranks, seed and mutants, and lists them in res (the JSON
- * copies as its flight recorders). BS_ERR_INVALID naming the path that
+ * pickles as its flight recorders). BS_ERR_INVALID naming the path that
  * could not be written. */
 bs_status bs_artifacts_write(const char *dir, const bs_record *rec,
                              bs_result *res);

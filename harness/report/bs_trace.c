@@ -82,15 +82,23 @@ static span clamp(span c, const span *ph, size_t n) {
 }
 
 /* Collective times are the flight recorder's clock: the record's start on
- * that clock aligns them with the phases (bs_record.h). */
+ * that clock aligns them with the phases (bs_record.h). One not completed
+ * stays open until the record's end (a hang's: the dump), so the wait
+ * shows for as long as it lasted. */
+static span coll_span(const bs_coll_rec *c, const bs_record *rec) {
+  double end = c->t_completed_ms >= 0 ? c->t_completed_ms
+                                      : rec->start_real_ms + rec->duration_ms;
+  span s = {ticks(c->t_created_ms - rec->start_real_ms),
+            ticks(end - rec->start_real_ms)};
+  s.t1 = s.t1 < s.t0 ? s.t0 : s.t1;
+  return s;
+}
+
 static void collective(bs_buf *b, const bs_coll_rec *c, int tid,
-                       double start_real_ms, const span *ph, size_t nph) {
+                       const bs_record *rec, const span *ph, size_t nph) {
   if (c->t_created_ms < 0)
     return;
-  double end = c->t_completed_ms >= 0 ? c->t_completed_ms
-               : c->t_started_ms >= 0 ? c->t_started_ms
-                                      : c->t_created_ms;
-  span s = {ticks(c->t_created_ms - start_real_ms), ticks(end - start_real_ms)};
+  span s = coll_span(c, rec);
   s = clamp(s, ph, nph);
   bs_buf_printf(b, ",\n{\"name\": \"%s #%ld\"", c->op, c->seq);
   slice(b, "collective", s.t0, s.t1, tid);
@@ -103,36 +111,79 @@ static void collective(bs_buf *b, const bs_coll_rec *c, int tid,
   bs_buf_printf(b, "}}");
 }
 
-static void collectives(bs_buf *b, const bs_record *rec, int k, const span *ph,
-                        size_t nph) {
-  bs_schedule s;
-  const bs_rank_rec *rr = &rec->rank[k];
-  if (!rr->flight || bs_schedule_parse(rr->flight, &s) != BS_OK) {
-    bs_err_clear();
-    return;
+/* A rank killed as a hang sent no phase events: its phases are read from
+ * its collectives' frames, each run of one phase from its first
+ * collective to the next run's, the last one open until the dump (the
+ * record's end). */
+static size_t flight_phases(bs_buf *b, const bs_schedule *s,
+                            const bs_record *rec, int tid, span *ph) {
+  size_t n = 0;
+  const char *name = NULL;
+  for (size_t i = 0; i < s->n; i++) {
+    const bs_coll_rec *c = &s->c[i];
+    if (c->t_created_ms < 0 || !c->phase[0])
+      continue;
+    span cs = coll_span(c, rec);
+    if (name && !strcmp(name, c->phase)) {
+      ph[n - 1].t1 = cs.t1 > ph[n - 1].t1 ? cs.t1 : ph[n - 1].t1;
+      continue;
+    }
+    if (n)
+      ph[n - 1].t1 = cs.t0 > ph[n - 1].t1 ? cs.t0 : ph[n - 1].t1;
+    ph[n++] = cs;
+    name = c->phase;
   }
-  for (size_t i = 0; i < s.n; i++)
-    collective(b, &s.c[i], k, rec->start_real_ms, ph, nph);
-  bs_schedule_free(&s);
+  if (n) /* the rank was in it when the run was killed */
+    ph[n - 1].t1 = ticks(rec->duration_ms) > ph[n - 1].t1
+                       ? ticks(rec->duration_ms)
+                       : ph[n - 1].t1;
+  name = NULL;
+  for (size_t i = 0, k = 0; i < s->n && k < n; i++) {
+    const bs_coll_rec *c = &s->c[i];
+    if (c->t_created_ms < 0 || !c->phase[0] ||
+        (name && !strcmp(name, c->phase)))
+      continue;
+    name = c->phase;
+    bs_buf_printf(b, ",\n{\"name\": ");
+    bs_buf_json_str(b, name);
+    slice(b, "phase", ph[k].t0, ph[k].t1, tid);
+    bs_buf_printf(b,
+                  ", \"args\": {\"from\": \"flight recorder\", "
+                  "\"status\": \"%s\"}}",
+                  k + 1 == n && strcmp(s->c[s->n - 1].state, "completed")
+                      ? "open at the dump"
+                      : "ended");
+    k++;
+  }
+  return n;
 }
 
 static void rank_track(bs_buf *b, const bs_record *rec, int k) {
   char name[32];
   const bs_rank_rec *rr = &rec->rank[k];
-  span *ph = calloc(rr->n ? rr->n : 1, sizeof *ph);
+  bs_schedule s = {0};
+  bool flight = rr->flight && bs_schedule_parse(rr->flight, &s) == BS_OK;
+  span *ph = calloc(rr->n + s.n + 1, sizeof *ph);
+  size_t nph = rr->n;
+  bs_err_clear();
   snprintf(name, sizeof name, "rank %d", k);
   bs_buf_printf(b, ",\n");
   meta(b, "thread_name", k, name);
   if (!ph) {
     b->oom = true;
-    return;
+    goto out;
   }
   for (size_t i = 0; i < rr->n; i++) {
     ph[i] = phase_span(&rr->ev[i], rec->duration_ms);
     phase(b, &rr->ev[i], k, ph[i]);
   }
-  collectives(b, rec, k, ph, rr->n);
+  if (!rr->n && flight)
+    nph = flight_phases(b, &s, rec, k, ph);
+  for (size_t i = 0; flight && i < s.n; i++)
+    collective(b, &s.c[i], k, rec, ph, nph);
+out:
   free(ph);
+  bs_schedule_free(&s);
 }
 
 void bs_trace_json(bs_buf *b, const bs_record *rec, const char *title) {

@@ -44,8 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
   bs_json_free(&w);
   bs_dumps d = {0};
   bs_dumps_verdict r;
-  if (bs_dumps_add(&d, &v, "rank_0", NULL) == BS_OK &&
-      bs_dumps_finish(&d) == BS_OK && bs_dumps_report(&d, &r) == BS_OK)
+  if (bs_dumps_add(&d, &v, "rank_0") == BS_OK &&
+      bs_dumps_finish(&d, NULL) == BS_OK && bs_dumps_report(&d, &r) == BS_OK)
     bs_dumps_report_verdict_free(&r);
   bs_err_clear();
   bs_dumps_free(&d);

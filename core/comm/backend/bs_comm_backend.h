@@ -10,6 +10,7 @@
 
 #include "comm/bs_comm.h"
 #include "comm/front/bs_flight.h"
+#include "comm/front/bs_pg.h"
 #include "comm/front/bs_watchdog.h"
 
 /* One collective as the front hands it to a backend. */
@@ -24,6 +25,8 @@ typedef struct bs_coll_args {
   bool host;         /* host buffers: the front's own exchanges */
   uint64_t seq;      /* collective_seq_id */
   const char *label; /* static or NULL: "fingerprint", "agree", ... */
+  int pg;            /* the process group's id (bs_pg; 0: the world's) */
+  int peer;          /* send/recv: the peer's global rank */
   /* A host all-gather on a backend that shares results (.shares): where it
    * puts the whole result instead of filling recv, read-only, one for every
    * rank, valid until this rank's next collective (N ranks each holding
@@ -78,6 +81,17 @@ typedef struct bs_comm_backend {
    * reaches this world even when none of its ranks waits in a collective
    * (the sim across processes); NULL: nothing to look at. */
   void (*tick)(void *w);
+  /* Process groups (bs_comm_group.c). group_new makes the state the members of
+   * pg in this process share (once, under the world's lock; group_free at
+   * the world's end); group_rank_init and _fini, on a member's thread, its
+   * own part of the group g. NULL: the backend has no groups. */
+  bs_status (*group_new)(bs_world *w, bs_pg *pg);
+  void (*group_free)(bs_world *w, bs_pg *pg);
+  bs_status (*group_rank_init)(bs_comm *g);
+  void (*group_rank_fini)(bs_comm *g);
+  /* Point-to-point ops of c's group (peers: group ranks), issued together,
+   * done when all are; NULL: the backend has none. */
+  bs_status (*p2p)(bs_comm *c, const bs_p2p_op *ops, size_t n);
 } bs_comm_backend;
 
 extern const bs_comm_backend bs_comm_sim_backend;
@@ -100,6 +114,12 @@ struct bs_comm {
   void *swapped;    /* comm/diverge: the buffer of a swapped shared result */
   bool turn;        /* it holds one of the world's turns (bs_world_turn) */
   void *impl;
+  /* A process group's handle (bs_comm_group): its rank's world handle,
+   * the group, this rank's place in it; NULL, -1 on the world's own. */
+  bs_comm *parent;
+  bs_pg *pg;
+  int pg_rank;
+  uint64_t p2p_seq; /* last p2p_seq_id issued */
 };
 
 struct bs_world {
@@ -129,6 +149,8 @@ struct bs_world {
   uint64_t stall_ns, end_ns;
   bs_status *rank_st;
   bs_error *rank_err;
+  bs_pg **pgs; /* the process groups made here, by id - 1; under mu */
+  int npgs, pgs_cap;
   /* A world of more ranks than BS_WORLD_RUNNING_MAX: at most that many run
    * outside a collective at once (bs_world_turn). */
   bool turns;
@@ -178,6 +200,26 @@ void bs_world_running(bs_world *w, bool running);
 /* The rank leaves the communicator (how: EXITED or DEAD). */
 void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why);
 
+/* The front's steps that point-to-point shares with the collectives
+ * (bs_comm.c): admission (the rank is here, the world healthy) and the
+ * watched wait. */
+bs_status bs_comm_front_admit(bs_comm *c, bs_coll_args *a);
+/* One wait in the backend, op(c, arg), watched, the rank's turn given
+ * while it waits; the error record of a failure names shown. */
+bs_status bs_comm_front_wait(bs_comm *c, const bs_coll_args *shown,
+                             uint64_t done_seq,
+                             bs_status (*op)(bs_comm *c, const void *arg),
+                             const void *arg);
+/* The world's process groups now (caller frees the array; *n of them),
+ * copied under its lock: they live as long as the world, and a caller
+ * that takes a board's or a list's lock must not hold the world's. */
+bs_pg **bs_world_pgs_copy(bs_world *w, int *n);
+/* Frees the world's process groups (bs_comm_group.c), at its end. */
+void bs_world_pgs_free(bs_world *w);
+/* The size of c's communicator (its group's) and c's rank in it. */
+int bs_comm_front_size(const bs_comm *c);
+int bs_comm_front_rank(const bs_comm *c);
+
 /* The report block (caller frees). */
 typedef struct bs_report_in {
   bs_status status;
@@ -188,7 +230,22 @@ typedef struct bs_report_in {
   const bs_rank_pos *pos;
   uint64_t stall_ns, detect_ns;
   int timeout_ms;
+  /* The world's process groups (a failure in one is reported over its
+   * members); npgs 0: none. */
+  bs_pg *const *pgs;
+  int npgs;
 } bs_report_in;
 char *bs_comm_report(const bs_report_in *in);
+/* Where a rank is, as the block describes it. */
+struct bs_report_rank;
+void bs_comm_report_describe(const bs_rank_pos *p, struct bs_report_rank *r);
+/* A failure in a process group or at a point-to-point op
+ * (bs_comm_report_pg.c): the block over the stuck group's members (or
+ * the two ranks of the stuck op), by global rank. */
+bool bs_comm_report_pg_applies(const bs_report_in *in);
+/* The global rank whose op such a block is about (-1: none is in one). */
+int bs_comm_report_pg_focus(const bs_report_in *in);
+char *bs_comm_report_pg(const bs_report_in *in, const char *status,
+                        const char *tail);
 
 #endif

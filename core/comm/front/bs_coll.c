@@ -10,6 +10,8 @@ const char *bs_coll_name(bs_coll c) {
       [BS_COLL_BROADCAST] = "nccl:broadcast",
       [BS_COLL_BARRIER] = "nccl:barrier",
       [BS_COLL_COMM_INIT] = "nccl:comm_init",
+      [BS_COLL_SEND] = "nccl:send",
+      [BS_COLL_RECV] = "nccl:recv",
   };
   return (unsigned)c < BS_COLL_COUNT ? names[c] : "nccl:unknown";
 }

@@ -26,7 +26,15 @@ int bs_comm_rank(const bs_comm *c) {
 }
 
 int bs_comm_size(const bs_comm *c) {
-  return c ? c->w->o.global_size : 0;
+  return c ? bs_comm_front_size(c) : 0;
+}
+
+int bs_comm_front_size(const bs_comm *c) {
+  return c->pg ? c->pg->n : c->w->o.global_size;
+}
+
+int bs_comm_front_rank(const bs_comm *c) {
+  return c->pg ? c->pg_rank : c->grank;
 }
 
 int bs_comm_local_size(const bs_comm *c) {
@@ -41,13 +49,23 @@ uint64_t bs_comm_seq(const bs_comm *c) {
   return c ? c->seq : 0;
 }
 
-bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq) {
-  if (!c || seq <= c->seq)
+/* The counter *last (NULL: no communicator) goes on at seq. */
+static bs_status set_next(uint64_t *last, uint64_t seq, const char *what) {
+  uint64_t none = 0;
+  if (!last || seq <= *last)
     return bs_err_fail(
-        BS_ERR_INVALID, NULL, "next collective #%llu: not past the last, #%llu",
-        (unsigned long long)seq, (unsigned long long)(c ? c->seq : 0));
-  c->seq = seq - 1;
+        BS_ERR_INVALID, NULL, "next %s #%llu: not past the last, #%llu", what,
+        (unsigned long long)seq, (unsigned long long)*(last ? last : &none));
+  *last = seq - 1;
   return BS_OK;
+}
+
+bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq) {
+  return set_next(c ? &c->seq : NULL, seq, "collective");
+}
+
+bs_status bs_comm_set_next_p2p_seq(bs_comm *c, uint64_t seq) {
+  return set_next(c ? &c->p2p_seq : NULL, seq, "p2p op");
 }
 
 static bool is_reduction(bs_coll op) {
@@ -57,7 +75,7 @@ static bool is_reduction(bs_coll op) {
 static bs_status check_args(const bs_comm *c, const bs_coll_args *a) {
   bs_status st = BS_OK;
   size_t es = bs_dtype_size(a->dt);
-  int size = c->w->o.global_size;
+  int size = bs_comm_front_size(c);
   if (!bs_coll_has_data(a->op))
     goto out;
   if (es == 0)
@@ -95,7 +113,9 @@ static void pos_leave(bs_comm *c, uint64_t completed_seq) {
   bs_rank_pos *p = &w->pos[c->rank];
   p->state = BS_RANK_RUNNING;
   p->since_ns = bs_clock_mono_ns();
-  if (completed_seq)
+  if (completed_seq && c->pg)
+    c->pg->last_done[c->pg_rank] = completed_seq;
+  else if (completed_seq)
     p->last_seq = completed_seq;
   pthread_mutex_unlock(&w->mu);
 }
@@ -144,16 +164,19 @@ static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
                      a->label ? a->label : "", cause[0] ? cause : "failed");
 }
 
-/* One trip through the backend, watched; shown is what the report says
- * the rank is doing (the user's collective during its fingerprint). */
-static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
-                             const bs_coll_args *shown, uint64_t done_seq) {
+/* One wait in the backend (op(c, arg)), watched; shown is what the report
+ * says the rank is doing (the user's collective during its fingerprint).
+ * The p2p ops wait the same way (bs_comm_front_wait). */
+bs_status bs_comm_front_wait(bs_comm *c, const bs_coll_args *shown,
+                             uint64_t done_seq,
+                             bs_status (*op)(bs_comm *c, const void *arg),
+                             const void *arg) {
   bs_world *w = c->w;
   pos_enter(c, shown);
   bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* the world moves on */
   bs_watchdog_arm(w->wd, c->rank);
   bs_world_turn(c, false); /* waiting, it lets another rank run */
-  bs_status st = w->be->coll(c, a);
+  bs_status st = op(c, arg);
   bs_watchdog_disarm(w->wd, c->rank);
   if (st != BS_OK && !c->fail_ns) /* returned now, runs when its turn comes */
     c->fail_ns = bs_clock_mono_ns();
@@ -164,19 +187,28 @@ static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
   return st;
 }
 
+static bs_status coll_op(bs_comm *c, const void *a) {
+  return c->w->be->coll(c, a);
+}
+
+static bs_status run_backend(bs_comm *c, const bs_coll_args *a,
+                             const bs_coll_args *shown, uint64_t done_seq) {
+  return bs_comm_front_wait(c, shown, done_seq, coll_op, a);
+}
+
 /* A host all-gather of n bytes from every rank: *all, read-only until this
  * rank's next collective, is the one result the backend shares (the sim's
  * threads), else own, which this rank allocates (the caller frees it). */
 static bs_status host_gather(bs_comm *c, const void *mine, size_t n,
                              const void **all, void **own, bs_coll_args *a) {
-  int size = c->w->o.global_size;
+  int size = bs_comm_front_size(c);
   *all = *own = NULL;
   *a = (bs_coll_args){.op = BS_COLL_ALL_GATHER,
                       .send = mine,
                       .count = n,
                       .dt = BS_U8,
                       .host = true};
-  if (c->w->be->shares) {
+  if (c->w->be->shares && !c->pg) { /* a group's: its own (scan_once) */
     a->view = all;
     return BS_OK;
   }
@@ -195,7 +227,7 @@ typedef int (*scan_fn)(const void *all, int n);
 static int scan_once(bs_comm *c, uint64_t seq, scan_fn scan, const void *all,
                      const void *own) {
   bs_world *w = c->w;
-  int n = w->o.global_size;
+  int n = bs_comm_front_size(c);
   if (own)
     return scan(all, n);
   pthread_mutex_lock(&w->settle_mu);
@@ -263,22 +295,28 @@ static bs_coll_args args_of(const fingerprint *f) {
 static bs_status fingerprint_report(bs_comm *c, const fingerprint *all, int n,
                                     int bad) {
   bs_status st = BS_OK;
-  bs_rank_pos *pos = calloc((size_t)n, sizeof *pos);
+  int npos = c->w->o.global_size; /* by global rank: a group's members */
+  bs_rank_pos *pos = calloc((size_t)npos, sizeof *pos);
   if (!pos)
     BS_FAIL(BS_ERR_NOMEM, NULL, "fingerprint report for %d ranks", n);
   uint64_t now = bs_clock_mono_ns();
-  for (int i = 0; i < n; i++)
-    pos[i] = (bs_rank_pos){.state = BS_RANK_IN_COLL,
-                           .at = args_of(&all[i]),
-                           .since_ns = now,
-                           .last_seq = all[i].seq ? all[i].seq - 1 : 0};
+  for (int i = 0; i < n; i++) {
+    bs_rank_pos *p = &pos[c->pg ? c->pg->members[i] : i];
+    *p = (bs_rank_pos){.state = BS_RANK_IN_COLL,
+                       .at = args_of(&all[i]),
+                       .since_ns = now,
+                       .last_seq = all[i].seq ? all[i].seq - 1 : 0};
+    p->at.pg = c->pg ? c->pg->id : 0;
+  }
   const char *what = all[bad].op != all[0].op || all[bad].seq != all[0].seq
                          ? "a different collective"
                          : "a different count, dtype, root or reduction";
-  bs_world_fail(c->w, BS_ERR_DESYNC, now, pos, n,
-                "fingerprint mismatch before #%llu: rank %d issues %s than "
-                "rank 0",
-                (unsigned long long)all[0].seq, bad, what);
+  bs_world_fail(c->w, BS_ERR_DESYNC, now, pos, npos,
+                "fingerprint mismatch before #%llu%s%s: rank %d issues %s than "
+                "rank %d",
+                (unsigned long long)all[0].seq, c->pg ? " in group " : "",
+                c->pg ? c->pg->name : "", c->pg ? c->pg->members[bad] : bad,
+                what, c->pg ? c->pg->members[0] : 0);
 out:
   free(pos);
   return st;
@@ -298,7 +336,8 @@ static bs_status fingerprint_desync(bs_comm *c, const fingerprint *all, int n,
   if (st != BS_OK)
     return st;
   c->w->be->wake(c->w);
-  bs_coll_args mine = args_of(&all[c->grank]);
+  bs_coll_args mine = args_of(&all[bs_comm_front_rank(c)]);
+  mine.pg = c->pg ? c->pg->id : 0;
   return fail_coll(c, &mine, BS_ERR_DESYNC);
 }
 
@@ -347,7 +386,7 @@ static int first_other(const void *all, int n) {
 static bs_status gather_fingerprints(bs_comm *c, const bs_coll_args *a,
                                      const fingerprint *mine) {
   bs_status st = BS_OK;
-  int n = c->w->o.global_size;
+  int n = bs_comm_front_size(c);
   const void *got = NULL;
   void *own = NULL;
   bs_coll_args ex;
@@ -401,10 +440,13 @@ out:
 /* Number, record, fingerprint, run. */
 static bs_status issue(bs_comm *c, bs_coll_args *a) {
   bs_status st = BS_OK;
-  int size = c->w->o.global_size;
+  int size = bs_comm_front_size(c);
   size_t es = bs_coll_has_data(a->op) ? bs_dtype_size(a->dt) : 1;
   a->seq = ++c->seq;
+  a->pg = c->pg ? c->pg->id : 0;
   bs_flight_entry e = {.collective_seq_id = a->seq,
+                       .p2p_seq_id = c->p2p_seq,
+                       .pg = a->pg,
                        .profiling_name = bs_coll_name(a->op),
                        .label = a->label,
                        .has_data = bs_coll_has_data(a->op),
@@ -426,7 +468,7 @@ out:
 /* A shared result (bs_coll_args.view) has no buffer of this rank's to swap
  * in: the swap gets one of its own, zeroed, which the caller then reads. */
 static bs_status swap_buffer(bs_comm *c, bs_coll_args *a) {
-  size_t n = a->count * bs_dtype_size(a->dt) * (size_t)c->w->o.global_size;
+  size_t n = a->count * bs_dtype_size(a->dt) * (size_t)bs_comm_front_size(c);
   if (!a->view || a->recv)
     return BS_OK;
   free(c->swapped);
@@ -506,7 +548,7 @@ out:
  * the world has not failed (then the call returns that failure). */
 static bs_status admit(bs_comm *c, bs_coll_args *a) {
   bs_status st = BS_OK;
-  if (c->gone)
+  if (c->gone || (c->parent && c->parent->gone))
     BS_FAIL(BS_ERR_RANK_DEAD, NULL, "%s: rank %d already left the communicator",
             short_name(a->op), c->grank);
   st = bs_world_abort_status(c->w);
@@ -693,7 +735,7 @@ typedef struct agree_env {
  * every rank's in its own slot. */
 static bool intact(const bs_comm *c, const agree_env *all,
                    const agree_env *mine) {
-  int me = bs_comm_rank(c), n = bs_comm_size(c);
+  int me = bs_comm_front_rank(c), n = bs_comm_size(c);
   if (me < 0 || me >= n || memcmp(&all[me], mine, sizeof *mine) != 0)
     return false;
   for (int i = 0; i < n; i++)
@@ -733,7 +775,7 @@ static bool garbled(bs_comm *c, const agree_env *all, const agree_env *env,
  * broadcast of §7.2 in a single collective. */
 bs_status bs_comm_agree(bs_comm *c, bs_status mine) {
   bs_status st = BS_OK;
-  agree_env env = {.sender = bs_comm_rank(c) + 1,
+  agree_env env = {.sender = bs_comm_front_rank(c) + 1,
                    .rec = {.code = BS_OK, .rank = bs_err_rank()}};
   const void *got = NULL;
   void *own = NULL;
@@ -798,4 +840,9 @@ bs_status bs_comm_check_same(bs_comm *c, const void *data, size_t n,
 out:
   free(own);
   return st;
+}
+
+/* The steps point-to-point shares (bs_comm_backend.h). */
+bs_status bs_comm_front_admit(bs_comm *c, bs_coll_args *a) {
+  return admit(c, a);
 }

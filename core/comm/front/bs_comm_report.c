@@ -22,7 +22,11 @@ static void describe_coll(const bs_coll_args *a, char *buf, size_t n) {
   static const char *const ops[BS_REDOP_COUNT] = {"sum", "max", "min"};
   int k = snprintf(buf, n, "%s #%llu", short_name(a->op),
                    (unsigned long long)a->seq);
-  if (a->op == BS_COLL_REDUCE_SCATTER || a->op == BS_COLL_ALL_REDUCE)
+  if (a->op == BS_COLL_SEND || a->op == BS_COLL_RECV)
+    k += snprintf(buf + k, n - (size_t)k, " %s rank %d (%zu x %s)",
+                  a->op == BS_COLL_SEND ? "to" : "from", a->peer, a->count,
+                  bs_dtype_name(a->dt));
+  else if (a->op == BS_COLL_REDUCE_SCATTER || a->op == BS_COLL_ALL_REDUCE)
     k += snprintf(buf + k, n - (size_t)k, " (%zu x %s, %s)", a->count,
                   bs_dtype_name(a->dt),
                   (unsigned)a->redop < BS_REDOP_COUNT ? ops[a->redop] : "?");
@@ -392,12 +396,18 @@ static char *report_of(const bs_report_in *in, const char *status,
   return text;
 }
 
+void bs_comm_report_describe(const bs_rank_pos *p, bs_report_rank *r) {
+  describe(p, r);
+}
+
 char *bs_comm_report(const bs_report_in *in) {
   char tail[128];
   uint64_t d = in->detect_ns > in->stall_ns ? in->detect_ns - in->stall_ns : 0;
   snprintf(tail, sizeof tail,
            "  stall -> detection: %.3f ms (watchdog timeout %d ms)\n",
            (double)d / 1e6, in->timeout_ms);
+  if (bs_comm_report_pg_applies(in))
+    return bs_comm_report_pg(in, bs_status_name(in->status), tail);
   return report_of(in, bs_status_name(in->status), tail);
 }
 
@@ -409,8 +419,12 @@ char *bs_comm_report_now(const bs_world *w, const char *why) {
                      .size = w->o.size,
                      .first_rank = w->o.first_rank,
                      .world = w->o.global_size,
-                     .pos = w->pos};
-  char *text = report_of(&in, "hang", NULL);
+                     .pos = w->pos,
+                     .pgs = w->pgs,
+                     .npgs = w->npgs};
+  char *text = bs_comm_report_pg_applies(&in)
+                   ? bs_comm_report_pg(&in, "hang", NULL)
+                   : report_of(&in, "hang", NULL);
   pthread_mutex_unlock(&mw->mu);
   return text;
 }

@@ -3,17 +3,26 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bs_clock.h"
 #include "comm/front/bs_watchdog.h"
 
+typedef struct flight_pg {
+  int id;
+  char name[64], desc[64];
+  char *ranks; /* "[1, 3]", as PyTorch writes the list */
+} flight_pg;
+
 struct bs_flight {
   pthread_mutex_t mu; /* mutable in const readers: see lock() */
   size_t slots;
   uint64_t next_id; /* record_id of the next entry; also how many so far */
   bs_flight_entry *ring;
+  flight_pg *pgs; /* besides the default group */
+  int npgs;
 };
 
 /* Readers take a const recorder; the lock is the one mutable part. */
@@ -46,6 +55,9 @@ void bs_flight_destroy(bs_flight *f) {
   if (!f)
     return;
   pthread_mutex_destroy(&f->mu);
+  for (int i = 0; i < f->npgs; i++)
+    free(f->pgs[i].ranks);
+  free(f->pgs);
   free(f->ring);
   free(f);
 }
@@ -77,6 +89,53 @@ void bs_flight_advance(bs_flight *f, uint64_t record_id, bs_flight_state st) {
       slot->time_discovered_completed_ns = bs_clock_wall_ns();
   }
   pthread_mutex_unlock(mu);
+}
+
+static char *ranks_text(const int *members, int n) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *o = open_memstream(&buf, &len);
+  if (!o)
+    return NULL;
+  fputc('[', o);
+  for (int i = 0; i < n; i++)
+    fprintf(o, i ? ", %d" : "%d", members[i]);
+  fputc(']', o);
+  if (fclose(o) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+bs_status bs_flight_add_pg(bs_flight *f, int id, const char *name,
+                           const char *desc, const int *members, int n) {
+  bs_status st = BS_OK;
+  pthread_mutex_t *mu = lock(f);
+  flight_pg *grown = realloc(f->pgs, (size_t)(f->npgs + 1) * sizeof *grown);
+  char *ranks = ranks_text(members, n);
+  if (!grown || !ranks) {
+    free(ranks);
+    if (grown)
+      f->pgs = grown;
+    BS_FAIL(BS_ERR_NOMEM, NULL, "flight recorder: group %s", name);
+  }
+  f->pgs = grown;
+  flight_pg *g = &f->pgs[f->npgs++];
+  *g = (flight_pg){.id = id, .ranks = ranks};
+  snprintf(g->name, sizeof g->name, "%s", name);
+  snprintf(g->desc, sizeof g->desc, "%s", desc);
+out:
+  pthread_mutex_unlock(mu);
+  return st;
+}
+
+/* The recorder's group of id; NULL for the default one. */
+static const flight_pg *pg_of(const bs_flight *f, int id) {
+  for (int i = 0; id && i < f->npgs; i++)
+    if (f->pgs[i].id == id)
+      return &f->pgs[i];
+  return NULL;
 }
 
 static size_t count_locked(const bs_flight *f) {
@@ -169,20 +228,37 @@ static void put_frames(FILE *o, const bs_flight_entry *e) {
   fputc(']', o);
 }
 
-static void put_entry(FILE *o, const bs_flight_entry *e,
+/* The op's name as PyTorch profiles it: a send or recv names the group
+ * ranks it goes between. */
+static void put_profiling_name(FILE *o, const bs_flight_entry *e) {
+  char name[96];
+  if (e->is_p2p)
+    snprintf(name, sizeof name, "%s %d%s%d", e->profiling_name, e->me,
+             strstr(e->profiling_name, "send") ? "->" : "<-", e->peer);
+  else
+    snprintf(name, sizeof name, "%s", e->profiling_name);
+  put_str(o, name);
+}
+
+static void put_entry(FILE *o, const bs_flight *f, const bs_flight_entry *e,
                       const bs_flight_meta *m) {
+  const flight_pg *pg = pg_of(f, e->pg);
   fputc('{', o);
   put_frames(o, e);
+  fprintf(o, ",\"record_id\":%llu,\"pg_id\":%d,\"process_group\":[",
+          (unsigned long long)e->record_id, pg ? pg->id : 0);
+  put_str(o, pg ? pg->name : "0");
+  fputc(',', o);
+  put_str(o, pg ? pg->desc : "default_pg");
   fprintf(o,
-          ",\"record_id\":%llu,\"pg_id\":0,\"process_group\":[\"0\","
-          "\"default_pg\"],\"thread_name\":\"rank %d\",\"thread_id\":"
-          "\"%llu\",\"collective_seq_id\":%llu,\"p2p_seq_id\":0,"
+          "],\"thread_name\":\"rank %d\",\"thread_id\":"
+          "\"%llu\",\"collective_seq_id\":%llu,\"p2p_seq_id\":%llu,"
           "\"op_id\":%llu,\"profiling_name\":",
-          (unsigned long long)e->record_id, m->rank,
-          (unsigned long long)e->thread_id,
+          m->rank, (unsigned long long)e->thread_id,
           (unsigned long long)e->collective_seq_id,
-          (unsigned long long)e->collective_seq_id);
-  put_str(o, e->profiling_name);
+          (unsigned long long)e->p2p_seq_id,
+          (unsigned long long)(e->collective_seq_id + e->p2p_seq_id));
+  put_profiling_name(o, e);
   put_time(o, "time_created_ns", e->time_created_ns);
   if (e->state == BS_FLIGHT_COMPLETED && e->time_discovered_started_ns)
     fprintf(o, ",\"duration_ms\":%.6f",
@@ -195,8 +271,9 @@ static void put_entry(FILE *o, const bs_flight_entry *e,
   put_str(o, bs_flight_state_name(e->state));
   put_time(o, "time_discovered_started_ns", e->time_discovered_started_ns);
   put_time(o, "time_discovered_completed_ns", e->time_discovered_completed_ns);
-  fprintf(o, ",\"retired\":%s,\"timeout_ms\":%d,\"is_p2p\":false",
-          e->state == BS_FLIGHT_COMPLETED ? "true" : "false", m->timeout_ms);
+  fprintf(o, ",\"retired\":%s,\"timeout_ms\":%d,\"is_p2p\":%s",
+          e->state == BS_FLIGHT_COMPLETED ? "true" : "false", m->timeout_ms,
+          e->is_p2p ? "true" : "false");
   if (e->label) {
     fputs(",\"label\":", o);
     put_str(o, e->label);
@@ -204,19 +281,43 @@ static void put_entry(FILE *o, const bs_flight_entry *e,
   fputc('}', o);
 }
 
-/* The last collective each state reached, as PyTorch's pg_status (-1:
- * none). */
-static void put_status(FILE *o, const bs_flight *f) {
+/* The last collective each state reached in group pg, as PyTorch's
+ * pg_status (-1: none). */
+static void put_pg_status(FILE *o, const bs_flight *f, int pg,
+                          const char *name) {
   long long last[3] = {-1, -1, -1};
   bs_flight_entry e;
   for (size_t i = 0; get_locked(f, i, &e); i++)
-    for (int s = 0; s <= (int)e.state && s < 3; s++)
+    for (int s = 0; e.pg == pg && !e.is_p2p && s <= (int)e.state && s < 3; s++)
       last[s] = (long long)e.collective_seq_id;
+  put_str(o, name);
   fprintf(o,
-          ",\"pg_status\":{\"0\":{\"last_enqueued_collective\":%lld,"
+          ":{\"last_enqueued_collective\":%lld,"
           "\"last_started_collective\":%lld,"
-          "\"last_completed_collective\":%lld}}",
+          "\"last_completed_collective\":%lld}",
           last[0], last[1], last[2]);
+}
+
+static void put_status(FILE *o, const bs_flight *f) {
+  fputs(",\"pg_status\":{", o);
+  put_pg_status(o, f, 0, "0");
+  for (int i = 0; i < f->npgs; i++) {
+    fputc(',', o);
+    put_pg_status(o, f, f->pgs[i].id, f->pgs[i].name);
+  }
+  fputc('}', o);
+}
+
+static void put_pg(FILE *o, const char *name, const char *desc,
+                   const char *ranks) {
+  put_str(o, name);
+  fputs(":{\"name\":", o);
+  put_str(o, name);
+  fputs(",\"desc\":", o);
+  put_str(o, desc);
+  fputs(",\"ranks\":", o);
+  put_str(o, ranks);
+  fputc('}', o);
 }
 
 /* "0, 1, ..., size-1", made once for the world's size: every rank's dump
@@ -244,9 +345,10 @@ static const char *rank_list(int size) {
   return out;
 }
 
-/* The one process group: every rank of the world, as PyTorch writes the
- * list (a string). */
-static void put_pg_config(FILE *o, int size) {
+/* Every process group of the rank: the default one (every rank of the
+ * world), then those it made, the ranks as PyTorch writes the list (a
+ * string). */
+static void put_pg_config(FILE *o, const bs_flight *f, int size) {
   fputs(",\"pg_config\":{\"0\":{\"name\":\"0\",\"desc\":\"default_pg\","
         "\"ranks\":\"[",
         o);
@@ -255,7 +357,12 @@ static void put_pg_config(FILE *o, int size) {
     fputs(list, o);
   for (int r = 0; !list && r < size; r++)
     fprintf(o, r ? ", %d" : "%d", r);
-  fputs("]\"}}", o);
+  fputs("]\"}", o);
+  for (int i = 0; i < f->npgs; i++) {
+    fputc(',', o);
+    put_pg(o, f->pgs[i].name, f->pgs[i].desc, f->pgs[i].ranks);
+  }
+  fputc('}', o);
 }
 
 char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m) {
@@ -269,15 +376,15 @@ char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m) {
   put_str(o, m->backend);
   fputs(",\"comm_lib_version\":", o);
   put_str(o, m->comm_lib_version ? m->comm_lib_version : m->backend);
-  put_pg_config(o, m->size);
   pthread_mutex_t *mu = lock(f);
+  put_pg_config(o, f, m->size);
   put_status(o, f);
   fputs(",\"entries\":[", o);
   bs_flight_entry e;
   for (size_t i = 0; get_locked(f, i, &e); i++) {
     if (i)
       fputc(',', o);
-    put_entry(o, &e, m);
+    put_entry(o, f, &e, m);
   }
   pthread_mutex_unlock(mu);
   fputs("]}\n", o);

@@ -38,6 +38,13 @@ typedef struct bs_flight_entry {
   uint64_t time_created_ns;
   uint64_t time_discovered_started_ns;
   uint64_t time_discovered_completed_ns;
+  /* The process group (bs_flight_add_pg's id; 0: the default one), its
+   * p2p_seq_id, and for a send or recv the group ranks of its rank and
+   * its peer ("nccl:send 0->1" from 0 to 1, "nccl:recv 1<-0" on 1). */
+  int pg;
+  uint64_t p2p_seq_id;
+  bool is_p2p;
+  int me, peer;
 } bs_flight_entry;
 
 /* What a dump says about its recorder's owner. */
@@ -59,6 +66,11 @@ uint64_t bs_flight_record(bs_flight *f, const bs_flight_entry *e);
 /* Moves an entry forward (started, completed), stamping the time; a no-op
  * once the ring has overwritten it. */
 void bs_flight_advance(bs_flight *f, uint64_t record_id, bs_flight_state st);
+/* A process group of the recorder's rank besides the default one: its
+ * entries' pg id, name, description and members (global ranks), for
+ * pg_config, pg_status and the entries' process_group. */
+bs_status bs_flight_add_pg(bs_flight *f, int id, const char *name,
+                           const char *desc, const int *members, int n);
 /* Entries held now, and entry i counted from the oldest. */
 size_t bs_flight_count(const bs_flight *f);
 bool bs_flight_get(const bs_flight *f, size_t i, bs_flight_entry *out);

@@ -127,6 +127,7 @@ out:
 void bs_world_destroy(bs_world *w) {
   if (!w)
     return;
+  bs_world_pgs_free(w);
   if (w->impl)
     w->be->world_fini(w);
   for (int i = 0; w->comms && i < w->o.size; i++) {
@@ -147,6 +148,8 @@ void bs_world_destroy(bs_world *w) {
 
 void bs_world_turn(bs_comm *c, bool take) {
   bs_world *w = c->w;
+  if (c->parent) /* a group's handle: the turn is its rank's */
+    c = c->parent;
   if (!w->turns || take == c->turn ||
       (take && bs_world_abort_status(w) != BS_OK))
     return;
@@ -387,7 +390,9 @@ static void write_report(bs_world *w, bs_status why, uint64_t detect_ns) {
                      .pos = w->fail_pos,
                      .stall_ns = w->stall_ns,
                      .detect_ns = detect_ns,
-                     .timeout_ms = w->o.timeout_ms};
+                     .timeout_ms = w->o.timeout_ms,
+                     .pgs = w->pgs,
+                     .npgs = w->npgs};
   char *report = bs_comm_report(&in);
   if (report) {
     free(w->report);
@@ -543,21 +548,39 @@ static int first_waiting(const bs_world *w, int rank) {
   const bs_coll_args *at = &w->pos[rank].at;
   for (int i = 0; i < rank; i++)
     if (w->pos[i].state == BS_RANK_IN_COLL && w->pos[i].at.seq == at->seq &&
-        w->pos[i].at.op == at->op)
+        w->pos[i].at.op == at->op && w->pos[i].at.pg == at->pg)
       return i;
   return rank;
 }
 
+/* With groups or p2p about, the op the report is about (the root of
+ * the hang), not whichever watchdog fired first: the cause names it alike
+ * from run to run. Under w->mu. */
+static int root_waiting(const bs_world *w, int rank) {
+  bs_report_in in = {.size = w->o.size,
+                     .first_rank = w->o.first_rank,
+                     .world = w->o.global_size,
+                     .pos = w->pos,
+                     .pgs = w->pgs,
+                     .npgs = w->npgs};
+  int f = bs_comm_report_pg_applies(&in) ? bs_comm_report_pg_focus(&in) : -1;
+  return f >= 0 ? f - w->o.first_rank : rank;
+}
+
 bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns) {
   pthread_mutex_lock(&w->mu);
+  rank = root_waiting(w, rank);
   bs_coll_args at = w->pos[rank].at;
   int named = first_waiting(w, rank);
+  char of[BS_PG_NAME + 16] = "";
+  if (at.pg > 0 && at.pg <= w->npgs)
+    snprintf(of, sizeof of, " of group %s", w->pgs[at.pg - 1]->name);
   pthread_mutex_unlock(&w->mu);
-  return bs_world_fail(
-      w, BS_ERR_TIMEOUT, since_ns, NULL, 0,
-      "a rank waited more than %d ms in %s #%llu (the lowest waiting: rank %d)",
-      w->o.timeout_ms, bs_coll_name(at.op) + strlen("nccl:"),
-      (unsigned long long)at.seq, w->comms[named].grank);
+  return bs_world_fail(w, BS_ERR_TIMEOUT, since_ns, NULL, 0,
+                       "a rank waited more than %d ms in %s #%llu%s (the "
+                       "lowest waiting: rank %d)",
+                       w->o.timeout_ms, bs_coll_name(at.op) + strlen("nccl:"),
+                       (unsigned long long)at.seq, of, w->comms[named].grank);
 }
 
 void bs_world_cause(bs_world *w, char *buf, size_t n) {

@@ -230,8 +230,8 @@ static bs_status grow(bs_comm *c, scratch *s, size_t n) {
 static bs_status run_host(bs_comm *c, const bs_coll_args *a) {
   bs_status st = BS_OK;
   nccl_rank *nr = c->impl;
-  size_t in = bs_coll_in_bytes(a, c->w->o.global_size);
-  size_t outn = bs_coll_out_bytes(a, c->w->o.global_size);
+  size_t in = bs_coll_in_bytes(a, bs_comm_front_size(c));
+  size_t outn = bs_coll_out_bytes(a, bs_comm_front_size(c));
   cudaError_t e = cudaSuccess;
   BS_CHECK(grow(c, &nr->xin, in ? in : 1));
   BS_CHECK(grow(c, &nr->xout, outn ? outn : 1));
@@ -285,6 +285,16 @@ out:
   return st;
 }
 
+/* A fresh unique id, published in path for other processes ("": none). */
+static bs_status make_id(const bs_nccl_lib *nc, const char *path,
+                         ncclUniqueId *id) {
+  ncclResult_t r = nc->GetUniqueId(id);
+  if (r != ncclSuccess)
+    return bs_err_fail(BS_ERR_UNSUPPORTED, NULL, "nccl: ncclGetUniqueId: %s",
+                       nc->GetErrorString(r));
+  return path[0] ? uid_write(path, id) : BS_OK;
+}
+
 /* Generation 0's id travels in uid_path, later ones in uid_path.<gen>. */
 static void uid_file(const bs_world *w, int gen, char *out, size_t n) {
   if (gen == 0)
@@ -306,12 +316,7 @@ static bs_status unique_id(const bs_world *w, int gen, ncclUniqueId *id) {
   if (!local)
     uid_file(w, gen, path, sizeof path);
   if (local || w->o.first_rank == 0) {
-    ncclResult_t r = nc->GetUniqueId(id);
-    if (r != ncclSuccess)
-      BS_FAIL(BS_ERR_UNSUPPORTED, NULL, "nccl: ncclGetUniqueId: %s",
-              nc->GetErrorString(r));
-    if (!local)
-      BS_CHECK(uid_write(path, id));
+    BS_CHECK(make_id(nc, path, id));
   } else {
     BS_CHECK(uid_read(w, path, id, w->o.timeout_ms + INIT_GRACE_MS));
   }
@@ -352,12 +357,36 @@ static void nccl_world_fini(bs_world *w) {
   w->impl = NULL;
 }
 
+/* Locked (mu): waits on cv until *have reaches want, the world fails or
+ * the init's deadline passes; whether it did. */
+static bool wait_have(bs_comm *c, pthread_mutex_t *mu, pthread_cond_t *cv,
+                      const int *have, int want) {
+  uint64_t until = deadline_of(c->w, bs_clock_mono_ns(), true);
+  while (*have < want && bs_world_abort_status(c->w) == BS_OK &&
+         bs_clock_mono_ns() < until) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cv, mu, &ts);
+  }
+  return *have >= want;
+}
+
+static bs_status no_id(bs_comm *c, const char *what) {
+  bs_status ab = bs_world_abort_status(c->w);
+  return bs_err_fail(ab != BS_OK ? ab : BS_ERR_TIMEOUT, NULL,
+                     "rank %d: no unique id for %s", c->grank, what);
+}
+
 /* Generation gen's id: local rank 0 fetches and hands it out, the others
  * wait for it (bounded; the world's failure ends the wait). */
 static bs_status id_of(bs_comm *c, int gen, ncclUniqueId *out) {
   bs_status st = BS_OK;
   nccl_world *nw = c->w->impl;
-  uint64_t until = deadline_of(c->w, bs_clock_mono_ns(), true);
   if (c->rank == 0) {
     ncclUniqueId id;
     BS_CHECK(unique_id(c->w, gen, &id));
@@ -368,24 +397,14 @@ static bs_status id_of(bs_comm *c, int gen, ncclUniqueId *out) {
     pthread_mutex_unlock(&nw->mu);
   }
   pthread_mutex_lock(&nw->mu);
-  while (nw->gen < gen && bs_world_abort_status(c->w) == BS_OK &&
-         bs_clock_mono_ns() < until) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&nw->cv, &nw->mu, &ts);
-  }
-  bool got = nw->gen >= gen;
+  bool got = wait_have(c, &nw->mu, &nw->cv, &nw->gen, gen);
   *out = nw->id;
   pthread_mutex_unlock(&nw->mu);
-  if (!got)
-    BS_FAIL(bs_world_abort_status(c->w) != BS_OK ? bs_world_abort_status(c->w)
-                                                 : BS_ERR_TIMEOUT,
-            NULL, "rank %d: no unique id for communicator #%d", c->grank, gen);
+  if (!got) {
+    char what[32];
+    snprintf(what, sizeof what, "communicator #%d", gen);
+    st = no_id(c, what);
+  }
 out:
   return st;
 }
@@ -397,8 +416,8 @@ static bs_status create_comm(bs_comm *c, ncclUniqueId id) {
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
   cfg.blocking = 0;
   uint64_t since = bs_clock_mono_ns();
-  ncclResult_t r = nr->nc->CommInitRankConfig(&nr->comm, c->w->o.global_size,
-                                              id, c->grank, &cfg);
+  ncclResult_t r = nr->nc->CommInitRankConfig(&nr->comm, bs_comm_front_size(c),
+                                              id, bs_comm_front_rank(c), &cfg);
   if (r != ncclSuccess && r != ncclInProgress)
     BS_CHECK(fail_nccl(c, r, "ncclCommInitRankConfig"));
   BS_CHECK(settle(c, since, false, "ncclCommInitRankConfig"));
@@ -414,6 +433,11 @@ static bs_status recreate(bs_comm *c) {
   if (nr->comm)
     BS_FAIL(BS_ERR_STATE, NULL, "rank %d: comm_init over a live communicator",
             c->grank);
+  if (c->pg)
+    BS_FAIL(BS_ERR_UNSUPPORTED, NULL,
+            "rank %d: group %s: only the world's communicator is made again "
+            "(make a new group instead)",
+            c->grank, c->pg->name);
   BS_CHECK(id_of(c, nr->gen + 1, &id));
   nr->gen++;
   BS_CHECK(create_comm(c, id));
@@ -451,7 +475,8 @@ static bs_status nccl_coll(bs_comm *c, const bs_coll_args *a) {
   return run(c, a, a->send, a->recv);
 }
 
-static bs_status nccl_rank_init(bs_comm *c) {
+/* A handle's own NCCL state: its GPU, stream and barrier element. */
+static bs_status rank_setup(bs_comm *c) {
   bs_status st = BS_OK;
   nccl_world *nw = c->w->impl;
   nccl_rank *nr = calloc(1, sizeof *nr);
@@ -470,6 +495,14 @@ static bs_status nccl_rank_init(bs_comm *c) {
     e = cudaStreamSynchronize(nr->stream);
   if (e != cudaSuccess)
     BS_CHECK(fail_cuda(c, e, "rank setup"));
+out:
+  return st;
+}
+
+static bs_status nccl_rank_init(bs_comm *c) {
+  bs_status st = BS_OK;
+  nccl_world *nw = c->w->impl;
+  BS_CHECK(rank_setup(c));
   BS_CHECK(create_comm(c, nw->id));
 out:
   return st;
@@ -521,6 +554,120 @@ out:
   return st;
 }
 
+/* ---- process groups: a communicator of the members, its own id ---- */
+
+/* The id of a group's communicator: its rank 0 makes it, hands it to the
+ * members of its process here and, when members are elsewhere, publishes
+ * it in uid_path.pg.<name>. */
+typedef struct nccl_group {
+  ncclUniqueId id;
+  int have;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+} nccl_group;
+
+static bs_status nccl_group_new(bs_world *w, bs_pg *pg) {
+  nccl_group *g = calloc(1, sizeof *g);
+  (void)w;
+  if (!g)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "nccl: group %s", pg->name);
+  pthread_mutex_init(&g->mu, NULL);
+  pthread_cond_init(&g->cv, NULL);
+  pg->impl = g;
+  return BS_OK;
+}
+
+static void nccl_group_free(bs_world *w, bs_pg *pg) {
+  nccl_group *g = pg->impl;
+  (void)w;
+  if (!g)
+    return;
+  pthread_mutex_destroy(&g->mu);
+  pthread_cond_destroy(&g->cv);
+  free(g);
+  pg->impl = NULL;
+}
+
+static bool here(const bs_world *w, int rank) {
+  return rank >= w->o.first_rank && rank < w->o.first_rank + w->o.size;
+}
+
+/* Whether every member of pg is a rank of this process. */
+static bool all_here(const bs_world *w, const bs_pg *pg) {
+  for (int i = 0; i < pg->n; i++)
+    if (!here(w, pg->members[i]))
+      return false;
+  return true;
+}
+
+static bs_status group_id(bs_comm *c, ncclUniqueId *id) {
+  bs_status st = BS_OK;
+  nccl_group *ng = c->pg->impl;
+  const bs_nccl_lib *nc = ((nccl_rank *)c->impl)->nc;
+  char path[4200] = "";
+  bool local = all_here(c->w, c->pg);
+  if (!local && !c->w->o.uid_path)
+    BS_FAIL(BS_ERR_CONFIG, NULL,
+            "nccl: group %s spans processes: it needs uid_path for its id",
+            c->pg->name);
+  if (!local)
+    bs_pg_file(c->pg, c->w->o.uid_path, path, sizeof path);
+  if (c->pg_rank == 0) {
+    BS_CHECK(make_id(nc, path, id));
+    pthread_mutex_lock(&ng->mu);
+    ng->id = *id;
+    ng->have = 1;
+    pthread_cond_broadcast(&ng->cv);
+    pthread_mutex_unlock(&ng->mu);
+  } else if (!here(c->w, c->pg->members[0])) {
+    BS_CHECK(uid_read(c->w, path, id, c->w->o.timeout_ms + INIT_GRACE_MS));
+  } else {
+    pthread_mutex_lock(&ng->mu);
+    bool got = wait_have(c, &ng->mu, &ng->cv, &ng->have, 1);
+    *id = ng->id;
+    pthread_mutex_unlock(&ng->mu);
+    if (!got)
+      BS_CHECK(no_id(c, c->pg->name));
+  }
+out:
+  return st;
+}
+
+/* A member's own stream and communicator of the group (its size, its
+ * rank in it). */
+static bs_status nccl_group_rank_init(bs_comm *c) {
+  bs_status st = BS_OK;
+  ncclUniqueId id;
+  BS_CHECK(rank_setup(c));
+  BS_CHECK(group_id(c, &id));
+  BS_CHECK(create_comm(c, id));
+out:
+  return st;
+}
+
+/* ---- point-to-point: the ops in one NCCL group, settled as one ---- */
+
+static bs_status nccl_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
+  nccl_rank *nr = c->impl;
+  const bs_nccl_lib *nc = nr->nc;
+  uint64_t since = bs_clock_mono_ns();
+  if (!nr->comm)
+    return bs_err_fail(BS_ERR_ABORTED, NULL, "rank %d: communicator aborted",
+                       c->grank);
+  ncclResult_t r = nc->GroupStart();
+  for (size_t i = 0; r == ncclSuccess && i < n; i++)
+    r = ops[i].send ? nc->Send(ops[i].buf, ops[i].count, nccl_type(ops[i].dt),
+                               ops[i].peer, nr->comm, nr->stream)
+                    : nc->Recv(ops[i].buf, ops[i].count, nccl_type(ops[i].dt),
+                               ops[i].peer, nr->comm, nr->stream);
+  ncclResult_t end = nc->GroupEnd();
+  if (r == ncclSuccess)
+    r = end;
+  if (r != ncclSuccess && r != ncclInProgress)
+    return fail_nccl(c, r, "ncclSend/ncclRecv");
+  return settle(c, since, true, "ncclSend/ncclRecv");
+}
+
 const bs_comm_backend bs_comm_nccl_backend = {
     .name = "nccl",
     .world_init = nccl_world_init,
@@ -531,4 +678,9 @@ const bs_comm_backend bs_comm_nccl_backend = {
     .comm_destroy = nccl_comm_destroy,
     .rank_gone = nccl_rank_gone,
     .wake = nccl_wake,
+    .group_new = nccl_group_new,
+    .group_free = nccl_group_free,
+    .group_rank_init = nccl_group_rank_init,
+    .group_rank_fini = nccl_rank_fini,
+    .p2p = nccl_p2p,
 };

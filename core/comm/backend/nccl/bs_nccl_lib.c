@@ -48,6 +48,10 @@ static void load(void) {
   SYM(ReduceScatter, "ncclReduceScatter");
   SYM(AllReduce, "ncclAllReduce");
   SYM(Broadcast, "ncclBroadcast");
+  SYM(GroupStart, "ncclGroupStart");
+  SYM(GroupEnd, "ncclGroupEnd");
+  SYM(Send, "ncclSend");
+  SYM(Recv, "ncclRecv");
   SYM(GetErrorString, "ncclGetErrorString");
   SYM(GetLastError, "ncclGetLastError");
   if (lib.GetVersion(&lib.version) != ncclSuccess)

@@ -31,6 +31,12 @@ typedef struct bs_nccl_lib {
   ncclResult_t (*Broadcast)(const void *send, void *recv, size_t count,
                             ncclDataType_t t, int root, ncclComm_t comm,
                             cudaStream_t stream);
+  ncclResult_t (*GroupStart)(void);
+  ncclResult_t (*GroupEnd)(void);
+  ncclResult_t (*Send)(const void *send, size_t count, ncclDataType_t t,
+                       int peer, ncclComm_t comm, cudaStream_t stream);
+  ncclResult_t (*Recv)(void *recv, size_t count, ncclDataType_t t, int peer,
+                       ncclComm_t comm, cudaStream_t stream);
   const char *(*GetErrorString)(ncclResult_t r);
   const char *(*GetLastError)(ncclComm_t comm);
   int version;    /* ncclGetVersion: 23007 for 2.30.7 */

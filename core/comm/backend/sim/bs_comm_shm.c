@@ -17,6 +17,8 @@
 #include "bs_clock.h"
 #include "comm/backend/sim/bs_rdv.h"
 
+#include "comm/backend/sim/bs_p2p_files.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -247,9 +249,18 @@ static bs_status shm_room(bs_rdv *r, int rank, const bs_coll_args *a,
       bs_coll_name(a->op) + strlen("nccl:"), need, BS_SHM_STAGE_CAP);
 }
 
-/* This process's view of the mapping; its ranks' pids, for the others. */
-static void attach(shm *m, bs_world *w, void *map, const shm_layout *l) {
+static void group_publish(bs_rdv *r, bs_world *w);
+
+static bool local(const bs_world *w, int rank) {
+  return rank >= w->o.first_rank && rank < w->o.first_rank + w->o.size;
+}
+
+/* This process's view of the mapping of the world's board (pg NULL) or a
+ * group's; its ranks' pids, for the others. */
+static void attach(shm *m, bs_world *w, const bs_pg *pg, void *map,
+                   const shm_layout *l) {
   char *base = map;
+  int n = pg ? pg->n : w->o.global_size;
   m->h = map;
   m->len = l->total;
   m->pid = (int32_t *)(base + l->pids);
@@ -261,12 +272,14 @@ static void attach(shm *m, bs_world *w, void *map, const shm_layout *l) {
   m->r.slice_ns = PID_CHECK_NS;
   m->r.room = shm_room;
   m->r.poll = shm_poll;
-  m->r.publish = shm_publish;
-  for (int i = 0; i < w->o.global_size; i++)
+  m->r.publish = pg ? group_publish : shm_publish;
+  m->r.pg = pg;
+  for (int i = 0; i < n; i++)
     m->r.in[i] = base + l->stage + (size_t)i * BS_SHM_STAGE_CAP;
   bs_rdv_lock(&m->r);
-  for (int i = 0; i < w->o.size; i++)
-    m->pid[w->o.first_rank + i] = m->self;
+  for (int i = 0; i < n; i++)
+    if (local(w, bs_pg_global(pg, i)))
+      m->pid[i] = m->self;
   bs_rdv_unlock(&m->r);
 }
 
@@ -294,7 +307,7 @@ static bs_status shm_world_init(bs_world *w) {
     BS_CHECK(create(w->o.shm_path, &l, g, &map));
   else
     BS_CHECK(join(w->o.shm_path, &l, g, join_ms(w), &map));
-  attach(m, w, map, &l);
+  attach(m, w, NULL, map, &l);
   w->impl = m;
   m = NULL;
   map = NULL;
@@ -316,15 +329,112 @@ static void shm_world_fini(bs_world *w) {
   w->impl = NULL;
 }
 
+/* ---- process groups: a board of the members in a file of their own ----
+ *
+ * o.shm_path.pg.<name> (bs_pg_file), laid out as the
+ * world's over the group's ranks, made by the process of the group's rank
+ * 0 and joined by the others' as the world's is. A failure found on it is
+ * the world's too: it goes to the world's header, where every process's
+ * watchdog thread finds it. */
+/* A group's maker may start later than its other members' processes (a
+ * launcher starts them one by one): their wait for its file gets this
+ * beyond the timeout. */
+enum { GROUP_GRACE_MS = 10000 };
+
+typedef struct shm_group {
+  shm m; /* first: pg->impl is a bs_rdv */
+  pthread_mutex_t mu;
+  bool mapped;
+} shm_group;
+
+static void publish_world(bs_world *w);
+
+static void group_publish(bs_rdv *r, bs_world *w) {
+  shm_publish(r, w);
+  publish_world(w);
+}
+
+static bs_status shm_group_new(bs_world *w, bs_pg *pg) {
+  shm_group *g = calloc(1, sizeof *g);
+  if (!g || !(g->m.r.in = calloc((size_t)pg->n, sizeof *g->m.r.in))) {
+    free(g);
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: group %s", pg->name);
+  }
+  (void)w;
+  pthread_mutex_init(&g->mu, NULL);
+  pg->impl = g;
+  return BS_OK;
+}
+
+static void shm_group_free(bs_world *w, bs_pg *pg) {
+  shm_group *g = pg->impl;
+  (void)w;
+  if (!g)
+    return;
+  if (g->mapped)
+    munmap(g->m.h, g->m.len);
+  pthread_mutex_destroy(&g->mu);
+  free(g->m.r.in);
+  free(g);
+  pg->impl = NULL;
+}
+
+/* The first member here maps the group's file (makes it, on the process
+ * of the group's rank 0); the others find it mapped. */
+static bs_status shm_group_rank_init(bs_comm *c) {
+  bs_status st = BS_OK;
+  shm_group *g = c->pg->impl;
+  const bs_pg *pg = c->pg;
+  shm_layout l = layout_of(pg->n);
+  void *map = NULL;
+  char path[4300];
+  pthread_mutex_lock(&g->mu);
+  if (g->mapped)
+    goto out;
+  bs_pg_file(pg, c->w->o.shm_path, path, sizeof path);
+  if (local(c->w, pg->members[0])) /* the maker */
+    BS_CHECK(create(path, &l, pg->n, &map));
+  else
+    BS_CHECK(join(path, &l, pg->n, c->w->o.timeout_ms + GROUP_GRACE_MS, &map));
+  attach(&g->m, c->w, pg, map, &l);
+  g->mapped = true;
+out:
+  pthread_mutex_unlock(&g->mu);
+  return st;
+}
+
+/* The world's failure to the world's header, where every process's
+ * watchdog thread finds it. */
+static void publish_world(bs_world *w) {
+  shm *m = w->impl;
+  bs_rdv_lock(&m->r);
+  shm_publish(&m->r, w);
+  bs_rdv_unlock(&m->r);
+}
+
+static bs_status shm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
+  return bs_p2p_files_run(c, ops, n, publish_world);
+}
+
+static void shm_rank_gone(bs_comm *c) {
+  bs_rdv_rank_gone(c);
+  bs_rdv_leave_groups(c);
+}
+
 const bs_comm_backend bs_comm_shm_backend = {
     .name = "sim",
     .world_init = shm_world_init,
     .world_fini = shm_world_fini,
     .rank_init = bs_rdv_rank_init,
-    .rank_fini = bs_rdv_rank_fini,
+    .rank_fini = bs_p2p_files_free,
     .coll = bs_rdv_coll,
-    .rank_gone = bs_rdv_rank_gone,
+    .rank_gone = shm_rank_gone,
     .wake = bs_rdv_wake,
     .settle = shm_settle,
     .tick = shm_tick,
+    .group_new = shm_group_new,
+    .group_free = shm_group_free,
+    .group_rank_init = shm_group_rank_init,
+    .group_rank_fini = bs_p2p_files_free,
+    .p2p = shm_p2p,
 };

@@ -1,16 +1,25 @@
 /* The sim communicator: ranks are threads of one process and every
  * collective is the staged rendezvous of bs_rdv.c, on a board in this
  * process's memory, that moves real bytes. Each rank's staged input is a
- * host buffer of its own, grown as needed and kept across rounds. */
+ * host buffer of its own, grown as needed and kept across rounds. A
+ * process group has a board of its own over its members, and the world
+ * and each group a list of point-to-point posts (bs_p2p.h). */
 #include "comm/backend/sim/bs_rdv.h"
 
 #include <stdlib.h>
 
+#include "comm/backend/sim/bs_p2p.h"
+
+/* A group's waiters look at the world's failure this often: the
+ * watchdog's wake reaches the world's board only. */
+#define GROUP_SLICE_NS (2 * 1000000ull)
+
 typedef struct sim {
-  bs_rdv r; /* first: w->impl */
+  bs_rdv r; /* first: w->impl, pg->impl */
   pthread_mutex_t mu;
   bs_rdv_board b;
   size_t *cap; /* of each rank's staging buffer */
+  bs_p2p *p2p;
 } sim;
 
 static bs_status sim_room(bs_rdv *r, int rank, const bs_coll_args *a,
@@ -27,50 +36,103 @@ static bs_status sim_room(bs_rdv *r, int rank, const bs_coll_args *a,
   return BS_OK;
 }
 
-static bs_status sim_world_init(bs_world *w) {
-  bs_status st = BS_OK;
-  sim *s = calloc(1, sizeof *s);
-  size_t n = (size_t)w->o.size;
-  if (w->o.global_size != w->o.size)
-    BS_FAIL(BS_ERR_CONFIG, NULL,
-            "sim backend: every rank is a thread of this process (size %d, "
-            "global size %d)",
-            w->o.size, w->o.global_size);
-  if (!s || !(s->r.s = calloc(n, sizeof *s->r.s)) ||
-      !(s->r.in = calloc(n, sizeof *s->r.in)) ||
-      !(s->cap = calloc(n, sizeof *s->cap)))
-    BS_FAIL(BS_ERR_NOMEM, NULL, "sim: %d ranks", w->o.size);
-  s->b.n = w->o.size;
-  s->r.b = &s->b;
-  s->r.mu = &s->mu;
-  s->r.timeout_ns = (uint64_t)w->o.timeout_ms * 1000000ull;
-  s->r.room = sim_room;
-  s->r.one_process = true;
-  pthread_mutex_init(&s->mu, NULL);
-  w->impl = s;
-  s = NULL;
-out:
-  if (s) {
-    free(s->r.s);
-    free(s->r.in);
-    free(s->cap);
-  }
-  free(s);
-  return st;
-}
-
-static void sim_world_fini(bs_world *w) {
-  sim *s = w->impl;
-  for (int i = 0; i < s->b.n; i++)
+static void sim_free(sim *s) {
+  if (!s)
+    return;
+  for (int i = 0; s->r.in && i < s->b.n; i++)
     free(s->r.in[i]);
   free(s->r.in);
   free(s->r.s);
   free(s->cap);
   free(s->r.red[0]);
   free(s->r.red[1]);
-  pthread_mutex_destroy(&s->mu);
+  bs_p2p_destroy(s->p2p);
+  if (s->r.mu)
+    pthread_mutex_destroy(&s->mu);
   free(s);
+}
+
+/* A board of n ranks (pg's members, or the world's). */
+static bs_status sim_new(int n, const bs_pg *pg, int timeout_ms, sim **out) {
+  bs_status st = BS_OK;
+  sim *s = calloc(1, sizeof *s);
+  if (!s || !(s->r.s = calloc((size_t)n, sizeof *s->r.s)) ||
+      !(s->r.in = calloc((size_t)n, sizeof *s->r.in)) ||
+      !(s->cap = calloc((size_t)n, sizeof *s->cap)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "sim: %d ranks", n);
+  s->b.n = n;
+  s->r.b = &s->b;
+  s->r.timeout_ns = (uint64_t)timeout_ms * 1000000ull;
+  s->r.room = sim_room;
+  s->r.one_process = true;
+  s->r.pg = pg;
+  s->r.slice_ns = pg ? GROUP_SLICE_NS : 0;
+  pthread_mutex_init(&s->mu, NULL);
+  s->r.mu = &s->mu;
+  BS_CHECK(bs_p2p_create(n, pg, timeout_ms, &s->p2p));
+  *out = s;
+  s = NULL;
+out:
+  sim_free(s);
+  return st;
+}
+
+static bs_status sim_world_init(bs_world *w) {
+  sim *s = NULL;
+  if (w->o.global_size != w->o.size)
+    return bs_err_fail(BS_ERR_CONFIG, NULL,
+                       "sim backend: every rank is a thread of this process "
+                       "(size %d, global size %d)",
+                       w->o.size, w->o.global_size);
+  bs_status st = sim_new(w->o.size, NULL, w->o.timeout_ms, &s);
+  w->impl = s;
+  return st;
+}
+
+static void sim_world_fini(bs_world *w) {
+  sim_free(w->impl);
   w->impl = NULL;
+}
+
+static bs_status sim_group_new(bs_world *w, bs_pg *pg) {
+  sim *s = NULL;
+  bs_status st = sim_new(pg->n, pg, w->o.timeout_ms, &s);
+  pg->impl = s;
+  return st;
+}
+
+static void sim_group_free(bs_world *w, bs_pg *pg) {
+  (void)w;
+  sim_free(pg->impl);
+  pg->impl = NULL;
+}
+
+static bs_status sim_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
+  sim *s = c->pg ? c->pg->impl : c->w->impl;
+  return bs_p2p_run(s->p2p, c, bs_comm_front_rank(c), ops, n);
+}
+
+/* The rank's p2p posts of every group it is in: its peers must not wait
+ * for it. The groups are copied under the world's lock, which a p2p
+ * waiter takes with its list's held. */
+static void leave_p2p(bs_comm *c) {
+  bs_world *w = c->w;
+  int n = 0;
+  bs_pg **pgs = bs_world_pgs_copy(w, &n);
+  for (int i = 0; pgs && i < n; i++) {
+    int me = bs_pg_rank_of(pgs[i], c->grank);
+    if (me >= 0)
+      bs_p2p_leave(((sim *)pgs[i]->impl)->p2p, w, me);
+  }
+  free(pgs);
+}
+
+static void sim_rank_gone(bs_comm *c) {
+  sim *s = c->w->impl;
+  bs_rdv_rank_gone(c);
+  bs_p2p_leave(s->p2p, c->w, c->grank);
+  bs_rdv_leave_groups(c);
+  leave_p2p(c);
 }
 
 const bs_comm_backend bs_comm_sim_backend = {
@@ -81,6 +143,9 @@ const bs_comm_backend bs_comm_sim_backend = {
     .rank_init = bs_rdv_rank_init,
     .rank_fini = bs_rdv_rank_fini,
     .coll = bs_rdv_coll,
-    .rank_gone = bs_rdv_rank_gone,
+    .rank_gone = sim_rank_gone,
     .wake = bs_rdv_wake,
+    .group_new = sim_group_new,
+    .group_free = sim_group_free,
+    .p2p = sim_p2p,
 };

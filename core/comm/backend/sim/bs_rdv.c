@@ -118,6 +118,15 @@ static int first_mismatch(const bs_rdv *r) {
   return -1;
 }
 
+/* The global rank of slot i, and the group it is in for messages. */
+static int global_of(const bs_rdv *r, int i) {
+  return bs_pg_global(r->pg, i);
+}
+
+static const char *in_group(const bs_rdv *r, char *buf, size_t n) {
+  return bs_pg_of_text(r->pg, buf, n);
+}
+
 static void fail_gone(const bs_rdv *r, bs_world *w, int nwait, uint64_t round) {
   int first = -1, ngone = 0;
   for (int i = 0; i < r->b->n; i++)
@@ -135,33 +144,37 @@ static void fail_gone(const bs_rdv *r, bs_world *w, int nwait, uint64_t round) {
       came = s->arrived_ns;
   }
   uint64_t stall = left > came ? left : came;
-  char who[48];
+  char who[48], g[BS_PG_NAME + 16];
   if (ngone == 1)
-    snprintf(who, sizeof who, "rank %d is", first);
+    snprintf(who, sizeof who, "rank %d is", global_of(r, first));
   else
-    snprintf(who, sizeof who, "ranks %d and %d more are", first, ngone - 1);
+    snprintf(who, sizeof who, "ranks %d and %d more are", global_of(r, first),
+             ngone - 1);
   bs_world_fail(w, BS_ERR_RANK_DEAD, stall, NULL, 0,
-                "%s gone while %d rank%s wait%s for %s in a collective", who,
+                "%s gone while %d rank%s wait%s for %s in a collective%s", who,
                 nwait, nwait == 1 ? "" : "s", nwait == 1 ? "s" : "",
-                ngone == 1 ? "it" : "them");
+                ngone == 1 ? "it" : "them", in_group(r, g, sizeof g));
 }
 
 static void fail_desync(const bs_rdv *r, bs_world *w, int bad) {
   const bs_coll_args *x = &r->s[0].a, *y = &r->s[bad].a;
   const char *nx = bs_coll_name(x->op) + strlen("nccl:");
   const char *ny = bs_coll_name(y->op) + strlen("nccl:");
+  char g[BS_PG_NAME + 16];
+  int r0 = global_of(r, 0), rb = global_of(r, bad);
+  in_group(r, g, sizeof g);
   if (x->op != y->op || x->seq != y->seq)
     bs_world_fail(w, BS_ERR_DESYNC, 0, NULL, 0,
-                  "ranks wait in different collectives (rank 0: %s #%llu, "
+                  "ranks wait in different collectives%s (rank %d: %s #%llu, "
                   "rank %d: %s #%llu)",
-                  nx, (unsigned long long)x->seq, bad, ny,
+                  g, r0, nx, (unsigned long long)x->seq, rb, ny,
                   (unsigned long long)y->seq);
   else
     bs_world_fail(w, BS_ERR_DESYNC, 0, NULL, 0,
-                  "ranks wait in %s #%llu with different sizes (rank 0: "
+                  "ranks wait in %s #%llu%s with different sizes (rank %d: "
                   "%zu x %s, rank %d: %zu x %s)",
-                  nx, (unsigned long long)x->seq, x->count,
-                  bs_dtype_name(x->dt), bad, y->count, bs_dtype_name(y->dt));
+                  nx, (unsigned long long)x->seq, g, r0, x->count,
+                  bs_dtype_name(x->dt), rb, y->count, bs_dtype_name(y->dt));
 }
 
 /* Every live rank blocked in round, and it cannot complete: fail the world
@@ -200,13 +213,13 @@ static bs_status copy(bs_comm *c, const bs_coll_args *a, void *dst,
 }
 
 /* Nobody reads this rank's input until it arrives: staged unlocked. */
-static bs_status stage(bs_rdv *r, bs_comm *c, const bs_coll_args *a) {
+static bs_status stage(bs_rdv *r, bs_comm *c, int me, const bs_coll_args *a) {
   bs_status st = BS_OK;
   size_t n = bs_coll_in_bytes(a, r->b->n);
-  if (a->op == BS_COLL_BROADCAST && a->root != c->grank)
+  if (a->op == BS_COLL_BROADCAST && a->root != me)
     n = 0;
-  BS_CHECK(r->room(r, c->grank, a, n));
-  BS_CHECK(copy(c, a, r->in[c->grank], a->send, n, BS_D2H));
+  BS_CHECK(r->room(r, me, a, n));
+  BS_CHECK(copy(c, a, r->in[me], a->send, n, BS_D2H));
 out:
   return st;
 }
@@ -372,11 +385,11 @@ static void prepare_for_all(bs_rdv *r, const bs_coll_args *a, int p) {
 /* This rank's share of round p's collective, its own output only: its part
  * of the result made for all when the round was prepared, else worked out
  * from the staged inputs. */
-static bs_status execute(const bs_rdv *r, bs_comm *c, const bs_coll_args *a,
-                         int p) {
+static bs_status execute(const bs_rdv *r, bs_comm *c, int me,
+                         const bs_coll_args *a, int p) {
   bs_status st = BS_OK;
   size_t chunk = a->count * bs_dtype_size(a->dt);
-  size_t mine = (size_t)c->grank * chunk;
+  size_t mine = (size_t)me * chunk;
   if (chunk == 0 || !bs_coll_has_data(a->op))
     goto out;
   if (a->view) { /* the one result, read where it was made */
@@ -508,8 +521,9 @@ static void leave_round(bs_rdv *r, bs_world *w, int rank, uint64_t round) {
 }
 
 bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
-  bs_rdv *r = c->w->impl;
-  bs_rdv_slot *me = &r->s[c->grank];
+  bs_rdv *r = c->pg ? c->pg->impl : c->w->impl;
+  int slot = c->pg ? c->pg_rank : c->grank;
+  bs_rdv_slot *me = &r->s[slot];
   uint64_t since = bs_clock_mono_ns();
   uint64_t round = me->next; /* only this rank moves it */
   /* After a prepared round nobody reads this rank's staged input again. */
@@ -517,20 +531,20 @@ bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a) {
   bs_status st = wait_for(r, c, below, since, gate_open);
   settled(r);
   if (st == BS_OK)
-    st = stage(r, c, a);
+    st = stage(r, c, slot, a);
   if (st == BS_OK)
     st = bs_world_abort_status(c->w);
   if (st != BS_OK)
     return st;
-  arrive(r, c->w, c->grank, a, round);
+  arrive(r, c->w, slot, a, round);
   st = wait_for(r, c, round, since, exec_ready);
   settled(r);
   if (st != BS_OK)
     return st;
   int p = (int)(round & 1);
-  st = execute(r, c, a, p);
+  st = execute(r, c, slot, a, p);
   me->fast = r->one_process && r->b->prepared[p];
-  leave_round(r, c->w, c->grank, round);
+  leave_round(r, c->w, slot, round);
   return st;
 }
 
@@ -569,6 +583,26 @@ void bs_rdv_wake(bs_world *w) {
   bs_rdv_lock(r);
   broadcast(r, w);
   bs_rdv_unlock(r);
+}
+
+/* The groups are copied under the world's lock (they live as long as the
+ * world): leaving them takes their boards' locks, which are taken before
+ * the world's elsewhere. */
+void bs_rdv_leave_groups(bs_comm *c) {
+  bs_world *w = c->w;
+  int n = 0;
+  bs_pg **pgs = bs_world_pgs_copy(w, &n);
+  for (int i = 0; pgs && i < n; i++) {
+    int me = bs_pg_rank_of(pgs[i], c->grank);
+    bs_rdv *r = pgs[i]->impl;
+    if (me < 0 || !r || !r->b)
+      continue;
+    bs_rdv_lock(r);
+    bs_rdv_leave(r, w, me);
+    bs_rdv_check(r, w);
+    bs_rdv_unlock(r);
+  }
+  free(pgs);
 }
 
 bs_status bs_rdv_rank_init(bs_comm *c) {

@@ -85,6 +85,9 @@ struct bs_rdv {
   /* Locked, before every broadcast: tells the other processes of the
    * world's failure. NULL: there are none. */
   void (*publish)(bs_rdv *r, bs_world *w);
+  /* A process group's board: slot i is the group's rank i, global rank
+   * pg->members[i] (NULL: the world's board, slot i global rank i). */
+  const bs_pg *pg;
 };
 
 /* Locks r->mu, making it consistent again when its owner died. Waiting is
@@ -100,11 +103,15 @@ void bs_rdv_leave(bs_rdv *r, bs_world *w, int rank);
 void bs_rdv_check(bs_rdv *r, bs_world *w);
 
 /* Backend entry points of both sim backends: w->impl points at a bs_rdv
- * (the first member of the backend's state). */
+ * (the first member of the backend's state); on a group's handle, the
+ * group's board (its pg->impl, a bs_rdv first too). */
 bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a);
 void bs_rdv_rank_gone(bs_comm *c);
 void bs_rdv_wake(bs_world *w);
 bs_status bs_rdv_rank_init(bs_comm *c);
+/* The rank leaves the boards of every group it is in (their pg->impl, a
+ * bs_rdv first): their peers must not wait for it. */
+void bs_rdv_leave_groups(bs_comm *c);
 void bs_rdv_rank_fini(bs_comm *c);
 
 #endif

@@ -1,0 +1,298 @@
+/* Point-to-point of the sim communicator (bs_p2p.h). */
+#include "comm/backend/sim/bs_p2p.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bs_clock.h"
+
+/* A waiter looks at the world's failure this often (the watchdog's wake
+ * reaches the boards, not this list). */
+#define SLICE_NS (2 * 1000000ull)
+
+typedef struct post {
+  int src, dst;
+  size_t bytes;
+  bs_dtype dt;
+  void *data; /* the staged bytes */
+  bool taken;
+  struct post *next;
+} post;
+
+/* What a rank waits for, for the deadlock checks. */
+typedef enum wait_kind { NOT_WAITING = 0, RECEIVING, DRAINING } wait_kind;
+
+struct bs_p2p {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int n;
+  const bs_pg *pg;
+  uint64_t timeout_ns;
+  post *head; /* in order of posting */
+  bool *gone;
+  wait_kind *waits;
+  int *on; /* the peer it waits on */
+};
+
+bs_status bs_p2p_create(int n, const bs_pg *pg, int timeout_ms, bs_p2p **out) {
+  bs_status st = BS_OK;
+  bs_p2p *p = calloc(1, sizeof *p);
+  if (!p || !(p->gone = calloc((size_t)n, sizeof *p->gone)) ||
+      !(p->waits = calloc((size_t)n, sizeof *p->waits)) ||
+      !(p->on = calloc((size_t)n, sizeof *p->on)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "sim p2p: %d ranks", n);
+  p->n = n;
+  p->pg = pg;
+  p->timeout_ns = (uint64_t)timeout_ms * 1000000ull;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  *out = p;
+  p = NULL;
+out:
+  if (p) {
+    free(p->gone);
+    free(p->waits);
+    free(p->on);
+    free(p);
+  }
+  return st;
+}
+
+void bs_p2p_destroy(bs_p2p *p) {
+  if (!p)
+    return;
+  for (post *q = p->head, *next; q; q = next) {
+    next = q->next;
+    free(q->data);
+    free(q);
+  }
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv);
+  free(p->gone);
+  free(p->waits);
+  free(p->on);
+  free(p);
+}
+
+static int global_of(const bs_p2p *p, int i) {
+  return bs_pg_global(p->pg, i);
+}
+
+static const char *in_group(const bs_p2p *p, char *buf, size_t n) {
+  return bs_pg_of_text(p->pg, buf, n);
+}
+
+static bs_status copy(bs_comm *c, void *dst, const void *src, size_t n,
+                      bs_copy_dir dir) {
+  if (n == 0)
+    return BS_OK;
+  if (!c->dev) {
+    memcpy(dst, src, n);
+    return BS_OK;
+  }
+  return bs_dev_copy_observe(c->dev, dst, src, n, dir);
+}
+
+/* Locked: sleeps a slice or until woken. */
+static void nap(bs_p2p *p) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t ns = (uint64_t)ts.tv_nsec + SLICE_NS;
+  ts.tv_sec += (time_t)(ns / 1000000000ull);
+  ts.tv_nsec = (long)(ns % 1000000000ull);
+  pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+}
+
+/* Locked, whenever a wait goes round: the world's failure, or this rank's
+ * own timeout (failing the world). */
+static bs_status still(bs_p2p *p, bs_comm *c, uint64_t since) {
+  bs_status st = bs_world_abort_status(c->w);
+  if (st == BS_OK && bs_clock_mono_ns() >= since + p->timeout_ns)
+    st = bs_world_timeout(c->w, c->rank, since);
+  return st;
+}
+
+/* Locked: the world fails with why, every waiter wakes. */
+static bs_status fail(bs_p2p *p, bs_comm *c, bs_status why, const char *cause) {
+  bs_world_fail(c->w, why, 0, NULL, 0, "%s", cause);
+  pthread_cond_broadcast(&p->cv);
+  c->w->be->wake(c->w);
+  return bs_world_abort_status(c->w);
+}
+
+static bs_status post_sends(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
+                            size_t n) {
+  bs_status st = BS_OK;
+  for (size_t i = 0; i < n; i++) {
+    if (!ops[i].send)
+      continue;
+    size_t bytes = ops[i].count * bs_dtype_size(ops[i].dt);
+    post *q = calloc(1, sizeof *q);
+    if (!q || !(q->data = malloc(bytes ? bytes : 1))) {
+      free(q);
+      BS_FAIL(BS_ERR_NOMEM, NULL, "sim p2p: %zu bytes", bytes);
+    }
+    *q = (post){.src = me,
+                .dst = ops[i].peer,
+                .bytes = bytes,
+                .dt = ops[i].dt,
+                .data = q->data};
+    if ((st = copy(c, q->data, ops[i].buf, bytes, BS_D2H)) != BS_OK) {
+      free(q->data);
+      free(q);
+      goto out;
+    }
+    pthread_mutex_lock(&p->mu);
+    post **tail = &p->head;
+    while (*tail)
+      tail = &(*tail)->next;
+    *tail = q;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+  }
+out:
+  return st;
+}
+
+static post *first_from(const bs_p2p *p, int src, int dst) {
+  for (post *q = p->head; q; q = q->next)
+    if (q->src == src && q->dst == dst && !q->taken)
+      return q;
+  return NULL;
+}
+
+/* Locked: me waits (kind) on peer, which waits on me the same way, with
+ * nothing posted between them that would free either: neither moves. */
+static bool each_waits(const bs_p2p *p, int me, int peer, wait_kind kind) {
+  if (p->waits[peer] != kind || p->on[peer] != me)
+    return false;
+  if (kind == RECEIVING)
+    return !first_from(p, me, peer) && !first_from(p, peer, me);
+  return first_from(p, me, peer) && first_from(p, peer, me);
+}
+
+/* Locked: why the op me waits in on peer can never complete, or BS_OK. */
+static bs_status stuck(bs_p2p *p, bs_comm *c, int me, int peer,
+                       wait_kind kind) {
+  char cause[256], g[BS_PG_NAME + 16];
+  int gm = global_of(p, me), gp = global_of(p, peer);
+  in_group(p, g, sizeof g);
+  if (p->gone[peer]) {
+    snprintf(cause, sizeof cause,
+             "rank %d is gone while rank %d waits to %s it%s", gp, gm,
+             kind == RECEIVING ? "receive from" : "send to", g);
+    return fail(p, c, BS_ERR_RANK_DEAD, cause);
+  }
+  if (each_waits(p, me, peer, kind)) {
+    snprintf(cause, sizeof cause,
+             "ranks %d and %d each wait to %s the other first%s",
+             gm < gp ? gm : gp, gm < gp ? gp : gm,
+             kind == RECEIVING ? "receive from" : "be received by", g);
+    return fail(p, c, BS_ERR_DESYNC, cause);
+  }
+  return BS_OK;
+}
+
+/* Locked: q's bytes into op's buffer, or the desync of a mismatch. */
+static bs_status take(bs_p2p *p, bs_comm *c, int me, post *q,
+                      const bs_p2p_op *op) {
+  size_t want = op->count * bs_dtype_size(op->dt);
+  if (q->bytes != want || q->dt != op->dt) {
+    char cause[256], g[BS_PG_NAME + 16];
+    snprintf(cause, sizeof cause,
+             "rank %d sends %zu bytes of %s to rank %d, which receives %zu "
+             "bytes of %s%s",
+             global_of(p, q->src), q->bytes, bs_dtype_name(q->dt),
+             global_of(p, me), want, bs_dtype_name(op->dt),
+             in_group(p, g, sizeof g));
+    return fail(p, c, BS_ERR_DESYNC, cause);
+  }
+  bs_status st = copy(c, op->buf, q->data, want, BS_H2D);
+  q->taken = true;
+  pthread_cond_broadcast(&p->cv);
+  return st;
+}
+
+static bs_status recv_one(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *op,
+                          uint64_t since) {
+  bs_status st = BS_OK;
+  pthread_mutex_lock(&p->mu);
+  p->waits[me] = RECEIVING;
+  p->on[me] = op->peer;
+  for (;;) {
+    post *q = first_from(p, op->peer, me);
+    if (q) {
+      st = take(p, c, me, q, op);
+      break;
+    }
+    if ((st = stuck(p, c, me, op->peer, RECEIVING)) != BS_OK ||
+        (st = still(p, c, since)) != BS_OK)
+      break;
+    nap(p);
+  }
+  p->waits[me] = NOT_WAITING;
+  pthread_mutex_unlock(&p->mu);
+  return st;
+}
+
+/* Locked: the first of me's posts not taken yet. */
+static post *pending(const bs_p2p *p, int me) {
+  for (post *q = p->head; q; q = q->next)
+    if (q->src == me && !q->taken)
+      return q;
+  return NULL;
+}
+
+/* Locked: me's posts off the list (taken or not: the batch is over). */
+static void unpost(bs_p2p *p, int me) {
+  for (post **at = &p->head; *at;) {
+    post *q = *at;
+    if (q->src != me) {
+      at = &q->next;
+      continue;
+    }
+    *at = q->next;
+    free(q->data);
+    free(q);
+  }
+}
+
+static bs_status drain(bs_p2p *p, bs_comm *c, int me, uint64_t since) {
+  bs_status st = BS_OK;
+  pthread_mutex_lock(&p->mu);
+  p->waits[me] = DRAINING;
+  for (post *q; (q = pending(p, me));) {
+    p->on[me] = q->dst;
+    if ((st = stuck(p, c, me, q->dst, DRAINING)) != BS_OK ||
+        (st = still(p, c, since)) != BS_OK)
+      break;
+    nap(p);
+  }
+  p->waits[me] = NOT_WAITING;
+  unpost(p, me);
+  pthread_mutex_unlock(&p->mu);
+  return st;
+}
+
+bs_status bs_p2p_run(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
+                     size_t n) {
+  bs_status st = BS_OK;
+  uint64_t since = bs_clock_mono_ns();
+  st = post_sends(p, c, me, ops, n);
+  for (size_t i = 0; st == BS_OK && i < n; i++)
+    if (!ops[i].send)
+      st = recv_one(p, c, me, &ops[i], since);
+  bs_status drained = drain(p, c, me, since);
+  return st != BS_OK ? st : drained;
+}
+
+void bs_p2p_leave(bs_p2p *p, bs_world *w, int me) {
+  (void)w;
+  pthread_mutex_lock(&p->mu);
+  p->gone[me] = true;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+}

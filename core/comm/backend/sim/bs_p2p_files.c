@@ -1,0 +1,169 @@
+/* Point-to-point across processes through files (bs_p2p_files.h). */
+#include "comm/backend/sim/bs_p2p_files.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bs_clock.h"
+#include "bs_file.h"
+
+enum { POLL_NS = 1000000 };
+
+/* The sends and recvs c made with each peer of its group so far. */
+typedef struct pairs {
+  uint64_t *sent, *got;
+} pairs;
+
+static pairs *pairs_of(bs_comm *c) {
+  int n = bs_comm_front_size(c);
+  pairs *p = c->impl;
+  if (p)
+    return p;
+  if (!(p = calloc(1, sizeof *p)) ||
+      !(p->sent = calloc((size_t)n, sizeof *p->sent)) ||
+      !(p->got = calloc((size_t)n, sizeof *p->got))) {
+    if (p)
+      free(p->sent);
+    free(p);
+    return NULL;
+  }
+  c->impl = p;
+  return p;
+}
+
+void bs_p2p_files_free(bs_comm *c) {
+  pairs *p = c->impl;
+  if (!p)
+    return;
+  free(p->sent);
+  free(p->got);
+  free(p);
+  c->impl = NULL;
+}
+
+static void path_of(const bs_comm *c, int src, int dst, uint64_t k, char *out,
+                    size_t n) {
+  snprintf(out, n, "%s.p2p.%d.%d.%d.%llu", c->w->o.shm_path,
+           c->pg ? c->pg->id : 0, src, dst, (unsigned long long)k);
+}
+
+static bool world_failed(const void *w) {
+  return bs_world_abort_status(w) != BS_OK;
+}
+
+/* The world fails with why (published for the other processes). */
+static bs_status fail(bs_comm *c, bs_status why, const char *cause,
+                      void (*publish)(bs_world *w)) {
+  bs_world_fail(c->w, why, 0, NULL, 0, "%s", cause);
+  publish(c->w);
+  c->w->be->wake(c->w);
+  return bs_world_abort_status(c->w);
+}
+
+/* The timeout of c's wait since since, or the world's failure. */
+static bs_status gave_up(bs_comm *c, uint64_t since,
+                         void (*publish)(bs_world *w)) {
+  bs_status st = bs_world_abort_status(c->w);
+  if (st != BS_OK)
+    return st;
+  st = bs_world_timeout(c->w, c->rank, since);
+  publish(c->w);
+  c->w->be->wake(c->w);
+  return st;
+}
+
+static bs_status post(bs_comm *c, pairs *p, const bs_p2p_op *op) {
+  bs_status st = BS_OK;
+  size_t bytes = op->count * bs_dtype_size(op->dt);
+  char path[4400];
+  int32_t *file = malloc(sizeof(int32_t) + (bytes ? bytes : 1));
+  if (!file)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "sim p2p: %zu bytes", bytes);
+  file[0] = (int32_t)op->dt;
+  if (bytes && c->dev)
+    BS_CHECK(bs_dev_copy_observe(c->dev, file + 1, op->buf, bytes, BS_D2H));
+  else if (bytes)
+    memcpy(file + 1, op->buf, bytes);
+  path_of(c, bs_comm_front_rank(c), op->peer, ++p->sent[op->peer], path,
+          sizeof path);
+  BS_CHECK(bs_file_publish(path, file, sizeof(int32_t) + bytes));
+out:
+  free(file);
+  return st;
+}
+
+static bs_status take(bs_comm *c, pairs *p, const bs_p2p_op *op, uint64_t since,
+                      void (*publish)(bs_world *w)) {
+  bs_status st = BS_OK;
+  char path[4400], cause[256], *data = NULL;
+  size_t n = 0, want = op->count * bs_dtype_size(op->dt);
+  int me = bs_comm_front_rank(c);
+  uint64_t left = since + (uint64_t)c->w->o.timeout_ms * 1000000ull;
+  uint64_t now = bs_clock_mono_ns();
+  int wait_ms = now < left ? (int)((left - now) / 1000000ull) : 0;
+  path_of(c, op->peer, me, ++p->got[op->peer], path, sizeof path);
+  if (bs_file_wait_or(path, wait_ms, world_failed, c->w, &data, &n) != BS_OK) {
+    bs_err_clear();
+    BS_CHECK(gave_up(c, since, publish));
+  }
+  unlink(path);
+  if (n != sizeof(int32_t) + want || *(int32_t *)data != (int32_t)op->dt) {
+    snprintf(cause, sizeof cause,
+             "rank %d sends %zu bytes to rank %d, which receives %zu bytes of "
+             "%s%s",
+             bs_pg_global(c->pg, op->peer), n >= 4 ? n - 4 : 0, c->grank, want,
+             bs_dtype_name(op->dt), c->pg ? " (in its group)" : "");
+    BS_CHECK(fail(c, BS_ERR_DESYNC, cause, publish));
+  }
+  if (want && c->dev)
+    BS_CHECK(bs_dev_copy_observe(c->dev, op->buf, data + sizeof(int32_t), want,
+                                 BS_H2D));
+  else if (want)
+    memcpy(op->buf, data + sizeof(int32_t), want);
+out:
+  free(data);
+  return st;
+}
+
+/* Until every send of ops has been taken (its file is gone). */
+static bs_status drained(bs_comm *c, const pairs *p, const bs_p2p_op *ops,
+                         size_t n, uint64_t since,
+                         void (*publish)(bs_world *w)) {
+  const struct timespec nap = {0, POLL_NS};
+  uint64_t left = since + (uint64_t)c->w->o.timeout_ms * 1000000ull;
+  int me = bs_comm_front_rank(c);
+  for (size_t i = 0; i < n; i++) {
+    char path[4400];
+    if (!ops[i].send)
+      continue;
+    path_of(c, me, ops[i].peer, p->sent[ops[i].peer], path, sizeof path);
+    while (access(path, F_OK) == 0) {
+      if (world_failed(c->w) || bs_clock_mono_ns() >= left)
+        return gave_up(c, since, publish);
+      nanosleep(&nap, NULL);
+    }
+  }
+  return BS_OK;
+}
+
+bs_status bs_p2p_files_run(bs_comm *c, const bs_p2p_op *ops, size_t n,
+                           void (*publish)(bs_world *w)) {
+  bs_status st = BS_OK;
+  uint64_t since = bs_clock_mono_ns();
+  pairs *p = pairs_of(c);
+  if (!p)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "sim p2p: rank %d's pairs", c->grank);
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].send)
+      BS_CHECK(post(c, p, &ops[i]));
+  for (size_t i = 0; i < n; i++)
+    if (!ops[i].send)
+      BS_CHECK(take(c, p, &ops[i], since, publish));
+  BS_CHECK(drained(c, p, ops, n, since, publish));
+out:
+  return st;
+}

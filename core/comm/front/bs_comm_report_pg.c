@@ -1,0 +1,191 @@
+/* The report of a failure in a process group or at a point-to-point op
+ * (bs_comm_backend.h). Sequence numbers count per group, so the block
+ * looks at one op: the stuck one, that of the lowest rank waiting on a
+ * rank that is in no op (running, exited, dead: the root of the hang,
+ * not a rank stuck behind it), else (every rank waits on another) that of
+ * the lowest waiting rank. A collective's block holds its group's
+ * members, each described in that group (the last collective it
+ * completed there); a send's or recv's holds its rank and its peer, and
+ * blames the peer when it is in no matching op. */
+#include "comm/front/bs_comm_report.h"
+
+#include "comm/backend/bs_comm_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_p2p(bs_coll op) {
+  return op == BS_COLL_SEND || op == BS_COLL_RECV;
+}
+
+/* Some rank is in an op, and a group or a p2p op is about. */
+bool bs_comm_report_pg_applies(const bs_report_in *in) {
+  bool waits = false, p2p = false;
+  for (int i = 0; i < in->size; i++) {
+    const bs_rank_pos *p = &in->pos[i];
+    waits = waits || p->state == BS_RANK_IN_COLL;
+    p2p = p2p || (p->state == BS_RANK_IN_COLL && is_p2p(p->at.op));
+  }
+  return waits && (in->npgs > 0 || p2p);
+}
+
+static const bs_pg *pg_of(const bs_report_in *in, int id) {
+  return id > 0 && id <= in->npgs ? in->pgs[id - 1] : NULL;
+}
+
+/* The position of global rank g, NULL when not in the block. */
+static const bs_rank_pos *pos_of(const bs_report_in *in, int g) {
+  int i = g - in->first_rank;
+  return i >= 0 && i < in->size ? &in->pos[i] : NULL;
+}
+
+static bool member(const bs_report_in *in, int pg, int g) {
+  const bs_pg *p = pg_of(in, pg);
+  return p ? bs_pg_rank_of(p, g) >= 0 : true;
+}
+
+/* Whether global rank j is where rank i's op needs it. */
+static bool there(const bs_report_in *in, const bs_rank_pos *pi, int gi,
+                  int j) {
+  const bs_rank_pos *pj = pos_of(in, j);
+  if (!pj || pj->state != BS_RANK_IN_COLL || pj->at.pg != pi->at.pg)
+    return false;
+  if (is_p2p(pi->at.op))
+    return is_p2p(pj->at.op) && pj->at.peer == gi;
+  return !is_p2p(pj->at.op) && pj->at.seq == pi->at.seq;
+}
+
+/* Whether rank gi's op waits on a rank that is in no op. */
+static bool waits_on_idle(const bs_report_in *in, int gi) {
+  const bs_rank_pos *pi = pos_of(in, gi);
+  if (is_p2p(pi->at.op)) {
+    const bs_rank_pos *pj = pos_of(in, pi->at.peer);
+    return !there(in, pi, gi, pi->at.peer) &&
+           (!pj || pj->state != BS_RANK_IN_COLL);
+  }
+  for (int j = in->first_rank; j < in->first_rank + in->size; j++) {
+    const bs_rank_pos *pj = pos_of(in, j);
+    if (j != gi && member(in, pi->at.pg, j) && !there(in, pi, gi, j) &&
+        pj->state != BS_RANK_IN_COLL)
+      return true;
+  }
+  return false;
+}
+
+/* The global rank whose op the block is about; -1: no rank is in one. */
+int bs_comm_report_pg_focus(const bs_report_in *in) {
+  int lowest = -1;
+  for (int i = 0; i < in->size; i++) {
+    int g = in->first_rank + i;
+    if (in->pos[i].state != BS_RANK_IN_COLL)
+      continue;
+    if (lowest < 0)
+      lowest = g;
+    if (waits_on_idle(in, g))
+      return g;
+  }
+  return lowest;
+}
+
+/* The block's ranks, by global rank, ascending: the group's members here,
+ * or the p2p op's two. */
+static int block_ranks(const bs_report_in *in, int f, int *out) {
+  const bs_rank_pos *pf = pos_of(in, f);
+  int m = 0;
+  if (is_p2p(pf->at.op)) {
+    int peer = pf->at.peer;
+    if (peer < f && pos_of(in, peer))
+      out[m++] = peer;
+    out[m++] = f;
+    if (peer > f && pos_of(in, peer))
+      out[m++] = peer;
+    return m;
+  }
+  for (int j = in->first_rank; j < in->first_rank + in->size; j++)
+    if (member(in, pf->at.pg, j))
+      out[m++] = j;
+  return m;
+}
+
+/* Rank g as the block on group pg describes it: in its op when that is
+ * the block's kind, else where it is, its last collective counted in pg. */
+static void describe_in(const bs_report_in *in, int pg, bool p2p, int g,
+                        bs_report_rank *r) {
+  bs_rank_pos p = *pos_of(in, g);
+  const bs_pg *grp = pg_of(in, pg);
+  if (grp)
+    p.last_seq = grp->last_done[bs_pg_rank_of(grp, g)];
+  bs_comm_report_describe(&p, r);
+  bool here =
+      p.state == BS_RANK_IN_COLL && p.at.pg == pg && is_p2p(p.at.op) == p2p;
+  r->in_coll = here;
+  const bs_pg *at = pg_of(in, p.at.pg);
+  size_t len = strlen(r->desc);
+  if (p.state == BS_RANK_IN_COLL && at)
+    snprintf(r->desc + len, sizeof r->desc - len, " of group %s", at->name);
+  if (p.state == BS_RANK_IN_COLL && !here) {
+    memmove(r->desc + 3, r->desc, sizeof r->desc - 3);
+    memcpy(r->desc, "in ", 3);
+    r->desc[sizeof r->desc - 1] = '\0';
+  }
+}
+
+/* A p2p op's block blames the peer that is in no matching op. */
+static void blame_peer(const bs_report_in *in, int f, const int *ranks, int m,
+                       bool *culprit, char *why, size_t n) {
+  const bs_rank_pos *pf = pos_of(in, f);
+  for (int k = 0; k < m; k++)
+    culprit[k] = ranks[k] == pf->at.peer && !there(in, pf, f, pf->at.peer);
+  snprintf(why, n,
+           "rank %d waits for it in %s #%llu, and it is in no %s to "
+           "rank %d",
+           f, bs_coll_name(pf->at.op) + strlen("nccl:"),
+           (unsigned long long)pf->at.seq,
+           pf->at.op == BS_COLL_RECV ? "send" : "recv", f);
+}
+
+static char *format(const bs_report_in *in, const char *status,
+                    const char *tail, int f, int *ranks, bs_report_rank *rr,
+                    bool *culprit) {
+  const bs_rank_pos *pf = pos_of(in, f);
+  const bs_pg *grp = pg_of(in, pf->at.pg);
+  bool p2p = is_p2p(pf->at.op);
+  char source[BS_PG_NAME * 2 + 96], why[256] = "";
+  int m = block_ranks(in, f, ranks);
+  for (int k = 0; k < m; k++)
+    describe_in(in, pf->at.pg, p2p, ranks[k], &rr[k]);
+  if (p2p)
+    blame_peer(in, f, ranks, m, culprit, why, sizeof why);
+  int n = snprintf(source, sizeof source, "%d ranks, %s backend",
+                   in->world > in->size ? in->world : in->size, in->backend);
+  if (grp)
+    snprintf(source + n, sizeof source - (size_t)n, ", group %s (%s)",
+             grp->name, grp->desc);
+  bs_report_block b = {.status = status,
+                       .source = source,
+                       .cause = in->cause,
+                       .n = m,
+                       .rank_of = ranks,
+                       .ranks = rr,
+                       .culprit = p2p ? culprit : NULL,
+                       .culprit_why = p2p ? why : NULL,
+                       .tail = tail};
+  return bs_comm_report_format(&b);
+}
+
+char *bs_comm_report_pg(const bs_report_in *in, const char *status,
+                        const char *tail) {
+  size_t n = in->size > 0 ? (size_t)in->size : 1;
+  int *ranks = malloc(n * sizeof *ranks);
+  bs_report_rank *rr = calloc(n, sizeof *rr);
+  bool *culprit = calloc(n, sizeof *culprit);
+  char *text = NULL;
+  if (ranks && rr && culprit)
+    text = format(in, status, tail, bs_comm_report_pg_focus(in), ranks, rr,
+                  culprit);
+  free(ranks);
+  free(rr);
+  free(culprit);
+  return text;
+}

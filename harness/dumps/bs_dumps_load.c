@@ -1,0 +1,223 @@
+/* A folder of dumps read into the model: every regular file is looked at
+ * (in name order, so the read does not depend on the file system's); a
+ * pickle or a JSON object with entries is a dump; a file that does not
+ * read but is one (a pickle, or JSON that names Flight Recorder keys) is
+ * its rank's unreadable dump; anything else (a train.log of JSON lines, a
+ * script, a report) is skipped and listed. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bs_file.h"
+#include "dumps/bs_dumps.h"
+#include "dumps/bs_pickle.h"
+#include "util/bs_buf.h"
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The regular files in dir, sorted. */
+static bs_status list(const char *dir, char ***names, size_t *n) {
+  bs_status st = BS_OK;
+  DIR *dh = opendir(dir);
+  struct dirent *de;
+  char path[4096];
+  struct stat sb;
+  *names = NULL;
+  *n = 0;
+  if (!dh)
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s: cannot open the folder", dir);
+  while ((de = readdir(dh))) {
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    if (de->d_name[0] == '.' || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+      continue;
+    char **grown = realloc(*names, (*n + 1) * sizeof *grown);
+    if (!grown || !(grown[*n] = strdup(de->d_name))) {
+      *names = grown ? grown : *names;
+      BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", dir);
+    }
+    *names = grown;
+    (*n)++;
+  }
+  qsort(*names, *n, sizeof **names, by_name);
+out:
+  if (dh)
+    closedir(dh);
+  return st;
+}
+
+typedef enum file_kind { F_OTHER = 0, F_PICKLE, F_JSON } file_kind;
+
+/* What a file looks like from its first bytes (read without the rest: a
+ * checkpoint beside the dumps is not read to be skipped). */
+static file_kind kind_of(const char *path) {
+  char data[64];
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(data, 1, sizeof data, f) : 0, i = 0;
+  if (f)
+    fclose(f);
+  while (i < n && strchr(" \t\r\n", data[i]))
+    i++;
+  if (n && (unsigned char)data[0] == 0x80)
+    return F_PICKLE;
+  return i < n && data[i] == '{' ? F_JSON : F_OTHER;
+}
+
+/* JSON that did not parse is a torn dump when it names the keys only a
+ * Flight Recorder dump has. */
+static bool dump_keys(const char *data, size_t n) {
+  static const char *const keys[] = {"\"profiling_name\"", "\"pg_config\"",
+                                     "\"collective_seq_id\""};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    size_t len = strlen(keys[k]);
+    for (size_t i = 0; i + len <= n && i < 65536; i++)
+      if (data[i] == '"' && !memcmp(data + i, keys[k], len))
+        return true;
+  }
+  return false;
+}
+
+typedef enum outcome { O_SKIP = 0, O_DUMP, O_BAD } outcome;
+
+typedef struct folder {
+  const char *dir;
+  bs_dumps *d;
+  bs_buf skipped;
+  char **bad, **why; /* unreadable, added once every good dump is in */
+  size_t nbad;
+} folder;
+
+static void skip(folder *f, const char *name) {
+  bs_buf_printf(&f->skipped, "%s%s", f->skipped.len ? ", " : "", name);
+  f->d->nskipped++;
+}
+
+static bs_status note_bad(folder *f, const char *name, const char *why) {
+  char **b = realloc(f->bad, (f->nbad + 1) * sizeof *b);
+  if (b)
+    f->bad = b;
+  char **w = b ? realloc(f->why, (f->nbad + 1) * sizeof *w) : NULL;
+  if (w)
+    f->why = w;
+  if (!b || !w || !(f->bad[f->nbad] = strdup(name)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: out of memory", f->dir);
+  if (!(f->why[f->nbad] = strdup(why))) {
+    free(f->bad[f->nbad]);
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: out of memory", f->dir);
+  }
+  f->nbad++;
+  return BS_OK;
+}
+
+/* One file of kind k (this pass's): a dump added, a torn one noted, or
+ * anything else skipped. */
+static bs_status read_one(folder *f, const char *name, const char *data,
+                          size_t n, file_kind k) {
+  bs_status st = BS_OK;
+  bs_json root = {0};
+  bs_status parsed = k == F_PICKLE ? bs_pickle_read(data, n, &root)
+                                   : bs_json_parse(data, n, &root);
+  if (parsed == BS_ERR_NOMEM)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", name);
+  if (parsed != BS_OK) {
+    char why[sizeof bs_err()->message];
+    snprintf(why, sizeof why, "%s", bs_err()->message);
+    bs_err_clear();
+    if (k == F_PICKLE || dump_keys(data, n))
+      BS_CHECK(note_bad(f, name, why));
+    else
+      skip(f, name);
+    goto out;
+  }
+  const bs_json *es = bs_json_get(&root, "entries");
+  if (!es || es->type != BS_JARR) {
+    skip(f, name);
+    goto out;
+  }
+  BS_CHECK(bs_dumps_add(f->d, &root, name));
+  f->d->pickle = f->d->pickle || k == F_PICKLE;
+out:
+  bs_json_free(&root);
+  return st;
+}
+
+/* JSON first: Backstop's JSON copy holds what its pickle beside it leaves
+ * out (bs_dumps_pickle); a pickle then adds only the ranks without one. */
+static bs_status read_all(folder *f, char **names, size_t n) {
+  bs_status st = BS_OK;
+  static const file_kind passes[] = {F_JSON, F_PICKLE};
+  char path[4096];
+  file_kind *kind = calloc(n ? n : 1, sizeof *kind);
+  if (!kind)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: %zu files", f->dir, n);
+  for (size_t i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/%s", f->dir, names[i]);
+    if ((kind[i] = kind_of(path)) == F_OTHER)
+      skip(f, names[i]);
+  }
+  for (int p = 0; p < 2 && st == BS_OK; p++)
+    for (size_t i = 0; i < n && st == BS_OK; i++) {
+      char *data = NULL;
+      size_t len = 0;
+      if (kind[i] != passes[p])
+        continue;
+      snprintf(path, sizeof path, "%s/%s", f->dir, names[i]);
+      if ((st = bs_file_read(path, &data, &len)) == BS_OK)
+        st = read_one(f, names[i], data, len, kind[i]);
+      free(data);
+    }
+  free(kind);
+  for (size_t i = 0; i < f->nbad && st == BS_OK; i++)
+    if ((st = bs_dumps_add_unreadable(f->d, f->bad[i], f->why[i])) ==
+        BS_ERR_INVALID) { /* no rank in its name: not a dump after all */
+      bs_err_clear();
+      skip(f, f->bad[i]);
+      st = BS_OK;
+    }
+  return st;
+}
+
+static void folder_free(folder *f) {
+  for (size_t i = 0; i < f->nbad; i++) {
+    free(f->bad[i]);
+    free(f->why[i]);
+  }
+  free(f->bad);
+  free(f->why);
+  bs_buf_free(&f->skipped);
+}
+
+bs_status bs_dumps_load(const char *dir, const char *pg, bs_dumps *out) {
+  bs_status st = BS_OK;
+  char **names = NULL;
+  size_t n = 0;
+  folder f = {.dir = dir, .d = out};
+  memset(out, 0, sizeof *out);
+  BS_CHECK(list(dir, &names, &n));
+  BS_CHECK(read_all(&f, names, n));
+  if (f.skipped.len && !(out->skipped = strdup(bs_buf_str(&f.skipped))))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", dir);
+  if (out->n == 0 && out->nbad == 0)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "%s: no Flight Recorder dump (PyTorch's <prefix><rank> pickles, "
+            "their JSON, or Backstop's rank<R>.flight.json)%s%s",
+            dir, f.skipped.len ? "; skipped: " : "", bs_buf_str(&f.skipped));
+  st = bs_dumps_finish(out, pg);
+  if (st != BS_OK) {
+    char why[sizeof bs_err()->message];
+    snprintf(why, sizeof why, "%s", bs_err()->message);
+    bs_err_clear();
+    BS_FAIL(st, NULL, "%s: %s", dir, why);
+  }
+out:
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+  folder_free(&f);
+  if (st != BS_OK)
+    bs_dumps_free(out);
+  return st;
+}

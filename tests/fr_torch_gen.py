@@ -1,0 +1,261 @@
+"""Real Flight Recorder dumps of hung and diverged 4-rank jobs, written by
+PyTorch itself (CPU only, the world on 127.0.0.1):
+
+    python fr_torch_gen.py OUT [SCENARIO ...]
+
+writes OUT/<scenario>/rank_<R> for each scenario (all by default), and
+OUT/<scenario>/truth: what the job did wrong, as the scenario built it
+(one `key value` a line: status, group, seq, op, culprit, exit).
+
+Collectives go through gloo, which records them itself. gloo records no
+p2p op, so the p2p scenarios run on "hooked", a backend of this script's
+that hands every op to a gloo group inside it: PyTorch then attaches its
+FlightRecorderHook (what it does for every backend without a recorder of
+its own: nccl2, mpi, ucc, plugins), which records sends and receives too.
+Each rank dumps from a timer thread while its main thread waits in the
+hung op (as a watchdog's dump would), then leaves at once: nothing waits
+for the hung op's timeout. torch is imported once; each job's 4 ranks are
+forked from this process.
+"""
+
+import os
+import socket
+import sys
+import threading
+import time
+import warnings
+
+warnings.filterwarnings("ignore")  # numpy's absence, deprecations
+
+os.environ.setdefault("TORCH_FR_BUFFER_SIZE", "2000")
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+from torch._C import _distributed_c10d as c10d  # noqa: E402
+
+WORLD = 4
+DUMP_AFTER_S = float(os.environ.get("FR_GEN_DUMP_AFTER_S", "1.5"))
+
+
+class Hooked(c10d.Backend):
+    """gloo behind a backend name PyTorch does not know to record itself."""
+
+    def __init__(self, store, rank, size, timeout):
+        super().__init__(rank, size)
+        opts = c10d.ProcessGroupGloo._Options()
+        opts._timeout = timeout
+        opts._devices = [c10d.ProcessGroupGloo.create_default_device()]
+        self.inner = c10d.ProcessGroupGloo(store, rank, size, opts)
+
+    def getBackendName(self):
+        return "hooked"
+
+    def send(self, tensors, dst, tag):
+        return self.inner.send(tensors, dst, tag)
+
+    def recv(self, tensors, src, tag):
+        return self.inner.recv(tensors, src, tag)
+
+    def allreduce(self, tensors, opts):
+        return self.inner.allreduce(tensors, opts)
+
+    def barrier(self, opts):
+        return self.inner.barrier(opts)
+
+
+def ones(n):
+    return torch.ones(n)
+
+
+# ---- the jobs: each rank's part, r its rank ----
+
+
+def skip(r, g):
+    """Rank 3 skips the second all_reduce; the others wait in it."""
+    dist.all_reduce(ones(4))
+    if r != 3:
+        dist.all_reduce(ones(4))
+
+
+def size(r, g):
+    """Rank 1 hands the second all_reduce 8 elements, the others 4."""
+    dist.all_reduce(ones(4))
+    dist.all_reduce(ones(8 if r == 1 else 4), async_op=True)
+
+
+def op(r, g):
+    """Rank 2 broadcasts where the others all_reduce (#2)."""
+    dist.all_reduce(ones(4))
+    if r == 2:
+        dist.broadcast(ones(4), 0, async_op=True)
+    else:
+        dist.all_reduce(ones(4), async_op=True)
+
+
+def groups(r, g):
+    """TP x DP: TP groups {0,1},{2,3}, DP groups {0,2},{1,3}. Two steps;
+    in the second, rank 3 skips its DP all_reduce: rank 1 waits in it, and
+    rank 0 waits for rank 1 in the next TP all_reduce."""
+    tp = [dist.new_group([0, 1]), dist.new_group([2, 3])][r // 2]
+    dp = [dist.new_group([0, 2]), dist.new_group([1, 3])][r % 2]
+    for step in range(2):
+        dist.all_reduce(ones(4), group=tp)
+        if step == 1 and r == 3:
+            break
+        dist.all_reduce(ones(2), group=dp)
+    dist.all_reduce(ones(4), group=tp)
+
+
+def pipeline(r, g):
+    """p2p stages 0 -> 1 -> 2 -> 3, two microbatches; rank 2 never sends
+    the second: rank 3 waits in its recv."""
+    dist.all_reduce(ones(4))
+    for mb in range(2):
+        x = ones(8)
+        if r > 0:
+            dist.recv(x, r - 1)
+        if r < 3 and not (r == 2 and mb == 1):
+            dist.send(x, r + 1)
+
+
+def pipeline_sync(r, g):
+    """The pipeline, then every rank's all_reduce #2: ranks 0-2 wait in
+    it, rank 3 still in its recv from rank 2, which never sent."""
+    pipeline(r, g)
+    dist.all_reduce(ones(4))
+
+
+def coalesced(r, g):
+    """all_reduce_coalesced of 2 tensors; rank 0 hands it 3 of the same 9
+    elements in all (gloo reduces them as one buffer: no error, a wrong
+    result)."""
+    dist.all_reduce(ones(4))
+    ts = [ones(4), ones(2), ones(3)] if r == 0 else [ones(4), ones(5)]
+    dist.all_reduce_coalesced(ts)
+
+
+def nodump(r, g):
+    """Rank 3 dies after the first all_reduce, without a dump."""
+    dist.all_reduce(ones(4))
+    if r == 3:
+        os._exit(0)
+    dist.all_reduce(ones(4))
+
+
+def clean(r, g):
+    """Every collective completes (the one job that did not hang)."""
+    dist.all_reduce(ones(4))
+    dist.barrier()
+    dist.broadcast(ones(4), 0)
+    out = [ones(4) for _ in range(WORLD)]
+    dist.all_gather(out, ones(4))
+
+
+# name: (job, backend, pickle (else JSON), truth)
+JOBS = {
+    "skip": (skip, "gloo", True,
+             "status hang\ngroup 0\nseq 2\nop all_reduce\nculprit 3\nexit 1"),
+    "size": (size, "gloo", False,
+             "status desync\ngroup 0\nseq 2\nop all_reduce\nmismatch size\n"
+             "culprit 1\nexit 1"),
+    "op": (op, "gloo", True,
+           "status desync\ngroup 0\nseq 2\nop broadcast\nmismatch op\n"
+           "culprit 2\nexit 1"),
+    "groups": (groups, "gloo", True,
+               "status hang\ngroup 4\nmembers 1,3\nseq 2\nop all_reduce\n"
+               "culprit 3\nexit 1"),
+    "pipeline": (pipeline, "hooked", False,
+                 "status hang\ngroup 0\np2p recv\nwaiting 3\nculprit 2\n"
+                 "exit 1"),
+    "pipeline_sync": (pipeline_sync, "hooked", True,
+                      "status hang\ngroup 0\nseq 2\nop all_reduce\n"
+                      "culprit 2\nexit 1"),
+    "coalesced": (coalesced, "gloo", False,
+                  "status desync\ngroup 0\nseq 2\nop all_reduce\n"
+                  "mismatch size\nculprit 0\nexit 1"),
+    "nodump": (nodump, "gloo", True,
+               "status hang\ngroup 0\nseq 2\nop all_reduce\nculprit 3\n"
+               "exit 1"),
+    "clean": (clean, "gloo", True, "status clean\nexit 0"),
+}
+
+
+def dump(r, out, backend, pickle):
+    if pickle:
+        c10d._dump_fr_trace_file(r, backend=backend)
+    else:
+        data = c10d._dump_fr_trace_json(backend=backend)
+        with open(os.path.join(out, f"rank_{r}.tmp"), "wb") as f:
+            f.write(data)
+        os.replace(os.path.join(out, f"rank_{r}.tmp"),
+                   os.path.join(out, f"rank_{r}"))
+
+
+def rank_main(r, name, port, out):
+    job, backend, pickle, _ = JOBS[name]
+    os.environ["TORCH_FR_DUMP_TEMP_FILE"] = os.path.join(out, "rank_")
+    if backend == "hooked":
+        dist.Backend.register_backend("hooked", Hooked, devices=["cpu"])
+    store = dist.TCPStore("127.0.0.1", port, is_master=False,
+                          timeout=__import__("datetime").timedelta(seconds=30))
+    store = dist.PrefixStore(name, store)
+    dist.init_process_group(backend, store=store, rank=r, world_size=WORLD)
+    # The time to dump counts from when every rank is up, so that a slow
+    # start on a loaded machine does not cut the job short.
+    store.set(f"up/{r}", "1")
+
+    def at_deadline():
+        store.wait([f"up/{k}" for k in range(WORLD)])
+        time.sleep(DUMP_AFTER_S)
+        dump(r, out, backend, pickle)
+        os._exit(0)
+
+    threading.Thread(target=at_deadline, daemon=True).start()
+    try:
+        job(r, None)
+    except RuntimeError:  # a peer gone (nodump): a hang all the same
+        pass
+    time.sleep(DUMP_AFTER_S + 30)  # the timer thread dumps and exits
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    out = sys.argv[1]
+    names = sys.argv[2:] or list(JOBS)
+    # Every rank is forked before the store's server starts: a fork while
+    # its thread holds a lock would leave the child stuck on that lock.
+    port = free_port()
+    pids = []
+    for name in names:
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "truth"), "w") as f:
+            f.write(JOBS[name][3] + "\n")
+        for r in range(WORLD):
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    rank_main(r, name, port, d)
+                    code = 0
+                finally:
+                    os._exit(code)
+            pids.append(pid)
+    server = dist.TCPStore("127.0.0.1", port, is_master=True,  # noqa: F841
+                           wait_for_workers=False)
+    bad = 0
+    for pid in pids:
+        _, status = os.waitpid(pid, 0)
+        bad += status != 0
+    if bad:
+        print(f"fr_torch_gen: {bad} rank processes failed", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+/* Process groups and point-to-point on the sim communicator (threads):
+ * each group's own numbering, data and flight-recorder entries (pg_config,
+ * process_group, "nccl:send 0->1"); a stuck group and a missing send
+ * found and reported with their group, op and culprit; the deadlocks the
+ * sim sees at once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bs_test_groups.h"
+#include "comm/bs_comm.h"
+
+static void test_groups_reduce_and_record(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(tg_tp_dp, &p, 5000, &st);
+  assert_int_equal(st, BS_OK);
+  assert_int_equal(atomic_load(&p.bad), 0);
+  /* Rank 1's recorder: both groups in pg_config, each entry under its. */
+  const char *f = p.flight[1];
+  assert_non_null(strstr(f, "\"tp0\":{\"name\":\"tp0\",\"desc\":"
+                            "\"tensor_parallel\",\"ranks\":\"[0, 1]\"}"));
+  assert_non_null(strstr(f, "\"dp1\":{\"name\":\"dp1\",\"desc\":"
+                            "\"data_parallel\",\"ranks\":\"[1, 3]\"}"));
+  assert_non_null(strstr(f, "\"process_group\":[\"dp1\",\"data_parallel\"]"));
+  assert_non_null(strstr(f, "\"pg_status\":{\"0\":{"));
+  assert_non_null(strstr(f, "\"dp1\":{\"last_enqueued_collective\":1,"));
+  bs_world_destroy(w);
+}
+
+static void test_stuck_group_times_out_naming_it(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = 3};
+  bs_status st;
+  bs_world *w = tg_run(tg_tp_dp, &p, 500, &st);
+  assert_int_equal(st, BS_ERR_TIMEOUT);
+  const char *rep = bs_world_report(w);
+  fprintf(stderr, "%s", rep);
+  assert_non_null(strstr(rep, "group dp1 (data_parallel)"));
+  assert_non_null(strstr(
+      rep, "rank 1: all_reduce #1 (8 x fp32, sum) [fingerprint] of group dp1"));
+  assert_non_null(strstr(rep, "missing from #1: rank 3\n"));
+  assert_non_null(strstr(rep, "culprit: rank 3 (missing from #1)"));
+  bs_world_destroy(w);
+}
+
+static void test_stuck_group_rank_gone_at_once(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = 3, .skipper_exits = true};
+  bs_status st;
+  bs_world *w = tg_run(tg_tp_dp, &p, 60000, &st);
+  assert_int_equal(st, BS_ERR_RANK_DEAD);
+  const char *rep = bs_world_report(w);
+  fprintf(stderr, "%s", rep);
+  assert_non_null(strstr(rep, "rank 3 is gone while 1 rank waits for it in a "
+                              "collective of group dp1"));
+  assert_non_null(strstr(rep, "culprit: rank 3"));
+  assert_true(bs_world_detect_ms(w) < 30000);
+  bs_world_destroy(w);
+}
+
+static void test_p2p_pipeline_moves_and_records(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(tg_pipeline, &p, 5000, &st);
+  assert_int_equal(st, BS_OK);
+  assert_int_equal(atomic_load(&p.bad), 0);
+  const char *f = p.flight[1];
+  assert_non_null(strstr(f, "\"profiling_name\":\"nccl:recv 1<-0\""));
+  assert_non_null(strstr(f, "\"profiling_name\":\"nccl:send 1->2\""));
+  assert_non_null(strstr(f, "\"p2p_seq_id\":2,"));
+  assert_non_null(strstr(f, "\"is_p2p\":true"));
+  bs_world_destroy(w);
+}
+
+static void test_missing_send_times_out_blaming_sender(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = 2};
+  bs_status st;
+  bs_world *w = tg_run(tg_pipeline, &p, 500, &st);
+  assert_int_equal(st, BS_ERR_TIMEOUT);
+  const char *rep = bs_world_report(w);
+  fprintf(stderr, "%s", rep);
+  assert_non_null(
+      strstr(rep, "cause: a rank waited more than 500 ms in recv #1"));
+  assert_non_null(strstr(rep, "rank 3: recv #1 from rank 2 (8 x fp32)"));
+  assert_non_null(
+      strstr(rep, "culprit: rank 2 (rank 3 waits for it in recv #1"));
+  bs_world_destroy(w);
+}
+
+static void test_missing_send_sender_gone_at_once(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = 2, .skipper_exits = true};
+  bs_status st;
+  bs_world *w = tg_run(tg_pipeline, &p, 60000, &st);
+  assert_int_equal(st, BS_ERR_RANK_DEAD);
+  const char *rep = bs_world_report(w);
+  fprintf(stderr, "%s", rep);
+  assert_non_null(strstr(rep, "rank 2 is gone while rank 3 waits to receive "
+                              "from it"));
+  assert_non_null(strstr(rep, "culprit: rank 2"));
+  bs_world_destroy(w);
+}
+
+/* Ranks 0 and 1 both receive first (a deadlock the sim sees), ranks 2 and
+ * 3 disagree on the size. */
+static bs_status crossed(bs_comm *c, void *arg) {
+  (void)arg;
+  int r = bs_comm_rank(c);
+  float buf[TG_COUNT] = {0};
+  if (r < 2)
+    return bs_comm_recv(c, buf, TG_COUNT, BS_F32, 1 - r);
+  if (r == 2)
+    return bs_comm_send(c, buf, TG_COUNT, BS_F32, 3);
+  return bs_comm_recv(c, buf, TG_COUNT / 2, BS_F32, 2);
+}
+
+static void test_p2p_deadlock_and_mismatch_seen_at_once(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(crossed, &p, 60000, &st);
+  assert_int_equal(st, BS_ERR_DESYNC);
+  const char *rep = bs_world_report(w);
+  fprintf(stderr, "%s", rep);
+  assert_true(
+      strstr(rep, "ranks 0 and 1 each wait to receive from the other") ||
+      strstr(rep, "rank 2 sends 32 bytes of fp32 to rank 3, which "
+                  "receives 16 bytes of fp32"));
+  assert_true(bs_world_detect_ms(w) < 30000);
+  bs_world_destroy(w);
+}
+
+/* batch_isend_irecv: every rank sends to and receives from both
+ * neighbours of a ring at once (blocking sends would deadlock). */
+static bs_status ring_batch(bs_comm *c, void *arg) {
+  tg_plan *p = arg;
+  int r = bs_comm_rank(c), next = (r + 1) % TG_N, prev = (r + TG_N - 1) % TG_N;
+  int64_t out = r, from_prev = -1, from_next = -1;
+  bs_p2p_op ops[4] = {
+      {.send = true, .buf = &out, .count = 1, .dt = BS_I64, .peer = next},
+      {.send = true, .buf = &out, .count = 1, .dt = BS_I64, .peer = prev},
+      {.buf = &from_prev, .count = 1, .dt = BS_I64, .peer = prev},
+      {.buf = &from_next, .count = 1, .dt = BS_I64, .peer = next},
+  };
+  bs_status st = bs_comm_p2p(c, ops, 4);
+  if (st == BS_OK && (from_prev != prev || from_next != next))
+    atomic_fetch_add(&p->bad, 1);
+  if (st == BS_OK && bs_comm_p2p_seq(c) != 1)
+    atomic_fetch_add(&p->bad, 1);
+  return st;
+}
+
+static void test_p2p_batch_ring(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(ring_batch, &p, 5000, &st);
+  assert_int_equal(st, BS_OK);
+  assert_int_equal(atomic_load(&p.bad), 0);
+  bs_world_destroy(w);
+}
+
+static bs_status bad_groups(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_comm *g = NULL;
+  int not_me[1] = {(bs_comm_rank(c) + 1) % TG_N}, unsorted[2] = {1, 0};
+  int all[TG_N] = {0, 1, 2, 3};
+  if (bs_comm_group(c, "x", NULL, not_me, 1, &g) != BS_ERR_INVALID ||
+      bs_comm_group(c, "y", NULL, unsorted, 2, &g) != BS_ERR_INVALID ||
+      bs_comm_send(c, all, 1, BS_I32, bs_comm_rank(c)) != BS_ERR_INVALID)
+    return BS_ERR_INTERNAL;
+  bs_err_clear();
+  return BS_OK;
+}
+
+static void test_bad_groups_and_peers_refused(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(bad_groups, &p, 5000, &st);
+  assert_int_equal(st, BS_OK);
+  bs_world_destroy(w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_groups_reduce_and_record),
+      cmocka_unit_test(test_stuck_group_times_out_naming_it),
+      cmocka_unit_test(test_stuck_group_rank_gone_at_once),
+      cmocka_unit_test(test_p2p_pipeline_moves_and_records),
+      cmocka_unit_test(test_missing_send_times_out_blaming_sender),
+      cmocka_unit_test(test_missing_send_sender_gone_at_once),
+      cmocka_unit_test(test_p2p_deadlock_and_mismatch_seen_at_once),
+      cmocka_unit_test(test_p2p_batch_ring),
+      cmocka_unit_test(test_bad_groups_and_peers_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

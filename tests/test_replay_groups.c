@@ -1,0 +1,192 @@
+/* `replay` of dumps with several process groups, p2p and coalesced ops:
+ * the sim world's own dumps of a TP x DP job whose rank 3 skips its DP
+ * all_reduce and of a pipeline whose rank 2 never sends, and PyTorch's
+ * own (tests/data/fr/torch-*): the replay names the group and culprit
+ * analyze names, and its flight recorders read back alike. */
+#include "bs_test_groups.h"
+
+#include <unistd.h>
+
+#include "bs_test_cli.h"
+
+#include <sys/stat.h>
+
+#include "bs_file.h"
+#include "dev/bs_dev.h"
+#include "dumps/bs_dumps.h"
+#include "dumps/bs_dumps_report.h"
+#include "dumps/bs_replay.h"
+
+static void has(const char *text, const char *what) {
+  if (!strstr(text, what))
+    fail_msg("no '%s' in:\n%s", what, text);
+}
+
+/* The world's flight recorders as rank<R>.flight.json in dir/sub. */
+static void dump(bs_world *w, const char *sub) {
+  char folder[128];
+  snprintf(folder, sizeof folder, "%s/%s", dir, sub);
+  assert_int_equal(mkdir(folder, 0777), 0);
+  for (int r = 0; r < TG_N; r++) {
+    char path[160];
+    char *j = bs_world_flight_json(w, r);
+    assert_non_null(j);
+    snprintf(path, sizeof path, "%s/rank%d.flight.json", folder, r);
+    assert_int_equal(bs_file_publish(path, j, strlen(j)), BS_OK);
+    free(j);
+  }
+}
+
+static void made(bs_rank_fn fn, int skip, const char *sub) {
+  tg_plan p = {.skip_rank = skip};
+  bs_status st;
+  bs_world *w = tg_run(fn, &p, 500, &st);
+  assert_int_equal(st, BS_ERR_TIMEOUT);
+  dump(w, sub);
+  bs_world_destroy(w);
+}
+
+/* The replay of folder in this process blames whom analyze blames, in
+ * the group analyze names, in the world's own report and in its flight
+ * recorders read back; its text has every one of want (NULL-ended). */
+static void agrees(const char *folder, const char *const *want) {
+  bs_dumps d;
+  bs_dumps_verdict v = {0};
+  bs_replay_result res;
+  bs_replay_opts o = {.timeout_ms = 100};
+  char line[160];
+  assert_int_equal(bs_dumps_load(folder, NULL, &d), BS_OK);
+  assert_int_equal(bs_dumps_report(&d, &v), BS_OK);
+  assert_int_equal(bs_replay_run(&d, &o, &res), BS_OK);
+  bs_dumps_free(&d);
+  fprintf(stderr, "analyze:\n%s\nreplay:\n%s\n", v.text, res.text);
+  assert_int_not_equal(res.status, BS_OK);
+  assert_int_equal(v.nculprits, 1);
+  char *back = strstr(res.text, "the replayed ranks' flight recorders");
+  assert_non_null(back);
+  snprintf(line, sizeof line, "  culprit: rank %d (", v.culprits[0]);
+  has(back, line);
+  *back = '\0'; /* the world's own report, before */
+  has(res.text, line);
+  snprintf(line, sizeof line, ", group %s (", v.pg);
+  if (strcmp(v.pg, "0") != 0)
+    has(res.text, line);
+  for (size_t i = 0; want[i]; i++)
+    has(res.text, want[i]);
+  bs_dumps_report_verdict_free(&v);
+  bs_replay_result_free(&res);
+}
+
+static void replayed(const char *sub, const char *const *want) {
+  char folder[128];
+  snprintf(folder, sizeof folder, "%s/%s", dir, sub);
+  agrees(folder, want);
+}
+
+static void test_stuck_group_replayed(void **state) {
+  (void)state;
+  static const char *const want[] = {
+      "4 ranks from 4 dumps, ", "group dp1 (data_parallel)",
+      "cause: a rank waited more than 100 ms in all_reduce #1 of group dp1",
+      "missing from #1: rank 3\n  culprit: rank 3", NULL};
+  replayed("dp", want);
+}
+
+static void test_missing_send_replayed(void **state) {
+  (void)state;
+  static const char *const want[] = {
+      "rank 3: recv #1 from rank 2 (8 x fp32)",
+      "culprit: rank 2 (rank 3 waits for it in recv #1", NULL};
+  replayed("pipe", want);
+}
+
+/* PyTorch's own dumps: torch 2.15 on gloo (tests/data/fr/README.md) and
+ * torch 2.11 on NCCL 2.30.7, 4 ranks on an H200 (tests/data/fr/nccl/),
+ * each with what its report must hold besides the culprit and group. */
+static void test_pytorch_dumps_replayed(void **state) {
+  (void)state;
+  static const struct {
+    const char *folder, *want;
+  } jobs[] = {
+      {"torch-groups", "all_reduce #2"},
+      {"torch-pipeline", "rank 3: recv #2 from rank 2"},
+      {"torch-coalesced", "rank 0: all_reduce #3 (2 x fp32"},
+      {"torch-nodump", "missing from #2: rank 3"},
+      {"nccl/groups", "all_reduce #2"},
+      {"nccl/p2p", "rank 3: recv #2 from rank 2"},
+      {"nccl/coalesced", "all_reduce #4"},
+      {"nccl/nodump", "missing from #4: rank 3"},
+      {"nccl/size", "desync at collective #3"},
+      {"nccl/op", "desync at collective #3"},
+      {"nccl/skip", "missing from #4: rank 3"},
+  };
+  for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
+    char folder[256];
+    const char *want[] = {jobs[k].want, NULL};
+    snprintf(folder, sizeof folder, "%s/fr/%s", BS_TEST_DATA, jobs[k].folder);
+    agrees(folder, want);
+  }
+}
+
+/* The same through the binary, as a user runs it. */
+static void test_cli_replay(void **state) {
+  (void)state;
+  assert_int_equal(backstop("replay dp --timeout-ms 100"), 1);
+  has(out_text, "culprit: rank 3 (missing from #1)");
+  assert_int_equal(backstop("replay pipe --timeout-ms 100"), 1);
+  has(out_text, "culprit: rank 2 (rank 3 waits for it in recv #1");
+  /* A process per rank: the groups' boards in files of their own. */
+  assert_int_equal(backstop("replay dp --spawn --timeout-ms 300"), 1);
+  has(out_text, "  rank 1: backstop: timeout at collective #1 (4 ranks, sim "
+                "backend, group dp1 (data_parallel))\n");
+  /* p2p across processes: each send a file the recv takes. */
+  assert_int_equal(backstop("replay pipe --spawn --timeout-ms 300"), 1);
+  has(out_text, "  rank 3: backstop: timeout at collective #1");
+  has(out_text, "  culprit: rank 2 (rank 3 waits in recv from rank 2");
+}
+
+/* Over NCCL where there is a GPU (a process per rank where they share
+ * one): the stuck rank's verdict names the group, and the replayed flight
+ * recorders, read as analyze reads them, the op and the culprit. */
+static void test_cli_replay_nccl(void **state) {
+  (void)state;
+  if (bs_dev_cuda_count() == 0)
+    skip();
+  int rc = backstop("replay dp --backend nccl --timeout-ms 2000");
+  if (rc == 2 && strstr(err_text, "needs NCCL >= 2.30"))
+    skip();
+  fprintf(stderr, "%s%s", out_text, err_text);
+  assert_int_equal(rc, 1);
+  has(out_text, "nccl backend");
+  has(out_text, "group dp1 (data_parallel)");
+  has(out_text, "culprit: rank 3");
+  assert_int_equal(backstop("replay pipe --backend nccl --timeout-ms 2000"), 1);
+  fprintf(stderr, "%s%s", out_text, err_text);
+  has(out_text, "recv #1");
+  has(out_text, "culprit: rank 2");
+}
+
+static int setup(void **state) {
+  (void)state;
+  if (cli_setup("bs-replay-groups-") != 0)
+    return -1;
+  made(tg_tp_dp, 3, "dp");
+  made(tg_pipeline, 2, "pipe");
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return cli_teardown();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_stuck_group_replayed),
+      cmocka_unit_test(test_missing_send_replayed),
+      cmocka_unit_test(test_pytorch_dumps_replayed),
+      cmocka_unit_test(test_cli_replay),
+      cmocka_unit_test(test_cli_replay_nccl),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
