@@ -2,8 +2,8 @@
  * unique id, record parts, verdicts, shared failures; artifacts): folders
  * made on demand, files published whole, and files waited for with a
  * bound. */
-#ifndef BS_FILES_H
-#define BS_FILES_H
+#ifndef BS_FILE_H
+#define BS_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -189,7 +189,7 @@ bs_status bs_bench_cli_parse(int argc, char **argv, bs_bench_opts *o,
     }
     BS_CHECK(parse_one(o, argc, argv, i, &used));
   }
-  BS_CHECK(bs_nccl_device(o->backend, &o->device));
+  BS_CHECK(bs_nccl_plan_device(o->backend, &o->device));
   if (o->peer && !o->detect)
     BS_FAIL(BS_ERR_INVALID, NULL, "--peer: only with --detect");
   if (o->scale > 0 && o->gb > 0)

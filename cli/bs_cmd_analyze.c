@@ -38,7 +38,7 @@ int bs_cmd_analyze(int argc, char **argv) {
   }
   fputs(v.text, stdout);
   int rc = v.finding == BS_DUMPS_CLEAN ? 0 : 1;
-  bs_dumps_verdict_free(&v);
+  bs_dumps_report_verdict_free(&v);
   bs_dumps_free(&d);
   return rc;
 }

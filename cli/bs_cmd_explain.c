@@ -81,7 +81,7 @@ static void print_targets(const bs_scenario *s) {
 
 static void print_oracles(const bs_scenario *s) {
   printf("oracles checked:\n");
-  for (const bs_oracle *o = bs_oracles(); o->name; o++)
+  for (const bs_oracle *o = bs_oracle_list(); o->name; o++)
     printf("  %-17s %s\n", o->name, o->what);
   if (s->expect)
     printf("  %-17s %s (skipped when --fault adds faults)\n", "expectation",

@@ -1,107 +1,20 @@
-/* `backstop mutants`: the kill matrix. The selected scenarios run against
- * the fixed core and against each mutant; a mutant is killed by every
- * scenario whose run did not pass. */
+/* `backstop mutants`: the kill matrix (harness/explore/bs_kill_matrix.h)
+ * run and printed. The selected scenarios run against the fixed core and
+ * against each mutant; a mutant is killed by every scenario whose run did
+ * not pass. */
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "bs_cmd.h"
 #include "bs_mutant.h"
 #include "bs_opts.h"
+#include "explore/bs_kill_matrix.h"
 #include "report/bs_report.h"
 #include "run/bs_child.h"
 #include "run/bs_nccl_plan.h"
 #include "run/bs_parent.h"
 
 #define MUTANT_SUITE "@mutant-target"
-
-/* Storage the run configs point into: one name per mutant. */
-static const char *mutant_names[BS_MUT_COUNT];
-
-/* Whether scenario s lists mutant m in its targets. */
-static bool targets(const bs_scenario *s, int m) {
-  for (size_t i = 0; s->targets && s->targets[i]; i++)
-    if (strcmp(s->targets[i], bs_mutant_name((bs_mutant)m)) == 0)
-      return true;
-  return false;
-}
-
-/* The fixed core's runs first (mut[] = -1), then each mutant over the same
- * runs, or (targeted) over the runs of the scenarios that target it. */
-static bs_run_cfg *matrix(const bs_run_cfg *base, size_t nbase, bool targeted,
-                          int **mut, size_t *n) {
-  size_t cap = nbase * (BS_MUT_COUNT + 1);
-  bs_run_cfg *all = calloc(cap ? cap : 1, sizeof *all);
-  *mut = calloc(cap ? cap : 1, sizeof **mut);
-  *n = 0;
-  if (!all || !*mut) {
-    free(all);
-    return NULL;
-  }
-  for (int m = -1; m < BS_MUT_COUNT; m++)
-    for (size_t i = 0; i < nbase; i++) {
-      if (m >= 0 && targeted && !targets(base[i].scn, m))
-        continue;
-      bs_run_cfg *c = &all[*n];
-      *c = base[i];
-      c->run_index = *n; /* its own folder */
-      (*mut)[(*n)++] = m;
-      if (m < 0)
-        continue;
-      mutant_names[m] = bs_mutant_name((bs_mutant)m);
-      c->mutants = &mutant_names[m];
-      c->nmutants = 1;
-    }
-  return all;
-}
-
-/* Every scenario that targets the mutant is one this build cannot run
- * (BS_FIU=OFF): its survival would say nothing. The reason; NULL when a
- * scenario that targets it can run. */
-static const char *untested(int m) {
-  const char *why = NULL;
-  for (size_t i = 0; i < bs_scenario_count(); i++) {
-    const bs_scenario *s = bs_scenario_at(i);
-    if (!targets(s, m))
-      continue;
-    if (!bs_scenario_skip_reason(s))
-      return NULL;
-    why = bs_scenario_skip_reason(s);
-  }
-  return why;
-}
-
-static bs_status killed_by(bs_kill *k, const char *scenario) {
-  char **grown = realloc(k->killed_by, (k->nkilled + 1) * sizeof *grown);
-  if (!grown)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
-  k->killed_by = grown;
-  if (!(grown[k->nkilled] = strdup(scenario)))
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
-  k->nkilled++;
-  return BS_OK;
-}
-
-static bs_status kills(const bs_result *res, const int *mut, size_t n,
-                       bs_kill *k) {
-  bs_status st = BS_OK;
-  for (int m = 0; m < BS_MUT_COUNT; m++) {
-    memset(&k[m], 0, sizeof k[m]);
-    snprintf(k[m].name, sizeof k[m].name, "%s", bs_mutant_name((bs_mutant)m));
-  }
-  /* A vacuous run broke no invariant: it kills nothing. */
-  for (size_t i = 0; i < n; i++)
-    if (mut[i] >= 0 && res[i].verdict != BS_PASS &&
-        res[i].verdict != BS_VACUOUS)
-      BS_CHECK(killed_by(&k[mut[i]], res[i].scenario));
-  for (int m = 0; m < BS_MUT_COUNT; m++) {
-    if (k[m].nkilled == 0)
-      k[m].untested = untested(m);
-    k[m].survived = k[m].nkilled == 0 && !k[m].untested;
-  }
-out:
-  return st;
-}
 
 static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
                         const bs_kill *k) {
@@ -156,7 +69,7 @@ static int report(const bs_opts *o, const bs_result *res, const int *mut,
                   size_t n, size_t nbase) {
   bs_kill k[BS_MUT_COUNT];
   int rc = 1;
-  if (kills(res, mut, n, k) != BS_OK) {
+  if (bs_kill_matrix_judge(res, mut, n, k) != BS_OK) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;
   }
@@ -189,7 +102,7 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
   if (bs_plan_runs(&o, exe, &base, &nbase) != BS_OK)
     return bs_cmd_usage_error("mutants");
   int rc = 1;
-  all = matrix(base, nbase, o.targeted, &mut, &n);
+  all = bs_kill_matrix_plan(base, nbase, o.targeted, &mut, &n);
   res = calloc(n ? n : 1, sizeof *res);
   /* Runs that pass are the expected case for a mutant matrix: only
    * failures of the fixed core are news, the matrix says the rest. */

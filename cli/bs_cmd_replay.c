@@ -80,8 +80,8 @@ static bool place(replay_args *a, int ranks) {
   bool nccl = a->o.backend && strcmp(a->o.backend, "nccl") == 0;
   if (!nccl && strcmp(a->o.device, "cuda") != 0)
     return true;
-  if (bs_nccl_require(nccl ? "nccl" : "sim", a->o.device, &in) != BS_OK ||
-      (nccl && bs_nccl_shared_gpu(ranks, &in) != BS_OK)) {
+  if (bs_nccl_plan_require(nccl ? "nccl" : "sim", a->o.device, &in) != BS_OK ||
+      (nccl && bs_nccl_plan_shared_gpu(ranks, &in) != BS_OK)) {
     fprintf(stderr, "backstop replay: %s\n", bs_err()->message);
     return false;
   }
@@ -107,7 +107,7 @@ int bs_cmd_replay(int argc, char **argv) {
   bs_replay_result res;
   if (!parse(argc, argv, &a))
     return 2;
-  if (bs_nccl_device(a.o.backend, &a.o.device) != BS_OK ||
+  if (bs_nccl_plan_device(a.o.backend, &a.o.device) != BS_OK ||
       bs_dumps_load(a.dir, a.pg, &d) != BS_OK)
     return bs_cmd_usage_error("replay");
   if (!place(&a, d.ranks) || !procs_fit(&a, d.ranks)) {

@@ -17,21 +17,13 @@ typedef struct row {
   size_t reaches, swept, out[BS_SWEEP_OUTCOMES];
 } row;
 
-static bool fixed_keeps(const bs_sweep_campaign *w, const bs_fault_reach *r) {
-  bool point = w->o.npoints == 0;
-  for (size_t i = 0; i < w->o.npoints && !point; i++)
-    point = bs_fault_spec_matches(w->o.points[i], r->point);
-  return point && (w->o.sweep_rank < 0 || w->o.sweep_rank == r->rank) &&
-         (w->o.sweep_cycle < 0 || w->o.sweep_cycle == r->cycle);
-}
-
 static void rows(const bs_sweep_campaign *w, const bs_swept *s, row *t) {
+  bs_sweep_filter f = bs_sweep_campaign_filter(w, 0);
   memset(t, 0, BS_FP_COUNT * sizeof *t);
   for (size_t i = 0; i < s->count.nreaches; i++) {
     const bs_fault_reach *r = &s->count.reaches[i];
-    int p = bs_fault_catalogue_index(r->point);
-    if (p >= 0 && fixed_keeps(w, r))
-      t[p].reaches += (size_t)r->count;
+    if ((unsigned)r->point < BS_FP_COUNT && bs_sweep_keeps(&f, r))
+      t[r->point].reaches += (size_t)r->count;
   }
   for (size_t i = s->first; i < s->first + s->n; i++) {
     bs_fault_spec spec;

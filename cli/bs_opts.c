@@ -461,7 +461,7 @@ bs_status bs_opts_parse(const char *cmd, int argc, char **argv, bs_opts *o) {
   }
   for (int i = optind; i < argc; i++)
     BS_CHECK(add(o->sel, &o->nsel, BS_OPTS_MAX, "selectors", argv[i]));
-  BS_CHECK(bs_nccl_device(o->backend, &o->device));
+  BS_CHECK(bs_nccl_plan_device(o->backend, &o->device));
   if (o->model)
     BS_CHECK(check_model(o->model, o->scale));
   BS_CHECK(check_procs(o));

@@ -136,7 +136,8 @@ out:
 
 /* The digests the engine checks the next sync against. */
 static bs_status hash_step_end(bs_actor *a) {
-  return bs_tensor_hash(a->dev, NULL, a->synced, a->nsynced, a->step_dig, NULL);
+  return bs_restore_check_hash(a->dev, NULL, a->synced, a->nsynced, a->step_dig,
+                               NULL);
 }
 
 static bs_status make_backuper(bs_actor *a) {
@@ -685,8 +686,8 @@ bs_status bs_actor_live_digests(bs_actor *a, bs_digest *out, size_t n,
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "live digests: need room for %zu digests, got %zu",
                        a ? a->nsynced : 0, n);
-  return bs_tensor_hash_observe(a->dev, a->ms, a->synced, a->nsynced, out,
-                                npaused);
+  return bs_restore_check_hash_observe(a->dev, a->ms, a->synced, a->nsynced,
+                                       out, npaused);
 }
 
 size_t bs_actor_synced_count(const bs_actor *a) {

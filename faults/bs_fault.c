@@ -169,13 +169,13 @@ static int on_armed_point(const char *name, int *failnum, void **failinfo,
   return tls_hit.spec >= 0;
 }
 
-static void log_firing(const char *point, uint64_t failinfo) {
-  bs_fault_fired f = {.rank = tls_hit.rank,
+static void log_firing(bs_fault_point_id point, uint64_t failinfo) {
+  bs_fault_fired f = {.point = point,
+                      .rank = tls_hit.rank,
                       .cycle = tls_hit.cycle,
                       .nth = tls_hit.nth,
                       .failinfo = failinfo,
                       .spec = tls_hit.spec};
-  snprintf(f.point, sizeof f.point, "%s", point);
   bs_fault_log_add(&f);
 }
 
@@ -205,7 +205,7 @@ bool bs_fault_hit(bs_fault_point_id point, uint64_t *failinfo) {
   /* libfiu keeps one failinfo per armed name; specs may share a name. */
   if (tls_hit.spec >= 0)
     info = tls_hit.failinfo;
-  log_firing(p->name, info);
+  log_firing(point, info);
   if (failinfo)
     *failinfo = info;
   return true;

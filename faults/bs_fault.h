@@ -12,7 +12,8 @@
 #include <stdint.h>
 
 typedef enum bs_fault_point_id {
-#define BS_FAULT_POINT(id, name, explains, where, failinfo) BS_FP_##id,
+#define BS_FAULT_POINT(id, name, explains, what, draw, where, failinfo)        \
+  BS_FP_##id,
 #include "bs_fault_points.def"
 #undef BS_FAULT_POINT
   BS_FP_COUNT

@@ -8,11 +8,13 @@
 
 /* File scope: the compound literals then have static storage. */
 static const bs_fault_point catalogue[BS_FP_COUNT] = {
-#define BS_FAULT_POINT(id_, name_, explains_, where_, failinfo_)               \
+#define BS_FAULT_POINT(id_, name_, explains_, what_, draw_, where_, failinfo_) \
   [BS_FP_##id_] = {.id = BS_FP_##id_,                                          \
                    .name = name_,                                              \
                    .explains =                                                 \
                        (const bs_status[]){BS_FAULT_UNPAREN explains_, BS_OK}, \
+                   .what = what_,                                              \
+                   .draw = draw_,                                              \
                    .where = where_,                                            \
                    .failinfo = failinfo_},
 #include "bs_fault_points.def"
@@ -20,7 +22,7 @@ static const bs_fault_point catalogue[BS_FP_COUNT] = {
 };
 
 /* A name too long for a spec or the firing log does not compile. */
-#define BS_FAULT_POINT(id_, name_, explains_, where_, failinfo_)               \
+#define BS_FAULT_POINT(id_, name_, explains_, what_, draw_, where_, failinfo_) \
   _Static_assert(sizeof name_ <= BS_FAULT_NAME_MAX, name_ ": name too long");
 #include "bs_fault_points.def"
 #undef BS_FAULT_POINT

@@ -38,13 +38,31 @@
 #define BS_FAULT_MAX_SPECS 32 /* armed specs per process */
 #define BS_FAULT_LOG_MAX 4096 /* firings kept; later ones are counted */
 
+/* What a firing does besides failing its site (the .def's WHAT). */
+enum {
+  BS_FAULT_OFF_SCHEDULE = 1, /* its rank leaves the common schedule */
+  BS_FAULT_LEAVES = 2,       /* its rank leaves the run */
+  BS_FAULT_CORRUPTS = 4,     /* it corrupts bytes a digest covers */
+};
+
+/* What a point's failinfo is (the .def's FAILINFO), as fuzz draws it. */
+typedef enum bs_fault_failinfo {
+  BS_FAILINFO_NONE = 0,   /* unused, or only 0 drawn */
+  BS_FAILINFO_TENSOR_BIT, /* a tensor index | the bit to flip << 32 */
+  BS_FAILINFO_BIT,        /* the bit to flip */
+  BS_FAILINFO_MS,         /* milliseconds */
+  BS_FAILINFO_PARITY,     /* odd or even picks the variant */
+} bs_fault_failinfo;
+
 /* A row of bs_fault_points.def. */
 typedef struct bs_fault_point {
   bs_fault_point_id id;
   const char *name;          /* "engine/send" */
   const bs_status *explains; /* statuses a firing explains; BS_OK ends it */
-  const char *where;         /* where it fires */
-  const char *failinfo;      /* what failinfo means */
+  unsigned what;             /* BS_FAULT_OFF_SCHEDULE | ... */
+  bs_fault_failinfo draw;
+  const char *where;    /* where it fires */
+  const char *failinfo; /* what failinfo means */
 } bs_fault_point;
 
 /* The catalogue, in the .def's order. NULL for an id out of range. */
@@ -77,6 +95,8 @@ bool bs_fault_spec_name_valid(const char *name);
 const char *bs_fault_spec_near(const char *name);
 /* libfiu's matching: exact, or a trailing '*' matches a prefix. */
 bool bs_fault_spec_matches(const char *pattern, const char *point);
+/* The same for a catalogue point. */
+bool bs_fault_spec_matches_point(const char *pattern, bs_fault_point_id point);
 
 /* Arms a fault from its spec (cli.md "Fault spec"); BS_ERR_INVALID with a
  * message naming the problem for a malformed spec or an unknown point;
@@ -91,7 +111,7 @@ size_t bs_fault_armed_count(void);
 void bs_fault_set_cycle(int cycle);
 
 typedef struct bs_fault_fired {
-  char point[BS_FAULT_NAME_MAX];
+  bs_fault_point_id point;
   int rank, cycle;
   long nth; /* reach count of the point on that rank in that cycle */
   uint64_t failinfo;
@@ -115,7 +135,7 @@ void bs_fault_count_reset(void);
 
 /* How often one rank reached one point in one cycle. */
 typedef struct bs_fault_reach {
-  char point[BS_FAULT_NAME_MAX];
+  bs_fault_point_id point;
   int rank, cycle;
   long count;
 } bs_fault_reach;
@@ -138,6 +158,7 @@ typedef struct bs_fault_external {
 size_t bs_fault_external_list(bs_fault_external *out, size_t max);
 /* Whether the libfiu name (a point, "<point>/r<rank>", or a prefix ending
  * in '*') covers a reach of point on rank. */
-bool bs_fault_external_covers(const char *name, const char *point, int rank);
+bool bs_fault_external_covers(const char *name, bs_fault_point_id point,
+                              int rank);
 
 #endif

@@ -84,8 +84,7 @@ long bs_fault_count_add(int key, int rank, int cycle, long delta) {
 
 static int by_reach(const void *a, const void *b) {
   const bs_fault_reach *x = a, *y = b;
-  int c =
-      bs_fault_catalogue_index(x->point) - bs_fault_catalogue_index(y->point);
+  int c = (int)x->point - (int)y->point;
   if (c)
     return c;
   if (x->rank != y->rank)
@@ -102,9 +101,10 @@ size_t bs_fault_count_reaches(bs_fault_reach *out, size_t max) {
     if (!s->used || !p || s->count <= 0)
       continue;
     if (n < max) {
-      out[n] = (bs_fault_reach){
-          .rank = s->rank, .cycle = s->cycle, .count = s->count};
-      memcpy(out[n].point, p->name, strlen(p->name) + 1);
+      out[n] = (bs_fault_reach){.point = p->id,
+                                .rank = s->rank,
+                                .cycle = s->cycle,
+                                .count = s->count};
     }
     n++;
   }

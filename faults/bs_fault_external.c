@@ -22,7 +22,9 @@ static void unqualified(const char *name, char *out, size_t n) {
   *slash = '\0';
 }
 
-bool bs_fault_external_covers(const char *name, const char *point, int rank) {
+bool bs_fault_external_covers(const char *name, bs_fault_point_id id,
+                              int rank) {
+  const char *point = bs_fault_catalogue_get(id)->name;
   char qualified[BS_FAULT_NAME_MAX + 16];
   snprintf(qualified, sizeof qualified, "%s/r%d", point, rank);
   return bs_fault_spec_matches(name, point) ||
@@ -36,7 +38,7 @@ static bool ours(const char *name) {
   if (bs_fault_catalogue_find(base))
     return true;
   for (int i = 0; i < BS_FP_COUNT; i++)
-    if (bs_fault_external_covers(name, bs_fault_catalogue_get(i)->name, 0))
+    if (bs_fault_external_covers(name, (bs_fault_point_id)i, 0))
       return true;
   return false;
 }

@@ -78,6 +78,11 @@ bool bs_fault_spec_matches(const char *pattern, const char *point) {
   return strcmp(pattern, point) == 0;
 }
 
+bool bs_fault_spec_matches_point(const char *pattern, bs_fault_point_id point) {
+  const bs_fault_point *p = bs_fault_catalogue_get(point);
+  return p && bs_fault_spec_matches(pattern, p->name);
+}
+
 bool bs_fault_spec_name_valid(const char *name) {
   if (!name || !*name || strlen(name) >= BS_FAULT_NAME_MAX)
     return false;

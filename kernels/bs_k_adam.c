@@ -3,8 +3,8 @@
 
 #include <math.h>
 
-bs_adam_hp bs_adam_hp_make(float lr, float beta1, float beta2, float eps,
-                           float weight_decay, int step) {
+bs_adam_hp bs_k_adam_hp_make(float lr, float beta1, float beta2, float eps,
+                             float weight_decay, int step) {
   /* Step 0 would divide by a zero bias correction. */
   int s = step < 1 ? 1 : step;
   bs_adam_hp hp = {.lr = lr,

@@ -2,11 +2,11 @@
  * CUDA kernel through bs_kernel_elem.h). */
 #include "bs_kernel_elem.h"
 
-uint16_t bs_k_f32_to_bf16(float x) {
+uint16_t bs_k_cast_f32_to_bf16(float x) {
   return bs_ke_f32_to_bf16(x);
 }
 
-float bs_k_bf16_to_f32(uint16_t x) {
+float bs_k_cast_bf16_to_f32(uint16_t x) {
   return bs_ke_bf16_to_f32(x);
 }
 

@@ -1,7 +1,7 @@
 /* Deterministic gradients and the counter-based hash behind them. */
 #include "bs_kernel_elem.h"
 
-float bs_k_hash_unit(uint64_t seed, uint64_t a, uint64_t b) {
+float bs_k_grad_hash_unit(uint64_t seed, uint64_t a, uint64_t b) {
   return bs_ke_hash_unit(seed, a, b);
 }
 

@@ -11,8 +11,8 @@
 /* fp32 -> bf16, round to nearest even on the upper 16 bits, identical to
  * c10::detail::round_to_nearest_even (PyTorch's scalar cast): every NaN,
  * either sign, signalling or quiet, becomes the quiet NaN 0x7FC0. */
-uint16_t bs_k_f32_to_bf16(float x);
-float bs_k_bf16_to_f32(uint16_t x);
+uint16_t bs_k_cast_f32_to_bf16(float x);
+float bs_k_cast_bf16_to_f32(uint16_t x);
 void bs_k_cast_f32_bf16(uint16_t *dst, const float *src, size_t n);
 
 /* Adam hyper-parameters; bias corrections are computed once per step on the
@@ -24,8 +24,8 @@ typedef struct bs_adam_hp {
   float bias_corr1; /* 1 - beta1^step */
   float bias_corr2; /* 1 - beta2^step */
 } bs_adam_hp;
-bs_adam_hp bs_adam_hp_make(float lr, float beta1, float beta2, float eps,
-                           float weight_decay, int step);
+bs_adam_hp bs_k_adam_hp_make(float lr, float beta1, float beta2, float eps,
+                             float weight_decay, int step);
 void bs_k_adam(float *param, float *m, float *v, const float *grad, size_t n,
                const bs_adam_hp *hp);
 
@@ -37,7 +37,7 @@ void bs_k_adam(float *param, float *m, float *v, const float *grad, size_t n,
 void bs_k_grad(float *grad, const uint16_t *param, size_t n, uint64_t base,
                uint64_t seed, int rank, int step);
 /* The same target/noise as floats in [-1, 1): used for initial weights too. */
-float bs_k_hash_unit(uint64_t seed, uint64_t a, uint64_t b);
+float bs_k_grad_hash_unit(uint64_t seed, uint64_t a, uint64_t b);
 
 /* Flips bit `bit` (counted from bit 0 of byte 0) of the buffer; `bit` is
  * taken modulo nbytes*8 so any value flips a bit inside it (nbytes == 0:

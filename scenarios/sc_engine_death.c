@@ -3,7 +3,6 @@
  * died keeps joining the remaining bucket gathers (§7.2), and after a
  * restart of the engine the next cycle is bit-identical again. */
 #include <stdio.h>
-#include <string.h>
 
 #include "catalog/bs_scenario.h"
 #include "oracles/bs_expect.h"
@@ -11,7 +10,7 @@
 /* The bucket at which the engine was killed (its nth reach), -1: never. */
 static long death_bucket(const bs_record *r) {
   for (size_t i = 0; i < r->nfired; i++)
-    if (strcmp(r->fired[i].point, "engine/send") == 0)
+    if (r->fired[i].point == BS_FP_ENGINE_SEND)
       return r->fired[i].nth;
   return -1;
 }

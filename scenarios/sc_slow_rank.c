@@ -1,6 +1,5 @@
 /* A slow rank is not a hang: stalls well under the timeout raise no alarm. */
 #include <stdio.h>
-#include <string.h>
 
 #include "catalog/bs_scenario.h"
 #include "oracles/bs_expect.h"
@@ -11,7 +10,7 @@ static size_t stalls(const bs_record *r, int *first, int *last) {
   *first = *last = -1;
   for (size_t i = 0; i < r->nfired; i++) {
     int c = r->fired[i].cycle;
-    if (strcmp(r->fired[i].point, "comm/stall") != 0)
+    if (r->fired[i].point != BS_FP_COMM_STALL)
       continue;
     *first = n == 0 || c < *first ? c : *first;
     *last = c > *last ? c : *last;

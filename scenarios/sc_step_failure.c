@@ -24,7 +24,7 @@ static bool joined_gathers(const bs_record *r, int cycle, char *d, size_t n) {
 /* The rank the fault fired on, from the fault log (-1: none). */
 static int fired_rank(const bs_record *r) {
   for (size_t i = 0; i < r->nfired; i++)
-    if (strcmp(r->fired[i].point, "optimizer/step") == 0)
+    if (r->fired[i].point == BS_FP_OPTIMIZER_STEP)
       return r->fired[i].rank;
   return -1;
 }
@@ -35,7 +35,9 @@ static bool spread_record(const bs_record *r, char *d, size_t n) {
   int from = fired_rank(r);
   for (int k = 0; k < r->nranks; k++) {
     const bs_error *e = &bs_expect_first_failure(r, k)->err;
-    if (e->rank != from || !strstr(e->message, "optimizer/step")) {
+    if (e->rank != from ||
+        !strstr(e->message,
+                bs_fault_catalogue_get(BS_FP_OPTIMIZER_STEP)->name)) {
       snprintf(d, n, "rank %d holds rank %d's error '%.120s', not rank %d's", k,
                e->rank, e->message, from);
       return false;

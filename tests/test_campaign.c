@@ -1,8 +1,8 @@
 /* Planning and the campaigns without the binary (harness/plan,
  * harness/explore): the plan refuses what cannot run, the sweep plans two
  * runs per reach its filters keep and runs them, the fuzz draws and runs
- * its budget. The runs are forked from this process (bs_parent_run); the
- * engine processes are BACKSTOP_BIN's. */
+ * its budget, the kill matrix plans and judges. The runs are forked from this
+ * process (bs_parent_run); the engine processes are BACKSTOP_BIN's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,13 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_mutant.h"
 #include "bs_opts.h"
 #include "bs_test_faults.h"
 #include "catalog/bs_scenario.h"
 #include "explore/bs_fuzz_campaign.h"
+#include "explore/bs_kill_matrix.h"
 #include "explore/bs_sweep_campaign.h"
 #include "plan/bs_plan.h"
 
+BS_SCENARIO(target){.name = "campaign-target",
+                    .labels = "@test",
+                    .targets = BS_LIST("pause-not-in-finally")};
 BS_SCENARIO(small){.name = "campaign-small",
                    .labels = "@test",
                    .model = "tiny",
@@ -35,18 +40,19 @@ static void test_plan_refuses(void **state) {
   bs_opts o = {0};
   bs_run_cfg *runs;
   size_t n;
+  char *one[] = {"run", "campaign-small", "--ranks", "1", "-q"};
+  parse("run", one, 5, &o);
+  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "needs at least 2 ranks"));
+  assert_null(runs);
+  bs_err_clear();
+  BS_TEST_NEEDS_FAULTS();
   char *argv[] = {"run", "campaign-small", "--fault", "name=engine/send,rank=5",
                   "-q"};
   parse("run", argv, 5, &o);
   assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "rank 5 is outside the world of "
                                             "2 ranks of campaign-small"));
-  assert_null(runs);
-  bs_err_clear();
-  char *one[] = {"run", "campaign-small", "--ranks", "1", "-q"};
-  parse("run", one, 5, &o);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
-  assert_non_null(strstr(bs_err()->message, "needs at least 2 ranks"));
   bs_err_clear();
 }
 
@@ -104,11 +110,52 @@ static void test_fuzz_draws_its_budget(void **state) {
   bs_fuzz_campaign_free(&z);
 }
 
+/* The matrix runs the fixed core, then each mutant (targeted: only over
+ * the scenarios that target it); a failed run kills its mutant, a vacuous
+ * one does not. */
+static void test_kill_matrix(void **state) {
+  (void)state;
+  const bs_run_cfg base[] = {{.scn = bs_scenario_find("campaign-small")},
+                             {.scn = bs_scenario_find("campaign-target")}};
+  int *mut;
+  size_t n;
+  bs_run_cfg *all = bs_kill_matrix_plan(base, 2, true, &mut, &n);
+  assert_non_null(all);
+  assert_int_equal(n, 3); /* the fixed core's two, one targeted */
+  assert_int_equal(mut[0], -1);
+  assert_int_equal(mut[1], -1);
+  assert_int_equal(mut[2], BS_MUT_PAUSE_NOT_IN_FINALLY);
+  assert_ptr_equal(all[2].scn, base[1].scn);
+  assert_int_equal(all[2].nmutants, 1);
+  assert_string_equal(all[2].mutants[0], "pause-not-in-finally");
+  assert_int_equal(all[2].run_index, 2);
+  bs_result res[3] = {{.verdict = BS_PASS},
+                      {.verdict = BS_PASS},
+                      {.verdict = BS_FAIL, .scenario = "campaign-target"}};
+  bs_kill k[BS_MUT_COUNT];
+  assert_int_equal(bs_kill_matrix_judge(res, mut, n, k), BS_OK);
+  assert_int_equal(k[BS_MUT_PAUSE_NOT_IN_FINALLY].nkilled, 1);
+  assert_string_equal(k[BS_MUT_PAUSE_NOT_IN_FINALLY].killed_by[0],
+                      "campaign-target");
+  assert_false(k[BS_MUT_PAUSE_NOT_IN_FINALLY].survived);
+  res[2].verdict = BS_VACUOUS; /* proves nothing: the mutant survives */
+  for (int m = 0; m < BS_MUT_COUNT; m++)
+    bs_report_kill_free(&k[m]);
+  assert_int_equal(bs_kill_matrix_judge(res, mut, n, k), BS_OK);
+  assert_int_equal(k[BS_MUT_PAUSE_NOT_IN_FINALLY].nkilled, 0);
+  assert_true(k[BS_MUT_PAUSE_NOT_IN_FINALLY].survived);
+  for (int m = 0; m < BS_MUT_COUNT; m++)
+    bs_report_kill_free(&k[m]);
+  free(mut);
+  free(all);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plan_refuses),
       cmocka_unit_test(test_sweep_plans_and_runs),
       cmocka_unit_test(test_fuzz_draws_its_budget),
+      cmocka_unit_test(test_kill_matrix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

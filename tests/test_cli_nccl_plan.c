@@ -36,7 +36,7 @@ static void test_own_gpus_are_threads(void **state) {
   bs_run_cfg c = cfg(8);
   bs_nccl_info in = info(22809, 8);
   unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
-  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
   assert_false(c.spawn);
   assert_null(getenv("NCCL_MULTI_RANK_GPU_ENABLE"));
 }
@@ -46,14 +46,14 @@ static void test_shared_gpu_spawns(void **state) {
   bs_run_cfg c = cfg(8);
   bs_nccl_info in = info(23007, 1);
   unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
-  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
   assert_true(c.spawn);
   assert_string_equal(getenv("NCCL_MULTI_RANK_GPU_ENABLE"), "1");
   /* A custom driver keeps its ranks in one process: nothing to spawn. */
   bs_scenario drive = {.name = "config-matrix", .drive = (bs_drive_fn)1};
   c = cfg(8);
   c.scn = &drive;
-  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
   assert_false(c.spawn);
 }
 
@@ -62,7 +62,7 @@ static void test_old_nccl_refuses_sharing(void **state) {
   bs_run_cfg c = cfg(4);
   bs_nccl_info in = info(22809, 1);
   bs_err_clear();
-  assert_int_equal(bs_nccl_place(&c, &in), BS_ERR_INVALID);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "needs NCCL >= 2.30"));
   assert_non_null(strstr(bs_err()->message, "is 2.28.9"));
   assert_non_null(strstr(bs_err()->message, "nvidia-nccl-cu13"));
@@ -77,12 +77,12 @@ static void test_launcher_with_shared_threads_refused(void **state) {
   c.rendezvous = "/tmp/x";
   bs_nccl_info in = info(23007, 1);
   bs_err_clear();
-  assert_int_equal(bs_nccl_place(&c, &in), BS_ERR_INVALID);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "mpirun -np 8"));
   /* One rank a process on a shared GPU is fine. */
   c.nprocs = 8;
   bs_err_clear();
-  assert_int_equal(bs_nccl_place(&c, &in), BS_OK);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
   assert_false(c.spawn);
 }
 
@@ -97,10 +97,10 @@ static void test_shared_gpu_runs_alone_unless_mps(void **state) {
   bs_run_cfg cs[2] = {cfg(8), cfg(2)};
   assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 4); /* no sharing */
   cs[0].shares_gpu = true;
-  assert_false(bs_nccl_mps());
+  assert_false(bs_nccl_plan_mps());
   assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 1);
   assert_int_equal(mkfifo(pipe_path, 0600), 0);
-  assert_true(bs_nccl_mps());
+  assert_true(bs_nccl_plan_mps());
   assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 4);
   assert_int_equal(bs_nccl_plan_jobs(cs, 2, 16), BS_MPS_CLIENTS / 8);
   cs[0].ranks = 64; /* more ranks than MPS clients: still one at a time */

@@ -56,7 +56,7 @@ static void make(bs_record *r, int first, int n, const char *report) {
   r->nfired = (size_t)n;
   r->fired = calloc((size_t)n, sizeof *r->fired);
   for (int i = 0; i < n; i++) {
-    snprintf(r->fired[i].point, sizeof r->fired[i].point, "engine/send");
+    r->fired[i].point = BS_FP_ENGINE_SEND;
     r->fired[i].rank = first + i;
   }
   r->world_report = strdup(report);

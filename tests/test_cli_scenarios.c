@@ -180,7 +180,7 @@ static void check_explain(const bs_json *s, const char *name) {
              bs_mutant_origin(m));
     expect_line(out_text, name, line, bs_mutant_effect(m));
   }
-  for (const bs_oracle *o = bs_oracles(); o->name; o++) {
+  for (const bs_oracle *o = bs_oracle_list(); o->name; o++) {
     snprintf(line, sizeof line, "  %-17s ", o->name);
     expect_line(out_text, name, line, o->what);
   }

@@ -526,12 +526,12 @@ static bs_status init_after_failure(bs_comm *c, void *arg) {
   return bs_comm_init(c, "wake_up");
 }
 
-static long reaches_of(const char *point, int rank) {
+static long reaches_of(bs_fault_point_id point, int rank) {
   bs_fault_reach r[64];
   size_t n = bs_fault_count_reaches(r, 64);
   long count = 0;
   for (size_t i = 0; i < n && i < 64; i++)
-    if (!strcmp(r[i].point, point) && r[i].rank == rank)
+    if (r[i].point == point && r[i].rank == rank)
       count += r[i].count;
   return count;
 }
@@ -543,8 +543,8 @@ static void test_init_points_reached_after_failure(void **state) {
   bs_fault_count_reset();
   assert_int_equal(bs_fault_arm("name=comm/init_fail,rank=0,nth=1", 0), BS_OK);
   bs_world *w = run(2, 10000, true, init_after_failure, BS_ERR_ABORTED);
-  static const char *const points[] = {"comm/init_skip", "comm/init_late",
-                                       "comm/init_fail"};
+  static const bs_fault_point_id points[] = {
+      BS_FP_COMM_INIT_SKIP, BS_FP_COMM_INIT_LATE, BS_FP_COMM_INIT_FAIL};
   for (size_t i = 0; i < 3; i++)
     assert_int_equal(reaches_of(points[i], 1), 1);
   bs_fault_disarm_all();

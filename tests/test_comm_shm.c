@@ -187,7 +187,7 @@ static float val(int r, size_t i) {
 
 static void put(void *buf, size_t i, bs_dtype dt, float v) {
   if (dt == BS_BF16)
-    ((uint16_t *)buf)[i] = bs_k_f32_to_bf16(v);
+    ((uint16_t *)buf)[i] = bs_k_cast_f32_to_bf16(v);
   else
     ((float *)buf)[i] = v;
 }

@@ -92,7 +92,7 @@ static void fill_floats(float *x, size_t n, uint64_t seed) {
 /* Values an optimizer sees: finite, of moderate size. */
 static void fill_unit(float *x, size_t n, uint64_t seed, float scale) {
   for (size_t i = 0; i < n; i++)
-    x[i] = scale * bs_k_hash_unit(seed, 0, i);
+    x[i] = scale * bs_k_grad_hash_unit(seed, 0, i);
 }
 
 static void test_cast_matches_host(void **state) {
@@ -158,7 +158,7 @@ static void test_adam_matches_host(void **state) {
     h2d(d[k], h[k], bytes);
   }
   for (int step = 1; step <= 3; step++) {
-    bs_adam_hp hp = bs_adam_hp_make(1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, step);
+    bs_adam_hp hp = bs_k_adam_hp_make(1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, step);
     bs_k_adam(h[0], h[1], h[2], h[3], N, &hp);
     bs_dev_adam(gpu, d[0].va, d[1].va, d[2].va, d[3].va, N, &hp);
   }

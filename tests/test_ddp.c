@@ -104,7 +104,7 @@ static void check_shards(const bs_ddp_layout *l, int k) {
 static void test_layout_all_presets(void **state) {
   (void)state;
   size_t padded_by_dp[9] = {0};
-  for (const char *const *p = bs_model_presets(); *p; p++) {
+  for (const char *const *p = bs_model_preset_list(); *p; p++) {
     bs_model_spec m;
     assert_int_equal(bs_model_preset(*p, 1.0, &m), BS_OK);
     for (int dp = 1; dp <= 8; dp++)

@@ -239,7 +239,7 @@ static void test_kernel_ops(void **state) {
   float p2[3] = {1, 2, 3}, m2[3] = {0}, v2[3] = {0};
   uint16_t pb[3];
   float g1[3], g2[3];
-  bs_adam_hp hp = bs_adam_hp_make(1e-3f, 0.9f, 0.95f, 1e-8f, 0.01f, 1);
+  bs_adam_hp hp = bs_k_adam_hp_make(1e-3f, 0.9f, 0.95f, 1e-8f, 0.01f, 1);
   bs_dev_adam(d, p, m, v, g, 3, &hp);
   bs_k_adam(p2, m2, v2, g, 3, &hp);
   assert_memory_equal(p, p2, sizeof p);

@@ -27,7 +27,7 @@ static void analyze_dir(const char *dir) {
 }
 
 static void done(void) {
-  bs_dumps_verdict_free(&v);
+  bs_dumps_report_verdict_free(&v);
   bs_dumps_free(&d);
 }
 
@@ -46,7 +46,7 @@ static void check_desync4(void) {
   static const int odd[] = {1, 3};
   assert_int_equal(v.finding, BS_DUMPS_DESYNC);
   assert_int_equal(v.mismatch_seq, 2);
-  assert_string_equal(bs_dumps_mismatch_name(v.kind), "size");
+  assert_string_equal(bs_dumps_finding_mismatch_name(v.kind), "size");
   culprits_are(odd, 2);
   has(v.text, "backstop: desync at collective #2 (4 ranks, 4 dumps, version "
               "2.10, comm lib 2.30.7)\n");
@@ -122,12 +122,12 @@ static void test_torch_groups(void **state) {
   assert_string_equal(d.groups[g].desc, "undefined");
   assert_int_equal(bs_dumps_group_rank(&d, g, 3), 1);
   /* gloo: every entry scheduled, the done ones retired */
-  const bs_dump_pg *p = bs_dump_pg_of(bs_dumps_rank(&d, 1), g);
+  const bs_dump_pg *p = bs_dumps_pg_of(bs_dumps_rank(&d, 1), g);
   assert_non_null(p);
   assert_int_equal(p->n, 2);
   assert_int_equal(p->c[0].state, BS_DUMP_COMPLETED);
   assert_int_equal(p->c[1].state, BS_DUMP_SCHEDULED);
-  assert_null(bs_dump_pg_of(bs_dumps_rank(&d, 0), g));
+  assert_null(bs_dumps_pg_of(bs_dumps_rank(&d, 0), g));
   assert_int_equal(v.finding, BS_DUMPS_HANG);
   assert_string_equal(v.pg, "4");
   assert_int_equal(v.stuck_seq, 2);
@@ -149,15 +149,15 @@ static void test_torch_pipeline(void **state) {
   (void)state;
   static const int two[] = {2};
   analyze_dir(BS_TEST_DATA "/fr/torch-pipeline");
-  const bs_dump_pg *p = bs_dump_pg_of(bs_dumps_rank(&d, 3), 0);
+  const bs_dump_pg *p = bs_dumps_pg_of(bs_dumps_rank(&d, 3), 0);
   assert_non_null(p);
   assert_int_equal(p->n, 3);
   assert_int_equal(p->c[2].kind, BS_DUMP_RECV);
   assert_int_equal(p->c[2].peer, 2);
   assert_int_equal(p->c[2].seq, 2);
   assert_true(p->c[2].p2p);
-  assert_non_null(bs_dump_pg_find_p2p(p, 2, BS_DUMP_RECV, 2));
-  assert_null(bs_dump_pg_find_p2p(p, 2, BS_DUMP_SEND, -1));
+  assert_non_null(bs_dumps_pg_find_p2p(p, 2, BS_DUMP_RECV, 2));
+  assert_null(bs_dumps_pg_find_p2p(p, 2, BS_DUMP_SEND, -1));
   assert_int_equal(v.finding, BS_DUMPS_HANG);
   assert_true(v.p2p);
   assert_int_equal(v.stuck_seq, 2);
@@ -175,13 +175,13 @@ static void test_torch_coalesced(void **state) {
   static const int zero[] = {0};
   analyze_dir(BS_TEST_DATA "/fr/torch-coalesced");
   assert_false(d.pickle);
-  const bs_dump_coll *c = bs_dump_find(bs_dumps_rank(&d, 0), 2);
+  const bs_dump_coll *c = bs_dumps_find(bs_dumps_rank(&d, 0), 2);
   assert_non_null(c);
   assert_int_equal(c->in_tensors, 3);
   assert_int_equal(c->in_numel, 9);
   assert_int_equal(v.finding, BS_DUMPS_DESYNC);
   assert_int_equal(v.mismatch_seq, 2);
-  assert_string_equal(bs_dumps_mismatch_name(v.kind), "size");
+  assert_string_equal(bs_dumps_finding_mismatch_name(v.kind), "size");
   culprits_are(zero, 1);
   has(v.text, "backstop: desync at collective #2 (4 ranks");
   has(v.text, "  torchfrtrace takes rank 0's dump (the first it reads) as "
@@ -327,7 +327,7 @@ static void test_old_format(void **state) {
   assert_int_equal(bs_dumps_report(&d, &v), BS_OK);
   assert_int_equal(v.finding, BS_DUMPS_DESYNC);
   assert_int_equal(v.mismatch_seq, 2);
-  assert_string_equal(bs_dumps_mismatch_name(v.kind), "op");
+  assert_string_equal(bs_dumps_finding_mismatch_name(v.kind), "op");
   culprits_are(one, 1); /* an even split: the lowest rank's side is right */
   done();
 }

@@ -53,8 +53,8 @@ static int setup(void **state) {
 
 /* A counting run that reached two points on rank 0 in cycle 0. */
 static const bs_result *reached_rank0(void) {
-  static bs_fault_reach r[] = {{"engine/send", 0, 0, 3},
-                               {"copy/fail", 0, 0, 5}};
+  static bs_fault_reach r[] = {{BS_FP_ENGINE_SEND, 0, 0, 3},
+                               {BS_FP_COPY_FAIL, 0, 0, 5}};
   static bs_result count = {.reaches = r, .nreaches = 2};
   return &count;
 }
@@ -101,10 +101,9 @@ static void test_draw(void **state) {
 /* Whether count reached f's point on a rank and in a cycle its filters
  * keep, nth times at least (nth counts per rank and cycle). */
 static bool reached(const bs_result *count, const bs_fuzz_fault *f) {
-  const char *name = bs_fault_catalogue_get(f->point)->name;
   for (size_t i = 0; i < count->nreaches; i++) {
     const bs_fault_reach *x = &count->reaches[i];
-    if (!strcmp(x->point, name) && (f->rank < 0 || f->rank == x->rank) &&
+    if ((int)x->point == f->point && (f->rank < 0 || f->rank == x->rank) &&
         (f->cycle < 0 || f->cycle == x->cycle) && x->count >= f->nth)
       return true;
   }
@@ -116,9 +115,9 @@ static bool reached(const bs_result *count, const bs_fuzz_fault *f) {
  * cycles stay; a configuration that reached nothing draws no fault. */
 static void test_draw_reached(void **state) {
   (void)state;
-  static bs_fault_reach r[] = {{"engine/send", 0, 0, 2},
-                               {"engine/send", 1, 0, 2},
-                               {"copy/fail", 1, 1, 10}};
+  static bs_fault_reach r[] = {{BS_FP_ENGINE_SEND, 0, 0, 2},
+                               {BS_FP_ENGINE_SEND, 1, 0, 2},
+                               {BS_FP_COPY_FAIL, 1, 1, 10}};
   bs_result count = {.reaches = r, .nreaches = 3};
   size_t faults = 0, send = 0, pinned_rank = 0, pinned_cycle = 0, high = 0;
   for (size_t i = 0; i < 300; i++) {
@@ -162,7 +161,7 @@ static void test_draw_reached(void **state) {
  * (it describes its own world and cycles) still draws faults. */
 static void test_plain_fails(void **state) {
   (void)state;
-  static bs_fault_reach r[] = {{"copy/fail", 0, 0, 5}};
+  static bs_fault_reach r[] = {{BS_FP_COPY_FAIL, 0, 0, 5}};
   bs_oracle_result o[2] = {{.name = "expectation", .ok = false},
                            {.name = "bit-identity", .ok = true}};
   bs_result count = {.verdict = BS_FAIL,
@@ -382,7 +381,7 @@ static bs_result failing(const char *oracle, const char *detail,
   snprintf(o.name, sizeof o.name, "%s", oracle);
   snprintf(o.detail, sizeof o.detail, "%s", detail);
   *a = (bs_armed){.nfired = 1, .fired_total = 1};
-  snprintf(a->fired[0].point, sizeof a->fired[0].point, "%s", fired);
+  a->fired[0].point = bs_fault_catalogue_find(fired)->id;
   return (bs_result){.verdict = BS_FAIL,
                      .oracles = &o,
                      .noracles = 1,

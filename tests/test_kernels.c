@@ -86,7 +86,7 @@ static void test_cast_table(void **state) {
   uint16_t out[64];
   assert_true(n <= 64);
   for (size_t i = 0; i < n; i++) {
-    uint16_t got = bs_k_f32_to_bf16(f32_of(cast_table[i].in));
+    uint16_t got = bs_k_cast_f32_to_bf16(f32_of(cast_table[i].in));
     if (got != cast_table[i].out)
       fail_msg("%s: 0x%08x -> 0x%04x, expected 0x%04x", cast_table[i].what,
                cast_table[i].in, got, cast_table[i].out);
@@ -128,7 +128,7 @@ static void test_cast_random_vs_reference(void **state) {
     if (i % 4 == 0)
       u = (u & 0xffff0000u) | (0x7fffu + (uint32_t)(xorshift(&s) % 3));
     float x = f32_of(u);
-    uint16_t want = ref_bf16(x), got = bs_k_f32_to_bf16(x);
+    uint16_t want = ref_bf16(x), got = bs_k_cast_f32_to_bf16(x);
     if (want != got)
       fail_msg("0x%08x -> 0x%04x, reference 0x%04x", u, got, want);
   }
@@ -137,10 +137,10 @@ static void test_cast_random_vs_reference(void **state) {
 static void test_bf16_round_trip(void **state) {
   (void)state;
   for (uint32_t b = 0; b < 0x10000; b++) {
-    float f = bs_k_bf16_to_f32((uint16_t)b);
+    float f = bs_k_cast_bf16_to_f32((uint16_t)b);
     assert_int_equal(bits_of(f), b << 16);
     if (!isnan(f))
-      assert_int_equal(bs_k_f32_to_bf16(f), b);
+      assert_int_equal(bs_k_cast_f32_to_bf16(f), b);
   }
 }
 
@@ -178,7 +178,7 @@ static void test_adam_vs_double(void **state) {
   memset(v, 0, sizeof v);
   for (int step = 1; step <= 5; step++) {
     random_floats(g, AN, 100 + (uint64_t)step, 0.5f);
-    bs_adam_hp hp = bs_adam_hp_make(lr, b1, b2, eps, wd, step);
+    bs_adam_hp hp = bs_k_adam_hp_make(lr, b1, b2, eps, wd, step);
     ref_state want[AN], tol[AN];
     for (size_t i = 0; i < AN; i++) {
       want[i] = ref_adam((ref_state){p[i], m[i], v[i]}, g[i], lr, b1, b2, eps,
@@ -203,11 +203,11 @@ static void test_adam_vs_double(void **state) {
 
 static void test_adam_hp(void **state) {
   (void)state;
-  bs_adam_hp hp = bs_adam_hp_make(0.1f, 0.9f, 0.999f, 1e-8f, 0.0f, 3);
+  bs_adam_hp hp = bs_k_adam_hp_make(0.1f, 0.9f, 0.999f, 1e-8f, 0.0f, 3);
   assert_float_equal(hp.bias_corr1, 1.0 - pow(0.9f, 3), 1e-7);
   assert_float_equal(hp.bias_corr2, 1.0 - pow(0.999f, 3), 1e-7);
   /* Step 0 would divide by zero: it counts as step 1. */
-  bs_adam_hp h0 = bs_adam_hp_make(0.1f, 0.9f, 0.999f, 1e-8f, 0.0f, 0);
+  bs_adam_hp h0 = bs_k_adam_hp_make(0.1f, 0.9f, 0.999f, 1e-8f, 0.0f, 0);
   assert_true(h0.bias_corr1 > 0.0f && h0.bias_corr2 > 0.0f);
   assert_float_equal(h0.bias_corr1, 1.0f - 0.9f, 1e-7);
 }
@@ -224,7 +224,7 @@ static void test_adam_deterministic(void **state) {
     for (size_t i = 0; i < AN; i++)
       v[k][i] = fabsf(m[k][i]);
   }
-  bs_adam_hp hp = bs_adam_hp_make(1e-2f, 0.9f, 0.95f, 1e-6f, 0.1f, 7);
+  bs_adam_hp hp = bs_k_adam_hp_make(1e-2f, 0.9f, 0.95f, 1e-6f, 0.1f, 7);
   float before = p[0][0];
   bs_k_adam(p[0], m[0], v[0], g, AN, &hp);
   bs_k_adam(p[1], m[1], v[1], g, 1000, &hp);
@@ -243,7 +243,7 @@ static void test_grad_slice_invariant(void **state) {
   static uint16_t p[N];
   static float whole[N], part[N], again[N];
   for (size_t i = 0; i < N; i++)
-    p[i] = bs_k_f32_to_bf16(bs_k_hash_unit(9, 1, i));
+    p[i] = bs_k_cast_f32_to_bf16(bs_k_grad_hash_unit(9, 1, i));
   bs_k_grad(whole, p, N, 0, 42, 3, 17);
   bs_k_grad(again, p, N, 0, 42, 3, 17);
   assert_memory_equal(whole, again, sizeof whole);
@@ -265,8 +265,8 @@ static void test_grad_depends_on_inputs(void **state) {
   static uint16_t p[N], q[N];
   static float g0[N], g1[N];
   for (size_t i = 0; i < N; i++) {
-    p[i] = bs_k_f32_to_bf16(bs_k_hash_unit(1, 2, i));
-    q[i] = bs_k_f32_to_bf16(bs_k_hash_unit(1, 2, i) + 0.5f);
+    p[i] = bs_k_cast_f32_to_bf16(bs_k_grad_hash_unit(1, 2, i));
+    q[i] = bs_k_cast_f32_to_bf16(bs_k_grad_hash_unit(1, 2, i) + 0.5f);
   }
   bs_k_grad(g0, p, N, 0, 42, 0, 1);
   /* Each of seed, rank, step, param and base must change the result. */
@@ -281,7 +281,7 @@ static void test_grad_depends_on_inputs(void **state) {
   bs_k_grad(g1, q, N, 0, 42, 0, 1);
   /* The loss is quadratic: the gradient moves by the param difference. */
   for (size_t i = 0; i < N; i++) {
-    float dp = bs_k_bf16_to_f32(q[i]) - bs_k_bf16_to_f32(p[i]);
+    float dp = bs_k_cast_bf16_to_f32(q[i]) - bs_k_cast_bf16_to_f32(p[i]);
     assert_float_equal(g1[i] - g0[i], dp, 1e-5);
   }
 }
@@ -292,7 +292,7 @@ static void test_hash_unit_range(void **state) {
   int neg = 0;
   float lo = 1, hi = -1;
   for (uint64_t i = 0; i < 100000; i++) {
-    float u = bs_k_hash_unit(7, 3, i);
+    float u = bs_k_grad_hash_unit(7, 3, i);
     assert_true(u >= -1.0f && u < 1.0f);
     sum += u;
     neg += u < 0;
@@ -302,9 +302,9 @@ static void test_hash_unit_range(void **state) {
   assert_true(fabs(sum / 100000) < 0.02);
   assert_in_range(neg, 45000, 55000);
   assert_true(lo < -0.99f && hi > 0.99f);
-  assert_true(bs_k_hash_unit(7, 3, 0) == bs_k_hash_unit(7, 3, 0));
-  assert_true(bs_k_hash_unit(7, 3, 0) != bs_k_hash_unit(8, 3, 0));
-  assert_true(bs_k_hash_unit(7, 3, 0) != bs_k_hash_unit(7, 4, 0));
+  assert_true(bs_k_grad_hash_unit(7, 3, 0) == bs_k_grad_hash_unit(7, 3, 0));
+  assert_true(bs_k_grad_hash_unit(7, 3, 0) != bs_k_grad_hash_unit(8, 3, 0));
+  assert_true(bs_k_grad_hash_unit(7, 3, 0) != bs_k_grad_hash_unit(7, 4, 0));
 }
 
 /* ---- bitflip ---- */
@@ -400,7 +400,7 @@ static void test_nan_results_canonical(void **state) {
   float p = 1.0f, m = 0.0f, v = 0.0f, grad;
   uint32_t nanbits = 0xFFC12345u, bits;
   memcpy(&grad, &nanbits, sizeof grad);
-  bs_adam_hp hp = bs_adam_hp_make(1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 1);
+  bs_adam_hp hp = bs_k_adam_hp_make(1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 1);
   bs_k_adam(&p, &m, &v, &grad, 1, &hp);
   memcpy(&bits, &p, sizeof bits);
   assert_int_equal(bits, 0x7FC00000u);

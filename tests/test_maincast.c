@@ -373,13 +373,13 @@ static bs_status three_cycles(bs_actor *a, bs_comm *c, tw *t) {
   assert_non_null(rc);
   for (int i = 0; i < 3 && st == BS_OK; i++) {
     st = bs_actor_train_step(a);
-    log->taken[i] = bs_rcheck_taken(rc);
-    log->held[i] = bs_rcheck_held(rc);
+    log->taken[i] = bs_restore_check_taken(rc);
+    log->held[i] = bs_restore_check_held(rc);
     size_t n = tw_digests(a, d0);
     tw_poison_params(a);
     if (st == BS_OK)
       st = bs_actor_switch_model(a, "actor");
-    log->verified[i] = bs_rcheck_verified(rc);
+    log->verified[i] = bs_restore_check_verified(rc);
     tw_digests(a, d);
     log->changed = tw_ndiff(d0, d, n);
   }
@@ -482,12 +482,12 @@ static bs_status two_steps_then_restore(bs_actor *a, bs_comm *c, tw *t) {
   (void)t;
   bs_restore_check *rc = bs_backuper_maincast_check(bs_actor_backuper(a));
   assert_int_equal(bs_actor_train_step(a), BS_OK);
-  assert_true(bs_rcheck_held(rc));
+  assert_true(bs_restore_check_held(rc));
   assert_int_equal(bs_actor_train_step(a), BS_OK);
-  assert_false(bs_rcheck_held(rc));
+  assert_false(bs_restore_check_held(rc));
   tw_poison_params(a);
   assert_int_equal(bs_actor_switch_model(a, "actor"), BS_OK);
-  assert_int_equal(bs_rcheck_verified(rc), 1); /* init's restore only */
+  assert_int_equal(bs_restore_check_verified(rc), 1); /* init's restore only */
   return BS_OK;
 }
 
@@ -510,7 +510,7 @@ static bs_status first_rebuild(bs_actor *a, bs_comm *c, tw *t) {
   (void)c;
   (void)t;
   bs_restore_check *rc = bs_backuper_maincast_check(bs_actor_backuper(a));
-  assert_int_equal(bs_rcheck_verified(rc), 1);
+  assert_int_equal(bs_restore_check_verified(rc), 1);
   tw_poison_params(a);
   return bs_actor_switch_model(a, "actor");
 }

@@ -55,7 +55,7 @@ static void test_presets_classify(void **state) {
       {"frozen", {31, 4, 14, 1, 0, 0, 1, 1, 26, 31}, 10000, 99999},
       {"lora", {25, 15, 0, 0, 0, 10, 0, 0, 10, 25}, 10000, 99999},
   };
-  const char *const *names = bs_model_presets();
+  const char *const *names = bs_model_preset_list();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     assert_non_null(names[i]);
     assert_string_equal(names[i], cases[i].name);

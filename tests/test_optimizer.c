@@ -77,7 +77,7 @@ static void fx_init(fx *f, const char *model, int dp) {
     f->param[k] = p;
     f->grad[k] = g;
     for (size_t i = 0; i < n; i++)
-      f->param[k][i] = bs_k_f32_to_bf16(bs_k_hash_unit(SEED, k, i));
+      f->param[k][i] = bs_k_cast_f32_to_bf16(bs_k_grad_hash_unit(SEED, k, i));
   }
 }
 
@@ -89,7 +89,8 @@ static void fx_opt(fx *f, int rank, const bs_optimizer_cfg *cfg) {
 
 /* A known gradient, different for every step, buffer and element. */
 static float grad_at(int step, int k, size_t i) {
-  return 0.5f * bs_k_hash_unit(SEED + 1, (uint64_t)step * 2 + (uint64_t)k, i);
+  return 0.5f *
+         bs_k_grad_hash_unit(SEED + 1, (uint64_t)step * 2 + (uint64_t)k, i);
 }
 
 static void fx_step(fx *f, int step) {
@@ -173,7 +174,7 @@ static void check_init(const bs_optimizer_cfg *cfg) {
     size_t *pos = shard_pos(&f, v.buf, 2, &n);
     assert_int_equal(v.n, n);
     for (size_t i = 0; i < n; i++) {
-      float want = bs_k_bf16_to_f32(f.param[v.buf][pos[i]]);
+      float want = bs_k_cast_bf16_to_f32(f.param[v.buf][pos[i]]);
       assert_true(master_at(&v, i) == want);
       if (i >= v.dev_first) /* the overlap starts equal too */
         assert_true(v.dev[i - v.dev_first] == want);
@@ -216,7 +217,7 @@ static void check_reference(const bs_optimizer_cfg *cfg) {
     pos[j] = shard_pos(&f, v.buf, 1, &n[j]);
     ref[j] = calloc(3 * n[j], sizeof(double)); /* p, m, v */
     for (size_t i = 0; i < n[j]; i++)
-      ref[j][i] = bs_k_bf16_to_f32(f.param[v.buf][pos[j][i]]);
+      ref[j][i] = bs_k_cast_bf16_to_f32(f.param[v.buf][pos[j][i]]);
   }
   for (int s = 1; s <= STEPS; s++) {
     fx_step(&f, s);
@@ -233,7 +234,7 @@ static void check_reference(const bs_optimizer_cfg *cfg) {
       float got = master_at(&v, i);
       assert_true(fabs(got - ref[j][i]) <= 1e-5 * (1 + fabs(ref[j][i])));
       /* The step-end cast wrote exactly bf16(master). */
-      assert_int_equal(f.param[v.buf][pos[j][i]], bs_k_f32_to_bf16(got));
+      assert_int_equal(f.param[v.buf][pos[j][i]], bs_k_cast_f32_to_bf16(got));
     }
     free(pos[j]);
     free(ref[j]);
@@ -319,7 +320,7 @@ static void test_hdo_host_wins_on_overlap(void **state) {
     assert_memory_not_equal(v.dev, v.host + v.dev_first, ov * sizeof(float));
     size_t differ = 0;
     for (size_t i = v.dev_first; i < v.host_n; i++)
-      differ += bs_k_f32_to_bf16(v.dev[i - v.dev_first]) != snap[pos[i]];
+      differ += bs_k_cast_f32_to_bf16(v.dev[i - v.dev_first]) != snap[pos[i]];
     assert_true(differ > 0);
     /* Corrupting the stale copy changes nothing. */
     bs_k_poison(v.dev, ov * sizeof(float), 7);

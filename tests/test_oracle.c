@@ -50,7 +50,7 @@ static void fired(const char *point, int rank, int cycle) {
   assert_non_null(f);
   rec.fired = f;
   memset(&f[rec.nfired], 0, sizeof *f);
-  snprintf(f[rec.nfired].point, sizeof f->point, "%s", point);
+  f[rec.nfired].point = bs_fault_catalogue_find(point)->id;
   f[rec.nfired].rank = rank;
   f[rec.nfired].cycle = cycle;
   rec.nfired++;

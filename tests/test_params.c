@@ -81,7 +81,7 @@ static void check_placement(const world *w, const bs_params *p,
 
 static void test_placement(void **state) {
   (void)state;
-  for (const char *const *name = bs_model_presets(); *name; name++)
+  for (const char *const *name = bs_model_preset_list(); *name; name++)
     for (int backup = 0; backup < 2; backup++) {
       world w;
       bs_params *p = NULL;
@@ -189,7 +189,7 @@ static void check_values(const bs_tensor *t, const void *h) {
   for (size_t e = 0; e < t->spec->numel; e++) {
     switch (t->spec->dtype) {
     case BS_BF16: {
-      float v = bs_k_bf16_to_f32(((const uint16_t *)h)[e]);
+      float v = bs_k_cast_bf16_to_f32(((const uint16_t *)h)[e]);
       assert_true(v >= -0.5f && v <= 0.5f);
       break;
     }

@@ -73,7 +73,7 @@ static void agrees(const char *folder, const char *const *want) {
     has(res.text, line);
   for (size_t i = 0; want[i]; i++)
     has(res.text, want[i]);
-  bs_dumps_verdict_free(&v);
+  bs_dumps_report_verdict_free(&v);
   bs_replay_result_free(&res);
 }
 

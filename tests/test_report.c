@@ -401,7 +401,7 @@ static void test_vacuous_verdict(void **state) {
   static const char *const one[] = {"name=engine/send,rank=1,cycle=0,nth=3"};
   bs_record rec;
   clean_record(&rec);
-  bs_fault_reach reach = {"engine/send", 1, 0, 2};
+  bs_fault_reach reach = {BS_FP_ENGINE_SEND, 1, 0, 2};
   rec.reaches = malloc(sizeof reach);
   rec.reaches[0] = reach;
   rec.nreaches = 1;
@@ -419,7 +419,7 @@ static void test_vacuous_verdict(void **state) {
   bs_result_free(&res);
 
   rec.fired = calloc(2, sizeof *rec.fired);
-  rec.fired[0] = (bs_fault_fired){"engine/send", 1, 0, 3, 0, 0};
+  rec.fired[0] = (bs_fault_fired){BS_FP_ENGINE_SEND, 1, 0, 3, 0, 0};
   rec.nfired = 1;
   decide_armed(one, &rec, &res);
   assert_int_equal(res.verdict, BS_PASS);
@@ -457,7 +457,7 @@ static void test_armed_firings_in_order(void **state) {
   for (int i = 0; i < N; i++) {
     int k = (i * 17) % N; /* a shuffle of 0..N-1 */
     rec.fired[i] =
-        (bs_fault_fired){"comm/stall", k % 2, k / 20, k % 20 + 1, 0, 0};
+        (bs_fault_fired){BS_FP_COMM_STALL, k % 2, k / 20, k % 20 + 1, 0, 0};
   }
   rec.nfired = N;
   bs_result res;

@@ -40,14 +40,14 @@ static int setup(void **state) {
                    BS_OK);
   assert_int_equal(bs_params_fill(f.p, 1), BS_OK);
   f.n = bs_params_synced(f.p, f.t, MAXT);
-  assert_int_equal(bs_rcheck_create(f.dev, true, &f.rc), BS_OK);
+  assert_int_equal(bs_restore_check_create(f.dev, true, &f.rc), BS_OK);
   *state = &f;
   return 0;
 }
 
 static int teardown(void **state) {
   fx *f = *state;
-  bs_rcheck_destroy(f->rc);
+  bs_restore_check_destroy(f->rc);
   bs_params_destroy(f->p);
   bs_model_free(&f->m);
   bs_ms_destroy(f->ms);
@@ -63,11 +63,11 @@ static void flip(fx *f, size_t i, uint64_t bit) {
 }
 
 static bs_status take(fx *f) {
-  return bs_rcheck_take(f->rc, f->t, f->n);
+  return bs_restore_check_take(f->rc, f->t, f->n);
 }
 
 static bs_status verify(fx *f) {
-  return bs_rcheck_verify(f->rc, f->t, f->n);
+  return bs_restore_check_verify(f->rc, f->t, f->n);
 }
 
 static void test_two_restores_after_one_backup(void **state) {
@@ -75,31 +75,31 @@ static void test_two_restores_after_one_backup(void **state) {
   assert_int_equal(take(f), BS_OK);
   assert_int_equal(verify(f), BS_OK);
   assert_int_equal(verify(f), BS_OK);
-  assert_int_equal(bs_rcheck_verified(f->rc), 2);
-  assert_true(bs_rcheck_held(f->rc));
+  assert_int_equal(bs_restore_check_verified(f->rc), 2);
+  assert_true(bs_restore_check_held(f->rc));
   /* The third restore is still checked, and a failed check keeps them. */
   flip(f, 2, 3);
   assert_int_equal(verify(f), BS_ERR_HASH_MISMATCH);
-  assert_true(bs_rcheck_held(f->rc));
+  assert_true(bs_restore_check_held(f->rc));
   bs_err_clear();
   flip(f, 2, 3);
   assert_int_equal(verify(f), BS_OK);
-  assert_int_equal(bs_rcheck_verified(f->rc), 4);
+  assert_int_equal(bs_restore_check_verified(f->rc), 4);
 }
 
 static void test_three_backups_without_a_restore(void **state) {
   fx *f = *state;
   assert_int_equal(take(f), BS_OK);
   assert_int_equal(take(f), BS_OK);
-  assert_int_equal(bs_rcheck_taken(f->rc), 2);
+  assert_int_equal(bs_restore_check_taken(f->rc), 2);
   /* The weights moved on after backup #2, as a step would move them. */
   flip(f, 0, 5);
   assert_int_equal(take(f), BS_OK);
-  assert_false(bs_rcheck_held(f->rc));
-  assert_int_equal(bs_rcheck_taken(f->rc), 2);
+  assert_false(bs_restore_check_held(f->rc));
+  assert_int_equal(bs_restore_check_taken(f->rc), 2);
   /* Backup #2's hashes must not judge the weights of backup #3. */
   assert_int_equal(verify(f), BS_OK);
-  assert_int_equal(bs_rcheck_verified(f->rc), 0);
+  assert_int_equal(bs_restore_check_verified(f->rc), 0);
 }
 
 static void test_third_backup_clears(void **state) {
@@ -110,12 +110,12 @@ static void test_third_backup_clears(void **state) {
   assert_int_equal(take(f), BS_OK); /* #2 takes the new bytes */
   assert_int_equal(verify(f), BS_OK);
   assert_int_equal(take(f), BS_OK); /* #3 clears */
-  assert_false(bs_rcheck_held(f->rc));
+  assert_false(bs_restore_check_held(f->rc));
   flip(f, 1, 7);
   assert_int_equal(verify(f), BS_OK);
-  assert_int_equal(bs_rcheck_verified(f->rc), 2);
+  assert_int_equal(bs_restore_check_verified(f->rc), 2);
   assert_int_equal(take(f), BS_OK); /* and so does every later one */
-  assert_false(bs_rcheck_held(f->rc));
+  assert_false(bs_restore_check_held(f->rc));
 }
 
 /* Every sequence of up to 8 backups and restores, nothing corrupted:
@@ -127,19 +127,19 @@ static void test_any_clean_sequence_passes(void **state) {
     for (unsigned seq = 0; seq < (1u << len); seq++) {
       bs_restore_check *rc = NULL;
       int backups = 0, checked = 0;
-      assert_int_equal(bs_rcheck_create(f->dev, true, &rc), BS_OK);
+      assert_int_equal(bs_restore_check_create(f->dev, true, &rc), BS_OK);
       for (unsigned i = 0; i < len; i++) {
         bool backup = (seq >> i) & 1;
-        bs_status st = backup ? bs_rcheck_take(rc, f->t, f->n)
-                              : bs_rcheck_verify(rc, f->t, f->n);
+        bs_status st = backup ? bs_restore_check_take(rc, f->t, f->n)
+                              : bs_restore_check_verify(rc, f->t, f->n);
         if (st != BS_OK)
           fail_msg("sequence %#x step %u: %s", seq, i, bs_err()->message);
         backups += backup;
         checked += !backup && backups >= 1 && backups <= 2;
       }
-      assert_int_equal(bs_rcheck_verified(rc), checked);
-      assert_int_equal(bs_rcheck_held(rc), backups >= 1 && backups <= 2);
-      bs_rcheck_destroy(rc);
+      assert_int_equal(bs_restore_check_verified(rc), checked);
+      assert_int_equal(bs_restore_check_held(rc), backups >= 1 && backups <= 2);
+      bs_restore_check_destroy(rc);
     }
 }
 
@@ -171,17 +171,19 @@ static void test_changed_tensor_set(void **state) {
   size_t n = f->n;
   assert_int_equal(take(f), BS_OK);
   /* one left */
-  assert_int_equal(bs_rcheck_verify(f->rc, f->t, n - 1), BS_ERR_TENSOR_SET);
+  assert_int_equal(bs_restore_check_verify(f->rc, f->t, n - 1),
+                   BS_ERR_TENSOR_SET);
   expect_set_changed(f->t[n - 1]->spec->name);
   /* one joined: the last one in the backup stands in as the newcomer */
   memcpy(other, f->t, n * sizeof *other);
   other[n] = f->t[0];
-  assert_int_equal(bs_rcheck_verify(f->rc, other, n + 1), BS_ERR_TENSOR_SET);
+  assert_int_equal(bs_restore_check_verify(f->rc, other, n + 1),
+                   BS_ERR_TENSOR_SET);
   expect_set_changed(f->t[0]->spec->name);
   /* same count, two swapped */
   other[0] = f->t[1];
   other[1] = f->t[0];
-  assert_int_equal(bs_rcheck_verify(f->rc, other, n), BS_ERR_TENSOR_SET);
+  assert_int_equal(bs_restore_check_verify(f->rc, other, n), BS_ERR_TENSOR_SET);
   expect_set_changed(f->t[1]->spec->name);
   /* the hashes outlive the failures: the right set passes */
   assert_int_equal(verify(f), BS_OK);
@@ -190,20 +192,21 @@ static void test_changed_tensor_set(void **state) {
 static void test_unarmed_does_nothing(void **state) {
   fx *f = *state;
   bs_restore_check *rc = NULL;
-  assert_int_equal(bs_rcheck_create(f->dev, false, &rc), BS_OK);
-  assert_int_equal(bs_rcheck_take(rc, f->t, f->n), BS_OK);
+  assert_int_equal(bs_restore_check_create(f->dev, false, &rc), BS_OK);
+  assert_int_equal(bs_restore_check_take(rc, f->t, f->n), BS_OK);
   flip(f, 0, 9);
-  assert_int_equal(bs_rcheck_verify(rc, f->t, f->n - 1), BS_OK);
-  assert_false(bs_rcheck_held(rc));
-  assert_int_equal(bs_rcheck_taken(rc) + bs_rcheck_verified(rc), 0);
-  bs_rcheck_destroy(rc);
+  assert_int_equal(bs_restore_check_verify(rc, f->t, f->n - 1), BS_OK);
+  assert_false(bs_restore_check_held(rc));
+  assert_int_equal(bs_restore_check_taken(rc) + bs_restore_check_verified(rc),
+                   0);
+  bs_restore_check_destroy(rc);
 }
 
 static void test_clear_drops_the_hashes(void **state) {
   fx *f = *state;
   assert_int_equal(take(f), BS_OK);
-  bs_rcheck_clear(f->rc);
-  assert_false(bs_rcheck_held(f->rc));
+  bs_restore_check_clear(f->rc);
+  assert_false(bs_restore_check_held(f->rc));
   flip(f, 0, 9);
   assert_int_equal(verify(f), BS_OK);
 }
@@ -215,10 +218,10 @@ static void test_mutant_check_window_cleared(void **state) {
   bs_mutant_set(BS_MUT_CHECK_WINDOW_CLEARED, true);
   assert_int_equal(take(f), BS_OK);
   assert_int_equal(verify(f), BS_OK);
-  assert_false(bs_rcheck_held(f->rc));
+  assert_false(bs_restore_check_held(f->rc));
   flip(f, 3, 4);
   assert_int_equal(verify(f), BS_OK);
-  assert_int_equal(bs_rcheck_verified(f->rc), 1);
+  assert_int_equal(bs_restore_check_verified(f->rc), 1);
 }
 
 int main(void) {

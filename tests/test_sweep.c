@@ -15,10 +15,10 @@
 /* A counting pass: engine/send 2x on ranks 0, 1 of cycle 0; copy/fail 10x
  * on rank 0 of cycles 0 and 1. */
 static bs_result counted(void) {
-  static bs_fault_reach r[] = {{"engine/send", 0, 0, 2},
-                               {"engine/send", 1, 0, 2},
-                               {"copy/fail", 0, 0, 10},
-                               {"copy/fail", 0, 1, 10}};
+  static bs_fault_reach r[] = {{BS_FP_ENGINE_SEND, 0, 0, 2},
+                               {BS_FP_ENGINE_SEND, 1, 0, 2},
+                               {BS_FP_COPY_FAIL, 0, 0, 10},
+                               {BS_FP_COPY_FAIL, 0, 1, 10}};
   return (bs_result){.reaches = r, .nreaches = 4};
 }
 
@@ -31,10 +31,10 @@ static void test_every_reach(void **state) {
   assert_int_equal(bs_sweep_reaches(&c, &f, &r, &n, &total), BS_OK);
   assert_int_equal(n, 24);
   assert_int_equal(total, 24);
-  assert_string_equal(r[0].point, "engine/send");
+  assert_int_equal(r[0].point, BS_FP_ENGINE_SEND);
   assert_int_equal(r[1].nth, 2);
   assert_int_equal(r[2].rank, 1);
-  assert_string_equal(r[23].point, "copy/fail");
+  assert_int_equal(r[23].point, BS_FP_COPY_FAIL);
   assert_int_equal(r[23].cycle, 1);
   assert_int_equal(r[23].nth, 10);
   free(r);
@@ -57,8 +57,8 @@ static void test_sample(void **state) {
   assert_int_equal(total, 24);
   assert_int_equal(n, 6); /* 3 of each point */
   for (size_t i = 0; i < 3; i++) {
-    assert_string_equal(r[i].point, "engine/send");
-    assert_string_equal(r[3 + i].point, "copy/fail");
+    assert_int_equal(r[i].point, BS_FP_ENGINE_SEND);
+    assert_int_equal(r[3 + i].point, BS_FP_COPY_FAIL);
   }
   /* Spread over the point's reaches: both cycles of copy/fail. */
   assert_int_equal(r[3].cycle, 0);
@@ -72,21 +72,21 @@ static void test_sample(void **state) {
   f.sample = 20;
   assert_int_equal(bs_sweep_reaches(&c, &f, &r, &n, &total), BS_OK);
   assert_int_equal(n, 20);
-  assert_string_equal(r[3].point, "engine/send");
-  assert_string_equal(r[4].point, "copy/fail");
+  assert_int_equal(r[3].point, BS_FP_ENGINE_SEND);
+  assert_int_equal(r[4].point, BS_FP_COPY_FAIL);
   free(r);
   /* One reach, from the offset-th point on. */
   f.sample = 1;
   f.offset = 1;
   assert_int_equal(bs_sweep_reaches(&c, &f, &r, &n, &total), BS_OK);
   assert_int_equal(n, 1);
-  assert_string_equal(r[0].point, "copy/fail");
+  assert_int_equal(r[0].point, BS_FP_COPY_FAIL);
   free(r);
 }
 
 static void test_spec_and_judge(void **state) {
   (void)state;
-  bs_sweep_reach x = {"comm/stall", 3, 1, 7};
+  bs_sweep_reach x = {BS_FP_COMM_STALL, 3, 1, 7};
   char spec[128];
   bs_sweep_spec(&x, false, spec, sizeof spec);
   assert_string_equal(spec, "name=comm/stall,rank=3,cycle=1,nth=7");

@@ -46,7 +46,7 @@ static bs_status ws_open(bs_comm *c, const ws_case *k, ws_rank *w) {
       bs_params_create(dev, w->ms, &w->m, bs_comm_size(c), 512, true, &w->p));
   BS_CHECK(bs_params_fill(w->p, 11));
   w->n = bs_params_synced(w->p, w->t, TW_DIG_MAX);
-  BS_CHECK(bs_tensor_hash(dev, NULL, w->t, w->n, w->d, NULL));
+  BS_CHECK(bs_restore_check_hash(dev, NULL, w->t, w->n, w->d, NULL));
   BS_CHECK(bs_tensor_map_alloc(&w->map, w->n));
   for (size_t i = 0; i < w->n; i++) {
     w->names[i] = w->t[i]->spec->name;

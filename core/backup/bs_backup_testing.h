@@ -10,10 +10,10 @@
 bs_restore_check *bs_backuper_maincast_check(bs_backuper *b);
 
 /* Backups hashed so far (at most BS_RCHECK_CYCLES). */
-int bs_rcheck_taken(const bs_restore_check *rc);
+int bs_restore_check_taken(const bs_restore_check *rc);
 /* Hashes held for the restores until the next backup. */
-bool bs_rcheck_held(const bs_restore_check *rc);
+bool bs_restore_check_held(const bs_restore_check *rc);
 /* Restores compared so far. */
-int bs_rcheck_verified(const bs_restore_check *rc);
+int bs_restore_check_verified(const bs_restore_check *rc);
 
 #endif

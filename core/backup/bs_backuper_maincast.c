@@ -1,4 +1,4 @@
-/* The MainCast backuper (behavior.md §4; contract in bs_maincast.h): for
+/* The MainCast backuper (behavior.md §4; contract in bs_mc.h): for
  * "actor" only the extras get a pinned copy, the DDP buffer params are
  * rebuilt from the fp32 master shards plus an all-gather. Other tags have
  * no master weights and delegate to a Normal backuper with full copies. */
@@ -64,7 +64,7 @@ static bs_status backup_actor(maincast *m) {
   bs_status st = BS_OK;
   m->backed = false;
   BS_CHECK(bs_backuper_backup(m->extras, ACTOR));
-  BS_CHECK(check_source(m, bs_rcheck_take));
+  BS_CHECK(check_source(m, bs_restore_check_take));
   BS_CHECK(corrupt_extra(m));
   m->backed = true;
   BS_CHECK(bs_source_after_backup(m->mc->src));
@@ -140,7 +140,7 @@ static bs_status restore_actor(maincast *m) {
   BS_CHECK(bs_dev_sync(dev_of(m)));
   corrupt_restored(m);
   BS_CHECK(bs_dev_sync(dev_of(m)));
-  BS_CHECK(check_source(m, bs_rcheck_verify));
+  BS_CHECK(check_source(m, bs_restore_check_verify));
 out:
   return st;
 }
@@ -223,7 +223,7 @@ static void mc_release(bs_backuper *b, bs_backup_tag tag) {
     return;
   }
   m->extras->ops->release(m->extras, BS_BT_ACTOR);
-  bs_rcheck_clear(m->check);
+  bs_restore_check_clear(m->check);
   m->backed = false;
 }
 
@@ -248,7 +248,7 @@ static void mc_destroy(bs_backuper *b) {
   maincast *m = as_mc(b);
   bs_backuper_destroy(m->extras);
   bs_backuper_destroy(m->full);
-  bs_rcheck_destroy(m->check);
+  bs_restore_check_destroy(m->check);
   free(m);
 }
 
@@ -277,7 +277,7 @@ bs_status bs_backuper_maincast_create(bs_mc *mc, bool check_armed,
   BS_CHECK(bs_backuper_normal_create_subset(mc->p, mc->extras, mc->nextras,
                                             &m->extras));
   BS_CHECK(bs_backuper_normal_create(mc->p, &m->full));
-  BS_CHECK(bs_rcheck_create(mc->p->dev, check_armed, &m->check));
+  BS_CHECK(bs_restore_check_create(mc->p->dev, check_armed, &m->check));
   *out = &m->base;
   m = NULL;
 out:

@@ -1,4 +1,4 @@
-/* The MainCast context and its coverage check (bs_maincast.h). */
+/* The MainCast context and its coverage check (bs_mc.h). */
 #include "backup/bs_mc.h"
 
 #include <stdio.h>

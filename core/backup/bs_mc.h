@@ -6,8 +6,8 @@
  * Extras (pinned backup for "actor"): expert_bias buffers, fp32 params and
  * frozen params (this project's fix, later adopted upstream). Every other
  * synced tensor must live in a DDP param buffer (rematerializable). */
-#ifndef BS_MAINCAST_H
-#define BS_MAINCAST_H
+#ifndef BS_MC_H
+#define BS_MC_H
 
 #include <stdbool.h>
 #include <stddef.h>

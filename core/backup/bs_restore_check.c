@@ -95,19 +95,20 @@ out:
   return st;
 }
 
-bs_status bs_tensor_hash(bs_dev *dev, const bs_ms *ms,
-                         const bs_tensor *const *t, size_t n, bs_digest *out,
-                         size_t *npaused) {
+bs_status bs_restore_check_hash(bs_dev *dev, const bs_ms *ms,
+                                const bs_tensor *const *t, size_t n,
+                                bs_digest *out, size_t *npaused) {
   return digests(dev, ms, false, t, n, out, npaused);
 }
 
-bs_status bs_tensor_hash_observe(bs_dev *dev, const bs_ms *ms,
-                                 const bs_tensor *const *t, size_t n,
-                                 bs_digest *out, size_t *npaused) {
+bs_status bs_restore_check_hash_observe(bs_dev *dev, const bs_ms *ms,
+                                        const bs_tensor *const *t, size_t n,
+                                        bs_digest *out, size_t *npaused) {
   return digests(dev, ms, true, t, n, out, npaused);
 }
 
-bs_status bs_rcheck_create(bs_dev *dev, bool armed, bs_restore_check **out) {
+bs_status bs_restore_check_create(bs_dev *dev, bool armed,
+                                  bs_restore_check **out) {
   bs_status st = BS_OK;
   bs_restore_check *rc = NULL;
   if (!dev || !out)
@@ -132,15 +133,15 @@ static void drop(bs_restore_check *rc) {
   rc->held = false;
 }
 
-void bs_rcheck_destroy(bs_restore_check *rc) {
+void bs_restore_check_destroy(bs_restore_check *rc) {
   if (!rc)
     return;
   drop(rc);
   free(rc);
 }
 
-bs_status bs_rcheck_take(bs_restore_check *rc, const bs_tensor *const *t,
-                         size_t n) {
+bs_status bs_restore_check_take(bs_restore_check *rc, const bs_tensor *const *t,
+                                size_t n) {
   bs_status st = BS_OK;
   if (!rc || (n && !t))
     BS_FAIL(BS_ERR_INVALID, NULL, "restore check: NULL argument");
@@ -154,7 +155,7 @@ bs_status bs_rcheck_take(bs_restore_check *rc, const bs_tensor *const *t,
   rc->d = calloc(n ? n : 1, sizeof *rc->d);
   if (!rc->names || !rc->bytes || !rc->d)
     BS_FAIL(BS_ERR_NOMEM, NULL, "restore check: %zu tensors", n);
-  BS_CHECK(bs_tensor_hash(rc->dev, NULL, t, n, rc->d, NULL));
+  BS_CHECK(bs_restore_check_hash(rc->dev, NULL, t, n, rc->d, NULL));
   for (size_t i = 0; i < n; i++) {
     snprintf(rc->names[i], sizeof rc->names[i], "%s", t[i]->spec->name);
     rc->bytes[i] = t[i]->bytes;
@@ -194,8 +195,8 @@ out:
   return st;
 }
 
-bs_status bs_rcheck_verify(bs_restore_check *rc, const bs_tensor *const *t,
-                           size_t n) {
+bs_status bs_restore_check_verify(bs_restore_check *rc,
+                                  const bs_tensor *const *t, size_t n) {
   bs_status st = BS_OK;
   bs_digest *now = NULL;
   size_t bad = 0, first = 0;
@@ -207,7 +208,7 @@ bs_status bs_rcheck_verify(bs_restore_check *rc, const bs_tensor *const *t,
   BS_CHECK(same_set(rc, t, n));
   if (!(now = calloc(n ? n : 1, sizeof *now)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "restore check: %zu digests", n);
-  BS_CHECK(bs_tensor_hash(rc->dev, NULL, t, n, now, NULL));
+  BS_CHECK(bs_restore_check_hash(rc->dev, NULL, t, n, now, NULL));
   for (size_t i = n; i-- > 0;)
     if (!bs_digest_eq(&now[i], &rc->d[i])) {
       bad++;
@@ -229,19 +230,19 @@ out:
   return st;
 }
 
-void bs_rcheck_clear(bs_restore_check *rc) {
+void bs_restore_check_clear(bs_restore_check *rc) {
   if (rc)
     drop(rc);
 }
 
-int bs_rcheck_taken(const bs_restore_check *rc) {
+int bs_restore_check_taken(const bs_restore_check *rc) {
   return rc ? rc->taken : 0;
 }
 
-bool bs_rcheck_held(const bs_restore_check *rc) {
+bool bs_restore_check_held(const bs_restore_check *rc) {
   return rc && rc->held;
 }
 
-int bs_rcheck_verified(const bs_restore_check *rc) {
+int bs_restore_check_verified(const bs_restore_check *rc) {
   return rc ? rc->verified : 0;
 }

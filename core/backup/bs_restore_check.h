@@ -28,31 +28,32 @@
  * tensor in a PAUSED allocation is not read: it gets an all-zero digest and
  * is counted in *npaused (npaused may be NULL). Without ms every tensor is
  * read (a paused one faults, as any read of it would). */
-bs_status bs_tensor_hash(bs_dev *dev, const bs_ms *ms,
-                         const bs_tensor *const *t, size_t n, bs_digest *out,
-                         size_t *npaused);
+bs_status bs_restore_check_hash(bs_dev *dev, const bs_ms *ms,
+                                const bs_tensor *const *t, size_t n,
+                                bs_digest *out, size_t *npaused);
 
 /* The same for an observer (the oracles' snapshots): the reads bypass the
  * fault points, so looking at the weights never fires an armed fault nor
  * counts towards its nth. */
-bs_status bs_tensor_hash_observe(bs_dev *dev, const bs_ms *ms,
-                                 const bs_tensor *const *t, size_t n,
-                                 bs_digest *out, size_t *npaused);
+bs_status bs_restore_check_hash_observe(bs_dev *dev, const bs_ms *ms,
+                                        const bs_tensor *const *t, size_t n,
+                                        bs_digest *out, size_t *npaused);
 
 typedef struct bs_restore_check bs_restore_check;
 
-bs_status bs_rcheck_create(bs_dev *dev, bool armed, bs_restore_check **out);
-void bs_rcheck_destroy(bs_restore_check *rc);
+bs_status bs_restore_check_create(bs_dev *dev, bool armed,
+                                  bs_restore_check **out);
+void bs_restore_check_destroy(bs_restore_check *rc);
 
 /* At backup, when armed: the first BS_RCHECK_CYCLES backups hash the
  * tensors (replacing the hashes held), every later one drops them. A
  * failed hash leaves none held. Unarmed: nothing. */
-bs_status bs_rcheck_take(bs_restore_check *rc, const bs_tensor *const *t,
-                         size_t n);
+bs_status bs_restore_check_take(bs_restore_check *rc, const bs_tensor *const *t,
+                                size_t n);
 /* At restore: compares with the hashes held, if any, and keeps them. */
-bs_status bs_rcheck_verify(bs_restore_check *rc, const bs_tensor *const *t,
-                           size_t n);
+bs_status bs_restore_check_verify(bs_restore_check *rc,
+                                  const bs_tensor *const *t, size_t n);
 /* Drops the hashes held (the backup they came from was released). */
-void bs_rcheck_clear(bs_restore_check *rc);
+void bs_restore_check_clear(bs_restore_check *rc);
 
 #endif

@@ -115,27 +115,6 @@ char *bs_world_flight_json(const bs_world *w, int rank);
 /* Writes every rank's flight recorder to dir/flight_rank<R>.json. */
 bs_status bs_world_dump_flight(const bs_world *w, const char *dir);
 
-/* For a dump asked for from outside while ranks run (a run past its
- * deadline): fn(w, arg) for each world of this process whose ranks are
- * running now; none of them ends before fn returns. */
-void bs_world_each_running(void (*fn)(const bs_world *w, void *arg), void *arg);
-/* Where every rank is now, as a hang report block whose cause is why
- * (caller frees; NULL when out of memory). */
-char *bs_world_report_now(const bs_world *w, const char *why);
-/* Where the world's waits stand against its watchdog now (a run at its
- * deadline): the longest any local rank has waited in a collective (< 0:
- * none waits in one), the watchdog's timeout, whether the world failed. */
-typedef struct bs_world_waits {
-  double longest_ms;
-  int timeout_ms;
-  bool failed;
-} bs_world_waits;
-bs_world_waits bs_world_waits_now(const bs_world *w);
-/* This process's ranks of the world: how many, and the first's global
- * rank. */
-int bs_world_local_size(const bs_world *w);
-int bs_world_first_rank(const bs_world *w);
-
 int bs_comm_rank(const bs_comm *c); /* global rank */
 int bs_comm_size(const bs_comm *c); /* global size */
 /* Ranks of the world that are threads of this process. */

@@ -6,8 +6,8 @@
  * torch_memory_saver; a resume without backup leaves a poison pattern.
  * A read of paused memory on the host device faults and is reported
  * (region, offset, phase) instead of silently reading stale bytes. */
-#ifndef BS_REGION_H
-#define BS_REGION_H
+#ifndef BS_MS_H
+#define BS_MS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -94,7 +94,7 @@ void bs_trap_reset(void);
 
 /* The registry the fault handler reads: every live memory-saver allocation
  * of the process, with its tag and its state as the trap sees it.
- * bs_region.c is the writer; BS_ERR_NOMEM when the fixed table is full. */
+ * bs_ms.c is the writer; BS_ERR_NOMEM when the fixed table is full. */
 bs_status bs_trap_register(const void *va, size_t bytes, const char *tag,
                            int *slot);
 void bs_trap_set_state(int slot, bs_region_state s);

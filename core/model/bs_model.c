@@ -1,5 +1,5 @@
 /* The model-spec parser (format in bs_model.h) and tensor classification.
- * Presets are texts in the same format (bs_model_presets.c), so every model
+ * Presets are texts in the same format (bs_model_preset.c), so every model
  * goes through this one parser. */
 #include "model/bs_model.h"
 
@@ -335,7 +335,7 @@ out:
 }
 
 static bool is_preset(const char *name) {
-  for (const char *const *n = bs_model_presets(); *n; n++)
+  for (const char *const *n = bs_model_preset_list(); *n; n++)
     if (strcmp(*n, name) == 0)
       return true;
   return false;

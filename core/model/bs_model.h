@@ -62,7 +62,7 @@ bs_status bs_model_load(const char *preset_or_file, double scale,
                         bs_model_spec *out);
 void bs_model_free(bs_model_spec *m);
 /* NULL-terminated list of preset names. */
-const char *const *bs_model_presets(void);
+const char *const *bs_model_preset_list(void);
 
 /* Classification used by the DDP layout and the backupers. */
 bool bs_tensor_is_param(const bs_tensor_spec *t);  /* not a buffer */

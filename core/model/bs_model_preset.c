@@ -158,7 +158,7 @@ static const struct {
 static const char *const preset_names[NPRESETS + 1] = {"tiny",   "dense", "moe",
                                                        "frozen", "lora",  NULL};
 
-const char *const *bs_model_presets(void) {
+const char *const *bs_model_preset_list(void) {
   return preset_names;
 }
 

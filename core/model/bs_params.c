@@ -89,10 +89,10 @@ void bs_params_destroy(bs_params *p) {
 static void gen_values(const bs_tensor_spec *t, size_t i, uint64_t seed,
                        void *dst) {
   for (size_t e = 0; e < t->numel; e++) {
-    float u = bs_k_hash_unit(seed, FILL_STREAM + i, e);
+    float u = bs_k_grad_hash_unit(seed, FILL_STREAM + i, e);
     switch (t->dtype) {
     case BS_BF16:
-      ((uint16_t *)dst)[e] = bs_k_f32_to_bf16(0.5f * u);
+      ((uint16_t *)dst)[e] = bs_k_cast_f32_to_bf16(0.5f * u);
       break;
     case BS_F32:
       ((float *)dst)[e] = 0.5f * u;

@@ -44,7 +44,7 @@ bs_status bs_params_create(bs_dev *dev, bs_ms *ms, const bs_model_spec *m,
 void bs_params_destroy(bs_params *p);
 
 /* Deterministic initial values, the same on every rank for a seed: floats
- * are 0.5 * bs_k_hash_unit(seed, stream + tensor index, element) (bf16:
+ * are 0.5 * bs_k_grad_hash_unit(seed, stream + tensor index, element) (bf16:
  * rounded), integer tables small ints in [0, 8); buffer padding and grads
  * zero. */
 bs_status bs_params_fill(bs_params *p, uint64_t seed);

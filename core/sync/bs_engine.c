@@ -1,5 +1,5 @@
 /* Trainer side of the rollout-engine stand-in: spawns the engine process and
- * streams weight updates to it (protocol in bs_engine_proto.h). */
+ * streams weight updates to it (protocol in bs_wire.h). */
 #include "sync/bs_engine.h"
 
 #include <errno.h>

@@ -8,8 +8,8 @@
  *   engine -> trainer: REPLY, after END; HELLO, after HELLO
  *
  * Every frame is a bs_eframe header followed by `len` payload bytes. */
-#ifndef BS_ENGINE_PROTO_H
-#define BS_ENGINE_PROTO_H
+#ifndef BS_WIRE_H
+#define BS_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>

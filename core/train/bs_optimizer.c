@@ -200,7 +200,7 @@ static bs_status inner_init(bs_optimizer *o, opt_inner *in) {
   }
   BS_CHECK(read_shard(o, in, bf)); /* also syncs: f is free to reuse */
   for (size_t i = 0; i < in->n; i++)
-    f[i] = bs_k_bf16_to_f32(bf[i]);
+    f[i] = bs_k_cast_bf16_to_f32(bf[i]);
   if (dn)
     BS_CHECK(
         bs_dev_copy(o->dev, in->dmaster, f + in->d0, dn * sizeof *f, BS_H2D));
@@ -389,8 +389,8 @@ bs_status bs_optimizer_step(bs_optimizer *o,
     BS_FAIL(BS_ERR_NOMEM, NULL,
             "optimizer step %d: out of memory (fault optimizer/step)", step);
   const bs_optimizer_cfg *c = &o->cfg;
-  bs_adam_hp hp =
-      bs_adam_hp_make(c->lr, c->beta1, c->beta2, c->eps, c->weight_decay, step);
+  bs_adam_hp hp = bs_k_adam_hp_make(c->lr, c->beta1, c->beta2, c->eps,
+                                    c->weight_decay, step);
   for (size_t i = 0; i < o->ninner; i++) {
     opt_inner *in = &o->inner[i];
     BS_CHECK(adam_host(o, in, grad_buf[in->buf], &hp));

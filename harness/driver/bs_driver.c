@@ -389,7 +389,7 @@ static bs_status initial_digests(const driver *d, bs_digests *out) {
   bs_params_synced(p, t, n);
   for (size_t i = 0; i < n; i++)
     snprintf(names[i], sizeof names[i], "%s", t[i]->spec->name);
-  BS_CHECK(bs_tensor_hash_observe(dev, ms, t, n, dig, NULL));
+  BS_CHECK(bs_restore_check_hash_observe(dev, ms, t, n, dig, NULL));
   BS_CHECK(bs_record_digests_set(out, dig, names, n));
 out:
   free(names);

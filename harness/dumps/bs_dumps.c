@@ -283,7 +283,7 @@ static bs_status pick(bs_dumps *d, const char *pg) {
   snprintf(d->pg, sizeof d->pg, "%s", g->name);
   snprintf(d->pg_desc, sizeof d->pg_desc, "%s", g->desc);
   for (size_t i = 0; i < d->n; i++) {
-    const bs_dump_pg *p = bs_dump_pg_of(&d->d[i], d->group);
+    const bs_dump_pg *p = bs_dumps_pg_of(&d->d[i], d->group);
     d->d[i].c = p ? p->c : NULL;
     d->d[i].n = p ? p->n : 0;
   }
@@ -389,21 +389,21 @@ static int pg_by_group(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-const bs_dump_pg *bs_dump_pg_of(const bs_dump *d, int g) {
+const bs_dump_pg *bs_dumps_pg_of(const bs_dump *d, int g) {
   bs_dump_pg key = {.group = g};
   return d && d->npg ? bsearch(&key, d->pg, d->npg, sizeof *d->pg, pg_by_group)
                      : NULL;
 }
 
-const bs_dump_coll *bs_dump_pg_find(const bs_dump_pg *p, uint64_t seq) {
+const bs_dump_coll *bs_dumps_pg_find(const bs_dump_pg *p, uint64_t seq) {
   for (size_t i = 0; p && i < p->n; i++)
     if (p->c[i].seq == seq && !p->c[i].p2p)
       return &p->c[i];
   return NULL;
 }
 
-const bs_dump_coll *bs_dump_pg_find_p2p(const bs_dump_pg *p, uint64_t seq,
-                                        bs_dump_kind kind, int peer) {
+const bs_dump_coll *bs_dumps_pg_find_p2p(const bs_dump_pg *p, uint64_t seq,
+                                         bs_dump_kind kind, int peer) {
   for (size_t i = 0; p && i < p->n; i++) {
     const bs_dump_coll *c = &p->c[i];
     if (c->p2p && c->seq == seq && c->kind == kind &&
@@ -413,21 +413,21 @@ const bs_dump_coll *bs_dump_pg_find_p2p(const bs_dump_pg *p, uint64_t seq,
   return NULL;
 }
 
-const bs_dump_coll *bs_dump_find(const bs_dump *d, uint64_t seq) {
+const bs_dump_coll *bs_dumps_find(const bs_dump *d, uint64_t seq) {
   for (size_t i = 0; d && i < d->n; i++)
     if (d->c[i].seq == seq && !d->c[i].p2p)
       return &d->c[i];
   return NULL;
 }
 
-uint64_t bs_dump_coll_count(const bs_dump_coll *c) {
+uint64_t bs_dumps_coll_count(const bs_dump_coll *c) {
   return strstr(c->op, "reduce_scatter") ? c->out_numel : c->in_numel;
 }
 
 uint64_t bs_dumps_group_first_seq(const bs_dumps *d, int g) {
   uint64_t first = 0;
   for (size_t i = 0; i < d->n; i++) {
-    const bs_dump_pg *p = bs_dump_pg_of(&d->d[i], g);
+    const bs_dump_pg *p = bs_dumps_pg_of(&d->d[i], g);
     for (size_t k = 0; p && k < p->n; k++)
       if (!p->c[k].p2p) {
         first = p->c[k].seq > first ? p->c[k].seq : first;

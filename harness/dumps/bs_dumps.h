@@ -179,19 +179,19 @@ int bs_dumps_group_find(const bs_dumps *d, const char *name);
 /* The group rank of global rank r in group g, -1 when it is not in it. */
 int bs_dumps_group_rank(const bs_dumps *d, int g, int r);
 /* Rank d's entries of group g, NULL when it has none. */
-const bs_dump_pg *bs_dump_pg_of(const bs_dump *d, int g);
+const bs_dump_pg *bs_dumps_pg_of(const bs_dump *d, int g);
 /* Its collective #seq (not p2p), NULL when it has none. */
-const bs_dump_coll *bs_dump_pg_find(const bs_dump_pg *p, uint64_t seq);
+const bs_dump_coll *bs_dumps_pg_find(const bs_dump_pg *p, uint64_t seq);
 /* Its p2p op #p2p_seq of kind with peer (-1: any), NULL when none. */
-const bs_dump_coll *bs_dump_pg_find_p2p(const bs_dump_pg *p, uint64_t seq,
-                                        bs_dump_kind kind, int peer);
+const bs_dump_coll *bs_dumps_pg_find_p2p(const bs_dump_pg *p, uint64_t seq,
+                                         bs_dump_kind kind, int peer);
 
 /* The same in the group bs_dumps.group (single-group callers). */
-const bs_dump_coll *bs_dump_find(const bs_dump *d, uint64_t seq);
+const bs_dump_coll *bs_dumps_find(const bs_dump *d, uint64_t seq);
 /* The element count of c as Backstop's collectives take it: what each
  * rank sends to an all-gather, what it keeps of a reduce-scatter (its
  * input to any other). */
-uint64_t bs_dump_coll_count(const bs_dump_coll *c);
+uint64_t bs_dumps_coll_count(const bs_dump_coll *c);
 /* The first collective sequence number every dump of group g still holds
  * (rings forget); bs_dumps_first_seq: of the group bs_dumps.group. */
 uint64_t bs_dumps_group_first_seq(const bs_dumps *d, int g);

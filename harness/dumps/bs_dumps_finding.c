@@ -1,6 +1,6 @@
 #include "dumps/bs_dumps_finding.h"
 
-const char *bs_dumps_mismatch_name(bs_dumps_mismatch k) {
+const char *bs_dumps_finding_mismatch_name(bs_dumps_mismatch k) {
   static const char *const names[] = {
       [BS_DUMPS_MISMATCH_NONE] = "",
       [BS_DUMPS_MISMATCH_OP] = "op",

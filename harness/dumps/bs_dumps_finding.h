@@ -19,6 +19,6 @@ typedef enum bs_dumps_mismatch {
 } bs_dumps_mismatch;
 
 /* "op", "size" or "dtype" ("" for none), as the report writes it. */
-const char *bs_dumps_mismatch_name(bs_dumps_mismatch k);
+const char *bs_dumps_finding_mismatch_name(bs_dumps_mismatch k);
 
 #endif

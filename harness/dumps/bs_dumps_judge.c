@@ -23,7 +23,7 @@ void bs_dumps_describe(const bs_dump_coll *c, char *buf, size_t n) {
   int k = snprintf(buf, n, "%s #%llu", c->op, (unsigned long long)c->seq);
   bool one = c->in_tensors == 1 && c->out_tensors == 1 &&
              strcmp(c->in_dt, c->out_dt) == 0 && !strchr(c->in_dt, ',');
-  uint64_t count = bs_dump_coll_count(c);
+  uint64_t count = bs_dumps_coll_count(c);
   bool sizes = !strstr(c->op, "barrier") && (c->in_tensors || c->out_tensors);
   if (sizes && one)
     k += snprintf(buf + k, n - (size_t)k, " (%llu x %s)",
@@ -60,7 +60,7 @@ bs_status bs_dumps_view_make(const bs_dumps *d, int g, bs_dumps_view *v) {
   }
   for (int i = 0; i < v->n; i++) {
     v->dump[i] = bs_dumps_rank(d, v->members[i]);
-    v->pg[i] = bs_dump_pg_of(v->dump[i], g);
+    v->pg[i] = bs_dumps_pg_of(v->dump[i], g);
     v->dumps += v->dump[i] != NULL;
   }
   return BS_OK;
@@ -212,7 +212,7 @@ static void describe_mismatch(judge *j, const bs_dump_coll *const *c, int bad,
   int len =
       snprintf(j->tail, sizeof j->tail,
                "  first mismatch: #%llu, %s: ", (unsigned long long)j->res->seq,
-               bs_dumps_mismatch_name(k));
+               bs_dumps_finding_mismatch_name(k));
   char *t = j->tail + len;
   size_t n = sizeof j->tail - (size_t)len;
   if (k == BS_DUMPS_MISMATCH_OP)
@@ -334,7 +334,7 @@ static void cause(const judge *j, bool found, char *buf, size_t n) {
              (unsigned long long)s,
              j->res->kind == BS_DUMPS_MISMATCH_OP
                  ? "another op"
-                 : bs_dumps_mismatch_name(j->res->kind));
+                 : bs_dumps_finding_mismatch_name(j->res->kind));
   else if (in == j->n)
     snprintf(buf, n,
              "every rank waits in #%llu and their collectives match: stuck "

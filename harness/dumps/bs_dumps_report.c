@@ -203,11 +203,11 @@ bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out) {
 out:
   report_free(&p);
   if (st != BS_OK)
-    bs_dumps_verdict_free(out);
+    bs_dumps_report_verdict_free(out);
   return st;
 }
 
-void bs_dumps_verdict_free(bs_dumps_verdict *v) {
+void bs_dumps_report_verdict_free(bs_dumps_verdict *v) {
   free(v->culprits);
   free(v->text);
   memset(v, 0, sizeof *v);

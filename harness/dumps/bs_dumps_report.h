@@ -32,6 +32,6 @@ bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out);
  * none is there or one does not read. */
 bs_status bs_dumps_report_flights(const char *const *flights, int n,
                                   bs_dumps_verdict *out);
-void bs_dumps_verdict_free(bs_dumps_verdict *v);
+void bs_dumps_report_verdict_free(bs_dumps_verdict *v);
 
 #endif

@@ -136,7 +136,7 @@ static bs_status no_dtype(const bs_dump_coll *c, int rank, const char *dts) {
 static bs_status size_of(const bs_dump_coll *c, int rank, step *s) {
   bool in = c->in_tensors > 0 || c->out_tensors == 0;
   const char *dts = in ? c->in_dt : c->out_dt;
-  s->orig = s->count = in ? bs_dump_coll_count(c) : c->out_numel;
+  s->orig = s->count = in ? bs_dumps_coll_count(c) : c->out_numel;
   return dtype_at(dts, 0, &s->dt) ? BS_OK : no_dtype(c, rank, dts);
 }
 
@@ -276,8 +276,8 @@ static const bs_dump_coll *completed_by_all(const bs_dumps *d, int g,
                                             uint64_t seq) {
   const bs_dump_coll *done = NULL;
   for (size_t i = 0; i < d->n; i++) {
-    const bs_dump_pg *pg = bs_dump_pg_of(&d->d[i], g);
-    const bs_dump_coll *c = pg ? bs_dump_pg_find(pg, seq) : NULL;
+    const bs_dump_pg *pg = bs_dumps_pg_of(&d->d[i], g);
+    const bs_dump_coll *c = pg ? bs_dumps_pg_find(pg, seq) : NULL;
     if (c && c->state != BS_DUMP_COMPLETED)
       return NULL;
     done = done ? done : c;
@@ -673,7 +673,7 @@ bs_status bs_replay_read_back(const char *const *flights, int n, bs_buf *text) {
     bs_buf_printf(text, "  their flight recorders do not read: %s\n",
                   bs_err()->message);
   bs_err_clear();
-  bs_dumps_verdict_free(&v);
+  bs_dumps_report_verdict_free(&v);
   return text->oom ? bs_err_fail(BS_ERR_NOMEM, NULL, "replay: report") : BS_OK;
 }
 

@@ -60,21 +60,19 @@ static const char *const set_pool[] = {
 };
 #define NPOOL (sizeof set_pool / sizeof set_pool[0])
 
-/* What failinfo means differs by point: a draw each site can use. */
+/* What failinfo means differs by point (its .def row says which kind): a
+ * draw each site can use. */
 static uint64_t draw_failinfo(rng *g, const bs_fuzz_fault *f) {
   static const uint64_t stall_ms[] = {0, 1, 5, 20};
-  switch ((bs_fault_point_id)f->point) {
-  case BS_FP_ENGINE_VERIFY: /* tensor index, then the bit to flip */
+  switch (bs_fault_catalogue_get((bs_fault_point_id)f->point)->draw) {
+  case BS_FAILINFO_TENSOR_BIT: /* tensor index, then the bit to flip */
     return (uint64_t)pick(g, 0, 15) | (uint64_t)pick(g, 0, 15) << 32;
-  case BS_FP_RESTORE_BITFLIP:
-  case BS_FP_BACKUP_CORRUPT:
-  case BS_FP_MASTER_CORRUPT:
+  case BS_FAILINFO_BIT:
     return (uint64_t)pick(g, 0, 31);
-  case BS_FP_COMM_STALL:
-  case BS_FP_COMM_INIT_LATE: /* short: every reach may stall */
+  case BS_FAILINFO_MS: /* short: every reach may stall */
     return f->nth && f->times ? stall_ms[pick(g, 0, 3)]
                               : (uint64_t)pick(g, 0, 1);
-  case BS_FP_COMM_DIVERGE:
+  case BS_FAILINFO_PARITY:
     return (uint64_t)pick(g, 0, 1);
   default:
     return 0;
@@ -83,7 +81,7 @@ static uint64_t draw_failinfo(rng *g, const bs_fuzz_fault *f) {
 
 /* The catalogue index of a reach's point, -1 for a reach of none. */
 static int reach_point(const bs_fault_reach *x) {
-  return x->count > 0 ? bs_fault_catalogue_index(x->point) : -1;
+  return x->count > 0 ? (int)x->point : -1;
 }
 
 /* The points count reached, in catalogue order; how many. */
@@ -247,7 +245,7 @@ void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
   out->cycles = (int)pick(&g, need, need > 3 ? need : 3);
   out->seed = next(&g) >> 32;
   if (one_in(&g, 4)) {
-    const char *const *presets = bs_model_presets();
+    const char *const *presets = bs_model_preset_list();
     size_t np = 0;
     while (presets[np])
       np++;
@@ -273,7 +271,7 @@ void bs_fuzz_draw_faults(uint64_t seed, const bs_result *count,
 
 /* An invariant's name (not the scenario's expectation or a check). */
 static bool invariant(const char *name) {
-  for (const bs_oracle *o = bs_oracles(); o->name; o++)
+  for (const bs_oracle *o = bs_oracle_list(); o->name; o++)
     if (!strcmp(o->name, name))
       return true;
   return false;

@@ -7,12 +7,10 @@
 #include "driver/bs_driver.h"
 #include "model/bs_config.h"
 
-/* A point whose firing can corrupt bytes: the catalogue says it explains
- * a hash mismatch. */
-static bool corrupts(const char *point) {
-  int id = bs_fault_catalogue_index(point);
-  return id >= 0 && bs_fault_catalogue_explains((bs_fault_point_id)id,
-                                                BS_ERR_HASH_MISMATCH);
+/* A point whose firing can corrupt bytes (its .def row says so). */
+static bool corrupts(bs_fault_point_id point) {
+  const bs_fault_point *p = bs_fault_catalogue_get(point);
+  return p && (p->what & BS_FAULT_CORRUPTS);
 }
 
 /* Only bit identity broke (and the scenario's expectation, which does not

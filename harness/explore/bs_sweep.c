@@ -12,10 +12,10 @@ const char *bs_sweep_outcome_name(bs_sweep_outcome o) {
   return (unsigned)o < BS_SWEEP_OUTCOMES ? names[o] : "unknown";
 }
 
-static bool keeps(const bs_sweep_filter *f, const bs_fault_reach *r) {
+bool bs_sweep_keeps(const bs_sweep_filter *f, const bs_fault_reach *r) {
   bool point = f->npoints == 0;
   for (size_t i = 0; i < f->npoints && !point; i++)
-    point = bs_fault_spec_matches(f->points[i], r->point);
+    point = bs_fault_spec_matches_point(f->points[i], r->point);
   return point && (f->rank < 0 || f->rank == r->rank) &&
          (f->cycle < 0 || f->cycle == r->cycle);
 }
@@ -29,16 +29,16 @@ static bs_status expand(const bs_result *count, const bs_sweep_filter *f,
   *out = NULL;
   *n = 0;
   for (size_t i = 0; i < count->nreaches; i++)
-    if (keeps(f, &count->reaches[i]))
+    if (bs_sweep_keeps(f, &count->reaches[i]))
       total += (size_t)count->reaches[i].count;
   if (total && !(*out = calloc(total, sizeof **out)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "sweep: %zu reaches", total);
   for (size_t i = 0; i < count->nreaches; i++) {
     const bs_fault_reach *r = &count->reaches[i];
-    for (long k = 1; keeps(f, r) && k <= r->count; k++) {
+    for (long k = 1; bs_sweep_keeps(f, r) && k <= r->count; k++) {
       bs_sweep_reach *x = &(*out)[(*n)++];
-      *x = (bs_sweep_reach){.rank = r->rank, .cycle = r->cycle, .nth = k};
-      memcpy(x->point, r->point, sizeof x->point);
+      *x = (bs_sweep_reach){
+          .point = r->point, .rank = r->rank, .cycle = r->cycle, .nth = k};
     }
   }
 out:
@@ -88,7 +88,7 @@ static bs_status sample(bs_sweep_reach *all, size_t *n, size_t want,
   if (!first || !share)
     BS_FAIL(BS_ERR_NOMEM, NULL, "sweep: sampling %zu reaches", *n);
   for (size_t i = 0; i < *n; i++)
-    if (i == 0 || strcmp(all[i].point, all[i - 1].point) != 0)
+    if (i == 0 || all[i].point != all[i - 1].point)
       first[np++] = i;
   first[np] = *n;
   shares(first, np, want, offset, share);
@@ -114,8 +114,9 @@ out:
 
 void bs_sweep_spec(const bs_sweep_reach *r, bool persistent, char *out,
                    size_t n) {
-  snprintf(out, n, "name=%s,rank=%d,cycle=%d,nth=%ld%s", r->point, r->rank,
-           r->cycle, r->nth, persistent ? ",persistent" : "");
+  snprintf(out, n, "name=%s,rank=%d,cycle=%d,nth=%ld%s",
+           bs_fault_catalogue_get(r->point)->name, r->rank, r->cycle, r->nth,
+           persistent ? ",persistent" : "");
 }
 
 bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed) {

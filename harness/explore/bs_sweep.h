@@ -27,7 +27,7 @@ const char *bs_sweep_outcome_name(bs_sweep_outcome o);
 
 /* The nth reach of point on rank in cycle. */
 typedef struct bs_sweep_reach {
-  char point[BS_FAULT_NAME_MAX];
+  bs_fault_point_id point;
   int rank, cycle;
   long nth;
 } bs_sweep_reach;
@@ -40,6 +40,9 @@ typedef struct bs_sweep_filter {
   int sample_pct;  /* else this percentage of them, rounded up; 0: none */
   size_t offset;   /* a sample smaller than the points starts at this one */
 } bs_sweep_filter;
+
+/* Whether the filter's points, rank and cycle keep a reach count. */
+bool bs_sweep_keeps(const bs_sweep_filter *f, const bs_fault_reach *r);
 
 /* The reaches of a counting pass's result (its reach counts) that the
  * filter keeps, *total of them; with a sample, at most that many, shared

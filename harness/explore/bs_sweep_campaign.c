@@ -5,6 +5,17 @@
 
 #include "catalog/bs_scenario.h"
 
+bs_sweep_filter bs_sweep_campaign_filter(const bs_sweep_campaign *w,
+                                         size_t index) {
+  return (bs_sweep_filter){.points = w->o.points,
+                           .npoints = w->o.npoints,
+                           .rank = w->o.sweep_rank,
+                           .cycle = w->o.sweep_cycle,
+                           .sample = w->o.sample,
+                           .sample_pct = w->o.sample_pct,
+                           .offset = index * w->o.sample};
+}
+
 static size_t scenario_faults(const bs_scenario *s) {
   size_t n = 0;
   while (s->faults && s->faults[n])
@@ -44,13 +55,7 @@ bool bs_sweep_campaign_count_ok(const bs_swept *s) {
 static bs_status plan_scenario(bs_sweep_campaign *w, bs_swept *s, size_t index,
                                bs_sweep_reach **r, size_t *nr) {
   /* A small sample goes on where the previous scenario's stopped. */
-  bs_sweep_filter f = {.points = w->o.points,
-                       .npoints = w->o.npoints,
-                       .rank = w->o.sweep_rank,
-                       .cycle = w->o.sweep_cycle,
-                       .sample = w->o.sample,
-                       .sample_pct = w->o.sample_pct,
-                       .offset = index * w->o.sample};
+  bs_sweep_filter f = bs_sweep_campaign_filter(w, index);
   *r = NULL;
   *nr = 0;
   s->fixed = scenario_faults(s->base->scn) + w->o.nfaults;

@@ -41,6 +41,10 @@ typedef struct bs_sweep_campaign {
 /* The counting pass, then the runs of every reach kept (cfgs, runs; res
  * sized for them). BS_ERR_NOMEM with no message when memory ran out. */
 bs_status bs_sweep_campaign_plan(bs_sweep_campaign *w);
+/* The options' filter for the index-th planned scenario (a small sample
+ * goes on where the previous scenario's stopped). */
+bs_sweep_filter bs_sweep_campaign_filter(const bs_sweep_campaign *w,
+                                         size_t index);
 /* Runs the planned runs into res, each verdict settled to the sweep's
  * judgement (bs_sweep_settle). */
 bs_status bs_sweep_campaign_run(bs_sweep_campaign *w);

@@ -23,7 +23,7 @@ static bool allows(const owner *o, const bs_fault_reach *r) {
   if (o->libfiu)
     return bs_fault_external_covers(o->libfiu, r->point, r->rank);
   const bs_fault_spec *s = o->filters;
-  return bs_fault_spec_matches(s->name, r->point) &&
+  return bs_fault_spec_matches_point(s->name, r->point) &&
          (s->rank < 0 || s->rank == r->rank) &&
          (s->cycle < 0 || s->cycle == r->cycle);
 }
@@ -34,7 +34,9 @@ static int by_firing(const void *a, const void *b) {
     return x->cycle < y->cycle ? -1 : 1;
   if (x->rank != y->rank)
     return x->rank < y->rank ? -1 : 1;
-  int c = strcmp(x->point, y->point);
+  /* By name, as the reports list them. */
+  int c = strcmp(bs_fault_catalogue_get(x->point)->name,
+                 bs_fault_catalogue_get(y->point)->name);
   return c ? c : (x->nth > y->nth) - (x->nth < y->nth);
 }
 
@@ -88,16 +90,16 @@ static bs_status add_unlisted(const bs_record *rec,
   bool seen[BS_FP_COUNT] = {false};
   for (size_t i = 0; i < rec->nfired; i++) {
     const bs_fault_fired *f = &rec->fired[i];
-    int p = bs_fault_catalogue_index(f->point);
-    bool listed = f->spec >= 0 || p < 0 || seen[p];
+    const bs_fault_point *p = bs_fault_catalogue_get(f->point);
+    bool listed = f->spec >= 0 || !p || seen[f->point];
     for (size_t k = 0; !listed && k < next; k++)
       listed = bs_fault_external_covers(ext[k].name, f->point, f->rank);
     if (listed)
       continue;
-    seen[p] = true;
+    seen[f->point] = true;
     char spec[160];
-    snprintf(spec, sizeof spec, "armed from outside (fiu-ctrl): %s", f->point);
-    owner o = {.spec = -1, .libfiu = f->point};
+    snprintf(spec, sizeof spec, "armed from outside (fiu-ctrl): %s", p->name);
+    owner o = {.spec = -1, .libfiu = p->name};
     BS_CHECK(add(rec, &o, spec, res));
   }
 out:

@@ -31,7 +31,7 @@ static const bs_oracle table[] = {
     {NULL, NULL, NULL},
 };
 
-const bs_oracle *bs_oracles(void) {
+const bs_oracle *bs_oracle_list(void) {
   return table;
 }
 
@@ -61,11 +61,16 @@ bool bs_oracle_event_failed(const bs_event *e) {
   return e->status != BS_OK;
 }
 
-bool bs_oracle_fired_any(const bs_record *r, const char *const *prefixes) {
+/* Whether point's .def row has one of the flags of what. */
+static bool does(bs_fault_point_id point, unsigned what) {
+  const bs_fault_point *p = bs_fault_catalogue_get(point);
+  return p && (p->what & what);
+}
+
+bool bs_oracle_fired_any(const bs_record *r, unsigned what) {
   for (size_t i = 0; i < r->nfired; i++)
-    for (const char *const *p = prefixes; *p; p++)
-      if (strncmp(r->fired[i].point, *p, strlen(*p)) == 0)
-        return true;
+    if (does(r->fired[i].point, what))
+      return true;
   return false;
 }
 
@@ -74,8 +79,7 @@ bool bs_oracle_rank_lost(const bs_record *r, int rank) {
   if (r->rank[rank].unwound || (last && last->status == BS_ERR_FATAL))
     return true;
   for (size_t i = 0; i < r->nfired; i++)
-    if (r->fired[i].rank == rank &&
-        strcmp(r->fired[i].point, "comm/rank_exit") == 0)
+    if (r->fired[i].rank == rank && does(r->fired[i].point, BS_FAULT_LEAVES))
       return true;
   return false;
 }

@@ -21,7 +21,7 @@ typedef struct bs_oracle {
 } bs_oracle;
 
 /* The invariants, NULL-name terminated, in the order reports list them. */
-const bs_oracle *bs_oracles(void);
+const bs_oracle *bs_oracle_list(void);
 
 bool bs_oracle_liveness(const bs_record *r, char *detail, size_t n);
 bool bs_oracle_agreement(const bs_record *r, char *detail, size_t n);
@@ -43,12 +43,14 @@ size_t bs_oracle_run_all(const bs_record *r, bs_expect_fn expect,
                          bs_oracle_result *out);
 
 /* Helpers the oracles share. */
-/* A rank that left the run on purpose (a fired comm/rank_exit), was
- * unwound by a paused read, or whose process a fatal error of the memory
- * saver ended in a phase: it cannot take part in agreement. */
+/* A rank that left the run on purpose (a fault of BS_FAULT_LEAVES fired on
+ * it: comm/rank_exit), was unwound by a paused read, or whose process a
+ * fatal error of the memory saver ended in a phase: it cannot take part in
+ * agreement. */
 bool bs_oracle_rank_lost(const bs_record *r, int rank);
-/* A fault fired whose point name starts with one of the prefixes. */
-bool bs_oracle_fired_any(const bs_record *r, const char *const *prefixes);
+/* A fault fired whose point's .def row has one of the flags of what
+ * (BS_FAULT_OFF_SCHEDULE, ...). */
+bool bs_oracle_fired_any(const bs_record *r, unsigned what);
 bool bs_oracle_event_failed(const bs_event *e);
 
 #endif

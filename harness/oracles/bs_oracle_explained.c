@@ -12,7 +12,7 @@ static bool explained(const bs_record *r, bs_status st, int cycle) {
   for (size_t i = 0; i < r->nfired; i++) {
     const bs_fault_fired *f = &r->fired[i];
     if ((cycle < 0 || f->cycle <= cycle) &&
-        bs_fault_catalogue_explains(bs_fault_catalogue_index(f->point), st))
+        bs_fault_catalogue_explains(f->point, st))
       return true;
   }
   return false;

@@ -6,16 +6,6 @@
 
 #include "record/bs_schedule.h"
 
-/* Faults that make a rank leave the common schedule on purpose (a resume
- * that finds no memory ends the rank's process). */
-static const char *const diverging[] = {"comm/diverge",
-                                        "comm/rank_exit",
-                                        "comm/init_skip",
-                                        "comm/init_fail",
-                                        "sync/tensor_set",
-                                        "region/resume",
-                                        NULL};
-
 static bool same_coll(const bs_coll_rec *a, const bs_coll_rec *b) {
   return strcmp(a->op, b->op) == 0 && strcmp(a->shape, b->shape) == 0 &&
          strcmp(a->label, b->label) == 0;
@@ -63,7 +53,10 @@ static bool differ_end(const bs_schedule *s, int nranks, long *upto,
 /* Contained: a diverging fault fired and every rank returned, each
  * surviving one with an error (the desync was reported, not swallowed). */
 static bool contained(const bs_record *r) {
-  if (!bs_oracle_fired_any(r, diverging))
+  /* A fault that takes a rank off the schedule on purpose (its .def row:
+   * BS_FAULT_OFF_SCHEDULE; a resume that finds no memory ends the rank's
+   * process). */
+  if (!bs_oracle_fired_any(r, BS_FAULT_OFF_SCHEDULE))
     return false;
   for (int k = 0; k < r->nranks; k++) {
     const bs_event *e = bs_record_last(r, k);

@@ -6,8 +6,8 @@
  * that writes a lot never blocks, and kills a child past its deadline:
  * first it asks (dump_signal), so that a hung run leaves what it knows,
  * then, grace_s later, it kills. */
-#ifndef BS_RUNNER_H
-#define BS_RUNNER_H
+#ifndef BS_FORK_H
+#define BS_FORK_H
 
 #include <stddef.h>
 

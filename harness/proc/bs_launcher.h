@@ -6,8 +6,8 @@
  * they did to the folder, and process 0 merges the parts, judges, and
  * publishes the verdict that every process then reports. Every wait is
  * bounded by the run's deadline. */
-#ifndef BS_PROCS_H
-#define BS_PROCS_H
+#ifndef BS_LAUNCHER_H
+#define BS_LAUNCHER_H
 
 #include <stddef.h>
 

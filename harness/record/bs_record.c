@@ -7,8 +7,6 @@
 #include <time.h>
 
 #include "bs_clock.h"
-#include "comm/front/bs_flight.h"
-#include "comm/front/bs_watchdog.h"
 
 bs_status bs_record_init(bs_record *r, int nranks, int cycles) {
   memset(r, 0, sizeof *r);

@@ -3,8 +3,8 @@
  * process merges every part into one record before the oracles read it.
  * The format is this build's memory layout behind a header that checks it
  * (every process of a job runs the same binary); nothing else reads it. */
-#ifndef BS_RECORD_IO_H
-#define BS_RECORD_IO_H
+#ifndef BS_RECORD_PART_H
+#define BS_RECORD_PART_H
 
 #include "record/bs_record.h"
 #include "util/bs_buf.h"

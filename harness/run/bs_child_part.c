@@ -217,7 +217,7 @@ static void world_block(bs_record *d) {
   bs_err_clear();
   free(flights);
   bs_buf_free(&b);
-  bs_dumps_verdict_free(&v);
+  bs_dumps_report_verdict_free(&v);
 }
 
 /* Process 0's share: its own ranks (their part when they had finished),

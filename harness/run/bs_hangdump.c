@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_core_testing.h"
 #include "comm/bs_comm.h"
 #include "driver/bs_driver.h"
 #include "proc/bs_fork.h"
@@ -45,17 +46,17 @@ static void take_world(const bs_world *w, void *arg) {
            "the run passed its %.0f s deadline and %s asked for this "
            "dump: where each rank was then",
            hd.cfg->deadline_s, hd.by);
-  bs_world_waits ws = bs_world_waits_now(w);
+  bs_world_waits ws = bs_comm_report_waits(w);
   if (ws.longest_ms > hd.waits.longest_ms)
     hd.waits.longest_ms = ws.longest_ms;
   hd.waits.timeout_ms = ws.timeout_ms;
   hd.waits.failed |= ws.failed;
-  for (int k = 0; k < bs_world_local_size(w); k++) {
-    int g = bs_world_first_rank(w) + k;
+  for (int k = 0; k < bs_world_running_local_size(w); k++) {
+    int g = bs_world_running_first_rank(w) + k;
     if (g < rec->nranks && !rec->rank[g].flight)
       rec->rank[g].flight = bs_world_flight_json(w, k);
   }
-  if ((report = bs_world_report_now(w, why))) {
+  if ((report = bs_comm_report_now(w, why))) {
     free(rec->world_report);
     rec->world_report = report;
   }
@@ -104,7 +105,7 @@ static int dump(void) {
   rec.duration_ms = bs_record_now_ms(&rec);
   res.verdict = BS_HANG;
   hd.waits = (bs_world_waits){.longest_ms = -1.0};
-  bs_world_each_running(take_world, &rec);
+  bs_world_running_each(take_world, &rec);
   judge_deadline(&res);
   int share = hd.part ? hd.part(&rec, &res, hd.arg) : BS_HANGDUMP_WRITE;
   if (!rec.world_report)

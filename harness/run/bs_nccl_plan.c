@@ -83,7 +83,7 @@ static int host_procs(const bs_run_cfg *c) {
   return c->nprocs > 0 ? c->nprocs : 1;
 }
 
-bs_status bs_nccl_shared_gpu(int on_host, const bs_nccl_info *in) {
+bs_status bs_nccl_plan_shared_gpu(int on_host, const bs_nccl_info *in) {
   if (on_host <= in->gpus)
     return BS_OK;
   if (in->version < BS_NCCL_SHARED_GPU_MIN)
@@ -98,13 +98,13 @@ bs_status bs_nccl_shared_gpu(int on_host, const bs_nccl_info *in) {
   return BS_OK;
 }
 
-bs_status bs_nccl_place(bs_run_cfg *c, const bs_nccl_info *in) {
+bs_status bs_nccl_plan_place(bs_run_cfg *c, const bs_nccl_info *in) {
   bs_status st = BS_OK;
   int local = bs_launcher_local_ranks(c), gpus = in->gpus;
   int on_host = local * (c->rendezvous ? host_procs(c) : 1);
   if (on_host <= gpus)
     goto out;
-  BS_CHECK(bs_nccl_shared_gpu(on_host, in));
+  BS_CHECK(bs_nccl_plan_shared_gpu(on_host, in));
   c->shares_gpu = true;
   if (local <= gpus || c->scn->drive)
     goto out;
@@ -121,7 +121,7 @@ out:
   return st;
 }
 
-bs_status bs_nccl_device(const char *backend, const char **device) {
+bs_status bs_nccl_plan_device(const char *backend, const char **device) {
   bool nccl = backend && strcmp(backend, "nccl") == 0;
   if (!*device)
     *device = nccl ? "cuda" : "host";
@@ -158,8 +158,8 @@ static bs_status usable(const probe *p, bool asked, const char *backend,
   return BS_OK;
 }
 
-bs_status bs_nccl_require(const char *backend, const char *device,
-                          bs_nccl_info *out) {
+bs_status bs_nccl_plan_require(const char *backend, const char *device,
+                               bs_nccl_info *out) {
   probe p = {0};
   bool asked = ask(&p);
   memset(out, 0, sizeof *out);
@@ -177,16 +177,16 @@ bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n) {
     if (!nccl && strcmp(cfgs[i].device, "cuda") != 0)
       continue;
     if (!asked)
-      BS_CHECK(bs_nccl_require(cfgs[i].backend, cfgs[i].device, &in));
+      BS_CHECK(bs_nccl_plan_require(cfgs[i].backend, cfgs[i].device, &in));
     asked = true;
     if (nccl)
-      BS_CHECK(bs_nccl_place(&cfgs[i], &in));
+      BS_CHECK(bs_nccl_plan_place(&cfgs[i], &in));
   }
 out:
   return st;
 }
 
-bool bs_nccl_mps(void) {
+bool bs_nccl_plan_mps(void) {
   const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
   char path[4096];
   struct stat sb;
@@ -202,7 +202,7 @@ int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs) {
       most = cfgs[i].ranks;
   if (!most)
     return jobs;
-  if (!bs_nccl_mps())
+  if (!bs_nccl_plan_mps())
     return 1;
   int fit = BS_MPS_CLIENTS / most;
   int j = jobs < fit ? jobs : fit > 1 ? fit : 1;

@@ -33,26 +33,26 @@ int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs);
 
 /* Whether a CUDA MPS control daemon is running for this user: its pipe
  * ($CUDA_MPS_PIPE_DIRECTORY, else /tmp/nvidia-mps)/control exists. */
-bool bs_nccl_mps(void);
+bool bs_nccl_plan_mps(void);
 
 /* The buffers' device for a backend: *device as given, else cuda for nccl
  * and host otherwise; BS_ERR_INVALID for nccl on host memory (NCCL moves
  * device memory: host buffers are an illegal address to its kernels). */
-bs_status bs_nccl_device(const char *backend, const char **device);
+bs_status bs_nccl_plan_device(const char *backend, const char **device);
 
 /* NCCL and the GPUs as a fresh probe process sees them (*out), and whether
  * they serve this backend and device: BS_ERR_INVALID saying what is
  * missing (no NCCL and why, no GPU) otherwise. The one check of run and
  * replay. */
-bs_status bs_nccl_require(const char *backend, const char *device,
-                          bs_nccl_info *out);
+bs_status bs_nccl_plan_require(const char *backend, const char *device,
+                               bs_nccl_info *out);
 
 /* on_host NCCL ranks on in's GPUs: BS_OK (setting
  * NCCL_MULTI_RANK_GPU_ENABLE=1 when they share one), or BS_ERR_INVALID
  * when sharing needs a newer NCCL, saying where one comes from. */
-bs_status bs_nccl_shared_gpu(int on_host, const bs_nccl_info *in);
+bs_status bs_nccl_plan_shared_gpu(int on_host, const bs_nccl_info *in);
 
 /* The decision for one nccl run, given what the probe found. */
-bs_status bs_nccl_place(bs_run_cfg *c, const bs_nccl_info *in);
+bs_status bs_nccl_plan_place(bs_run_cfg *c, const bs_nccl_info *in);
 
 #endif

@@ -2,8 +2,8 @@
  * the runner, shows progress, and turns what each child left (its result,
  * or a kill, or a signal) into a bs_result. The child's work is a function
  * pointer, so tests can run hanging and crashing children. */
-#ifndef BS_EXEC_H
-#define BS_EXEC_H
+#ifndef BS_PARENT_H
+#define BS_PARENT_H
 
 #include <signal.h>
 #include <stdbool.h>

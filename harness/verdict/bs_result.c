@@ -261,10 +261,10 @@ static void outcomes(bs_buf *b, const bs_result *r, int indent) {
 }
 
 /* {"point": P, "rank": R, "cycle": C, "<what>": N}: a firing or a reach. */
-static void point_entry(bs_buf *b, bool first, const char *point, int rank,
-                        int cycle, const char *what, long n) {
+static void point_entry(bs_buf *b, bool first, bs_fault_point_id point,
+                        int rank, int cycle, const char *what, long n) {
   bs_buf_printf(b, "%s{\"point\": ", first ? "" : ", ");
-  bs_buf_json_str(b, point);
+  bs_buf_json_str(b, bs_fault_catalogue_get(point)->name);
   bs_buf_printf(b, ", \"rank\": %d, \"cycle\": %d, \"%s\": %ld}", rank, cycle,
                 what, n);
 }
@@ -387,6 +387,19 @@ static bs_status copy_str(const bs_json *j, const char *k, char *dst,
   return st;
 }
 
+/* A point's name back to its catalogue id. */
+static bs_status read_point(const bs_json *j, bs_fault_point_id *out) {
+  char name[BS_FAULT_NAME_MAX];
+  bs_status st = copy_str(j, "point", name, sizeof name);
+  const bs_fault_point *p = st == BS_OK ? bs_fault_catalogue_find(name) : NULL;
+  if (st == BS_OK && !p)
+    st = bs_err_fail(BS_ERR_INVALID, NULL,
+                     "run object: 'point' %s is not a fault point", name);
+  if (p)
+    *out = p->id;
+  return st;
+}
+
 static bs_status read_strs(const bs_json *j, const char *k, char ***arr,
                            size_t *n) {
   bs_status st = BS_OK;
@@ -452,7 +465,7 @@ static bs_status read_firings(const bs_json *j, bs_armed *a) {
                           .cycle = (int)bs_json_get_num(x, "cycle", -1),
                           .nth = (long)bs_json_get_num(x, "nth", 0),
                           .spec = -1};
-    BS_CHECK(copy_str(x, "point", f->point, sizeof f->point));
+    BS_CHECK(read_point(x, &f->point));
   }
 out:
   return st;
@@ -495,7 +508,7 @@ static bs_status read_reaches(const bs_json *j, bs_result *r) {
     e->rank = (int)bs_json_get_num(x, "rank", -1);
     e->cycle = (int)bs_json_get_num(x, "cycle", -1);
     e->count = (long)bs_json_get_num(x, "count", 0);
-    BS_CHECK(copy_str(x, "point", e->point, sizeof e->point));
+    BS_CHECK(read_point(x, &e->point));
   }
 out:
   return st;

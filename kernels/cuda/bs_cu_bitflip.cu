@@ -1,4 +1,4 @@
-/* CUDA mirror of kernels/bs_bitflip.c: one thread flips one bit. */
+/* CUDA mirror of kernels/bs_k_bitflip.c: one thread flips one bit. */
 #include "bs_cu_grid.cuh"
 #include "bs_kernels_cuda.h"
 

@@ -1,4 +1,4 @@
-/* CUDA mirror of kernels/bs_cast.c. The cast is memory-bound (4 B read, 2 B
+/* CUDA mirror of kernels/bs_k_cast.c. The cast is memory-bound (4 B read, 2 B
  * written per element), so it moves E elements a thread: 16-byte loads of
  * the fp32 source, one 16-byte (E = 8) or 8-byte (E = 4) store of the bf16
  * result. A bucket's slice starts wherever the bucket does, so the first

@@ -1,4 +1,4 @@
-/* CUDA mirror of kernels/bs_first_diff.c. Each thread reports the first
+/* CUDA mirror of kernels/bs_k_first_diff.c. Each thread reports the first
  * difference it sees with atomicMin, so the result is the global first
  * index whatever the schedule. */
 #include "bs_cu_grid.cuh"

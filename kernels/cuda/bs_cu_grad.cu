@@ -1,4 +1,4 @@
-/* CUDA mirror of kernels/bs_grad.c. */
+/* CUDA mirror of kernels/bs_k_grad.c. */
 #include "bs_cu_grid.cuh"
 #include "bs_kernel_elem.h"
 #include "bs_kernels_cuda.h"

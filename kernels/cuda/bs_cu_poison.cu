@@ -1,4 +1,4 @@
-/* CUDA mirror of kernels/bs_poison.c: one thread per 8-byte word. */
+/* CUDA mirror of kernels/bs_k_poison.c: one thread per 8-byte word. */
 #include "bs_cu_grid.cuh"
 #include "bs_kernel_elem.h"
 #include "bs_kernels_cuda.h"

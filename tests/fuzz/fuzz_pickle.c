@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
   bs_dumps_verdict r;
   if (bs_dumps_add(&d, &v, "rank_0") == BS_OK &&
       bs_dumps_finish(&d, NULL) == BS_OK && bs_dumps_report(&d, &r) == BS_OK)
-    bs_dumps_verdict_free(&r);
+    bs_dumps_report_verdict_free(&r);
   bs_err_clear();
   bs_dumps_free(&d);
   bs_json_free(&v);

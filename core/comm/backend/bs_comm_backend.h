@@ -198,7 +198,7 @@ void bs_world_adopt(bs_world *w, bs_status st, uint64_t stall_ns,
                     const char *cause);
 
 /* bs_world_run keeps the world in the registry of running worlds
- * (bs_world_each_running) while its ranks run. */
+ * (bs_world_running_each) while its ranks run. */
 void bs_world_running(bs_world *w, bool running);
 
 /* The rank leaves the communicator (how: EXITED or DEAD). */

@@ -6,6 +6,7 @@
  * (bs_comm_report_format) is public: `backstop analyze` writes the same
  * block from a job's dumps. */
 #include "comm/front/bs_comm_report.h"
+#include "bs_core_testing.h"
 
 #include "bs_clock.h"
 #include "comm/backend/bs_comm_backend.h"
@@ -411,7 +412,7 @@ char *bs_comm_report(const bs_report_in *in) {
   return report_of(in, bs_status_name(in->status), tail);
 }
 
-char *bs_world_report_now(const bs_world *w, const char *why) {
+char *bs_comm_report_now(const bs_world *w, const char *why) {
   bs_world *mw = (bs_world *)w; /* the lock is the one mutable part */
   pthread_mutex_lock(&mw->mu);
   bs_report_in in = {.cause = why,
@@ -429,7 +430,7 @@ char *bs_world_report_now(const bs_world *w, const char *why) {
   return text;
 }
 
-bs_world_waits bs_world_waits_now(const bs_world *w) {
+bs_world_waits bs_comm_report_waits(const bs_world *w) {
   bs_world *mw = (bs_world *)w; /* the lock is the one mutable part */
   bs_world_waits out = {.longest_ms = -1.0,
                         .timeout_ms = w->o.timeout_ms,

@@ -1,6 +1,7 @@
 /* The worlds whose ranks run now in this process, so that a dump asked
  * for from outside (the runner's deadline) finds their flight recorders
  * and where each rank is. A fixed table: worlds are few. */
+#include "bs_core_testing.h"
 #include "comm/backend/bs_comm_backend.h"
 
 enum { MAX_RUNNING = 64 };
@@ -18,7 +19,7 @@ void bs_world_running(bs_world *w, bool on) {
   pthread_mutex_unlock(&running_mu);
 }
 
-void bs_world_each_running(void (*fn)(const bs_world *w, void *arg),
+void bs_world_running_each(void (*fn)(const bs_world *w, void *arg),
                            void *arg) {
   pthread_mutex_lock(&running_mu);
   for (int i = 0; i < MAX_RUNNING; i++)
@@ -27,10 +28,10 @@ void bs_world_each_running(void (*fn)(const bs_world *w, void *arg),
   pthread_mutex_unlock(&running_mu);
 }
 
-int bs_world_local_size(const bs_world *w) {
+int bs_world_running_local_size(const bs_world *w) {
   return w ? w->o.size : 0;
 }
 
-int bs_world_first_rank(const bs_world *w) {
+int bs_world_running_first_rank(const bs_world *w) {
   return w ? w->o.first_rank : 0;
 }

@@ -1,5 +1,5 @@
 /* The sim communicator across processes of one host: the staged
- * rendezvous of bs_comm_rdv.c on a board in a MAP_SHARED mapping of one
+ * rendezvous of bs_rdv.c on a board in a MAP_SHARED mapping of one
  * file (o.shm_path), guarded by a robust, process-shared mutex and
  * condition variable. Reports call it "sim": only the memory differs.
  *

@@ -1,5 +1,5 @@
 /* The sim communicator: ranks are threads of one process and every
- * collective is the staged rendezvous of bs_comm_rdv.c, on a board in this
+ * collective is the staged rendezvous of bs_rdv.c, on a board in this
  * process's memory, that moves real bytes. Each rank's staged input is a
  * host buffer of its own, grown as needed and kept across rounds. A
  * process group has a board of its own over its members, and the world

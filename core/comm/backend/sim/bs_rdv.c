@@ -1,4 +1,4 @@
-/* The staged rendezvous of the sim communicator (bs_comm_rdv.h). */
+/* The staged rendezvous of the sim communicator (bs_rdv.h). */
 #include "comm/backend/sim/bs_rdv.h"
 
 #include <errno.h>
@@ -225,13 +225,13 @@ out:
 }
 
 static float load_f(const void *p, size_t i, bs_dtype dt) {
-  return dt == BS_BF16 ? bs_k_bf16_to_f32(((const uint16_t *)p)[i])
+  return dt == BS_BF16 ? bs_k_cast_bf16_to_f32(((const uint16_t *)p)[i])
                        : ((const float *)p)[i];
 }
 
 static void store_f(void *p, size_t i, bs_dtype dt, float v) {
   if (dt == BS_BF16)
-    ((uint16_t *)p)[i] = bs_k_f32_to_bf16(v);
+    ((uint16_t *)p)[i] = bs_k_cast_f32_to_bf16(v);
   else
     ((float *)p)[i] = v;
 }

@@ -17,8 +17,8 @@
  * The board holds no pointer another rank follows: slot i belongs to
  * global rank i, and each process keeps its own view of where the staged
  * inputs are (bs_rdv.in). Internal to the communicator. */
-#ifndef BS_COMM_RDV_H
-#define BS_COMM_RDV_H
+#ifndef BS_RDV_H
+#define BS_RDV_H
 
 #include "comm/backend/bs_comm_backend.h"
 

@@ -1,0 +1,93 @@
+#include "explore/bs_kill_matrix.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_mutant.h"
+#include "catalog/bs_scenario.h"
+
+/* Storage the run configs point into: one name per mutant. */
+static const char *mutant_names[BS_MUT_COUNT];
+
+/* Whether scenario s lists mutant m in its targets. */
+static bool targets(const bs_scenario *s, int m) {
+  for (size_t i = 0; s->targets && s->targets[i]; i++)
+    if (strcmp(s->targets[i], bs_mutant_name((bs_mutant)m)) == 0)
+      return true;
+  return false;
+}
+
+bs_run_cfg *bs_kill_matrix_plan(const bs_run_cfg *base, size_t nbase,
+                                bool targeted, int **mut, size_t *n) {
+  size_t cap = nbase * (BS_MUT_COUNT + 1);
+  bs_run_cfg *all = calloc(cap ? cap : 1, sizeof *all);
+  *mut = calloc(cap ? cap : 1, sizeof **mut);
+  *n = 0;
+  if (!all || !*mut) {
+    free(all);
+    return NULL;
+  }
+  for (int m = -1; m < BS_MUT_COUNT; m++)
+    for (size_t i = 0; i < nbase; i++) {
+      if (m >= 0 && targeted && !targets(base[i].scn, m))
+        continue;
+      bs_run_cfg *c = &all[*n];
+      *c = base[i];
+      c->run_index = *n; /* its own folder */
+      (*mut)[(*n)++] = m;
+      if (m < 0)
+        continue;
+      mutant_names[m] = bs_mutant_name((bs_mutant)m);
+      c->mutants = &mutant_names[m];
+      c->nmutants = 1;
+    }
+  return all;
+}
+
+/* Every scenario that targets the mutant is one this build cannot run
+ * (BS_FIU=OFF): its survival would say nothing. The reason; NULL when a
+ * scenario that targets it can run. */
+static const char *untested(int m) {
+  const char *why = NULL;
+  for (size_t i = 0; i < bs_scenario_count(); i++) {
+    const bs_scenario *s = bs_scenario_at(i);
+    if (!targets(s, m))
+      continue;
+    if (!bs_scenario_skip_reason(s))
+      return NULL;
+    why = bs_scenario_skip_reason(s);
+  }
+  return why;
+}
+
+static bs_status killed_by(bs_kill *k, const char *scenario) {
+  char **grown = realloc(k->killed_by, (k->nkilled + 1) * sizeof *grown);
+  if (!grown)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
+  k->killed_by = grown;
+  if (!(grown[k->nkilled] = strdup(scenario)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
+  k->nkilled++;
+  return BS_OK;
+}
+
+bs_status bs_kill_matrix_judge(const bs_result *res, const int *mut, size_t n,
+                               bs_kill *k) {
+  bs_status st = BS_OK;
+  for (int m = 0; m < BS_MUT_COUNT; m++) {
+    memset(&k[m], 0, sizeof k[m]);
+    snprintf(k[m].name, sizeof k[m].name, "%s", bs_mutant_name((bs_mutant)m));
+  }
+  /* A vacuous run broke no invariant: it kills nothing. */
+  for (size_t i = 0; i < n; i++)
+    if (mut[i] >= 0 && res[i].verdict != BS_PASS &&
+        res[i].verdict != BS_VACUOUS)
+      BS_CHECK(killed_by(&k[mut[i]], res[i].scenario));
+  for (int m = 0; m < BS_MUT_COUNT; m++) {
+    if (k[m].nkilled == 0)
+      k[m].untested = untested(m);
+    k[m].survived = k[m].nkilled == 0 && !k[m].untested;
+  }
+out:
+  return st;
+}
