@@ -257,15 +257,16 @@ gate_junit() {
   } >"$logs/gate.xml"
 }
 
-# BS_GATE_JOBS (runs at once, default 4: MPS runs them side by side),
-# BS_GATE_MPS=0 (no MPS), BS_GATE_PARTS (default all four) and BS_GATE_SEL/BS_GATE_RANKS (the suite
+# BS_GATE_JOBS (-j, default 4: runs on a shared GPU still go one at a
+# time, bs_nccl_plan.h), BS_GATE_MPS=0 (no MPS), BS_GATE_PARTS (default all four) and BS_GATE_SEL/BS_GATE_RANKS (the suite
 # part's selectors and sizes) narrow it for a measurement.
 gate() {
   local t0=$SECONDS r=(--backend nccl -j "${BS_GATE_JOBS:-4}" -q) part n mps=""
   gate_failed=()
   : >"$logs/gate.txt"
-  # CUDA MPS lets runs whose ranks share the GPU run side by side
-  # (bs_nccl_plan.h): started here when the machine has it, stopped after.
+  # CUDA MPS runs a run's ranks' kernels side by side (a quarter off the
+  # suite's time on the H200): started here when the machine has it,
+  # stopped after.
   if [ "${BS_GATE_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control >/dev/null &&
     nvidia-cuda-mps-control -d 2>/dev/null; then
     mps=started

@@ -162,7 +162,7 @@ static void test_cli_replay_nccl(void **state) {
   has(out_text, "culprit: rank 3");
   assert_int_equal(backstop("replay pipe --backend nccl --timeout-ms 2000"), 1);
   fprintf(stderr, "%s%s", out_text, err_text);
-  has(out_text, "recv #1");
+  has(out_text, "rank 3: recv from rank 2, p2p #1");
   has(out_text, "culprit: rank 2");
 }
 

@@ -192,23 +192,17 @@ bool bs_nccl_plan_mps(void) {
   struct stat sb;
   snprintf(path, sizeof path, "%s/control",
            dir && *dir ? dir : "/tmp/nvidia-mps");
-  return stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode);
+  return stat(path, &sb) == 0 && (S_ISSOCK(sb.st_mode) || S_ISFIFO(sb.st_mode));
 }
 
 int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs) {
-  int most = 0; /* the most ranks of a run that shares a GPU */
+  bool shared = false;
   for (size_t i = 0; i < n; i++)
-    if (cfgs[i].shares_gpu && cfgs[i].ranks > most)
-      most = cfgs[i].ranks;
-  if (!most)
+    shared |= cfgs[i].shares_gpu;
+  if (!shared)
     return jobs;
-  if (!bs_nccl_plan_mps())
-    return 1;
-  int fit = BS_MPS_CLIENTS / most;
-  int j = jobs < fit ? jobs : fit > 1 ? fit : 1;
-  fprintf(stderr,
-          "backstop: CUDA MPS is running: %d run%s at once on the shared "
-          "GPU\n",
-          j, j == 1 ? "" : "s");
-  return j;
+  if (jobs > 1 && bs_nccl_plan_mps())
+    fprintf(stderr, "backstop: CUDA MPS is running; runs whose ranks share "
+                    "the GPU still go one at a time\n");
+  return 1;
 }

@@ -21,18 +21,18 @@
  * not a run that fails); BS_OK when no run uses nccl or cuda. */
 bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n);
 
-/* Runs in parallel: jobs, unless a run's NCCL ranks share a GPU. Then one
- * at a time (two such runs starve each other's processes of GPU time
- * slices, and their communicators' inits time out), except under CUDA MPS,
- * whose clients' kernels run side by side: as many runs as keep every
- * rank process a client (BS_MPS_CLIENTS), saying so on stderr. */
+/* Runs in parallel: jobs, unless a run's NCCL ranks share a GPU: then one
+ * at a time. Two such runs starve each other's processes of GPU time, and
+ * their collectives time out: without MPS (time slices), and with it too
+ * (seen on the H200: rank-death at 4 and 8 ranks, -j 4 under MPS, every
+ * run timed out in its first all-gather at a 2 s watchdog). MPS still
+ * makes each run faster (its ranks' kernels run side by side); a note on
+ * stderr says when it is there. */
 int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs);
 
-/* The CUDA MPS clients one GPU takes (Volta and later: 48). */
-#define BS_MPS_CLIENTS 48
-
-/* Whether a CUDA MPS control daemon is running for this user: its pipe
- * ($CUDA_MPS_PIPE_DIRECTORY, else /tmp/nvidia-mps)/control exists. */
+/* Whether a CUDA MPS control daemon is running for this user: its control
+ * socket ($CUDA_MPS_PIPE_DIRECTORY, else /tmp/nvidia-mps)/control exists
+ * (a socket, as the H200's daemon makes it; a FIFO on older drivers). */
 bool bs_nccl_plan_mps(void);
 
 /* The buffers' device for a backend: *device as given, else cuda for nccl
