@@ -56,36 +56,53 @@ static bool there(const bs_report_in *in, const bs_rank_pos *pi, int gi,
   return !is_p2p(pj->at.op) && pj->at.seq == pi->at.seq;
 }
 
-/* Whether rank gi's op waits on a rank that is in no op. */
-static bool waits_on_idle(const bs_report_in *in, int gi) {
+/* Whether a rank is in no op: gone (returned or dead), or, !gone, anywhere
+ * but in an op. */
+static bool idle(const bs_rank_pos *p, bool gone) {
+  return gone ? p->state == BS_RANK_EXITED || p->state == BS_RANK_DEAD
+              : p->state != BS_RANK_IN_COLL;
+}
+
+/* Whether rank gi's op waits on a rank that is idle so. */
+static bool waits_on_idle(const bs_report_in *in, int gi, bool gone) {
   const bs_rank_pos *pi = pos_of(in, gi);
   if (is_p2p(pi->at.op)) {
     const bs_rank_pos *pj = pos_of(in, pi->at.peer);
-    return !there(in, pi, gi, pi->at.peer) &&
-           (!pj || pj->state != BS_RANK_IN_COLL);
+    return !there(in, pi, gi, pi->at.peer) && (pj ? idle(pj, gone) : !gone);
   }
   for (int j = in->first_rank; j < in->first_rank + in->size; j++) {
     const bs_rank_pos *pj = pos_of(in, j);
     if (j != gi && member(in, pi->at.pg, j) && !there(in, pi, gi, j) &&
-        pj->state != BS_RANK_IN_COLL)
+        idle(pj, gone))
       return true;
   }
   return false;
 }
 
-/* The global rank whose op the block is about; -1: no rank is in one. */
+/* The global rank whose op the block is about; -1: no rank is in one. The
+ * lowest rank waiting on a peer that is in no op of its group, by what
+ * says most: waiting on a peer that is gone before one that is only
+ * elsewhere (between ops, it may be coming), and a recv or a collective
+ * before a send (a send the peer took can show as waiting until its thread
+ * runs again); else the lowest rank in an op. */
 int bs_comm_report_pg_focus(const bs_report_in *in) {
-  int lowest = -1;
+  int best = -1, best_rank = 4, lowest = -1;
   for (int i = 0; i < in->size; i++) {
     int g = in->first_rank + i;
     if (in->pos[i].state != BS_RANK_IN_COLL)
       continue;
     if (lowest < 0)
       lowest = g;
-    if (waits_on_idle(in, g))
-      return g;
+    int send = in->pos[i].at.op == BS_COLL_SEND ? 2 : 0;
+    int rank = waits_on_idle(in, g, true)    ? send
+               : waits_on_idle(in, g, false) ? send + 1
+                                             : 4;
+    if (rank < best_rank) {
+      best_rank = rank;
+      best = g;
+    }
   }
-  return lowest;
+  return best >= 0 ? best : lowest;
 }
 
 /* The block's ranks, by global rank, ascending: the group's members here,
