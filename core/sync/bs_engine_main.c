@@ -228,7 +228,9 @@ static int serve_all(const engine *proto) {
     if (n == 0 || (n < 0 && errno != EINTR))
       break;
     for (int i = 0; n > 0 && i < proto->count; i++) {
-      int r = pf[i].fd >= 0 && pf[i].revents ? serve_frame(&es[i], IO_MS) : 0;
+      if (pf[i].fd < 0 || !pf[i].revents)
+        continue; /* nothing from it this round: it has not spoken */
+      int r = serve_frame(&es[i], IO_MS);
       spoke[i] |= r == 0;
       if (r == EXIT_CLOSED && !spoke[i])
         r = -1; /* a rank that never came: its socket closed unused */
