@@ -6,7 +6,9 @@ include its own part, a part of its floor that does not include it back
 (no circle of parts), or a part of a floor below; never one above, however
 the path is spelt (`"../harness/..."`, or a bare name found through an
 include folder a target adds). Modules (a .c and its .h; a header with no
-.c calls nothing) form no circle either.
+.c calls nothing) form no circle either. And every function a .c exports
+is named after its file: bs_comm_p2p.c defines bs_comm_p2p_*, never a
+bare bs_comm_* (the name says where to look).
 
 Usage: layers.py ROOT [--self-test]"""
 import os
@@ -156,6 +158,50 @@ def check(root, files, extra=()):
     return errors
 
 
+# A function definition at the start of a line: its head up to the name.
+DEF_HEAD = re.compile(r"^([A-Za-z_][\w \t*]*?)\b([A-Za-z_]\w*)\s*\(", re.M)
+NOT_DEFS = {"if", "for", "while", "switch", "return", "sizeof"}
+
+
+def blank_comments(text):
+    return re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)),
+                  text, flags=re.S)
+
+
+def exported(text):
+    """(name, line) of each function text defines that is not static."""
+    text = blank_comments(text)
+    for m in DEF_HEAD.finditer(text):
+        head, name = m.group(1).split(), m.group(2)
+        if not head or "static" in head or head[0] in ("typedef", "return") \
+                or name in NOT_DEFS or name == "main":
+            continue
+        depth, i = 0, m.end() - 1
+        while i < len(text):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        if text[i + 1:].lstrip().startswith("{"):
+            yield name, text.count("\n", 0, m.start()) + 1
+
+
+def names(root, files, extra=()):
+    """Exported functions not named after their file (tests aside: their
+    functions are the cases)."""
+    errors = []
+    texts = [(f, open(os.path.join(root, f), errors="replace").read())
+             for f in files if f.endswith((".c", ".cu")) and
+             not f.startswith("tests/")]
+    for f, text in texts + list(extra):
+        stem = os.path.splitext(os.path.basename(f))[0]
+        for name, line in exported(text):
+            if name != stem and not name.startswith(stem + "_"):
+                errors.append(f"{f}:{line}: {name} is exported without its "
+                              f"file's prefix {stem}_")
+    return errors
+
+
 def self_test(root, files):
     """Each planted include must be caught: the check can fail."""
     plants = [
@@ -173,6 +219,14 @@ def self_test(root, files):
         if not set(check(root, files, p)) - before:
             print(f"layers: not caught: {p}", file=sys.stderr)
             bad += 1
+    named = set(names(root, files))
+    for f, text in [("core/comm/front/bs_comm_p2p.c",
+                     "bs_status bs_comm_send(bs_comm *c,\n int peer) {\n}\n"),
+                    ("harness/dumps/bs_dumps_judge.c",
+                     "void bs_dumps_view_free(bs_dumps_view *v) {}\n")]:
+        if not set(names(root, files, [(f, text)])) - named:
+            print(f"layers: not caught: {f}: {text!r}", file=sys.stderr)
+            bad += 1
     return bad
 
 
@@ -181,7 +235,7 @@ def main():
     files = sources(root)
     if "--self-test" in sys.argv:
         return 1 if self_test(root, files) else 0
-    errors = check(root, files)
+    errors = check(root, files) + names(root, files)
     for e in errors:
         print(e, file=sys.stderr)
     return 1 if errors else 0

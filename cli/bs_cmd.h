@@ -19,9 +19,9 @@ int bs_cmd_faults(int argc, char **argv);
 int bs_cmd_explain(int argc, char **argv);
 int bs_cmd_help(int argc, char **argv);
 /* No command: one line naming every command; returns 2. */
-int bs_cmd_none(void);
+int bs_cmd_help_none(void);
 /* "unknown command" with the nearest one; returns 2. */
-int bs_cmd_unknown(const char *cmd);
+int bs_cmd_help_unknown(const char *cmd);
 /* The dumps of a real job: the hang report (0: no hang or desync in them,
  * 1: one found, 2: bad input), and the replay on simulated ranks. */
 int bs_cmd_analyze(int argc, char **argv);

@@ -210,7 +210,7 @@ static const char *const command_names[] = {
     "list", "faults", "explain", "run",    "mutants", "sweep",
     "fuzz", "bench",  "analyze", "replay", "help"};
 
-int bs_cmd_none(void) {
+int bs_cmd_help_none(void) {
   size_t n = sizeof command_names / sizeof command_names[0];
   fprintf(stderr, "backstop: no command given (one of");
   for (size_t i = 0; i < n; i++)
@@ -219,7 +219,7 @@ int bs_cmd_none(void) {
   return 2;
 }
 
-int bs_cmd_unknown(const char *cmd) {
+int bs_cmd_help_unknown(const char *cmd) {
   fprintf(stderr, "backstop: unknown command '%s'%s (see backstop help)\n", cmd,
           bs_near_hint(cmd, command_names,
                        sizeof command_names / sizeof command_names[0]));

@@ -66,12 +66,12 @@ static int dispatch(int argc, char **argv, const char *exe) {
   /* Hidden: the rollout-engine stand-in that the actors execute. */
   if (strcmp(cmd, "engine") == 0)
     return bs_engine_main(argc - 1, argv + 1);
-  return bs_cmd_unknown(cmd);
+  return bs_cmd_help_unknown(cmd);
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    return bs_cmd_none();
+    return bs_cmd_help_none();
   }
   const char *cmd = argv[1];
   if (strcmp(cmd, "--version") == 0) {

@@ -105,7 +105,7 @@ static inline bs_status tg_pipeline(bs_comm *c, void *arg) {
   float buf[TG_COUNT] = {0};
   bs_status st = BS_OK;
   if (r > 0)
-    st = bs_comm_recv(c, buf, TG_COUNT, BS_F32, r - 1);
+    st = bs_comm_p2p_recv(c, buf, TG_COUNT, BS_F32, r - 1);
   for (int k = 0; k < TG_COUNT; k++)
     buf[k] += (float)r;
   if (st == BS_OK && r == p->skip_rank) {
@@ -113,7 +113,7 @@ static inline bs_status tg_pipeline(bs_comm *c, void *arg) {
     return st;
   }
   if (st == BS_OK && r < TG_N - 1)
-    st = bs_comm_send(c, buf, TG_COUNT, BS_F32, r + 1);
+    st = bs_comm_p2p_send(c, buf, TG_COUNT, BS_F32, r + 1);
   if (st == BS_OK && r == TG_N - 1 && buf[TG_COUNT - 1] != 6.0f)
     atomic_fetch_add(&p->bad, 1);
   if (st != BS_OK)

@@ -120,10 +120,10 @@ static bs_status crossed(bs_comm *c, void *arg) {
   int r = bs_comm_rank(c);
   float buf[TG_COUNT] = {0};
   if (r < 2)
-    return bs_comm_recv(c, buf, TG_COUNT, BS_F32, 1 - r);
+    return bs_comm_p2p_recv(c, buf, TG_COUNT, BS_F32, 1 - r);
   if (r == 2)
-    return bs_comm_send(c, buf, TG_COUNT, BS_F32, 3);
-  return bs_comm_recv(c, buf, TG_COUNT / 2, BS_F32, 2);
+    return bs_comm_p2p_send(c, buf, TG_COUNT, BS_F32, 3);
+  return bs_comm_p2p_recv(c, buf, TG_COUNT / 2, BS_F32, 2);
 }
 
 static void test_p2p_deadlock_and_mismatch_seen_at_once(void **state) {
@@ -179,7 +179,7 @@ static bs_status bad_groups(bs_comm *c, void *arg) {
   int all[TG_N] = {0, 1, 2, 3};
   if (bs_comm_group(c, "x", NULL, not_me, 1, &g) != BS_ERR_INVALID ||
       bs_comm_group(c, "y", NULL, unsorted, 2, &g) != BS_ERR_INVALID ||
-      bs_comm_send(c, all, 1, BS_I32, bs_comm_rank(c)) != BS_ERR_INVALID)
+      bs_comm_p2p_send(c, all, 1, BS_I32, bs_comm_rank(c)) != BS_ERR_INVALID)
     return BS_ERR_INTERNAL;
   bs_err_clear();
   return BS_OK;

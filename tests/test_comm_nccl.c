@@ -275,7 +275,7 @@ static bs_status never_sent(bs_comm *c, void *arg) {
   void *d = NULL;
   bs_status st = to_dev(&d, h, sizeof h);
   if (st == BS_OK && bs_comm_rank(c) == 1)
-    st = bs_comm_recv(c, d, 4, BS_F32, 0);
+    st = bs_comm_p2p_recv(c, d, 4, BS_F32, 0);
   cudaFree(d);
   return st;
 }

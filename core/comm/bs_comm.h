@@ -82,7 +82,7 @@ typedef struct bs_nccl_info {
   int version, gpus;
   char lib[512];
 } bs_nccl_info;
-bs_status bs_comm_nccl_info(bs_nccl_info *out);
+bs_status bs_world_nccl_info(bs_nccl_info *out);
 /* The first NCCL that runs several ranks on one GPU (with
  * NCCL_MULTI_RANK_GPU_ENABLE=1); older ones refuse a shared GPU. */
 #define BS_NCCL_SHARED_GPU_MIN 23000
@@ -213,10 +213,10 @@ typedef struct bs_p2p_op {
   int peer;
 } bs_p2p_op;
 bs_status bs_comm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n);
-bs_status bs_comm_send(bs_comm *c, const void *buf, size_t count, bs_dtype dt,
-                       int peer);
-bs_status bs_comm_recv(bs_comm *c, void *buf, size_t count, bs_dtype dt,
-                       int peer);
+bs_status bs_comm_p2p_send(bs_comm *c, const void *buf, size_t count,
+                           bs_dtype dt, int peer);
+bs_status bs_comm_p2p_recv(bs_comm *c, void *buf, size_t count, bs_dtype dt,
+                           int peer);
 /* The p2p_seq_id of the last point-to-point op c issued (0: none yet),
  * and the one its next op takes (a replay goes on where a dump starts). */
 uint64_t bs_comm_p2p_seq(const bs_comm *c);

@@ -19,7 +19,7 @@ static const char *dtype_name(const char *torch) {
   return bs_dumps_dtype(torch, &dt) ? bs_dtype_name(dt) : torch;
 }
 
-void bs_dumps_describe(const bs_dump_coll *c, char *buf, size_t n) {
+void bs_dumps_judge_describe(const bs_dump_coll *c, char *buf, size_t n) {
   int k = snprintf(buf, n, "%s #%llu", c->op, (unsigned long long)c->seq);
   bool one = c->in_tensors == 1 && c->out_tensors == 1 &&
              strcmp(c->in_dt, c->out_dt) == 0 && !strchr(c->in_dt, ',');
@@ -48,14 +48,14 @@ static void signature(const bs_dump_coll *c, char *buf, size_t n) {
 
 /* ---- the view ---- */
 
-bs_status bs_dumps_view_make(const bs_dumps *d, int g, bs_dumps_view *v) {
+bs_status bs_dumps_judge_view_make(const bs_dumps *d, int g, bs_dumps_view *v) {
   const bs_dump_group *grp = &d->groups[g];
   size_t n = grp->n > 0 ? (size_t)grp->n : 1;
   *v = (bs_dumps_view){.d = d, .g = g, .n = grp->n, .members = grp->ranks};
   v->dump = calloc(n, sizeof *v->dump);
   v->pg = calloc(n, sizeof *v->pg);
   if (!v->dump || !v->pg) {
-    bs_dumps_view_free(v);
+    bs_dumps_judge_view_free(v);
     return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: %d ranks", grp->n);
   }
   for (int i = 0; i < v->n; i++) {
@@ -66,7 +66,7 @@ bs_status bs_dumps_view_make(const bs_dumps *d, int g, bs_dumps_view *v) {
   return BS_OK;
 }
 
-void bs_dumps_view_free(bs_dumps_view *v) {
+void bs_dumps_judge_view_free(bs_dumps_view *v) {
   free(v->dump);
   free(v->pg);
   memset(v, 0, sizeof *v);
@@ -169,7 +169,7 @@ static void place(judge *j, int i, uint64_t s) {
     if (c->state != BS_DUMP_COMPLETED || (c->seq == s && c->seq == last)) {
       r->in_coll = true;
       r->seq = c->seq;
-      bs_dumps_describe(c, r->desc, sizeof r->desc);
+      bs_dumps_judge_describe(c, r->desc, sizeof r->desc);
       return;
     }
     r->last_seq = c->seq;
@@ -524,11 +524,11 @@ out:
   free(j.cursor);
   free(j.wait);
   if (st != BS_OK)
-    bs_dumps_gres_free(res);
+    bs_dumps_judge_gres_free(res);
   return st;
 }
 
-void bs_dumps_gres_free(bs_dumps_gres *res) {
+void bs_dumps_judge_gres_free(bs_dumps_gres *res) {
   free(res->culprit);
   free(res->waiting);
   free(res->text);

@@ -38,12 +38,12 @@ typedef struct bs_dumps_p2p_wait {
   int peer_i;             /* the peer's group rank (-1: not a member) */
 } bs_dumps_p2p_wait;
 
-bs_status bs_dumps_view_make(const bs_dumps *d, int g, bs_dumps_view *v);
-void bs_dumps_view_free(bs_dumps_view *v);
+bs_status bs_dumps_judge_view_make(const bs_dumps *d, int g, bs_dumps_view *v);
+void bs_dumps_judge_view_free(bs_dumps_view *v);
 
 /* The group's finding, culprits and text (res zeroed first). */
 bs_status bs_dumps_judge(const bs_dumps_view *v, bs_dumps_gres *res);
-void bs_dumps_gres_free(bs_dumps_gres *res);
+void bs_dumps_judge_gres_free(bs_dumps_gres *res);
 
 /* Each member's first p2p op not done (unmatched, or not completed):
  * w[i] for group rank i. */
@@ -59,6 +59,6 @@ void bs_dumps_p2p_describe(const bs_dump_coll *c, char *buf, size_t n);
 
 /* "all_gather #11 (56974 x uint8)": a collective as the world's report
  * writes it. */
-void bs_dumps_describe(const bs_dump_coll *c, char *buf, size_t n);
+void bs_dumps_judge_describe(const bs_dump_coll *c, char *buf, size_t n);
 
 #endif

@@ -175,8 +175,8 @@ out:
 
 static void report_free(report *p) {
   for (size_t g = 0; g < p->n; g++) {
-    bs_dumps_gres_free(&p->res[g]);
-    bs_dumps_view_free(&p->view[g]);
+    bs_dumps_judge_gres_free(&p->res[g]);
+    bs_dumps_judge_view_free(&p->view[g]);
   }
   free(p->res);
   free(p->view);
@@ -192,7 +192,7 @@ bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out) {
   if (!p.res || !p.view)
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %zu groups", d->ngroups);
   for (size_t g = 0; g < p.n; g++) {
-    BS_CHECK(bs_dumps_view_make(d, (int)g, &p.view[g]));
+    BS_CHECK(bs_dumps_judge_view_make(d, (int)g, &p.view[g]));
     BS_CHECK(bs_dumps_judge(&p.view[g], &p.res[g]));
   }
   int g = primary(&p);

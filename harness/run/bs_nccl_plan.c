@@ -53,7 +53,7 @@ static bool ask(probe *p) {
   if (pid == 0) {
     bs_stop_child(parent);
     close(fds[0]);
-    probe q = {.st = bs_comm_nccl_info(&q.info)};
+    probe q = {.st = bs_world_nccl_info(&q.info)};
     snprintf(q.why, sizeof q.why, "%s", bs_err()->message);
     q.cuda_gpus = bs_dev_cuda_count();
     bs_fork_exit(bs_fork_write_all(fds[1], &q, sizeof q) ? 0 : 1);

@@ -99,6 +99,8 @@ extern const bs_comm_backend bs_comm_sim_backend;
 extern const bs_comm_backend bs_comm_shm_backend;
 #ifdef BS_HAVE_NCCL
 extern const bs_comm_backend bs_comm_nccl_backend;
+/* bs_world_nccl_info's answer where the build has NCCL. */
+bs_status bs_comm_nccl_info(bs_nccl_info *out);
 #endif
 
 struct bs_comm {

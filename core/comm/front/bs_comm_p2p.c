@@ -125,8 +125,8 @@ out:
   return st;
 }
 
-bs_status bs_comm_send(bs_comm *c, const void *buf, size_t count, bs_dtype dt,
-                       int peer) {
+bs_status bs_comm_p2p_send(bs_comm *c, const void *buf, size_t count,
+                           bs_dtype dt, int peer) {
   bs_p2p_op op = {.send = true,
                   .buf = (void *)(uintptr_t)buf,
                   .count = count,
@@ -135,8 +135,8 @@ bs_status bs_comm_send(bs_comm *c, const void *buf, size_t count, bs_dtype dt,
   return bs_comm_p2p(c, &op, 1);
 }
 
-bs_status bs_comm_recv(bs_comm *c, void *buf, size_t count, bs_dtype dt,
-                       int peer) {
+bs_status bs_comm_p2p_recv(bs_comm *c, void *buf, size_t count, bs_dtype dt,
+                           int peer) {
   bs_p2p_op op = {.buf = buf, .count = count, .dt = dt, .peer = peer};
   return bs_comm_p2p(c, &op, 1);
 }

@@ -47,14 +47,16 @@ static bs_status pick_backend(const bs_world_opts *o,
 #endif
 }
 
-#ifndef BS_HAVE_NCCL
-bs_status bs_comm_nccl_info(bs_nccl_info *out) {
+bs_status bs_world_nccl_info(bs_nccl_info *out) {
+#ifdef BS_HAVE_NCCL
+  return bs_comm_nccl_info(out);
+#else
   memset(out, 0, sizeof *out);
   return bs_err_fail(BS_ERR_UNSUPPORTED, NULL,
                      "backend nccl: this build has no NCCL (configure where "
                      "CUDA and NCCL are installed)");
-}
 #endif
+}
 
 static bs_status normalise(const bs_world_opts *o, bs_world_opts *n) {
   bs_status st = BS_OK;
