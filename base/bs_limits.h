@@ -1,5 +1,6 @@
 /* Sizes every part agrees on, below the parts that enforce them (the
- * world, the DDP layout, the paused-read trap, replay, the CLI). */
+ * world, the DDP layout, the paused-read trap, replay, the engines, the
+ * CLI). */
 #ifndef BS_LIMITS_H
 #define BS_LIMITS_H
 
@@ -7,5 +8,9 @@
  * of a replay's dumps alike (the size of the largest real jobs: Llama 3
  * trained on 16,384 GPUs). */
 #define BS_WORLD_MAX_RANKS 16384
+/* The most engine processes a world starts: above it a process serves
+ * several ranks in a row (bs_engine_start_world); the footprint counts
+ * them. */
+#define BS_ENGINE_PROCS_MAX 256
 
 #endif

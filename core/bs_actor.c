@@ -15,6 +15,7 @@
 #include "bs_actor_testing.h"
 #include "bs_mutant.h"
 #include "sync/bs_engine.h"
+#include "sync/bs_weight_sync.h"
 #include "train/bs_optimizer.h"
 #include "train/bs_param_sync.h"
 
@@ -664,7 +665,7 @@ out:
     st = st != BS_OK ? st : ds;
   }
   if (st != BS_OK)
-    bs_weight_sync_result_free(res);
+    bs_sync_result_free(res);
   bs_tensor_map_free(&m);
   return st;
 }

@@ -22,10 +22,13 @@
 #include "comm/bs_comm.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
-#include "sync/bs_weight_sync.h"
+#include "sync/bs_sync_result.h"
 
 typedef struct bs_actor bs_actor;
-typedef struct bs_optimizer bs_optimizer;
+/* Opaque here: the actor's parts are the core's own (white-box tests see
+ * them through bs_actor_testing.h). */
+typedef struct bs_engine bs_engine;
+typedef struct bs_tensor_map bs_tensor_map;
 
 typedef struct bs_actor_opts {
   const bs_config *cfg; /* validated by the caller */
@@ -76,8 +79,13 @@ bs_status bs_actor_live_digests(bs_actor *a, bs_digest *out, size_t n,
 size_t bs_actor_synced_count(const bs_actor *a);
 const char *bs_actor_synced_name(const bs_actor *a, size_t i);
 
-bs_ms *bs_actor_ms(bs_actor *a);
-/* Its optimizer (the chain the run really built), for observers. */
-const bs_optimizer *bs_actor_optimizer(const bs_actor *a);
+/* What init would build, asked before any rank runs (planning): whether
+ * the model lays out on `ranks` (the DDP buffers and the optimizer's chain
+ * over them; the error says why not), and the elements of those buffers
+ * then (buckets padded). */
+bs_status bs_actor_layout_check(const bs_model_spec *m, int ranks,
+                                const bs_config *cfg);
+bs_status bs_actor_layout_numel(const bs_model_spec *m, int ranks,
+                                const bs_config *cfg, double *out);
 
 #endif

@@ -4,7 +4,7 @@
  * extras backup, and weight sync fails on every rank alike. */
 #include <stdio.h>
 
-#include "backup/bs_source.h"
+#include "bs_core_testing.h"
 #include "catalog/bs_scenario.h"
 #include "oracles/bs_expect.h"
 

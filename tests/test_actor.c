@@ -5,6 +5,7 @@
 #include "bs_actor_testing.h"
 #include "bs_test_faults.h"
 #include "bs_test_world.h"
+#include "sync/bs_engine_main.h"
 
 #include <time.h>
 
@@ -43,7 +44,7 @@ static bs_status sync_into(bs_actor *a, bs_digest *d) {
     assert_int_equal(res.ntensors, bs_actor_synced_count(a));
     memcpy(d, res.received, res.ntensors * sizeof *d);
   }
-  bs_weight_sync_result_free(&res);
+  bs_sync_result_free(&res);
   return st;
 }
 
@@ -567,7 +568,7 @@ static long later_calls(bs_actor *a, bs_status want, const bs_error *rec) {
   for (size_t i = 0; i < sizeof got / sizeof got[0]; i++)
     same += got[i] == want && !strcmp(bs_err()->message, rec->message);
   bs_tensor_map_free(&m);
-  bs_weight_sync_result_free(&res);
+  bs_sync_result_free(&res);
   return same;
 }
 

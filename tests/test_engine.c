@@ -27,6 +27,7 @@
 #include "bs_fault_control.h"
 #include "bs_test_faults.h"
 #include "sync/bs_engine.h"
+#include "sync/bs_engine_main.h"
 #include "sync/bs_sync_testing.h"
 #include "sync/bs_wire.h"
 

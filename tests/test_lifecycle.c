@@ -7,6 +7,7 @@
 #include "bs_actor_testing.h"
 #include "bs_test_faults.h"
 #include "bs_test_world.h"
+#include "sync/bs_engine_main.h"
 #include "sync/bs_sync_testing.h"
 
 #define CYCLES 3
@@ -31,7 +32,7 @@ static bs_status sync_record(bs_actor *a, bs_digest *d) {
   bs_status st = bs_actor_update_weights(a, &res);
   if (st == BS_OK)
     memcpy(d, res.received, res.ntensors * sizeof *d);
-  bs_weight_sync_result_free(&res);
+  bs_sync_result_free(&res);
   return st;
 }
 

@@ -5,6 +5,7 @@
 #include "bs_test_faults.h"
 #include "bs_test_world.h"
 
+#include "sync/bs_engine_main.h"
 #include "sync/bs_sync_testing.h"
 #include "sync/bs_weight_sync.h"
 
@@ -112,7 +113,7 @@ static bs_status ws_rank_fn(bs_comm *c, void *arg) {
   k->received_ok[r] = received_all(&w, &res);
   k->engine_alive[r] = bs_engine_alive(w.e);
   k->resident_delta[r] = bs_ms_resident_bytes(w.ms) - resident;
-  bs_weight_sync_result_free(&res);
+  bs_sync_result_free(&res);
   ws_close(&w);
   return st;
 }

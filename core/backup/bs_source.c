@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "model/bs_params.h"
+
 #include "bs_fault.h"
 
 #define LATE_NUMEL 4

@@ -13,10 +13,15 @@
 
 #include <stddef.h>
 
-#include "model/bs_params.h"
+#include "bs_err.h"
 
-/* The name of the tensor the fault makes join. */
+/* The name of the tensor the fault makes join (a scenario's expectation
+ * names it: bs_core_testing.h carries this header). */
 #define BS_SOURCE_LATE_NAME "decoder.layers.0.mlp.late_router.expert_bias"
+
+/* The params' types, opaque here (model/bs_params.h). */
+typedef struct bs_params bs_params;
+typedef struct bs_tensor bs_tensor;
 
 typedef struct bs_source bs_source;
 

@@ -9,7 +9,7 @@
  *
  * The handler only does async-signal-safe things: atomic loads and stores,
  * plain copies into preallocated memory, sigaction, raise, siglongjmp. */
-#include "memsaver/bs_ms.h"
+#include "memsaver/bs_trap.h"
 
 #include <pthread.h>
 #include <setjmp.h>

@@ -8,7 +8,7 @@
  * a threaded trainer) as
  *     exe [argv_prefix...] engine --fd 3 --rank R [--count K]
  * (K ranks R.. on fds 3..: a process shared by K ranks) and that binary hands
- * everything from "engine" on to bs_engine_main().
+ * everything from "engine" on to bs_engine_main() (bs_engine_main.h).
  *
  * Every read and write waits at most the handle's timeout for progress. A
  * broken connection is BS_ERR_ENGINE_DEAD, naming the rank, the bucket and
@@ -49,7 +49,6 @@ bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
  * fit a machine: some 1 MiB each, and the kernel's pid_max): one rank's
  * engine death is then its neighbours' too. The process ends once the
  * last of its ranks stops it. */
-#define BS_ENGINE_PROCS_MAX 256
 #define BS_ENGINE_GROUP_MAX                                                    \
   ((BS_WORLD_MAX_RANKS + BS_ENGINE_PROCS_MAX - 1) / BS_ENGINE_PROCS_MAX)
 bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
@@ -86,11 +85,5 @@ bs_status bs_engine_update_end(bs_engine *e, bs_engine_result *res);
  * trip within the timeout. BS_ERR_ENGINE_DEAD when the engine is gone or
  * the fault point engine/reconnect fires. */
 bs_status bs_engine_reconnect(bs_engine *e);
-
-/* The engine process body: argv[0] is "engine", then --fd N --rank R
- * [--idle-ms T] (longest wait for the next update, default 600000). Exit
- * status: 0 after QUIT, 1 when the trainer closed the connection, 2 usage,
- * 3 protocol error, 4 out of memory. */
-int bs_engine_main(int argc, char **argv);
 
 #endif

@@ -1,5 +1,7 @@
 /* The engine process body: receives weight updates over the socket it was
  * given and verifies each tensor's SHA256 (check_weight_update_equal). */
+#include "sync/bs_engine_main.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

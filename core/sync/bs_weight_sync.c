@@ -23,14 +23,6 @@ typedef struct ws {
   bs_status local; /* first local failure */
 } ws;
 
-void bs_weight_sync_result_free(bs_sync_result *r) {
-  if (!r)
-    return;
-  free(r->received);
-  free(r->names);
-  memset(r, 0, sizeof *r);
-}
-
 size_t bs_weight_sync_plan(const bs_tensor_map *m, size_t n,
                            size_t bucket_bytes, size_t *first) {
   size_t nb = 0, fill = 0;

@@ -28,15 +28,7 @@
 #include "comm/bs_comm.h"
 #include "memsaver/bs_ms.h"
 #include "sync/bs_engine.h"
-
-/* What the engine reported for the last update_weights. */
-typedef struct bs_sync_result {
-  size_t ntensors; /* tensors the engine received */
-  size_t nbuckets;
-  bs_digest *received; /* digests of what it received, sync order */
-  char (*names)[96];   /* their names */
-} bs_sync_result;
-void bs_weight_sync_result_free(bs_sync_result *r);
+#include "sync/bs_sync_result.h"
 
 typedef struct bs_ws_opts {
   bs_comm *comm;

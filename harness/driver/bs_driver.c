@@ -4,18 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backup/bs_restore_check.h"
 #include "bs_actor.h"
+#include "bs_core_testing.h"
 #include "bs_fault_control.h"
 #include "bs_mutant.h"
 #include "bs_span.h"
 #include "comm/bs_comm.h"
-#include "memsaver/bs_ms.h"
-#include "model/bs_ddp.h"
-#include "model/bs_params.h"
 #include "proc/bs_launcher.h"
 #include "proc/bs_meet.h"
-#include "train/bs_optimizer.h"
 
 /* Ring large enough that a scenario's whole schedule fits: the uniform
  * schedule oracle compares complete histories. */
@@ -127,10 +123,9 @@ static void take_state(rank_ctx *x, bs_event *e) {
   }
   if (!x->actor)
     return;
-  bs_ms *ms = bs_actor_ms(x->actor);
-  e->resident = bs_ms_resident_bytes(ms);
-  e->resident_peak = bs_ms_resident_peak(ms);
-  e->param_paused = bs_ms_all_in_state(ms, BS_TAG_PARAM, BS_PAUSED);
+  e->resident = bs_actor_observe_resident(x->actor);
+  e->resident_peak = bs_actor_observe_resident_peak(x->actor);
+  e->param_paused = bs_actor_observe_params_paused(x->actor);
   bool ok = e->status == BS_OK;
   if (ok && (!strcmp(e->phase, "init") || !strcmp(e->phase, "restore") ||
              !strcmp(e->phase, "train_step")))
@@ -146,7 +141,7 @@ static void snapshot(rank_ctx *x, bs_event *e) {
   bs_error saved = *bs_err();
   bs_err_clear();
   take_state(x, e);
-  bs_weight_sync_result_free(&x->sync);
+  bs_sync_result_free(&x->sync);
   *bs_err() = saved;
 }
 
@@ -172,26 +167,10 @@ static bs_status run_phase(rank_ctx *x, const char *name, int cycle,
  * (only rank 0's thread writes it; rank 0 lives in process 0, whose
  * record is the merged one). */
 static void record_chain(rank_ctx *x) {
-  const bs_optimizer *o = bs_actor_optimizer(x->actor);
   bs_record *rec = x->d->rec;
-  size_t len = 0, n = o ? bs_optimizer_num_inner(o) : 0;
-  if (x->rank != 0 || !o)
-    return;
-  rec->opt0.inner = (int)n;
-  rec->opt0.hdo = 0;
-  for (size_t i = 0; i < n; i++) {
-    bs_optimizer_view v;
-    if (bs_optimizer_view_get(o, (int)i, &v) != BS_OK) {
-      bs_err_clear();
-      continue;
-    }
-    rec->opt0.hdo += v.hdo;
-    if (len < sizeof rec->opt0.desc)
-      len += (size_t)snprintf(rec->opt0.desc + len, sizeof rec->opt0.desc - len,
-                              "%s%s %zu+%zu", i ? ", " : "",
-                              v.buf == BS_BUF_DENSE ? "dense" : "expert",
-                              v.first_bucket, v.nbuckets);
-  }
+  if (x->rank == 0)
+    bs_actor_observe_chain(x->actor, &rec->opt0.inner, &rec->opt0.hdo,
+                           rec->opt0.desc, sizeof rec->opt0.desc);
 }
 
 static bs_status do_init(rank_ctx *x) {
@@ -289,7 +268,7 @@ static bs_status rank_main(bs_comm *c, void *arg) {
   rr->end_err = err;
   rr->exit_status = st == BS_ERR_FATAL ? 1 : 0;
   rr->returned = true;
-  bs_weight_sync_result_free(&x->sync);
+  bs_sync_result_free(&x->sync);
   return st;
 }
 
@@ -369,35 +348,22 @@ out:
  * them: the same model and seed, none of the ranks' code paths. */
 static bs_status initial_digests(const driver *d, bs_digests *out) {
   bs_status st = BS_OK;
-  bs_dev *dev = NULL;
-  bs_ms *ms = NULL;
-  bs_params *p = NULL;
-  const bs_tensor **t = NULL;
   bs_digest *dig = NULL;
+  const char **of = NULL;
   bs_tname *names = NULL;
-  BS_CHECK(bs_dev_host_create(&dev));
-  BS_CHECK(bs_ms_create(dev, d->run->seed, &ms));
-  BS_CHECK(bs_params_create(dev, ms, &d->model, 1, d->cfg.sim.bucket_numel,
-                            true, &p));
-  BS_CHECK(bs_params_fill_observe(p, d->run->seed));
-  size_t n = bs_params_synced(p, NULL, 0);
-  t = calloc(n ? n : 1, sizeof *t);
-  dig = calloc(n ? n : 1, sizeof *dig);
+  size_t n = 0;
+  BS_CHECK(bs_actor_observe_initial(&d->model, &d->cfg, d->run->seed, &dig, &of,
+                                    &n));
   names = calloc(n ? n : 1, sizeof *names);
-  if (!t || !dig || !names)
+  if (!names)
     BS_FAIL(BS_ERR_NOMEM, NULL, "digests of %zu initial tensors", n);
-  bs_params_synced(p, t, n);
   for (size_t i = 0; i < n; i++)
-    snprintf(names[i], sizeof names[i], "%s", t[i]->spec->name);
-  BS_CHECK(bs_restore_check_hash_observe(dev, ms, t, n, dig, NULL));
+    snprintf(names[i], sizeof names[i], "%s", of[i]);
   BS_CHECK(bs_record_digests_set(out, dig, names, n));
 out:
   free(names);
+  free(of);
   free(dig);
-  free(t);
-  bs_params_destroy(p);
-  bs_ms_destroy(ms);
-  bs_dev_destroy(dev);
   return st;
 }
 
@@ -424,18 +390,6 @@ out:
   free(devs);
   free(ctx);
   bs_model_free(&d.model);
-  return st;
-}
-
-bs_status bs_driver_lays_out(const bs_model_spec *m, int ranks,
-                             const bs_config *cfg) {
-  bs_status st = BS_OK;
-  bs_ddp_layout l = {0};
-  BS_CHECK(bs_ddp_layout_build(m, ranks, cfg->sim.bucket_numel, &l));
-  bs_optimizer_cfg oc = bs_optimizer_cfg_of(cfg);
-  BS_CHECK(bs_optimizer_layout_check(&oc, &l));
-out:
-  bs_ddp_layout_free(&l);
   return st;
 }
 

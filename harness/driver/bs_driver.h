@@ -12,11 +12,6 @@
 
 /* The run's configuration: defaults, the scenario's --set, the user's. */
 bs_status bs_driver_config(const bs_run_cfg *cfg, bs_config *out);
-/* Model m lays out over ranks with a bucket per chunk, and the optimizer
- * cfg chains accepts that layout: what init requires of a run's model
- * (the error says which failed). */
-bs_status bs_driver_lays_out(const bs_model_spec *m, int ranks,
-                             const bs_config *cfg);
 /* Arms the scenario's and the user's faults and sets the mutants. */
 bs_status bs_driver_arm(const bs_run_cfg *cfg);
 void bs_driver_disarm(void);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_actor.h"
 #include "bs_fault_control.h"
 #include "driver/bs_driver.h"
 #include "explore/bs_known.h"
@@ -171,7 +172,7 @@ static bool model_fits(const bs_fuzz_run *r) {
   bs_model_spec m = {0};
   bool ok = bs_driver_config(&c, &cfg) == BS_OK &&
             bs_model_load(r->model, 1.0, &m) == BS_OK &&
-            bs_driver_lays_out(&m, r->ranks, &cfg) == BS_OK;
+            bs_actor_layout_check(&m, r->ranks, &cfg) == BS_OK;
   bs_model_free(&m);
   bs_err_clear();
   return ok;

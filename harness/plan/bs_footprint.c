@@ -6,26 +6,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "bs_actor.h"
 #include "bs_limits.h"
-#include "model/bs_ddp.h"
-#include "sync/bs_engine.h"
 
 #define GIB ((double)(1u << 30))
 #define MIB ((double)(1u << 20))
-
-/* Elements of the DDP buffers at this world size (buckets padded). */
-static bs_status padded_numel(const bs_model_spec *m, const bs_config *cfg,
-                              int ranks, double *out) {
-  bs_status st = BS_OK;
-  bs_ddp_layout l = {0};
-  BS_CHECK(bs_ddp_layout_build(m, ranks, cfg->sim.bucket_numel, &l));
-  *out = 0;
-  for (int k = 0; k < BS_BUF_COUNT; k++)
-    *out += (double)l.buf[k].numel;
-out:
-  bs_ddp_layout_free(&l);
-  return st;
-}
 
 bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
                           int ranks, bool spawn, bs_footprint *out) {
@@ -37,7 +22,7 @@ bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
     bytes += b;
     largest = b > largest ? b : largest;
   }
-  BS_CHECK(padded_numel(m, cfg, ranks, &padded));
+  BS_CHECK(bs_actor_layout_numel(m, ranks, cfg, &padded));
   double bucket = (double)cfg->sim.update_buffer_bytes;
   bucket = bucket < bytes ? bucket : bytes;
   /* bf16 params, fp32 grads, the params' cpu copy while paused; the

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_actor.h"
 #include "bs_mutant.h"
 #include "driver/bs_driver.h"
 #include "model/bs_config.h"
@@ -116,7 +117,7 @@ static bs_status check_model_fits(const bs_opts *o, const bs_scenario *s,
     return BS_OK;
   BS_CHECK(bs_plan_prefixed(bs_model_load(model, o->scale, &m), prefix));
   snprintf(prefix, sizeof prefix, "%s at %d ranks", s->name, ranks);
-  BS_CHECK(bs_plan_prefixed(bs_driver_lays_out(&m, ranks, cfg), prefix));
+  BS_CHECK(bs_plan_prefixed(bs_actor_layout_check(&m, ranks, cfg), prefix));
   if (strcmp(o->device, "host") == 0)
     BS_CHECK(check_footprint(o, s, &m, cfg, ranks));
 out:

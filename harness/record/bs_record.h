@@ -7,11 +7,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bs_core_testing.h" /* bs_paused_read */
 #include "bs_digest.h"
 #include "bs_err.h"
 #include "bs_fault_control.h"
 #include "dev/bs_dev.h"
-#include "memsaver/bs_ms.h"
 
 #define BS_PHASE_MAX 32
 #define BS_TNAME_MAX 96

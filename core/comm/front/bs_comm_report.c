@@ -6,7 +6,6 @@
  * (bs_comm_report_format) is public: `backstop analyze` writes the same
  * block from a job's dumps. */
 #include "comm/front/bs_comm_report.h"
-#include "bs_core_testing.h"
 
 #include "bs_clock.h"
 #include "comm/backend/bs_comm_backend.h"

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "comm/bs_comm.h"
+
 #define BS_REPORT_DESC 200
 
 /* Where one rank is. */
@@ -55,5 +57,19 @@ char *bs_comm_report_format(const bs_report_block *b);
 int bs_comm_report_culprits(const char *const *desc, int n, int first_rank,
                             const int *rank_of, uint64_t seq, bool *culprit,
                             char *why, size_t why_n);
+
+/* A running world's block now (a dump asked for from outside while its
+ * ranks run: bs_world_running.h): where every rank is, with why as the
+ * cause (caller frees; NULL when out of memory). */
+char *bs_comm_report_now(const bs_world *w, const char *why);
+/* Where the world's waits stand against its watchdog now (a run at its
+ * deadline): the longest any local rank has waited in a collective (< 0:
+ * none waits in one), the watchdog's timeout, whether the world failed. */
+typedef struct bs_world_waits {
+  double longest_ms;
+  int timeout_ms;
+  bool failed;
+} bs_world_waits;
+bs_world_waits bs_comm_report_waits(const bs_world *w);
 
 #endif

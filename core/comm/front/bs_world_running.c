@@ -1,7 +1,7 @@
 /* The worlds whose ranks run now in this process, so that a dump asked
  * for from outside (the runner's deadline) finds their flight recorders
  * and where each rank is. A fixed table: worlds are few. */
-#include "bs_core_testing.h"
+#include "comm/front/bs_world_running.h"
 #include "comm/backend/bs_comm_backend.h"
 
 enum { MAX_RUNNING = 64 };

@@ -1,0 +1,30 @@
+/* What an actor's init would lay out, asked before a run (bs_actor.h). */
+#include "bs_actor.h"
+
+#include "model/bs_ddp.h"
+#include "train/bs_optimizer.h"
+
+bs_status bs_actor_layout_check(const bs_model_spec *m, int ranks,
+                                const bs_config *cfg) {
+  bs_status st = BS_OK;
+  bs_ddp_layout l = {0};
+  BS_CHECK(bs_ddp_layout_build(m, ranks, cfg->sim.bucket_numel, &l));
+  bs_optimizer_cfg oc = bs_optimizer_cfg_of(cfg);
+  BS_CHECK(bs_optimizer_layout_check(&oc, &l));
+out:
+  bs_ddp_layout_free(&l);
+  return st;
+}
+
+bs_status bs_actor_layout_numel(const bs_model_spec *m, int ranks,
+                                const bs_config *cfg, double *out) {
+  bs_status st = BS_OK;
+  bs_ddp_layout l = {0};
+  BS_CHECK(bs_ddp_layout_build(m, ranks, cfg->sim.bucket_numel, &l));
+  *out = 0;
+  for (int k = 0; k < BS_BUF_COUNT; k++)
+    *out += (double)l.buf[k].numel;
+out:
+  bs_ddp_layout_free(&l);
+  return st;
+}
