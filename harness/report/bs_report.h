@@ -21,6 +21,9 @@ typedef struct bs_kill {
   char **killed_by;
   size_t nkilled;
   bool survived;
+  /* Not killed, and a run of it was cut short by a signal (bs_stop.h):
+   * neither killed nor survived. */
+  bool interrupted;
   /* Why no scenario could catch it in this build (every one that targets
    * it was skipped, bs_scenario_skip_reason); NULL: it was tested. */
   const char *untested;

@@ -166,8 +166,14 @@ static void mutant_case(bs_buf *b, const bs_kill *k, double secs) {
   bs_buf_printf(b, "    <testcase classname=\"backstop.mutants\" name=\"");
   bs_buf_xml(b, k->name);
   bs_buf_printf(b, "\" time=\"%.3f\"", secs);
-  if (!k->survived && !k->untested) {
+  if (!k->survived && !k->untested && !k->interrupted) {
     bs_buf_printf(b, "/>\n");
+    return;
+  }
+  if (k->interrupted) {
+    bs_buf_printf(b, ">\n      <error type=\"interrupted\" message=\"a "
+                     "signal cut its runs short\">interrupted</error>\n"
+                     "    </testcase>\n");
     return;
   }
   if (k->untested) {
@@ -187,6 +193,7 @@ void bs_report_junit_mutants(bs_buf *b, const bs_result *fixed, size_t nfixed,
   c.tests += nkills;
   for (size_t m = 0; m < nkills; m++) {
     c.failures += kills[m].survived;
+    c.errors += kills[m].interrupted;
     c.skipped += kills[m].untested != NULL;
     c.secs += secs[m];
   }
