@@ -164,7 +164,7 @@ static int save_reports(const bs_sweep_campaign *w) {
     bs_buf_free(&m);
   }
   if (w->o.junit) {
-    bs_report_junit(&b, w->res, w->n);
+    bs_report_junit_sweep(&b, w->res, w->n);
     rc |= bs_cmd_save("sweep", w->o.junit, &b);
     bs_buf_free(&b);
   }
