@@ -68,11 +68,14 @@ static void print_counting(FILE *out, const bs_fuzz_campaign *z) {
 static void print_summary(FILE *out, const bs_fuzz_campaign *z) {
   fprintf(out,
           "fuzz seed %llu: %zu runs: %zu pass, %zu vacuous, %zu fail, %zu "
-          "hang, %zu crash; %zu finding%s (%zu known, %zu unexplained)\n",
+          "hang, %zu crash",
           (unsigned long long)z->o.seed, z->runs, z->count[BS_PASS],
           z->count[BS_VACUOUS], z->count[BS_FAIL], z->count[BS_HANG],
-          z->count[BS_CRASH], z->nf, z->nf == 1 ? "" : "s",
-          z->nf - bs_fuzz_campaign_unexplained(z),
+          z->count[BS_CRASH]);
+  if (z->count[BS_INTERRUPTED]) /* cut short by a signal (bs_stop.h) */
+    fprintf(out, ", %zu interrupted", z->count[BS_INTERRUPTED]);
+  fprintf(out, "; %zu finding%s (%zu known, %zu unexplained)\n", z->nf,
+          z->nf == 1 ? "" : "s", z->nf - bs_fuzz_campaign_unexplained(z),
           bs_fuzz_campaign_unexplained(z));
 }
 
@@ -80,11 +83,12 @@ static void json_findings(bs_buf *b, const bs_fuzz_campaign *z) {
   bs_buf_printf(b,
                 "{\"seed\": %llu, \"runs\": %zu, \"pass\": %zu, \"vacuous\": "
                 "%zu, \"fail\": %zu, \"hang\": %zu, \"crash\": %zu, "
-                "\"counting_runs\": %zu, \"counting_failed\": %zu, "
-                "\"findings\": [",
+                "\"interrupted\": %zu, \"counting_runs\": %zu, "
+                "\"counting_failed\": %zu, \"findings\": [",
                 (unsigned long long)z->o.seed, z->runs, z->count[BS_PASS],
                 z->count[BS_VACUOUS], z->count[BS_FAIL], z->count[BS_HANG],
-                z->count[BS_CRASH], z->nc, z->count_failed);
+                z->count[BS_CRASH], z->count[BS_INTERRUPTED], z->nc,
+                z->count_failed);
   for (size_t i = 0; i < z->nf; i++) {
     const bs_fuzz_finding *f = &z->f[i];
     char minimal[1024];

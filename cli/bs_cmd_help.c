@@ -1,4 +1,5 @@
 /* `backstop help [COMMAND]`: usage of each command (cli.md). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -226,9 +227,24 @@ int bs_cmd_help_unknown(const char *cmd) {
   return 2;
 }
 
+/* "help help", or -h/--help anywhere after help. */
+static bool asks_help_of_help(int argc, char **argv) {
+  bool asks = strcmp(argv[1], "help") == 0;
+  for (int i = 1; i < argc; i++)
+    asks |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+  return asks;
+}
+
 int bs_cmd_help(int argc, char **argv) {
   if (argc < 2) {
     overview();
+    return 0;
+  }
+  if (asks_help_of_help(argc, argv)) {
+    fputs("usage: backstop help [COMMAND]\n"
+          "  alone: every command; with COMMAND: its options (as backstop\n"
+          "  COMMAND --help)\n",
+          stdout);
     return 0;
   }
   if (strcmp(argv[1], "mutants") == 0) {

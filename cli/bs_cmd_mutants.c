@@ -20,7 +20,10 @@ static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
                         const bs_kill *k) {
   bs_summary fixed = bs_report_summarize(res, nbase);
   int rc = fixed.pass != fixed.runs;
-  fprintf(out, "\nfixed core: %zu of %zu runs pass\n", fixed.pass, fixed.runs);
+  fprintf(out, "\nfixed core: %zu of %zu runs pass", fixed.pass, fixed.runs);
+  if (fixed.interrupted)
+    fprintf(out, ", %zu interrupted", fixed.interrupted);
+  fputc('\n', out);
   for (size_t i = 0; i < nbase; i++)
     if (res[i].verdict != BS_PASS)
       bs_report_table_line(out, &res[i], 0);
@@ -29,6 +32,8 @@ static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
     fprintf(out, "%-24s ", k[m].name);
     if (k[m].survived)
       fprintf(out, "SURVIVED (%s)", bs_mutant_effect((bs_mutant)m));
+    if (k[m].interrupted)
+      fprintf(out, "INTERRUPTED (a signal cut its runs short)");
     if (k[m].untested)
       fprintf(out, "untested: every scenario that targets it was skipped: %s",
               k[m].untested);

@@ -9,6 +9,7 @@
 #include "bs_opts.h"
 #include "explore/bs_batch.h"
 #include "explore/bs_sweep_campaign.h"
+#include "proc/bs_stop.h"
 #include "report/bs_report.h"
 
 /* ---- the matrix ---- */
@@ -68,18 +69,23 @@ static void print_head(FILE *out, const bs_sweep_campaign *w,
   fprintf(out, ", each transient and persistent: %zu runs\n", s->n);
 }
 
-static void print_matrix(FILE *out, const row *t) {
+/* The interrupted column only when a signal cut runs short. */
+static int width(int o) {
+  return o == 0 ? 21 : o == BS_SWEEP_INTERRUPTED ? 12 : 10;
+}
+
+static void print_matrix(FILE *out, const row *t, int ncols) {
   fprintf(out, "  %-18s %8s %6s", "point", "reaches", "swept");
-  for (int o = 0; o < BS_SWEEP_OUTCOMES; o++)
-    fprintf(out, " %*s", o == 0 ? 21 : 10, bs_sweep_outcome_name(o));
+  for (int o = 0; o < ncols; o++)
+    fprintf(out, " %*s", width(o), bs_sweep_outcome_name(o));
   fputc('\n', out);
   for (int p = 0; p < BS_FP_COUNT; p++) {
     if (!t[p].reaches)
       continue;
     fprintf(out, "  %-18s %8zu %6zu", bs_fault_catalogue_get(p)->name,
             t[p].reaches, t[p].swept);
-    for (int o = 0; o < BS_SWEEP_OUTCOMES; o++)
-      fprintf(out, " %*zu", o == 0 ? 21 : 10, t[p].out[o]);
+    for (int o = 0; o < ncols; o++)
+      fprintf(out, " %*zu", width(o), t[p].out[o]);
     fputc('\n', out);
   }
 }
@@ -92,14 +98,16 @@ static void report_scenario(FILE *out, const bs_sweep_campaign *w,
   if (!quiet)
     print_head(out, w, s);
   if (!bs_sweep_campaign_count_ok(s)) {
-    outcomes[BS_SWEEP_FAIL]++;
+    outcomes[s->count.verdict == BS_INTERRUPTED ? BS_SWEEP_INTERRUPTED
+                                                : BS_SWEEP_FAIL]++;
     return;
   }
   if (s->count.nreaches == 0)
     return;
   rows(w, s, t);
   if (!quiet)
-    print_matrix(out, t);
+    print_matrix(out, t,
+                 bs_stop_signal() ? BS_SWEEP_OUTCOMES : BS_SWEEP_INTERRUPTED);
   for (size_t i = s->first; i < s->first + s->n; i++) {
     bs_sweep_outcome o = bs_sweep_judge(&w->res[i], s->fixed);
     outcomes[o]++;
@@ -156,7 +164,7 @@ static int save_reports(const bs_sweep_campaign *w) {
     bs_buf_free(&m);
   }
   if (w->o.junit) {
-    bs_report_junit(&b, w->res, w->n);
+    bs_report_junit_sweep(&b, w->res, w->n);
     rc |= bs_cmd_save("sweep", w->o.junit, &b);
     bs_buf_free(&b);
   }
@@ -173,10 +181,13 @@ static int report(const bs_sweep_campaign *w, FILE *out) {
     runs += outcomes[o];
   fprintf(out,
           "\n%zu sweep runs: %zu contained-and-agreed, %zu recovered, "
-          "%zu vacuous, %zu known, %zu fail\n",
+          "%zu vacuous, %zu known, %zu fail",
           runs, outcomes[BS_SWEEP_CONTAINED], outcomes[BS_SWEEP_RECOVERED],
           outcomes[BS_SWEEP_VACUOUS], outcomes[BS_SWEEP_KNOWN],
           outcomes[BS_SWEEP_FAIL]);
+  if (outcomes[BS_SWEEP_INTERRUPTED]) /* the JSON's and JUnit's count */
+    fprintf(out, ", %zu interrupted", outcomes[BS_SWEEP_INTERRUPTED]);
+  fputc('\n', out);
   /* What a sample covered, stated. */
   fprintf(out, "swept %zu of %zu reaches (%.1f%%)\n", w->n / 2, reaches,
           reaches ? 100.0 * (double)(w->n / 2) / (double)reaches : 100.0);

@@ -4,8 +4,11 @@
 #   same_bytes.sh BACKSTOP
 # runs every scenario (the default suite, then @fault) quietly, then again
 # under two busy loops, and compares the JSON reports; then one fuzz seed
-# twice, the second under the loops. Exit 0 only when every pair is the
-# same; a difference is printed as a diff.
+# twice, the second under the loops. The fuzz seed draws faults that cost
+# watchdog timeouts (comm/init_skip: a rank never joins a re-init), so a
+# verdict that hung on the machine's speed would differ: it must keep
+# drawing one. Exit 0 only when every pair is the same; a difference is
+# printed as a diff.
 set -u
 bin=$1
 dir=$(mktemp -d /tmp/bs_same.XXXXXX) || exit 1
@@ -73,5 +76,12 @@ for job in "$@"; do
     rc=1
   fi
 done
+# What the fuzz pair proves rests on its runs waiting out a watchdog.
+if ! grep -Eq '"point": "comm/init_skip", "drawn": [0-9]+, "fired": [1-9]' \
+  "$dir/q-fuzz.json"; then
+  echo "same_bytes: the fuzz seed fired no comm/init_skip: no watchdog" \
+    "timeout compared"
+  rc=1
+fi
 [ "$rc" = 0 ] && echo "same_bytes: $# reports the same quiet and loaded"
 exit "$rc"

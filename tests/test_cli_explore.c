@@ -94,6 +94,23 @@ static void test_sweep_finds_mutant(void **state) {
  * counted beside the outcomes, not failing the exit status, alike in the
  * summary, the JSON and the JUnit (skipped, valid against the schema);
  * --strict fails them. */
+/* A reach that never fires fails no sweep: its JUnit skips it, as the
+ * summary and the exit status count it (engine-death's rank 1 engine is
+ * dead by its 2nd bucket of cycle 1). */
+static void test_sweep_vacuous_skipped(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  assert_int_equal(backstop("sweep engine-death --ranks 2 --point engine/send "
+                            "--rank 1 --cycle 1 --junit v.xml"),
+                   0);
+  has(out_text, "4 sweep runs: 2 contained-and-agreed, 0 recovered, 2 "
+                "vacuous, 0 known, 0 fail");
+  char *xml = slurp("v.xml");
+  has(xml, "tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"2\"");
+  has(xml, "<skipped message=\"vacuous: ");
+  free(xml);
+}
+
 static void test_sweep_known(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
@@ -277,6 +294,7 @@ int main(void) {
       cmocka_unit_test(test_sweep_fixed_core),
       cmocka_unit_test(test_sweep_finds_mutant),
       cmocka_unit_test(test_sweep_known),
+      cmocka_unit_test(test_sweep_vacuous_skipped),
       cmocka_unit_test(test_nothing_to_run),
       cmocka_unit_test(test_fuzz_same_seed),
       cmocka_unit_test(test_fuzz_draws_reached),

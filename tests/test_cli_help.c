@@ -18,7 +18,7 @@
 
 static const char *const commands[] = {"list",    "faults", "explain", "run",
                                        "mutants", "sweep",  "fuzz",    "bench",
-                                       "analyze", "replay"};
+                                       "analyze", "replay", "help"};
 
 static int setup(void **state) {
   (void)state;

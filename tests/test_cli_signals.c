@@ -170,6 +170,100 @@ static void test_sighup_ends_the_tree(void **state) {
   interrupted_by(SIGHUP, "-j 1");
 }
 
+/* backstop CMD ARGS in dir, marked, signalled once a run of phase `after`
+ * ended (its progress line, every run: BS_PROGRESS_S=0). */
+static void campaign_interrupted(const char *cmd_args, const char *after) {
+  char cmd[1024];
+  BS_TEST_NEEDS_FAULTS();
+  snprintf(mark, sizeof mark, "%ld-%ld", (long)getpid(), (long)time(NULL));
+  snprintf(cmd, sizeof cmd,
+           "cd %s && exec env BS_TEST_TREE=%s BS_PROGRESS_S=0 '%s' %s "
+           "-j 1 --json r.json --junit r.xml >out.txt 2>err.txt",
+           dir, mark, getenv("BACKSTOP_BIN"), cmd_args);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  char *err = NULL;
+  for (int ms = 0; ms < START_WAIT_MS; ms += 10) {
+    free(err);
+    err = slurp("err.txt");
+    if (strstr(err, after))
+      break;
+    nap_ms(10);
+  }
+  assert_non_null(strstr(err, after));
+  free(err);
+  assert_int_equal(kill(pid, SIGINT), 0);
+  int ws = wait_bounded(pid);
+  tree_gone();
+  assert_true(WIFEXITED(ws));
+  assert_int_equal(WEXITSTATUS(ws), 130);
+}
+
+/* Every run stalled 300 ms before a collective (the counting pass too,
+ * which ends). */
+#define STALLED                                                                \
+  " --fault name=comm/stall,rank=0,nth=3,failinfo=300 --timeout-ms 100000 "    \
+  "--deadline-s 100"
+
+/* The number after key in text; -1 when key is not there. */
+static long count_after(const char *text, const char *key) {
+  const char *at = strstr(text, key);
+  return at ? strtol(at + strlen(key), NULL, 10) : -1;
+}
+
+/* A sweep cut short: its summary, its JSON and its JUnit count the runs
+ * cut short alike, as interrupted (not as vacuous). */
+static void test_sweep_counts_interrupted(void **state) {
+  (void)state;
+  campaign_interrupted(
+      "sweep steady-normal --ranks 2 --point engine/send" STALLED, "sweep: 1/");
+  char *out = slurp("out.txt"), *json = slurp("r.json"), *xml = slurp("r.xml");
+  long n = count_after(out, "0 fail, ");
+  assert_true(n >= 1);
+  assert_non_null(strstr(out, " interrupted\n"));
+  assert_int_equal(count_after(json, "\"interrupted\": "), n);
+  assert_int_equal(count_after(xml, "errors=\""), n);
+  assert_int_equal(count_after(out, "0 known, "), 0);
+  free(out);
+  free(json);
+  free(xml);
+}
+
+/* A mutant whose runs were cut short is neither killed nor survived. */
+static void test_mutants_count_interrupted(void **state) {
+  (void)state;
+  campaign_interrupted("mutants steady-normal --ranks 2" STALLED,
+                       "mutants: 1/");
+  char *out = slurp("out.txt"), *json = slurp("r.json"), *xml = slurp("r.xml");
+  assert_null(strstr(out, "SURVIVED"));
+  assert_non_null(strstr(out, "INTERRUPTED (a signal cut its runs short)"));
+  assert_non_null(strstr(json, "\"interrupted\": true"));
+  assert_non_null(strstr(xml, "<error type=\"interrupted\""));
+  free(out);
+  free(json);
+  free(xml);
+}
+
+/* A fuzz campaign cut short: its summary and its JSON count the runs cut
+ * short as interrupted, and none of them as drawn-and-not-fired. */
+static void test_fuzz_counts_interrupted(void **state) {
+  (void)state;
+  campaign_interrupted("fuzz steady-normal --seed 3 --runs 300 --max-ranks 1",
+                       "fuzz: 1/");
+  char *out = slurp("out.txt"), *json = slurp("r.json");
+  const char *fuzz = strstr(json, "\"fuzz\": ");
+  long n = count_after(out, " crash, ");
+  assert_true(n >= 1);
+  assert_non_null(fuzz);
+  assert_int_equal(count_after(fuzz, "\"interrupted\": "), n);
+  free(out);
+  free(json);
+}
+
 /* SIGKILL cannot be caught: the children see their parent die. */
 static void test_sigkill_leaves_no_orphan(void **state) {
   (void)state;
@@ -186,6 +280,9 @@ int main(void) {
       cmocka_unit_test(test_sigterm_ends_spawned_ranks),
       cmocka_unit_test(test_sighup_ends_the_tree),
       cmocka_unit_test(test_sigkill_leaves_no_orphan),
+      cmocka_unit_test(test_sweep_counts_interrupted),
+      cmocka_unit_test(test_mutants_count_interrupted),
+      cmocka_unit_test(test_fuzz_counts_interrupted),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

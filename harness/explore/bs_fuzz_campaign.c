@@ -183,6 +183,8 @@ static void progress(bs_fuzz_campaign *z) {
 /* Which drawn faults fired or were pre-empted (bs_fuzz_drawn_hit). */
 static void tally(bs_fuzz_campaign *z, const bs_fuzz_run *r,
                   const bs_result *res) {
+  if (res->verdict == BS_INTERRUPTED) /* never judged: neither way */
+    return;
   for (size_t i = 0; i < r->nfaults; i++) {
     int p = r->faults[i].point;
     z->drawn[p]++;

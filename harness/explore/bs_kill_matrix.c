@@ -78,15 +78,20 @@ bs_status bs_kill_matrix_judge(const bs_result *res, const int *mut, size_t n,
     memset(&k[m], 0, sizeof k[m]);
     snprintf(k[m].name, sizeof k[m].name, "%s", bs_mutant_name((bs_mutant)m));
   }
-  /* A vacuous run broke no invariant: it kills nothing. */
-  for (size_t i = 0; i < n; i++)
-    if (mut[i] >= 0 && res[i].verdict != BS_PASS &&
-        res[i].verdict != BS_VACUOUS)
+  /* A vacuous run broke no invariant, an interrupted one was cut short:
+   * neither kills. */
+  for (size_t i = 0; i < n; i++) {
+    bs_verdict v = res[i].verdict;
+    if (mut[i] >= 0 && v == BS_INTERRUPTED)
+      k[mut[i]].interrupted = true;
+    else if (mut[i] >= 0 && v != BS_PASS && v != BS_VACUOUS)
       BS_CHECK(killed_by(&k[mut[i]], res[i].scenario));
+  }
   for (int m = 0; m < BS_MUT_COUNT; m++) {
-    if (k[m].nkilled == 0)
+    k[m].interrupted &= k[m].nkilled == 0;
+    if (k[m].nkilled == 0 && !k[m].interrupted)
       k[m].untested = untested(m);
-    k[m].survived = k[m].nkilled == 0 && !k[m].untested;
+    k[m].survived = k[m].nkilled == 0 && !k[m].untested && !k[m].interrupted;
   }
 out:
   return st;

@@ -7,8 +7,9 @@
 #include "explore/bs_known.h"
 
 const char *bs_sweep_outcome_name(bs_sweep_outcome o) {
-  static const char *const names[] = {"contained-and-agreed", "recovered",
-                                      "vacuous", "known", "fail"};
+  static const char *const names[] = {
+      "contained-and-agreed", "recovered", "vacuous", "known", "fail",
+      "interrupted"};
   return (unsigned)o < BS_SWEEP_OUTCOMES ? names[o] : "unknown";
 }
 
@@ -120,6 +121,8 @@ void bs_sweep_spec(const bs_sweep_reach *r, bool persistent, char *out,
 }
 
 bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed) {
+  if (res->verdict == BS_INTERRUPTED) /* cut short: it proves nothing */
+    return BS_SWEEP_INTERRUPTED;
   if (res->verdict == BS_KNOWN)
     return BS_SWEEP_KNOWN;
   if (res->verdict == BS_FAIL || res->verdict == BS_HANG ||
@@ -135,7 +138,7 @@ bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed) {
 
 void bs_sweep_settle(const bs_run_cfg *cfg, bs_result *res, size_t armed,
                      bool strict) {
-  if (bs_known_mark(cfg, res, strict))
+  if (res->verdict == BS_INTERRUPTED || bs_known_mark(cfg, res, strict))
     return;
   bs_sweep_outcome o = bs_sweep_judge(res, armed);
   if (res->verdict == BS_VACUOUS &&

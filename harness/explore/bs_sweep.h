@@ -19,10 +19,12 @@ typedef enum bs_sweep_outcome {
   BS_SWEEP_VACUOUS,       /* it never fired */
   BS_SWEEP_KNOWN,         /* failed as the configuration allows (bs_known.h) */
   BS_SWEEP_FAIL,          /* an invariant broke, or the run hung or crashed */
+  BS_SWEEP_INTERRUPTED,   /* a signal stopped the command first (bs_stop.h) */
   BS_SWEEP_OUTCOMES
 } bs_sweep_outcome;
 
-/* "contained-and-agreed", "recovered", "vacuous", "known", "fail". */
+/* "contained-and-agreed", "recovered", "vacuous", "known", "fail",
+ * "interrupted". */
 const char *bs_sweep_outcome_name(bs_sweep_outcome o);
 
 /* The nth reach of point on rank in cycle. */

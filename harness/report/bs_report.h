@@ -21,6 +21,9 @@ typedef struct bs_kill {
   char **killed_by;
   size_t nkilled;
   bool survived;
+  /* Not killed, and a run of it was cut short by a signal (bs_stop.h):
+   * neither killed nor survived. */
+  bool interrupted;
   /* Why no scenario could catch it in this build (every one that targets
    * it was skipped, bs_scenario_skip_reason); NULL: it was tested. */
   const char *untested;
@@ -37,6 +40,9 @@ void bs_report_json_add(bs_buf *b, const char *key, const char *json);
 /* One testsuite, one testcase per run; a failure lists the failed
  * oracles (or says hang/crash). */
 void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n);
+/* As bs_report_junit, for sweep: a vacuous run (its reach never fired,
+ * which fails no sweep) is <skipped>, as the exit status has it. */
+void bs_report_junit_sweep(bs_buf *b, const bs_result *runs, size_t n);
 /* `mutants --junit`: the fixed core's runs, then one test per mutant (a
  * failure when it survived, skipped when untested); secs[m]: the time of
  * mutant m's runs. */

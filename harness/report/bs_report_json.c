@@ -15,6 +15,8 @@ static void kills_json(bs_buf *b, const bs_kill *kills, size_t n) {
     }
     bs_buf_printf(b, "], \"survived\": %s",
                   kills[i].survived ? "true" : "false");
+    if (kills[i].interrupted)
+      bs_buf_printf(b, ", \"interrupted\": true");
     if (kills[i].untested) {
       bs_buf_printf(b, ", \"untested\": ");
       bs_buf_json_str(b, kills[i].untested);
