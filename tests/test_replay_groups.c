@@ -110,11 +110,14 @@ static void test_pytorch_dumps_replayed(void **state) {
   } jobs[] = {
       {"torch-groups", "all_reduce #2"},
       {"torch-pipeline", "rank 3: recv #2 from rank 2"},
-      {"torch-coalesced", "rank 0: all_reduce #3 (2 x fp32"},
+      /* one coalesced op is one collective, numbered as analyze does */
+      {"torch-coalesced", "desync at collective #2 (4 ranks, sim"},
+      {"torch-coalesced", "rank 0: all_reduce #2 ("},
       {"torch-nodump", "missing from #2: rank 3"},
       {"nccl/groups", "all_reduce #2"},
       {"nccl/p2p", "rank 3: recv #2 from rank 2"},
-      {"nccl/coalesced", "all_reduce #4"},
+      {"nccl/coalesced", "desync at collective #2 (4 ranks, sim"},
+      {"nccl/coalesced", "rank 1: all_reduce #2 ("},
       {"nccl/nodump", "missing from #4: rank 3"},
       {"nccl/size", "desync at collective #3"},
       {"nccl/op", "desync at collective #3"},
