@@ -153,11 +153,15 @@ static void test_cli_replay(void **state) {
  * recorders, read as analyze reads them, the op and the culprit. */
 static void test_cli_replay_nccl(void **state) {
   (void)state;
-  if (bs_dev_cuda_count() == 0)
+  if (bs_dev_cuda_count() == 0) {
+    fprintf(stderr, "skipped: replay over NCCL: no usable GPU here\n");
     skip();
+  }
   int rc = backstop("replay dp --backend nccl --timeout-ms 2000");
-  if (rc == 2 && strstr(err_text, "needs NCCL >= 2.30"))
+  if (rc == 2 && strstr(err_text, "needs NCCL >= 2.30")) {
+    fprintf(stderr, "skipped: replay over NCCL: %s", err_text);
     skip();
+  }
   fprintf(stderr, "%s%s", out_text, err_text);
   assert_int_equal(rc, 1);
   has(out_text, "nccl backend");
