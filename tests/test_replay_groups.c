@@ -110,11 +110,14 @@ static void test_pytorch_dumps_replayed(void **state) {
   } jobs[] = {
       {"torch-groups", "all_reduce #2"},
       {"torch-pipeline", "rank 3: recv #2 from rank 2"},
-      {"torch-coalesced", "rank 0: all_reduce #3 (2 x fp32"},
+      /* one coalesced op is one collective, numbered as analyze does */
+      {"torch-coalesced", "desync at collective #2 (4 ranks, sim"},
+      {"torch-coalesced", "rank 0: all_reduce #2 ("},
       {"torch-nodump", "missing from #2: rank 3"},
       {"nccl/groups", "all_reduce #2"},
       {"nccl/p2p", "rank 3: recv #2 from rank 2"},
-      {"nccl/coalesced", "all_reduce #4"},
+      {"nccl/coalesced", "desync at collective #2 (4 ranks, sim"},
+      {"nccl/coalesced", "rank 1: all_reduce #2 ("},
       {"nccl/nodump", "missing from #4: rank 3"},
       {"nccl/size", "desync at collective #3"},
       {"nccl/op", "desync at collective #3"},
@@ -150,11 +153,15 @@ static void test_cli_replay(void **state) {
  * recorders, read as analyze reads them, the op and the culprit. */
 static void test_cli_replay_nccl(void **state) {
   (void)state;
-  if (bs_dev_cuda_count() == 0)
+  if (bs_dev_cuda_count() == 0) {
+    fprintf(stderr, "skipped: replay over NCCL: no usable GPU here\n");
     skip();
+  }
   int rc = backstop("replay dp --backend nccl --timeout-ms 2000");
-  if (rc == 2 && strstr(err_text, "needs NCCL >= 2.30"))
+  if (rc == 2 && strstr(err_text, "needs NCCL >= 2.30")) {
+    fprintf(stderr, "skipped: replay over NCCL: %s", err_text);
     skip();
+  }
   fprintf(stderr, "%s%s", out_text, err_text);
   assert_int_equal(rc, 1);
   has(out_text, "nccl backend");

@@ -15,9 +15,10 @@
 /* ---- one dump ---- */
 
 /* Backstop's dumps say their rank; PyTorch's files end in it. */
-static int rank_of(const bs_json *root, const char *name) {
-  if (root && bs_json_get(root, "rank"))
-    return (int)bs_json_get_int(root, "rank", -1);
+static int rank_of(const bs_dval *root, const char *name) {
+  const bs_dval *r = root ? bs_dval_get(root, "rank") : NULL;
+  if (r)
+    return (int)bs_dval_int(r, -1);
   size_t stem = strcspn(name, ".");
   size_t k = stem;
   while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
@@ -27,46 +28,48 @@ static int rank_of(const bs_json *root, const char *name) {
   return atoi(name + k);
 }
 
-static void lib_of(bs_dumps *d, const bs_json *root, const bs_json *es) {
-  const char *lib = bs_json_get_str(root, "comm_lib_version", "");
-  const char *v = bs_json_get_str(root, "version", "?");
+static void lib_of(bs_dumps *d, const bs_dval *root, const bs_dval *es) {
+  const char *lib = bs_dval_str(bs_dval_get(root, "comm_lib_version"), "");
+  const char *v = bs_dval_str(bs_dval_get(root, "version"), "?");
   if (!d->version[0])
     snprintf(d->version, sizeof d->version, "%s", v);
   if (d->lib[0])
     return;
   if (lib[0]) {
     snprintf(d->lib, sizeof d->lib, "%s", lib);
-  } else if (es->n) {
-    const char *name = bs_json_get_str(&es->items[0], "profiling_name", "");
+  } else if (bs_dval_len(es)) {
+    const char *name =
+        bs_dval_str(bs_dval_get(bs_dval_item(es, 0), "profiling_name"), "");
     snprintf(d->lib, sizeof d->lib, "%.*s", (int)strcspn(name, ":"), name);
   }
 }
 
 /* pg_status: {"<pg_id>": {"last_completed_collective": 3 or "3", ...}}. */
-static int64_t int_of(const bs_json *o, const char *key) {
-  const bs_json *v = bs_json_get(o, key);
+static int64_t int_of(const bs_dval *o, const char *key) {
+  const bs_dval *v = bs_dval_get(o, key);
   char *end;
-  if (v && v->type == BS_JNUM && v->integral)
+  if (v && v->kind == BS_DV_INT)
     return v->i;
-  if (v && v->type == BS_JSTR) {
-    long long x = strtoll(v->str, &end, 10);
-    return end != v->str && !*end ? x : -1;
+  if (v && v->kind == BS_DV_STR) {
+    long long x = strtoll(v->s, &end, 10);
+    return end != v->s && !*end ? x : -1;
   }
   return -1;
 }
 
-static bs_dumps_status *statuses(const bs_json *root, size_t *n) {
-  const bs_json *s = bs_json_get(root, "pg_status");
+static bs_dumps_status *statuses(const bs_dval *root, size_t *n) {
+  const bs_dval *s = bs_dval_get(root, "pg_status");
+  size_t m = bs_dval_len(s);
   bs_dumps_status *out;
   *n = 0;
-  if (!s || s->type != BS_JOBJ || s->n == 0 ||
-      !(out = calloc(s->n, sizeof *out)))
+  if (!s || s->kind != BS_DV_DICT || m == 0 || !(out = calloc(m, sizeof *out)))
     return NULL;
-  for (size_t i = 0; i < s->n; i++) {
-    const bs_json *g = &s->items[i];
-    char *end;
-    long long id = strtoll(s->keys[i], &end, 10);
-    if (end == s->keys[i] || *end || g->type != BS_JOBJ)
+  for (size_t i = 0; i < m; i++) {
+    const bs_dval *g = s->kids[2 * i + 1];
+    char buf[24], *end;
+    const char *key = bs_dval_key(s->kids[2 * i], buf, sizeof buf);
+    long long id = key ? strtoll(key, &end, 10) : 0;
+    if (!key || end == key || *end || g->kind != BS_DV_DICT)
       continue;
     out[(*n)++] =
         (bs_dumps_status){.pg_id = id,
@@ -78,26 +81,27 @@ static bs_dumps_status *statuses(const bs_json *root, size_t *n) {
 }
 
 static const bs_dumps_status *status_of(const bs_dumps_status *s, size_t n,
-                                        const bs_json *e) {
-  int64_t id = bs_json_get_int(e, "pg_id", -1);
+                                        const bs_dval *const *f) {
+  int64_t id = bs_dval_int(f[BS_DK_PG_ID], -1);
   for (size_t i = 0; id >= 0 && i < n; i++)
     if (s[i].pg_id == id)
       return &s[i];
   return NULL;
 }
 
-/* Entry e's group: its process_group (name, desc); a dump of older
+/* An entry's group: its process_group (name, desc); a dump of older
  * versions without one is the default group's. -1: out of memory. */
-static int group_of(bs_dumps *d, const bs_json *e) {
-  const bs_json *pg = bs_json_get(e, "process_group");
-  const char *name = "0", *desc = "default_pg";
-  if (pg && pg->type == BS_JARR && pg->n >= 1 && pg->items[0].type == BS_JSTR) {
-    name = pg->items[0].str;
-    desc = pg->n >= 2 && pg->items[1].type == BS_JSTR ? pg->items[1].str : "";
+static int group_of(bs_dumps *d, const bs_dval *const *f) {
+  const bs_dval *pg = f[BS_DK_PROCESS_GROUP];
+  const char *name = bs_dval_str(bs_dval_item(pg, 0), NULL);
+  const char *desc = bs_dval_str(bs_dval_item(pg, 1), NULL);
+  if (!name) { /* interned: the document's strings are the pool's */
+    name = bs_strpool_get(d->pool, "0");
+    desc = bs_strpool_get(d->pool, "default_pg");
+  } else if (!desc) {
+    desc = bs_strpool_get(d->pool, "");
   }
-  const char *iname = bs_strpool_get(d->pool, name);
-  const char *idesc = bs_strpool_get(d->pool, desc);
-  return iname && idesc ? bs_dumps_groups_of(d, iname, idesc) : -1;
+  return name && desc ? bs_dumps_groups_of(d, name, desc) : -1;
 }
 
 /* The slot of group g in dump's pg, made on first sight. */
@@ -121,15 +125,17 @@ static bs_dump_pg *slot(bs_dump *dump, int g, size_t *cap) {
 }
 
 /* Each entry's group (gi), and how many each group holds (in nraw). */
-static bs_status split(bs_dumps *d, const bs_json *es, bs_dump *dump, int *gi) {
+static bs_status split(bs_dumps *d, const bs_dval *es, bs_dump *dump, int *gi) {
   size_t cap = 0;
-  for (size_t i = 0; i < es->n; i++) {
+  const bs_dval *f[BS_DK_COUNT];
+  for (size_t i = 0; i < bs_dval_len(es); i++) {
+    const bs_dval *e = bs_dval_item(es, i);
     gi[i] = -2; /* not an object: skipped */
-    if (es->items[i].type != BS_JOBJ)
+    if (e->kind != BS_DV_DICT)
       continue;
     bs_dump_pg *p = NULL;
-    if ((gi[i] = group_of(d, &es->items[i])) < 0 ||
-        !(p = slot(dump, gi[i], &cap)))
+    bs_dumps_entry_fields(d->reader, e, f);
+    if ((gi[i] = group_of(d, f)) < 0 || !(p = slot(dump, gi[i], &cap)))
       return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: out of memory", dump->file);
     p->nraw++;
   }
@@ -151,26 +157,27 @@ static void take_status(bs_dump_pg *p, const bs_dumps_status *st) {
   p->last_completed = st->completed;
 }
 
-static bs_status fill(bs_dumps *d, const bs_json *root, const bs_json *es,
+static bs_status fill(bs_dumps *d, const bs_dval *root, const bs_dval *es,
                       bs_dump *dump) {
   bs_status st = BS_OK;
   bool oom = false;
-  size_t nst = 0;
+  size_t nst = 0, n = bs_dval_len(es);
   bs_dumps_status *sts = statuses(root, &nst);
-  int *gi = calloc(es->n ? es->n : 1, sizeof *gi);
+  const bs_dval *f[BS_DK_COUNT];
+  int *gi = calloc(n ? n : 1, sizeof *gi);
   if (!gi)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu entries", dump->file, es->n);
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu entries", dump->file, n);
   BS_CHECK(split(d, es, dump, gi));
   size_t cap = dump->npg;
-  for (size_t i = 0; i < es->n; i++) {
+  for (size_t i = 0; i < n; i++) {
     if (gi[i] < 0)
       continue;
-    const bs_json *e = &es->items[i];
-    const bs_dumps_status *s = status_of(sts, nst, e);
+    bs_dumps_entry_fields(d->reader, bs_dval_item(es, i), f);
+    const bs_dumps_status *s = status_of(sts, nst, f);
     bs_dump_pg *p = slot(dump, gi[i], &cap);
-    bs_dumps_entry_read(d->pool, e, s, &p->raw[p->nraw++], &oom);
+    bs_dumps_entry_read(d->pool, d->reader, f, s, &p->raw[p->nraw++], &oom);
     take_status(p, s);
-    dump->timeout_ms = (int)bs_json_get_int(e, "timeout_ms", 0);
+    dump->timeout_ms = (int)bs_dval_int(f[BS_DK_TIMEOUT_MS], 0);
     d->entries++;
   }
   for (size_t k = 0; k < dump->npg && !oom; k++) {
@@ -187,18 +194,37 @@ out:
   return st;
 }
 
+/* The pool, the reader's keys interned, the ranks seen. */
 static bs_status start(bs_dumps *d) {
-  if (!d->pool && (!(d->pool = bs_strpool_create()) ||
-                   !(d->seen = calloc(BS_DUMPS_MAX_RANKS, sizeof *d->seen))))
+  static const char *const keys[] = {
+#define BS_DUMPS_KEY(id, key) key,
+#include "dumps/bs_dumps_keys.def"
+#undef BS_DUMPS_KEY
+  };
+  if (d->pool)
+    return BS_OK;
+  if (!(d->pool = bs_strpool_create()) ||
+      !(d->seen = calloc(BS_DUMPS_MAX_RANKS, sizeof *d->seen)) ||
+      !(d->reader = calloc(1, sizeof *d->reader)))
     return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: out of memory");
+  for (int k = 0; k < BS_DK_COUNT; k++)
+    if (!(d->reader->key[k] = bs_strpool_get(d->pool, keys[k])))
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: out of memory");
   return BS_OK;
 }
 
-bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name) {
+bs_status bs_dumps_doc(bs_dumps *d, bs_dval_doc **doc, bs_strpool **pool) {
+  bs_status st = start(d);
+  *doc = st == BS_OK ? &d->reader->doc : NULL;
+  *pool = d->pool;
+  return st;
+}
+
+bs_status bs_dumps_add_doc(bs_dumps *d, const bs_dval *root, const char *name) {
   bs_status st = BS_OK;
-  const bs_json *es = bs_json_get(root, "entries");
+  const bs_dval *es = bs_dval_get(root, "entries");
   int rank = rank_of(root, name);
-  if (!es || es->type != BS_JARR)
+  if (!es || (es->kind != BS_DV_LIST && es->kind != BS_DV_TUPLE))
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: not a Flight Recorder dump (no entries)",
             name);
   if (rank < 0 || rank >= BS_DUMPS_MAX_RANKS)
@@ -221,6 +247,19 @@ bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name) {
   d->seen[rank] = true;
   snprintf(dump->file, sizeof dump->file, "%s", name);
   BS_CHECK(fill(d, root, es, dump));
+out:
+  return st;
+}
+
+bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name) {
+  bs_status st = BS_OK;
+  bs_dval_doc *doc;
+  bs_strpool *pool;
+  bs_dval *v = NULL;
+  BS_CHECK(bs_dumps_doc(d, &doc, &pool));
+  bs_dval_reset(doc);
+  BS_CHECK(bs_dval_from_json(root, pool, doc, &v));
+  st = bs_dumps_add_doc(d, v, name);
 out:
   return st;
 }
@@ -346,6 +385,9 @@ void bs_dumps_free(bs_dumps *d) {
   free(d->d);
   free(d->bad);
   bs_dumps_groups_free(d);
+  if (d->reader)
+    bs_dval_doc_free(&d->reader->doc);
+  free(d->reader);
   free(d->skipped);
   free(d->seen);
   bs_strpool_destroy(d->pool);

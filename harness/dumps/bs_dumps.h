@@ -28,6 +28,10 @@
 #include "util/bs_buf.h"
 #include "util/bs_json.h"
 
+struct bs_dval;
+struct bs_dval_doc;
+struct bs_strpool;
+
 /* Most ranks a folder's dumps may describe (the world limit). */
 #define BS_DUMPS_MAX_RANKS BS_WORLD_MAX_RANKS
 
@@ -134,10 +138,11 @@ typedef struct bs_dumps {
   bool pickle;      /* some were pickles */
   char *skipped;    /* files that are not dumps, ", "-separated (NULL: none) */
   size_t nskipped;
-  size_t entries;          /* entries read, over every dump */
-  struct bs_strpool *pool; /* the interned strings */
-  bool *seen;              /* by global rank: a dump was read */
-  void *priv;              /* the reader's (groups being built) */
+  size_t entries;                 /* entries read, over every dump */
+  struct bs_strpool *pool;        /* the interned strings */
+  struct bs_dumps_reader *reader; /* what reading keeps between dumps */
+  bool *seen;                     /* by global rank: a dump was read */
+  void *priv;                     /* the reader's (groups being built) */
 } bs_dumps;
 
 /* The collective in a profiling name: "_all_gather_base" of
@@ -157,11 +162,17 @@ bool bs_dumps_dtype(const char *torch, bs_dtype *out);
 bs_status bs_dumps_load(const char *dir, const char *pg, bs_dumps *out);
 void bs_dumps_free(bs_dumps *d);
 
-/* One dump's tree (a parsed pickle or JSON file) as rank's. name: the
- * file's name, for messages and for the rank when the dump has none. A
- * second dump of a rank already read is ignored (the JSON copy beside a
- * pickle). */
+/* One dump (a read pickle or JSON file) as rank's. name: the file's name,
+ * for messages and for the rank when the dump has none. A second dump of
+ * a rank already read is ignored (the JSON copy beside a pickle). */
 bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name);
+/* The same of a document made in bs_dumps_doc's (bs_pickle_parse). */
+bs_status bs_dumps_add_doc(bs_dumps *d, const struct bs_dval *root,
+                           const char *name);
+/* The document a dump is read into (reset it before each: what the last
+ * dump added is in the model already) and the pool its strings go in. */
+bs_status bs_dumps_doc(bs_dumps *d, struct bs_dval_doc **doc,
+                       struct bs_strpool **pool);
 /* A dump that did not read: its rank (from the file's name) is unreadable,
  * why saying how. BS_ERR_INVALID when the name gives no rank. */
 bs_status bs_dumps_add_unreadable(bs_dumps *d, const char *name,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dumps/bs_dumps_int.h"
+#include "dumps/bs_dval.h"
 #include "dumps/bs_strpool.h"
 #include "util/bs_buf.h"
 
@@ -28,14 +29,14 @@ static const char *keep(bs_strpool *pool, bs_buf *b, bool *oom) {
 }
 
 /* The sizes list of more tensors than sizes() has room for. */
-static void sizes_long(const bs_json *v, bs_buf *b) {
+static void sizes_long(const bs_dval *v, bs_buf *b) {
   bs_buf_printf(b, "[");
-  for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++) {
-    const bs_json *t = &v->items[i];
+  for (size_t i = 0; i < bs_dval_len(v); i++) {
+    const bs_dval *t = bs_dval_item(v, i);
     bs_buf_printf(b, "%s[", i ? ", " : "");
-    for (size_t j = 0; t->type == BS_JARR && j < t->n; j++)
+    for (size_t j = 0; j < bs_dval_len(t); j++)
       bs_buf_printf(b, "%s%lld", j ? ", " : "",
-                    (long long)(t->items[j].integral ? t->items[j].i : 0));
+                    (long long)bs_dval_int(bs_dval_item(t, j), 0));
     bs_buf_printf(b, "]");
   }
   bs_buf_printf(b, "]");
@@ -62,19 +63,19 @@ static void put_int(char *buf, size_t n, size_t *len, int64_t x) {
 }
 
 /* "[[56974]]", the element count and the tensors of a sizes list. */
-static const char *sizes(bs_strpool *pool, const bs_json *v, bs_buf *b,
+static const char *sizes(bs_strpool *pool, const bs_dval *v, bs_buf *b,
                          uint64_t *numel, int *ntens, bool *oom) {
   char buf[512];
   size_t len = 0;
   *numel = 0;
   *ntens = 0;
   put(buf, sizeof buf, &len, "[");
-  for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++) {
-    const bs_json *t = &v->items[i];
+  for (size_t i = 0; i < bs_dval_len(v); i++) {
+    const bs_dval *t = bs_dval_item(v, i);
     uint64_t p = 1;
     put(buf, sizeof buf, &len, i ? ", [" : "[");
-    for (size_t j = 0; t->type == BS_JARR && j < t->n; j++) {
-      int64_t x = t->items[j].integral ? t->items[j].i : 0;
+    for (size_t j = 0; j < bs_dval_len(t); j++) {
+      int64_t x = bs_dval_int(bs_dval_item(t, j), 0);
       if (j)
         put(buf, sizeof buf, &len, ", ");
       put_int(buf, sizeof buf, &len, x);
@@ -91,38 +92,53 @@ static const char *sizes(bs_strpool *pool, const bs_json *v, bs_buf *b,
   return keep(pool, b, oom);
 }
 
-static const char *dtypes(bs_strpool *pool, const bs_json *v, bs_buf *b,
+static const char *dtypes(bs_strpool *pool, const bs_dval *v, bs_buf *b,
                           bool *oom) {
   char buf[512];
   size_t len = 0;
   buf[0] = '\0';
-  for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++)
-    if (v->items[i].type == BS_JSTR) {
+  if (bs_dval_len(v) == 1 && v->kids[0]->kind == BS_DV_STR)
+    return v->kids[0]->s; /* interned already */
+  for (size_t i = 0; i < bs_dval_len(v); i++)
+    if (v->kids[i]->kind == BS_DV_STR) {
       put(buf, sizeof buf, &len, len ? ", " : "");
-      put(buf, sizeof buf, &len, v->items[i].str);
+      put(buf, sizeof buf, &len, v->kids[i]->s);
     }
   if (len < sizeof buf)
     return keep_str(pool, buf, oom);
-  for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++)
-    if (v->items[i].type == BS_JSTR)
-      bs_buf_printf(b, "%s%s", b->len ? ", " : "", v->items[i].str);
+  for (size_t i = 0; i < bs_dval_len(v); i++)
+    if (v->kids[i]->kind == BS_DV_STR)
+      bs_buf_printf(b, "%s%s", b->len ? ", " : "", v->kids[i]->s);
   return keep(pool, b, oom);
 }
 
-static void frame(const bs_json *e, bs_buf *b) {
-  const bs_json *f = bs_json_get(e, "frames");
-  if (!f || f->type != BS_JARR || f->n == 0)
-    return;
-  const bs_json *top = &f->items[0];
-  bs_buf_printf(b, "%s at %s:%lld", bs_json_get_str(top, "name", "?"),
-                bs_json_get_str(top, "filename", "?"),
-                (long long)bs_json_get_int(top, "line", 0));
+/* "all_reduce at file.py:38" of the innermost frame; the last one made is
+ * kept (an op issued from one place has one). */
+static const char *frame(bs_strpool *pool, bs_dumps_reader *rd,
+                         const bs_dval *frames, bs_buf *b, bool *oom) {
+  const bs_dval *top = bs_dval_item(frames, 0);
+  if (!top)
+    return keep_str(pool, "", oom);
+  const char *name =
+      bs_dval_str(bs_dval_find(top, rd->key[BS_DK_FRAME_NAME]), "?");
+  const char *file =
+      bs_dval_str(bs_dval_find(top, rd->key[BS_DK_FRAME_FILE]), "?");
+  int64_t line = bs_dval_int(bs_dval_find(top, rd->key[BS_DK_FRAME_LINE]), 0);
+  if (rd->frame && rd->frame_name == name && rd->frame_file == file &&
+      rd->frame_line == line)
+    return rd->frame;
+  bs_buf_printf(b, "%s at %s:%lld", name, file, (long long)line);
+  rd->frame = keep(pool, b, oom);
+  rd->frame_name = name;
+  rd->frame_file = file;
+  rd->frame_line = line;
+  return rd->frame;
 }
 
 /* A time in ns: null, 0 and anything not a positive integer are none. */
-static uint64_t ns_of(const bs_json *e, const char *key) {
-  int64_t v = bs_json_get_int(e, key, 0);
-  return v > 0 ? (uint64_t)v : 0;
+static uint64_t ns_of(const bs_dval *v) {
+  int64_t x = bs_dval_int(v, 0);
+  return x > 0 ? (uint64_t)x : 0;
 }
 
 /* The op, its kind and (p2p) the peer's group rank from " 1->2" or
@@ -153,12 +169,12 @@ static const char *op_of(bs_strpool *pool, const char *name, bs_dump_coll *c,
 /* Done, running or waiting, from every field that says so: gloo (torch
  * 2.15) writes every entry `scheduled` and no times, its done ones
  * `retired`; pg_status counts collectives (not p2p ops). */
-static bs_dump_state state_of(const bs_json *e, const bs_dump_coll *c,
+static bs_dump_state state_of(const bs_dval *const *f, const bs_dump_coll *c,
                               const bs_dumps_status *st) {
-  const char *s = bs_json_get_str(e, "state", "scheduled");
+  const char *s = bs_dval_str(f[BS_DK_STATE], "scheduled");
   bool coll = c->kind == BS_DUMP_COLL;
   int64_t seq = (int64_t)c->cseq;
-  if (!strcmp(s, "completed") || bs_json_get_bool(e, "retired", false) ||
+  if (!strcmp(s, "completed") || bs_dval_bool(f[BS_DK_RETIRED], false) ||
       c->completed_ns || c->duration_ms >= 0 ||
       (coll && st && st->completed >= seq))
     return BS_DUMP_COMPLETED;
@@ -168,41 +184,54 @@ static bs_dump_state state_of(const bs_json *e, const bs_dump_coll *c,
   return BS_DUMP_SCHEDULED;
 }
 
-static int64_t seq_of(const bs_json *e, const char *key) {
-  int64_t v = bs_json_get_int(e, key, -1);
-  return v >= 0 ? v : bs_json_get_int(e, "seq_id", 0);
+static int64_t seq_of(const bs_dval *const *f) {
+  int64_t v = bs_dval_int(f[BS_DK_COLLECTIVE_SEQ_ID], -1);
+  return v >= 0 ? v : bs_dval_int(f[BS_DK_SEQ_ID], 0);
 }
 
-void bs_dumps_entry_read(bs_strpool *pool, const bs_json *e,
-                         const bs_dumps_status *st, bs_dump_coll *c,
-                         bool *oom) {
+void bs_dumps_entry_fields(const bs_dumps_reader *rd, const bs_dval *e,
+                           const bs_dval **f) {
+  memset(f, 0, BS_DK_COUNT * sizeof *f);
+  for (size_t i = 0; e && e->kind == BS_DV_DICT && i + 1 < e->n; i += 2) {
+    const char *k = e->kids[i]->kind == BS_DV_STR ? e->kids[i]->s : NULL;
+    for (int j = 0; k && j < BS_DK_COUNT; j++)
+      if (rd->key[j] == k) {
+        f[j] = f[j] ? f[j] : e->kids[i + 1]; /* the first, as JSON's */
+        break;
+      }
+  }
+}
+
+void bs_dumps_entry_read(bs_strpool *pool, bs_dumps_reader *rd,
+                         const bs_dval *const *f, const bs_dumps_status *st,
+                         bs_dump_coll *c, bool *oom) {
   bs_buf b = {0};
-  const bs_json *dur = bs_json_get(e, "duration_ms");
+  double dur = -1;
   memset(c, 0, sizeof *c);
-  c->op = op_of(pool, bs_json_get_str(e, "profiling_name", "?"), c, oom);
+  c->op = op_of(pool, bs_dval_str(f[BS_DK_PROFILING_NAME], "?"), c, oom);
   /* is_p2p, where written, says it (a batch's end marker is p2p too);
    * before 2.3 the name does. */
-  const bs_json *is_p2p = bs_json_get(e, "is_p2p");
-  c->p2p =
-      is_p2p && is_p2p->type == BS_JBOOL ? is_p2p->b : c->kind != BS_DUMP_COLL;
+  const bs_dval *is_p2p = f[BS_DK_IS_P2P];
+  c->p2p = is_p2p && is_p2p->kind == BS_DV_BOOL ? is_p2p->b
+                                                : c->kind != BS_DUMP_COLL;
   if (!c->p2p)
     c->kind = BS_DUMP_COLL;
-  c->cseq = (uint64_t)seq_of(e, "collective_seq_id");
-  c->seq = c->p2p ? (uint64_t)bs_json_get_int(e, "p2p_seq_id", 0) : c->cseq;
-  c->in = sizes(pool, bs_json_get(e, "input_sizes"), &b, &c->in_numel,
-                &c->in_tensors, oom);
-  c->out = sizes(pool, bs_json_get(e, "output_sizes"), &b, &c->out_numel,
+  c->cseq = (uint64_t)seq_of(f);
+  c->seq = c->p2p ? (uint64_t)bs_dval_int(f[BS_DK_P2P_SEQ_ID], 0) : c->cseq;
+  c->in =
+      sizes(pool, f[BS_DK_INPUT_SIZES], &b, &c->in_numel, &c->in_tensors, oom);
+  c->out = sizes(pool, f[BS_DK_OUTPUT_SIZES], &b, &c->out_numel,
                  &c->out_tensors, oom);
-  c->in_dt = dtypes(pool, bs_json_get(e, "input_dtypes"), &b, oom);
-  c->out_dt = dtypes(pool, bs_json_get(e, "output_dtypes"), &b, oom);
-  c->label = keep_str(pool, bs_json_get_str(e, "label", ""), oom);
-  frame(e, &b);
-  c->frame = keep(pool, &b, oom);
-  c->duration_ms = dur && dur->type == BS_JNUM ? dur->num : -1;
-  c->created_ns = ns_of(e, "time_created_ns");
-  c->started_ns = ns_of(e, "time_discovered_started_ns");
-  c->completed_ns = ns_of(e, "time_discovered_completed_ns");
-  c->state = state_of(e, c, st);
+  c->in_dt = dtypes(pool, f[BS_DK_INPUT_DTYPES], &b, oom);
+  c->out_dt = dtypes(pool, f[BS_DK_OUTPUT_DTYPES], &b, oom);
+  c->label = bs_dval_str(f[BS_DK_LABEL], NULL);
+  c->label = c->label ? c->label : keep_str(pool, "", oom);
+  c->frame = frame(pool, rd, f[BS_DK_FRAMES], &b, oom);
+  c->duration_ms = bs_dval_num(f[BS_DK_DURATION_MS], &dur) ? dur : -1;
+  c->created_ns = ns_of(f[BS_DK_TIME_CREATED_NS]);
+  c->started_ns = ns_of(f[BS_DK_STARTED_NS]);
+  c->completed_ns = ns_of(f[BS_DK_COMPLETED_NS]);
+  c->state = state_of(f, c, st);
   c->coalesced = strstr(c->op, "coalesced") != NULL;
   bs_buf_free(&b);
 }

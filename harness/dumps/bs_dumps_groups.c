@@ -59,7 +59,7 @@ int bs_dumps_groups_of(bs_dumps *d, const char *name, const char *desc) {
 
 /* "[0, 1, 2]" (as PyTorch writes it) or a list of integers: distinct
  * global ranks. */
-static bs_status parse_ranks(const bs_json *v, const char *file, int **out,
+static bs_status parse_ranks(const bs_dval *v, const char *file, int **out,
                              int *n) {
   bs_status st = BS_OK;
   int *m = calloc(BS_DUMPS_MAX_RANKS, sizeof *m);
@@ -67,18 +67,18 @@ static bs_status parse_ranks(const bs_json *v, const char *file, int **out,
   int k = 0;
   if (!m || !dup)
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: process group members", file);
-  if (v && v->type == BS_JARR) {
+  if (bs_dval_len(v) && v->kind != BS_DV_DICT) {
     for (size_t i = 0; i < v->n && k < BS_DUMPS_MAX_RANKS; i++)
-      if (v->items[i].type == BS_JNUM && v->items[i].integral)
-        m[k++] = (int)v->items[i].i;
-  } else if (v && v->type == BS_JSTR) {
-    const char *p = v->str + strspn(v->str, "[( ");
+      if (v->kids[i]->kind == BS_DV_INT)
+        m[k++] = (int)v->kids[i]->i;
+  } else if (v && v->kind == BS_DV_STR) {
+    const char *p = v->s + strspn(v->s, "[( ");
     char *end;
     while (*p && *p != ']' && *p != ')' && k < BS_DUMPS_MAX_RANKS) {
       long r = strtol(p, &end, 10);
       if (end == p)
         BS_FAIL(BS_ERR_INVALID, NULL, "%s: pg_config ranks '%.60s'", file,
-                v->str);
+                v->s);
       m[k++] = r < 0 || r >= BS_DUMPS_MAX_RANKS ? -1 : (int)r;
       p = end + strspn(end, ", ");
     }
@@ -100,13 +100,13 @@ out:
 }
 
 /* One pg_config group: {"name", "desc", "ranks"}, or its ranks alone. */
-static bs_status config_one(bs_dumps *d, const char *key, const bs_json *v,
+static bs_status config_one(bs_dumps *d, const char *key, const bs_dval *v,
                             const char *file) {
   bs_status st = BS_OK;
-  bool obj = v->type == BS_JOBJ;
-  const char *name = obj ? bs_json_get_str(v, "name", key) : key;
-  const char *desc = obj ? bs_json_get_str(v, "desc", "") : "";
-  const bs_json *ranks = obj ? bs_json_get(v, "ranks") : v;
+  bool obj = v->kind == BS_DV_DICT;
+  const char *name = obj ? bs_dval_str(bs_dval_get(v, "name"), key) : key;
+  const char *desc = obj ? bs_dval_str(bs_dval_get(v, "desc"), "") : "";
+  const bs_dval *ranks = obj ? bs_dval_get(v, "ranks") : v;
   const char *iname = bs_strpool_get(d->pool, name[0] ? name : key);
   const char *idesc = bs_strpool_get(d->pool, desc);
   if (!iname || !idesc)
@@ -130,17 +130,22 @@ out:
   return st;
 }
 
-bs_status bs_dumps_groups_config(bs_dumps *d, const bs_json *root,
+bs_status bs_dumps_groups_config(bs_dumps *d, const bs_dval *root,
                                  const char *file) {
   bs_status st = BS_OK;
-  const bs_json *cfg = bs_json_get(root, "pg_config");
+  const bs_dval *cfg = bs_dval_get(root, "pg_config");
   bs_dumps_groups *t = table(d);
-  int64_t cs = bs_json_get_int(root, "comm_size", 0);
+  int64_t cs = bs_dval_int(bs_dval_get(root, "comm_size"), 0);
   if (!t)
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", file);
   t->comm_size = cs > t->comm_size ? cs : t->comm_size;
-  for (size_t i = 0; cfg && cfg->type == BS_JOBJ && i < cfg->n; i++)
-    BS_CHECK(config_one(d, cfg->keys[i], &cfg->items[i], file));
+  for (size_t i = 0; cfg && cfg->kind == BS_DV_DICT && i < bs_dval_len(cfg);
+       i++) {
+    char buf[24];
+    const char *key = bs_dval_key(cfg->kids[2 * i], buf, sizeof buf);
+    if (key)
+      BS_CHECK(config_one(d, key, cfg->kids[2 * i + 1], file));
+  }
 out:
   return st;
 }

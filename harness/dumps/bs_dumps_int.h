@@ -5,6 +5,29 @@
 #define BS_DUMPS_INT_H
 
 #include "dumps/bs_dumps.h"
+#include "dumps/bs_dval.h"
+
+/* The keys read (bs_dumps_keys.def): BS_DK_PROFILING_NAME, ... */
+enum {
+#define BS_DUMPS_KEY(id, key) BS_DK_##id,
+#include "dumps/bs_dumps_keys.def"
+#undef BS_DUMPS_KEY
+  BS_DK_COUNT
+};
+
+/* What reading a folder keeps from dump to dump: the keys interned (so an
+ * entry is read in one pass of pointer compares) and the last frame made
+ * (thousands of entries share one). */
+typedef struct bs_dumps_reader {
+  bs_dval_doc doc; /* the document being read */
+  const char *key[BS_DK_COUNT];
+  const char *frame_name, *frame_file, *frame;
+  int64_t frame_line;
+} bs_dumps_reader;
+
+/* The values of entry e under each key read (NULL where it has none). */
+void bs_dumps_entry_fields(const bs_dumps_reader *rd, const bs_dval *e,
+                           const bs_dval **f);
 
 /* pg_status of one pg_id (a rank's local group number). */
 typedef struct bs_dumps_status {
@@ -12,11 +35,12 @@ typedef struct bs_dumps_status {
   int64_t enqueued, started, completed; /* -1: not written */
 } bs_dumps_status;
 
-/* Entry e of a dump as c (its peer still a group rank, mapped once the
- * group's members are settled); st: the dump's pg_status of e's pg_id, or
- * NULL. *oom on running out of memory. */
-void bs_dumps_entry_read(struct bs_strpool *pool, const bs_json *e,
-                         const bs_dumps_status *st, bs_dump_coll *c, bool *oom);
+/* The entry of fields f as c (its peer still a group rank, mapped once
+ * the group's members are settled); st: the dump's pg_status of its pg_id,
+ * or NULL. *oom on running out of memory. */
+void bs_dumps_entry_read(struct bs_strpool *pool, bs_dumps_reader *rd,
+                         const bs_dval *const *f, const bs_dumps_status *st,
+                         bs_dump_coll *c, bool *oom);
 /* The ops of raw[0..n): each run of entries with one seq folded into one
  * op whose parts they are (out holds at most n). Returns the ops. */
 size_t bs_dumps_entry_fold(struct bs_strpool *pool, const bs_dump_coll *raw,
@@ -31,7 +55,7 @@ int bs_dumps_groups_of(bs_dumps *d, const char *name, const char *desc);
 /* A dump's pg_config: the members of each group it names (the first dump
  * that names a group's members fixes them); its comm_size (Backstop's),
  * the default group's size where no pg_config gives it. */
-bs_status bs_dumps_groups_config(bs_dumps *d, const bs_json *root,
+bs_status bs_dumps_groups_config(bs_dumps *d, const bs_dval *root,
                                  const char *file);
 /* Once every dump is read: d->groups (sorted, members settled: known ones,
  * else the ranks holding the group's entries, every rank for the default

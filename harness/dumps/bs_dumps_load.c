@@ -12,6 +12,7 @@
 
 #include "bs_file.h"
 #include "dumps/bs_dumps.h"
+#include "dumps/bs_dval.h"
 #include "dumps/bs_pickle.h"
 #include "util/bs_buf.h"
 
@@ -112,14 +113,33 @@ static bs_status note_bad(folder *f, const char *name, const char *why) {
   return BS_OK;
 }
 
+/* A file's document: a pickle read into it directly, JSON through
+ * bs_json. */
+static bs_status parse(folder *f, const char *data, size_t n, file_kind k,
+                       bs_dval **root) {
+  bs_status st = BS_OK;
+  bs_dval_doc *doc;
+  bs_strpool *pool;
+  bs_json j = {0};
+  BS_CHECK(bs_dumps_doc(f->d, &doc, &pool));
+  bs_dval_reset(doc);
+  if (k == F_PICKLE) {
+    st = bs_pickle_parse(data, n, pool, doc, root);
+  } else if ((st = bs_json_parse(data, n, &j)) == BS_OK) {
+    st = bs_dval_from_json(&j, pool, doc, root);
+    bs_json_free(&j);
+  }
+out:
+  return st;
+}
+
 /* One file of kind k (this pass's): a dump added, a torn one noted, or
  * anything else skipped. */
 static bs_status read_one(folder *f, const char *name, const char *data,
                           size_t n, file_kind k) {
   bs_status st = BS_OK;
-  bs_json root = {0};
-  bs_status parsed = k == F_PICKLE ? bs_pickle_read(data, n, &root)
-                                   : bs_json_parse(data, n, &root);
+  bs_dval *root = NULL;
+  bs_status parsed = parse(f, data, n, k, &root);
   if (parsed == BS_ERR_NOMEM)
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", name);
   if (parsed != BS_OK) {
@@ -132,15 +152,14 @@ static bs_status read_one(folder *f, const char *name, const char *data,
       skip(f, name);
     goto out;
   }
-  const bs_json *es = bs_json_get(&root, "entries");
-  if (!es || es->type != BS_JARR) {
+  const bs_dval *es = bs_dval_get(root, "entries");
+  if (!es || (es->kind != BS_DV_LIST && es->kind != BS_DV_TUPLE)) {
     skip(f, name);
     goto out;
   }
-  BS_CHECK(bs_dumps_add(f->d, &root, name));
+  BS_CHECK(bs_dumps_add_doc(f->d, root, name));
   f->d->pickle = f->d->pickle || k == F_PICKLE;
 out:
-  bs_json_free(&root);
   return st;
 }
 

@@ -1,8 +1,9 @@
 /* Python pickles of Flight Recorder dumps, both ways, for exactly the
  * subset PyTorch's dumps use: dicts, lists, tuples, strings, integers (64
  * bits), floats, None and bools, with the memo and protocol 4's frames.
- * Values travel as bs_json trees (a tuple reads as an array; a dict's keys
- * are strings). The reader is bounded (nesting, values, memo) and refuses
+ * The reader makes a document's values (bs_dval.h); bs_pickle_read gives
+ * them as a bs_json tree (a tuple reads as an array; a dict's keys are
+ * strings). It is bounded (nesting, values, memo) and refuses
  * anything else (a class, a reduce, bytes) naming the opcode and its
  * offset: a pickle from elsewhere is never executed, nor half-read. */
 #ifndef BS_PICKLE_H
@@ -11,17 +12,22 @@
 #include <stddef.h>
 
 #include "bs_err.h"
+#include "dumps/bs_dval.h"
 #include "util/bs_buf.h"
 #include "util/bs_json.h"
 
 /* Largest pickle the reader takes (a dump of 2000 collectives is about
- * 1 MB). It builds at most one value per opcode, and copies out at most
- * twice as many values as the pickle has bytes, shared ones counted each
- * time they are shared (a dump shares only short strings). */
+ * 1 MB). It makes at most one value per opcode; bs_pickle_read copies out
+ * at most twice as many values as the pickle has bytes, shared ones
+ * counted each time they are shared (a dump shares only short strings). */
 #define BS_PICKLE_MAX_BYTES ((size_t)256 << 20)
 
-/* BS_ERR_INVALID "pickle: <what> at offset N" on anything else (then *out
- * is empty), BS_ERR_NOMEM. Protocols 2 to 5. */
+/* The pickle's value as *root, made in doc (its strings in pool).
+ * BS_ERR_INVALID "pickle: <what> at offset N" on anything else (then *root
+ * is NULL), BS_ERR_NOMEM. Protocols 2 to 5. */
+bs_status bs_pickle_parse(const void *data, size_t n, bs_strpool *pool,
+                          bs_dval_doc *doc, bs_dval **root);
+/* The same as a bs_json tree (*out empty on an error). */
 bs_status bs_pickle_read(const void *data, size_t n, bs_json *out);
 
 /* Appends v as a protocol-2 pickle (what pickle.load reads); an array under

@@ -1,9 +1,11 @@
 /* The pickle reader: a stack machine over the opcodes of bs_pickle.h and no
- * other. Values are nodes of their own (the memo shares them, and APPENDs
- * and SETITEMs after a BINPUT must show through a later BINGET, as in
- * Python), freed together at the end; the result is copied out into a
- * bs_json tree, which bounds nesting (so a cycle is refused, not followed)
- * and the number of values (so sharing cannot blow up). */
+ * other, making the document's values directly (bs_dval.h: one arena, the
+ * strings interned, at most one value per opcode). The memo shares values
+ * (APPENDs and SETITEMs after a BINPUT show through a later BINGET, as in
+ * Python). bs_pickle_read copies the result out into a bs_json tree, which
+ * bounds nesting (a cycle is refused, not followed) and the number of
+ * values (sharing cannot blow up); the dump reader reads the document to
+ * a fixed depth. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,40 +16,19 @@
 
 enum { MAX_MARKS = BS_JSON_MAX_DEPTH };
 
-typedef enum kind {
-  K_NONE,
-  K_BOOL,
-  K_INT,
-  K_FLOAT,
-  K_STR,
-  K_LIST,
-  K_TUPLE,
-  K_DICT
-} kind;
-
-typedef struct node {
-  kind k;
-  bool b;
-  int64_t i;
-  double f;
-  char *s;
-  struct node **kids; /* dict: key, value, key, value ... */
-  size_t n, cap;
-} node;
-
 typedef struct reader {
   const unsigned char *p;
   size_t len, pos, at; /* at: the offset of the opcode being run */
   unsigned char opc;
-  node **all; /* every node made, to free them */
-  size_t nall, capall;
-  node **stack;
+  bs_strpool *pool;
+  bs_dval_doc *doc;
+  size_t nvals; /* values made */
+  bs_dval **stack;
   size_t nstack, capstack;
   size_t marks[MAX_MARKS];
   int nmarks;
-  node **memo;
+  bs_dval **memo;
   size_t nmemo, capmemo;
-  size_t copied, budget; /* values copied out, and how many may be */
 } reader;
 
 /* The opcodes a reader may meet, named for the error message. */
@@ -155,18 +136,13 @@ static bool grow(void *arr, size_t *cap, size_t need, size_t size) {
   return true;
 }
 
-static node *make(reader *r, kind k) {
-  if (!grow(&r->all, &r->capall, r->nall + 1, sizeof *r->all))
-    return NULL;
-  node *v = calloc(1, sizeof *v);
-  if (v) {
-    v->k = k;
-    r->all[r->nall++] = v;
-  }
+static bs_dval *make(reader *r, bs_dval_kind k) {
+  bs_dval *v = bs_dval_new(r->doc, k);
+  r->nvals += v != NULL;
   return v;
 }
 
-static bs_status push(reader *r, node *v) {
+static bs_status push(reader *r, bs_dval *v) {
   if (!v)
     return nomem();
   if (!grow(&r->stack, &r->capstack, r->nstack + 1, sizeof *r->stack))
@@ -216,7 +192,7 @@ static const unsigned char *sized(reader *r, size_t width, uint64_t max,
 }
 
 static bs_status push_int(reader *r, int64_t i) {
-  node *v = make(r, K_INT);
+  bs_dval *v = make(r, BS_DV_INT);
   if (v)
     v->i = i;
   return push(r, v);
@@ -243,7 +219,7 @@ static bs_status push_float(reader *r) {
   uint64_t u = 0;
   for (int i = 0; i < 8; i++)
     u = u << 8 | a[i]; /* big-endian */
-  node *v = make(r, K_FLOAT);
+  bs_dval *v = make(r, BS_DV_FLOAT);
   if (v)
     memcpy(&v->f, &u, sizeof v->f);
   return push(r, v);
@@ -258,25 +234,21 @@ static bs_status push_str(reader *r, size_t width) {
     return st;
   if (memchr(a, 0, (size_t)n))
     return bad(r, "a string with a NUL byte");
-  node *v = make(r, K_STR);
-  if (v && !(v->s = malloc((size_t)n + 1)))
+  bs_dval *v = make(r, BS_DV_STR);
+  if (v && !(v->s = bs_strpool_getn(r->pool, (const char *)a, (size_t)n)))
     v = NULL;
-  if (v) {
-    memcpy(v->s, a, (size_t)n);
-    v->s[n] = '\0';
-  }
   return push(r, v);
 }
 
-static node *top(reader *r, size_t k) {
+static bs_dval *top(reader *r, size_t k) {
   size_t base = r->nmarks ? r->marks[r->nmarks - 1] : 0;
   return r->nstack - base > k ? r->stack[r->nstack - 1 - k] : NULL;
 }
 
 /* Appends the n values above index from to container c. */
-static bs_status add_kids(reader *r, node *c, size_t from) {
+static bs_status add_kids(reader *r, bs_dval *c, size_t from) {
   size_t n = r->nstack - from;
-  if (!grow(&c->kids, &c->cap, c->n + n, sizeof *c->kids))
+  if (!bs_dval_reserve(r->doc, c, c->n + n))
     return nomem();
   memcpy(c->kids + c->n, r->stack + from, n * sizeof *c->kids);
   c->n += n;
@@ -293,7 +265,7 @@ static bs_status pop_mark(reader *r, size_t *from) {
 }
 
 /* APPEND(S), SETITEM(S): into the container under the values. */
-static bs_status fill(reader *r, bool marked, size_t nvals, kind want) {
+static bs_status fill(reader *r, bool marked, size_t nvals, bs_dval_kind want) {
   bs_status st = BS_OK;
   size_t from = r->nstack >= nvals ? r->nstack - nvals : 0;
   if (marked && (st = pop_mark(r, &from)) != BS_OK)
@@ -301,26 +273,26 @@ static bs_status fill(reader *r, bool marked, size_t nvals, kind want) {
   size_t floor = r->nmarks ? r->marks[r->nmarks - 1] : 0;
   if (from <= floor || (!marked && r->nstack < floor + nvals + 1))
     return bad(r, "no container under the values");
-  node *c = r->stack[from - 1];
-  if (c->k != want)
-    return bad(r, want == K_DICT ? "the container is not a dict"
-                                 : "the container is not a list");
-  if (want == K_DICT && (r->nstack - from) % 2)
+  bs_dval *c = r->stack[from - 1];
+  if (c->kind != want)
+    return bad(r, want == BS_DV_DICT ? "the container is not a dict"
+                                     : "the container is not a list");
+  if (want == BS_DV_DICT && (r->nstack - from) % 2)
     return bad(r, "a key without a value");
   return add_kids(r, c, from);
 }
 
 /* TUPLE, LIST, DICT (from the mark) and TUPLE1..3 (the top n). */
-static bs_status build(reader *r, kind k, bool marked, size_t n) {
+static bs_status build(reader *r, bs_dval_kind k, bool marked, size_t n) {
   bs_status st = BS_OK;
   size_t from = r->nstack - n;
   if (marked && (st = pop_mark(r, &from)) != BS_OK)
     return st;
   if (!marked && !top(r, n - 1))
     return bad(r, "too few values on the stack");
-  if (k == K_DICT && (r->nstack - from) % 2)
+  if (k == BS_DV_DICT && (r->nstack - from) % 2)
     return bad(r, "a key without a value");
-  node *c = make(r, k);
+  bs_dval *c = make(r, k);
   if (!c)
     return push(r, NULL);
   if ((st = add_kids(r, c, from)) != BS_OK)
@@ -329,10 +301,10 @@ static bs_status build(reader *r, kind k, bool marked, size_t n) {
 }
 
 static bs_status put_memo(reader *r, uint64_t idx) {
-  node *v = top(r, 0);
+  bs_dval *v = top(r, 0);
   if (!v)
     return bad(r, "nothing to memoize");
-  if (idx > r->nall)
+  if (idx > r->nvals)
     return bad(r, "a memo index beyond the values read");
   if (idx >= r->nmemo) {
     if (!grow(&r->memo, &r->capmemo, (size_t)idx + 1, sizeof *r->memo))
@@ -383,8 +355,8 @@ static bs_status mark(reader *r) {
   return BS_OK;
 }
 
-static bs_status simple(reader *r, kind k, bool b) {
-  node *v = make(r, k);
+static bs_status simple(reader *r, bs_dval_kind k, bool b) {
+  bs_dval *v = make(r, k);
   if (v)
     v->b = b;
   return push(r, v);
@@ -405,11 +377,11 @@ static bs_status step(reader *r, bool *stop) {
     *stop = true;
     return BS_OK;
   case 'N':
-    return simple(r, K_NONE, false);
+    return simple(r, BS_DV_NONE, false);
   case 0x88:
-    return simple(r, K_BOOL, true);
+    return simple(r, BS_DV_BOOL, true);
   case 0x89:
-    return simple(r, K_BOOL, false);
+    return simple(r, BS_DV_BOOL, false);
   case 'K':
     if ((st = uarg(r, 1, &u)) == BS_OK)
       st = push_int(r, (int64_t)u);
@@ -435,29 +407,29 @@ static bs_status step(reader *r, bool *stop) {
   case 0x8d:
     return push_str(r, 8);
   case '}':
-    return simple(r, K_DICT, false);
+    return simple(r, BS_DV_DICT, false);
   case ']':
-    return simple(r, K_LIST, false);
+    return simple(r, BS_DV_LIST, false);
   case ')':
-    return simple(r, K_TUPLE, false);
+    return simple(r, BS_DV_TUPLE, false);
   case 'd':
-    return build(r, K_DICT, true, 0);
+    return build(r, BS_DV_DICT, true, 0);
   case 'l':
-    return build(r, K_LIST, true, 0);
+    return build(r, BS_DV_LIST, true, 0);
   case 't':
-    return build(r, K_TUPLE, true, 0);
+    return build(r, BS_DV_TUPLE, true, 0);
   case 0x85:
   case 0x86:
   case 0x87:
-    return build(r, K_TUPLE, false, (size_t)(r->opc - 0x84));
+    return build(r, BS_DV_TUPLE, false, (size_t)(r->opc - 0x84));
   case 'a':
-    return fill(r, false, 1, K_LIST);
+    return fill(r, false, 1, BS_DV_LIST);
   case 'e':
-    return fill(r, true, 0, K_LIST);
+    return fill(r, true, 0, BS_DV_LIST);
   case 's':
-    return fill(r, false, 2, K_DICT);
+    return fill(r, false, 2, BS_DV_DICT);
   case 'u':
-    return fill(r, true, 0, K_DICT);
+    return fill(r, true, 0, BS_DV_DICT);
   case 'q':
     return memo_op(r, 1, true);
   case 'r':
@@ -474,80 +446,7 @@ static bs_status step(reader *r, bool *stop) {
   }
 }
 
-static bs_status copy_out(reader *r, const node *v, int depth, bs_json *out);
-
-static bs_status copy_kids(reader *r, const node *v, int depth, bs_json *out) {
-  bs_status st = BS_OK;
-  bool dict = v->k == K_DICT;
-  size_t n = dict ? v->n / 2 : v->n;
-  out->type = dict ? BS_JOBJ : BS_JARR;
-  if (n == 0)
-    return BS_OK;
-  if (!(out->items = calloc(n, sizeof *out->items)) ||
-      (dict && !(out->keys = calloc(n, sizeof *out->keys))))
-    return nomem();
-  for (size_t i = 0; i < n; i++) {
-    const node *key = dict ? v->kids[2 * i] : NULL;
-    if (key && key->k != K_STR && key->k != K_INT)
-      return bs_err_fail(BS_ERR_INVALID, NULL,
-                         "pickle: a dict key that is not a string");
-    if (key && key->k == K_STR)
-      out->keys[i] = strdup(key->s);
-    else if (key && asprintf(&out->keys[i], "%lld", (long long)key->i) < 0)
-      out->keys[i] = NULL;
-    if (key && !out->keys[i])
-      return nomem();
-    out->n = i + 1; /* what bs_json_free must free */
-    BS_CHECK(copy_out(r, dict ? v->kids[2 * i + 1] : v->kids[i], depth + 1,
-                      &out->items[i]));
-  }
-out:
-  return st;
-}
-
-static bs_status copy_out(reader *r, const node *v, int depth, bs_json *out) {
-  memset(out, 0, sizeof *out);
-  if (depth > BS_JSON_MAX_DEPTH)
-    return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "pickle: nested deeper than %d (or a cycle)",
-                       BS_JSON_MAX_DEPTH);
-  if (++r->copied > r->budget)
-    return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "pickle: more than %zu values once shared ones are "
-                       "counted each time (twice its bytes)",
-                       r->budget);
-  switch (v->k) {
-  case K_NONE:
-    return BS_OK;
-  case K_BOOL:
-    out->type = BS_JBOOL;
-    out->b = v->b;
-    return BS_OK;
-  case K_INT:
-    out->type = BS_JNUM;
-    out->integral = true;
-    out->i = v->i;
-    out->num = (double)v->i;
-    return BS_OK;
-  case K_FLOAT:
-    out->type = BS_JNUM;
-    out->num = v->f;
-    return BS_OK;
-  case K_STR:
-    out->type = BS_JSTR;
-    return (out->str = strdup(v->s)) ? BS_OK : nomem();
-  default:
-    return copy_kids(r, v, depth, out);
-  }
-}
-
 static void reader_free(reader *r) {
-  for (size_t i = 0; i < r->nall; i++) {
-    free(r->all[i]->s);
-    free(r->all[i]->kids);
-    free(r->all[i]);
-  }
-  free(r->all);
   free(r->stack);
   free(r->memo);
 }
@@ -573,18 +472,33 @@ out:
   return st;
 }
 
-bs_status bs_pickle_read(const void *data, size_t n, bs_json *out) {
+bs_status bs_pickle_parse(const void *data, size_t n, bs_strpool *pool,
+                          bs_dval_doc *doc, bs_dval **root) {
   bs_status st = BS_OK;
-  reader r = {.p = data, .len = n, .budget = 2 * n + 1024};
-  memset(out, 0, sizeof *out);
+  reader r = {.p = data, .len = n, .pool = pool, .doc = doc};
+  *root = NULL;
   if (n > BS_PICKLE_MAX_BYTES)
     BS_FAIL(BS_ERR_INVALID, NULL, "pickle: %zu bytes, more than %zu", n,
             BS_PICKLE_MAX_BYTES);
   BS_CHECK(run(&r));
-  st = copy_out(&r, r.stack[0], 0, out);
-  if (st != BS_OK)
-    bs_json_free(out);
+  *root = r.stack[0];
 out:
   reader_free(&r);
+  return st;
+}
+
+bs_status bs_pickle_read(const void *data, size_t n, bs_json *out) {
+  bs_status st = BS_OK;
+  bs_dval_doc doc = {0};
+  bs_dval *root = NULL;
+  bs_strpool *pool = bs_strpool_create();
+  memset(out, 0, sizeof *out);
+  if (!pool)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "pickle: out of memory");
+  BS_CHECK(bs_pickle_parse(data, n, pool, &doc, &root));
+  st = bs_dval_to_json(root, 2 * n + 1024, out);
+out:
+  bs_dval_doc_free(&doc);
+  bs_strpool_destroy(pool);
   return st;
 }

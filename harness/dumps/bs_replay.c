@@ -21,10 +21,13 @@ typedef struct step {
   bs_coll op;
   bs_dtype dt;
   size_t count, orig; /* replayed; as recorded */
-  int peer;           /* send/recv: the peer's global rank */
-  size_t batch;       /* send/recv: steps with one batch go as one call */
-  uint64_t at_ns;     /* when it was made: the order across groups */
-  size_t order;       /* then the order in which it was read */
+  /* A coalesced op: its tensors' sizes and dtypes as written (interned),
+   * so that ranks coalescing other tensors of the same total differ. */
+  const char *shape, *shape_dt;
+  int peer;       /* send/recv: the peer's global rank */
+  size_t batch;   /* send/recv: steps with one batch go as one call */
+  uint64_t at_ns; /* when it was made: the order across groups */
+  size_t order;   /* then the order in which it was read */
 } step;
 
 typedef struct plan {
@@ -99,32 +102,6 @@ static bool dtype_at(const char *dts, size_t k, bs_dtype *out) {
   return one[0] && bs_dumps_dtype(one, out);
 }
 
-/* The element counts of the tensors in sizes as written ("[[4], [2, 3]]":
- * 4 and 6), at most max of them; how many. */
-static size_t tensor_counts(const char *sizes, size_t *out, size_t max) {
-  size_t n = 0;
-  const char *p = sizes[0] == '[' ? sizes + 1 : sizes;
-  for (const char *open; n < max && (open = strchr(p, '['));) {
-    const char *close = strchr(open, ']');
-    size_t numel = 1;
-    if (!close)
-      break;
-    for (const char *q = open + 1; q < close;) {
-      char *end;
-      unsigned long long v = strtoull(q, &end, 10);
-      if (end == q) {
-        q++;
-        continue;
-      }
-      numel *= (size_t)v;
-      q = end;
-    }
-    out[n++] = numel;
-    p = close + 1;
-  }
-  return n;
-}
-
 static bs_status no_dtype(const bs_dump_coll *c, int rank, const char *dts) {
   return bs_err_fail(BS_ERR_INVALID, NULL,
                      "replay: rank %d #%llu %s: dtype '%s' has no counterpart "
@@ -165,48 +142,19 @@ static bs_status push(plan *p, const step *s) {
   return BS_OK;
 }
 
-/* A collective of several tensors (a coalesced op: in as many as out)
- * as one collective per tensor, faithfully: ranks that coalesce other
- * tensors issue other collectives. The first keeps the op's number, the
- * communicator numbers the others. */
-static bs_status plan_tensors(replay *r, int rank, const bs_dump_coll *c,
-                              step *s) {
-  bs_status st = BS_OK;
-  size_t *counts = malloc((size_t)c->in_tensors * sizeof *counts);
-  if (!counts)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d tensors", c->in_tensors);
-  size_t n = tensor_counts(c->in, counts, (size_t)c->in_tensors);
-  for (size_t k = 0; k < n; k++) {
-    if (!dtype_at(c->in_dt, k, &s->dt)) {
-      st = no_dtype(c, rank, c->in_dt);
-      goto out;
-    }
-    s->orig = s->count = counts[k];
-    BS_CHECK(push(&r->plan[rank], s));
-    s->seq = 0;
-  }
-out:
-  free(counts);
-  return st;
-}
-
-/* A collective, a coalesced op as its parts (or its tensors). */
+/* A collective; a coalesced op (its parts, or one entry of several
+ * tensors) as one, as analyze counts it: its tensors' elements together,
+ * in the first one's dtype, its shape telling it from another rank's. */
 static bs_status plan_coll(replay *r, int rank, const bs_dump_coll *c,
                            step *s) {
   bs_status st = BS_OK;
-  for (int k = 0; k < c->nparts; k++)
-    if (c->parts[k].in_tensors || c->parts[k].out_tensors) /* not the end */
-      BS_CHECK(plan_coll(r, rank, &c->parts[k], s));
-  if (c->nparts)
-    goto out;
   BS_CHECK(op_for(c, rank, &s->op));
-  if (bs_coll_has_data(s->op) && c->in_tensors > 1 &&
-      c->in_tensors == c->out_tensors) {
-    BS_CHECK(plan_tensors(r, rank, c, s));
-    goto out;
-  }
   if (bs_coll_has_data(s->op))
     BS_CHECK(size_of(c, rank, s));
+  if (c->nparts || c->in_tensors > 1) {
+    s->shape = c->in;
+    s->shape_dt = c->in_dt;
+  }
   BS_CHECK(push(&r->plan[rank], s));
   s->seq = 0;
 out:
@@ -392,39 +340,68 @@ static size_t size_plans(replay *r) {
   return total;
 }
 
-static int by_value(const void *a, const void *b) {
-  size_t x = *(const size_t *)a, y = *(const size_t *)b;
-  return (x > y) - (x < y);
+/* What a replayed count stands for: a recorded count, and a coalesced
+ * op's shape (NULL for one tensor). */
+typedef struct count_key {
+  size_t orig;
+  const char *shape, *shape_dt;
+} count_key;
+
+static int by_key(const void *a, const void *b) {
+  const count_key *x = a, *y = b;
+  if (x->orig != y->orig)
+    return x->orig > y->orig ? 1 : -1;
+  if (x->shape != y->shape) /* interned: compared by pointer */
+    return (uintptr_t)x->shape > (uintptr_t)y->shape ? 1 : -1;
+  if (x->shape_dt != y->shape_dt)
+    return (uintptr_t)x->shape_dt > (uintptr_t)y->shape_dt ? 1 : -1;
+  return 0;
 }
 
-/* Each distinct count becomes its rank among them (1, 2, ...): equal
- * counts stay equal, different ones different. *distinct lists them. */
-static bs_status scale(replay *r, size_t **distinct, size_t *nd) {
+/* The distinct counts (with their shapes) of every step, sorted. */
+static bs_status count_keys(const replay *r, count_key **distinct, size_t *nd) {
   size_t total = 0, k = 0;
   for (int i = 0; i < r->n; i++)
     total += r->plan[i].n;
-  size_t *v = malloc((total ? total : 1) * sizeof *v);
+  count_key *v = malloc((total ? total : 1) * sizeof *v);
   if (!v)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu counts", total);
   for (int i = 0; i < r->n; i++)
-    for (size_t j = 0; j < r->plan[i].n; j++)
-      if (r->plan[i].s[j].orig)
-        v[k++] = r->plan[i].s[j].orig;
-  qsort(v, k, sizeof *v, by_value);
+    for (size_t j = 0; j < r->plan[i].n; j++) {
+      const step *s = &r->plan[i].s[j];
+      if (s->orig)
+        v[k++] = (count_key){s->orig, s->shape, s->shape_dt};
+    }
+  qsort(v, k, sizeof *v, by_key);
   size_t m = 0;
   for (size_t j = 0; j < k; j++)
-    if (m == 0 || v[j] != v[m - 1])
+    if (m == 0 || by_key(&v[j], &v[m - 1]) != 0)
       v[m++] = v[j];
-  for (int i = 0; i < r->n; i++)
-    for (size_t j = 0; j < r->plan[i].n; j++) {
-      step *s = &r->plan[i].s[j];
-      size_t *at =
-          s->orig ? bsearch(&s->orig, v, m, sizeof *v, by_value) : NULL;
-      s->count = at ? (size_t)(at - v) + 1 : 0;
-    }
   *distinct = v;
   *nd = m;
   return BS_OK;
+}
+
+/* Two shapes of one total (coalesced tensors of 4+5 and 4+2+3): as
+ * recorded, their counts would match. */
+static bool shapes_collide(const count_key *v, size_t m) {
+  for (size_t j = 1; j < m; j++)
+    if (v[j].orig == v[j - 1].orig)
+      return true;
+  return false;
+}
+
+/* Each distinct count (with its shape) becomes its rank among them (1, 2,
+ * ...): equal ones stay equal, different ones different. */
+static void scale(replay *r, const count_key *v, size_t m) {
+  for (int i = 0; i < r->n; i++)
+    for (size_t j = 0; j < r->plan[i].n; j++) {
+      step *s = &r->plan[i].s[j];
+      count_key key = {s->orig, s->shape, s->shape_dt};
+      const count_key *at =
+          s->orig ? bsearch(&key, v, m, sizeof *v, by_key) : NULL;
+      s->count = at ? (size_t)(at - v) + 1 : 0;
+    }
 }
 
 /* ---- one rank ---- */
@@ -758,7 +735,7 @@ out:
 /* ---- the text ---- */
 
 static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
-                 const size_t *distinct, size_t nd) {
+                 const count_key *distinct, size_t nd) {
   size_t ops = 0;
   for (int i = 0; i < r->n; i++)
     ops += r->plan[i].n;
@@ -777,8 +754,11 @@ static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
                     "completed with it, then stays out of every op\n",
                     i, r->plan[i].n);
   for (size_t k = 0; k < nd && k < 16; k++)
-    bs_buf_printf(b, "%s%zu -> %zu",
-                  k ? ", " : "  counts replaced: ", distinct[k], k + 1);
+    bs_buf_printf(b, "%s%zu%s%s%s -> %zu",
+                  k ? ", " : "  counts replaced: ", distinct[k].orig,
+                  distinct[k].shape ? " (" : "",
+                  distinct[k].shape ? distinct[k].shape : "",
+                  distinct[k].shape ? ")" : "", k + 1);
   if (nd)
     bs_buf_printf(b, "%s\n", nd > 16 ? ", ..." : "");
 }
@@ -805,8 +785,8 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
                         bs_replay_result *out) {
   bs_status st = BS_OK;
   replay r = {.d = d, .n = d->ranks, .local = o->procs ? 1 : d->ranks};
-  size_t *distinct = NULL, nd = 0,
-         budget = o->max_bytes ? o->max_bytes : BS_REPLAY_MAX_BYTES;
+  count_key *distinct = NULL;
+  size_t nd = 0, budget = o->max_bytes ? o->max_bytes : BS_REPLAY_MAX_BYTES;
   bs_buf b = {0};
   memset(out, 0, sizeof *out);
   pthread_mutex_init(&r.mu, NULL);
@@ -816,8 +796,11 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
   BS_CHECK(plan_groups(&r));
   for (int i = 0; i < r.n; i++)
     BS_CHECK(plan_rank(&r, i));
-  if (size_plans(&r) > budget) {
-    BS_CHECK(scale(&r, &distinct, &nd));
+  BS_CHECK(count_keys(&r, &distinct, &nd));
+  if (size_plans(&r) <= budget && !shapes_collide(distinct, nd))
+    nd = 0; /* as recorded */
+  if (nd) {
+    scale(&r, distinct, nd);
     size_t need = size_plans(&r);
     if (need > budget)
       BS_FAIL(BS_ERR_INVALID, NULL,

@@ -27,17 +27,17 @@ void bs_strpool_destroy(bs_strpool *p) {
   free(p);
 }
 
-static uint64_t hash(const char *s) {
+static uint64_t hash(const char *s, size_t n) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
   return h;
 }
 
-/* Where s is, or the free slot it would take. */
-static char **find(char **slot, size_t cap, const char *s) {
-  size_t i = (size_t)hash(s) & (cap - 1);
-  while (slot[i] && strcmp(slot[i], s) != 0)
+/* Where s[0..n) is, or the free slot it would take. */
+static char **find(char **slot, size_t cap, const char *s, size_t n) {
+  size_t i = (size_t)hash(s, n) & (cap - 1);
+  while (slot[i] && (strncmp(slot[i], s, n) != 0 || slot[i][n]))
     i = (i + 1) & (cap - 1);
   return &slot[i];
 }
@@ -50,24 +50,30 @@ static int grow(bs_strpool *p) {
     return 0;
   for (size_t i = 0; i < p->cap; i++)
     if (p->slot[i])
-      *find(slot, cap, p->slot[i]) = p->slot[i];
+      *find(slot, cap, p->slot[i], strlen(p->slot[i])) = p->slot[i];
   free(p->slot);
   p->slot = slot;
   p->cap = cap;
   return 1;
 }
 
-const char *bs_strpool_get(bs_strpool *p, const char *s) {
-  char **at = find(p->slot, p->cap, s);
+const char *bs_strpool_getn(bs_strpool *p, const char *s, size_t n) {
+  char **at = find(p->slot, p->cap, s, n);
   if (*at)
     return *at;
   if (2 * (p->n + 1) > p->cap) {
     if (!grow(p))
       return NULL;
-    at = find(p->slot, p->cap, s);
+    at = find(p->slot, p->cap, s, n);
   }
-  if (!(*at = strdup(s)))
+  if (!(*at = malloc(n + 1)))
     return NULL;
+  memcpy(*at, s, n);
+  (*at)[n] = '\0';
   p->n++;
   return *at;
+}
+
+const char *bs_strpool_get(bs_strpool *p, const char *s) {
+  return bs_strpool_getn(p, s, strlen(s));
 }

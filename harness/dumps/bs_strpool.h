@@ -12,5 +12,7 @@ bs_strpool *bs_strpool_create(void);
 void bs_strpool_destroy(bs_strpool *p);
 /* The pool's copy of s (NULL when out of memory); valid until destroy. */
 const char *bs_strpool_get(bs_strpool *p, const char *s);
+/* The same of the n bytes at s (no NUL among them). */
+const char *bs_strpool_getn(bs_strpool *p, const char *s, size_t n);
 
 #endif
