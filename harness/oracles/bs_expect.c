@@ -134,7 +134,7 @@ bool bs_expect_fast_failures(const bs_record *r, double ms, double timeout,
         continue;
       double allow = longest_ok(rr, e->phase);
       allow = allow < cap ? allow : cap;
-      if (e->t1_ms - e->t0_ms - allow >= ms) {
+      if (e->t1_ms - e->t0_ms - e->queued_ms - allow >= ms) {
         snprintf(d, n,
                  "rank %d: the failed %s of cycle %d lasted %.0f ms or more "
                  "beyond its longest success (the trace has its times)",

@@ -49,6 +49,10 @@ uint64_t bs_comm_seq(const bs_comm *c) {
   return c ? c->seq : 0;
 }
 
+double bs_comm_queued_ms(const bs_comm *c) {
+  return c ? (double)c->queued_ns / 1e6 : 0.0;
+}
+
 /* The counter *last (NULL: no communicator) goes on at seq. */
 static bs_status set_next(uint64_t *last, uint64_t seq, const char *what) {
   uint64_t none = 0;

@@ -153,12 +153,25 @@ void bs_world_turn(bs_comm *c, bool take) {
   if (!w->turns || take == c->turn ||
       (take && bs_world_abort_status(w) != BS_OK))
     return;
-  if (!take)
+  if (!take) {
     sem_post(&w->running);
-  else
-    while (sem_wait(&w->running) != 0)
-      ;
-  c->turn = take;
+    c->turn = false;
+    return;
+  }
+  uint64_t t0 = bs_clock_mono_ns();
+  while (sem_wait(&w->running) != 0)
+    ;
+  c->turn = true;
+  /* Read after the status: set before it (fail_first). */
+  if (c->fail_ns || bs_world_abort_status(w) == BS_OK)
+    return;
+  uint64_t t1 = bs_clock_mono_ns(), from = t0;
+  pthread_mutex_lock(&w->mu);
+  if (w->stall_ns > from)
+    from = w->stall_ns;
+  pthread_mutex_unlock(&w->mu);
+  if (t1 > from)
+    c->queued_ns += t1 - from;
 }
 
 static void *rank_main(void *p) {
@@ -308,7 +321,8 @@ const char *bs_world_report(const bs_world *w) {
   return w && w->report ? w->report : "";
 }
 
-/* The last local rank's return from a collective with the failure; a
+/* The last local rank's return from a collective with the failure, less
+ * what it waited for a turn after the failure (bs_comm.queued_ns); a
  * world whose ranks all died returned nothing to anyone (its peers, in
  * other processes, say when they returned). */
 double bs_world_detect_ms(const bs_world *w) {
@@ -317,9 +331,10 @@ double bs_world_detect_ms(const bs_world *w) {
   uint64_t last = 0;
   bool alive = false;
   for (int i = 0; i < w->o.size; i++) {
+    const bs_comm *c = &w->comms[i];
     alive |= w->pos[i].state != BS_RANK_DEAD;
-    if (w->comms[i].fail_ns > last)
-      last = w->comms[i].fail_ns;
+    if (c->fail_ns && c->fail_ns - c->queued_ns > last)
+      last = c->fail_ns - c->queued_ns;
   }
   if (!alive && !last)
     return -1.0;
