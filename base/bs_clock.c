@@ -1,7 +1,10 @@
 #include "bs_clock.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 uint64_t bs_clock_mono_ns(void) {
   struct timespec ts;
@@ -26,4 +29,19 @@ uint64_t bs_clock_wall_at_ns(uint64_t monotonic_ns) {
 
 uint64_t bs_clock_wall_ns(void) {
   return bs_clock_wall_at_ns(bs_clock_mono_ns());
+}
+
+uint64_t bs_clock_run_delay_ns(void) {
+  char buf[96];
+  unsigned long long on_cpu = 0, waited = 0;
+  int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+  if (fd >= 0)
+    close(fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  if (sscanf(buf, "%llu %llu", &on_cpu, &waited) != 2)
+    return 0;
+  return (uint64_t)waited;
 }

@@ -16,4 +16,9 @@ uint64_t bs_clock_mono_ns(void);
 uint64_t bs_clock_wall_ns(void);
 uint64_t bs_clock_wall_at_ns(uint64_t monotonic_ns);
 
+/* How long the calling thread has been runnable but not running, in ns
+ * (the kernel's run_delay, /proc/thread-self/schedstat); 0 where the
+ * kernel does not say. */
+uint64_t bs_clock_run_delay_ns(void);
+
 #endif

@@ -122,6 +122,12 @@ int bs_comm_local_size(const bs_comm *c);
 bs_dev *bs_comm_dev(const bs_comm *c);
 /* Sequence id of the last collective this rank issued (0: none yet). */
 uint64_t bs_comm_seq(const bs_comm *c);
+/* How long the rank has waited for a CPU so far, where its world has more
+ * ranks than run at once (else 0): for a turn (bs_world_turn), and, called
+ * on the rank's own thread, runnable but not running (the kernel's
+ * run_delay). The simulator's few cores shared by thousands of ranks: time
+ * a real rank, on its own GPU and CPU, does not spend. */
+double bs_comm_cpu_wait_ms(const bs_comm *c);
 /* Numbers this rank's next collective seq (a replay goes on where a job's
  * dumps start); BS_ERR_INVALID unless seq is past the last one issued. */
 bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq);

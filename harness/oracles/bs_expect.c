@@ -109,6 +109,12 @@ bool bs_expect_stopped(const bs_record *r, char *d, size_t n) {
   return true;
 }
 
+/* How long the phase took its rank, less its waits for a CPU: the
+ * simulator's (bs_comm_cpu_wait_ms). */
+static double own_ms(const bs_event *e) {
+  return e->t1_ms - e->t0_ms - e->cpu_wait_ms;
+}
+
 /* The longest successful run of phase on rank k: the work a failed one
  * did before its failure can take as long (NCCL's first collectives after
  * an init set up connections for hundreds of ms). */
@@ -116,9 +122,8 @@ static double longest_ok(const bs_rank_rec *rr, const char *phase) {
   double most = 0;
   for (size_t i = 0; i < rr->n; i++) {
     const bs_event *e = &rr->ev[i];
-    if (e->status == BS_OK && !strcmp(e->phase, phase) &&
-        e->t1_ms - e->t0_ms > most)
-      most = e->t1_ms - e->t0_ms;
+    if (e->status == BS_OK && !strcmp(e->phase, phase) && own_ms(e) > most)
+      most = own_ms(e);
   }
   return most;
 }
@@ -134,7 +139,7 @@ bool bs_expect_fast_failures(const bs_record *r, double ms, double timeout,
         continue;
       double allow = longest_ok(rr, e->phase);
       allow = allow < cap ? allow : cap;
-      if (e->t1_ms - e->t0_ms - allow >= ms) {
+      if (own_ms(e) - allow >= ms) {
         snprintf(d, n,
                  "rank %d: the failed %s of cycle %d lasted %.0f ms or more "
                  "beyond its longest success (the trace has its times)",

@@ -49,9 +49,10 @@ bool bs_expect_recovered(const bs_record *r, const char *phase, char *d,
 bool bs_expect_stopped(const bs_record *r, char *d, size_t n);
 
 /* No failed phase lasted `ms` or longer beyond the longest success of the
- * same phase on its rank, that allowance at most timeout - ms: the most
- * that still fails any phase that waited out the collective watchdog's
- * timeout (it lasted timeout or more), whatever the backend's pace. */
+ * same phase on its rank (both less their waits for a CPU: the simulator's,
+ * bs_comm_cpu_wait_ms), that allowance at most timeout - ms: the most that
+ * still fails any phase that waited out the collective watchdog's timeout (it
+ * lasted timeout or more), whatever the backend's pace. */
 bool bs_expect_fast_failures(const bs_record *r, double ms, double timeout,
                              char *d, size_t n);
 

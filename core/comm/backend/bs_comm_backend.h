@@ -115,6 +115,15 @@ struct bs_comm {
   uint64_t fail_ns; /* when a collective first returned the world's failure */
   void *swapped;    /* comm/diverge: the buffer of a swapped shared result */
   bool turn;        /* it holds one of the world's turns (bs_world_turn) */
+  /* Waited for a turn between the world's failure and fail_ns: the
+   * simulator's cores shared by thousands of ranks, where a real rank has
+   * its own, so not part of its detection time (bs_world_detect_ms). */
+  uint64_t queued_ns;
+  uint64_t turn_wait_ns; /* every wait for a turn */
+  /* Where more ranks than cores run, its run_delay (bs_clock_run_delay_ns)
+   * as its last wait began: what it waited for a CPU from then until it
+   * returned the failure joins queued_ns. */
+  uint64_t run_delay_ns;
   void *impl;
   /* A process group's handle (bs_comm_group): its rank's world handle,
    * the group, this rank's place in it; NULL, -1 on the world's own. */

@@ -49,6 +49,13 @@ uint64_t bs_comm_seq(const bs_comm *c) {
   return c ? c->seq : 0;
 }
 
+double bs_comm_cpu_wait_ms(const bs_comm *c) {
+  if (!c || !c->w->turns)
+    return 0.0;
+  const bs_comm *r = c->parent ? c->parent : c;
+  return (double)(r->turn_wait_ns + bs_clock_run_delay_ns()) / 1e6;
+}
+
 /* The counter *last (NULL: no communicator) goes on at seq. */
 static bs_status set_next(uint64_t *last, uint64_t seq, const char *what) {
   uint64_t none = 0;
@@ -151,6 +158,18 @@ void bs_comm_abort(bs_comm *c, const char *why) {
  * returns the same status and cause; a timeout's record is its cause, with
  * its culprit as the record's rank, whatever call each rank was in:
  * behavior.md §7.2), else the backend's own. */
+/* The rank returns the failure now (bs_comm.fail_ns), after waiting for a
+ * CPU since its last wait began, where it shares the cores with more ranks
+ * than they run at once (queued_ns: the simulator's, not the rank's). */
+static void failed_now(bs_comm *c) {
+  if (c->fail_ns)
+    return;
+  c->fail_ns = bs_clock_mono_ns();
+  uint64_t delay = c->w->turns ? bs_clock_run_delay_ns() : 0;
+  if (delay > c->run_delay_ns && c->run_delay_ns)
+    c->queued_ns += delay - c->run_delay_ns;
+}
+
 static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
   char cause[256];
   int culprit = -1;
@@ -160,8 +179,7 @@ static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
     bs_err_clear(); /* a backend's own words must not hide the job's */
     culprit = bs_world_culprit(c->w);
   }
-  if (!c->fail_ns)
-    c->fail_ns = bs_clock_mono_ns();
+  failed_now(c);
   bs_world_cause(c->w, cause, sizeof cause);
   if (culprit >= 0) { /* the cause names the collective */
     st = bs_err_fail(st, NULL, "%s", cause);
@@ -185,10 +203,12 @@ bs_status bs_comm_front_wait(bs_comm *c, const bs_coll_args *shown,
   bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* the world moves on */
   bs_watchdog_arm(w->wd, c->rank);
   bs_world_turn(c, false); /* waiting, it lets another rank run */
+  if (w->turns && !c->fail_ns)
+    c->run_delay_ns = bs_clock_run_delay_ns();
   bs_status st = op(c, arg);
   bs_watchdog_disarm(w->wd, c->rank);
-  if (st != BS_OK && !c->fail_ns) /* returned now, runs when its turn comes */
-    c->fail_ns = bs_clock_mono_ns();
+  if (st != BS_OK) /* returned now, runs when its turn comes */
+    failed_now(c);
   bs_world_turn(c, true);
   pos_leave(c, st == BS_OK ? done_seq : 0);
   if (st != BS_OK)

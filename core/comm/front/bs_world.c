@@ -155,12 +155,26 @@ void bs_world_turn(bs_comm *c, bool take) {
   if (!w->turns || take == c->turn ||
       (take && bs_world_abort_status(w) != BS_OK))
     return;
-  if (!take)
+  if (!take) {
     sem_post(&w->running);
-  else
-    while (sem_wait(&w->running) != 0)
-      ;
-  c->turn = take;
+    c->turn = false;
+    return;
+  }
+  uint64_t t0 = bs_clock_mono_ns();
+  while (sem_wait(&w->running) != 0)
+    ;
+  c->turn = true;
+  uint64_t t1 = bs_clock_mono_ns(), from = t0;
+  c->turn_wait_ns += t1 - t0;
+  /* Read after the status: set before it (fail_first). */
+  if (c->fail_ns || bs_world_abort_status(w) == BS_OK)
+    return;
+  pthread_mutex_lock(&w->mu);
+  if (w->stall_ns > from)
+    from = w->stall_ns;
+  pthread_mutex_unlock(&w->mu);
+  if (t1 > from)
+    c->queued_ns += t1 - from;
 }
 
 static void *rank_main(void *p) {
@@ -310,24 +324,29 @@ const char *bs_world_report(const bs_world *w) {
   return w && w->report ? w->report : "";
 }
 
-/* The last local rank's return from a collective with the failure; a
+/* The last local rank's return from a collective with the failure, less
+ * what it waited for a turn after the failure (bs_comm.queued_ns); a
  * world whose ranks all died returned nothing to anyone (its peers, in
  * other processes, say when they returned). */
 double bs_world_detect_ms(const bs_world *w) {
   if (!w || !w->stall_ns || !w->end_ns)
     return -1.0;
-  uint64_t last = 0;
-  bool alive = false;
+  uint64_t d = 0;
+  bool alive = false, returned = false;
   for (int i = 0; i < w->o.size; i++) {
+    const bs_comm *c = &w->comms[i];
     alive |= w->pos[i].state != BS_RANK_DEAD;
-    if (w->comms[i].fail_ns > last)
-      last = w->comms[i].fail_ns;
+    if (!c->fail_ns)
+      continue;
+    returned = true;
+    uint64_t own = c->fail_ns > w->stall_ns ? c->fail_ns - w->stall_ns : 0;
+    own = own > c->queued_ns ? own - c->queued_ns : 0;
+    d = own > d ? own : d;
   }
-  if (!alive && !last)
+  if (!alive && !returned)
     return -1.0;
-  if (!last)
-    last = w->end_ns;
-  uint64_t d = last > w->stall_ns ? last - w->stall_ns : 0;
+  if (!returned)
+    d = w->end_ns > w->stall_ns ? w->end_ns - w->stall_ns : 0;
   return (double)d / 1e6;
 }
 
