@@ -8,6 +8,7 @@
 #include "proc/bs_fork.h"
 #include "proc/bs_stop.h"
 #include "report/bs_report.h"
+#include "run/bs_pool.h"
 
 typedef struct exec_state {
   const bs_run_cfg *cfgs;
@@ -96,14 +97,16 @@ static void status_line(const exec_state *x) {
   fflush(x->o->out);
 }
 
-static void event(void *arg, size_t job, const bs_job_out *j) {
+static void event(void *arg, size_t job, const bs_job_out *ended) {
   exec_state *x = arg;
-  x->live[job] = !j;
-  if (!j) {
+  x->live[job] = !ended;
+  if (!ended) {
     x->started++;
     status_line(x);
     return;
   }
+  bs_job_out copy = *ended, *j = &copy;
+  bs_pool_after(job, j); /* its workers kept or replaced, first */
   collect(&x->cfgs[job], j, &x->res[job]);
   x->done++;
   FILE *out = x->o->out;
@@ -141,6 +144,7 @@ bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
   bs_job_out *jobs = calloc(n ? n : 1, sizeof *jobs);
   exec_state x = {.cfgs = cfgs, .n = n, .o = o, .res = out};
   double deadline = 0;
+  bool pooled = false;
   memset(out, 0, n * sizeof *out);
   x.live = calloc(n ? n : 1, sizeof *x.live);
   if (!jobs || !x.live)
@@ -155,8 +159,13 @@ bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
                .child = child,
                .event = event,
                .arg = &x};
+  /* Rank processes kept across these runs, before the runner forks any. */
+  if ((pooled = bs_pool_wanted(cfgs, n, o->jobs)))
+    BS_CHECK(bs_pool_start(cfgs, n));
   BS_CHECK(bs_fork_run(&r, jobs));
 out:
+  if (pooled)
+    bs_pool_stop();
   for (size_t i = 0; jobs && i < n; i++)
     bs_fork_job_out_free(&jobs[i]);
   free(jobs);
