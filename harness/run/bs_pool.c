@@ -413,8 +413,7 @@ void bs_pool_stop(void) {
   if (pool.dir[0] && bs_file_remove_tree(pool.dir) != BS_OK)
     bs_err_clear();
   if (pool.size)
-    fprintf(stderr,
-            "backstop: rank pool: %zu runs on %zu worker processes\n",
+    fprintf(stderr, "backstop: rank pool: %zu runs on %zu worker processes\n",
             pool.runs, pool.forked);
   memset(&pool, 0, sizeof pool);
 }
