@@ -8,7 +8,6 @@
 #include "proc/bs_fork.h"
 #include "proc/bs_stop.h"
 #include "report/bs_report.h"
-#include "run/bs_pool.h"
 
 typedef struct exec_state {
   const bs_run_cfg *cfgs;
@@ -106,7 +105,8 @@ static void event(void *arg, size_t job, const bs_job_out *ended) {
     return;
   }
   bs_job_out copy = *ended, *j = &copy;
-  bs_pool_after(job, j); /* its workers kept or replaced, first */
+  if (x->o->ended)
+    x->o->ended(job, j);
   collect(&x->cfgs[job], j, &x->res[job]);
   x->done++;
   FILE *out = x->o->out;
@@ -144,7 +144,6 @@ bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
   bs_job_out *jobs = calloc(n ? n : 1, sizeof *jobs);
   exec_state x = {.cfgs = cfgs, .n = n, .o = o, .res = out};
   double deadline = 0;
-  bool pooled = false;
   memset(out, 0, n * sizeof *out);
   x.live = calloc(n ? n : 1, sizeof *x.live);
   if (!jobs || !x.live)
@@ -159,13 +158,8 @@ bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
                .child = child,
                .event = event,
                .arg = &x};
-  /* Rank processes kept across these runs, before the runner forks any. */
-  if ((pooled = bs_pool_wanted(cfgs, n, o->jobs)))
-    BS_CHECK(bs_pool_start(cfgs, n));
   BS_CHECK(bs_fork_run(&r, jobs));
 out:
-  if (pooled)
-    bs_pool_stop();
   for (size_t i = 0; jobs && i < n; i++)
     bs_fork_job_out_free(&jobs[i]);
   free(jobs);

@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bs_fault_control.h"
 #include "bs_file.h"
 #include "bs_span.h"
 #include "catalog/bs_scenario.h"
@@ -42,7 +41,7 @@ typedef struct pool_cmd {
 typedef struct pool_word {
   size_t job;
   int rc;
-  int clean; /* kept: the run passed, no fault fired, rc 0 */
+  int clean; /* kept: the run passed, armed no fault, rc 0 */
 } pool_word;
 
 typedef struct worker {
@@ -106,7 +105,9 @@ static bool recv_cmd(int sock, pool_cmd *c, int *fd) {
   return c->job < pool.n;
 }
 
-/* The run's verdict, as process 0 published it in the run's folder. */
+/* Whether the run, as process 0 published it in the run's folder, passed
+ * with no fault armed (this process's own firing log is the run's no
+ * longer: the driver clears it as the run ends). */
 static bool passed(const bs_run_cfg *cfg) {
   char dir[1024], path[1100], *data = NULL;
   size_t n = 0;
@@ -116,7 +117,7 @@ static bool passed(const bs_run_cfg *cfg) {
   snprintf(path, sizeof path, "%s/result.json", dir);
   if (bs_file_read(path, &data, &n) == BS_OK &&
       bs_result_parse_json(data, n, &r) == BS_OK) {
-    ok = r.verdict == BS_PASS;
+    ok = r.verdict == BS_PASS && r.narmed == 0;
     bs_result_free(&r);
   }
   bs_err_clear();
@@ -154,7 +155,7 @@ static int serve_one(const pool_cmd *c, int fd, bool *clean) {
   memcpy(pids, c->pids, sizeof pids);
   int rc = bs_child_part_run(&cfg, fd, c->proc == 0 ? pids : NULL);
   close(fd);
-  *clean = rc == 0 && bs_fault_log_total() == 0 && passed(&cfg);
+  *clean = rc == 0 && passed(&cfg);
   *clean &= !dump_pending();
   return rc;
 }
@@ -284,7 +285,7 @@ static int relay(const bs_run_cfg *cfg, int from, int sig, int fd) {
 /* Whether cfg is a run the pool serves (every worker it needs there). */
 static bool served(const bs_run_cfg *cfg) {
   if (!pool.size || cfg < pool.cfgs || cfg >= pool.cfgs + pool.n ||
-      cfg->ranks > pool.size)
+      !cfg->spawn || cfg->ranks > pool.size)
     return false;
   for (int p = 0; p < cfg->ranks; p++)
     if (pool.w[p].fd < 0)
@@ -344,41 +345,54 @@ static bool word_of(int p, size_t job, double until, pool_word *w) {
   }
 }
 
-/* Ends worker p; the signal it had died of on its own, 0 when it was
- * alive (or exited). */
-static int end_worker(int p) {
-  int ws = 0, sig = 0;
+/* Worker p, to be replaced: killed unless it is dead already (then the
+ * signal it died of, 0 for an exit, is the result). Reaped by reap_worker,
+ * so that workers whose CUDA contexts the kernel tears down go together. */
+static int kill_worker(int p) {
+  int ws = 0;
   pid_t pid = pool.w[p].pid;
   if (pid > 0 && waitpid(pid, &ws, WNOHANG) == pid) {
-    sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
-  } else if (pid > 0) {
-    kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-      ;
+    pool.w[p].pid = 0;
+    return WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
   }
+  if (pid > 0)
+    kill(pid, SIGKILL);
+  return 0;
+}
+
+static void reap_worker(int p) {
+  pid_t pid = pool.w[p].pid;
+  while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
   if (pool.w[p].fd >= 0)
     close(pool.w[p].fd);
   pool.w[p] = (worker){.fd = -1};
-  return sig;
 }
 
 void bs_pool_after(size_t job, bs_job_out *out) {
   if (!pool.size || job >= pool.n || !served(&pool.cfgs[job]))
     return;
   char dir[1024];
+  bool gone[BS_POOL_MAX] = {false};
   int n = pool.cfgs[job].ranks;
   bool ended = out->end == BS_JOB_EXITED;
   pool.runs++;
   double until = now_ms() + (ended ? WORD_MS : 0);
   for (int p = 0; p < n; p++) {
     pool_word w;
-    if (ended && word_of(p, job, until, &w) && w.clean)
-      continue;
-    int sig = end_worker(p);
+    gone[p] = !(ended && word_of(p, job, until, &w) && w.clean);
+  }
+  for (int p = 0; p < n; p++) {
+    int sig = gone[p] ? kill_worker(p) : 0;
     if (p == 0 && sig && !out->len && ended) {
       out->end = BS_JOB_SIGNALED;
       out->code = sig;
     }
+  }
+  for (int p = 0; p < n; p++) {
+    if (!gone[p])
+      continue;
+    reap_worker(p);
     if (!bs_stop_signal() && fork_worker(p) != BS_OK) {
       fprintf(stderr, "backstop: rank pool: %s\n", bs_err()->message);
       bs_err_clear();
@@ -416,4 +430,20 @@ void bs_pool_stop(void) {
     fprintf(stderr, "backstop: rank pool: %zu runs on %zu worker processes\n",
             pool.runs, pool.forked);
   memset(&pool, 0, sizeof pool);
+}
+
+bs_status bs_pool_run_all(const bs_run_cfg *cfgs, size_t n,
+                          const bs_parent_opts *o, bs_result *out) {
+  bs_status st = BS_OK;
+  bs_parent_opts po = *o;
+  bool pooled = bs_pool_wanted(cfgs, n, o->jobs);
+  if (pooled) {
+    BS_CHECK(bs_pool_start(cfgs, n));
+    po.ended = bs_pool_after;
+  }
+  st = bs_parent_run(cfgs, n, &po, out);
+out:
+  if (pooled)
+    bs_pool_stop();
+  return st;
 }

@@ -9,8 +9,8 @@
  *
  * Nothing of one run reaches the next: the driver disarms every fault,
  * mutant and trap before it arms a run's, each run has a folder of its
- * own, and a worker is kept only when the run passed, it ran no fault and
- * it returned cleanly; every other worker of the run (one that a fault,
+ * own, and a worker is kept only when the run passed, armed no fault and
+ * the worker returned cleanly; every other worker of the run (one that a fault,
  * a failure, a deadline, a crash or a signal touched) is killed and a
  * fresh one forked in its place before the next run starts. Workers die
  * with the parent (PR_SET_PDEATHSIG), are killed on a stop signal, and
@@ -25,8 +25,14 @@
 
 #include "cfg/bs_run_cfg.h"
 #include "proc/bs_fork.h"
+#include "run/bs_parent.h"
 
 #define BS_POOL_MAX 64 /* workers at most: the largest run's ranks */
+
+/* bs_parent_run, in the pool when bs_pool_wanted says so: started before
+ * the runner forks any run, ended after the last. */
+bs_status bs_pool_run_all(const bs_run_cfg *cfgs, size_t n,
+                          const bs_parent_opts *o, bs_result *out);
 
 /* Whether runs cfgs[0..n) one at a time (jobs) would use the pool:
  * BS_RANK_POOL=1, jobs == 1 and a run that spawns its ranks. */
@@ -45,7 +51,7 @@ int bs_pool_run(const bs_run_cfg *cfg, int fd);
 
 /* In the parent as run `job` ended (out: how its child ended): waits
  * (bounded) for each of its workers' word, keeps those that say they are
- * clean (the run passed, no fault fired, the process returned its result)
+ * clean (the run passed, armed no fault, the process returned its result)
  * after a child that exited, and replaces the others. When worker 0 died
  * of a signal and the run left no result, *out says so, as a spawned
  * process 0's death would. Does nothing without a pool. */
