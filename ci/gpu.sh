@@ -231,6 +231,8 @@ gate_part() {
   rm -rf "$logs/gate-$name.spans" && mkdir -p "$logs/gate-$name.spans"
   BS_SPANS="$logs/gate-$name.spans" "$@" >"$logs/gate-$name.log" 2>&1 || rc=$?
   tail -n 3 "$logs/gate-$name.log"
+  grep -h 'rank pool: .* runs on' "$logs/gate-$name.log" | sed "s/^/$name: /" |
+    tee -a "$logs/gate.txt"
   cat "$logs/gate-$name.spans"/spans.* 2>/dev/null |
     awk -v part="$name" -v rc="$rc" -v wall=$((SECONDS - t0)) '
       { n[$1] += $2; t[$1] += $3 / 1e9 }
@@ -259,10 +261,14 @@ gate_junit() {
 
 # BS_GATE_JOBS (-j, default 4: runs on a shared GPU still go one at a
 # time, bs_nccl_plan.h), BS_GATE_MPS=0 (no MPS), BS_GATE_PARTS (default all four) and BS_GATE_SEL/BS_GATE_RANKS (the suite
-# part's selectors and sizes) narrow it for a measurement.
+# part's selectors and sizes) narrow it for a measurement; BS_GATE_POOL=0
+# starts every run's rank processes afresh (default: the rank pool,
+# harness/run/bs_pool.h), BS_GATE_TEARDOWN=abort tears communicators down
+# as torch 2.3-2.5 did (default finalize, torch >= 2.6; docs/multi-gpu.md).
 gate() {
   local t0=$SECONDS r=(--backend nccl -j "${BS_GATE_JOBS:-4}" -q) part n mps=""
   gate_failed=()
+  export BS_RANK_POOL=${BS_GATE_POOL:-1} BS_NCCL_TEARDOWN=${BS_GATE_TEARDOWN:-finalize}
   : >"$logs/gate.txt"
   # CUDA MPS runs a run's ranks' kernels side by side (a quarter off the
   # suite's time on the H200): started here when the machine has it,
@@ -271,7 +277,8 @@ gate() {
     nvidia-cuda-mps-control -d 2>/dev/null; then
     mps=started
   fi
-  echo "gate: CUDA MPS ${mps:-not used}; ${r[*]}" | tee -a "$logs/gate.txt"
+  echo "gate: CUDA MPS ${mps:-not used}; rank pool ${BS_RANK_POOL}; teardown" \
+    "${BS_NCCL_TEARDOWN}; ${r[*]}" | tee -a "$logs/gate.txt"
   for part in ${BS_GATE_PARTS:-suite mutants4 mutants8 agree}; do
     case $part in
     suite)

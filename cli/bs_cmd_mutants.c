@@ -13,6 +13,7 @@
 #include "run/bs_child.h"
 #include "run/bs_nccl_plan.h"
 #include "run/bs_parent.h"
+#include "run/bs_pool.h"
 
 #define MUTANT_SUITE "@mutant-target"
 
@@ -118,7 +119,7 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
                        .child = bs_child_run};
   bs_progress line;
   bs_parent_progress(&eo, &line, "mutants", n);
-  bs_status st = all && res ? bs_parent_run(all, n, &eo, res)
+  bs_status st = all && res ? bs_pool_run_all(all, n, &eo, res)
                             : bs_err_fail(BS_ERR_NOMEM, NULL, "%zu results", n);
   bs_progress_end(&line);
   if (st != BS_OK) {

@@ -9,6 +9,7 @@
 #include "run/bs_child.h"
 #include "run/bs_nccl_plan.h"
 #include "run/bs_parent.h"
+#include "run/bs_pool.h"
 
 /* Writes the JSON and JUnit reports the options ask for, each whole or
  * not at all; every one that fails is named, and makes the status 1. */
@@ -70,7 +71,7 @@ int bs_cmd_run(int argc, char **argv, const char *exe) {
   bs_progress line;
   bs_parent_progress(&eo, &line, "run", n);
   int rc = 1;
-  bs_status st = res ? bs_parent_run(cfgs, n, &eo, res)
+  bs_status st = res ? bs_pool_run_all(cfgs, n, &eo, res)
                      : bs_err_fail(BS_ERR_NOMEM, NULL, "%zu results", n);
   bs_progress_end(&line);
   if (st != BS_OK) {

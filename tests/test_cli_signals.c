@@ -165,6 +165,18 @@ static void test_sigterm_ends_spawned_ranks(void **state) {
   interrupted_by(SIGTERM, "--spawn");
 }
 
+/* The rank pool's workers (BS_RANK_POOL=1, bs_pool.h) are backstop's
+ * children, not the run's: they end too. */
+static void test_sigterm_ends_the_pool(void **state) {
+  (void)state;
+  setenv("BS_RANK_POOL", "1", 1);
+  interrupted_by(SIGTERM, "--spawn -j 1");
+  unsetenv("BS_RANK_POOL");
+  char *err = slurp("err.txt");
+  assert_non_null(strstr(err, "backstop: rank pool: 2 worker processes"));
+  free(err);
+}
+
 static void test_sighup_ends_the_tree(void **state) {
   (void)state;
   interrupted_by(SIGHUP, "-j 1");
@@ -278,6 +290,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sigint_ends_the_tree),
       cmocka_unit_test(test_sigterm_ends_spawned_ranks),
+      cmocka_unit_test(test_sigterm_ends_the_pool),
       cmocka_unit_test(test_sighup_ends_the_tree),
       cmocka_unit_test(test_sigkill_leaves_no_orphan),
       cmocka_unit_test(test_sweep_counts_interrupted),

@@ -155,6 +155,18 @@ static void test_destroy_and_init(void **state) {
   assert_int_equal(atomic_load(&bad), 0);
 }
 
+/* The same under torch 2.3-2.5's teardown (BS_NCCL_TEARDOWN=abort):
+ * each destroy is an ncclCommAbort, and the next init still works. */
+static void test_destroy_by_abort_and_init(void **state) {
+  (void)state;
+  NEED_RANKS(1);
+  atomic_store(&bad, 0);
+  setenv("BS_NCCL_TEARDOWN", "abort", 1);
+  bs_world_destroy(run(n, 10000, true, recreated, BS_OK));
+  unsetenv("BS_NCCL_TEARDOWN");
+  assert_int_equal(atomic_load(&bad), 0);
+}
+
 static bs_status agrees(bs_comm *c, void *arg) {
   (void)arg;
   bs_status mine = BS_OK;
@@ -290,6 +302,22 @@ static void test_missing_send_is_contained(void **state) {
   assert_non_null(strstr(rep, "culprit: rank 0"));
   bs_world_destroy(w);
 }
+
+/* A teardown that is neither: the world is refused, naming the variable
+ * and the choices (before any GPU is asked for, so on every machine). */
+static void test_bad_teardown_is_refused(void **state) {
+  (void)state;
+  bs_world_opts o = {.backend = "nccl", .size = 1};
+  bs_world *w = NULL;
+  setenv("BS_NCCL_TEARDOWN", "polite", 1);
+  bs_status st = bs_world_create(&o, &w);
+  unsetenv("BS_NCCL_TEARDOWN");
+  bs_world_destroy(w);
+  assert_int_equal(st, BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "BS_NCCL_TEARDOWN='polite'"));
+  assert_non_null(strstr(bs_err()->message, "finalize"));
+  bs_err_clear();
+}
 #endif
 
 int main(void) {
@@ -298,6 +326,8 @@ int main(void) {
 #ifdef BS_HAVE_NCCL
       cmocka_unit_test(test_collectives),
       cmocka_unit_test(test_destroy_and_init),
+      cmocka_unit_test(test_destroy_by_abort_and_init),
+      cmocka_unit_test(test_bad_teardown_is_refused),
       cmocka_unit_test(test_agree),
       cmocka_unit_test(test_fingerprint),
       cmocka_unit_test(test_hang_is_contained),

@@ -2,6 +2,7 @@
 
 #include "run/bs_child.h"
 #include "run/bs_parent.h"
+#include "run/bs_pool.h"
 
 /* The line as the batch stands: its label, counts so far and budget (the
  * failures are the line's own, counted run by run). */
@@ -36,7 +37,7 @@ bs_status bs_batch_run(bs_batch *b, const bs_run_cfg *cfgs, size_t n,
   for (size_t i = 0; i < n; i += chunk) {
     size_t m = n - i < chunk ? n - i : chunk;
     line_of(b);
-    BS_CHECK(bs_parent_run(cfgs + i, m, &po, out + i));
+    BS_CHECK(bs_pool_run_all(cfgs + i, m, &po, out + i));
     b->done += m;
     bs_batch_line(b, NULL);
   }

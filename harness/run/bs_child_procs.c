@@ -1,5 +1,6 @@
 #include "run/bs_child_procs.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -17,7 +18,10 @@ static void reap(pid_t *pids, int n, bool kill_now) {
   for (int waited = 0, left = n; left > 0;) {
     left = 0;
     for (int i = 0; i < n; i++) {
-      if (pids[i] > 0 && waitpid(pids[i], NULL, WNOHANG) == pids[i])
+      /* ECHILD: not this process's child (a pool's worker, bs_pool.h),
+       * whose parent reaps it */
+      pid_t r = pids[i] > 0 ? waitpid(pids[i], NULL, WNOHANG) : 0;
+      if (r == pids[i] || (r < 0 && errno == ECHILD))
         pids[i] = 0;
       left += pids[i] > 0;
     }

@@ -15,6 +15,7 @@
 #include "run/bs_child_part.h"
 #include "run/bs_child_procs.h"
 #include "run/bs_hangdump.h"
+#include "run/bs_pool.h"
 
 static void start(const bs_run_cfg *base, int p, pid_t *pid) {
   pid_t parent = getpid();
@@ -32,7 +33,10 @@ static void start(const bs_run_cfg *base, int p, pid_t *pid) {
 
 int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
   char dir[] = "/tmp/backstop-ranks.XXXXXX";
-  int n = cfg->ranks, rc = 4;
+  int n = cfg->ranks, rc = bs_pool_run(cfg, fd);
+  if (rc >= 0) /* the pool's workers ran it */
+    return rc;
+  rc = 4;
   pid_t *pids = calloc((size_t)n, sizeof *pids);
   if (!pids || !mkdtemp(dir)) {
     free(pids);

@@ -96,14 +96,17 @@ static void status_line(const exec_state *x) {
   fflush(x->o->out);
 }
 
-static void event(void *arg, size_t job, const bs_job_out *j) {
+static void event(void *arg, size_t job, const bs_job_out *ended) {
   exec_state *x = arg;
-  x->live[job] = !j;
-  if (!j) {
+  x->live[job] = !ended;
+  if (!ended) {
     x->started++;
     status_line(x);
     return;
   }
+  bs_job_out copy = *ended, *j = &copy;
+  if (x->o->ended)
+    x->o->ended(job, j);
   collect(&x->cfgs[job], j, &x->res[job]);
   x->done++;
   FILE *out = x->o->out;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "cfg/bs_run_cfg.h"
+#include "proc/bs_fork.h"
 #include "util/bs_progress.h"
 #include "verdict/bs_result.h"
 
@@ -25,6 +26,9 @@ typedef struct bs_parent_opts {
   bool tty;      /* rewrite a live status line */
   bs_run_child_fn child;
   bs_progress *progress; /* told of every run that ends; NULL: none */
+  /* Called as run `job` ended, before its result is taken from *out
+   * (which it may amend); NULL: none. The rank pool's (bs_pool.h). */
+  void (*ended)(size_t job, bs_job_out *out);
 } bs_parent_opts;
 
 /* The progress of n runs on stderr for a command whose lines go to o->out

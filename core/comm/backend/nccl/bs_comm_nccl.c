@@ -23,6 +23,20 @@
 #include <time.h>
 #include <unistd.h>
 
+/* How bs_comm_destroy tears a healthy communicator down: as PyTorch's
+ * ProcessGroupNCCL::shutdown does under destroy_process_group, which is
+ * what miles' groups go through at sleep and after an asleep sync
+ * (ReloadableProcessGroup.destroy_process_groups, radixark/miles
+ * miles/utils/reloadable_process_group.py). Chosen by BS_NCCL_TEARDOWN:
+ * finalize (the default; torch >= 2.6, pytorch/pytorch#141510:
+ * NCCLComm::finalize = ncclCommFinalize, waitReady, then NCCLComm::destroy
+ * = ncclCommDestroy, torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp and
+ * NCCLUtils.cpp) or abort (torch 2.3 to 2.5, pytorch/pytorch#119250:
+ * shutdown() is abort(), ncclCommAbort of every communicator, as torch's
+ * destructor still does when destroy_process_group was not called). A
+ * failed world's communicator is aborted in either. */
+typedef enum teardown { TEARDOWN_FINALIZE, TEARDOWN_ABORT } teardown;
+
 /* The unique id of the communicator generation `gen` (0: the world's
  * first; each bs_comm_init makes the next). Local rank 0 gets it (makes it
  * on global rank 0, reads it from the run's folder elsewhere) and hands it
@@ -34,6 +48,7 @@ typedef struct nccl_world {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int ndev;
+  teardown teardown; /* how bs_comm_destroy ends a communicator */
 } nccl_world;
 
 /* Device scratch of the front's host exchanges, kept across collectives:
@@ -324,11 +339,29 @@ out:
   return st;
 }
 
+static bs_status teardown_of(teardown *out) {
+  const char *v = getenv("BS_NCCL_TEARDOWN");
+  *out = TEARDOWN_FINALIZE;
+  if (!v || !*v || strcmp(v, "finalize") == 0)
+    return BS_OK;
+  if (strcmp(v, "abort") == 0) {
+    *out = TEARDOWN_ABORT;
+    return BS_OK;
+  }
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "BS_NCCL_TEARDOWN='%s': finalize (torch >= 2.6) or abort "
+                     "(torch 2.3 to 2.5)",
+                     v);
+}
+
 static bs_status nccl_world_init(bs_world *w) {
   bs_status st = BS_OK;
+  teardown how;
   nccl_world *nw = calloc(1, sizeof *nw);
   if (!nw)
     BS_FAIL(BS_ERR_NOMEM, NULL, "nccl: out of memory");
+  BS_CHECK(teardown_of(&how));
+  nw->teardown = how;
   /* NVLink SHARP (NVLS) multicast is off on the lent machines. */
   setenv("NCCL_NVLS_ENABLE", "0", 0);
   cudaError_t e = cudaGetDeviceCount(&nw->ndev);
@@ -445,20 +478,29 @@ out:
   return st;
 }
 
-/* Finalize and destroy, politely and bounded (settle aborts it if that
- * does not finish in time); after a world failure, abort. The exchange
- * scratch goes too: it is GPU memory the engine needs while asleep. */
+/* ncclCommFinalize flushes the communicator's work (settled, bounded:
+ * settle aborts it past the timeout), then ncclCommDestroy frees it. */
+static bs_status finalize_destroy(bs_comm *c) {
+  nccl_rank *nr = c->impl;
+  bs_status st = BS_OK;
+  ncclResult_t r = nr->nc->CommFinalize(nr->comm);
+  if (r == ncclSuccess || r == ncclInProgress)
+    st = settle(c, bs_clock_mono_ns(), false, "ncclCommFinalize");
+  if (nr->comm)
+    nr->nc->CommDestroy(nr->comm);
+  nr->comm = NULL;
+  return st;
+}
+
+/* The exchange scratch goes too: it is GPU memory the engine needs while
+ * asleep. */
 static bs_status nccl_comm_destroy(bs_comm *c) {
   nccl_rank *nr = c->impl;
   bs_status st = BS_OK;
-  if (nr->comm && bs_world_abort_status(c->w) == BS_OK) {
-    ncclResult_t r = nr->nc->CommFinalize(nr->comm);
-    if (r == ncclSuccess || r == ncclInProgress)
-      st = settle(c, bs_clock_mono_ns(), false, "ncclCommFinalize");
-    if (nr->comm)
-      nr->nc->CommDestroy(nr->comm);
-    nr->comm = NULL;
-  }
+  teardown how = ((nccl_world *)c->w->impl)->teardown;
+  if (nr->comm && bs_world_abort_status(c->w) == BS_OK &&
+      how == TEARDOWN_FINALIZE)
+    st = finalize_destroy(c);
   abort_local(nr);
   join_aborter(nr);
   cudaFree(nr->xin.p);
