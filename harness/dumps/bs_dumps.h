@@ -166,7 +166,7 @@ void bs_dumps_free(bs_dumps *d);
  * for messages and for the rank when the dump has none. A second dump of
  * a rank already read is ignored (the JSON copy beside a pickle). */
 bs_status bs_dumps_add(bs_dumps *d, const bs_json *root, const char *name);
-/* The same of a document made in bs_dumps_doc's (bs_pickle_parse). */
+/* The same of a document made in bs_dumps_doc's (bs_pickle_read_doc). */
 bs_status bs_dumps_add_doc(bs_dumps *d, const struct bs_dval *root,
                            const char *name);
 /* The document a dump is read into (reset it before each: what the last

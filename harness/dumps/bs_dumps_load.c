@@ -124,7 +124,7 @@ static bs_status parse(folder *f, const char *data, size_t n, file_kind k,
   BS_CHECK(bs_dumps_doc(f->d, &doc, &pool));
   bs_dval_reset(doc);
   if (k == F_PICKLE) {
-    st = bs_pickle_parse(data, n, pool, doc, root);
+    st = bs_pickle_read_doc(data, n, pool, doc, root);
   } else if ((st = bs_json_parse(data, n, &j)) == BS_OK) {
     st = bs_dval_from_json(&j, pool, doc, root);
     bs_json_free(&j);

@@ -3,7 +3,7 @@
  * (reset, not freed, between dumps, so a folder of thousands reuses one),
  * every string in the folder's string pool (equal strings are one pointer:
  * a key is looked up by pointer). Pickles are read into it directly
- * (bs_pickle_parse); JSON through bs_json (bs_dval_from_json). */
+ * (bs_pickle_read_doc); JSON through bs_json (bs_dval_from_json). */
 #ifndef BS_DVAL_H
 #define BS_DVAL_H
 

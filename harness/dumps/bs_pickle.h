@@ -25,8 +25,8 @@
 /* The pickle's value as *root, made in doc (its strings in pool).
  * BS_ERR_INVALID "pickle: <what> at offset N" on anything else (then *root
  * is NULL), BS_ERR_NOMEM. Protocols 2 to 5. */
-bs_status bs_pickle_parse(const void *data, size_t n, bs_strpool *pool,
-                          bs_dval_doc *doc, bs_dval **root);
+bs_status bs_pickle_read_doc(const void *data, size_t n, bs_strpool *pool,
+                             bs_dval_doc *doc, bs_dval **root);
 /* The same as a bs_json tree (*out empty on an error). */
 bs_status bs_pickle_read(const void *data, size_t n, bs_json *out);
 

@@ -472,8 +472,8 @@ out:
   return st;
 }
 
-bs_status bs_pickle_parse(const void *data, size_t n, bs_strpool *pool,
-                          bs_dval_doc *doc, bs_dval **root) {
+bs_status bs_pickle_read_doc(const void *data, size_t n, bs_strpool *pool,
+                             bs_dval_doc *doc, bs_dval **root) {
   bs_status st = BS_OK;
   reader r = {.p = data, .len = n, .pool = pool, .doc = doc};
   *root = NULL;
@@ -495,7 +495,7 @@ bs_status bs_pickle_read(const void *data, size_t n, bs_json *out) {
   memset(out, 0, sizeof *out);
   if (!pool)
     BS_FAIL(BS_ERR_NOMEM, NULL, "pickle: out of memory");
-  BS_CHECK(bs_pickle_parse(data, n, pool, &doc, &root));
+  BS_CHECK(bs_pickle_read_doc(data, n, pool, &doc, &root));
   st = bs_dval_to_json(root, 2 * n + 1024, out);
 out:
   bs_dval_doc_free(&doc);
