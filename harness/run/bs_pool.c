@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_clock.h"
 #include "bs_file.h"
 #include "bs_span.h"
 #include "catalog/bs_scenario.h"
@@ -60,9 +61,7 @@ static struct {
 } pool;
 
 static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+  return (double)bs_clock_mono_ns() / 1e6;
 }
 
 static void job_dir(size_t job, char *out, size_t n) {
