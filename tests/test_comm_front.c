@@ -17,6 +17,7 @@
 #include "bs_test_faults.h"
 #include "comm/backend/bs_comm_backend.h"
 #include "comm/bs_comm.h"
+#include "comm/front/bs_pg.h"
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -621,6 +622,35 @@ static void test_init_never_joined(void **state) {
   bs_world_destroy(w);
 }
 
+/* Two groups, each with a rank waiting on its missing peer: rank 0's dp0
+ * peer returned (it may have finished the all-reduce rank 0 has not run on
+ * from yet), rank 1's dp1 peer died. The block is about rank 1's wait,
+ * whatever order the ranks are in (test_comm_group's rank-gone case named
+ * rank 0's group 1 time in ~20 under load). */
+static void test_focus_dead_peer_before_returned(void **state) {
+  (void)state;
+  int m0[] = {0, 2}, m1[] = {1, 3};
+  uint64_t d0[2] = {0}, d1[2] = {0};
+  bs_pg dp0 = {.id = 1, .name = "dp0", .n = 2, .members = m0, .last_done = d0};
+  bs_pg dp1 = {.id = 2, .name = "dp1", .n = 2, .members = m1, .last_done = d1};
+  bs_pg *pgs[] = {&dp0, &dp1};
+  bs_coll_args ar = {
+      .op = BS_COLL_ALL_REDUCE, .count = 8, .dt = BS_F32, .seq = 1};
+  bs_rank_pos pos[4] = {{.state = BS_RANK_IN_COLL, .at = ar},
+                        {.state = BS_RANK_IN_COLL, .at = ar},
+                        {.state = BS_RANK_EXITED, .last_seq = 1},
+                        {.state = BS_RANK_DEAD}};
+  pos[0].at.pg = dp0.id;
+  pos[1].at.pg = dp1.id;
+  bs_report_in in = {
+      .status = BS_ERR_RANK_DEAD, .size = 4, .pos = pos, .pgs = pgs, .npgs = 2};
+  assert_true(bs_comm_report_pg_applies(&in));
+  assert_int_equal(bs_comm_report_pg_focus(&in), 1);
+  /* Both peers returned: the lowest waiting rank, as before. */
+  pos[3].state = BS_RANK_EXITED;
+  assert_int_equal(bs_comm_report_pg_focus(&in), 0);
+}
+
 /* The report of n ranks at pos, under a 2 s watchdog (caller frees). */
 static char *report_of(const bs_rank_pos *pos, int n) {
   bs_report_in in = {.status = BS_ERR_TIMEOUT,
@@ -691,6 +721,7 @@ static void test_report_at_max_ranks(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fingerprint_size_mismatch),
+      cmocka_unit_test(test_focus_dead_peer_before_returned),
       cmocka_unit_test(test_report_at_max_ranks),
       cmocka_unit_test(test_destroy_and_init),
       cmocka_unit_test(test_init_never_joined),

@@ -56,49 +56,74 @@ static bool there(const bs_report_in *in, const bs_rank_pos *pi, int gi,
   return !is_p2p(pj->at.op) && pj->at.seq == pi->at.seq;
 }
 
-/* Whether a rank is in no op: gone (returned or dead), or, !gone, anywhere
- * but in an op. */
-static bool idle(const bs_rank_pos *p, bool gone) {
-  return gone ? p->state == BS_RANK_EXITED || p->state == BS_RANK_DEAD
-              : p->state != BS_RANK_IN_COLL;
+/* How surely a rank is in no op, strongest first: dead, gone (returned
+ * or dead: one that returned may have finished the op its waiter has not
+ * run on from yet), anywhere but in an op. */
+typedef enum idle_kind {
+  IDLE_DEAD,
+  IDLE_GONE,
+  IDLE_ELSEWHERE,
+  IDLE_KINDS
+} idle_kind;
+
+static bool idle(const bs_rank_pos *p, idle_kind k) {
+  switch (k) {
+  case IDLE_DEAD:
+    return p->state == BS_RANK_DEAD;
+  case IDLE_GONE:
+    return p->state == BS_RANK_EXITED || p->state == BS_RANK_DEAD;
+  default:
+    return p->state != BS_RANK_IN_COLL;
+  }
 }
 
-/* Whether rank gi's op waits on a rank that is idle so. */
-static bool waits_on_idle(const bs_report_in *in, int gi, bool gone) {
+/* Whether rank gi's op waits on a rank that is idle so (a peer of no
+ * known position counts as elsewhere). */
+static bool waits_on_idle(const bs_report_in *in, int gi, idle_kind k) {
   const bs_rank_pos *pi = pos_of(in, gi);
   if (is_p2p(pi->at.op)) {
     const bs_rank_pos *pj = pos_of(in, pi->at.peer);
-    return !there(in, pi, gi, pi->at.peer) && (pj ? idle(pj, gone) : !gone);
+    return !there(in, pi, gi, pi->at.peer) &&
+           (pj ? idle(pj, k) : k == IDLE_ELSEWHERE);
   }
   for (int j = in->first_rank; j < in->first_rank + in->size; j++) {
     const bs_rank_pos *pj = pos_of(in, j);
     if (j != gi && member(in, pi->at.pg, j) && !there(in, pi, gi, j) &&
-        idle(pj, gone))
+        idle(pj, k))
       return true;
   }
   return false;
 }
 
+/* How much rank gi's wait says of the hang (lower: more): the kind of
+ * peer it waits on, a send after a recv or a collective; IDLE_KINDS * 2
+ * where it waits on no idle peer. */
+static int wait_weight(const bs_report_in *in, int gi) {
+  int send = pos_of(in, gi)->at.op == BS_COLL_SEND ? IDLE_KINDS : 0;
+  for (int k = 0; k < IDLE_KINDS; k++)
+    if (waits_on_idle(in, gi, (idle_kind)k))
+      return send + k;
+  return 2 * IDLE_KINDS;
+}
+
 /* The global rank whose op the block is about; -1: no rank is in one. The
  * lowest rank waiting on a peer that is in no op of its group, by what
- * says most: waiting on a peer that is gone before one that is only
+ * says most (wait_weight): waiting on a peer that died before one that
+ * returned (it may have finished the op), and that before one only
  * elsewhere (between ops, it may be coming), and a recv or a collective
  * before a send (a send the peer took can show as waiting until its thread
  * runs again); else the lowest rank in an op. */
 int bs_comm_report_pg_focus(const bs_report_in *in) {
-  int best = -1, best_rank = 4, lowest = -1;
+  int best = -1, best_weight = 2 * IDLE_KINDS, lowest = -1;
   for (int i = 0; i < in->size; i++) {
     int g = in->first_rank + i;
     if (in->pos[i].state != BS_RANK_IN_COLL)
       continue;
     if (lowest < 0)
       lowest = g;
-    int send = in->pos[i].at.op == BS_COLL_SEND ? 2 : 0;
-    int rank = waits_on_idle(in, g, true)    ? send
-               : waits_on_idle(in, g, false) ? send + 1
-                                             : 4;
-    if (rank < best_rank) {
-      best_rank = rank;
+    int weight = wait_weight(in, g);
+    if (weight < best_weight) {
+      best_weight = weight;
       best = g;
     }
   }
