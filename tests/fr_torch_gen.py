@@ -12,12 +12,14 @@ p2p op, so the p2p scenarios run on "hooked", a backend of this script's
 that hands every op to a gloo group inside it: PyTorch then attaches its
 FlightRecorderHook (what it does for every backend without a recorder of
 its own: nccl2, mpi, ucc, plugins), which records sends and receives too.
-Each rank dumps from a timer thread while its main thread waits in the
-hung op (as a watchdog's dump would), then leaves at once: nothing waits
+Each rank dumps from a thread of its own, once every rank has recorded
+what it will, while its main thread waits in the hung op (as a watchdog's
+dump would), then leaves at once: nothing waits
 for the hung op's timeout. torch is imported once; each job's 4 ranks are
 forked from this process.
 """
 
+import json
 import os
 import socket
 import sys
@@ -34,7 +36,9 @@ import torch.distributed as dist  # noqa: E402
 from torch._C import _distributed_c10d as c10d  # noqa: E402
 
 WORLD = 4
-DUMP_AFTER_S = float(os.environ.get("FR_GEN_DUMP_AFTER_S", "1.5"))
+SETTLE_S = float(os.environ.get("FR_GEN_SETTLE_S", "0.2"))
+WAIT_S = 60  # the bound on every wait for a rank's records
+STORE = []  # this rank's store, for the jobs that leave early
 
 
 class Hooked(c10d.Backend):
@@ -138,6 +142,7 @@ def nodump(r, g):
     """Rank 3 dies after the first all_reduce, without a dump."""
     dist.all_reduce(ones(4))
     if r == 3:
+        STORE[0].set(f"rec/{r}", "1")  # it has recorded all it will
         os._exit(0)
     dist.all_reduce(ones(4))
 
@@ -151,32 +156,42 @@ def clean(r, g):
     dist.all_gather(out, ones(4))
 
 
-# name: (job, backend, pickle (else JSON), truth)
+# name: (job, backend, pickle (else JSON), truth, the entries each rank
+# records before the dump: the hung op included, the ops it never reaches
+# not; the dump waits for them, not for a time, so a loaded machine gives
+# the same dumps)
 JOBS = {
     "skip": (skip, "gloo", True,
-             "status hang\ngroup 0\nseq 2\nop all_reduce\nculprit 3\nexit 1"),
+             "status hang\ngroup 0\nseq 2\nop all_reduce\nculprit 3\nexit 1",
+             (2, 2, 2, 1)),
     "size": (size, "gloo", False,
              "status desync\ngroup 0\nseq 2\nop all_reduce\nmismatch size\n"
-             "culprit 1\nexit 1"),
+             "culprit 1\nexit 1",
+             (2, 2, 2, 2)),
     "op": (op, "gloo", True,
            "status desync\ngroup 0\nseq 2\nop broadcast\nmismatch op\n"
-           "culprit 2\nexit 1"),
+           "culprit 2\nexit 1",
+             (2, 2, 2, 2)),
     "groups": (groups, "gloo", True,
                "status hang\ngroup 4\nmembers 1,3\nseq 2\nop all_reduce\n"
-               "culprit 3\nexit 1"),
+               "culprit 3\nexit 1",
+             (5, 4, 5, 4)),
     "pipeline": (pipeline, "hooked", False,
                  "status hang\ngroup 0\np2p recv\nwaiting 3\nculprit 2\n"
-                 "exit 1"),
+                 "exit 1", (3, 5, 4, 3)),
     "pipeline_sync": (pipeline_sync, "hooked", True,
                       "status hang\ngroup 0\nseq 2\nop all_reduce\n"
-                      "culprit 2\nexit 1"),
+                      "culprit 2\nexit 1",
+             (4, 6, 5, 3)),
     "coalesced": (coalesced, "gloo", False,
                   "status desync\ngroup 0\nseq 2\nop all_reduce\n"
-                  "mismatch size\nculprit 0\nexit 1"),
+                  "mismatch size\nculprit 0\nexit 1",
+             (2, 2, 2, 2)),
     "nodump": (nodump, "gloo", True,
                "status hang\ngroup 0\nseq 2\nop all_reduce\nculprit 3\n"
-               "exit 1"),
-    "clean": (clean, "gloo", True, "status clean\nexit 0"),
+               "exit 1", (2, 2, 2, 1)),
+    "clean": (clean, "gloo", True, "status clean\nexit 0",
+             (4, 4, 4, 4)),
 }
 
 
@@ -191,31 +206,42 @@ def dump(r, out, backend, pickle):
                    os.path.join(out, f"rank_{r}"))
 
 
+def entries(backend):
+    """How many entries this rank's recorder holds now."""
+    return len(json.loads(c10d._dump_fr_trace_json(backend=backend))
+               .get("entries", []))
+
+
 def rank_main(r, name, port, out):
-    job, backend, pickle, _ = JOBS[name]
+    job, backend, pickle, _, counts = JOBS[name]
     os.environ["TORCH_FR_DUMP_TEMP_FILE"] = os.path.join(out, "rank_")
     if backend == "hooked":
         dist.Backend.register_backend("hooked", Hooked, devices=["cpu"])
     store = dist.TCPStore("127.0.0.1", port, is_master=False,
                           timeout=__import__("datetime").timedelta(seconds=30))
     store = dist.PrefixStore(name, store)
+    STORE.append(store)
     dist.init_process_group(backend, store=store, rank=r, world_size=WORLD)
-    # The time to dump counts from when every rank is up, so that a slow
-    # start on a loaded machine does not cut the job short.
-    store.set(f"up/{r}", "1")
 
-    def at_deadline():
-        store.wait([f"up/{k}" for k in range(WORLD)])
-        time.sleep(DUMP_AFTER_S)
+    # Each rank dumps once every rank has recorded all it will (its hung op
+    # included): however slow the machine, the dumps hold the same entries.
+    def when_recorded():
+        until = time.monotonic() + WAIT_S
+        while entries(backend) < counts[r] and time.monotonic() < until:
+            time.sleep(0.02)
+        store.set(f"rec/{r}", "1")
+        store.wait([f"rec/{k}" for k in range(WORLD)],
+                   __import__("datetime").timedelta(seconds=WAIT_S))
+        time.sleep(SETTLE_S)
         dump(r, out, backend, pickle)
         os._exit(0)
 
-    threading.Thread(target=at_deadline, daemon=True).start()
+    threading.Thread(target=when_recorded, daemon=True).start()
     try:
         job(r, None)
     except RuntimeError:  # a peer gone (nodump): a hang all the same
         pass
-    time.sleep(DUMP_AFTER_S + 30)  # the timer thread dumps and exits
+    time.sleep(2 * WAIT_S + 10)  # the dumping thread ends the process
 
 
 def free_port():

@@ -649,6 +649,10 @@ static void test_focus_dead_peer_before_returned(void **state) {
   /* Both peers returned: the lowest waiting rank, as before. */
   pos[3].state = BS_RANK_EXITED;
   assert_int_equal(bs_comm_report_pg_focus(&in), 0);
+  /* Unless rank 2 returned having completed dp0's #1: rank 0 has only
+   * not run on from it yet, and rank 1's wait is the hang. */
+  d0[1] = 1;
+  assert_int_equal(bs_comm_report_pg_focus(&in), 1);
 }
 
 /* The report of n ranks at pos, under a 2 s watchdog (caller frees). */

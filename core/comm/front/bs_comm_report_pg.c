@@ -45,10 +45,23 @@ static bool member(const bs_report_in *in, int pg, int g) {
   return p ? bs_pg_rank_of(p, g) >= 0 : true;
 }
 
-/* Whether global rank j is where rank i's op needs it. */
+/* Whether global rank j has completed collective pi in its group: it is
+ * not what pi waits on, wherever it went after (it may have returned). */
+static bool done_it(const bs_report_in *in, const bs_rank_pos *pi, int j) {
+  const bs_pg *g = pg_of(in, pi->at.pg);
+  const bs_rank_pos *pj = pos_of(in, j);
+  if (g)
+    return bs_pg_rank_of(g, j) >= 0 &&
+           g->last_done[bs_pg_rank_of(g, j)] >= pi->at.seq;
+  return pj && pj->last_seq >= pi->at.seq;
+}
+
+/* Whether global rank j is where rank i's op needs it, or past it. */
 static bool there(const bs_report_in *in, const bs_rank_pos *pi, int gi,
                   int j) {
   const bs_rank_pos *pj = pos_of(in, j);
+  if (!is_p2p(pi->at.op) && done_it(in, pi, j))
+    return true;
   if (!pj || pj->state != BS_RANK_IN_COLL || pj->at.pg != pi->at.pg)
     return false;
   if (is_p2p(pi->at.op))
