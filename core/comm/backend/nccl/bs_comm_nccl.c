@@ -14,6 +14,7 @@
 #include "bs_clock.h"
 #include "bs_file.h"
 #include "comm/backend/nccl/bs_nccl_lib.h"
+#include "comm/backend/nccl/bs_nccl_reap.h"
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -65,9 +66,7 @@ typedef struct nccl_rank {
   cudaStream_t stream;
   float *one;        /* the barrier's one element */
   scratch xin, xout; /* host exchanges */
-  pthread_t aborter; /* ncclCommAbort of a failed communicator */
-  bool aborting;
-  int gen; /* of the communicator it has, or last had */
+  int gen;           /* of the communicator it has, or last had */
 } nccl_rank;
 
 static void nap_us(long us) {
@@ -97,30 +96,14 @@ static bs_status status_of(ncclResult_t r) {
   }
 }
 
-static void *abort_comm(void *comm) {
-  const bs_nccl_lib *nc = NULL;
-  if (bs_nccl_lib_get(&nc) == BS_OK)
-    nc->CommAbort((ncclComm_t)comm);
-  return NULL;
-}
-
-/* The communicator goes to an aborter thread (joined at rank_fini); the
- * rank returns without waiting for NCCL's teardown. */
+/* The communicator goes to a thread of its own for ncclCommAbort (joined
+ * at the world's end, bs_nccl_reap.h); the rank returns without waiting
+ * for NCCL's teardown. */
 static void abort_local(nccl_rank *nr) {
   if (!nr->comm)
     return;
-  if (!nr->aborting &&
-      pthread_create(&nr->aborter, NULL, abort_comm, nr->comm) == 0)
-    nr->aborting = true;
-  else
-    abort_comm(nr->comm);
+  bs_nccl_reap(nr->comm, true);
   nr->comm = NULL;
-}
-
-static void join_aborter(nccl_rank *nr) {
-  if (nr->aborting)
-    pthread_join(nr->aborter, NULL);
-  nr->aborting = false;
 }
 
 /* An NCCL error on one rank ends the world: its local peers stop waiting. */
@@ -382,6 +365,7 @@ out:
 
 static void nccl_world_fini(bs_world *w) {
   nccl_world *nw = w->impl;
+  bs_nccl_reap_all();
   if (nw) {
     pthread_mutex_destroy(&nw->mu);
     pthread_cond_destroy(&nw->cv);
@@ -479,7 +463,8 @@ out:
 }
 
 /* ncclCommFinalize flushes the communicator's work (settled, bounded:
- * settle aborts it past the timeout), then ncclCommDestroy frees it. */
+ * settle aborts it past the timeout), then ncclCommDestroy frees it, off
+ * the rank's path (bs_nccl_reap.h). */
 static bs_status finalize_destroy(bs_comm *c) {
   nccl_rank *nr = c->impl;
   bs_status st = BS_OK;
@@ -487,7 +472,7 @@ static bs_status finalize_destroy(bs_comm *c) {
   if (r == ncclSuccess || r == ncclInProgress)
     st = settle(c, bs_clock_mono_ns(), false, "ncclCommFinalize");
   if (nr->comm)
-    nr->nc->CommDestroy(nr->comm);
+    bs_nccl_reap(nr->comm, false);
   nr->comm = NULL;
   return st;
 }
@@ -502,7 +487,6 @@ static bs_status nccl_comm_destroy(bs_comm *c) {
       how == TEARDOWN_FINALIZE)
     st = finalize_destroy(c);
   abort_local(nr);
-  join_aborter(nr);
   cudaFree(nr->xin.p);
   cudaFree(nr->xout.p);
   nr->xin = nr->xout = (scratch){0};
