@@ -97,8 +97,8 @@ static bs_status status_of(ncclResult_t r) {
 }
 
 /* The communicator goes to a thread of its own for ncclCommAbort (joined
- * at the world's end, bs_nccl_reap.h); the rank returns without waiting
- * for NCCL's teardown. */
+ * when the next world starts or at exit, bs_nccl_reap.h); the rank returns
+ * without waiting for NCCL's teardown. */
 static void abort_local(nccl_rank *nr) {
   if (!nr->comm)
     return;
@@ -345,6 +345,7 @@ static bs_status nccl_world_init(bs_world *w) {
     BS_FAIL(BS_ERR_NOMEM, NULL, "nccl: out of memory");
   BS_CHECK(teardown_of(&how));
   nw->teardown = how;
+  bs_nccl_reap_all(); /* the last world's communicators */
   /* NVLink SHARP (NVLS) multicast is off on the lent machines. */
   setenv("NCCL_NVLS_ENABLE", "0", 0);
   cudaError_t e = cudaGetDeviceCount(&nw->ndev);
@@ -365,7 +366,6 @@ out:
 
 static void nccl_world_fini(bs_world *w) {
   nccl_world *nw = w->impl;
-  bs_nccl_reap_all();
   if (nw) {
     pthread_mutex_destroy(&nw->mu);
     pthread_cond_destroy(&nw->cv);

@@ -17,6 +17,13 @@ typedef struct reaper {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static reaper *reapers;
+static pthread_once_t at_exit = PTHREAD_ONCE_INIT;
+
+/* No NCCL thread may be left in a communicator while the process's exit
+ * unloads CUDA under it. */
+static void join_at_exit(void) {
+  atexit(bs_nccl_reap_all);
+}
 
 static void free_comm(ncclComm_t comm, bool abort) {
   const bs_nccl_lib *nc = NULL;
@@ -35,6 +42,7 @@ static void *reap_main(void *arg) {
 }
 
 void bs_nccl_reap(ncclComm_t comm, bool abort) {
+  pthread_once(&at_exit, join_at_exit);
   reaper *r = malloc(sizeof *r);
   if (r) {
     *r = (reaper){.comm = comm, .abort = abort};

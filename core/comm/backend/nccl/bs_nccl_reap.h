@@ -5,8 +5,9 @@
  * src/init.cc): every destroy took 0.5 s, half of a run's time on the
  * H200 (docs/performance.md). The rank hands the communicator over and
  * goes on, as it already did with a failed one; its GPU memory is back
- * within those 0.5 s, and bs_nccl_reap_all waits for every hand-over
- * before the world ends. Internal to the nccl backend. */
+ * within those 0.5 s. bs_nccl_reap_all waits for every hand-over: when
+ * the next world starts (a pool worker's next run: by then they are done)
+ * and at the process's exit. Internal to the nccl backend. */
 #ifndef BS_NCCL_REAP_H
 #define BS_NCCL_REAP_H
 
@@ -19,7 +20,7 @@
  * be had, here and now. */
 void bs_nccl_reap(ncclComm_t comm, bool abort);
 
-/* Waits for every communicator handed over so far. */
+/* Waits for every communicator handed over so far (also run at exit). */
 void bs_nccl_reap_all(void);
 
 #endif
