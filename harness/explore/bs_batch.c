@@ -38,7 +38,9 @@ bs_status bs_batch_run(bs_batch *b, const bs_run_cfg *cfgs, size_t n,
     size_t m = n - i < chunk ? n - i : chunk;
     line_of(b);
     BS_CHECK(bs_pool_run_all(cfgs + i, m, &po, out + i));
-    b->done += m;
+    for (size_t k = i; k < i + m;
+         k++) /* a run a signal cut short is not done */
+      b->done += out[k].verdict != BS_INTERRUPTED;
     bs_batch_line(b, NULL);
   }
 out:
