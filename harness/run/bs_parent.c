@@ -108,6 +108,8 @@ static void event(void *arg, size_t job, const bs_job_out *ended) {
   if (x->o->ended)
     x->o->ended(job, j);
   collect(&x->cfgs[job], j, &x->res[job]);
+  if (x->o->settle)
+    x->o->settle(&x->cfgs[job], &x->res[job], x->o->settle_arg);
   x->done++;
   FILE *out = x->o->out;
   if (out && x->o->tty)
