@@ -147,11 +147,33 @@ static void json_scenario(bs_buf *b, const bs_sweep_campaign *w,
   bs_buf_printf(b, "]}");
 }
 
+/* The runs the summary counts, scenario by scenario: a counting pass that
+ * did not pass (cut short by a signal, or failed) stands for its
+ * scenario's runs. Shallow copies, owned by the campaign. */
+static bs_result *listed(const bs_sweep_campaign *w, size_t *n) {
+  bs_result *all = calloc(w->n + w->nbase + 1, sizeof *all);
+  *n = 0;
+  for (size_t i = 0; all && i < w->nbase; i++) {
+    const bs_swept *s = &w->sc[i];
+    if (!bs_sweep_campaign_count_ok(s))
+      all[(*n)++] = s->count;
+    for (size_t k = s->first; k < s->first + s->n; k++)
+      all[(*n)++] = w->res[k];
+  }
+  return all;
+}
+
 static int save_reports(const bs_sweep_campaign *w) {
   bs_buf b = {0}, m = {0};
+  size_t n = 0;
+  bs_result *runs = listed(w, &n);
   int rc = 0;
+  if (!runs) {
+    fprintf(stderr, "backstop sweep: out of memory writing the reports\n");
+    return 1;
+  }
   if (w->o.json) {
-    bs_report_json(&b, w->res, w->n, NULL, 0);
+    bs_report_json(&b, runs, n, NULL, 0);
     bs_buf_printf(&m, "[");
     for (size_t i = 0; i < w->nbase; i++) {
       bs_buf_printf(&m, "%s\n    ", i ? "," : "");
@@ -164,10 +186,11 @@ static int save_reports(const bs_sweep_campaign *w) {
     bs_buf_free(&m);
   }
   if (w->o.junit) {
-    bs_report_junit_sweep(&b, w->res, w->n);
+    bs_report_junit_sweep(&b, runs, n);
     rc |= bs_cmd_save("sweep", w->o.junit, &b);
     bs_buf_free(&b);
   }
+  free(runs);
   return rc;
 }
 

@@ -82,18 +82,20 @@ static int marked(int *engines) {
   return n;
 }
 
-/* backstop run, stalled: rank 0 sleeps a minute before a collective (the
- * watchdog and the deadline further still), in dir, marked. */
-static pid_t start_stalled(const char *extra) {
+/* backstop CMD steady-normal, stalled: rank 0 sleeps a minute before a
+ * collective (the watchdog and the deadline further still), in dir,
+ * marked, a progress line for every run that ends (BS_PROGRESS_S=0). */
+static pid_t start_stalled_cmd(const char *command, const char *extra) {
   char cmd[1024];
   BS_TEST_NEEDS_FAULTS();
   snprintf(mark, sizeof mark, "%ld-%ld", (long)getpid(), (long)time(NULL));
   snprintf(cmd, sizeof cmd,
-           "cd %s && exec env BS_TEST_TREE=%s '%s' run steady-normal "
-           "--ranks 2 --fault name=comm/stall,rank=0,nth=3,failinfo=60000 "
+           "cd %s && exec env BS_TEST_TREE=%s BS_PROGRESS_S=0 '%s' %s "
+           "steady-normal --ranks 2 "
+           "--fault name=comm/stall,rank=0,nth=3,failinfo=60000 "
            "--timeout-ms 100000 --deadline-s 100 --json r.json %s "
            ">out.txt 2>err.txt",
-           dir, mark, getenv("BACKSTOP_BIN"), extra);
+           dir, mark, getenv("BACKSTOP_BIN"), command, extra);
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
@@ -107,6 +109,10 @@ static pid_t start_stalled(const char *extra) {
     nap_ms(10);
   assert_true(engines >= 2);
   return pid;
+}
+
+static pid_t start_stalled(const char *extra) {
+  return start_stalled_cmd("run", extra);
 }
 
 /* Its wait status, within the bound. */
@@ -245,6 +251,30 @@ static void test_sweep_counts_interrupted(void **state) {
   free(xml);
 }
 
+/* A sweep cut short in its counting pass: the JSON lists that pass as the
+ * run the summary counts interrupted, and no progress line counts it done.
+ */
+static void test_sweep_counting_interrupted(void **state) {
+  (void)state;
+  pid_t pid = start_stalled_cmd("sweep", "--point engine/send -j 1");
+  assert_int_equal(kill(pid, SIGINT), 0);
+  int ws = wait_bounded(pid);
+  tree_gone();
+  assert_true(WIFEXITED(ws));
+  assert_int_equal(WEXITSTATUS(ws), 130);
+  char *out = slurp("out.txt"), *err = slurp("err.txt"),
+       *json = slurp("r.json");
+  assert_non_null(strstr(out, "1 interrupted"));
+  assert_non_null(strstr(json, "\"verdict\": \"interrupted\""));
+  assert_non_null(strstr(json, "\"summary\": {\"runs\": 1, "));
+  assert_int_equal(count_after(json, "\"interrupted\": "), 1);
+  assert_non_null(strstr(err, "sweep: counting: 0/1 runs"));
+  assert_null(strstr(err, "sweep: counting: 1/1 runs"));
+  free(out);
+  free(err);
+  free(json);
+}
+
 /* A mutant whose runs were cut short is neither killed nor survived. */
 static void test_mutants_count_interrupted(void **state) {
   (void)state;
@@ -294,6 +324,7 @@ int main(void) {
       cmocka_unit_test(test_sighup_ends_the_tree),
       cmocka_unit_test(test_sigkill_leaves_no_orphan),
       cmocka_unit_test(test_sweep_counts_interrupted),
+      cmocka_unit_test(test_sweep_counting_interrupted),
       cmocka_unit_test(test_mutants_count_interrupted),
       cmocka_unit_test(test_fuzz_counts_interrupted),
   };

@@ -33,12 +33,16 @@ bs_status bs_batch_run(bs_batch *b, const bs_run_cfg *cfgs, size_t n,
   bs_parent_opts po = {.jobs = b->jobs,
                        .verbosity = -1,
                        .child = bs_child_run,
-                       .progress = &b->line};
+                       .progress = &b->line,
+                       .settle = b->settle,
+                       .settle_arg = b->settle_arg};
   for (size_t i = 0; i < n; i += chunk) {
     size_t m = n - i < chunk ? n - i : chunk;
     line_of(b);
     BS_CHECK(bs_pool_run_all(cfgs + i, m, &po, out + i));
-    b->done += m;
+    for (size_t k = i; k < i + m;
+         k++) /* a run a signal cut short is not done */
+      b->done += out[k].verdict != BS_INTERRUPTED;
     bs_batch_line(b, NULL);
   }
 out:

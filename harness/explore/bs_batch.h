@@ -23,6 +23,10 @@ typedef struct bs_batch {
   size_t done, total; /* runs so far and in all (0: not known ahead) */
   double budget_s;    /* > 0: a time budget, the line shows what is left */
   bs_progress line;   /* bs_batch_run's and bs_batch_line's */
+  /* Each run's result as it ends, before the line counts it (the
+   * parent's settle); NULL: none. */
+  void (*settle)(const bs_run_cfg *cfg, bs_result *res, void *arg);
+  void *settle_arg;
 } bs_batch;
 
 /* Runs cfgs[0..n) (out[i] for cfgs[i]); only the runner failing is an

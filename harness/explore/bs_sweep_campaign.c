@@ -130,19 +130,21 @@ out:
   return st;
 }
 
+/* A sweep run's verdict as it ends, so the progress line counts what the
+ * summary will: its swept fault is its last, after the fixed ones. */
+static void settle_run(const bs_run_cfg *cfg, bs_result *res, void *arg) {
+  const bool *strict = arg;
+  bs_sweep_settle(cfg, res, scenario_faults(cfg->scn) + cfg->nfaults - 1,
+                  *strict);
+}
+
 bs_status bs_sweep_campaign_run(bs_sweep_campaign *w) {
-  bs_status st = BS_OK;
   w->batch.label = "sweep";
   w->batch.done = 0;
   w->batch.total = w->n;
-  BS_CHECK(bs_batch_run(&w->batch, w->cfgs, w->n, w->res));
-  for (size_t k = 0; k < w->nbase; k++) {
-    const bs_swept *s = &w->sc[k];
-    for (size_t i = s->first; i < s->first + s->n; i++)
-      bs_sweep_settle(&w->cfgs[i], &w->res[i], s->fixed, w->o.strict);
-  }
-out:
-  return st;
+  w->batch.settle = settle_run;
+  w->batch.settle_arg = &w->o.strict;
+  return bs_batch_run(&w->batch, w->cfgs, w->n, w->res);
 }
 
 void bs_sweep_campaign_free(bs_sweep_campaign *w) {

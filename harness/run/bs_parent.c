@@ -108,6 +108,8 @@ static void event(void *arg, size_t job, const bs_job_out *ended) {
   if (x->o->ended)
     x->o->ended(job, j);
   collect(&x->cfgs[job], j, &x->res[job]);
+  if (x->o->settle)
+    x->o->settle(&x->cfgs[job], &x->res[job], x->o->settle_arg);
   x->done++;
   FILE *out = x->o->out;
   if (out && x->o->tty)
@@ -117,8 +119,9 @@ static void event(void *arg, size_t job, const bs_job_out *ended) {
       (x->o->verbosity >= 0 || x->res[job].verdict != BS_PASS))
     bs_report_table_line(out, &x->res[job], x->o->verbosity);
   status_line(x);
-  if (x->o->progress && j->end != BS_JOB_NOT_STARTED) {
-    bs_verdict v = x->res[job].verdict;
+  bs_verdict v = x->res[job].verdict;
+  /* A run a signal cut short is not done. */
+  if (x->o->progress && v != BS_INTERRUPTED) {
     bs_progress_add(x->o->progress,
                     v == BS_FAIL || v == BS_HANG || v == BS_CRASH,
                     v == BS_VACUOUS);

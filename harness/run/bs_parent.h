@@ -29,6 +29,10 @@ typedef struct bs_parent_opts {
   /* Called as run `job` ended, before its result is taken from *out
    * (which it may amend); NULL: none. The rank pool's (bs_pool.h). */
   void (*ended)(size_t job, bs_job_out *out);
+  /* Called on each run's result as it is taken, before progress counts
+   * it (a campaign's own verdict); NULL: none. */
+  void (*settle)(const bs_run_cfg *cfg, bs_result *res, void *arg);
+  void *settle_arg;
 } bs_parent_opts;
 
 /* The progress of n runs on stderr for a command whose lines go to o->out
