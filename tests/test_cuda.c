@@ -417,6 +417,24 @@ static void test_destroy_gives_back_reservations(void **state) {
   }
 }
 
+/* A kernel that writes to an address no allocation holds ends the
+ * context for good (a sticky error): bs_dev_cuda_settled, which a rank
+ * worker asks before it is kept for the next run, says so. Settled
+ * before it. The last test: nothing on this GPU works after it. */
+static void test_sticky_error_is_unsettled(void **state) {
+  (void)state;
+  NEED_GPU();
+  assert_int_equal(bs_dev_cuda_settled(), BS_OK);
+  dbuf src = dalloc(4096);
+  assert_int_equal(bs_dev_sm_copy(gpu, (void *)(uintptr_t)4096, src.va, 4096),
+                   BS_OK);
+  assert_int_not_equal(bs_dev_sync(gpu), BS_OK);
+  bs_err_clear();
+  assert_int_equal(bs_dev_cuda_settled(), BS_ERR_FATAL);
+  assert_non_null(strstr(bs_err()->message, "CUDA context unusable"));
+  bs_err_clear();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_select),
@@ -428,6 +446,7 @@ int main(void) {
       cmocka_unit_test(test_region_round_trip),
       cmocka_unit_test(test_destroy_gives_back_reservations),
       cmocka_unit_test(test_free_paused_double_release),
+      cmocka_unit_test(test_sticky_error_is_unsettled),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -52,8 +52,9 @@ static char *report(const char *path) {
 
 /* The runs of args, each in fresh processes and then in the pool: the
  * same report (json), and the pool's line on stderr; its workers, fewer
- * than the runs' processes (some were kept for a later run). */
-static void same_in_pool(const char *args, int runs, int ranks) {
+ * than the runs' processes (some were kept for a later run). Returns
+ * how many workers the pool forked. */
+static int same_in_pool(const char *args, int runs, int ranks) {
   char cmd[512], line[96];
   snprintf(cmd, sizeof cmd, "%s --spawn -j 1 --json plain.json", args);
   int rc = backstop(cmd);
@@ -71,6 +72,7 @@ static void same_in_pool(const char *args, int runs, int ranks) {
   assert_string_equal(a, b);
   free(a);
   free(b);
+  return forked;
 }
 
 /* Each mutant's run, then the fixed core's, in workers kept from run to
@@ -89,6 +91,25 @@ static void test_after_a_fault(void **state) {
   same_in_pool("run steady-normal rank-death engine-death steady-maincast "
                "--ranks 4",
                4, 4);
+}
+
+/* Every fault scenario, its faults firing, run by run in the same
+ * workers: a run that contained its fault keeps them (what a fault left
+ * in a process would change a later run's bytes), and only a rank's
+ * death or a failure costs a fresh one. */
+static void test_fault_runs_keep_workers(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  same_in_pool("run @fault --ranks 2", 17, 2);
+  /* engine-death kills engines, never a rank: three runs, two workers. */
+  assert_int_equal(same_in_pool("run engine-death --ranks 2 --repeat 3", 3, 2),
+                   2);
+  char *json = slurp("pool.json"); /* each run's fault fired */
+  size_t fired = 0;
+  for (const char *at = json; (at = strstr(at, "\"fired_total\": 1")); at++)
+    fired++;
+  assert_int_equal(fired, 3);
+  free(json);
 }
 
 /* Past the deadline the parent asks the run's child, which asks worker 0,
@@ -117,6 +138,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_mutants_then_core, setup, teardown),
       cmocka_unit_test_setup_teardown(test_after_a_fault, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fault_runs_keep_workers, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_hang_dumps, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,6 +40,12 @@ bs_status bs_dev_create(const char *kind, int device, bs_dev **out);
  * must live on its own GPU). */
 bs_status bs_dev_create_for_rank(const char *kind, int rank, bs_dev **out);
 void bs_dev_destroy(bs_dev *d);
+/* Whether the CUDA context this process made (if any) is still usable
+ * after its devices are gone: nothing pending and no sticky error (an
+ * illegal address ends a context for good, and every later CUDA call
+ * fails). BS_OK where no context was made. A rank worker is kept for the
+ * next run only then (harness/run/bs_pool.h). */
+bs_status bs_dev_cuda_settled(void);
 
 /* Granularity of the va and phys calls (0 for no device). */
 size_t bs_dev_page(const bs_dev *d);

@@ -9,10 +9,12 @@
  *
  * Nothing of one run reaches the next: the driver disarms every fault,
  * mutant and trap before it arms a run's, each run has a folder of its
- * own, and a worker is kept only when the run passed, armed no fault and
- * the worker returned cleanly; every other worker of the run (one that a fault,
- * a failure, a deadline, a crash or a signal touched) is killed and a
- * fresh one forked in its place before the next run starts. Workers die
+ * own, and a worker is kept only when the run passed (a fault it
+ * contained included), the worker returned cleanly, left no process of
+ * the run behind and its CUDA context is usable (bs_dev_cuda_settled);
+ * every other worker of the run (one that a failure, a deadline, a crash,
+ * a rank's death or a signal touched) is killed and a fresh one forked in
+ * its place before the next run starts. Workers die
  * with the parent (PR_SET_PDEATHSIG), are killed on a stop signal, and
  * leave when the parent closes their channel (bs_pool_stop), writing their
  * spans (bs_span.h) as they go. Off unless BS_RANK_POOL=1, and only for
@@ -51,9 +53,9 @@ int bs_pool_run(const bs_run_cfg *cfg, int fd);
 
 /* In the parent as run `job` ended (out: how its child ended): waits
  * (bounded) for each of its workers' word, keeps those that say they are
- * clean (the run passed, armed no fault, the process returned its result)
- * after a child that exited, and replaces the others. When worker 0 died
- * of a signal and the run left no result, *out says so, as a spawned
+ * clean (the run passed, the process returned its result and is as a
+ * fresh one) after a child that exited, and replaces the others. When worker 0
+ * died of a signal and the run left no result, *out says so, as a spawned
  * process 0's death would. Does nothing without a pool. */
 void bs_pool_after(size_t job, bs_job_out *out);
 

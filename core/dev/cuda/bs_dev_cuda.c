@@ -14,6 +14,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "bs_span.h"
@@ -522,6 +523,22 @@ static bs_status probe(int device) {
   return BS_OK;
 }
 
+/* Set once this process has a primary context: asking a process that
+ * never made one would make one (or fail on a machine without a GPU). */
+static atomic_bool context_made;
+
+bs_status bs_dev_cuda_settled(void) {
+  if (!atomic_load(&context_made))
+    return BS_OK;
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess)
+    e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return bs_err_fail(BS_ERR_FATAL, NULL, "CUDA context unusable: %s",
+                       cudaGetErrorString(e));
+  return BS_OK;
+}
+
 int bs_dev_cuda_count(void) {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
@@ -547,6 +564,7 @@ bs_status bs_dev_cuda_create(int device, bs_dev **out) {
   if (e != cudaSuccess)
     BS_FAIL(BS_ERR_UNSUPPORTED, NULL, "no CUDA device: cuda:%d context: %s",
             device, cudaGetErrorString(e));
+  atomic_store(&context_made, true);
   BS_CHECK(resolve(&c->fn));
   BS_CHECK(setup_vmm(c, &d->page));
   e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
