@@ -38,9 +38,11 @@ static void test_own_gpus_are_threads(void **state) {
   bs_run_cfg c = cfg(8);
   bs_nccl_info in = info(22809, 8);
   unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
+  unsetenv("NCCL_MAX_NCHANNELS");
   assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
   assert_false(c.spawn);
   assert_null(getenv("NCCL_MULTI_RANK_GPU_ENABLE"));
+  assert_null(getenv("NCCL_MAX_NCHANNELS"));
 }
 
 static void test_shared_gpu_spawns(void **state) {
@@ -48,9 +50,18 @@ static void test_shared_gpu_spawns(void **state) {
   bs_run_cfg c = cfg(8);
   bs_nccl_info in = info(23007, 1);
   unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
+  unsetenv("NCCL_MAX_NCHANNELS");
   assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
   assert_true(c.spawn);
   assert_string_equal(getenv("NCCL_MULTI_RANK_GPU_ENABLE"), "1");
+  /* Ranks sharing a GPU's SMs get one channel each, unless the user
+   * chose. */
+  assert_string_equal(getenv("NCCL_MAX_NCHANNELS"), "1");
+  setenv("NCCL_MAX_NCHANNELS", "4", 1);
+  c = cfg(8);
+  assert_int_equal(bs_nccl_plan_place(&c, &in), BS_OK);
+  assert_string_equal(getenv("NCCL_MAX_NCHANNELS"), "4");
+  unsetenv("NCCL_MAX_NCHANNELS");
   /* A custom driver keeps its ranks in one process: nothing to spawn. */
   bs_scenario drive = {.name = "config-matrix", .drive = (bs_drive_fn)1};
   c = cfg(8);

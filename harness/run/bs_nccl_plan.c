@@ -95,6 +95,12 @@ bs_status bs_nccl_plan_shared_gpu(int on_host, const bs_nccl_info *in) {
         on_host, in->gpus, in->gpus == 1 ? "" : "s", in->lib,
         in->version / 10000, in->version / 100 % 100, in->version % 100);
   setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
+  /* Ranks that share a GPU share its SMs: with NCCL's default channels
+   * each rank's kernels and connections take many blocks, and on the H200
+   * 8 ranks ran steady-normal 3.7x slower than with one channel (5.2 s
+   * against 1.4 s a run, docs/performance.md). The channel count is
+   * NCCL's tuning, not what Backstop tests; a value the user set wins. */
+  setenv("NCCL_MAX_NCHANNELS", "1", 0);
   return BS_OK;
 }
 

@@ -6,7 +6,8 @@
  * under an outside launcher that cannot be done, and it is a usage error
  * naming the process mode. A shared GPU needs NCCL >= 2.30: below that, a
  * usage error that says where a newer NCCL comes from. Sets
- * NCCL_MULTI_RANK_GPU_ENABLE=1 when GPUs are shared (unless set). */
+ * NCCL_MULTI_RANK_GPU_ENABLE=1 and NCCL_MAX_NCHANNELS=1 when GPUs are
+ * shared (each unless set). */
 #ifndef BS_NCCL_PLAN_H
 #define BS_NCCL_PLAN_H
 
@@ -48,7 +49,8 @@ bs_status bs_nccl_plan_require(const char *backend, const char *device,
                                bs_nccl_info *out);
 
 /* on_host NCCL ranks on in's GPUs: BS_OK (setting
- * NCCL_MULTI_RANK_GPU_ENABLE=1 when they share one), or BS_ERR_INVALID
+ * NCCL_MULTI_RANK_GPU_ENABLE=1 and NCCL_MAX_NCHANNELS=1 when they share
+ * one, each unless set), or BS_ERR_INVALID
  * when sharing needs a newer NCCL, saying where one comes from. */
 bs_status bs_nccl_plan_shared_gpu(int on_host, const bs_nccl_info *in);
 
