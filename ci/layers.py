@@ -66,6 +66,13 @@ CORE_FACE = {
     "core/bs_core_testing.h",
 }
 SEES_CORE_WHOLE = ("tests", "bench")
+# Headers private to some folders of a part: who may include them. The
+# world's structures are the front's and the simulator's (the world's own
+# machinery); the NCCL backend reads the front through bs_comm_backend.h.
+PRIVATE = {
+    "core/comm/front/bs_comm_state.h": ("core/comm/front/",
+                                        "core/comm/backend/sim/", "tests/"),
+}
 
 
 def part_of(path):
@@ -158,6 +165,9 @@ def check(root, files, extra=(), graph=None):
         a, b = part_of(f), part_of(t)
         if a is None or b is None:
             continue
+        if t in PRIVATE and not f.startswith(PRIVATE[t]):
+            errors.append(f'{f}:{line}: includes "{inc}", private to '
+                          f"{', '.join(PRIVATE[t])} (ci/layers.py PRIVATE)")
         if module(f) != module(t) and module(t) in impl:
             mods.setdefault(module(f), set()).add(module(t))
         if a == b:
@@ -276,6 +286,8 @@ def self_test(root, files):
         [("harness/driver/bs_driver.c", "memsaver/bs_ms.h", 1)],
         [("scenarios/sc_source_joins.c", "backup/bs_source.h", 1)],
         [("cli/bs_main.c", "sync/bs_engine.h", 1)],
+        [("core/comm/backend/nccl/bs_comm_nccl.c",
+          "comm/front/bs_comm_state.h", 1)],
     ]
     bad = 0
     before = set(check(root, files))

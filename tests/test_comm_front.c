@@ -15,7 +15,7 @@
 
 #include "bs_fault_control.h"
 #include "bs_test_faults.h"
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 #include "comm/bs_comm.h"
 #include "comm/front/bs_pg.h"
 

@@ -1,12 +1,8 @@
-/* Internal to the communicator: the world and comm structures, the backend
- * vtable and the calls the backends make back into the front. Only
- * bs_comm*.c and bs_world.c include it. */
+/* Internal to the communicator: the backend vtable, what the front hands
+ * a backend and the calls the backends make back into the front. The
+ * structures themselves are in comm/front/bs_comm_state.h. */
 #ifndef BS_COMM_BACKEND_H
 #define BS_COMM_BACKEND_H
-
-#include <pthread.h>
-#include <semaphore.h>
-#include <stdatomic.h>
 
 #include "comm/bs_comm.h"
 #include "comm/front/bs_flight.h"
@@ -103,70 +99,21 @@ extern const bs_comm_backend bs_comm_nccl_backend;
 bs_status bs_comm_nccl_info(bs_nccl_info *out);
 #endif
 
-struct bs_comm {
-  bs_world *w;
-  int rank;  /* local index */
-  int grank; /* global rank */
-  bs_dev *dev;
-  uint64_t seq; /* last collective_seq_id issued */
-  bs_flight *fr;
-  bool gone;        /* exited or dead: later collectives fail fast */
-  bool destroyed;   /* bs_comm_destroy: no communicator until bs_comm_init */
-  uint64_t fail_ns; /* when a collective first returned the world's failure */
-  void *swapped;    /* comm/diverge: the buffer of a swapped shared result */
-  bool turn;        /* it holds one of the world's turns (bs_world_turn) */
-  /* Waited for a turn between the world's failure and fail_ns: the
-   * simulator's cores shared by thousands of ranks, where a real rank has
-   * its own, so not part of its detection time (bs_world_detect_ms). */
-  uint64_t queued_ns;
-  uint64_t turn_wait_ns; /* every wait for a turn */
-  /* Where more ranks than cores run, its run_delay (bs_clock_run_delay_ns)
-   * as its last wait began: what it waited for a CPU from then until it
-   * returned the failure joins queued_ns. */
-  uint64_t run_delay_ns;
-  void *impl;
-  /* A process group's handle (bs_comm_group): its rank's world handle,
-   * the group, this rank's place in it; NULL, -1 on the world's own. */
-  bs_comm *parent;
-  bs_pg *pg;
-  int pg_rank;
-  uint64_t p2p_seq; /* last p2p_seq_id issued */
-};
-
-struct bs_world {
-  bs_world_opts o; /* normalised: size, timeout, slots, global size */
-  const bs_comm_backend *be;
-  void *impl;
-  bs_comm *comms;
-  bs_rank_fn fn;
-  void *const *args;
-  bs_watchdog *wd;
-  bool ran;
-  _Atomic int abort_st;      /* bs_status; BS_OK while healthy */
-  pthread_mutex_t settle_mu; /* one rank settles, the others wait for it */
-  bool settled;              /* the cause below is the job's, not this one's */
-  /* A scan of a shared result (bs_coll_args.view), made by the first rank
-   * and read by the others (under settle_mu): what scan found in the
-   * result of collective scan_seq. */
-  const void *scan_fn;
-  uint64_t scan_seq;
-  int scan_found;
-  pthread_mutex_t mu; /* guards everything below */
-  bs_rank_pos *pos;
-  char *report;
-  bs_rank_pos *fail_pos;     /* where the ranks were at the failure (npos of */
-  int fail_npos, fail_first; /* them, the first a global rank) */
-  char cause[256];
-  uint64_t stall_ns, end_ns;
-  bs_status *rank_st;
-  bs_error *rank_err;
-  bs_pg **pgs; /* the process groups made here, by id - 1; under mu */
-  int npgs, pgs_cap;
-  /* A world of more ranks than BS_WORLD_RUNNING_MAX: at most that many run
-   * outside a collective at once (bs_world_turn). */
-  bool turns;
-  sem_t running;
-};
+/* What a backend reads of the front's state: the NCCL backend sees no
+ * more than these; the simulator, which is the world's own machinery,
+ * sees the structures (comm/front/bs_comm_state.h, ci/layers.py). */
+bs_world *bs_comm_front_world(const bs_comm *c);
+int bs_comm_front_local(const bs_comm *c); /* index among the world's ranks */
+void *bs_comm_front_impl(const bs_comm *c);
+void bs_comm_front_set_impl(bs_comm *c, void *impl);
+/* c's process group (NULL on the world's own handle). */
+bs_pg *bs_comm_front_pg(const bs_comm *c);
+/* Where c's rank is now (read under the world's lock). */
+bs_rank_pos bs_comm_front_pos(const bs_comm *c);
+/* The world's options, normalised (size, timeout, global size, ...). */
+const bs_world_opts *bs_world_options(const bs_world *w);
+void *bs_world_impl(const bs_world *w);
+void bs_world_set_impl(bs_world *w, void *impl);
 
 /* Thousands of rank threads computing at once on a few cores all finish
  * late together (each gets 1/N of the machine): nothing arrives anywhere

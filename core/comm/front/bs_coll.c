@@ -1,6 +1,6 @@
 /* A collective's names and sizes, as the flight recorder, the reports and
  * the backends see them. */
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 const char *bs_coll_name(bs_coll c) {
   static const char *const names[BS_COLL_COUNT] = {

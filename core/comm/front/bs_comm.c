@@ -4,7 +4,7 @@
  * arms the watchdog, and turns a backend failure into an error record that
  * names the collective and the world's cause. agree() and check_same() are
  * built on the same path. */
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -35,6 +35,33 @@ int bs_comm_front_size(const bs_comm *c) {
 
 int bs_comm_front_rank(const bs_comm *c) {
   return c->pg ? c->pg_rank : c->grank;
+}
+
+bs_world *bs_comm_front_world(const bs_comm *c) {
+  return c->w;
+}
+
+int bs_comm_front_local(const bs_comm *c) {
+  return c->rank;
+}
+
+void *bs_comm_front_impl(const bs_comm *c) {
+  return c->impl;
+}
+
+void bs_comm_front_set_impl(bs_comm *c, void *impl) {
+  c->impl = impl;
+}
+
+bs_pg *bs_comm_front_pg(const bs_comm *c) {
+  return c->pg;
+}
+
+bs_rank_pos bs_comm_front_pos(const bs_comm *c) {
+  pthread_mutex_lock(&c->w->mu);
+  bs_rank_pos p = c->w->pos[c->rank];
+  pthread_mutex_unlock(&c->w->mu);
+  return p;
 }
 
 int bs_comm_local_size(const bs_comm *c) {

@@ -1,6 +1,6 @@
 /* Process groups (bs_comm.h): a group of the world made by its first
  * member here (the others find it), and a member's handle of it. */
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>

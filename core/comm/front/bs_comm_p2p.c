@@ -2,7 +2,7 @@
  * (p2p_seq_id per group, PyTorch's), flight-recorder entries as PyTorch
  * writes them, the watchdog, and the world's failure in the error record;
  * the backend moves the bytes. */
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include "comm/front/bs_comm_report.h"
 
 #include "bs_clock.h"
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>

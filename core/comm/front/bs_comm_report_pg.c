@@ -9,7 +9,7 @@
  * blames the peer when it is in no matching op. */
 #include "comm/front/bs_comm_report.h"
 
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>

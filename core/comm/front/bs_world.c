@@ -1,6 +1,6 @@
 /* The world: N local ranks on their own threads, their results, the
  * watchdog, and the first failure with its report. */
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 #include "bs_clock.h"
 #include "bs_span.h"
@@ -318,6 +318,18 @@ bs_status bs_world_rank_status(const bs_world *w, int rank, bs_error *err) {
   if (err)
     *err = w->rank_err[rank];
   return w->rank_st[rank];
+}
+
+const bs_world_opts *bs_world_options(const bs_world *w) {
+  return &w->o;
+}
+
+void *bs_world_impl(const bs_world *w) {
+  return w->impl;
+}
+
+void bs_world_set_impl(bs_world *w, void *impl) {
+  w->impl = impl;
 }
 
 const char *bs_world_report(const bs_world *w) {

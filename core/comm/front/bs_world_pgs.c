@@ -1,7 +1,7 @@
 /* The world's table of process groups (bs_comm_group.c makes them): a
  * copy of it for those that must not hold the world's lock, and its end
  * with the world. */
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * for from outside (the runner's deadline) finds their flight recorders
  * and where each rank is. A fixed table: worlds are few. */
 #include "comm/front/bs_world_running.h"
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 enum { MAX_RUNNING = 64 };
 

@@ -74,13 +74,21 @@ static void nap_us(long us) {
   nanosleep(&ts, NULL);
 }
 
+static nccl_rank *nr_of(const bs_comm *c) {
+  return bs_comm_front_impl(c);
+}
+
+static nccl_world *nw_of(const bs_comm *c) {
+  return bs_world_impl(bs_comm_front_world(c));
+}
+
 /* Processes sharing a GPU create their CUDA contexts one after another, so
  * a communicator's init waits for its slowest peer's start: the watchdog's
  * timeout plus this grace. */
 enum { INIT_GRACE_MS = 5000 };
 
 static uint64_t deadline_of(const bs_world *w, uint64_t since, bool init) {
-  int ms = w->o.timeout_ms + (init ? INIT_GRACE_MS : 0);
+  int ms = bs_world_options(w)->timeout_ms + (init ? INIT_GRACE_MS : 0);
   return since + (uint64_t)ms * 1000000ull;
 }
 
@@ -108,28 +116,30 @@ static void abort_local(nccl_rank *nr) {
 
 /* An NCCL error on one rank ends the world: its local peers stop waiting. */
 static bs_status fail_nccl(bs_comm *c, ncclResult_t r, const char *what) {
-  nccl_rank *nr = c->impl;
+  nccl_rank *nr = nr_of(c);
   bs_status st = status_of(r);
   const bs_nccl_lib *nc = nr->nc;
   const char *last = nr->comm ? nc->GetLastError(nr->comm) : "";
-  bs_world_fail(c->w, st, 0, NULL, 0, "rank %d: %s: NCCL %s%s%s", c->grank,
-                what, nc->GetErrorString(r), last[0] ? ": " : "", last);
+  bs_world_fail(bs_comm_front_world(c), st, 0, NULL, 0,
+                "rank %d: %s: NCCL %s%s%s", bs_comm_rank(c), what,
+                nc->GetErrorString(r), last[0] ? ": " : "", last);
   abort_local(nr);
-  return bs_err_fail(st, NULL, "rank %d: %s: NCCL %s", c->grank, what,
+  return bs_err_fail(st, NULL, "rank %d: %s: NCCL %s", bs_comm_rank(c), what,
                      nc->GetErrorString(r));
 }
 
 static bs_status fail_cuda(bs_comm *c, cudaError_t e, const char *what) {
-  return bs_err_fail(BS_ERR_COPY, NULL, "rank %d: %s: CUDA %s", c->grank, what,
-                     cudaGetErrorString(e));
+  return bs_err_fail(BS_ERR_COPY, NULL, "rank %d: %s: CUDA %s", bs_comm_rank(c),
+                     what, cudaGetErrorString(e));
 }
 
 /* Polls until the communicator's work (and the stream's, if asked) is done;
  * the world's abort or the timeout abort this rank's communicator. */
 static bs_status settle(bs_comm *c, uint64_t since, bool stream,
                         const char *what) {
-  nccl_rank *nr = c->impl;
-  uint64_t deadline = deadline_of(c->w, since, !stream);
+  nccl_rank *nr = nr_of(c);
+  bs_world *w = bs_comm_front_world(c);
+  uint64_t deadline = deadline_of(w, since, !stream);
   for (;;) {
     ncclResult_t ae = ncclSuccess;
     nr->nc->CommGetAsyncError(nr->comm, &ae);
@@ -141,9 +151,9 @@ static bs_status settle(bs_comm *c, uint64_t since, bool stream,
       return BS_OK;
     if (q != cudaSuccess && q != cudaErrorNotReady)
       return fail_cuda(c, q, what);
-    bs_status ab = bs_world_abort_status(c->w);
+    bs_status ab = bs_world_abort_status(w);
     if (ab == BS_OK && bs_clock_mono_ns() >= deadline)
-      ab = bs_world_timeout(c->w, c->rank, since);
+      ab = bs_world_timeout(w, bs_comm_front_local(c), since);
     if (ab != BS_OK) {
       abort_local(nr);
       return ab;
@@ -195,11 +205,11 @@ static ncclResult_t enqueue(nccl_rank *nr, const bs_coll_args *a,
 
 static bs_status run(bs_comm *c, const bs_coll_args *a, const void *send,
                      void *recv) {
-  nccl_rank *nr = c->impl;
+  nccl_rank *nr = nr_of(c);
   uint64_t since = bs_clock_mono_ns();
   if (!nr->comm)
     return bs_err_fail(BS_ERR_ABORTED, NULL, "rank %d: communicator aborted",
-                       c->grank);
+                       bs_comm_rank(c));
   ncclResult_t r = enqueue(nr, a, send, recv);
   if (r != ncclSuccess && r != ncclInProgress)
     return fail_nccl(c, r, bs_coll_name(a->op));
@@ -217,7 +227,7 @@ static bs_status grow(bs_comm *c, scratch *s, size_t n) {
   if (e != cudaSuccess)
     return bs_err_fail(BS_ERR_NOMEM, NULL,
                        "rank %d: exchange scratch of %zu bytes: CUDA %s",
-                       c->grank, want, cudaGetErrorString(e));
+                       bs_comm_rank(c), want, cudaGetErrorString(e));
   s->n = want;
   return BS_OK;
 }
@@ -227,7 +237,7 @@ static bs_status grow(bs_comm *c, scratch *s, size_t n) {
  * for a peer's kernel on a shared GPU). */
 static bs_status run_host(bs_comm *c, const bs_coll_args *a) {
   bs_status st = BS_OK;
-  nccl_rank *nr = c->impl;
+  nccl_rank *nr = nr_of(c);
   size_t in = bs_coll_in_bytes(a, bs_comm_front_size(c));
   size_t outn = bs_coll_out_bytes(a, bs_comm_front_size(c));
   cudaError_t e = cudaSuccess;
@@ -296,16 +306,17 @@ static bs_status make_id(const bs_nccl_lib *nc, const char *path,
 /* Generation 0's id travels in uid_path, later ones in uid_path.<gen>. */
 static void uid_file(const bs_world *w, int gen, char *out, size_t n) {
   if (gen == 0)
-    snprintf(out, n, "%s", w->o.uid_path);
+    snprintf(out, n, "%s", bs_world_options(w)->uid_path);
   else
-    snprintf(out, n, "%s.%d", w->o.uid_path, gen);
+    snprintf(out, n, "%s.%d", bs_world_options(w)->uid_path, gen);
 }
 
 static bs_status unique_id(const bs_world *w, int gen, ncclUniqueId *id) {
   bs_status st = BS_OK;
+  const bs_world_opts *o = bs_world_options(w);
   char path[4200] = "";
-  bool local = w->o.global_size == w->o.size;
-  if (!local && !w->o.uid_path)
+  bool local = o->global_size == o->size;
+  if (!local && !o->uid_path)
     BS_FAIL(BS_ERR_CONFIG, NULL,
             "nccl: ranks in several processes need uid_path to share the "
             "unique id");
@@ -313,10 +324,10 @@ static bs_status unique_id(const bs_world *w, int gen, ncclUniqueId *id) {
   BS_CHECK(bs_nccl_lib_get(&nc));
   if (!local)
     uid_file(w, gen, path, sizeof path);
-  if (local || w->o.first_rank == 0) {
+  if (local || o->first_rank == 0) {
     BS_CHECK(make_id(nc, path, id));
   } else {
-    BS_CHECK(uid_read(w, path, id, w->o.timeout_ms + INIT_GRACE_MS));
+    BS_CHECK(uid_read(w, path, id, o->timeout_ms + INIT_GRACE_MS));
   }
 out:
   return st;
@@ -357,7 +368,7 @@ static bs_status nccl_world_init(bs_world *w) {
   BS_CHECK(unique_id(w, 0, &nw->id));
   pthread_mutex_init(&nw->mu, NULL);
   pthread_cond_init(&nw->cv, NULL);
-  w->impl = nw;
+  bs_world_set_impl(w, nw);
   nw = NULL;
 out:
   free(nw);
@@ -365,21 +376,22 @@ out:
 }
 
 static void nccl_world_fini(bs_world *w) {
-  nccl_world *nw = w->impl;
+  nccl_world *nw = bs_world_impl(w);
   if (nw) {
     pthread_mutex_destroy(&nw->mu);
     pthread_cond_destroy(&nw->cv);
   }
   free(nw);
-  w->impl = NULL;
+  bs_world_set_impl(w, NULL);
 }
 
 /* Locked (mu): waits on cv until *have reaches want, the world fails or
  * the init's deadline passes; whether it did. */
 static bool wait_have(bs_comm *c, pthread_mutex_t *mu, pthread_cond_t *cv,
                       const int *have, int want) {
-  uint64_t until = deadline_of(c->w, bs_clock_mono_ns(), true);
-  while (*have < want && bs_world_abort_status(c->w) == BS_OK &&
+  bs_world *w = bs_comm_front_world(c);
+  uint64_t until = deadline_of(w, bs_clock_mono_ns(), true);
+  while (*have < want && bs_world_abort_status(w) == BS_OK &&
          bs_clock_mono_ns() < until) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -394,19 +406,19 @@ static bool wait_have(bs_comm *c, pthread_mutex_t *mu, pthread_cond_t *cv,
 }
 
 static bs_status no_id(bs_comm *c, const char *what) {
-  bs_status ab = bs_world_abort_status(c->w);
+  bs_status ab = bs_world_abort_status(bs_comm_front_world(c));
   return bs_err_fail(ab != BS_OK ? ab : BS_ERR_TIMEOUT, NULL,
-                     "rank %d: no unique id for %s", c->grank, what);
+                     "rank %d: no unique id for %s", bs_comm_rank(c), what);
 }
 
 /* Generation gen's id: local rank 0 fetches and hands it out, the others
  * wait for it (bounded; the world's failure ends the wait). */
 static bs_status id_of(bs_comm *c, int gen, ncclUniqueId *out) {
   bs_status st = BS_OK;
-  nccl_world *nw = c->w->impl;
-  if (c->rank == 0) {
+  nccl_world *nw = nw_of(c);
+  if (bs_comm_front_local(c) == 0) {
     ncclUniqueId id;
-    BS_CHECK(unique_id(c->w, gen, &id));
+    BS_CHECK(unique_id(bs_comm_front_world(c), gen, &id));
     pthread_mutex_lock(&nw->mu);
     nw->id = id;
     nw->gen = gen;
@@ -429,7 +441,7 @@ out:
 /* A non-blocking init, settled within the timeout and the start grace. */
 static bs_status create_comm(bs_comm *c, ncclUniqueId id) {
   bs_status st = BS_OK;
-  nccl_rank *nr = c->impl;
+  nccl_rank *nr = nr_of(c);
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
   cfg.blocking = 0;
   uint64_t since = bs_clock_mono_ns();
@@ -445,16 +457,16 @@ out:
 /* bs_comm_init after bs_comm_destroy: the next generation's communicator. */
 static bs_status recreate(bs_comm *c) {
   bs_status st = BS_OK;
-  nccl_rank *nr = c->impl;
+  nccl_rank *nr = nr_of(c);
   ncclUniqueId id;
   if (nr->comm)
     BS_FAIL(BS_ERR_STATE, NULL, "rank %d: comm_init over a live communicator",
-            c->grank);
-  if (c->pg)
+            bs_comm_rank(c));
+  if (bs_comm_front_pg(c))
     BS_FAIL(BS_ERR_UNSUPPORTED, NULL,
             "rank %d: group %s: only the world's communicator is made again "
             "(make a new group instead)",
-            c->grank, c->pg->name);
+            bs_comm_rank(c), bs_comm_front_pg(c)->name);
   BS_CHECK(id_of(c, nr->gen + 1, &id));
   nr->gen++;
   BS_CHECK(create_comm(c, id));
@@ -466,7 +478,7 @@ out:
  * settle aborts it past the timeout), then ncclCommDestroy frees it, off
  * the rank's path (bs_nccl_reap.h). */
 static bs_status finalize_destroy(bs_comm *c) {
-  nccl_rank *nr = c->impl;
+  nccl_rank *nr = nr_of(c);
   bs_status st = BS_OK;
   ncclResult_t r = nr->nc->CommFinalize(nr->comm);
   if (r == ncclSuccess || r == ncclInProgress)
@@ -480,10 +492,10 @@ static bs_status finalize_destroy(bs_comm *c) {
 /* The exchange scratch goes too: it is GPU memory the engine needs while
  * asleep. */
 static bs_status nccl_comm_destroy(bs_comm *c) {
-  nccl_rank *nr = c->impl;
+  nccl_rank *nr = nr_of(c);
   bs_status st = BS_OK;
-  teardown how = ((nccl_world *)c->w->impl)->teardown;
-  if (nr->comm && bs_world_abort_status(c->w) == BS_OK &&
+  teardown how = nw_of(c)->teardown;
+  if (nr->comm && bs_world_abort_status(bs_comm_front_world(c)) == BS_OK &&
       how == TEARDOWN_FINALIZE)
     st = finalize_destroy(c);
   abort_local(nr);
@@ -504,13 +516,13 @@ static bs_status nccl_coll(bs_comm *c, const bs_coll_args *a) {
 /* A handle's own NCCL state: its GPU, stream and barrier element. */
 static bs_status rank_setup(bs_comm *c) {
   bs_status st = BS_OK;
-  nccl_world *nw = c->w->impl;
+  nccl_world *nw = nw_of(c);
   nccl_rank *nr = calloc(1, sizeof *nr);
   if (!nr)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "nccl: rank %d", c->grank);
-  c->impl = nr;
+    BS_FAIL(BS_ERR_NOMEM, NULL, "nccl: rank %d", bs_comm_rank(c));
+  bs_comm_front_set_impl(c, nr);
   BS_CHECK(bs_nccl_lib_get(&nr->nc));
-  cudaError_t e = cudaSetDevice(c->grank % nw->ndev);
+  cudaError_t e = cudaSetDevice(bs_comm_rank(c) % nw->ndev);
   if (e == cudaSuccess)
     e = cudaStreamCreateWithFlags(&nr->stream, cudaStreamNonBlocking);
   if (e == cudaSuccess)
@@ -527,7 +539,7 @@ out:
 
 static bs_status nccl_rank_init(bs_comm *c) {
   bs_status st = BS_OK;
-  nccl_world *nw = c->w->impl;
+  nccl_world *nw = nw_of(c);
   BS_CHECK(rank_setup(c));
   BS_CHECK(create_comm(c, nw->id));
 out:
@@ -535,7 +547,7 @@ out:
 }
 
 static void nccl_rank_fini(bs_comm *c) {
-  nccl_rank *nr = c->impl;
+  nccl_rank *nr = nr_of(c);
   if (!nr)
     return;
   if (nr->nc)
@@ -544,7 +556,7 @@ static void nccl_rank_fini(bs_comm *c) {
     cudaStreamDestroy(nr->stream);
   cudaFree(nr->one);
   free(nr);
-  c->impl = NULL;
+  bs_comm_front_set_impl(c, NULL);
 }
 
 /* NCCL has no deadlock detector, but this process knows when one of its
@@ -553,13 +565,10 @@ static void nccl_rank_fini(bs_comm *c) {
  * report names it. Ranks in other processes learn of it from their own
  * watchdog timeout in settle(). A rank that merely returned is no failure. */
 static void nccl_rank_gone(bs_comm *c) {
-  bs_world *w = c->w;
-  pthread_mutex_lock(&w->mu);
-  bs_rank_pos p = w->pos[c->rank];
-  pthread_mutex_unlock(&w->mu);
+  bs_rank_pos p = bs_comm_front_pos(c);
   if (p.state == BS_RANK_DEAD)
-    bs_world_fail(w, BS_ERR_RANK_DEAD, p.since_ns, NULL, 0, "rank %d died: %s",
-                  c->grank, p.why);
+    bs_world_fail(bs_comm_front_world(c), BS_ERR_RANK_DEAD, p.since_ns, NULL, 0,
+                  "rank %d died: %s", bs_comm_rank(c), p.why);
 }
 
 /* The pollers see the world's abort status on their next turn. */
@@ -615,7 +624,8 @@ static void nccl_group_free(bs_world *w, bs_pg *pg) {
 }
 
 static bool here(const bs_world *w, int rank) {
-  return rank >= w->o.first_rank && rank < w->o.first_rank + w->o.size;
+  const bs_world_opts *o = bs_world_options(w);
+  return rank >= o->first_rank && rank < o->first_rank + o->size;
 }
 
 /* Whether every member of pg is a rank of this process. */
@@ -628,32 +638,35 @@ static bool all_here(const bs_world *w, const bs_pg *pg) {
 
 static bs_status group_id(bs_comm *c, ncclUniqueId *id) {
   bs_status st = BS_OK;
-  nccl_group *ng = c->pg->impl;
-  const bs_nccl_lib *nc = ((nccl_rank *)c->impl)->nc;
+  bs_world *w = bs_comm_front_world(c);
+  const bs_world_opts *o = bs_world_options(w);
+  bs_pg *pg = bs_comm_front_pg(c);
+  nccl_group *ng = pg->impl;
+  const bs_nccl_lib *nc = nr_of(c)->nc;
   char path[4200] = "";
-  bool local = all_here(c->w, c->pg);
-  if (!local && !c->w->o.uid_path)
+  bool local = all_here(w, pg);
+  if (!local && !o->uid_path)
     BS_FAIL(BS_ERR_CONFIG, NULL,
             "nccl: group %s spans processes: it needs uid_path for its id",
-            c->pg->name);
+            pg->name);
   if (!local)
-    bs_pg_file(c->pg, c->w->o.uid_path, path, sizeof path);
-  if (c->pg_rank == 0) {
+    bs_pg_file(pg, o->uid_path, path, sizeof path);
+  if (bs_comm_front_rank(c) == 0) {
     BS_CHECK(make_id(nc, path, id));
     pthread_mutex_lock(&ng->mu);
     ng->id = *id;
     ng->have = 1;
     pthread_cond_broadcast(&ng->cv);
     pthread_mutex_unlock(&ng->mu);
-  } else if (!here(c->w, c->pg->members[0])) {
-    BS_CHECK(uid_read(c->w, path, id, c->w->o.timeout_ms + INIT_GRACE_MS));
+  } else if (!here(w, pg->members[0])) {
+    BS_CHECK(uid_read(w, path, id, o->timeout_ms + INIT_GRACE_MS));
   } else {
     pthread_mutex_lock(&ng->mu);
     bool got = wait_have(c, &ng->mu, &ng->cv, &ng->have, 1);
     *id = ng->id;
     pthread_mutex_unlock(&ng->mu);
     if (!got)
-      BS_CHECK(no_id(c, c->pg->name));
+      BS_CHECK(no_id(c, bs_comm_front_pg(c)->name));
   }
 out:
   return st;
@@ -674,12 +687,12 @@ out:
 /* ---- point-to-point: the ops in one NCCL group, settled as one ---- */
 
 static bs_status nccl_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
-  nccl_rank *nr = c->impl;
+  nccl_rank *nr = nr_of(c);
   const bs_nccl_lib *nc = nr->nc;
   uint64_t since = bs_clock_mono_ns();
   if (!nr->comm)
     return bs_err_fail(BS_ERR_ABORTED, NULL, "rank %d: communicator aborted",
-                       c->grank);
+                       bs_comm_rank(c));
   ncclResult_t r = nc->GroupStart();
   for (size_t i = 0; r == ncclSuccess && i < n; i++)
     r = ops[i].send ? nc->Send(ops[i].buf, ops[i].count, nccl_type(ops[i].dt),

@@ -10,7 +10,7 @@
 #ifndef BS_P2P_H
 #define BS_P2P_H
 
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 typedef struct bs_p2p bs_p2p;
 

@@ -10,7 +10,7 @@
 #ifndef BS_P2P_FILES_H
 #define BS_P2P_FILES_H
 
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 /* c's ops (peers: ranks of its group); publish(w): the world's failure
  * to the other processes. */

@@ -20,7 +20,7 @@
 #ifndef BS_RDV_H
 #define BS_RDV_H
 
-#include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_comm_state.h"
 
 /* One global rank's place on the board. */
 typedef struct bs_rdv_slot {
