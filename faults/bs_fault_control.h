@@ -43,6 +43,10 @@ enum {
   BS_FAULT_OFF_SCHEDULE = 1, /* its rank leaves the common schedule */
   BS_FAULT_LEAVES = 2,       /* its rank leaves the run */
   BS_FAULT_CORRUPTS = 4,     /* it corrupts bytes a digest covers */
+  /* A watchdog waits it out: one timeout when one rank fires it, two when
+   * every rank does (each waits out its own bound). A point whose
+   * failinfo is milliseconds (BS_FAILINFO_MS) waits that long instead. */
+  BS_FAULT_WAITS_OUT = 8,
 };
 
 /* What a point's failinfo is (the .def's FAILINFO), as fuzz draws it. */

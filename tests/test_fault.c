@@ -175,8 +175,8 @@ static void test_explains(void **state) {
 
 /* The .def's WHAT and FAILINFO columns say what the hand-written lists did:
  * the uniform-schedule oracle's diverging points, agreement's rank_exit,
- * fuzz's corrupting points (those explaining a hash mismatch) and its
- * switch of failinfo draws. */
+ * fuzz's corrupting points (those explaining a hash mismatch), its
+ * switch of failinfo draws, and the deadline's waited-out init_skip. */
 static void test_what(void **state) {
   (void)state;
   static const char *const off_schedule[] = {
@@ -187,13 +187,15 @@ static void test_what(void **state) {
     bool off = false;
     for (size_t k = 0; k < sizeof off_schedule / sizeof *off_schedule; k++)
       off |= strcmp(p->name, off_schedule[k]) == 0;
-    unsigned known =
-        BS_FAULT_OFF_SCHEDULE | BS_FAULT_LEAVES | BS_FAULT_CORRUPTS;
+    unsigned known = BS_FAULT_OFF_SCHEDULE | BS_FAULT_LEAVES |
+                     BS_FAULT_CORRUPTS | BS_FAULT_WAITS_OUT;
     assert_int_equal(p->what & ~known, 0);
     if (!of_old(p))
       continue;
     assert_int_equal(!!(p->what & BS_FAULT_OFF_SCHEDULE), off);
     assert_int_equal(!!(p->what & BS_FAULT_LEAVES), i == BS_FP_COMM_RANK_EXIT);
+    assert_int_equal(!!(p->what & BS_FAULT_WAITS_OUT),
+                     i == BS_FP_COMM_INIT_SKIP);
     assert_int_equal(!!(p->what & BS_FAULT_CORRUPTS),
                      bs_fault_catalogue_explains(i, BS_ERR_HASH_MISMATCH));
   }

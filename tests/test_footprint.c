@@ -1,4 +1,4 @@
-/* A world's footprint against the machine's room (run/bs_footprint.h):
+/* A world's footprint against the machine's room (plan/bs_footprint.h):
  * linear in the ranks but for the padding, the room from a cgroup's
  * files and meminfo, the largest world that fits, and the message. */
 #include <setjmp.h>

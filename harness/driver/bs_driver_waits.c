@@ -8,33 +8,31 @@
 /* The communicator's watchdog timeout when a run names none. */
 #define DEFAULT_TIMEOUT_MS 10000
 
-/* The points a firing of which is a wait, and how long: whole timeouts
- * when every rank fires it (all) or one does (one), else the spec's
- * failinfo in ms, each time it fires. */
-static const struct {
-  const char *point;
-  int all, one;
-} waits[] = {
-    /* every rank skipping waits out its own bound, twice the timeout; one
-     * skipping rank is found by its peers' watchdog */
-    {"comm/init_skip", 2, 1},
-    {"comm/init_late", 0, 0},
-    {"comm/stall", 0, 0},
-};
+/* What a firing of point p costs in waiting: whole watchdog timeouts
+ * for a point a watchdog waits out (two when every rank fires it, one
+ * when one does), the spec's failinfo in ms each time it fires for a
+ * point whose failinfo is milliseconds, else nothing (the .def's rows). */
+static double point_ms(const bs_fault_point *p, const bs_fault_spec *f,
+                       int timeout_ms) {
+  if (p->what & BS_FAULT_WAITS_OUT)
+    return (f->rank < 0 ? 2.0 : 1.0) * timeout_ms;
+  if (p->draw != BS_FAILINFO_MS)
+    return 0;
+  long times = f->times > 1 ? f->times : 1;
+  return (double)f->failinfo * (double)times;
+}
 
 static double cost_ms(const bs_fault_spec *f, int timeout_ms,
                       const char **point) {
   double most = 0;
-  for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
-    if (!bs_fault_spec_matches(f->name, waits[i].point))
+  for (int id = 0; id < BS_FP_COUNT; id++) {
+    const bs_fault_point *p = bs_fault_catalogue_get((bs_fault_point_id)id);
+    if (!bs_fault_spec_matches(f->name, p->name))
       continue;
-    int timeouts = f->rank < 0 ? waits[i].all : waits[i].one;
-    long times = f->times > 1 ? f->times : 1;
-    double ms = timeouts ? (double)timeouts * timeout_ms
-                         : (double)f->failinfo * (double)times;
+    double ms = point_ms(p, f, timeout_ms);
     if (ms > most) {
       most = ms;
-      *point = waits[i].point;
+      *point = p->name;
     }
   }
   return most;

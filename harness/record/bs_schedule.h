@@ -1,5 +1,5 @@
 /* A rank's collective schedule, read back from its flight-recorder dump
- * (core/bs_flight.h): what the uniform-schedule oracle compares across
+ * (comm/front/bs_flight.h): what the uniform-schedule oracle compares across
  * ranks and what the timeline draws. */
 #ifndef BS_SCHEDULE_H
 #define BS_SCHEDULE_H
