@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,15 +58,12 @@ void bs_span_forked(void) {
   forked_at = 0;
 }
 
-void bs_span_flush(void) {
+void bs_span_save(void) {
   const char *dir = getenv("BS_SPANS");
-  char path[4096], line[2048];
+  char path[4096], tmp[4200], line[2048];
   size_t n = 0;
   if (!dir || !*dir)
     return;
-  uint64_t end = atomic_load(&lifecycle_end);
-  if (end)
-    bs_span_since(BS_SPAN_TEARDOWN, end);
   for (int k = 0; k < BS_SPAN_COUNT; k++) {
     uint64_t c = atomic_load(&count[k]);
     if (c && n < sizeof line)
@@ -74,10 +72,20 @@ void bs_span_flush(void) {
                             (unsigned long long)atomic_load(&total[k]));
   }
   snprintf(path, sizeof path, "%s/spans.%d", dir, (int)getpid());
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return;
   /* A measurement: a short write only loses it. */
-  (void)!write(fd, line, n < sizeof line ? n : sizeof line - 1);
+  bool whole = write(fd, line, n < sizeof line ? n : sizeof line - 1) >= 0;
   close(fd);
+  if (!whole || rename(tmp, path) != 0)
+    unlink(tmp);
+}
+
+void bs_span_flush(void) {
+  uint64_t end = atomic_load(&lifecycle_end);
+  if (end && getenv("BS_SPANS"))
+    bs_span_since(BS_SPAN_TEARDOWN, end);
+  bs_span_save();
 }

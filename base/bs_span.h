@@ -51,9 +51,14 @@ void bs_span_since(bs_span_kind k, uint64_t since);
 void bs_span_mark_fork(void);
 /* In a forked child: the time since the parent's mark, as PROC_START. */
 void bs_span_forked(void);
-/* Writes this process's totals to $BS_SPANS/spans.<pid> (one line:
- * "name count total_ns" per kind with a count); nothing without BS_SPANS.
- * Called as a process ends; a failed write is ignored (a measurement). */
+/* Writes this process's totals so far to $BS_SPANS/spans.<pid> (one line:
+ * "name count total_ns" per kind with a count), whole (tmp + rename) or
+ * not at all; nothing without BS_SPANS; a failed write is ignored (a
+ * measurement). A pool worker saves after each run, so that one killed
+ * later keeps what it measured. */
+void bs_span_save(void);
+/* As a process ends: its teardown (from the lifecycle's end), then
+ * bs_span_save. */
 void bs_span_flush(void);
 
 #endif

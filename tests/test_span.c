@@ -76,10 +76,35 @@ static void test_every_process_of_a_run(void **state) {
   assert_int_equal(bs_file_remove_tree(dir), BS_OK);
 }
 
+/* A pool worker the parent replaces after a failed run (killed as soon
+ * as it has said so) keeps the spans of its runs: a mutant's run fails
+ * twice, four worker processes are replaced, and the four lifecycles are
+ * in the folder. */
+static void test_replaced_workers_keep_spans(void **state) {
+  (void)state;
+  char dir[] = "/tmp/bs_span.XXXXXX", cmd[1024], line[256];
+  const char *bin = getenv("BACKSTOP_BIN");
+  assert_non_null(bin);
+  assert_non_null(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd,
+           "BS_RANK_POOL=1 BS_SPANS=%s %s run steady-maincast --spawn -j 1 "
+           "--ranks 2 --cycles 1 --mutant same-tag-skip --repeat 2 -q "
+           ">/dev/null 2>&1; cat %s/spans.* | awk '$1 == \"lifecycle\" "
+           "{ s += $2 } END { print s + 0 }'",
+           dir, bin, dir);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  assert_non_null(fgets(line, sizeof line, p));
+  assert_int_equal(pclose(p), 0);
+  assert_int_equal(atoi(line), 4);
+  assert_int_equal(bs_file_remove_tree(dir), BS_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_totals_written_where_asked),
       cmocka_unit_test(test_every_process_of_a_run),
+      cmocka_unit_test(test_replaced_workers_keep_spans),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

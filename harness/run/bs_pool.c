@@ -182,6 +182,7 @@ static _Noreturn void serve(int sock) {
     pool_word w = {.job = c.job};
     w.rc = serve_one(&c, fd, &clean);
     w.clean = clean;
+    bs_span_save(); /* before the word: the parent may kill it next */
     if (send(sock, &w, sizeof w, MSG_NOSIGNAL) != (ssize_t)sizeof w || !clean)
       bs_fork_exit(w.rc ? w.rc : 3);
   }
