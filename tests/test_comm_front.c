@@ -15,8 +15,8 @@
 
 #include "bs_fault_control.h"
 #include "bs_test_faults.h"
-#include "comm/front/bs_comm_state.h"
 #include "comm/bs_comm.h"
+#include "comm/front/bs_comm_state.h"
 #include "comm/front/bs_pg.h"
 
 static void sleep_ms(long ms) {
