@@ -279,6 +279,13 @@ static void report_dead(bs_world *w) {
     }
 }
 
+/* How often the watchdog thread looks at the other processes' news. */
+static int tick_ms(const bs_world *w) {
+  if (w->o.abort_dir || w->be->tick_ms <= 0)
+    return SHARE_POLL_MS;
+  return w->be->tick_ms;
+}
+
 bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
                        void *const *args) {
   bs_status st = BS_OK;
@@ -294,7 +301,7 @@ bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
     w->comms[i].dev = devs ? devs[i] : NULL;
   BS_CHECK(bs_watchdog_start_ticking(w->o.size, w->o.timeout_ms, on_watchdog,
                                      w->o.abort_dir ? poll_shared : w->be->tick,
-                                     SHARE_POLL_MS, w, &w->wd));
+                                     tick_ms(w), w, &w->wd));
   bs_world_running(w, true);
   st = spawn_and_join(w);
   bs_world_running(w, false);
