@@ -112,6 +112,13 @@ const char *bs_world_report(const bs_world *w);
 double bs_world_detect_ms(const bs_world *w);
 /* Flight recorder of local rank r as JSON (caller frees; NULL on error). */
 char *bs_world_flight_json(const bs_world *w, int rank);
+/* As bs_world_flight_json, with the default group's members (every rank of
+ * the world, 16,384 numbers in each of 16,384 dumps: 1.9 GB held at once)
+ * marked instead: a dump to keep in memory, whose readers ignore them.
+ * bs_world_flight_expand makes it the dump bs_world_flight_json writes
+ * (any other is copied); caller frees, NULL when out of memory. */
+char *bs_world_flight_json_marked(const bs_world *w, int rank);
+char *bs_world_flight_expand(const char *json);
 /* Writes every rank's flight recorder to dir/flight_rank<R>.json. */
 bs_status bs_world_dump_flight(const bs_world *w, const char *dir);
 

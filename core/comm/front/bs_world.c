@@ -357,15 +357,28 @@ double bs_world_detect_ms(const bs_world *w) {
   return (double)d / 1e6;
 }
 
-char *bs_world_flight_json(const bs_world *w, int rank) {
+static char *flight_json(const bs_world *w, int rank, bool marked) {
   if (!w || rank < 0 || rank >= w->o.size)
     return NULL;
   const bs_comm *c = &w->comms[rank];
   bs_flight_meta m = {.rank = c->grank,
                       .size = w->o.global_size,
                       .backend = w->be->name,
-                      .timeout_ms = w->o.timeout_ms};
+                      .timeout_ms = w->o.timeout_ms,
+                      .world_marked = marked};
   return bs_flight_json(c->fr, &m);
+}
+
+char *bs_world_flight_json(const bs_world *w, int rank) {
+  return flight_json(w, rank, false);
+}
+
+char *bs_world_flight_json_marked(const bs_world *w, int rank) {
+  return flight_json(w, rank, true);
+}
+
+char *bs_world_flight_expand(const char *json) {
+  return json ? bs_flight_json_expand(json) : NULL;
 }
 
 static bs_status write_file(const char *path, const char *text) {
