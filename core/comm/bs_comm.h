@@ -135,6 +135,12 @@ uint64_t bs_comm_seq(const bs_comm *c);
  * run_delay). The simulator's few cores shared by thousands of ranks: time
  * a real rank, on its own GPU and CPU, does not spend. */
 double bs_comm_cpu_wait_ms(const bs_comm *c);
+/* Around a wait of the rank, outside any collective, for other ranks of
+ * this process (a start line they all reach): idle, it gives up its turn
+ * to run (a world of more than 64 ranks runs 64 at once outside its
+ * collectives), so that those it waits for can come; false takes one
+ * again. Without it, 64 ranks waiting there wait for ever. */
+void bs_comm_idle(bs_comm *c, bool idle);
 /* Numbers this rank's next collective seq (a replay goes on where a job's
  * dumps start); BS_ERR_INVALID unless seq is past the last one issued. */
 bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq);

@@ -56,6 +56,11 @@ double bs_comm_cpu_wait_ms(const bs_comm *c) {
   return (double)(r->turn_wait_ns + bs_clock_run_delay_ns()) / 1e6;
 }
 
+void bs_comm_idle(bs_comm *c, bool idle) {
+  if (c)
+    bs_world_turn(c, !idle);
+}
+
 /* The counter *last (NULL: no communicator) goes on at seq. */
 static bs_status set_next(uint64_t *last, uint64_t seq, const char *what) {
   uint64_t none = 0;
