@@ -10,8 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Between looks for a file another process has still to publish. */
-#define WAIT_POLL_MS 1
+/* Between looks for a file another process has still to publish: from
+ * the first, doubling up to the last, so a wait is late by at most what it
+ * has waited (and the last): hundreds of processes waiting for one
+ * verdict, each looking every millisecond, slowed the one that makes it. */
+#define WAIT_POLL_FIRST_NS 1000000L
+#define WAIT_POLL_LAST_NS 16000000L
 
 bs_status bs_file_mkdir_p(const char *path) {
   char tmp[1024];
@@ -85,14 +89,19 @@ bs_status bs_file_wait(const char *path, int wait_ms, char **data, size_t *n) {
 /* Until path exists, stop(arg) is true or until (mono_ms) has passed. */
 static bs_status exists_by(const char *path, double until, int wait_ms,
                            bool (*stop)(const void *), const void *arg) {
-  const struct timespec nap = {0, WAIT_POLL_MS * 1000000L};
+  struct timespec nap = {0, WAIT_POLL_FIRST_NS};
   while (access(path, F_OK) != 0) {
     if (stop && stop(arg))
       return bs_err_fail(BS_ERR_ABORTED, NULL, "stopped waiting for %s", path);
-    if (mono_ms() >= until)
+    double left = until - mono_ms();
+    if (left <= 0)
       return bs_err_fail(BS_ERR_TIMEOUT, NULL, "no %s after %d ms", path,
                          wait_ms);
+    if (nap.tv_nsec > left * 1e6)
+      nap.tv_nsec = (long)(left * 1e6) + 1;
     nanosleep(&nap, NULL);
+    nap.tv_nsec = nap.tv_nsec * 2 < WAIT_POLL_LAST_NS ? nap.tv_nsec * 2
+                                                      : WAIT_POLL_LAST_NS;
   }
   return BS_OK;
 }
@@ -110,6 +119,21 @@ bs_status bs_file_wait_all(const char *const *paths, size_t n, int wait_ms) {
   for (size_t i = 0; i < n && st == BS_OK; i++)
     st = exists_by(paths[i], until, wait_ms, NULL, NULL);
   return st;
+}
+
+bs_status bs_file_scratch(const char *prefix, char *out, size_t n) {
+  static const char *const bases[] = {"/dev/shm", "/tmp"};
+  int e = 0;
+  for (size_t i = 0; i < sizeof bases / sizeof *bases; i++) {
+    if ((size_t)snprintf(out, n, "%s/%s.XXXXXX", bases[i], prefix) >= n)
+      break;
+    if (access(bases[i], W_OK | X_OK) == 0 && mkdtemp(out))
+      return BS_OK;
+    e = errno;
+  }
+  return bs_err_fail(BS_ERR_INTERNAL, NULL,
+                     "a folder for %s in /dev/shm or /tmp: %s", prefix,
+                     strerror(e ? e : ENAMETOOLONG));
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag,

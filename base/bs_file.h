@@ -35,6 +35,13 @@ bs_status bs_file_wait_or(const char *path, int wait_ms,
  * BS_ERR_TIMEOUT naming the first missing one then. */
 bs_status bs_file_wait_all(const char *const *paths, size_t n, int wait_ms);
 
+/* A fresh folder <base>/<prefix>.XXXXXX for a job's shared files, in
+ * memory (/dev/shm) where there is one, else in /tmp: the sim's board of
+ * hundreds of processes is a file there, and on a disk every page of it
+ * its ranks touch is read in and written back. out: n bytes.
+ * BS_ERR_INTERNAL naming the folder that could not be made. */
+bs_status bs_file_scratch(const char *prefix, char *out, size_t n);
+
 /* Removes path and everything under it (rm -rf); a path that is not there
  * is fine. BS_ERR_INVALID naming what could not be removed. */
 bs_status bs_file_remove_tree(const char *path);

@@ -22,6 +22,8 @@
 #include "bs_err.h"
 #include "model/bs_model.h"
 
+#define BS_BENCH_MAX_SCALES 8
+
 typedef struct bs_bench_opts {
   const char *device;  /* "host" or "cuda" */
   const char *backend; /* MainCast's all-gather: "sim" or "nccl"; NULL:
@@ -36,6 +38,8 @@ typedef struct bs_bench_opts {
   int detect;          /* > 0: only the detection figures, this many runs */
   const char *peer;    /* torch_nccl_peer.py for the detection figures */
   int replay;          /* > 0: only the replay figure, of this many ranks */
+  int scale_ranks[BS_BENCH_MAX_SCALES]; /* --scale-ranks: world sizes */
+  int nscale; /* > 0: only the large-world figures, at scale_ranks */
 } bs_bench_opts;
 
 #define BS_BENCH_MAX_RANKS 64
@@ -96,6 +100,13 @@ bs_status bs_bench_run(const bs_bench_opts *o, const bs_model_spec *m,
 /* The detection figures (bs_bench_detect.c): their table and JSON
  * (caller frees both). */
 bs_status bs_bench_detect(const bs_bench_opts *o, char **table, char **json);
+
+/* The large-world figures (bs_bench_scale.c): time, peak memory and verdict
+ * of rank-divergence and steady-maincast at each of o->scale_ranks, and the
+ * replay at the largest; their table and JSON (caller frees); *passed:
+ * every run passed and the replay named the world's culprit. */
+bs_status bs_bench_scale(const bs_bench_opts *o, char **table, char **json,
+                         bool *passed);
 
 /* NULL when absent. */
 const bs_bench_fig *bs_bench_find(const bs_bench_report *r, const char *name);

@@ -22,7 +22,7 @@ static const char usage[] =
     "                      [--model PRESET|FILE] [--scale F | --gb G]\n"
     "                      [--ranks N] [--threads T] [--repeat R]\n"
     "                      [--json FILE] [--detect R [--peer SCRIPT]]\n"
-    "                      | --replay N\n"
+    "                      | --replay N | --scale-ranks N[,N...]\n"
     "  --device  device memory (default host; cuda with --backend nccl)\n"
     "  --backend communicator of the MainCast all-gather (default nccl on\n"
     "            cuda, sim on host)\n"
@@ -41,7 +41,12 @@ static const char usage[] =
     "  --peer    with --detect: the same failures in PyTorch's\n"
     "            ProcessGroupNCCL (torch_nccl_peer.py, run by torchrun)\n"
     "  --replay  instead: replay an N-rank world's dumps (2..16384 ranks):\n"
-    "            wall time, peak memory, and whether it names the culprit\n";
+    "            wall time, peak memory, and whether it names the culprit\n"
+    "  --scale-ranks instead: rank-divergence and steady-maincast at each\n"
+    "            size (2..16384, e.g. 1024,4096,16384), each a run of its "
+    "own:\n"
+    "            wall time, peak memory, verdict; then the replay at the\n"
+    "            largest\n";
 
 static bs_status bad(const char *opt, const char *want, const char *v) {
   return bs_err_fail(BS_ERR_INVALID, NULL, "%s: expected %s, got '%s'", opt,
@@ -132,6 +137,26 @@ static bs_status set_replay(bs_bench_opts *o, const char *opt, const char *v) {
   return parse_int(opt, v, 2, BS_WORLD_MAX_RANKS, &o->replay);
 }
 
+/* "1024,4096,16384": each a world size of `backstop run`. */
+static bs_status set_scale_ranks(bs_bench_opts *o, const char *opt,
+                                 const char *v) {
+  char item[16];
+  o->nscale = 0;
+  for (const char *p = v;; p++) {
+    size_t len = strcspn(p, ",");
+    if (o->nscale == BS_BENCH_MAX_SCALES || len == 0 || len >= sizeof item)
+      return bad(opt, "up to 8 world sizes, comma-separated", v);
+    snprintf(item, sizeof item, "%.*s", (int)len, p);
+    bs_status st = parse_int(opt, item, 2, BS_WORLD_MAX_RANKS,
+                             &o->scale_ranks[o->nscale++]);
+    if (st != BS_OK)
+      return st;
+    p += len;
+    if (!*p)
+      return BS_OK;
+  }
+}
+
 static bs_status set_json(bs_bench_opts *o, const char *opt, const char *v) {
   if (!v[0])
     return bad(opt, "a file name", v);
@@ -146,12 +171,19 @@ static const struct {
   const char *name;
   opt_setter set;
 } options[] = {
-    {"--device", set_device}, {"--backend", set_backend},
-    {"--model", set_model},   {"--scale", set_scale},
-    {"--gb", set_gb},         {"--threads", set_threads},
-    {"--repeat", set_repeat}, {"--json", set_json},
-    {"--ranks", set_ranks},   {"--detect", set_detect},
-    {"--peer", set_peer},     {"--replay", set_replay},
+    {"--device", set_device},
+    {"--backend", set_backend},
+    {"--model", set_model},
+    {"--scale", set_scale},
+    {"--gb", set_gb},
+    {"--threads", set_threads},
+    {"--repeat", set_repeat},
+    {"--json", set_json},
+    {"--ranks", set_ranks},
+    {"--detect", set_detect},
+    {"--peer", set_peer},
+    {"--replay", set_replay},
+    {"--scale-ranks", set_scale_ranks},
 };
 
 /* "--name value" or "--name=value"; *used: how many argv slots it took. */
@@ -261,6 +293,23 @@ static int detect(const bs_bench_opts *o) {
   return rc;
 }
 
+/* --scale-ranks: the table on stdout, the JSON file; 1 when a run did not
+ * pass (the figures are all there still). */
+static int scale(const bs_bench_opts *o) {
+  char *table = NULL, *json = NULL;
+  int rc = 0;
+  bool passed = false;
+  if (bs_bench_scale(o, &table, &json, &passed) != BS_OK)
+    rc = failure();
+  else if (fputs(table, stdout), o->json && write_file(o->json, json) != BS_OK)
+    rc = usage_error(NULL);
+  else if (!passed)
+    rc = 1;
+  free(table);
+  free(json);
+  return rc;
+}
+
 /* --replay: the one figure, on stdout and in the JSON file. */
 static int replay_main(const bs_bench_opts *o) {
   bs_bench_replay r;
@@ -298,6 +347,8 @@ int bs_bench_cli_main(int argc, char **argv) {
   }
   if (o.detect)
     return detect(&o);
+  if (o.nscale)
+    return scale(&o);
   if (o.replay)
     return replay_main(&o);
   bs_status st = bs_bench_model(&o, &m);

@@ -7,17 +7,15 @@
  * TORCH_DISTRIBUTED_DEBUG=DETAIL (the slowest rank's time to raise) and a
  * rank that exits (the stall to torchrun's end of the job). */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bs_bench.h"
+#include "bs_bench_exec.h"
 #include "bs_file.h"
 #include "util/bs_buf.h"
 #include "util/bs_json.h"
@@ -36,62 +34,6 @@ static double wall_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Runs argv with env added to this process's; its stdout in *out, or
- * dropped when out is NULL. Returns the exit status, or -1. */
-static int spawn(char *const argv[], char *const env[], bs_buf *out) {
-  int fds[2] = {-1, -1};
-  if (out && pipe(fds) != 0)
-    return -1;
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int to = out ? fds[1] : open("/dev/null", O_WRONLY);
-    dup2(to, STDOUT_FILENO);
-    if (out)
-      close(fds[0]);
-    for (size_t i = 0; env && env[i]; i++)
-      putenv(env[i]);
-    execvp(argv[0], argv);
-    _exit(127);
-  }
-  if (out) {
-    close(fds[1]);
-    char chunk[4096];
-    ssize_t n;
-    while (pid > 0 && (n = read(fds[0], chunk, sizeof chunk)) > 0)
-      bs_buf_append(out, chunk, (size_t)n);
-    close(fds[0]);
-  }
-  int ws = 0;
-  if (pid < 0 || waitpid(pid, &ws, 0) != pid)
-    return -1;
-  return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-}
-
-static const char *self_exe(void) {
-  static char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0)
-    return "backstop";
-  path[n] = '\0';
-  return path;
-}
-
-/* "name: detail" of a run's first failed oracle, or its note. */
-static const char *failed_oracle(const bs_json *run) {
-  static char why[400];
-  const bs_json *os = bs_json_get(run, "oracles");
-  snprintf(why, sizeof why, "%s", bs_json_get_str(run, "note", "no detail"));
-  for (size_t i = 0; os && i < os->n; i++)
-    if (!bs_json_get_bool(&os->items[i], "ok", true)) {
-      snprintf(why, sizeof why, "%s: %s",
-               bs_json_get_str(&os->items[i], "name", "?"),
-               bs_json_get_str(&os->items[i], "detail", ""));
-      break;
-    }
-  return why;
-}
-
 /* detect_ms of one passing run of the scenario. */
 static bs_status one_run(const bs_bench_opts *o, const char *scn, int seed,
                          const char *dir, double *ms) {
@@ -102,7 +44,7 @@ static bs_status one_run(const bs_bench_opts *o, const char *scn, int seed,
   snprintf(ranks, sizeof ranks, "%d", o->ranks);
   snprintf(seedv, sizeof seedv, "%d", seed);
   snprintf(json, sizeof json, "%s/run.json", dir);
-  char *argv[] = {(char *)self_exe(),
+  char *argv[] = {(char *)bs_bench_exec_self(),
                   "run",
                   (char *)scn,
                   "--ranks",
@@ -119,7 +61,7 @@ static bs_status one_run(const bs_bench_opts *o, const char *scn, int seed,
                   (char *)dir,
                   "-q",
                   NULL};
-  int rc = spawn(argv, NULL, NULL);
+  int rc = bs_bench_exec(argv, NULL, NULL, NULL);
   FILE *f = fopen(json, "r");
   if (f) {
     char buf[65536];
@@ -137,8 +79,8 @@ static bs_status one_run(const bs_bench_opts *o, const char *scn, int seed,
     BS_FAIL(BS_ERR_INTERNAL, NULL,
             "bench --detect: %s at %d ranks: %s: %.300s (repro: backstop run "
             "%s --ranks %d --backend %s --seed %d)",
-            scn, o->ranks, verdict, failed_oracle(run), scn, o->ranks,
-            bs_bench_backend(o), seed);
+            scn, o->ranks, verdict, bs_bench_exec_failed_oracle(run), scn,
+            o->ranks, bs_bench_backend(o), seed);
   *ms = bs_json_get_num(run, "detect_ms", NAN);
 out:
   bs_json_free(&j);
@@ -219,7 +161,7 @@ static void run_peer(const bs_bench_opts *o, detect_fig *f) {
       strcmp(f->peer_mode, "desync") == 0 ? "TORCH_DISTRIBUTED_DEBUG=DETAIL"
                                           : "TORCH_DISTRIBUTED_DEBUG=OFF",
       "NCCL_MULTI_RANK_GPU_ENABLE=1", preload[0] ? preload : NULL, NULL};
-  int rc = spawn(argv, env, &out);
+  int rc = bs_bench_exec(argv, env, &out, NULL);
   f->peer_ms = peer_figure(f->peer_mode, &out, wall_s());
   if (!isfinite(f->peer_ms))
     fprintf(stderr, "backstop bench: peer %s %s gave no figure (exit %d)\n",

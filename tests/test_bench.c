@@ -22,12 +22,14 @@
 #include "bs_bench.c"
 #include "bs_bench_cli.c"
 #include "bs_bench_detect.c"
+#include "bs_bench_exec.c"
 #include "bs_bench_maincast.c"
 #include "bs_bench_measure.c"
 #include "bs_bench_model.c"
 #include "bs_bench_pause.c"
 #include "bs_bench_replay.c"
 #include "bs_bench_report.c"
+#include "bs_bench_scale.c"
 #include "bs_buf.c"
 #include "bs_json.c"
 #include "dev/bs_dev.h"
@@ -389,6 +391,12 @@ static void test_bad_options_exit_2(void **state) {
       {{"bench", "--ranks", "2x"}, 3, "--ranks"},
       {{"bench", "--ranks=two"}, 2, "--ranks"},
       {{"bench", "--ranks"}, 2, "--ranks"},
+      {{"bench", "--scale-ranks", "1"}, 3, "--scale-ranks"},
+      {{"bench", "--scale-ranks", "16385"}, 3, "--scale-ranks"},
+      {{"bench", "--scale-ranks", "1024,"}, 3, "--scale-ranks"},
+      {{"bench", "--scale-ranks", ",1024"}, 3, "--scale-ranks"},
+      {{"bench", "--scale-ranks", "2,3,4,5,6,7,8,9,10"}, 3, "--scale-ranks"},
+      {{"bench", "--scale-ranks"}, 2, "--scale-ranks"},
       {{"bench", "--backend", "nccl", "--device", "host"},
        5,
        "--backend nccl needs --device cuda"},
@@ -567,6 +575,60 @@ static void test_replay_figure(void **state) {
   bs_err_clear();
 }
 
+/* --scale-ranks: the sizes in order; a run's verdict and its failed
+ * oracle read from its report; the table and the JSON hold every figure
+ * and the replay. */
+static void test_scale_figures(void **state) {
+  (void)state;
+  bs_bench_opts o;
+  bool help = false;
+  const char *argv[] = {"bench", "--scale-ranks", "1024,4096,16384"};
+  assert_int_equal(parse(&o, &help, 3, argv), BS_OK);
+  assert_int_equal(o.nscale, 3);
+  assert_int_equal(o.scale_ranks[0], 1024);
+  assert_int_equal(o.scale_ranks[2], 16384);
+  char path[] = "/tmp/bs_test_scale_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  static const char report[] =
+      "{\"runs\": [{\"verdict\": \"fail\", \"oracles\": [{\"name\": "
+      "\"liveness\", \"ok\": true}, {\"name\": \"expectation\", \"ok\": "
+      "false, \"detail\": \"too slow\"}]}]}";
+  assert_int_equal(write(fd, report, sizeof report - 1),
+                   (ssize_t)(sizeof report - 1));
+  close(fd);
+  scale_fig f[2] = {{.scenario = "rank-divergence", .ranks = 1024},
+                    {.scenario = "steady-maincast", .ranks = 1024}};
+  scale_verdict(path, 1, &f[0]);
+  unlink(path);
+  assert_string_equal(f[0].verdict, "fail");
+  assert_string_equal(f[0].detail, "expectation: too slow");
+  scale_verdict(path, 4, &f[1]); /* gone: no report */
+  assert_string_equal(f[1].verdict, "none");
+  assert_non_null(strstr(f[1].detail, "exit 4"));
+  f[0].seconds = 2.5;
+  f[0].peak_bytes = 200u << 20;
+  bs_bench_replay rp = {.ranks = 1024, .seconds = 1, .agrees = true};
+  snprintf(rp.replay_culprit, sizeof rp.replay_culprit, "rank 1023");
+  char *text = scale_table(f, 2, &rp), *js = scale_json(f, 2, &rp);
+  assert_non_null(strstr(text, "rank-divergence    1024       2.5       200  "
+                               "fail: expectation: too slow"));
+  assert_non_null(strstr(text, "culprit rank 1023 (as the world's)"));
+  bs_json j = {0};
+  assert_int_equal(bs_json_parse(js, strlen(js), &j), BS_OK);
+  const bs_json *sc = bs_json_get(&j, "scale");
+  const bs_json *figs = bs_json_get(sc, "figures");
+  assert_int_equal(figs->n, 2);
+  assert_int_equal(bs_json_get_int(&figs->items[0], "peak_bytes", 0),
+                   200 << 20);
+  assert_string_equal(bs_json_get_str(&figs->items[1], "verdict", ""), "none");
+  assert_string_equal(bs_json_get_str(bs_json_get(sc, "replay"), "culprit", ""),
+                      "rank 1023");
+  bs_json_free(&j);
+  free(text);
+  free(js);
+}
+
 int main(void) {
   const struct CMUnitTest report[] = {
       cmocka_unit_test(test_every_figure_present),
@@ -587,6 +649,7 @@ int main(void) {
       cmocka_unit_test(test_unwritable_json_fails),
       cmocka_unit_test(test_cuda_device),
       cmocka_unit_test(test_replay_figure),
+      cmocka_unit_test(test_scale_figures),
   };
   int failed =
       cmocka_run_group_tests_name("report", report, run_tiny, free_tiny);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -722,6 +723,45 @@ static void test_report_at_max_ranks(void **state) {
   free(pos);
 }
 
+/* More ranks than run at once, each waiting outside any collective until
+ * all have come (a start line): idle there, each gives up its turn, so the
+ * last comes. Holding their turns, 64 would wait for ever; the wait's bound
+ * (10 s) makes that a failure here. */
+enum { IDLE_RANKS = BS_WORLD_RUNNING_MAX + 16 };
+static pthread_mutex_t line_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t line_cv = PTHREAD_COND_INITIALIZER;
+static int at_line;
+
+static bs_status waits_for_all(bs_comm *c, void *arg) {
+  struct timespec until;
+  bool all;
+  (void)arg;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  bs_comm_idle(c, true);
+  pthread_mutex_lock(&line_mu);
+  if (++at_line == IDLE_RANKS)
+    pthread_cond_broadcast(&line_cv);
+  while (at_line < IDLE_RANKS &&
+         pthread_cond_timedwait(&line_cv, &line_mu, &until) == 0)
+    ;
+  all = at_line == IDLE_RANKS;
+  pthread_mutex_unlock(&line_mu);
+  bs_comm_idle(c, false);
+  return all ? bs_comm_barrier(c) : BS_ERR_TIMEOUT;
+}
+
+static void test_idle_rank_lets_others_run(void **state) {
+  (void)state;
+  bs_world_opts o = {.size = IDLE_RANKS, .timeout_ms = 20000};
+  bs_world *w = NULL;
+  at_line = 0;
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  assert_int_equal(bs_world_run(w, NULL, waits_for_all, NULL), BS_OK);
+  expect_all(w, IDLE_RANKS, BS_OK, NULL);
+  bs_world_destroy(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fingerprint_size_mismatch),
@@ -750,6 +790,7 @@ int main(void) {
       cmocka_unit_test(test_fault_diverge_extra_barrier),
       cmocka_unit_test(test_fault_stall_under_timeout),
       cmocka_unit_test(test_init_points_reached_after_failure),
+      cmocka_unit_test(test_idle_rank_lets_others_run),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -418,6 +419,39 @@ static void test_process_exits(void **state) {
   free_out(&j);
 }
 
+/* Rank 1 comes to the barrier a second late; rank 0's process, waiting,
+ * counts how often its threads woke meanwhile: the waiter sleeps until
+ * woken and the watchdog thread looks for news every PID_CHECK_MS, where
+ * polling (a waiter every 20 ms, the watchdog every millisecond) woke it
+ * over a thousand times. */
+enum { LATE_MS = 1000, MAX_WAKES = 400 };
+
+static long wakes(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_nvcsw;
+}
+
+static bs_status comes_late(bs_comm *c, rank_out *o) {
+  if (bs_comm_rank(c) == 1)
+    sleep_ms(LATE_MS);
+  long before = wakes();
+  bs_status st = bs_comm_barrier(c);
+  o->aux = (int)(wakes() - before);
+  return st;
+}
+
+static void test_waiting_does_not_poll(void **state) {
+  (void)state;
+  job j;
+  run_job(&j, 2, 2, comes_late);
+  expect(&j, 0, 1, BS_OK, NULL);
+  if (j.out[0].aux >= MAX_WAKES)
+    fail_msg("rank 0's process woke %d times in a %d ms wait", j.out[0].aux,
+             LATE_MS);
+  free_out(&j);
+}
+
 /* One byte more than a rank can stage: every rank fails alike, and the
  * world goes on. The buffers are never touched, so cost no memory. */
 static bs_status too_big(bs_comm *c, rank_out *o) {
@@ -514,6 +548,7 @@ int main(void) {
       cmocka_unit_test(test_desync),
       cmocka_unit_test(test_rank_dies),
       cmocka_unit_test(test_process_exits),
+      cmocka_unit_test(test_waiting_does_not_poll),
       cmocka_unit_test(test_staging_capacity),
       cmocka_unit_test(test_missing_shm_path),
       cmocka_unit_test(test_no_rank_zero),

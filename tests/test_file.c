@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bs_err.h"
 #include "bs_file.h"
@@ -79,11 +81,33 @@ static int teardown(void **state) {
   return bs_file_remove_tree(dir) == BS_OK ? 0 : -1;
 }
 
+/* The job's folder is in memory where /dev/shm is (else /tmp), fresh each
+ * time; a prefix too long for the room is refused, not cut. */
+static void test_scratch(void **state) {
+  (void)state;
+  char a[64], b[64], tiny[16];
+  struct stat sb;
+  const char *base =
+      access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm/" : "/tmp/";
+  assert_int_equal(bs_file_scratch("bs-test", a, sizeof a), BS_OK);
+  assert_int_equal(bs_file_scratch("bs-test", b, sizeof b), BS_OK);
+  assert_int_equal(strncmp(a, base, strlen(base)), 0);
+  assert_string_not_equal(a, b);
+  assert_int_equal(stat(a, &sb), 0);
+  assert_true(S_ISDIR(sb.st_mode));
+  assert_int_equal(bs_file_remove_tree(a), BS_OK);
+  assert_int_equal(bs_file_remove_tree(b), BS_OK);
+  assert_int_equal(bs_file_scratch("bs-test", tiny, sizeof tiny),
+                   BS_ERR_INTERNAL);
+  bs_err_clear();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_publish_and_read),
       cmocka_unit_test(test_wait_all),
       cmocka_unit_test(test_wait_stopped),
+      cmocka_unit_test(test_scratch),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -252,6 +252,33 @@ static void test_dump_states(void **state) {
   bs_world_destroy(w);
 }
 
+/* A dump held in memory marks the default group's members instead of
+ * listing every rank; expanded, it is the dump byte for byte. One that is
+ * not marked is copied. */
+static void test_marked_dump_expands(void **state) {
+  (void)state;
+  bs_world *w = stuck_world(false, NULL);
+  for (int r = 0; r < 4; r++) {
+    char *whole = bs_world_flight_json(w, r);
+    char *marked = bs_world_flight_json_marked(w, r);
+    char *back = bs_world_flight_expand(marked),
+         *copy = bs_world_flight_expand(whole);
+    assert_true(is_json(marked));
+    assert_non_null(
+        strstr(whole, "\"desc\":\"default_pg\",\"ranks\":\"[0, 1, 2, 3]\""));
+    assert_null(strstr(marked, "[0, 1, 2, 3]"));
+    assert_non_null(strstr(marked, "\"ranks\":\"[world]\""));
+    assert_string_equal(back, whole);
+    assert_string_equal(copy, whole);
+    free(whole);
+    free(marked);
+    free(back);
+    free(copy);
+  }
+  assert_null(bs_world_flight_expand(NULL));
+  bs_world_destroy(w);
+}
+
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f)
@@ -287,6 +314,7 @@ int main(void) {
       cmocka_unit_test(test_ring_keeps_the_last),
       cmocka_unit_test(test_json_fields),
       cmocka_unit_test(test_dump_states),
+      cmocka_unit_test(test_marked_dump_expands),
       cmocka_unit_test(test_dump_files_on_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

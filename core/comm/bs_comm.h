@@ -112,6 +112,13 @@ const char *bs_world_report(const bs_world *w);
 double bs_world_detect_ms(const bs_world *w);
 /* Flight recorder of local rank r as JSON (caller frees; NULL on error). */
 char *bs_world_flight_json(const bs_world *w, int rank);
+/* As bs_world_flight_json, with the default group's members (every rank of
+ * the world, 16,384 numbers in each of 16,384 dumps: 1.9 GB held at once)
+ * marked instead: a dump to keep in memory, whose readers ignore them.
+ * bs_world_flight_expand makes it the dump bs_world_flight_json writes
+ * (any other is copied); caller frees, NULL when out of memory. */
+char *bs_world_flight_json_marked(const bs_world *w, int rank);
+char *bs_world_flight_expand(const char *json);
 /* Writes every rank's flight recorder to dir/flight_rank<R>.json. */
 bs_status bs_world_dump_flight(const bs_world *w, const char *dir);
 
@@ -128,6 +135,12 @@ uint64_t bs_comm_seq(const bs_comm *c);
  * run_delay). The simulator's few cores shared by thousands of ranks: time
  * a real rank, on its own GPU and CPU, does not spend. */
 double bs_comm_cpu_wait_ms(const bs_comm *c);
+/* Around a wait of the rank, outside any collective, for other ranks of
+ * this process (a start line they all reach): idle, it gives up its turn
+ * to run (a world of more than 64 ranks runs 64 at once outside its
+ * collectives), so that those it waits for can come; false takes one
+ * again. Without it, 64 ranks waiting there wait for ever. */
+void bs_comm_idle(bs_comm *c, bool idle);
 /* Numbers this rank's next collective seq (a replay goes on where a job's
  * dumps start); BS_ERR_INVALID unless seq is past the last one issued. */
 bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq);

@@ -295,7 +295,7 @@ static bs_status collect(driver *d, bs_world *w) {
     rec->nreads += bs_trap_get(i, &rec->reads[rec->nreads]);
   int first = bs_launcher_first_rank(d->run);
   for (int k = 0; k < bs_launcher_local_ranks(d->run); k++)
-    rec->rank[first + k].flight = bs_world_flight_json(w, k);
+    rec->rank[first + k].flight = bs_world_flight_json_marked(w, k);
   const char *report = bs_world_report(w);
   rec->world_report = strdup(report ? report : "");
   rec->detect_ms = bs_world_detect_ms(w);

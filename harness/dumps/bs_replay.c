@@ -550,13 +550,15 @@ static bs_status run_plan(const replay *r, const plan *p, bs_comm **h,
  * plan):
  * before the first collective (thousands of threads take a while to start,
  * and the watchdog must not count that), and after the last. */
-static void wait_all(replay *r, int *count) {
+static void wait_all(replay *r, bs_comm *c, int *count) {
+  bs_comm_idle(c, true); /* the others need a turn to come */
   pthread_mutex_lock(&r->mu);
   if (++*count == r->local)
     pthread_cond_broadcast(&r->cv);
   while (*count < r->local)
     pthread_cond_wait(&r->cv, &r->mu);
   pthread_mutex_unlock(&r->mu);
+  bs_comm_idle(c, false);
 }
 
 static bs_status replay_rank(bs_comm *c, void *arg) {
@@ -574,11 +576,11 @@ static bs_status replay_rank(bs_comm *c, void *arg) {
     st = fill(dev, send, p->send_bytes, bs_comm_rank(c));
   if (st == BS_OK)
     st = open_groups(r, c, h);
-  wait_all(r, &r->ready);
+  wait_all(r, c, &r->ready);
   bs_replay_procs_ready(); /* the other processes' ranks */
   if (st == BS_OK)
     st = run_plan(r, p, h, send, recv);
-  wait_all(r, &r->done);
+  wait_all(r, c, &r->done);
   close_groups(r, h);
   free(h);
   buffer_free(dev, send, p->send_bytes);

@@ -1,12 +1,14 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "bs_digest.h"
 #include "bs_file.h"
 #include "catalog/bs_scenario.h"
+#include "comm/bs_comm.h"
 #include "dumps/bs_dumps.h"
 #include "report/bs_artifacts.h"
 #include "report/bs_report.h"
@@ -74,22 +76,33 @@ out:
   return st;
 }
 
+/* Rank k's flight recorder, whole (the record holds it marked:
+ * bs_world_flight_json_marked), as a pickle and as JSON in base. */
+static bs_status write_flight(const char *base, const char *marked, int k,
+                              bs_result *res) {
+  bs_status st = BS_OK;
+  char path[1024], *dump = bs_world_flight_expand(marked);
+  if (!dump)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "artifacts: rank %d's flight recorder", k);
+  /* The JSON lists the pickles: what PyTorch's tools read. */
+  snprintf(path, sizeof path, "%s/rank_%d", base, k);
+  BS_CHECK(save_pickle(path, dump));
+  BS_CHECK(bs_result_add_flight(res, path));
+  snprintf(path, sizeof path, "%s/rank%d.flight.json", base, k);
+  BS_CHECK(save_str(path, dump));
+out:
+  free(dump);
+  return st;
+}
+
 /* Each rank's flight recorder, in base (made). */
 static bs_status write_flights(const char *base, const bs_record *rec,
                                bs_result *res) {
   bs_status st = BS_OK;
-  char path[1024];
   BS_CHECK(bs_file_mkdir_p(base));
-  for (int k = 0; k < rec->nranks; k++) {
-    if (!rec->rank[k].flight)
-      continue;
-    /* The JSON lists the pickles: what PyTorch's tools read. */
-    snprintf(path, sizeof path, "%s/rank_%d", base, k);
-    BS_CHECK(save_pickle(path, rec->rank[k].flight));
-    BS_CHECK(bs_result_add_flight(res, path));
-    snprintf(path, sizeof path, "%s/rank%d.flight.json", base, k);
-    BS_CHECK(save_str(path, rec->rank[k].flight));
-  }
+  for (int k = 0; k < rec->nranks; k++)
+    if (rec->rank[k].flight)
+      BS_CHECK(write_flight(base, rec->rank[k].flight, k, res));
 out:
   return st;
 }

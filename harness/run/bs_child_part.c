@@ -6,6 +6,7 @@
 
 #include "bs_file.h"
 #include "catalog/bs_scenario.h"
+#include "comm/bs_comm.h"
 #include "driver/bs_driver.h"
 #include "dumps/bs_dumps_report.h"
 #include "proc/bs_fork.h"
@@ -203,10 +204,13 @@ static void dump_gather_one(const proc_run *p, bs_record *d, int q,
 static void world_block(bs_record *d) {
   bs_dumps_verdict v = {0};
   bs_buf b = {0};
+  /* Whole: the record holds them marked (bs_world_flight_json_marked). */
+  char **whole = calloc((size_t)d->nranks, sizeof *whole);
   const char **flights = calloc((size_t)d->nranks, sizeof *flights);
-  for (int k = 0; flights && k < d->nranks; k++)
-    flights[k] = d->rank[k].flight;
-  if (flights && bs_dumps_report_flights(flights, d->nranks, &v) == BS_OK) {
+  for (int k = 0; whole && flights && k < d->nranks; k++)
+    flights[k] = whole[k] = bs_world_flight_expand(d->rank[k].flight);
+  if (whole && flights &&
+      bs_dumps_report_flights(flights, d->nranks, &v) == BS_OK) {
     bs_buf_printf(&b, "every rank, from their flight recorders:\n%s\n%s",
                   v.text, d->world_report ? d->world_report : "");
     if (!b.oom) {
@@ -215,6 +219,9 @@ static void world_block(bs_record *d) {
     }
   }
   bs_err_clear();
+  for (int k = 0; whole && k < d->nranks; k++)
+    free(whole[k]);
+  free(whole);
   free(flights);
   bs_buf_free(&b);
   bs_dumps_report_verdict_free(&v);

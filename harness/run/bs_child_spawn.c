@@ -32,13 +32,13 @@ static void start(const bs_run_cfg *base, int p, pid_t *pid) {
 }
 
 int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
-  char dir[] = "/tmp/backstop-ranks.XXXXXX";
+  char dir[64];
   int n = cfg->ranks, rc = bs_pool_run(cfg, fd);
   if (rc >= 0) /* the pool's workers ran it */
     return rc;
   rc = 4;
   pid_t *pids = calloc((size_t)n, sizeof *pids);
-  if (!pids || !mkdtemp(dir)) {
+  if (!pids || bs_file_scratch("backstop-ranks", dir, sizeof dir) != BS_OK) {
     free(pids);
     return rc;
   }

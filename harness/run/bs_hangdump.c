@@ -54,7 +54,7 @@ static void take_world(const bs_world *w, void *arg) {
   for (int k = 0; k < bs_world_running_local_size(w); k++) {
     int g = bs_world_running_first_rank(w) + k;
     if (g < rec->nranks && !rec->rank[g].flight)
-      rec->rank[g].flight = bs_world_flight_json(w, k);
+      rec->rank[g].flight = bs_world_flight_json_marked(w, k);
   }
   if ((report = bs_comm_report_now(w, why))) {
     free(rec->world_report);

@@ -230,10 +230,7 @@ bs_status bs_pool_start(const bs_run_cfg *cfgs, size_t n) {
   memset(&pool, 0, sizeof pool);
   for (int i = 0; i < BS_POOL_MAX; i++)
     pool.w[i].fd = -1;
-  snprintf(pool.dir, sizeof pool.dir, "/tmp/backstop-pool.XXXXXX");
-  if (!mkdtemp(pool.dir))
-    BS_FAIL(BS_ERR_INTERNAL, NULL, "rank pool: a folder in /tmp: %s",
-            strerror(errno));
+  BS_CHECK(bs_file_scratch("backstop-pool", pool.dir, sizeof pool.dir));
   pool.cfgs = cfgs;
   pool.n = n;
   pool.parent = getpid();

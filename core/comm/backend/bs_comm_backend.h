@@ -73,10 +73,12 @@ typedef struct bs_comm_backend {
    * once this world has failed; NULL: the world's own failure is the job's
    * (one process) or the notes of abort_dir settle it (NCCL). */
   void (*settle)(bs_world *w);
-  /* On the watchdog thread every millisecond: another process's failure
-   * reaches this world even when none of its ranks waits in a collective
-   * (the sim across processes); NULL: nothing to look at. */
+  /* On the watchdog thread every tick_ms (0: every millisecond): another
+   * process's failure reaches this world even when none of its ranks waits
+   * in a collective (the sim across processes); NULL: nothing to look at.
+   * Hundreds of processes ticking every millisecond is what slows them. */
   void (*tick)(void *w);
+  int tick_ms;
   /* Process groups (bs_comm_group.c). group_new makes the state the members of
    * pg in this process share (once, under the world's lock; group_free at
    * the world's end); group_rank_init and _fini, on a member's thread, its

@@ -345,19 +345,30 @@ static const char *rank_list(int size) {
   return out;
 }
 
-/* Every process group of the rank: the default one (every rank of the
- * world), then those it made, the ranks as PyTorch writes the list (a
- * string). */
-static void put_pg_config(FILE *o, const bs_flight *f, int size) {
-  fputs(",\"pg_config\":{\"0\":{\"name\":\"0\",\"desc\":\"default_pg\","
-        "\"ranks\":\"[",
-        o);
+/* The default group's members, as PyTorch writes the list: "[0, 1, ...]". */
+static void put_world(FILE *o, int size) {
   const char *list = rank_list(size);
+  fputc('[', o);
   if (list)
     fputs(list, o);
   for (int r = 0; !list && r < size; r++)
     fprintf(o, r ? ", %d" : "%d", r);
-  fputs("]\"}", o);
+  fputc(']', o);
+}
+
+#define DEFAULT_PG                                                             \
+  ",\"pg_config\":{\"0\":{\"name\":\"0\",\"desc\":\"default_pg\",\"ranks\":\""
+
+/* Every process group of the rank: the default one (every rank of the
+ * world, or its mark), then those it made, the ranks as PyTorch writes the
+ * list (a string). */
+static void put_pg_config(FILE *o, const bs_flight *f, int size, bool mark) {
+  fputs(DEFAULT_PG, o);
+  if (mark)
+    fputs(BS_FLIGHT_WORLD, o);
+  else
+    put_world(o, size);
+  fputs("\"}", o);
   for (int i = 0; i < f->npgs; i++) {
     fputc(',', o);
     put_pg(o, f->pgs[i].name, f->pgs[i].desc, f->pgs[i].ranks);
@@ -377,7 +388,7 @@ char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m) {
   fputs(",\"comm_lib_version\":", o);
   put_str(o, m->comm_lib_version ? m->comm_lib_version : m->backend);
   pthread_mutex_t *mu = lock(f);
-  put_pg_config(o, f, m->size);
+  put_pg_config(o, f, m->size, m->world_marked);
   put_status(o, f);
   fputs(",\"entries\":[", o);
   bs_flight_entry e;
@@ -388,6 +399,26 @@ char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m) {
   }
   pthread_mutex_unlock(mu);
   fputs("]}\n", o);
+  if (fclose(o) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+char *bs_flight_json_expand(const char *json) {
+  const char *at = strstr(json, DEFAULT_PG BS_FLIGHT_WORLD "\"");
+  const char *size_at = strstr(json, "\"comm_size\":");
+  if (!at || !size_at)
+    return strdup(json);
+  char *buf = NULL;
+  size_t len = 0, head = (size_t)(at - json) + strlen(DEFAULT_PG);
+  FILE *o = open_memstream(&buf, &len);
+  if (!o)
+    return NULL;
+  fwrite(json, 1, head, o);
+  put_world(o, atoi(size_at + strlen("\"comm_size\":")));
+  fputs(json + head + strlen(BS_FLIGHT_WORLD), o);
   if (fclose(o) != 0) {
     free(buf);
     return NULL;

@@ -53,7 +53,14 @@ typedef struct bs_flight_meta {
   const char *backend;
   int timeout_ms;
   const char *comm_lib_version; /* NULL: the backend's name */
+  /* The default group's members written BS_FLIGHT_WORLD (every rank of
+   * the world, which bs_flight_json_expand writes out): a dump held in
+   * memory, not one for a reader. */
+  bool world_marked;
 } bs_flight_meta;
+
+/* What a marked dump holds for the default group's members. */
+#define BS_FLIGHT_WORLD "[world]"
 
 typedef struct bs_flight bs_flight;
 
@@ -77,5 +84,8 @@ bool bs_flight_get(const bs_flight *f, size_t i, bs_flight_entry *out);
 const char *bs_flight_state_name(bs_flight_state st);
 /* The dump as JSON (caller frees; NULL when out of memory). */
 char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m);
+/* A dump as bs_flight_json writes it unmarked, from a marked one (or any
+ * other, copied); caller frees. NULL when out of memory. */
+char *bs_flight_json_expand(const char *json);
 
 #endif

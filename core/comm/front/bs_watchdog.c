@@ -117,6 +117,8 @@ bs_status bs_watchdog_start_ticking(int slots, int timeout_ms,
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&wd->cv, &ca);
   pthread_condattr_destroy(&ca);
+  /* Before the thread starts: its tick may hold the watchdog (*out). */
+  *out = wd;
   if (pthread_create(&wd->thread, NULL, watch, wd) != 0) {
     wd_free(wd);
     wd = NULL;

@@ -279,6 +279,13 @@ static void report_dead(bs_world *w) {
     }
 }
 
+/* How often the watchdog thread looks at the other processes' news. */
+static int tick_ms(const bs_world *w) {
+  if (w->o.abort_dir || w->be->tick_ms <= 0)
+    return SHARE_POLL_MS;
+  return w->be->tick_ms;
+}
+
 bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
                        void *const *args) {
   bs_status st = BS_OK;
@@ -294,7 +301,7 @@ bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
     w->comms[i].dev = devs ? devs[i] : NULL;
   BS_CHECK(bs_watchdog_start_ticking(w->o.size, w->o.timeout_ms, on_watchdog,
                                      w->o.abort_dir ? poll_shared : w->be->tick,
-                                     SHARE_POLL_MS, w, &w->wd));
+                                     tick_ms(w), w, &w->wd));
   bs_world_running(w, true);
   st = spawn_and_join(w);
   bs_world_running(w, false);
@@ -362,15 +369,28 @@ double bs_world_detect_ms(const bs_world *w) {
   return (double)d / 1e6;
 }
 
-char *bs_world_flight_json(const bs_world *w, int rank) {
+static char *flight_json(const bs_world *w, int rank, bool marked) {
   if (!w || rank < 0 || rank >= w->o.size)
     return NULL;
   const bs_comm *c = &w->comms[rank];
   bs_flight_meta m = {.rank = c->grank,
                       .size = w->o.global_size,
                       .backend = w->be->name,
-                      .timeout_ms = w->o.timeout_ms};
+                      .timeout_ms = w->o.timeout_ms,
+                      .world_marked = marked};
   return bs_flight_json(c->fr, &m);
+}
+
+char *bs_world_flight_json(const bs_world *w, int rank) {
+  return flight_json(w, rank, false);
+}
+
+char *bs_world_flight_json_marked(const bs_world *w, int rank) {
+  return flight_json(w, rank, true);
+}
+
+char *bs_world_flight_expand(const char *json) {
+  return json ? bs_flight_json_expand(json) : NULL;
 }
 
 static bs_status write_file(const char *path, const char *text) {

@@ -12,8 +12,12 @@
  * Failures cross processes through the header: whoever fails its world
  * writes the status and cause there before it wakes the waiters, and a
  * waiter of another process that finds it fails its own world alike. A
- * process that dies without leaving is found by its pid, every slice of a
- * wait, and its ranks are gone from then on. */
+ * process that dies without leaving is found by its pid and its ranks are
+ * gone from then on. Nothing polls per rank: a waiter on the world's board
+ * sleeps on its futex until a broadcast (or its timeout), and the pids are
+ * looked at by one process of the job per PID_CHECK_NS, from its watchdog
+ * thread's tick (hundreds of processes each waking every slice to look at
+ * every pid kept 512 of them from reaching their first collective). */
 #include "bs_clock.h"
 #include "comm/backend/sim/bs_rdv.h"
 
@@ -31,12 +35,16 @@
 #include <unistd.h>
 
 #define SHM_MAGIC 0x316d68737362ull /* "bsshm1" */
-/* How often a waiter looks for processes that died. */
-#define PID_CHECK_NS (20 * 1000000ull)
+/* How often the job looks for processes that died (one process does). */
+#define PID_CHECK_MS 20
+#define PID_CHECK_NS (PID_CHECK_MS * 1000000ull)
 /* A process's share of the start-up grace of the others' joins. */
 #define JOIN_GRACE_MS 20
-/* How often a process polls for the file global rank 0 makes. */
-#define OPEN_POLL_NS (5 * 1000000L)
+/* How often a process looks for the file global rank 0 makes: from the
+ * first, doubling up to the last (hundreds of processes started before
+ * it, looking every few ms, slow its start). */
+#define OPEN_POLL_FIRST_NS (1 * 1000000L)
+#define OPEN_POLL_LAST_NS (64 * 1000000L)
 
 typedef struct shm_hdr {
   uint64_t magic; /* written before the file gets its name */
@@ -44,7 +52,10 @@ typedef struct shm_hdr {
   uint64_t cap;
   pthread_mutex_t mu;
   bs_rdv_board b;
-  int32_t abort_st; /* the world's first failure, BS_OK while healthy */
+  /* The world's first failure, BS_OK while healthy: written under mu,
+   * looked at without it by every tick. */
+  _Atomic int32_t abort_st;
+  _Atomic uint64_t checked_ns; /* the job's last pid check (monotonic) */
   uint64_t stall_ns;
   char cause[256];
 } shm_hdr;
@@ -60,7 +71,6 @@ typedef struct shm {
   int32_t *pid; /* of each global rank's process; 0 until it joins */
   size_t len;
   int32_t self;
-  uint64_t checked_ns; /* last pid check; under the mutex */
 } shm;
 
 static size_t align_up(size_t n, size_t a) {
@@ -91,6 +101,11 @@ static void init_hdr(shm_hdr *h, int g) {
 
 static bs_status map_fd(int fd, const char *path, size_t len, void **map) {
   *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  /* A page at a time: each rank stages a few bytes at the start of its
+   * region, and read-ahead of the sparse file around every one of them
+   * (zeroed pages, in every process) was most of a large world's time. */
+  if (*map != MAP_FAILED && madvise(*map, len, MADV_RANDOM) != 0)
+    errno = 0; /* only advice */
   if (*map != MAP_FAILED)
     return BS_OK;
   *map = NULL;
@@ -123,11 +138,14 @@ out:
 
 static int open_within(const char *path, int timeout_ms) {
   uint64_t deadline = bs_clock_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
-  struct timespec nap = {0, OPEN_POLL_NS};
+  struct timespec nap = {0, OPEN_POLL_FIRST_NS};
   int fd;
   while ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0 && errno == ENOENT &&
-         bs_clock_mono_ns() < deadline)
+         bs_clock_mono_ns() < deadline) {
     nanosleep(&nap, NULL);
+    nap.tv_nsec = nap.tv_nsec * 2 < OPEN_POLL_LAST_NS ? nap.tv_nsec * 2
+                                                      : OPEN_POLL_LAST_NS;
+  }
   return fd;
 }
 
@@ -173,47 +191,77 @@ static bool process_gone(const shm *m, int32_t pid) {
          errno == ESRCH;
 }
 
+/* The job's pid check is due: PID_CHECK_NS since the last, by any process. */
+static bool check_due(const shm_hdr *h) {
+  return bs_clock_mono_ns() - atomic_load(&h->checked_ns) >= PID_CHECK_NS;
+}
+
+/* Locked: true for the one process that takes the due check. */
+static bool take_check(shm_hdr *h) {
+  uint64_t was = atomic_load(&h->checked_ns), now = bs_clock_mono_ns();
+  return now - was >= PID_CHECK_NS &&
+         atomic_compare_exchange_strong(&h->checked_ns, &was, now);
+}
+
+/* Locked: the ranks of processes that died are gone. A process's ranks are
+ * consecutive slots: one look at each pid. */
+static void find_gone(shm *m, bs_world *w) {
+  bs_rdv *r = &m->r;
+  int32_t pid = 0;
+  bool gone = false;
+  for (int i = 0; i < r->b->n; i++) {
+    if (r->s[i].gone)
+      continue;
+    if (m->pid[i] != pid) {
+      pid = m->pid[i];
+      gone = process_gone(m, pid);
+    }
+    if (gone)
+      bs_rdv_leave(r, w, i);
+  }
+  bs_rdv_check(r, w);
+}
+
 /* Another process's failure fails this world alike; a process that died
  * takes its ranks with it. */
 static void shm_poll(bs_rdv *r, bs_world *w) {
   shm *m = (shm *)r;
   shm_hdr *h = m->h;
-  if (h->abort_st != BS_OK && bs_world_abort_status(w) == BS_OK)
-    bs_world_fail(w, (bs_status)h->abort_st, h->stall_ns, NULL, 0, "%s",
-                  h->cause);
-  uint64_t now = bs_clock_mono_ns();
-  if (bs_world_abort_status(w) != BS_OK || now - m->checked_ns < PID_CHECK_NS)
-    return;
-  m->checked_ns = now;
-  for (int i = 0; i < r->b->n; i++)
-    if (!r->s[i].gone && process_gone(m, m->pid[i]))
-      bs_rdv_leave(r, w, i);
-  bs_rdv_check(r, w);
+  bs_status st = (bs_status)atomic_load(&h->abort_st);
+  if (st != BS_OK && bs_world_abort_status(w) == BS_OK)
+    bs_world_fail(w, st, h->stall_ns, NULL, 0, "%s", h->cause);
+  if (bs_world_abort_status(w) == BS_OK && take_check(h))
+    find_gone(m, w);
 }
 
 static void shm_publish(bs_rdv *r, bs_world *w) {
   shm_hdr *h = ((shm *)r)->h;
   bs_status st = bs_world_abort_status(w);
-  if (st == BS_OK || h->abort_st != BS_OK)
+  if (st == BS_OK || atomic_load(&h->abort_st) != BS_OK)
     return;
   pthread_mutex_lock(&w->mu);
   h->stall_ns = w->stall_ns;
   pthread_mutex_unlock(&w->mu);
   bs_world_cause(w, h->cause, sizeof h->cause);
-  h->abort_st = (int32_t)st;
+  atomic_store(&h->abort_st, (int32_t)st);
 }
 
+/* On the watchdog thread: the waiters sleep until something changes, so
+ * the arrivals of other processes' ranks reach this process's watchdog
+ * here (bs_watchdog_hold), and news from outside (a failure, the due pid
+ * check) is taken under the lock only when there is some. */
 static void shm_tick(void *arg) {
   bs_world *w = arg;
   shm *m = w->impl;
-  if (bs_world_abort_status(w) != BS_OK)
+  shm_hdr *h = m->h;
+  bs_watchdog_hold(w->wd, atomic_load(&h->b.held_ns));
+  if (bs_world_abort_status(w) != BS_OK ||
+      (atomic_load(&h->abort_st) == BS_OK && !check_due(h)))
     return;
   bs_rdv_lock(&m->r);
-  bool failed = m->h->abort_st != BS_OK;
-  if (failed)
-    shm_poll(&m->r, w);
+  shm_poll(&m->r, w);
   bs_rdv_unlock(&m->r);
-  if (failed)
+  if (bs_world_abort_status(w) != BS_OK)
     bs_rdv_wake(w);
 }
 
@@ -225,7 +273,7 @@ static void shm_settle(bs_world *w) {
   char cause[sizeof m->h->cause];
   bs_rdv_lock(&m->r);
   shm_publish(&m->r, w);
-  bs_status st = (bs_status)m->h->abort_st;
+  bs_status st = (bs_status)atomic_load(&m->h->abort_st);
   uint64_t stall = m->h->stall_ns;
   snprintf(cause, sizeof cause, "%s", m->h->cause);
   bs_rdv_unlock(&m->r);
@@ -269,7 +317,10 @@ static void attach(shm *m, bs_world *w, const bs_pg *pg, void *map,
   m->r.s = (bs_rdv_slot *)(base + l->slots);
   m->r.mu = &m->h->mu;
   m->r.timeout_ns = (uint64_t)w->o.timeout_ms * 1000000ull;
-  m->r.slice_ns = PID_CHECK_NS;
+  /* The world's waiters sleep until woken (the tick looks for news); a
+   * group's look at the world's failure every slice, as the one-process
+   * sim's do. */
+  m->r.slice_ns = pg ? PID_CHECK_NS : 0;
   m->r.room = shm_room;
   m->r.poll = shm_poll;
   m->r.publish = pg ? group_publish : shm_publish;
@@ -432,6 +483,7 @@ const bs_comm_backend bs_comm_shm_backend = {
     .wake = bs_rdv_wake,
     .settle = shm_settle,
     .tick = shm_tick,
+    .tick_ms = PID_CHECK_MS,
     .group_new = shm_group_new,
     .group_free = shm_group_free,
     .group_rank_init = shm_group_rank_init,
