@@ -125,8 +125,9 @@ bs_status bs_watchdog_start_ticking(int slots, int timeout_ms,
     BS_FAIL(BS_ERR_NOMEM, NULL, "watchdog: cannot start its thread");
   }
 out:
-  if (out)
-    *out = wd;
+  /* Only a failure writes it again: the running tick may be reading it. */
+  if (st != BS_OK && out)
+    *out = NULL;
   return st;
 }
 
