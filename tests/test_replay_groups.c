@@ -131,6 +131,56 @@ static void test_pytorch_dumps_replayed(void **state) {
   }
 }
 
+/* More ranks than run at once (BS_WORLD_RUNNING_MAX, 64: they take
+ * turns), in TP pairs; the last skips the world's all_reduce. */
+enum { WIDE = 96 };
+
+static bs_status wide_rank(bs_comm *c, void *arg) {
+  tg_plan *p = arg;
+  int r = bs_comm_rank(c), pair[2] = {r & ~1, r | 1};
+  char name[16];
+  float buf[TG_COUNT] = {0};
+  bs_comm *tp = NULL;
+  snprintf(name, sizeof name, "tp%d", r / 2);
+  bs_status st = bs_comm_group(c, name, "tensor_parallel", pair, 2, &tp);
+  if (st == BS_OK)
+    st = bs_comm_all_reduce(tp, buf, buf, TG_COUNT, BS_F32, BS_SUM);
+  if (st == BS_OK && r == WIDE - 1)
+    tg_wait(c, p);
+  else if (st == BS_OK)
+    st = bs_comm_all_reduce(c, buf, buf, TG_COUNT, BS_F32, BS_SUM);
+  if (st != BS_OK)
+    atomic_store(&p->failed, 1);
+  bs_comm_group_free(tp);
+  return st;
+}
+
+/* A replay of more ranks than run at once: their waits before and after
+ * their plans give their turns (else the ranks still to start never get
+ * one, and the replay never ends), and it names the skipper. */
+static void test_wide_replay_ends(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = WIDE - 1};
+  bs_world_opts o = {.size = WIDE, .timeout_ms = 300, .fingerprint = true};
+  bs_world *w = NULL;
+  void *args[WIDE];
+  char path[192];
+  for (int r = 0; r < WIDE; r++)
+    args[r] = &p;
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  assert_int_equal(bs_world_run(w, NULL, wide_rank, args), BS_ERR_TIMEOUT);
+  bs_err_clear();
+  snprintf(path, sizeof path, "%s/wide", dir);
+  assert_int_equal(mkdir(path, 0777), 0);
+  assert_int_equal(bs_world_dump_flight(w, path), BS_OK);
+  bs_world_destroy(w);
+  /* Bounded: a replay that never ends is killed (status 137). */
+  assert_int_equal(
+      backstop_after("timeout -s KILL 60 ", "replay wide --timeout-ms 300"), 1);
+  has(out_text, "backstop replay: 96 ranks from 96 dumps, 49 process groups");
+  has(out_text, "culprit: rank 95 (missing from #1)");
+}
+
 /* The same through the binary, as a user runs it. */
 static void test_cli_replay(void **state) {
   (void)state;
@@ -193,6 +243,7 @@ int main(void) {
       cmocka_unit_test(test_missing_send_replayed),
       cmocka_unit_test(test_pytorch_dumps_replayed),
       cmocka_unit_test(test_cli_replay),
+      cmocka_unit_test(test_wide_replay_ends),
       cmocka_unit_test(test_cli_replay_nccl),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -128,6 +128,11 @@ uint64_t bs_comm_seq(const bs_comm *c);
  * run_delay). The simulator's few cores shared by thousands of ranks: time
  * a real rank, on its own GPU and CPU, does not spend. */
 double bs_comm_cpu_wait_ms(const bs_comm *c);
+/* The rank waits outside every collective for something of the caller's
+ * (waiting true), then is done waiting (false): where the world has more
+ * ranks than run at once it gives its turn meanwhile, or the ranks still
+ * to run could never reach what it waits for (a replay's start). */
+void bs_comm_wait_outside(bs_comm *c, bool waiting);
 /* Numbers this rank's next collective seq (a replay goes on where a job's
  * dumps start); BS_ERR_INVALID unless seq is past the last one issued. */
 bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq);

@@ -16,6 +16,17 @@
 #include "comm/bs_comm.h"
 #include "util/bs_buf.h"
 
+/* The bounds of a replay's waits outside collectives, for its threads and
+ * its processes alike. Every rank waits this long, at most, for the others
+ * to be ready for their first collective (they start one after another,
+ * and the watchdog must not count that). */
+#define BS_REPLAY_START_MS 60000
+/* A rank through its plan waits this long beyond two watchdog timeouts
+ * for the others: once it is through, the others can complete nothing more
+ * (every collective needs it), so each is through or failed by its
+ * watchdog within a timeout, its abort included. */
+#define BS_REPLAY_DONE_SLACK_MS 10000
+
 typedef struct bs_replay_procs {
   const bs_world_opts *wo; /* size: every rank (one process each) */
   const char *device;      /* "host" or "cuda" (rank k on GPU k mod GPUs) */

@@ -142,6 +142,10 @@ void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why) {
   w->be->rank_gone(c);
 }
 
+void bs_comm_wait_outside(bs_comm *c, bool waiting) {
+  bs_world_turn(c, !waiting);
+}
+
 void bs_comm_die(bs_comm *c, const char *why) {
   bs_comm_leave(c, BS_RANK_DEAD, why);
 }
