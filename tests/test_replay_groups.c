@@ -181,6 +181,20 @@ static void test_wide_replay_ends(void **state) {
   has(out_text, "culprit: rank 95 (missing from #1)");
 }
 
+/* Collectives every rank's dump shows done alike are not replayed, but
+ * the last of them: nccl/skip's ranks did #1-#3, rank 3 skips #4, so
+ * ranks 0-2 replay #3 and #4, rank 3 #3 (7 ops of 15 entries), and the
+ * replayed flight recorders read as the dumps do. */
+static void test_settled_not_replayed(void **state) {
+  (void)state;
+  static const char *const want[] = {
+      "4 ranks from 4 dumps, 1 process group, 7 ops,",
+      "rank 3: not in a collective (last completed #3)", NULL};
+  char folder[256];
+  snprintf(folder, sizeof folder, "%s/fr/nccl/skip", BS_TEST_DATA);
+  agrees(folder, want);
+}
+
 /* The same through the binary, as a user runs it. */
 static void test_cli_replay(void **state) {
   (void)state;
@@ -244,6 +258,7 @@ int main(void) {
       cmocka_unit_test(test_pytorch_dumps_replayed),
       cmocka_unit_test(test_cli_replay),
       cmocka_unit_test(test_wide_replay_ends),
+      cmocka_unit_test(test_settled_not_replayed),
       cmocka_unit_test(test_cli_replay_nccl),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -270,6 +270,7 @@ out:
   for (size_t i = 0; r.g && i < d->ngroups; i++)
     free(r.g[i].members);
   free(r.g);
+  free(r.start);
   free(distinct);
   bs_buf_free(&b);
   pthread_cond_destroy(&r.cv);

@@ -11,8 +11,9 @@
  *
  * A rank replays its ops in the order it made them across its groups,
  * each group's collectives from the first sequence number every dump of
- * it holds, then stays outside any op until every rank is done, as a rank
- * busy elsewhere would. A rank that left no dump replays what its groups'
+ * it holds, less those every member's dump shows done alike (all but the
+ * last of them: they hold nothing of the hang), then stays outside any op
+ * until every rank is done, as a rank busy elsewhere would. A rank that left no dump replays what its groups'
  * dumps show completed (a collective completes only once every member has
  * joined it) and the other side of completed p2p ops with it, then stays
  * out. The stuck op is issued like the others: the world finds the hang

@@ -52,7 +52,8 @@ typedef struct replay {
   size_t longest; /* steps of the longest plan */
   int timeout_ms; /* the watchdog's */
   plan *plan;
-  group *g; /* by bs_dumps.groups */
+  group *g;        /* by bs_dumps.groups */
+  uint64_t *start; /* by group: its first collective replayed */
   size_t batches;
   bs_dev **devs;
   pthread_mutex_t mu; /* guards what follows */
@@ -69,7 +70,11 @@ typedef struct rank_arg {
   int i; /* the global rank */
 } rank_arg;
 
-/* The groups, their members ascending. */
+/* Group g's first collective to replay: the last one before which every
+ * member's dump shows every collective done alike (bs_replay_start.c). */
+uint64_t bs_replay_start_of(const bs_dumps *d, int g);
+
+/* The groups, their members ascending, where each starts. */
 bs_status bs_replay_plan_groups(replay *r);
 /* Rank's ops in the order it made them, across its groups. */
 bs_status bs_replay_plan_rank(replay *r, int rank);

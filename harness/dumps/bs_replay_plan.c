@@ -137,11 +137,11 @@ out:
   return st;
 }
 
-/* Rank's ops of group g from its dump: collectives from the first
- * sequence number every dump holds on. */
+/* Rank's ops of group g from its dump: collectives from the group's start
+ * (bs_replay_start.c) on. */
 static bs_status plan_group(replay *r, int rank, const bs_dump_pg *pg) {
   bs_status st = BS_OK;
-  uint64_t first = bs_dumps_group_first_seq(r->d, pg->group), last = 0;
+  uint64_t first = r->start[pg->group], last = 0;
   for (size_t k = 0; k < pg->n; k++) {
     const bs_dump_coll *c = &pg->c[k];
     step s = {.group = pg->group, .seq = c->seq, .at_ns = c->created_ns};
@@ -184,7 +184,7 @@ static bs_status plan_dumpless(replay *r, int rank) {
   for (size_t g = 0; g < d->ngroups; g++) {
     if (bs_dumps_group_rank(d, (int)g, rank) < 0)
       continue;
-    uint64_t first = bs_dumps_group_first_seq(d, (int)g);
+    uint64_t first = r->start[g];
     for (uint64_t seq = first;; seq++) {
       const bs_dump_coll *done = completed_by_all(d, (int)g, seq);
       if (!done)
@@ -242,11 +242,13 @@ static int by_int(const void *a, const void *b) {
  * default one. */
 bs_status bs_replay_plan_groups(replay *r) {
   const bs_dumps *d = r->d;
-  if (d->ngroups && !(r->g = calloc(d->ngroups, sizeof *r->g)))
+  if (d->ngroups && (!(r->g = calloc(d->ngroups, sizeof *r->g)) ||
+                     !(r->start = calloc(d->ngroups, sizeof *r->start))))
     return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu groups", d->ngroups);
   for (size_t i = 0; i < d->ngroups; i++) {
     const bs_dump_group *dg = &d->groups[i];
     group *g = &r->g[i];
+    r->start[i] = bs_replay_start_of(d, (int)i);
     if (dg->n < 1 || !(g->members = malloc((size_t)dg->n * sizeof(int))))
       return bs_err_fail(BS_ERR_INVALID, NULL,
                          "replay: group %s has no members", dg->name);
