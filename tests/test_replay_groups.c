@@ -206,6 +206,10 @@ static void test_cli_replay(void **state) {
   assert_int_equal(backstop("replay dp --spawn --timeout-ms 300"), 1);
   has(out_text, "  rank 1: backstop: timeout at collective #1 (4 ranks, sim "
                 "backend, group dp1 (data_parallel))\n");
+  /* The processes' part names the culprit too (each process knows only
+   * its rank: the line is the read-back's). */
+  has(out_text, "(data_parallel))\n  culprit: rank 3 (missing from #1)\n"
+                "the replayed ranks' flight recorders");
   /* p2p across processes: each send a file the recv takes. */
   assert_int_equal(backstop("replay pipe --spawn --timeout-ms 300"), 1);
   has(out_text, "  rank 3: backstop: timeout at collective #1");

@@ -69,14 +69,29 @@ static const bs_dump_coll *not_done(const bs_dumps *d, const bs_dump **who,
   return NULL;
 }
 
-bs_status bs_replay_read_back(const char *const *flights, int n, bs_buf *text) {
+/* The culprit line of an analysis ("  culprit: rank 3 (missing from #4)"),
+ * NULL when it names none. */
+static const char *culprit_line(const char *text, int *len) {
+  const char *at = strstr(text, "\n  culprit: ");
+  if (!at)
+    return NULL;
+  *len = (int)strcspn(at + 1, "\n");
+  return at + 1;
+}
+
+bs_status bs_replay_read_back(const char *const *flights, int n,
+                              bool culprit_first, bs_buf *text) {
   bs_dumps_verdict v = {0};
-  if (bs_dumps_report_flights(flights, n, &v) == BS_OK)
+  int len = 0;
+  const char *line = NULL;
+  if (bs_dumps_report_flights(flights, n, &v) == BS_OK) {
+    if (culprit_first && (line = culprit_line(v.text, &len)))
+      bs_buf_printf(text, "%.*s\n", len, line);
     bs_buf_printf(text,
                   "the replayed ranks' flight recorders, as backstop "
                   "analyze reads them:\n%s",
                   v.text);
-  else
+  } else
     bs_buf_printf(text, "  their flight recorders do not read: %s\n",
                   bs_err()->message);
   bs_err_clear();
@@ -93,7 +108,7 @@ static bs_status read_back(const bs_world *w, int n, bs_buf *text) {
   for (int i = 0; i < n; i++)
     if (!(flights[i] = bs_world_flight_json(w, i)))
       BS_FAIL(BS_ERR_NOMEM, NULL, "replay: rank %d's flight recorder", i);
-  BS_CHECK(bs_replay_read_back((const char *const *)flights, n, text));
+  BS_CHECK(bs_replay_read_back((const char *const *)flights, n, false, text));
 out:
   for (int i = 0; flights && i < n; i++)
     free(flights[i]);

@@ -215,7 +215,7 @@ static bs_status analyze(const sent *got, int n, bs_buf *text) {
     BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d flight recorders", n);
   for (int k = 0; k < n; k++)
     flights[k] = got[k].got ? got[k].flight : NULL;
-  BS_CHECK(bs_replay_read_back(flights, n, text));
+  BS_CHECK(bs_replay_read_back(flights, n, true, text));
 out:
   free(flights);
   return st;

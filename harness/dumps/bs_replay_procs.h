@@ -13,6 +13,8 @@
 #ifndef BS_REPLAY_PROCS_H
 #define BS_REPLAY_PROCS_H
 
+#include <stdbool.h>
+
 #include "comm/bs_comm.h"
 #include "util/bs_buf.h"
 
@@ -46,7 +48,11 @@ bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
                               bs_buf *text);
 
 /* The replayed flight recorders (flights[k] rank k's JSON, NULL: none),
- * read as `analyze` reads a job's dumps, appended to text (bs_replay.c). */
-bs_status bs_replay_read_back(const char *const *flights, int n, bs_buf *text);
+ * read as `analyze` reads a job's dumps, appended to text (bs_replay.c);
+ * culprit_first: their culprit line before them, as the world's report of
+ * one process of threads has it (the processes' own reports cannot: each
+ * knows only its rank). */
+bs_status bs_replay_read_back(const char *const *flights, int n,
+                              bool culprit_first, bs_buf *text);
 
 #endif
