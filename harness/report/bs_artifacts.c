@@ -62,8 +62,9 @@ bs_status bs_artifacts_clear(const bs_run_cfg *cfg) {
 }
 
 /* The pickle PyTorch would have written for this dump (torchfrtrace reads
- * it as it is): rank_<R>, beside the JSON copy rank<R>.flight.json, whose
- * name torchfrtrace skips (it takes files that contain "rank_"). */
+ * it as it is): rank_<R>; its JSON copy is
+ * BS_DUMPS_JSON_DIR/rank<R>.flight.json, a name torchfrtrace skips (it takes
+ * files that contain "rank_"). */
 static bs_status save_pickle(const char *path, const char *json) {
   bs_status st = BS_OK;
   bs_buf b = {0};
@@ -79,7 +80,8 @@ static bs_status write_flights(const char *base, const bs_record *rec,
                                bs_result *res) {
   bs_status st = BS_OK;
   char path[1024];
-  BS_CHECK(bs_file_mkdir_p(base));
+  snprintf(path, sizeof path, "%s/%s", base, BS_DUMPS_JSON_DIR);
+  BS_CHECK(bs_file_mkdir_p(path));
   for (int k = 0; k < rec->nranks; k++) {
     if (!rec->rank[k].flight)
       continue;
@@ -87,7 +89,8 @@ static bs_status write_flights(const char *base, const bs_record *rec,
     snprintf(path, sizeof path, "%s/rank_%d", base, k);
     BS_CHECK(save_pickle(path, rec->rank[k].flight));
     BS_CHECK(bs_result_add_flight(res, path));
-    snprintf(path, sizeof path, "%s/rank%d.flight.json", base, k);
+    snprintf(path, sizeof path, "%s/%s/rank%d.flight.json", base,
+             BS_DUMPS_JSON_DIR, k);
     BS_CHECK(save_str(path, rec->rank[k].flight));
   }
 out:
