@@ -179,6 +179,9 @@ static void test_wide_replay_ends(void **state) {
       backstop_after("timeout -s KILL 60 ", "replay wide --timeout-ms 300"), 1);
   has(out_text, "backstop replay: 96 ranks from 96 dumps, 49 process groups");
   has(out_text, "culprit: rank 95 (missing from #1)");
+  /* 48 TP groups completed: 16 named, then their number, in one line. */
+  has(out_text, "(tensor_parallel) and 32 more (every member's every entry "
+                "done)\n");
 }
 
 /* Collectives every rank's dump shows done alike are not replayed, but
