@@ -55,6 +55,14 @@ static bs_status rank_args(replay *r, rank_arg **ra, void ***args) {
   return BS_OK;
 }
 
+/* The lowest rank that left no dump, -1 when every one did. */
+static int no_dump(const replay *r) {
+  for (int i = 0; i < r->n; i++)
+    if (!bs_dumps_rank(r->d, i))
+      return i;
+  return -1;
+}
+
 /* The first op a dump shows not done, NULL when every one is. */
 static const bs_dump_coll *not_done(const bs_dumps *d, const bs_dump **who,
                                     const bs_dump_pg **in) {
@@ -142,7 +150,8 @@ static bs_status run_world(replay *r, const bs_replay_opts *o, bs_buf *text,
   const bs_dump_pg *in;
   if (report[0])
     bs_buf_printf(text, "%s", report);
-  else if (!not_done(r->d, &who, &in)) /* else unreproduced() says */
+  else if (!not_done(r->d, &who, &in) &&
+           no_dump(r) < 0) /* else unreproduced() says */
     bs_buf_printf(text, "backstop: no hang and no desync: every replayed "
                         "collective completed on every rank\n");
   if (*status != BS_OK && !r->stopped) /* interrupted: no more work */
@@ -210,12 +219,31 @@ static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
     bs_buf_printf(b, "%s\n", nd > 16 ? ", ..." : "");
 }
 
+/* A replay that completed every op of a rank that left no dump is no
+ * all-clear either: what it did after what its peers' dumps show is not
+ * known (gloo's peers retire their op once it is gone), and the job hung;
+ * that rank is the culprit, as analyze's missing-rank rule has it. */
+static bool dumpless_done(const replay *r, bs_buf *text) {
+  int k = no_dump(r);
+  if (k < 0)
+    return false;
+  bs_buf_printf(text,
+                "backstop: not reproduced: every replayed op completed, but "
+                "rank %d left no dump: what it did after the %zu ops its "
+                "peers' dumps show completed with it is not known\n"
+                "  culprit: rank %d (left no dump)\n",
+                k, r->plan[k].n, k);
+  return true;
+}
+
 /* A replay that completed what the dumps show stuck is no all-clear: the
  * job's hang is in what they do not hold (a rank past those they name). */
 static void unreproduced(const replay *r, bs_buf *text, bs_status *status) {
   const bs_dump *who = NULL;
   const bs_dump_pg *in = NULL;
   const bs_dump_coll *c = *status == BS_OK ? not_done(r->d, &who, &in) : NULL;
+  if (*status == BS_OK && !c && dumpless_done(r, text))
+    *status = BS_ERR_STATE;
   if (!c)
     return;
   *status = BS_ERR_STATE;
