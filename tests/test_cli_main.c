@@ -168,8 +168,13 @@ static void test_failure_leaves_reports(void **state) {
   assert_non_null(bs_json_get(&j, "traceEvents"));
   bs_json_free(&j);
   free(trace);
-  snprintf(path, sizeof path, "%s/%s/rank1.flight.json", dir, run);
+  snprintf(path, sizeof path, "%s/%s/json/rank1.flight.json", dir, run);
   struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  /* Not beside the pickles, where torchfrtrace reads (cli.md). */
+  snprintf(path, sizeof path, "%s/%s/rank1.flight.json", dir, run);
+  assert_int_not_equal(stat(path, &sb), 0);
+  snprintf(path, sizeof path, "%s/%s/rank_1", dir, run);
   assert_int_equal(stat(path, &sb), 0);
 }
 

@@ -334,7 +334,7 @@ static void hang_artifacts(const char *art, const char *const *blocks,
     char *pickle = slurp(path);
     assert_true(strlen(pickle) > 0);
     free(pickle);
-    snprintf(path, sizeof path, "%s/rank%d.flight.json", run, r);
+    snprintf(path, sizeof path, "%s/json/rank%d.flight.json", run, r);
     char *json = slurp(path), rank[16];
     snprintf(rank, sizeof rank, "\"rank\":%d,", r);
     assert_non_null(strstr(json, rank));

@@ -306,6 +306,72 @@ static void test_fuzz_counts_interrupted(void **state) {
   free(json);
 }
 
+/* Threads of the running processes carrying the marker. */
+static int marked_threads(void) {
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  char env[96], path[300], buf[4096];
+  int n = 0;
+  snprintf(env, sizeof env, "BS_TEST_TREE=%s", mark);
+  assert_non_null(d);
+  while ((e = readdir(d))) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+        !proc_has(e->d_name, "environ", env))
+      continue;
+    snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(buf, sizeof buf, f))
+      if (strncmp(buf, "Threads:", 8) == 0)
+        n += atoi(buf + 8);
+    if (f)
+      fclose(f);
+  }
+  closedir(d);
+  return n;
+}
+
+/* backstop replay of a real hang (tests/data/fr/nccl/skip: rank 3 skips
+ * its all_reduce) under a watchdog of 100 s, signalled once its ranks
+ * run: it ends at once, and every process it started with it. */
+static void replay_interrupted(int sig, const char *extra) {
+  char cmd[1024];
+  snprintf(mark, sizeof mark, "%ld-%ld", (long)getpid(), (long)time(NULL));
+  snprintf(cmd, sizeof cmd,
+           "cd %s && exec env BS_TEST_TREE=%s '%s' replay %s/fr/nccl/skip "
+           "--timeout-ms 100000 %s >out.txt 2>err.txt",
+           dir, mark, getenv("BACKSTOP_BIN"), BS_TEST_DATA, extra);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  /* Under way once its 4 ranks' threads (or processes) are. */
+  int threads = 0;
+  for (int ms = 0; ms < START_WAIT_MS && (threads = marked_threads()) < 6;
+       ms += 10)
+    nap_ms(10);
+  assert_true(threads >= 6);
+  assert_int_equal(kill(pid, sig), 0);
+  int ws = wait_bounded(pid);
+  tree_gone();
+  assert_true(WIFEXITED(ws));
+  assert_int_equal(WEXITSTATUS(ws), 128 + sig);
+  char *err = slurp("err.txt");
+  assert_non_null(strstr(err, "every process it started has ended"));
+  free(err);
+}
+
+static void test_sigterm_ends_replay(void **state) {
+  (void)state;
+  replay_interrupted(SIGTERM, "");
+}
+
+static void test_sigint_ends_spawned_replay(void **state) {
+  (void)state;
+  replay_interrupted(SIGINT, "--spawn");
+}
+
 /* SIGKILL cannot be caught: the children see their parent die. */
 static void test_sigkill_leaves_no_orphan(void **state) {
   (void)state;
@@ -323,6 +389,8 @@ int main(void) {
       cmocka_unit_test(test_sigterm_ends_the_pool),
       cmocka_unit_test(test_sighup_ends_the_tree),
       cmocka_unit_test(test_sigkill_leaves_no_orphan),
+      cmocka_unit_test(test_sigterm_ends_replay),
+      cmocka_unit_test(test_sigint_ends_spawned_replay),
       cmocka_unit_test(test_sweep_counts_interrupted),
       cmocka_unit_test(test_sweep_counting_interrupted),
       cmocka_unit_test(test_mutants_count_interrupted),

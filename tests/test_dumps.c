@@ -17,6 +17,7 @@
 #include "comm/bs_comm.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
+#include "util/bs_buf.h"
 
 static bs_dumps d;
 static bs_dumps_verdict v;
@@ -435,6 +436,39 @@ static void test_world_agrees(void **state) {
   bs_world_destroy(w);
 }
 
+/* A run's artifacts: the pickles rank_<R> and, in their sub-folder
+ * (BS_DUMPS_JSON_DIR, which torchfrtrace does not read), the JSON copies,
+ * which the loader reads first (they hold what the pickles leave out). */
+static void test_json_copies_in_sub_folder(void **state) {
+  (void)state;
+  plan p = {.odd = 0x02};
+  bs_world *w = run_world(4, &p, BS_ERR_DESYNC);
+  done();
+  char top[64] = "/tmp/bs-dumps-json-XXXXXX", path[160];
+  assert_non_null(mkdtemp(top));
+  snprintf(path, sizeof path, "%s/%s", top, BS_DUMPS_JSON_DIR);
+  assert_int_equal(bs_file_mkdir_p(path), BS_OK);
+  for (int r = 0; r < 4; r++) {
+    char *json = bs_world_flight_json(w, r);
+    bs_buf b = {0};
+    assert_int_equal(bs_dumps_pickle(json, &b), BS_OK);
+    snprintf(path, sizeof path, "%s/rank_%d", top, r);
+    assert_int_equal(bs_file_publish(path, b.s, b.len), BS_OK);
+    snprintf(path, sizeof path, "%s/%s/rank%d.flight.json", top,
+             BS_DUMPS_JSON_DIR, r);
+    assert_int_equal(bs_file_publish(path, json, strlen(json)), BS_OK);
+    bs_buf_free(&b);
+    free(json);
+  }
+  bs_world_destroy(w);
+  assert_int_equal(bs_dumps_load(top, NULL, &d), BS_OK);
+  assert_int_equal(d.n, 4);
+  for (size_t i = 0; i < d.n; i++)
+    assert_non_null(strstr(d.d[i].file, BS_DUMPS_JSON_DIR "/rank"));
+  bs_dumps_free(&d);
+  assert_int_equal(bs_file_remove_tree(top), BS_OK);
+}
+
 /* The odd one out is rank 0: blamed, however the files are ordered. */
 static void test_majority_not_rank_order(void **state) {
   (void)state;
@@ -535,6 +569,7 @@ int main(void) {
       cmocka_unit_test(test_clean),
       cmocka_unit_test(test_missing_dump_not_clean),
       cmocka_unit_test(test_refuses),
+      cmocka_unit_test(test_json_copies_in_sub_folder),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

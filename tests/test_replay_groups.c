@@ -131,6 +131,111 @@ static void test_pytorch_dumps_replayed(void **state) {
   }
 }
 
+/* More ranks than run at once (BS_WORLD_RUNNING_MAX, 64: they take
+ * turns), in TP pairs; the last skips the world's all_reduce. */
+enum { WIDE = 96 };
+
+static bs_status wide_rank(bs_comm *c, void *arg) {
+  tg_plan *p = arg;
+  int r = bs_comm_rank(c), pair[2] = {r & ~1, r | 1};
+  char name[16];
+  float buf[TG_COUNT] = {0};
+  bs_comm *tp = NULL;
+  snprintf(name, sizeof name, "tp%d", r / 2);
+  bs_status st = bs_comm_group(c, name, "tensor_parallel", pair, 2, &tp);
+  if (st == BS_OK)
+    st = bs_comm_all_reduce(tp, buf, buf, TG_COUNT, BS_F32, BS_SUM);
+  if (st == BS_OK && r == WIDE - 1)
+    tg_wait(c, p);
+  else if (st == BS_OK)
+    st = bs_comm_all_reduce(c, buf, buf, TG_COUNT, BS_F32, BS_SUM);
+  if (st != BS_OK)
+    atomic_store(&p->failed, 1);
+  bs_comm_group_free(tp);
+  return st;
+}
+
+/* A replay of more ranks than run at once: their waits before and after
+ * their plans give their turns (else the ranks still to start never get
+ * one, and the replay never ends), and it names the skipper. */
+static void test_wide_replay_ends(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = WIDE - 1};
+  bs_world_opts o = {.size = WIDE, .timeout_ms = 300, .fingerprint = true};
+  bs_world *w = NULL;
+  void *args[WIDE];
+  char path[192];
+  for (int r = 0; r < WIDE; r++)
+    args[r] = &p;
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  assert_int_equal(bs_world_run(w, NULL, wide_rank, args), BS_ERR_TIMEOUT);
+  bs_err_clear();
+  snprintf(path, sizeof path, "%s/wide", dir);
+  assert_int_equal(mkdir(path, 0777), 0);
+  assert_int_equal(bs_world_dump_flight(w, path), BS_OK);
+  bs_world_destroy(w);
+  /* Bounded: a replay that never ends is killed (status 137). */
+  assert_int_equal(
+      backstop_after("timeout -s KILL 60 ", "replay wide --timeout-ms 300"), 1);
+  has(out_text, "backstop replay: 96 ranks from 96 dumps, 49 process groups");
+  has(out_text, "culprit: rank 95 (missing from #1)");
+  /* 48 TP groups completed: 16 named, then their number, in one line. */
+  has(out_text, "(tensor_parallel) and 32 more (every member's every entry "
+                "done)\n");
+}
+
+/* Collectives every rank's dump shows done alike are not replayed, but
+ * the last of them: nccl/skip's ranks did #1-#3, rank 3 skips #4, so
+ * ranks 0-2 replay #3 and #4, rank 3 #3 (7 ops of 15 entries), and the
+ * replayed flight recorders read as the dumps do. */
+static void test_settled_not_replayed(void **state) {
+  (void)state;
+  static const char *const want[] = {
+      "4 ranks from 4 dumps, 1 process group, 7 ops,",
+      "rank 3: not in a collective (last completed #3)", NULL};
+  char folder[256];
+  snprintf(folder, sizeof folder, "%s/fr/nccl/skip", BS_TEST_DATA);
+  agrees(folder, want);
+}
+
+/* A job whose rank 3 left no dump while its peers' dumps show every op
+ * done (gloo retires an op whose peer is gone): the replay completes
+ * everything, which is no all-clear: rank 3 is the culprit, as analyze's
+ * missing-rank rule has it. */
+static void test_dumpless_all_done_not_clear(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(tg_tp_dp, &p, 500, &st);
+  char folder[128], path[192];
+  assert_int_equal(st, BS_OK);
+  snprintf(folder, sizeof folder, "%s/gone", dir);
+  assert_int_equal(mkdir(folder, 0777), 0);
+  for (int r = 0; r < TG_N - 1; r++) {
+    snprintf(path, sizeof path, "%s/rank%d.flight.json", folder, r);
+    assert_int_equal(bs_file_publish(path, p.flight[r], strlen(p.flight[r])),
+                     BS_OK);
+  }
+  bs_world_destroy(w);
+  bs_dumps d;
+  bs_dumps_verdict v = {0};
+  bs_replay_result res;
+  bs_replay_opts o = {.timeout_ms = 100};
+  assert_int_equal(bs_dumps_load(folder, NULL, &d), BS_OK);
+  assert_int_equal(bs_dumps_report(&d, &v), BS_OK);
+  assert_int_equal(bs_replay_run(&d, &o, &res), BS_OK);
+  bs_dumps_free(&d);
+  fprintf(stderr, "analyze:\n%s\nreplay:\n%s\n", v.text, res.text);
+  assert_int_equal(v.nculprits, 1);
+  assert_int_equal(v.culprits[0], 3);
+  assert_int_equal(res.status, BS_ERR_STATE);
+  has(res.text, "rank 3 left no dump");
+  has(res.text, "  culprit: rank 3 (left no dump)\n");
+  assert_null(strstr(res.text, "no hang and no desync"));
+  bs_dumps_report_verdict_free(&v);
+  bs_replay_result_free(&res);
+}
+
 /* The same through the binary, as a user runs it. */
 static void test_cli_replay(void **state) {
   (void)state;
@@ -142,6 +247,10 @@ static void test_cli_replay(void **state) {
   assert_int_equal(backstop("replay dp --spawn --timeout-ms 300"), 1);
   has(out_text, "  rank 1: backstop: timeout at collective #1 (4 ranks, sim "
                 "backend, group dp1 (data_parallel))\n");
+  /* The processes' part names the culprit too (each process knows only
+   * its rank: the line is the read-back's). */
+  has(out_text, "(data_parallel))\n  culprit: rank 3 (missing from #1)\n"
+                "the replayed ranks' flight recorders");
   /* p2p across processes: each send a file the recv takes. */
   assert_int_equal(backstop("replay pipe --spawn --timeout-ms 300"), 1);
   has(out_text, "  rank 3: backstop: timeout at collective #1");
@@ -193,6 +302,9 @@ int main(void) {
       cmocka_unit_test(test_missing_send_replayed),
       cmocka_unit_test(test_pytorch_dumps_replayed),
       cmocka_unit_test(test_cli_replay),
+      cmocka_unit_test(test_wide_replay_ends),
+      cmocka_unit_test(test_settled_not_replayed),
+      cmocka_unit_test(test_dumpless_all_done_not_clear),
       cmocka_unit_test(test_cli_replay_nccl),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,6 +1,7 @@
 /* A job's Flight Recorder dumps, read from a folder: PyTorch's pickles
  * (`<prefix><rank>`, as TORCH_FR_DUMP_TEMP_FILE writes them), their JSON
- * variant, and Backstop's own (rank<R>.flight.json beside rank_<R>), of
+ * variant, and Backstop's own (rank_<R>, and its JSON copy
+ * BS_DUMPS_JSON_DIR/rank<R>.flight.json), of
  * format versions 2.0 to 2.10 (torch 2.4 to 2.15), NCCL or gloo.
  *
  * The model: the job's process groups (bs_dump_group: name, desc, members
@@ -31,6 +32,12 @@
 struct bs_dval;
 struct bs_dval_doc;
 struct bs_strpool;
+
+/* The sub-folder of a run's artifacts where Backstop's JSON copies of its
+ * pickles sit (cli.md: one torchfrtrace does not read: it takes the files
+ * whose names hold "rank_", these are rank<R>.flight.json); the loader
+ * reads them first, they hold what the pickles leave out. */
+#define BS_DUMPS_JSON_DIR "json"
 
 /* Most ranks a folder's dumps may describe (the world limit). */
 #define BS_DUMPS_MAX_RANKS BS_WORLD_MAX_RANKS

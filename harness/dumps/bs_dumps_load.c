@@ -3,7 +3,8 @@
  * pickle or a JSON object with entries is a dump; a file that does not
  * read but is one (a pickle, or JSON that names Flight Recorder keys) is
  * its rank's unreadable dump; anything else (a train.log of JSON lines, a
- * script, a report) is skipped and listed. */
+ * script, a report) is skipped and listed. Backstop's own JSON copies of
+ * its pickles are read from their sub-folder (BS_DUMPS_JSON_DIR). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,33 +21,49 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The regular files in dir, sorted. */
-static bs_status list(const char *dir, char ***names, size_t *n) {
+/* Appends the regular files of dir/sub (sub "": dir itself), named
+ * "sub/<file>"; a sub-folder that is not there has none. */
+static bs_status list_in(const char *dir, const char *sub, char ***names,
+                         size_t *n) {
   bs_status st = BS_OK;
-  DIR *dh = opendir(dir);
-  struct dirent *de;
-  char path[4096];
+  char at[4096], path[8192], name[4096];
   struct stat sb;
-  *names = NULL;
-  *n = 0;
+  struct dirent *de;
+  snprintf(at, sizeof at, "%s%s%s", dir, sub[0] ? "/" : "", sub);
+  DIR *dh = opendir(at);
+  if (!dh && sub[0])
+    return BS_OK;
   if (!dh)
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: cannot open the folder", dir);
   while ((de = readdir(dh))) {
-    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    snprintf(path, sizeof path, "%s/%s", at, de->d_name);
     if (de->d_name[0] == '.' || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
       continue;
+    snprintf(name, sizeof name, "%s%s%s", sub, sub[0] ? "/" : "", de->d_name);
     char **grown = realloc(*names, (*n + 1) * sizeof *grown);
-    if (!grown || !(grown[*n] = strdup(de->d_name))) {
+    if (!grown || !(grown[*n] = strdup(name))) {
       *names = grown ? grown : *names;
       BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", dir);
     }
     *names = grown;
     (*n)++;
   }
-  qsort(*names, *n, sizeof **names, by_name);
 out:
   if (dh)
     closedir(dh);
+  return st;
+}
+
+/* The regular files in dir and in its sub-folder of Backstop's JSON
+ * copies (BS_DUMPS_JSON_DIR), sorted. */
+static bs_status list(const char *dir, char ***names, size_t *n) {
+  bs_status st = BS_OK;
+  *names = NULL;
+  *n = 0;
+  BS_CHECK(list_in(dir, "", names, n));
+  BS_CHECK(list_in(dir, BS_DUMPS_JSON_DIR, names, n));
+  qsort(*names, *n, sizeof **names, by_name);
+out:
   return st;
 }
 

@@ -91,8 +91,30 @@ static void torchfrtrace_note(const report *p, int g, bs_buf *b) {
  * number (a job of thousands of ranks holds up hundreds of groups). */
 enum { MAX_ALSO = 8 };
 
+/* The groups that completed, in one line: the first MAX_DONE named, then
+ * their number (thousands of TP groups would make a line of kilobytes). */
+enum { MAX_DONE = 16 };
+
+static void completed(const report *p, bs_buf *b) {
+  size_t done = 0, named = 0;
+  for (size_t o = 0; o < p->n; o++)
+    done += p->res[o].finding == BS_DUMPS_CLEAN;
+  for (size_t o = 0; o < p->n && named < MAX_DONE; o++) {
+    if (p->res[o].finding != BS_DUMPS_CLEAN)
+      continue;
+    bs_buf_printf(b, "%s", named++ ? ", " : "  completed: process group");
+    if (named == 1)
+      bs_buf_printf(b, "%s", done > 1 ? "s " : " ");
+    group_name(b, &p->d->groups[o]);
+  }
+  if (done > named)
+    bs_buf_printf(b, " and %zu more", done - named);
+  if (done)
+    bs_buf_printf(b, " (every member's every entry done)\n");
+}
+
 static void others(const report *p, int g, bs_buf *b) {
-  size_t done = 0, also = 0;
+  size_t also = 0;
   for (size_t o = 0; o < p->n; o++) {
     if ((int)o == g || p->res[o].finding == BS_DUMPS_CLEAN)
       continue;
@@ -102,18 +124,7 @@ static void others(const report *p, int g, bs_buf *b) {
   if (also > MAX_ALSO)
     bs_buf_printf(b, "  also: %zu more process groups that did not complete\n",
                   also - MAX_ALSO);
-  for (size_t o = 0; o < p->n; o++) {
-    if (p->res[o].finding != BS_DUMPS_CLEAN)
-      continue;
-    bs_buf_printf(b, "%s", done++ ? ", " : "  completed: process group");
-    if (done == 1 && o + 1 < p->n)
-      bs_buf_printf(b, "%s", "s ");
-    else if (done == 1)
-      bs_buf_printf(b, " ");
-    group_name(b, &p->d->groups[o]);
-  }
-  if (done)
-    bs_buf_printf(b, " (every member's every entry done)\n");
+  completed(p, b);
 }
 
 static void inferred_note(const report *p, int g, bs_buf *b) {

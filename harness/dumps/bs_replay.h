@@ -3,21 +3,24 @@
  * named) with the recorded ops, counts and dtypes, real bytes, through the
  * fingerprint check and the watchdog: every process group of the dumps on
  * a sub-communicator of its members (the default one on the world's),
- * p2p ops with their peers (a batch as one call), a coalesced collective
- * tensor by tensor. The world's own report is the result: it names the
- * same group, op and culprit as `analyze`, and so do its flight recorders
- * read back. Deterministic: the same dumps give the same report, times
- * apart.
+ * p2p ops with their peers (a batch as one call), a coalesced op as one
+ * collective (numbered as analyze numbers it). The world's own report is
+ * the result: it names the same group, op and culprit as `analyze`, and
+ * so do its flight recorders read back. Deterministic: the same dumps give
+ * the same report, times apart.
  *
  * A rank replays its ops in the order it made them across its groups,
  * each group's collectives from the first sequence number every dump of
- * it holds, then stays outside any op until every rank is done, as a rank
- * busy elsewhere would. A rank that left no dump replays what its groups'
- * dumps show completed (a collective completes only once every member has
- * joined it) and the other side of completed p2p ops with it, then stays
- * out. The stuck op is issued like the others: the world finds the hang
- * or the desync again; a replay that completes what a dump shows not done
- * says it did not reproduce it (never an all-clear). */
+ * it holds, less those every member's dump shows done alike (all but the
+ * last of them: they hold nothing of the hang), then stays outside any op
+ * until every rank is done, as a rank busy elsewhere would. A rank that
+ * left no dump replays what its groups' dumps show completed (a collective
+ * completes only once every member has joined it) and the other side of
+ * completed p2p ops with it, then stays out. The stuck op is issued like
+ * the others: the world finds the hang or the desync again; a replay that
+ * completes what a dump shows not done says it did not reproduce it
+ * (never an all-clear). Every wait outside a collective is bounded, and a
+ * signal (bs_stop.h) ends the replay and everything it started. */
 #ifndef BS_REPLAY_H
 #define BS_REPLAY_H
 

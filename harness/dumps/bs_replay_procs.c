@@ -15,17 +15,6 @@
 #include "proc/bs_fork.h"
 #include "proc/bs_meet.h"
 
-/* A rank through its plan waits this long beyond two watchdog timeouts
- * for the others: once it is through, the others can complete nothing more
- * (every collective needs it), so each is through or failed by its
- * watchdog within a timeout, its abort included. */
-enum { DONE_SLACK_MS = 10000 };
-
-/* Every rank waits this long, at most, for the others' processes to be
- * ready for their first collective (they are forked one after the other,
- * and the watchdog must not count that). */
-enum { START_MS = 60000 };
-
 /* A process's exit status when its world could not be made. */
 enum { SETUP_FAILED = 3 };
 
@@ -72,7 +61,7 @@ static void meet(const procs *ps, int k, const char *what, long long wait_ms) {
 /* Through its plan, a rank stays in its world (out of every collective)
  * until every rank is through. */
 static void through(const procs *ps, int k) {
-  meet(ps, k, "done", 2LL * ps->p->wo->timeout_ms + DONE_SLACK_MS);
+  meet(ps, k, "done", 2LL * ps->p->wo->timeout_ms + BS_REPLAY_DONE_SLACK_MS);
 }
 
 /* The process of this rank (a child runs one). */
@@ -80,7 +69,7 @@ static const child_rank *current;
 
 void bs_replay_procs_ready(void) {
   if (current)
-    meet(current->ps, current->k, "ready", START_MS);
+    meet(current->ps, current->k, "ready", BS_REPLAY_START_MS);
 }
 
 static bs_status rank_body(bs_comm *c, void *arg) {
@@ -226,7 +215,7 @@ static bs_status analyze(const sent *got, int n, bs_buf *text) {
     BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d flight recorders", n);
   for (int k = 0; k < n; k++)
     flights[k] = got[k].got ? got[k].flight : NULL;
-  BS_CHECK(bs_replay_read_back(flights, n, text));
+  BS_CHECK(bs_replay_read_back(flights, n, true, text));
 out:
   free(flights);
   return st;

@@ -13,8 +13,21 @@
 #ifndef BS_REPLAY_PROCS_H
 #define BS_REPLAY_PROCS_H
 
+#include <stdbool.h>
+
 #include "comm/bs_comm.h"
 #include "util/bs_buf.h"
+
+/* The bounds of a replay's waits outside collectives, for its threads and
+ * its processes alike. Every rank waits this long, at most, for the others
+ * to be ready for their first collective (they start one after another,
+ * and the watchdog must not count that). */
+#define BS_REPLAY_START_MS 60000
+/* A rank through its plan waits this long beyond two watchdog timeouts
+ * for the others: once it is through, the others can complete nothing more
+ * (every collective needs it), so each is through or failed by its
+ * watchdog within a timeout, its abort included. */
+#define BS_REPLAY_DONE_SLACK_MS 10000
 
 typedef struct bs_replay_procs {
   const bs_world_opts *wo; /* size: every rank (one process each) */
@@ -35,7 +48,11 @@ bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
                               bs_buf *text);
 
 /* The replayed flight recorders (flights[k] rank k's JSON, NULL: none),
- * read as `analyze` reads a job's dumps, appended to text (bs_replay.c). */
-bs_status bs_replay_read_back(const char *const *flights, int n, bs_buf *text);
+ * read as `analyze` reads a job's dumps, appended to text (bs_replay.c);
+ * culprit_first: their culprit line before them, as the world's report of
+ * one process of threads has it (the processes' own reports cannot: each
+ * knows only its rank). */
+bs_status bs_replay_read_back(const char *const *flights, int n,
+                              bool culprit_first, bs_buf *text);
 
 #endif

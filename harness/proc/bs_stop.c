@@ -3,19 +3,23 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP};
-static volatile sig_atomic_t stop_sig;
+/* Lock-free, so the handler may set it, and other threads read it (a
+ * replay's watch, bs_replay_stop.c): a sig_atomic_t is only for the thread
+ * the signal interrupts. */
+static atomic_int stop_sig;
 static int stop_fds[2] = {-1, -1};
 
 /* Async-signal-safe: a flag and one byte. */
 static void on_stop(int sig) {
   int saved = errno;
-  if (!stop_sig)
-    stop_sig = sig;
+  int none = 0;
+  atomic_compare_exchange_strong(&stop_sig, &none, sig);
   if (stop_fds[1] >= 0 && write(stop_fds[1], "", 1) < 0) {
     /* full: the runner has a byte to wake on already */
   }
@@ -38,7 +42,7 @@ bs_status bs_stop_catch(void) {
 }
 
 int bs_stop_signal(void) {
-  return stop_sig;
+  return atomic_load(&stop_sig);
 }
 
 int bs_stop_fd(void) {
@@ -46,7 +50,7 @@ int bs_stop_fd(void) {
 }
 
 const char *bs_stop_name(void) {
-  switch (stop_sig) {
+  switch (atomic_load(&stop_sig)) {
   case SIGINT:
     return "interrupted by SIGINT";
   case SIGTERM:
@@ -66,7 +70,7 @@ void bs_stop_child(pid_t parent) {
       close(stop_fds[i]);
       stop_fds[i] = -1;
     }
-  stop_sig = 0;
+  atomic_store(&stop_sig, 0);
   /* Armed first, then checked: a parent that died in between is seen. */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent)

@@ -64,8 +64,9 @@ bs_status bs_artifacts_clear(const bs_run_cfg *cfg) {
 }
 
 /* The pickle PyTorch would have written for this dump (torchfrtrace reads
- * it as it is): rank_<R>, beside the JSON copy rank<R>.flight.json, whose
- * name torchfrtrace skips (it takes files that contain "rank_"). */
+ * it as it is): rank_<R>; its JSON copy is
+ * BS_DUMPS_JSON_DIR/rank<R>.flight.json, a name torchfrtrace skips (it takes
+ * files that contain "rank_"). */
 static bs_status save_pickle(const char *path, const char *json) {
   bs_status st = BS_OK;
   bs_buf b = {0};
@@ -77,7 +78,8 @@ out:
 }
 
 /* Rank k's flight recorder, whole (the record holds it marked:
- * bs_world_flight_json_marked), as a pickle and as JSON in base. */
+ * bs_world_flight_json_marked), as a pickle in base and as JSON in its
+ * BS_DUMPS_JSON_DIR. */
 static bs_status write_flight(const char *base, const char *marked, int k,
                               bs_result *res) {
   bs_status st = BS_OK;
@@ -88,7 +90,8 @@ static bs_status write_flight(const char *base, const char *marked, int k,
   snprintf(path, sizeof path, "%s/rank_%d", base, k);
   BS_CHECK(save_pickle(path, dump));
   BS_CHECK(bs_result_add_flight(res, path));
-  snprintf(path, sizeof path, "%s/rank%d.flight.json", base, k);
+  snprintf(path, sizeof path, "%s/%s/rank%d.flight.json", base,
+           BS_DUMPS_JSON_DIR, k);
   BS_CHECK(save_str(path, dump));
 out:
   free(dump);
@@ -99,7 +102,9 @@ out:
 static bs_status write_flights(const char *base, const bs_record *rec,
                                bs_result *res) {
   bs_status st = BS_OK;
-  BS_CHECK(bs_file_mkdir_p(base));
+  char json[1024];
+  snprintf(json, sizeof json, "%s/%s", base, BS_DUMPS_JSON_DIR);
+  BS_CHECK(bs_file_mkdir_p(json));
   for (int k = 0; k < rec->nranks; k++)
     if (rec->rank[k].flight)
       BS_CHECK(write_flight(base, rec->rank[k].flight, k, res));

@@ -18,10 +18,10 @@ bs_status bs_artifacts_clear(const bs_run_cfg *cfg);
 
 /* Writes each rank's flight recorder as <run>/rank_<R> (the pickle PyTorch
  * writes, which `torchfrtrace <run>` reads as it is) and its JSON copy
- * <run>/rank<R>.flight.json, the timeline <run>/trace.json and the hang
- * report <run>/report.txt, <run> being bs_artifacts_run_dir, and lists
- * them in res (the pickles as its flight recorders). BS_ERR_INVALID
- * naming the path that could not be written. */
+ * <run>/json/rank<R>.flight.json (BS_DUMPS_JSON_DIR), the timeline
+ * <run>/trace.json and the hang report <run>/report.txt, <run> being
+ * bs_artifacts_run_dir, and lists them in res (the pickles as its flight
+ * recorders). BS_ERR_INVALID naming the path that could not be written. */
 bs_status bs_artifacts_write(const bs_run_cfg *cfg, const bs_record *rec,
                              bs_result *res);
 

@@ -5,11 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* By halves (members ascending): the report asks it of every member of
+ * every waiting rank's group, thousands by thousands. */
 int bs_pg_rank_of(const bs_pg *pg, int r) {
-  for (int i = 0; i < pg->n; i++)
-    if (pg->members[i] == r)
-      return i;
-  return -1;
+  int lo = 0, hi = pg->n;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (pg->members[mid] < r)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < pg->n && pg->members[lo] == r ? lo : -1;
 }
 
 int bs_pg_global(const bs_pg *pg, int i) {

@@ -627,6 +627,13 @@ static int root_waiting(const bs_world *w, int rank) {
 bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns) {
   char coll[160];
   pthread_mutex_lock(&w->mu);
+  /* An earlier failure wins (fail_first): the hundreds of ranks that time
+   * out together skip the search of the root (each over every rank). */
+  bs_status failed = bs_world_abort_status(w);
+  if (failed != BS_OK) {
+    pthread_mutex_unlock(&w->mu);
+    return failed;
+  }
   rank = root_waiting(w, rank);
   bs_coll_args at = w->pos[rank].at;
   int named = first_waiting(w, rank);

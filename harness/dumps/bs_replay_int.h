@@ -1,0 +1,109 @@
+/* Inside the replay (bs_replay.h): the plan of every rank (bs_replay_plan),
+ * its counts replaced when they would not fit (bs_replay_scale), the body
+ * each rank runs (bs_replay_rank) and the watch for a signal that ends it
+ * (bs_replay_stop); bs_replay.c makes the world and the text. */
+#ifndef BS_REPLAY_INT_H
+#define BS_REPLAY_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "comm/bs_comm.h"
+#include "dumps/bs_dumps.h"
+#include "dumps/bs_replay.h"
+
+/* One op to issue: a collective of a group, or one op of a p2p call
+ * (the steps of one batch in a row, with its number). */
+typedef struct step {
+  int group;    /* in bs_dumps.groups */
+  uint64_t seq; /* collective_seq_id, or the p2p call's p2p_seq_id */
+  bs_coll op;
+  bs_dtype dt;
+  size_t count, orig; /* replayed; as recorded */
+  /* A coalesced op: its tensors' sizes and dtypes as written (interned),
+   * so that ranks coalescing other tensors of the same total differ. */
+  const char *shape, *shape_dt;
+  int peer;       /* send/recv: the peer's global rank */
+  size_t batch;   /* send/recv: steps with one batch go as one call */
+  uint64_t at_ns; /* when it was made: the order across groups */
+  size_t order;   /* then the order in which it was read */
+} step;
+
+typedef struct plan {
+  step *s;
+  size_t n, cap;
+  size_t send_bytes, recv_bytes; /* the largest buffers its steps need */
+} plan;
+
+/* A group of the dumps as the replay makes it: the world's handle for the
+ * default group, else a group over its members, ascending. */
+typedef struct group {
+  bool world;
+  int *members;
+  int n;
+} group;
+
+typedef struct replay {
+  const bs_dumps *d;
+  int n;
+  int local;      /* ranks in this process: n, or 1 with a process per rank */
+  size_t longest; /* steps of the longest plan */
+  int timeout_ms; /* the watchdog's */
+  plan *plan;
+  group *g;        /* by bs_dumps.groups */
+  uint64_t *start; /* by group: its first collective replayed */
+  size_t batches;
+  bs_dev **devs;
+  pthread_mutex_t mu; /* guards what follows */
+  pthread_cond_t cv;  /* on the monotonic clock */
+  int ready;          /* ranks with their buffers, waiting to start */
+  int done;           /* ranks through their plan */
+  bs_comm *any;       /* a rank's handle, once one started: to abort */
+  bool stopped;       /* a signal ended the replay */
+  bool over;          /* the world has run: the watch ends */
+} replay;
+
+typedef struct rank_arg {
+  replay *r;
+  int i; /* the global rank */
+} rank_arg;
+
+/* Group g's first collective to replay: the last one before which every
+ * member's dump shows every collective done alike (bs_replay_start.c). */
+uint64_t bs_replay_start_of(const bs_dumps *d, int g);
+
+/* The groups, their members ascending, where each starts. */
+bs_status bs_replay_plan_groups(replay *r);
+/* Rank's ops in the order it made them, across its groups. */
+bs_status bs_replay_plan_rank(replay *r, int rank);
+/* Sets every plan's buffer sizes; returns their total over the ranks. */
+size_t bs_replay_plan_bytes(replay *r);
+
+/* What a replayed count stands for: a recorded count, and a coalesced
+ * op's shape (NULL for one tensor). */
+typedef struct count_key {
+  size_t orig;
+  const char *shape, *shape_dt;
+} count_key;
+
+/* The distinct counts (with their shapes) of every step, sorted (*distinct
+ * is the caller's to free). */
+bs_status bs_replay_scale_keys(const replay *r, count_key **distinct,
+                               size_t *nd);
+/* Two shapes of one total: as recorded, their counts would match. */
+bool bs_replay_scale_collide(const count_key *v, size_t m);
+/* Each distinct count becomes its rank among them (1, 2, ...). */
+void bs_replay_scale_apply(replay *r, const count_key *v, size_t m);
+
+/* The rank body (bs_rank_fn; arg a rank_arg). */
+bs_status bs_replay_rank_run(bs_comm *c, void *arg);
+
+/* Watches for a signal (bs_stop.h) while r's world runs: it aborts the
+ * world and wakes the ranks' own waits. */
+bs_status bs_replay_stop_start(replay *r, pthread_t *t);
+/* The world has run: the watch ends (joined). */
+void bs_replay_stop_end(replay *r, pthread_t t);
+
+#endif

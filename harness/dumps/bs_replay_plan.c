@@ -1,0 +1,282 @@
+/* The replay's plans (bs_replay_int.h): each rank's ops from its dump (or,
+ * for a rank that left none, from its peers'), in the order it made them
+ * across its groups, and the buffers they need. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dumps/bs_replay_int.h"
+
+/* Backstop's collective for PyTorch's profiling name (its coalesced and
+ * tensor-list forms included). */
+static bool op_of(const char *op, bs_coll *out) {
+  static const struct {
+    const char *has;
+    bs_coll op;
+  } map[] = {
+      {"comm_init", BS_COLL_COMM_INIT},
+      {"barrier", BS_COLL_BARRIER},
+      {"all_gather", BS_COLL_ALL_GATHER},
+      {"allgather", BS_COLL_ALL_GATHER},
+      {"reduce_scatter", BS_COLL_REDUCE_SCATTER},
+      {"all_reduce", BS_COLL_ALL_REDUCE},
+      {"allreduce", BS_COLL_ALL_REDUCE},
+      {"broadcast", BS_COLL_BROADCAST},
+  };
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (strstr(op, map[i].has)) {
+      *out = map[i].op;
+      return true;
+    }
+  return false;
+}
+
+/* The k-th of PyTorch's comma-separated dtype names, as Backstop's. */
+static bool dtype_at(const char *dts, size_t k, bs_dtype *out) {
+  char one[32];
+  const char *p = dts;
+  for (size_t i = 0; i < k && *p; i++) {
+    p += strcspn(p, ",");
+    p += strspn(p, ", ");
+  }
+  snprintf(one, sizeof one, "%.*s", (int)strcspn(p, ","), p);
+  return one[0] && bs_dumps_dtype(one, out);
+}
+
+static bs_status no_dtype(const bs_dump_coll *c, int rank, const char *dts) {
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "replay: rank %d #%llu %s: dtype '%s' has no counterpart "
+                     "in the communicator (BFloat16, Float, Int, Long, Byte)",
+                     rank, (unsigned long long)c->seq, c->op, dts);
+}
+
+/* The count and dtype of a one-tensor op (a recv's: its output). */
+static bs_status size_of(const bs_dump_coll *c, int rank, step *s) {
+  bool in = c->in_tensors > 0 || c->out_tensors == 0;
+  const char *dts = in ? c->in_dt : c->out_dt;
+  s->orig = s->count = in ? bs_dumps_coll_count(c) : c->out_numel;
+  return dtype_at(dts, 0, &s->dt) ? BS_OK : no_dtype(c, rank, dts);
+}
+
+static bs_status op_for(const bs_dump_coll *c, int rank, bs_coll *op) {
+  if (op_of(c->op, op))
+    return BS_OK;
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "replay: rank %d #%llu: %s has no counterpart in the "
+                     "communicator (all_gather, reduce_scatter, all_reduce, "
+                     "broadcast, barrier, comm_init, send, recv)",
+                     rank, (unsigned long long)c->seq, c->op);
+}
+
+static bs_status push(plan *p, const step *s) {
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? 2 * p->cap : 16;
+    step *grown = realloc(p->s, cap * sizeof *grown);
+    if (!grown)
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu steps", cap);
+    p->s = grown;
+    p->cap = cap;
+  }
+  p->s[p->n] = *s;
+  p->s[p->n].order = p->n;
+  p->n++;
+  return BS_OK;
+}
+
+/* A collective; a coalesced op (its parts, or one entry of several
+ * tensors) as one, as analyze counts it: its tensors' elements together,
+ * in the first one's dtype, its shape telling it from another rank's. */
+static bs_status plan_coll(replay *r, int rank, const bs_dump_coll *c,
+                           step *s) {
+  bs_status st = BS_OK;
+  BS_CHECK(op_for(c, rank, &s->op));
+  if (bs_coll_has_data(s->op))
+    BS_CHECK(size_of(c, rank, s));
+  if (c->nparts || c->in_tensors > 1) {
+    s->shape = c->in;
+    s->shape_dt = c->in_dt;
+  }
+  BS_CHECK(push(&r->plan[rank], s));
+  s->seq = 0;
+out:
+  return st;
+}
+
+/* A p2p entry (kind and peer as written) as a step of batch b. */
+static bs_status p2p_step(replay *r, int rank, const bs_dump_coll *c,
+                          bs_dump_kind kind, int peer, const step *base) {
+  bs_status st = BS_OK;
+  step s = *base;
+  s.op = kind == BS_DUMP_SEND ? BS_COLL_SEND : BS_COLL_RECV;
+  s.peer = peer;
+  if (peer < 0 || peer >= r->n || peer == rank)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "replay: rank %d p2p #%llu %s: its peer (%d) is not another rank "
+            "of the job",
+            rank, (unsigned long long)c->seq, c->op, peer);
+  BS_CHECK(size_of(c, rank, &s));
+  BS_CHECK(push(&r->plan[rank], &s));
+out:
+  return st;
+}
+
+/* A p2p op of rank's, or a batch of them (its parts). */
+static bs_status plan_p2p(replay *r, int rank, const bs_dump_coll *c,
+                          const step *base) {
+  bs_status st = BS_OK;
+  step b = *base;
+  b.batch = ++r->batches;
+  if (c->nparts == 0 && c->kind != BS_DUMP_COLL) /* else a lone end marker */
+    BS_CHECK(p2p_step(r, rank, c, c->kind, c->peer, &b));
+  for (int k = 0; k < c->nparts; k++) {
+    const bs_dump_coll *part = &c->parts[k];
+    if (part->kind != BS_DUMP_COLL)
+      BS_CHECK(p2p_step(r, rank, part, part->kind, part->peer, &b));
+  }
+out:
+  return st;
+}
+
+/* Rank's ops of group g from its dump: collectives from the group's start
+ * (bs_replay_start.c) on. */
+static bs_status plan_group(replay *r, int rank, const bs_dump_pg *pg) {
+  bs_status st = BS_OK;
+  uint64_t first = r->start[pg->group], last = 0;
+  for (size_t k = 0; k < pg->n; k++) {
+    const bs_dump_coll *c = &pg->c[k];
+    step s = {.group = pg->group, .seq = c->seq, .at_ns = c->created_ns};
+    if (c->p2p) {
+      BS_CHECK(plan_p2p(r, rank, c, &s));
+      continue;
+    }
+    if (c->seq < first || (last && c->seq <= last))
+      continue;
+    BS_CHECK(plan_coll(r, rank, c, &s));
+    last = c->seq;
+  }
+out:
+  return st;
+}
+
+/* Collective #seq of group g where every dump that holds it shows it
+ * completed (some do), NULL else: an op that errored is retired on one
+ * rank while its peers still wait in it (gloo's, a rank gone). */
+static const bs_dump_coll *completed_by_all(const bs_dumps *d, int g,
+                                            uint64_t seq) {
+  const bs_dump_coll *done = NULL;
+  for (size_t i = 0; i < d->n; i++) {
+    const bs_dump_pg *pg = bs_dumps_pg_of(&d->d[i], g);
+    const bs_dump_coll *c = pg ? bs_dumps_pg_find(pg, seq) : NULL;
+    if (c && c->state != BS_DUMP_COMPLETED)
+      return NULL;
+    done = done ? done : c;
+  }
+  return done;
+}
+
+/* What a rank that left no dump did, as far as the others' dumps say: in
+ * each of its groups every collective its members show completed (it
+ * completes only once every member joined it), and the other side of
+ * every completed p2p op with it. What it did next is not known. */
+static bs_status plan_dumpless(replay *r, int rank) {
+  bs_status st = BS_OK;
+  const bs_dumps *d = r->d;
+  for (size_t g = 0; g < d->ngroups; g++) {
+    if (bs_dumps_group_rank(d, (int)g, rank) < 0)
+      continue;
+    uint64_t first = r->start[g];
+    for (uint64_t seq = first;; seq++) {
+      const bs_dump_coll *done = completed_by_all(d, (int)g, seq);
+      if (!done)
+        break;
+      step s = {.group = (int)g, .seq = seq, .at_ns = done->created_ns};
+      BS_CHECK(plan_coll(r, rank, done, &s));
+    }
+  }
+  for (size_t i = 0; i < d->n; i++)
+    for (size_t k = 0; k < d->d[i].npg; k++) {
+      const bs_dump_pg *pg = &d->d[i].pg[k];
+      for (size_t j = 0; j < pg->n; j++) {
+        const bs_dump_coll *c = &pg->c[j];
+        if (!c->p2p || c->nparts || c->peer != rank ||
+            c->state != BS_DUMP_COMPLETED || c->kind == BS_DUMP_COLL)
+          continue;
+        step s = {
+            .group = pg->group, .at_ns = c->created_ns, .batch = ++r->batches};
+        BS_CHECK(p2p_step(r, rank, c,
+                          c->kind == BS_DUMP_SEND ? BS_DUMP_RECV : BS_DUMP_SEND,
+                          d->d[i].rank, &s));
+      }
+    }
+out:
+  return st;
+}
+
+static int by_time(const void *x, const void *y) {
+  const step *a = x, *b = y;
+  if (a->at_ns != b->at_ns)
+    return (a->at_ns > b->at_ns) - (a->at_ns < b->at_ns);
+  return (a->order > b->order) - (a->order < b->order);
+}
+
+bs_status bs_replay_plan_rank(replay *r, int rank) {
+  bs_status st = BS_OK;
+  const bs_dump *d = bs_dumps_rank(r->d, rank);
+  plan *p = &r->plan[rank];
+  if (!d)
+    BS_CHECK(plan_dumpless(r, rank));
+  for (size_t k = 0; d && k < d->npg; k++)
+    BS_CHECK(plan_group(r, rank, &d->pg[k]));
+  if (p->n)
+    qsort(p->s, p->n, sizeof *p->s, by_time);
+out:
+  return st;
+}
+
+static int by_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* The world's own handle stands for the group of every rank that is the
+ * default one. */
+bs_status bs_replay_plan_groups(replay *r) {
+  const bs_dumps *d = r->d;
+  if (d->ngroups && (!(r->g = calloc(d->ngroups, sizeof *r->g)) ||
+                     !(r->start = calloc(d->ngroups, sizeof *r->start))))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu groups", d->ngroups);
+  for (size_t i = 0; i < d->ngroups; i++) {
+    const bs_dump_group *dg = &d->groups[i];
+    group *g = &r->g[i];
+    r->start[i] = bs_replay_start_of(d, (int)i);
+    if (dg->n < 1 || !(g->members = malloc((size_t)dg->n * sizeof(int))))
+      return bs_err_fail(BS_ERR_INVALID, NULL,
+                         "replay: group %s has no members", dg->name);
+    memcpy(g->members, dg->ranks, (size_t)dg->n * sizeof(int));
+    qsort(g->members, (size_t)dg->n, sizeof(int), by_int);
+    g->n = dg->n;
+    g->world = g->n == r->n &&
+               (strcmp(dg->desc, "default_pg") == 0 || (int)i == d->group);
+  }
+  return BS_OK;
+}
+
+size_t bs_replay_plan_bytes(replay *r) {
+  size_t total = 0;
+  for (int i = 0; i < r->n; i++) {
+    plan *p = &r->plan[i];
+    p->send_bytes = p->recv_bytes = 0;
+    for (size_t k = 0; k < p->n; k++) {
+      const step *s = &p->s[k];
+      size_t n = (size_t)r->g[s->group].n;
+      size_t chunk = s->count * bs_dtype_size(s->dt);
+      size_t in = s->op == BS_COLL_REDUCE_SCATTER ? chunk * n : chunk;
+      size_t out = s->op == BS_COLL_ALL_GATHER ? chunk * n : chunk;
+      p->send_bytes = in > p->send_bytes ? in : p->send_bytes;
+      p->recv_bytes = out > p->recv_bytes ? out : p->recv_bytes;
+    }
+    /* The sim stages a copy of every input. */
+    total += 2 * p->send_bytes + p->recv_bytes;
+  }
+  return total;
+}
