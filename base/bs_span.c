@@ -72,7 +72,9 @@ void bs_span_save(void) {
                             (unsigned long long)atomic_load(&total[k]));
   }
   snprintf(path, sizeof path, "%s/spans.%d", dir, (int)getpid());
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  /* Not spans.*: a process killed between the write and the rename
+   * leaves it, and readers take every spans.* as a process's totals. */
+  snprintf(tmp, sizeof tmp, "%s/.spans.%d.tmp", dir, (int)getpid());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return;
