@@ -89,14 +89,17 @@ replayed() { # job folder, collective (empty: a p2p op), culprit
   case $world in "backstop: not reproduced: "*"left no dump"*) set -- "$1" "" "$3" ;; esac
   [ -z "$2" ] || echo "$world" | grep -q " at collective #$2 " ||
     fail "$job: replay not at #$2: $(cat "$out")"
-  # The culprit as analyze reads the replayed flight recorders (the
-  # world's own report can differ where a p2p wait and a collective mix:
-  # pipeline_sync's blames rank 3, the rank that waits), else the only one.
+  # The culprit of the world's own report (the first block: where a p2p
+  # wait and a collective mix, as in pipeline_sync, the rank that never
+  # issued the other half, not the one that waits in it), and as analyze
+  # reads the replayed flight recorders.
+  got=$(culprits "$out" | tr '\n' ',' | sed 's/,$//')
+  [ "$got" = "$3" ] || fail "$job: replay culprit '$got', not $3: $(cat "$out")"
   back=$tmp/$job.back
   sed -n "/^the replayed ranks' flight recorders/,\$p" "$out" >"$back"
   [ -s "$back" ] || cp "$out" "$back"
   got=$(culprits "$back" | tr '\n' ',' | sed 's/,$//')
-  [ "$got" = "$3" ] || fail "$job: replay culprit '$got', not $3: $(cat "$out")"
+  [ "$got" = "$3" ] || fail "$job: read-back culprit '$got', not $3: $(cat "$out")"
   echo "ok: $job: replay at #${2:-p2p}, culprit $3, exit 1"
 }
 

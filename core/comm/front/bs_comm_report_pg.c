@@ -200,6 +200,36 @@ static void blame_peer(const bs_report_in *in, int f, const int *ranks, int m,
            pf->at.op == BS_COLL_RECV ? "send" : "recv", f);
 }
 
+/* A collective's block whose one missing member waits in a send or recv
+ * with a member that is in the collective: that member never issues the
+ * op's other half, so it is the culprit (analyze's rule). False, and
+ * nothing set, where that is not so. */
+static bool blame_p2p_peer(const bs_report_in *in, const int *ranks, int m,
+                           const bs_report_rank *rr, bool *culprit, char *why,
+                           size_t n) {
+  int w = -1, q = -1;
+  for (int k = 0; k < m; k++) {
+    if (rr[k].in_coll)
+      continue;
+    if (w >= 0)
+      return false;
+    w = k;
+  }
+  const bs_rank_pos *pw = w >= 0 ? pos_of(in, ranks[w]) : NULL;
+  if (!pw || pw->state != BS_RANK_IN_COLL || !is_p2p(pw->at.op))
+    return false;
+  for (int k = 0; k < m; k++)
+    if (ranks[k] == pw->at.peer && rr[k].in_coll)
+      q = k;
+  if (q < 0)
+    return false;
+  for (int k = 0; k < m; k++)
+    culprit[k] = k == q;
+  snprintf(why, n, "rank %d waits %s: rank %d never issued it", ranks[w],
+           rr[w].desc, ranks[q]);
+  return true;
+}
+
 static char *format(const bs_report_in *in, const char *status,
                     const char *tail, int f, int *ranks, bs_report_rank *rr,
                     bool *culprit) {
@@ -210,8 +240,11 @@ static char *format(const bs_report_in *in, const char *status,
   int m = block_ranks(in, f, ranks);
   for (int k = 0; k < m; k++)
     describe_in(in, pf->at.pg, p2p, ranks[k], &rr[k]);
+  bool blamed = p2p;
   if (p2p)
     blame_peer(in, f, ranks, m, culprit, why, sizeof why);
+  else
+    blamed = blame_p2p_peer(in, ranks, m, rr, culprit, why, sizeof why);
   int n = snprintf(source, sizeof source, "%d ranks, %s backend",
                    in->world > in->size ? in->world : in->size, in->backend);
   if (grp)
@@ -223,8 +256,8 @@ static char *format(const bs_report_in *in, const char *status,
                        .n = m,
                        .rank_of = ranks,
                        .ranks = rr,
-                       .culprit = p2p ? culprit : NULL,
-                       .culprit_why = p2p ? why : NULL,
+                       .culprit = blamed ? culprit : NULL,
+                       .culprit_why = blamed ? why : NULL,
                        .tail = tail};
   return bs_comm_report_format(&b);
 }
