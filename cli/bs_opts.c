@@ -389,35 +389,6 @@ out:
   return st;
 }
 
-static void defaults(const char *cmd, bs_opts *o) {
-  memset(o, 0, sizeof *o);
-  o->backend = "sim";
-  o->scale = 1.0;
-  o->cycles = -1;
-  o->deadline_s = BS_RUN_DEADLINE_S;
-  o->jobs = 2;
-  o->repeat = 1;
-  o->procs.nprocs = 1;
-  o->artifacts = strcmp(cmd, "run") == 0 ? "backstop-artifacts" : NULL;
-  o->sweep_rank = o->sweep_cycle = -1;
-  o->max_ranks = 4;
-  o->shrink_max = 120;
-  /* Thousands of runs: one that waits for the watchdog (a rank that never
-   * joins an init) or hangs costs that much, so both are short unless
-   * given; a repro line names the watchdog it ran with. */
-  if (strcmp(cmd, "sweep") == 0)
-    o->timeout_ms = 1000;
-  if (strcmp(cmd, "fuzz") == 0) {
-    o->timeout_ms = 1000;
-    o->deadline_s = 20;
-  }
-  /* Their runs wait on watchdogs more than they compute: twice the CPUs. */
-  if (!strcmp(cmd, "sweep") || !strcmp(cmd, "fuzz")) {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    o->jobs = cpus < 1 ? 2 : cpus > 32 ? 64 : (int)(2 * cpus);
-  }
-}
-
 /* Process-per-rank: which process this is, and the job's folder. */
 static bs_status check_procs(bs_opts *o) {
   bs_status st = BS_OK;
@@ -445,7 +416,7 @@ out:
 
 bs_status bs_opts_parse(const char *cmd, int argc, char **argv, bs_opts *o) {
   bs_status st = BS_OK;
-  defaults(cmd, o);
+  bs_plan_defaults(cmd, o);
   optind = 0; /* glibc: a full re-initialisation, so parse can run again */
   opterr = 0;
   int c;

@@ -56,6 +56,24 @@ static void test_plan_refuses(void **state) {
   bs_err_clear();
 }
 
+/* The campaigns' defaults are the plan's: thousands of runs each waiting
+ * out a watchdog must wait short. */
+static void test_command_defaults(void **state) {
+  (void)state;
+  bs_opts o;
+  bs_plan_defaults("run", &o);
+  assert_int_equal(o.timeout_ms, 0); /* the scenario's */
+  assert_string_equal(o.artifacts, "backstop-artifacts");
+  assert_true(o.deadline_s == BS_RUN_DEADLINE_S);
+  bs_plan_defaults("sweep", &o);
+  assert_int_equal(o.timeout_ms, 1000);
+  assert_null(o.artifacts);
+  assert_true(o.jobs >= 2);
+  bs_plan_defaults("fuzz", &o);
+  assert_int_equal(o.timeout_ms, 1000);
+  assert_true(o.deadline_s == 20);
+}
+
 static void test_sweep_plans_and_runs(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS(); /* no fault points, no reaches to plan */
@@ -153,6 +171,7 @@ static void test_kill_matrix(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plan_refuses),
+      cmocka_unit_test(test_command_defaults),
       cmocka_unit_test(test_sweep_plans_and_runs),
       cmocka_unit_test(test_fuzz_draws_its_budget),
       cmocka_unit_test(test_kill_matrix),

@@ -81,6 +81,11 @@ typedef struct bs_opts {
  * K=V: ..."); a rejected configuration is a usage error. */
 bs_status bs_plan_prefixed(bs_status st, const char *prefix);
 
+/* A command's options before its arguments are read: every default, and
+ * the campaigns' own (sweep and fuzz: a 1000 ms watchdog, fuzz a 20 s
+ * deadline, jobs twice the CPUs; run: the backstop-artifacts folder). */
+void bs_plan_defaults(const char *cmd, bs_opts *o);
+
 /* Process-per-rank: process 0 speaks for every process (prints, saves the
  * reports), and every process runs the runs one at a time, in the same
  * order. Without --rendezvous: true and o->jobs. */
