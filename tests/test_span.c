@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,24 +57,35 @@ static void test_totals_written_where_asked(void **state) {
   assert_int_equal(bs_file_remove_tree(dir), BS_OK);
 }
 
-/* Every process of a run's tree writes its own: with --spawn over the sim,
- * each rank's process has its lifecycle and its phases. */
-static void test_every_process_of_a_run(void **state) {
-  (void)state;
+/* BS_SPANS=<a fresh folder> backstop ARGS (env before it; it must exit 0
+ * when must_pass), then `count` over the folder's spans.* files: the
+ * number it prints. */
+static int spans_counted(const char *env, const char *args, bool must_pass,
+                         const char *count) {
   char dir[] = "/tmp/bs_span.XXXXXX", cmd[1024], line[256];
   const char *bin = getenv("BACKSTOP_BIN");
   assert_non_null(bin);
   assert_non_null(mkdtemp(dir));
   snprintf(cmd, sizeof cmd,
-           "BS_SPANS=%s %s run steady-normal --spawn --ranks 2 --cycles 1 -q "
-           ">/dev/null 2>&1 && cat %s/spans.* | grep -c '^lifecycle 1 '",
-           dir, bin, dir);
+           "%s BS_SPANS=%s %s %s -q >/dev/null 2>&1 %s cat %s/spans.* | %s",
+           env, dir, bin, args, must_pass ? "&&" : ";", dir, count);
   FILE *p = popen(cmd, "r");
   assert_non_null(p);
   assert_non_null(fgets(line, sizeof line, p));
   assert_int_equal(pclose(p), 0);
-  assert_int_equal(atoi(line), 2);
   assert_int_equal(bs_file_remove_tree(dir), BS_OK);
+  return atoi(line);
+}
+
+/* Every process of a run's tree writes its own: with --spawn over the sim,
+ * each rank's process has its lifecycle and its phases. */
+static void test_every_process_of_a_run(void **state) {
+  (void)state;
+  assert_int_equal(spans_counted("",
+                                 "run steady-normal --spawn --ranks 2 "
+                                 "--cycles 1",
+                                 true, "grep -c '^lifecycle 1 '"),
+                   2);
 }
 
 /* A pool worker the parent replaces after a failed run (killed as soon
@@ -82,22 +94,13 @@ static void test_every_process_of_a_run(void **state) {
  * in the folder. */
 static void test_replaced_workers_keep_spans(void **state) {
   (void)state;
-  char dir[] = "/tmp/bs_span.XXXXXX", cmd[1024], line[256];
-  const char *bin = getenv("BACKSTOP_BIN");
-  assert_non_null(bin);
-  assert_non_null(mkdtemp(dir));
-  snprintf(cmd, sizeof cmd,
-           "BS_RANK_POOL=1 BS_SPANS=%s %s run steady-maincast --spawn -j 1 "
-           "--ranks 2 --cycles 1 --mutant same-tag-skip --repeat 2 -q "
-           ">/dev/null 2>&1; cat %s/spans.* | awk '$1 == \"lifecycle\" "
-           "{ s += $2 } END { print s + 0 }'",
-           dir, bin, dir);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  assert_non_null(fgets(line, sizeof line, p));
-  assert_int_equal(pclose(p), 0);
-  assert_int_equal(atoi(line), 4);
-  assert_int_equal(bs_file_remove_tree(dir), BS_OK);
+  assert_int_equal(
+      spans_counted(
+          "BS_RANK_POOL=1",
+          "run steady-maincast --spawn -j 1 --ranks 2 --cycles 1 "
+          "--mutant same-tag-skip --repeat 2",
+          false, "awk '$1 == \"lifecycle\" { s += $2 } END { print s + 0 }'"),
+      4);
 }
 
 int main(void) {
