@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "bs_test_groups.h"
@@ -194,6 +195,97 @@ static void test_bad_groups_and_peers_refused(void **state) {
   bs_world_destroy(w);
 }
 
+/* ---- waits that sleep until woken ---- */
+
+/* The wakes of the calling thread so far (voluntary context switches). */
+static long thread_wakes(void) {
+  struct rusage u;
+  getrusage(RUSAGE_THREAD, &u);
+  return u.ru_nvcsw;
+}
+
+static void nap_ms(int ms) {
+  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+enum { LATE_MS = 500, MAX_WAKES = 50 };
+
+/* Every rank in one group; rank 3 comes LATE_MS late to its barrier, and
+ * rank 0 counts how often its thread woke meanwhile (in bad). */
+static bs_status late_in_group(bs_comm *c, void *arg) {
+  tg_plan *p = arg;
+  int all[TG_N] = {0, 1, 2, 3};
+  bs_comm *g = NULL;
+  bs_status st = bs_comm_group(c, "all", "everyone", all, TG_N, &g);
+  if (st != BS_OK)
+    return st;
+  if (bs_comm_rank(c) == 3)
+    nap_ms(LATE_MS);
+  long before = thread_wakes();
+  st = bs_comm_barrier(g);
+  if (bs_comm_rank(c) == 0)
+    atomic_store(&p->bad, (int)(thread_wakes() - before));
+  bs_comm_group_free(g);
+  return st;
+}
+
+/* A group's waiters sleep until woken: looking for the world's failure
+ * every 2 ms, thousands of them took the CPU from the ranks they waited
+ * for (a replay of 2048 ranks named a false culprit). */
+static void test_group_waiter_sleeps(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(late_in_group, &p, 30000, &st);
+  assert_int_equal(st, BS_OK);
+  if (atomic_load(&p.bad) >= MAX_WAKES)
+    fail_msg("rank 0 woke %d times in a %d ms wait", atomic_load(&p.bad),
+             LATE_MS);
+  bs_world_destroy(w);
+}
+
+/* Ranks 0 and 1 all_reduce different counts in tp0 (a desync the
+ * fingerprint sees at once); rank 2 waits in tp1 for rank 3, which stays
+ * out of every op until rank 2 has returned. */
+static bs_status desync_beside(bs_comm *c, void *arg) {
+  tg_plan *p = arg;
+  int r = bs_comm_rank(c), tp[2] = {r & ~1, r | 1};
+  char name[16];
+  snprintf(name, sizeof name, "tp%d", r / 2);
+  bs_comm *g = NULL;
+  float buf[TG_COUNT] = {0};
+  bs_status st = bs_comm_group(c, name, "tensor_parallel", tp, 2, &g);
+  if (st != BS_OK)
+    return st;
+  if (r < 2)
+    st = bs_comm_all_reduce(g, buf, buf, r ? TG_COUNT / 2 : TG_COUNT, BS_F32,
+                            BS_SUM);
+  else if (r == 2)
+    st = bs_comm_barrier(g);
+  atomic_store(&p->failed, r == 2 ? 1 : atomic_load(&p->failed));
+  if (r == 3)
+    for (int i = 0; i < 3000 && !atomic_load(&p->failed); i++)
+      nap_ms(10);
+  bs_comm_group_free(g);
+  return st;
+}
+
+/* The world's failure in one group wakes the waiters of every other at
+ * once, not at their own timeout (60 s here). */
+static void test_failure_wakes_other_groups(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(desync_beside, &p, 60000, &st);
+  assert_int_equal(st, BS_ERR_DESYNC);
+  assert_int_equal(atomic_load(&p.failed), 1);
+  double ms = bs_world_detect_ms(w);
+  if (ms < 0 || ms > 20000)
+    fail_msg("the ranks returned %.0f ms after the desync", ms);
+  bs_world_destroy(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_groups_reduce_and_record),
@@ -205,6 +297,8 @@ int main(void) {
       cmocka_unit_test(test_p2p_deadlock_and_mismatch_seen_at_once),
       cmocka_unit_test(test_p2p_batch_ring),
       cmocka_unit_test(test_bad_groups_and_peers_refused),
+      cmocka_unit_test(test_group_waiter_sleeps),
+      cmocka_unit_test(test_failure_wakes_other_groups),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -189,16 +189,31 @@ static int64_t seq_of(const bs_dval *const *f) {
   return v >= 0 ? v : bs_dval_int(f[BS_DK_SEQ_ID], 0);
 }
 
-void bs_dumps_entry_fields(const bs_dumps_reader *rd, const bs_dval *e,
+/* The index of interned key k, at place `place` of its entry; -1 when
+ * not read. */
+static int key_index(bs_dumps_reader *rd, const char *k, size_t place) {
+  bool remembered = place < BS_DUMPS_KEY_PLACES;
+  if (remembered && rd->seen[place] == k)
+    return rd->seen_at[place];
+  int at = -1;
+  for (int j = 0; j < BS_DK_COUNT && at < 0; j++)
+    if (rd->key[j] == k)
+      at = j;
+  if (remembered) {
+    rd->seen[place] = k;
+    rd->seen_at[place] = at;
+  }
+  return at;
+}
+
+void bs_dumps_entry_fields(bs_dumps_reader *rd, const bs_dval *e,
                            const bs_dval **f) {
   memset(f, 0, BS_DK_COUNT * sizeof *f);
   for (size_t i = 0; e && e->kind == BS_DV_DICT && i + 1 < e->n; i += 2) {
     const char *k = e->kids[i]->kind == BS_DV_STR ? e->kids[i]->s : NULL;
-    for (int j = 0; k && j < BS_DK_COUNT; j++)
-      if (rd->key[j] == k) {
-        f[j] = f[j] ? f[j] : e->kids[i + 1]; /* the first, as JSON's */
-        break;
-      }
+    int j = k ? key_index(rd, k, i / 2) : -1;
+    if (j >= 0 && !f[j])
+      f[j] = e->kids[i + 1]; /* the first, as JSON's */
   }
 }
 

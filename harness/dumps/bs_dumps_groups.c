@@ -4,6 +4,7 @@
  * pg_config that names no group the entries are in ({"": {"name": ""}}):
  * then a group's members are the ranks whose dumps hold its entries, and
  * the default group's every rank the folder has a dump of. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,11 @@
 struct bs_dumps_groups {
   bs_dump_group *g;
   size_t n, cap;
-  int last;          /* the group found last (entries run in one group) */
+  /* g's indices by name (interned: hashed by address), open addressing,
+   * -1 free, nidx a power of two above 2n: every entry of every dump asks,
+   * and a job of thousands of ranks has thousands of groups. */
+  int *idx;
+  size_t nidx;
   int64_t comm_size; /* the largest a dump said */
   int *nameless;     /* ranks pg_config gives a group named "" (gloo) */
   int nnameless;
@@ -26,13 +31,46 @@ static bs_dumps_groups *table(bs_dumps *d) {
   return d->priv;
 }
 
+/* name's place in idx: where it is, or the free one it would take. */
+static size_t place(const bs_dumps_groups *t, const char *name) {
+  size_t h = (size_t)((uintptr_t)name * 0x9E3779B97F4A7C15ull >> 20);
+  for (size_t k = h & (t->nidx - 1);; k = (k + 1) & (t->nidx - 1))
+    if (t->idx[k] < 0 || t->g[t->idx[k]].name == name)
+      return k;
+}
+
 static int find(const bs_dumps_groups *t, const char *name) {
-  if (t->last >= 0 && (size_t)t->last < t->n && t->g[t->last].name == name)
-    return t->last;
+  return t->nidx ? t->idx[place(t, name)] : -1;
+}
+
+static void reindex(bs_dumps_groups *t) {
+  for (size_t k = 0; k < t->nidx; k++)
+    t->idx[k] = -1;
   for (size_t i = 0; i < t->n; i++)
-    if (t->g[i].name == name)
-      return (int)i;
-  return -1;
+    t->idx[place(t, t->g[i].name)] = (int)i;
+}
+
+/* Room for one more group in g and idx. */
+static bool grow(bs_dumps_groups *t) {
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 8;
+    bs_dump_group *g = realloc(t->g, cap * sizeof *g);
+    if (!g)
+      return false;
+    t->g = g;
+    t->cap = cap;
+  }
+  if (2 * (t->n + 1) < t->nidx)
+    return true;
+  size_t nidx = t->nidx ? 2 * t->nidx : 16;
+  int *idx = malloc(nidx * sizeof *idx);
+  if (!idx)
+    return false;
+  free(t->idx);
+  t->idx = idx;
+  t->nidx = nidx;
+  reindex(t);
+  return true;
 }
 
 int bs_dumps_groups_of(bs_dumps *d, const char *name, const char *desc) {
@@ -43,18 +81,13 @@ int bs_dumps_groups_of(bs_dumps *d, const char *name, const char *desc) {
   if (i >= 0) {
     if (!t->g[i].desc[0] && desc[0])
       t->g[i].desc = desc;
-    return t->last = i;
+    return i;
   }
-  if (t->n == t->cap) {
-    size_t cap = t->cap ? 2 * t->cap : 8;
-    bs_dump_group *g = realloc(t->g, cap * sizeof *g);
-    if (!g)
-      return -1;
-    t->g = g;
-    t->cap = cap;
-  }
+  if (!grow(t))
+    return -1;
   t->g[t->n] = (bs_dump_group){.name = name, .desc = desc};
-  return t->last = (int)t->n++;
+  t->idx[place(t, name)] = (int)t->n;
+  return (int)t->n++;
 }
 
 /* "[0, 1, 2]" (as PyTorch writes it) or a list of integers: distinct
@@ -291,6 +324,7 @@ static bs_status renumber(bs_dumps *d, bs_dumps_groups *t) {
     to[s[i].old] = (int)i;
   }
   t->n = k;
+  reindex(t);
   for (size_t i = 0; i < d->n; i++) {
     for (size_t j = 0; j < d->d[i].npg; j++)
       d->d[i].pg[j].group = to[d->d[i].pg[j].group];
@@ -317,7 +351,9 @@ bs_status bs_dumps_groups_settle(bs_dumps *d) {
   d->groups = t->g;
   d->ngroups = t->n;
   t->g = NULL;
-  t->n = t->cap = 0;
+  t->n = t->cap = t->nidx = 0;
+  free(t->idx);
+  t->idx = NULL;
   for (size_t i = 0; i < d->n; i++)
     for (size_t k = 0; k < d->d[i].npg; k++)
       peers(&d->d[i].pg[k], &d->groups[d->d[i].pg[k].group]);
@@ -331,6 +367,7 @@ void bs_dumps_groups_free(bs_dumps *d) {
     free(t->g[i].ranks);
   if (t) {
     free(t->g);
+    free(t->idx);
     free(t->nameless);
   }
   free(t);

@@ -18,15 +18,23 @@ enum {
 /* What reading a folder keeps from dump to dump: the keys interned (so an
  * entry is read in one pass of pointer compares) and the last frame made
  * (thousands of entries share one). */
+#define BS_DUMPS_KEY_PLACES 32
+
 typedef struct bs_dumps_reader {
   bs_dval_doc doc; /* the document being read */
   const char *key[BS_DK_COUNT];
+  /* The key at each of an entry's first places in the last entry, and its
+   * index in key (-1: not read): a dump's entries write their keys in one
+   * order, so each is found at once (millions of entries in thousands of
+   * dumps). */
+  const char *seen[BS_DUMPS_KEY_PLACES];
+  int seen_at[BS_DUMPS_KEY_PLACES];
   const char *frame_name, *frame_file, *frame;
   int64_t frame_line;
 } bs_dumps_reader;
 
 /* The values of entry e under each key read (NULL where it has none). */
-void bs_dumps_entry_fields(const bs_dumps_reader *rd, const bs_dval *e,
+void bs_dumps_entry_fields(bs_dumps_reader *rd, const bs_dval *e,
                            const bs_dval **f);
 
 /* pg_status of one pg_id (a rank's local group number). */

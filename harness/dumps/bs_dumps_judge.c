@@ -37,13 +37,31 @@ void bs_dumps_judge_describe(const bs_dump_coll *c, char *buf, size_t n) {
 
 /* Everything ranks must agree on, for grouping them. A gather's and a
  * scatter's list is the root's alone: its outputs (inputs) not compared. */
+static bool is_gather(const bs_dump_coll *c) {
+  return strstr(c->op, "gather") && !strstr(c->op, "all");
+}
+
+static bool is_scatter(const bs_dump_coll *c) {
+  return strstr(c->op, "scatter") && !strstr(c->op, "reduce");
+}
+
 static void signature(const bs_dump_coll *c, char *buf, size_t n) {
-  bool gather = strstr(c->op, "gather") && !strstr(c->op, "all");
-  bool scatter = strstr(c->op, "scatter") && !strstr(c->op, "reduce");
+  bool gather = is_gather(c), scatter = is_scatter(c);
   snprintf(buf, n, "%s #%llu (%s %s -> %s %s)", c->op,
            (unsigned long long)c->seq, scatter ? "" : c->in,
            scatter ? "" : c->in_dt, gather ? "" : c->out,
            gather ? "" : c->out_dt);
+}
+
+/* signature(x) and signature(y) are the same text: the fields are
+ * interned, so compared by address (millions of entries: no text made
+ * unless they differ). */
+static bool same_signature(const bs_dump_coll *x, const bs_dump_coll *y) {
+  if (x->op != y->op || x->seq != y->seq)
+    return false;
+  bool gather = is_gather(x), scatter = is_scatter(x);
+  return (scatter || (x->in == y->in && x->in_dt == y->in_dt)) &&
+         (gather || (x->out == y->out && x->out_dt == y->out_dt));
 }
 
 /* ---- the view ---- */
@@ -236,20 +254,22 @@ static void describe_mismatch(judge *j, const bs_dump_coll *const *c, int bad,
  * differ (then the culprits are blamed by majority). */
 static bool differ_at(judge *j, uint64_t seq, const bs_dump_coll **c,
                       char (*sig)[BS_REPORT_DESC], const char **desc) {
-  const char *ref = NULL;
+  const bs_dump_coll *ref = NULL;
   bool differ = false;
   for (int i = 0; i < j->n; i++) {
     c[i] = at(j, i, seq);
-    desc[i] = NULL;
     if (!c[i])
       continue;
-    signature(c[i], sig[i], sizeof sig[i]);
-    desc[i] = sig[i];
-    differ = differ || (ref && strcmp(ref, sig[i]) != 0);
-    ref = ref ? ref : sig[i];
+    differ = differ || (ref && !same_signature(ref, c[i]));
+    ref = ref ? ref : c[i];
   }
   if (!differ)
     return false;
+  for (int i = 0; i < j->n; i++) {
+    desc[i] = c[i] ? sig[i] : NULL;
+    if (c[i])
+      signature(c[i], sig[i], sizeof sig[i]);
+  }
   j->res->seq = seq;
   bs_comm_report_culprits(desc, j->n, 0, j->v->members, seq, j->res->culprit,
                           j->why, sizeof j->why);

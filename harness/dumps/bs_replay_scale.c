@@ -1,19 +1,26 @@
 /* Counts replaced (bs_replay_int.h): when the recorded buffers would not
  * fit, each distinct count becomes a distinct smaller one. */
-#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dumps/bs_replay_int.h"
+
+/* By text, not address: the order (and so the replayed counts and the
+ * list of them) is the same from run to run. NULL (one tensor) first. */
+static int by_text(const char *x, const char *y) {
+  if (x == y) /* interned: the same text */
+    return 0;
+  if (!x || !y)
+    return x ? 1 : -1;
+  return strcmp(x, y);
+}
 
 static int by_key(const void *a, const void *b) {
   const count_key *x = a, *y = b;
   if (x->orig != y->orig)
     return x->orig > y->orig ? 1 : -1;
-  if (x->shape != y->shape) /* interned: compared by pointer */
-    return (uintptr_t)x->shape > (uintptr_t)y->shape ? 1 : -1;
-  if (x->shape_dt != y->shape_dt)
-    return (uintptr_t)x->shape_dt > (uintptr_t)y->shape_dt ? 1 : -1;
-  return 0;
+  int c = by_text(x->shape, y->shape);
+  return c ? c : by_text(x->shape_dt, y->shape_dt);
 }
 
 bs_status bs_replay_scale_keys(const replay *r, count_key **distinct,

@@ -68,6 +68,12 @@ typedef struct bs_comm_backend {
   void (*rank_gone)(bs_comm *c);
   /* Wakes every local waiter: the world's abort status is already set. */
   void (*wake)(bs_world *w);
+  /* As wake, without a lock, callable with any backend lock held:
+   * bs_world_fail calls it once, at the world's first failure, so that
+   * waiters sleep until woken instead of looking every few milliseconds
+   * (thousands of ranks looking is what starved the ranks they wait
+   * for). NULL: the backend's waiters look for themselves. */
+  void (*nudge)(bs_world *w);
   /* Where the backend keeps one failure for the whole job (the sim across
    * processes: its shared header), makes it this world's (bs_world_adopt)
    * once this world has failed; NULL: the world's own failure is the job's
@@ -129,8 +135,9 @@ void bs_world_turn(bs_comm *c, bool take);
 /* Records the first failure of the world (cause, report, stall time) and
  * sets its abort status; returns the status in effect (an earlier failure
  * wins). The report describes the world's ranks, or the npos global ranks
- * of pos when given (what a fingerprint exchange learnt). Does not wake
- * anyone: the caller may hold a backend lock. */
+ * of pos when given (what a fingerprint exchange learnt). Wakes no one but
+ * through the backend's nudge (lock-free): the caller may hold a backend
+ * lock. */
 bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
                         const bs_rank_pos *pos, int npos, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

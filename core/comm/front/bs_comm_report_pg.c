@@ -40,9 +40,15 @@ static const bs_rank_pos *pos_of(const bs_report_in *in, int g) {
   return i >= 0 && i < in->size ? &in->pos[i] : NULL;
 }
 
-static bool member(const bs_report_in *in, int pg, int g) {
+/* The k-th global rank that group pg's block can hold, ascending, -1 past
+ * the last: the group's members (thousands of small groups in a world of
+ * thousands: not every rank asked whether it is one), else every rank of
+ * the block. A member may be outside the block (another process's). */
+static int nth_member(const bs_report_in *in, int pg, int k) {
   const bs_pg *p = pg_of(in, pg);
-  return p ? bs_pg_rank_of(p, g) >= 0 : true;
+  if (p)
+    return k < p->n ? p->members[k] : -1;
+  return k < in->size ? in->first_rank + k : -1;
 }
 
 /* Whether global rank j has completed collective pi in its group: it is
@@ -99,10 +105,10 @@ static bool waits_on_idle(const bs_report_in *in, int gi, idle_kind k) {
     return !there(in, pi, gi, pi->at.peer) &&
            (pj ? idle(pj, k) : k == IDLE_ELSEWHERE);
   }
-  for (int j = in->first_rank; j < in->first_rank + in->size; j++) {
+  for (int m = 0, j; (j = nth_member(in, pi->at.pg, m)) >= 0; m++) {
     const bs_rank_pos *pj = pos_of(in, j);
-    if (j != gi && member(in, pi->at.pg, j) && !there(in, pi, gi, j) &&
-        idle(pj, k))
+    /* idle first: the cheap test, false for the many that wait too */
+    if (j != gi && pj && idle(pj, k) && !there(in, pi, gi, j))
       return true;
   }
   return false;
@@ -157,8 +163,8 @@ static int block_ranks(const bs_report_in *in, int f, int *out) {
       out[m++] = peer;
     return m;
   }
-  for (int j = in->first_rank; j < in->first_rank + in->size; j++)
-    if (member(in, pf->at.pg, j))
+  for (int k = 0, j; (j = nth_member(in, pf->at.pg, k)) >= 0; k++)
+    if (pos_of(in, j))
       out[m++] = j;
   return m;
 }

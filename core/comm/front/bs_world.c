@@ -500,8 +500,12 @@ bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
   va_start(ap, fmt);
   vsnprintf(cause, sizeof cause, fmt, ap);
   va_end(ap);
-  if (fail_first(w, why, stall_ns, pos, npos, cause) && w->o.abort_dir)
-    share(w, why, false);
+  if (fail_first(w, why, stall_ns, pos, npos, cause)) {
+    if (w->o.abort_dir)
+      share(w, why, false);
+    if (w->be->nudge)
+      w->be->nudge(w);
+  }
   return bs_world_abort_status(w);
 }
 

@@ -10,10 +10,6 @@
 
 #include "comm/backend/sim/bs_p2p.h"
 
-/* A group's waiters look at the world's failure this often: the
- * watchdog's wake reaches the world's board only. */
-#define GROUP_SLICE_NS (2 * 1000000ull)
-
 typedef struct sim {
   bs_rdv r; /* first: w->impl, pg->impl */
   pthread_mutex_t mu;
@@ -66,7 +62,6 @@ static bs_status sim_new(int n, const bs_pg *pg, int timeout_ms, sim **out) {
   s->r.room = sim_room;
   s->r.one_process = true;
   s->r.pg = pg;
-  s->r.slice_ns = pg ? GROUP_SLICE_NS : 0;
   pthread_mutex_init(&s->mu, NULL);
   s->r.mu = &s->mu;
   BS_CHECK(bs_p2p_create(n, pg, timeout_ms, &s->p2p));
@@ -127,6 +122,23 @@ static void leave_p2p(bs_comm *c) {
   free(pgs);
 }
 
+/* Every board's waiters, the groups' too, wake to the world's failure
+ * (bs_comm_backend.h). */
+static void sim_nudge(bs_world *w) {
+  int n = 0;
+  bs_pg **pgs = bs_world_pgs_copy(w, &n);
+  bs_rdv_nudge(w->impl);
+  for (int i = 0; pgs && i < n; i++)
+    if (pgs[i]->impl)
+      bs_rdv_nudge(pgs[i]->impl);
+  free(pgs);
+}
+
+static void sim_wake(bs_world *w) {
+  bs_rdv_wake(w);
+  sim_nudge(w);
+}
+
 static void sim_rank_gone(bs_comm *c) {
   sim *s = c->w->impl;
   bs_rdv_rank_gone(c);
@@ -144,7 +156,8 @@ const bs_comm_backend bs_comm_sim_backend = {
     .rank_fini = bs_rdv_rank_fini,
     .coll = bs_rdv_coll,
     .rank_gone = sim_rank_gone,
-    .wake = bs_rdv_wake,
+    .wake = sim_wake,
+    .nudge = sim_nudge,
     .group_new = sim_group_new,
     .group_free = sim_group_free,
     .p2p = sim_p2p,

@@ -37,6 +37,12 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t seen, uint64_t ns) {
 static void broadcast(bs_rdv *r, bs_world *w) {
   if (r->publish)
     r->publish(r, w);
+  bs_rdv_nudge(r);
+}
+
+/* The epoch moves after the failure is set: a waiter that read it before
+ * either sees the failure or finds the futex word changed. */
+void bs_rdv_nudge(bs_rdv *r) {
   atomic_fetch_add(&r->b->epoch, 1);
   syscall(SYS_futex, (uint32_t *)&r->b->epoch, FUTEX_WAKE, INT_MAX, NULL, NULL,
           0);

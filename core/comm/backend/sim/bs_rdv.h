@@ -108,6 +108,10 @@ void bs_rdv_check(bs_rdv *r, bs_world *w);
 bs_status bs_rdv_coll(bs_comm *c, const bs_coll_args *a);
 void bs_rdv_rank_gone(bs_comm *c);
 void bs_rdv_wake(bs_world *w);
+/* Without the lock (any lock may be held): r's waiters wake and look at
+ * the world's failure, set before. For a board of one process only (no
+ * publish: the other processes learn of a failure under the lock). */
+void bs_rdv_nudge(bs_rdv *r);
 bs_status bs_rdv_rank_init(bs_comm *c);
 /* The rank leaves the boards of every group it is in (their pg->impl, a
  * bs_rdv first): their peers must not wait for it. */
