@@ -8,6 +8,7 @@
 #include "bs_opts.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_replay.h"
+#include "plan/bs_footprint.h"
 #include "proc/bs_launcher.h"
 #include "run/bs_nccl_plan.h"
 
@@ -41,6 +42,14 @@ static bs_status option(replay_args *a, const char *opt, const char *v,
   }
 out:
   return st;
+}
+
+/* Half of what the machine has now may hold the buffers of replaced
+ * counts (the rest is the ranks' own: stacks, flight recorders). */
+static size_t room_bytes(void) {
+  bs_room room;
+  bs_footprint_room(&room);
+  return (size_t)(room.bytes / 2);
 }
 
 static bool parse(int argc, char **argv, replay_args *a) {
@@ -107,6 +116,8 @@ int bs_cmd_replay(int argc, char **argv) {
   bs_replay_result res;
   if (!parse(argc, argv, &a))
     return 2;
+  if (!a.o.max_bytes) /* --max-mib bounds every buffer */
+    a.o.room_bytes = room_bytes();
   if (bs_nccl_plan_device(a.o.backend, &a.o.device) != BS_OK ||
       bs_dumps_load(a.dir, a.pg, &d) != BS_OK)
     return bs_cmd_usage_error("replay");

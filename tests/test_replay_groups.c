@@ -202,21 +202,28 @@ static void test_settled_not_replayed(void **state) {
  * done (gloo retires an op whose peer is gone): the replay completes
  * everything, which is no all-clear: rank 3 is the culprit, as analyze's
  * missing-rank rule has it. */
-static void test_dumpless_all_done_not_clear(void **state) {
-  (void)state;
+/* The dumps of a TP x DP job that completed, but those of ranks `kept`
+ * and above, in dir/sub. */
+static void kept_dumps(const char *sub, int kept, char *folder, size_t n) {
   tg_plan p = {.skip_rank = -1};
   bs_status st;
   bs_world *w = tg_run(tg_tp_dp, &p, 500, &st);
-  char folder[128], path[192];
+  char path[192];
   assert_int_equal(st, BS_OK);
-  snprintf(folder, sizeof folder, "%s/gone", dir);
+  snprintf(folder, n, "%s/%s", dir, sub);
   assert_int_equal(mkdir(folder, 0777), 0);
-  for (int r = 0; r < TG_N - 1; r++) {
+  for (int r = 0; r < kept; r++) {
     snprintf(path, sizeof path, "%s/rank%d.flight.json", folder, r);
     assert_int_equal(bs_file_publish(path, p.flight[r], strlen(p.flight[r])),
                      BS_OK);
   }
   bs_world_destroy(w);
+}
+
+static void test_dumpless_all_done_not_clear(void **state) {
+  (void)state;
+  char folder[128];
+  kept_dumps("gone", TG_N - 1, folder, sizeof folder);
   bs_dumps d;
   bs_dumps_verdict v = {0};
   bs_replay_result res;
@@ -233,6 +240,28 @@ static void test_dumpless_all_done_not_clear(void **state) {
   has(res.text, "  culprit: rank 3 (left no dump)\n");
   assert_null(strstr(res.text, "no hang and no desync"));
   bs_dumps_report_verdict_free(&v);
+  bs_replay_result_free(&res);
+}
+
+/* Ranks 2 and 3 left no dump (thousands do in a job killed while it
+ * dumped): they replay what rank 0's and rank 1's dumps show done with
+ * them, said in one line, and are the culprits. */
+static void test_dumpless_ranks_one_line(void **state) {
+  (void)state;
+  char folder[128];
+  kept_dumps("gone2", 2, folder, sizeof folder);
+  bs_dumps d;
+  bs_replay_result res;
+  bs_replay_opts o = {.timeout_ms = 100};
+  assert_int_equal(bs_dumps_load(folder, NULL, &d), BS_OK);
+  assert_int_equal(bs_replay_run(&d, &o, &res), BS_OK);
+  bs_dumps_free(&d);
+  fprintf(stderr, "replay:\n%s\n", res.text);
+  assert_int_not_equal(res.status, BS_OK);
+  has(res.text, "\n  ranks 2-3: no dump: replay the 1 ops the dumps show "
+                "completed with them, then stay out of every op\n");
+  assert_null(strstr(res.text, "rank 2: no dump"));
+  has(res.text, "  culprit: ranks 2-3 (");
   bs_replay_result_free(&res);
 }
 
@@ -326,6 +355,7 @@ int main(void) {
       cmocka_unit_test(test_wide_replay_ends),
       cmocka_unit_test(test_settled_not_replayed),
       cmocka_unit_test(test_dumpless_all_done_not_clear),
+      cmocka_unit_test(test_dumpless_ranks_one_line),
       cmocka_unit_test(test_cli_replay_nccl),
       cmocka_unit_test(test_replaced_counts_by_text),
   };

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "comm/bs_comm.h"
+#include "comm/front/bs_comm_report.h"
 #include "dev/bs_dev.h"
 #include "dumps/bs_dumps_report.h"
 #include "dumps/bs_replay_int.h"
@@ -191,6 +192,36 @@ out:
 
 /* ---- the text ---- */
 
+/* The ranks that left no dump, a line for each number of ops they
+ * replay ("ranks 4791-16383: no dump: ..."): thousands of them in a run
+ * killed while it dumped. */
+static void dumpless_lines(const replay *r, bs_buf *b) {
+  bool *pick = calloc((size_t)r->n, sizeof *pick);
+  bool *said = calloc((size_t)r->n, sizeof *said);
+  for (int i = 0; pick && said && i < r->n; i++) {
+    if (bs_dumps_rank(r->d, i) || said[i])
+      continue;
+    size_t ops = r->plan[i].n;
+    int count = 0;
+    for (int j = 0; j < r->n; j++) {
+      pick[j] =
+          j >= i && !said[j] && !bs_dumps_rank(r->d, j) && r->plan[j].n == ops;
+      said[j] = said[j] || pick[j];
+      count += pick[j];
+    }
+    char *who = bs_comm_report_ranks(pick, r->n);
+    bool one = count == 1;
+    bs_buf_printf(b,
+                  "  %s: no dump: replay%s the %zu ops the dumps show "
+                  "completed with %s, then stay%s out of every op\n",
+                  who ? who : "?", one ? "s" : "", ops, one ? "it" : "them",
+                  one ? "s" : "");
+    free(who);
+  }
+  free(pick);
+  free(said);
+}
+
 static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
                  const count_key *distinct, size_t nd) {
   size_t ops = 0;
@@ -203,12 +234,7 @@ static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
                 r->d->ngroups == 1 ? "" : "s", ops,
                 o->backend ? o->backend : "sim",
                 o->procs ? ", one process per rank" : "", r->timeout_ms);
-  for (int i = 0; i < r->n; i++)
-    if (!bs_dumps_rank(r->d, i))
-      bs_buf_printf(b,
-                    "  rank %d: no dump: replays the %zu ops the dumps show "
-                    "completed with it, then stays out of every op\n",
-                    i, r->plan[i].n);
+  dumpless_lines(r, b);
   for (size_t k = 0; k < nd && k < 16; k++)
     bs_buf_printf(b, "%s%zu%s%s%s -> %zu",
                   k ? ", " : "  counts replaced: ", distinct[k].orig,
@@ -224,15 +250,29 @@ static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
  * known (gloo's peers retire their op once it is gone), and the job hung;
  * that rank is the culprit, as analyze's missing-rank rule has it. */
 static bool dumpless_done(const replay *r, bs_buf *text) {
-  int k = no_dump(r);
+  int k = no_dump(r), count = 0;
+  bool *pick = k >= 0 ? calloc((size_t)r->n, sizeof *pick) : NULL;
+  for (int i = 0; pick && i < r->n; i++)
+    count += pick[i] = !bs_dumps_rank(r->d, i);
+  char *who = pick ? bs_comm_report_ranks(pick, r->n) : NULL;
+  free(pick);
   if (k < 0)
     return false;
-  bs_buf_printf(text,
-                "backstop: not reproduced: every replayed op completed, but "
-                "rank %d left no dump: what it did after the %zu ops its "
-                "peers' dumps show completed with it is not known\n"
-                "  culprit: rank %d (left no dump)\n",
-                k, r->plan[k].n, k);
+  if (count > 1)
+    bs_buf_printf(text,
+                  "backstop: not reproduced: every replayed op completed, "
+                  "but %s left no dump: what they did after the ops their "
+                  "peers' dumps show completed with them is not known\n"
+                  "  culprit: %s (left no dump)\n",
+                  who ? who : "ranks", who ? who : "ranks");
+  else
+    bs_buf_printf(text,
+                  "backstop: not reproduced: every replayed op completed, "
+                  "but rank %d left no dump: what it did after the %zu ops "
+                  "its peers' dumps show completed with it is not known\n"
+                  "  culprit: rank %d (left no dump)\n",
+                  k, r->plan[k].n, k);
+  free(who);
   return true;
 }
 
@@ -286,11 +326,12 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
   if (nd) {
     bs_replay_scale_apply(&r, distinct, nd);
     size_t need = bs_replay_plan_bytes(&r);
-    if (need > budget)
+    size_t limit = o->room_bytes > budget ? o->room_bytes : budget;
+    if (need > limit)
       BS_FAIL(BS_ERR_INVALID, NULL,
               "replay: %d ranks need %zu bytes of buffers even with their "
               "counts replaced, more than the %zu allowed",
-              r.n, need, budget);
+              r.n, need, limit);
   }
   for (int i = 0; i < r.n; i++) {
     out->collectives += r.plan[i].n;
@@ -310,6 +351,7 @@ out:
   for (int i = 0; r.plan && i < r.n; i++)
     free(r.plan[i].s);
   free(r.plan);
+  bs_replay_plan_free(&r);
   for (size_t i = 0; r.g && i < d->ngroups; i++)
     free(r.g[i].members);
   free(r.g);

@@ -40,6 +40,12 @@ typedef struct bs_replay_opts {
    * replaced, each distinct count by a distinct smaller one (what the
    * fingerprint compares keeps its equalities). 0: BS_REPLAY_MAX_BYTES. */
   size_t max_bytes;
+  /* What the machine can give the buffers once counts are replaced (a
+   * world of thousands of ranks needs more than max_bytes even then: an
+   * all_gather's output and a reduce_scatter's input are ranks x count
+   * each); 0: max_bytes. Above the larger of the two the replay is
+   * refused. */
+  size_t room_bytes;
   /* One process per rank (bs_replay_procs.h): for NCCL ranks that share a
    * GPU, or asked for (--spawn). The text then groups the ranks by verdict
    * and reads the replayed flight recorders as `analyze` does. */

@@ -45,6 +45,23 @@ typedef struct group {
   int n;
 } group;
 
+/* What the ranks that left no dump did, as the others' dumps say, made
+ * once for all of them (thousands of such ranks each scanning every dump
+ * for every collective took minutes): by group, the collectives its
+ * members show completed from its start on; the completed p2p ops, by
+ * the peer they name. */
+typedef struct dumpless {
+  const bs_dump_coll ***done; /* by group; NULL until made */
+  size_t *ndone;
+  struct dumpless_p2p {
+    int peer, rank, group; /* the op's peer, the dump's rank, its group */
+    size_t order;          /* where the dumps hold it */
+    const bs_dump_coll *c;
+  } * p2p;
+  size_t np2p;
+  bool made;
+} dumpless;
+
 typedef struct replay {
   const bs_dumps *d;
   int n;
@@ -54,6 +71,7 @@ typedef struct replay {
   plan *plan;
   group *g;        /* by bs_dumps.groups */
   uint64_t *start; /* by group: its first collective replayed */
+  dumpless dl;
   size_t batches;
   bs_dev **devs;
   pthread_mutex_t mu; /* guards what follows */
@@ -78,6 +96,8 @@ uint64_t bs_replay_start_of(const bs_dumps *d, int g);
 bs_status bs_replay_plan_groups(replay *r);
 /* Rank's ops in the order it made them, across its groups. */
 bs_status bs_replay_plan_rank(replay *r, int rank);
+/* Frees what the plans of ranks without a dump were made from. */
+void bs_replay_plan_free(replay *r);
 /* Sets every plan's buffer sizes; returns their total over the ranks. */
 size_t bs_replay_plan_bytes(replay *r);
 

@@ -174,42 +174,137 @@ static const bs_dump_coll *completed_by_all(const bs_dumps *d, int g,
   return done;
 }
 
-/* What a rank that left no dump did, as far as the others' dumps say: in
- * each of its groups every collective its members show completed (it
- * completes only once every member joined it), and the other side of
- * every completed p2p op with it. What it did next is not known. */
-static bs_status plan_dumpless(replay *r, int rank) {
-  bs_status st = BS_OK;
-  const bs_dumps *d = r->d;
-  for (size_t g = 0; g < d->ngroups; g++) {
-    if (bs_dumps_group_rank(d, (int)g, rank) < 0)
-      continue;
-    uint64_t first = r->start[g];
-    for (uint64_t seq = first;; seq++) {
-      const bs_dump_coll *done = completed_by_all(d, (int)g, seq);
-      if (!done)
-        break;
-      step s = {.group = (int)g, .seq = seq, .at_ns = done->created_ns};
-      BS_CHECK(plan_coll(r, rank, done, &s));
+/* Group g's collectives every member that holds them shows completed,
+ * from its start on (a member without a dump completes them only once
+ * every member joined them). */
+static bs_status make_done(replay *r, int g) {
+  dumpless *dl = &r->dl;
+  size_t cap = 0;
+  for (uint64_t seq = r->start[g];; seq++) {
+    const bs_dump_coll *done = completed_by_all(r->d, g, seq);
+    if (!done)
+      break;
+    if (dl->ndone[g] == cap) {
+      cap = cap ? 2 * cap : 16;
+      const bs_dump_coll **grown = realloc(dl->done[g], cap * sizeof *grown);
+      if (!grown)
+        return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu ops", cap);
+      dl->done[g] = grown;
     }
+    dl->done[g][dl->ndone[g]++] = done;
   }
+  return BS_OK;
+}
+
+static int by_peer(const void *x, const void *y) {
+  const struct dumpless_p2p *a = x, *b = y;
+  if (a->peer != b->peer)
+    return (a->peer > b->peer) - (a->peer < b->peer);
+  return (a->order > b->order) - (a->order < b->order);
+}
+
+/* The first completed p2p op that names peer (np2p: none). */
+static size_t first_of_peer(const dumpless *dl, int peer) {
+  size_t lo = 0, hi = dl->np2p;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (dl->p2p[mid].peer < peer)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Every completed one-op p2p entry of every dump, by peer, then in the
+ * order the dumps hold them. */
+static bs_status make_p2p(replay *r) {
+  dumpless *dl = &r->dl;
+  const bs_dumps *d = r->d;
+  size_t cap = 0;
   for (size_t i = 0; i < d->n; i++)
     for (size_t k = 0; k < d->d[i].npg; k++) {
       const bs_dump_pg *pg = &d->d[i].pg[k];
       for (size_t j = 0; j < pg->n; j++) {
         const bs_dump_coll *c = &pg->c[j];
-        if (!c->p2p || c->nparts || c->peer != rank ||
+        if (!c->p2p || c->nparts || c->peer < 0 ||
             c->state != BS_DUMP_COMPLETED || c->kind == BS_DUMP_COLL)
           continue;
-        step s = {
-            .group = pg->group, .at_ns = c->created_ns, .batch = ++r->batches};
-        BS_CHECK(p2p_step(r, rank, c,
-                          c->kind == BS_DUMP_SEND ? BS_DUMP_RECV : BS_DUMP_SEND,
-                          d->d[i].rank, &s));
+        if (dl->np2p == cap) {
+          cap = cap ? 2 * cap : 64;
+          struct dumpless_p2p *grown = realloc(dl->p2p, cap * sizeof *grown);
+          if (!grown)
+            return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu p2p ops", cap);
+          dl->p2p = grown;
+        }
+        dl->p2p[dl->np2p] = (struct dumpless_p2p){.peer = c->peer,
+                                                  .rank = d->d[i].rank,
+                                                  .group = pg->group,
+                                                  .order = dl->np2p,
+                                                  .c = c};
+        dl->np2p++;
       }
     }
+  return BS_OK;
+}
+
+static bs_status make_dumpless(replay *r) {
+  bs_status st = BS_OK;
+  dumpless *dl = &r->dl;
+  size_t n = r->d->ngroups ? r->d->ngroups : 1;
+  if (!(dl->done = calloc(n, sizeof *dl->done)) ||
+      !(dl->ndone = calloc(n, sizeof *dl->ndone)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %zu groups", n);
+  for (size_t g = 0; g < r->d->ngroups; g++)
+    BS_CHECK(make_done(r, (int)g));
+  BS_CHECK(make_p2p(r));
+  qsort(dl->p2p, dl->np2p, sizeof *dl->p2p, by_peer);
+  dl->made = true;
 out:
   return st;
+}
+
+/* What a rank that left no dump did, as far as the others' dumps say: in
+ * each of its groups every collective its members show completed, and
+ * the other side of every completed p2p op with it. What it did next is
+ * not known. */
+static bs_status plan_dumpless(replay *r, int rank) {
+  bs_status st = BS_OK;
+  const bs_dumps *d = r->d;
+  dumpless *dl = &r->dl;
+  if (!dl->made)
+    BS_CHECK(make_dumpless(r));
+  for (size_t g = 0; g < d->ngroups; g++) {
+    if (bs_dumps_group_rank(d, (int)g, rank) < 0)
+      continue;
+    for (size_t k = 0; k < dl->ndone[g]; k++) {
+      const bs_dump_coll *done = dl->done[g][k];
+      step s = {
+          .group = (int)g, .seq = r->start[g] + k, .at_ns = done->created_ns};
+      BS_CHECK(plan_coll(r, rank, done, &s));
+    }
+  }
+  for (size_t k = first_of_peer(dl, rank);
+       k < dl->np2p && dl->p2p[k].peer == rank; k++) {
+    const struct dumpless_p2p *e = &dl->p2p[k];
+    step s = {
+        .group = e->group, .at_ns = e->c->created_ns, .batch = ++r->batches};
+    BS_CHECK(p2p_step(r, rank, e->c,
+                      e->c->kind == BS_DUMP_SEND ? BS_DUMP_RECV : BS_DUMP_SEND,
+                      e->rank, &s));
+  }
+out:
+  return st;
+}
+
+void bs_replay_plan_free(replay *r) {
+  dumpless *dl = &r->dl;
+  for (size_t g = 0; dl->done && g < r->d->ngroups; g++)
+    free(dl->done[g]);
+  free(dl->done);
+  free(dl->ndone);
+  free(dl->p2p);
+  *dl = (dumpless){0};
 }
 
 static int by_time(const void *x, const void *y) {

@@ -39,6 +39,9 @@ bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
   /* Rank threads, engine processes, the processes of --spawn; the parent,
    * the child and its watchdog. */
   out->tasks = ranks + (long)engines + (spawn ? ranks : 0) + 4;
+  double maps = cfg->rematerialize ? BS_FOOTPRINT_RANK_MAPS_MAINCAST
+                                   : BS_FOOTPRINT_RANK_MAPS;
+  out->maps = (long)((spawn ? 1 : ranks) * maps) + BS_FOOTPRINT_MAPS;
 out:
   return st;
 }
@@ -157,11 +160,14 @@ void bs_footprint_room(bs_room *out) {
               "kernel.threads-max");
   if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
     lower_tasks(out, (double)rl.rlim_cur, "RLIMIT_NPROC");
+  double maps = read_number("/proc/sys/vm", "max_map_count");
+  out->maps = maps > 0 ? (long)maps : 0;
 }
 
 static bool fits(const bs_footprint *fp, const bs_room *room) {
   return (room->bytes <= 0 || fp->bytes <= room->bytes) &&
-         (room->tasks <= 0 || fp->tasks <= room->tasks);
+         (room->tasks <= 0 || fp->tasks <= room->tasks) &&
+         (room->maps <= 0 || fp->maps <= room->maps);
 }
 
 int bs_footprint_largest(const bs_model_spec *m, const bs_config *cfg,
@@ -193,6 +199,13 @@ bool bs_footprint_fits(const bs_footprint *fp, const bs_room *room, char *buf,
              "needs %ld threads and processes (a thread a rank, its "
              "engine processes), %ld free (%s)",
              fp->tasks, room->tasks, room->tasks_by);
+    return false;
+  }
+  if (room->maps > 0 && fp->maps > room->maps) {
+    snprintf(buf, n,
+             "needs some %ld memory mappings in one process (a rank's stack "
+             "and device allocations), vm.max_map_count allows %ld",
+             fp->maps, room->maps);
     return false;
   }
   return true;

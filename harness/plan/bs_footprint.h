@@ -29,12 +29,23 @@
 #define BS_FOOTPRINT_RANK_BYTES ((double)(192 << 10))
 #define BS_FOOTPRINT_ENGINE_BYTES ((double)(1 << 20))
 #define BS_FOOTPRINT_PROC_BYTES ((double)(4 << 20))
+/* Memory mappings a rank thread holds at most (its stack and guard, and
+ * the host device's allocations, each its own while the protections of
+ * its neighbours differ), measured at 256 and 1024 ranks of the tiny
+ * model: 2.4 (rank-divergence) and 3.1 (steady-normal) with the Normal
+ * backuper, 6.3 with MainCast (its param buffer paused without a host
+ * copy); plus what the process maps besides (libraries, heaps). A world's
+ * threads share one process's vm.max_map_count. */
+#define BS_FOOTPRINT_RANK_MAPS 3.5
+#define BS_FOOTPRINT_RANK_MAPS_MAINCAST 7.0
+#define BS_FOOTPRINT_MAPS 1000
 
 typedef struct bs_footprint {
   double per_rank; /* bytes one rank costs */
   double shared;   /* bytes the world holds once (the optimizer's state) */
   double bytes;    /* ranks x per_rank + shared */
   long tasks;      /* threads and processes the world starts */
+  long maps;       /* memory mappings of the process of its threads */
 } bs_footprint;
 
 /* The footprint of a world of `ranks` ranks of model m laid out as cfg
@@ -49,6 +60,7 @@ typedef struct bs_room {
   char bytes_by[64]; /* "MemAvailable", "cgroup memory.max", ... */
   long tasks;        /* 0: unknown */
   char tasks_by[64]; /* "kernel.pid_max", "RLIMIT_NPROC", ... */
+  long maps;         /* a process's mappings (vm.max_map_count); 0: unknown */
 } bs_room;
 void bs_footprint_room(bs_room *out);
 /* The lower of the cgroup's room (v2 memory.max - memory.current, v1
