@@ -245,6 +245,38 @@ static void test_group_waiter_sleeps(void **state) {
   bs_world_destroy(w);
 }
 
+/* Rank 0 sends to rank 1 LATE_MS late; rank 1 counts how often its
+ * thread woke in its recv meanwhile (in bad). */
+static bs_status late_send(bs_comm *c, void *arg) {
+  tg_plan *p = arg;
+  int r = bs_comm_rank(c);
+  float buf[TG_COUNT] = {0};
+  bs_status st = BS_OK;
+  if (r == 0) {
+    nap_ms(LATE_MS);
+    st = bs_comm_p2p_send(c, buf, TG_COUNT, BS_F32, 1);
+  } else if (r == 1) {
+    long before = thread_wakes();
+    st = bs_comm_p2p_recv(c, buf, TG_COUNT, BS_F32, 0);
+    atomic_store(&p->bad, (int)(thread_wakes() - before));
+  }
+  return st;
+}
+
+/* A p2p waiter sleeps until woken too (its list's epoch, the world's
+ * nudge), not every 2 ms. */
+static void test_p2p_waiter_sleeps(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(late_send, &p, 30000, &st);
+  assert_int_equal(st, BS_OK);
+  if (atomic_load(&p.bad) >= MAX_WAKES)
+    fail_msg("rank 1 woke %d times in a %d ms recv", atomic_load(&p.bad),
+             LATE_MS);
+  bs_world_destroy(w);
+}
+
 /* Ranks 0 and 1 all_reduce different counts in tp0 (a desync the
  * fingerprint sees at once); rank 2 waits in tp1 for rank 3, which stays
  * out of every op until rank 2 has returned. */
@@ -298,6 +330,7 @@ int main(void) {
       cmocka_unit_test(test_p2p_batch_ring),
       cmocka_unit_test(test_bad_groups_and_peers_refused),
       cmocka_unit_test(test_group_waiter_sleeps),
+      cmocka_unit_test(test_p2p_waiter_sleeps),
       cmocka_unit_test(test_failure_wakes_other_groups),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

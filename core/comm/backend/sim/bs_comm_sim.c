@@ -127,10 +127,14 @@ static void leave_p2p(bs_comm *c) {
 static void sim_nudge(bs_world *w) {
   int n = 0;
   bs_pg **pgs = bs_world_pgs_copy(w, &n);
-  bs_rdv_nudge(w->impl);
+  sim *s = w->impl;
+  bs_rdv_nudge(&s->r);
+  bs_p2p_nudge(s->p2p);
   for (int i = 0; pgs && i < n; i++)
-    if (pgs[i]->impl)
-      bs_rdv_nudge(pgs[i]->impl);
+    if ((s = pgs[i]->impl)) {
+      bs_rdv_nudge(&s->r);
+      bs_p2p_nudge(s->p2p);
+    }
   free(pgs);
 }
 

@@ -8,10 +8,7 @@
 #include <time.h>
 
 #include "bs_clock.h"
-
-/* A waiter looks at the world's failure this often (the watchdog's wake
- * reaches the boards, not this list). */
-#define SLICE_NS (2 * 1000000ull)
+#include "comm/backend/sim/bs_futex.h"
 
 typedef struct post {
   int src, dst;
@@ -27,7 +24,9 @@ typedef enum wait_kind { NOT_WAITING = 0, RECEIVING, DRAINING } wait_kind;
 
 struct bs_p2p {
   pthread_mutex_t mu;
-  pthread_cond_t cv;
+  /* Moved by every change of the list and by the world's failure
+   * (bs_p2p_nudge): waiters sleep on it until then, or their timeout. */
+  _Atomic uint32_t epoch;
   int n;
   const bs_pg *pg;
   uint64_t timeout_ns;
@@ -48,7 +47,6 @@ bs_status bs_p2p_create(int n, const bs_pg *pg, int timeout_ms, bs_p2p **out) {
   p->pg = pg;
   p->timeout_ns = (uint64_t)timeout_ms * 1000000ull;
   pthread_mutex_init(&p->mu, NULL);
-  pthread_cond_init(&p->cv, NULL);
   *out = p;
   p = NULL;
 out:
@@ -70,7 +68,6 @@ void bs_p2p_destroy(bs_p2p *p) {
     free(q);
   }
   pthread_mutex_destroy(&p->mu);
-  pthread_cond_destroy(&p->cv);
   free(p->gone);
   free(p->waits);
   free(p->on);
@@ -96,29 +93,39 @@ static bs_status copy(bs_comm *c, void *dst, const void *src, size_t n,
   return bs_dev_copy_observe(c->dev, dst, src, n, dir);
 }
 
-/* Locked: sleeps a slice or until woken. */
-static void nap(bs_p2p *p) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t ns = (uint64_t)ts.tv_nsec + SLICE_NS;
-  ts.tv_sec += (time_t)(ns / 1000000000ull);
-  ts.tv_nsec = (long)(ns % 1000000000ull);
-  pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+void bs_p2p_nudge(bs_p2p *p) {
+  bs_futex_bump(&p->epoch);
+}
+
+/* When rank c's wait from since times out: a timeout after the world's
+ * last progress (bs_watchdog_hold), not after its own start. */
+static uint64_t until_of(const bs_p2p *p, bs_comm *c, uint64_t since) {
+  return bs_watchdog_since(c->w->wd, since) + p->timeout_ns;
+}
+
+/* Locked: sleeps, unlocked, until the epoch moves from seen (read before
+ * the waiter looked at the list and the world) or its timeout. */
+static void nap(bs_p2p *p, bs_comm *c, uint32_t seen, uint64_t since) {
+  uint64_t now = bs_clock_mono_ns(), until = until_of(p, c, since);
+  pthread_mutex_unlock(&p->mu);
+  if (until > now)
+    bs_futex_wait(&p->epoch, seen, until - now);
+  pthread_mutex_lock(&p->mu);
 }
 
 /* Locked, whenever a wait goes round: the world's failure, or this rank's
  * own timeout (failing the world). */
 static bs_status still(bs_p2p *p, bs_comm *c, uint64_t since) {
   bs_status st = bs_world_abort_status(c->w);
-  if (st == BS_OK && bs_clock_mono_ns() >= since + p->timeout_ns)
-    st = bs_world_timeout(c->w, c->rank, since);
+  if (st == BS_OK && bs_clock_mono_ns() >= until_of(p, c, since))
+    st = bs_world_timeout(c->w, c->rank, bs_watchdog_since(c->w->wd, since));
   return st;
 }
 
-/* Locked: the world fails with why, every waiter wakes. */
-static bs_status fail(bs_p2p *p, bs_comm *c, bs_status why, const char *cause) {
+/* Locked: the world fails with why, every waiter wakes (the failure's
+ * nudge wakes this list's). */
+static bs_status fail(bs_comm *c, bs_status why, const char *cause) {
   bs_world_fail(c->w, why, 0, NULL, 0, "%s", cause);
-  pthread_cond_broadcast(&p->cv);
   c->w->be->wake(c->w);
   return bs_world_abort_status(c->w);
 }
@@ -150,7 +157,7 @@ static bs_status post_sends(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
     while (*tail)
       tail = &(*tail)->next;
     *tail = q;
-    pthread_cond_broadcast(&p->cv);
+    bs_futex_bump(&p->epoch);
     pthread_mutex_unlock(&p->mu);
   }
 out:
@@ -184,14 +191,14 @@ static bs_status stuck(bs_p2p *p, bs_comm *c, int me, int peer,
     snprintf(cause, sizeof cause,
              "rank %d is gone while rank %d waits to %s it%s", gp, gm,
              kind == RECEIVING ? "receive from" : "send to", g);
-    return fail(p, c, BS_ERR_RANK_DEAD, cause);
+    return fail(c, BS_ERR_RANK_DEAD, cause);
   }
   if (each_waits(p, me, peer, kind)) {
     snprintf(cause, sizeof cause,
              "ranks %d and %d each wait to %s the other first%s",
              gm < gp ? gm : gp, gm < gp ? gp : gm,
              kind == RECEIVING ? "receive from" : "be received by", g);
-    return fail(p, c, BS_ERR_DESYNC, cause);
+    return fail(c, BS_ERR_DESYNC, cause);
   }
   return BS_OK;
 }
@@ -208,11 +215,11 @@ static bs_status take(bs_p2p *p, bs_comm *c, int me, post *q,
              global_of(p, q->src), q->bytes, bs_dtype_name(q->dt),
              global_of(p, me), want, bs_dtype_name(op->dt),
              in_group(p, g, sizeof g));
-    return fail(p, c, BS_ERR_DESYNC, cause);
+    return fail(c, BS_ERR_DESYNC, cause);
   }
   bs_status st = copy(c, op->buf, q->data, want, BS_H2D);
   q->taken = true;
-  pthread_cond_broadcast(&p->cv);
+  bs_futex_bump(&p->epoch);
   return st;
 }
 
@@ -223,6 +230,7 @@ static bs_status recv_one(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *op,
   p->waits[me] = RECEIVING;
   p->on[me] = op->peer;
   for (;;) {
+    uint32_t seen = atomic_load(&p->epoch);
     post *q = first_from(p, op->peer, me);
     if (q) {
       st = take(p, c, me, q, op);
@@ -231,7 +239,7 @@ static bs_status recv_one(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *op,
     if ((st = stuck(p, c, me, op->peer, RECEIVING)) != BS_OK ||
         (st = still(p, c, since)) != BS_OK)
       break;
-    nap(p);
+    nap(p, c, seen, since);
   }
   p->waits[me] = NOT_WAITING;
   pthread_mutex_unlock(&p->mu);
@@ -264,12 +272,16 @@ static bs_status drain(bs_p2p *p, bs_comm *c, int me, uint64_t since) {
   bs_status st = BS_OK;
   pthread_mutex_lock(&p->mu);
   p->waits[me] = DRAINING;
-  for (post *q; (q = pending(p, me));) {
+  for (;;) {
+    uint32_t seen = atomic_load(&p->epoch);
+    post *q = pending(p, me);
+    if (!q)
+      break;
     p->on[me] = q->dst;
     if ((st = stuck(p, c, me, q->dst, DRAINING)) != BS_OK ||
         (st = still(p, c, since)) != BS_OK)
       break;
-    nap(p);
+    nap(p, c, seen, since);
   }
   p->waits[me] = NOT_WAITING;
   unpost(p, me);
@@ -293,6 +305,6 @@ void bs_p2p_leave(bs_p2p *p, bs_world *w, int me) {
   (void)w;
   pthread_mutex_lock(&p->mu);
   p->gone[me] = true;
-  pthread_cond_broadcast(&p->cv);
+  bs_futex_bump(&p->epoch);
   pthread_mutex_unlock(&p->mu);
 }

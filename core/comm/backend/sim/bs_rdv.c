@@ -2,21 +2,13 @@
 #include "comm/backend/sim/bs_rdv.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "bs_clock.h"
 #include "bs_kernels.h"
-
-static struct timespec ts_at(uint64_t ns) {
-  return (struct timespec){.tv_sec = (time_t)(ns / 1000000000ull),
-                           .tv_nsec = (long)(ns % 1000000000ull)};
-}
+#include "comm/backend/sim/bs_futex.h"
 
 void bs_rdv_lock(bs_rdv *r) {
   if (pthread_mutex_lock(r->mu) == EOWNERDEAD)
@@ -25,12 +17,6 @@ void bs_rdv_lock(bs_rdv *r) {
 
 void bs_rdv_unlock(bs_rdv *r) {
   pthread_mutex_unlock(r->mu);
-}
-
-/* Not FUTEX_PRIVATE: the board may be shared by processes. */
-static void futex_wait(_Atomic uint32_t *word, uint32_t seen, uint64_t ns) {
-  struct timespec ts = ts_at(ns);
-  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, &ts, NULL, 0);
 }
 
 /* Locked: every waiter re-checks, the other processes learn first. */
@@ -43,9 +29,7 @@ static void broadcast(bs_rdv *r, bs_world *w) {
 /* The epoch moves after the failure is set: a waiter that read it before
  * either sees the failure or finds the futex word changed. */
 void bs_rdv_nudge(bs_rdv *r) {
-  atomic_fetch_add(&r->b->epoch, 1);
-  syscall(SYS_futex, (uint32_t *)&r->b->epoch, FUTEX_WAKE, INT_MAX, NULL, NULL,
-          0);
+  bs_futex_bump(&r->b->epoch);
 }
 
 /* Every rank has left the rounds below `below`. */
@@ -94,8 +78,8 @@ static bs_status wait_for(bs_rdv *r, bs_comm *c, uint64_t round, uint64_t since,
       return ab;
     }
     uint64_t ns = until - now;
-    futex_wait(&r->b->epoch, seen,
-               r->slice_ns && r->slice_ns < ns ? r->slice_ns : ns);
+    bs_futex_wait(&r->b->epoch, seen,
+                  r->slice_ns && r->slice_ns < ns ? r->slice_ns : ns);
   }
 }
 
