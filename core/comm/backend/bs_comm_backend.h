@@ -118,6 +118,13 @@ void bs_comm_front_set_impl(bs_comm *c, void *impl);
 bs_pg *bs_comm_front_pg(const bs_comm *c);
 /* Where c's rank is now (read under the world's lock). */
 bs_rank_pos bs_comm_front_pos(const bs_comm *c);
+/* A wait of the backend's outside bs_comm_front_wait (NCCL's communicator
+ * at the world's start, settled within the timeout and a start grace):
+ * the rank is shown in `shown` until show_running, so that a run cut off
+ * at its deadline there reads as a watched wait, not as a rank between
+ * ops (a hang). */
+void bs_comm_front_show_wait(bs_comm *c, const bs_coll_args *shown);
+void bs_comm_front_show_running(bs_comm *c);
 /* The world's options, normalised (size, timeout, global size, ...). */
 const bs_world_opts *bs_world_options(const bs_world *w);
 void *bs_world_impl(const bs_world *w);

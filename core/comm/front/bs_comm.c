@@ -159,6 +159,14 @@ static void pos_leave(bs_comm *c, uint64_t completed_seq) {
   pthread_mutex_unlock(&w->mu);
 }
 
+void bs_comm_front_show_wait(bs_comm *c, const bs_coll_args *shown) {
+  pos_enter(c, shown);
+}
+
+void bs_comm_front_show_running(bs_comm *c) {
+  pos_leave(c, 0);
+}
+
 void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why) {
   if (!c || c->gone)
     return;

@@ -537,11 +537,16 @@ out:
   return st;
 }
 
+/* The world's communicator: shown as a comm_init the rank waits in (a
+ * peer process that never comes leaves it there). */
 static bs_status nccl_rank_init(bs_comm *c) {
   bs_status st = BS_OK;
   nccl_world *nw = nw_of(c);
+  bs_coll_args shown = {.op = BS_COLL_COMM_INIT, .label = "init"};
   BS_CHECK(rank_setup(c));
-  BS_CHECK(create_comm(c, nw->id));
+  bs_comm_front_show_wait(c, &shown);
+  st = create_comm(c, nw->id);
+  bs_comm_front_show_running(c);
 out:
   return st;
 }
