@@ -29,7 +29,7 @@ struct bs_comm {
    * simulator's cores shared by thousands of ranks, where a real rank has
    * its own, so not part of its detection time (bs_world_detect_ms). */
   uint64_t queued_ns;
-  uint64_t turn_wait_ns; /* every wait for a turn */
+  uint64_t turn_wait_ns;  /* every wait for a turn */
   bool wants;             /* counted in the crowd: it runs or waits to */
   uint64_t fail_crowd_ns; /* the crowd clock at fail_ns */
   /* Where more ranks than cores run, its run_delay (bs_clock_run_delay_ns)
