@@ -56,12 +56,8 @@ static void spin(long ms) {
     ;
 }
 
-static bs_status barrier_last(bs_comm *c, void *arg) {
-  crowd_run *x = arg;
-  if (bs_comm_rank(c) != 0) {
-    spin(x->spin_ms);
-    return bs_comm_barrier(c);
-  }
+/* Rank 0's barrier: its wall time and what of it was CPU wait. */
+static bs_status timed_barrier(bs_comm *c, crowd_run *x) {
   bs_comm_times t0 = bs_comm_times_now(c);
   double w0 = (double)bs_clock_mono_ns() / 1e6;
   bs_status st = bs_comm_barrier(c);
@@ -70,7 +66,16 @@ static bs_status barrier_last(bs_comm *c, void *arg) {
   return st;
 }
 
-static void run_crowd(int n, long spin_ms, crowd_run *x) {
+static bs_status barrier_last(bs_comm *c, void *arg) {
+  crowd_run *x = arg;
+  if (bs_comm_rank(c) != 0) {
+    spin(x->spin_ms);
+    return bs_comm_barrier(c);
+  }
+  return timed_barrier(c, x);
+}
+
+static void run_crowd(int n, long spin_ms, bs_rank_fn fn, crowd_run *x) {
   bs_world_opts o = {.size = n, .timeout_ms = 60000};
   bs_world *w = NULL;
   void **args = calloc((size_t)n, sizeof *args);
@@ -79,7 +84,7 @@ static void run_crowd(int n, long spin_ms, crowd_run *x) {
   for (int r = 0; r < n; r++)
     args[r] = x;
   assert_int_equal(bs_world_create(&o, &w), BS_OK);
-  assert_int_equal(bs_world_run(w, NULL, barrier_last, args), BS_OK);
+  assert_int_equal(bs_world_run(w, NULL, fn, args), BS_OK);
   bs_world_destroy(w);
   free(args);
 }
@@ -92,10 +97,33 @@ static void test_wait_for_crowded_peers_is_cpu_wait(void **state) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   int n = (int)(cpus < 1 ? 1 : cpus) * 2 + 65; /* takes turns */
   crowd_run x;
-  run_crowd(n, 20, &x);
+  run_crowd(n, 20, barrier_last, &x);
   assert_true(x.wall_ms > 0);
   assert_true(x.wait_ms >= 0.5 * x.wall_ms);
   assert_true(x.wait_ms <= x.wall_ms + 1.0);
+}
+
+/* Rank 1 sleeps before the barrier (stuck, as a rank that hangs outside
+ * a collective is) while every other rank waits in it: no crowd stands
+ * behind the wait, so it stays rank 0's own and the containment bound
+ * still sees it. */
+static bs_status one_sleeps(bs_comm *c, void *arg) {
+  crowd_run *x = arg;
+  if (bs_comm_rank(c) == 1)
+    sleep_ms(x->spin_ms);
+  if (bs_comm_rank(c) != 0)
+    return bs_comm_barrier(c);
+  return timed_barrier(c, x);
+}
+
+static void test_wait_for_a_stuck_peer_is_its_own(void **state) {
+  (void)state;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int n = (int)(cpus < 1 ? 1 : cpus) * 2 + 65;
+  crowd_run x;
+  run_crowd(n, 1000, one_sleeps, &x);
+  assert_true(x.wall_ms >= 500.0);
+  assert_true(x.wait_ms < 0.5 * x.wall_ms);
 }
 
 /* A world of no more ranks than run at once keeps no crowd: its waits are
@@ -103,7 +131,7 @@ static void test_wait_for_crowded_peers_is_cpu_wait(void **state) {
 static void test_small_world_waits_are_its_own(void **state) {
   (void)state;
   crowd_run x;
-  run_crowd(4, 20, &x);
+  run_crowd(4, 20, barrier_last, &x);
   assert_true(x.wait_ms == 0.0);
 }
 
@@ -111,6 +139,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_clock_runs_while_crowded),
       cmocka_unit_test(test_wait_for_crowded_peers_is_cpu_wait),
+      cmocka_unit_test(test_wait_for_a_stuck_peer_is_its_own),
       cmocka_unit_test(test_small_world_waits_are_its_own),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
