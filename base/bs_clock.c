@@ -31,9 +31,11 @@ uint64_t bs_clock_wall_ns(void) {
   return bs_clock_wall_at_ns(bs_clock_mono_ns());
 }
 
-uint64_t bs_clock_run_delay_ns(void) {
+/* Field i (0: on a CPU, 1: runnable, waiting for one) of the calling
+ * thread's schedstat. */
+static uint64_t schedstat(int i) {
   char buf[96];
-  unsigned long long on_cpu = 0, waited = 0;
+  unsigned long long f[2] = {0, 0};
   int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
   ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
   if (fd >= 0)
@@ -41,7 +43,15 @@ uint64_t bs_clock_run_delay_ns(void) {
   if (n <= 0)
     return 0;
   buf[n] = '\0';
-  if (sscanf(buf, "%llu %llu", &on_cpu, &waited) != 2)
+  if (sscanf(buf, "%llu %llu", &f[0], &f[1]) != 2)
     return 0;
-  return (uint64_t)waited;
+  return (uint64_t)f[i];
+}
+
+uint64_t bs_clock_run_delay_ns(void) {
+  return schedstat(1);
+}
+
+uint64_t bs_clock_on_cpu_ns(void) {
+  return schedstat(0);
 }

@@ -20,5 +20,8 @@ uint64_t bs_clock_wall_at_ns(uint64_t monotonic_ns);
  * (the kernel's run_delay, /proc/thread-self/schedstat); 0 where the
  * kernel does not say. */
 uint64_t bs_clock_run_delay_ns(void);
+/* How long the calling thread has run on a CPU, in ns (the same file's
+ * first field); 0 where the kernel does not say. */
+uint64_t bs_clock_on_cpu_ns(void);
 
 #endif

@@ -348,6 +348,7 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
   case O_TIMEOUT:
     return parse_int("--timeout-ms", arg, 1, INT_MAX, &o->timeout_ms);
   case O_DEADLINE:
+    o->deadline_given = true;
     return parse_positive("--deadline-s", arg, BS_OPTS_SECONDS_MAX,
                           &o->deadline_s);
   case 'j':

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bs_mutant.h"
 #include "bs_opts.h"
@@ -72,6 +73,22 @@ static void test_command_defaults(void **state) {
   bs_plan_defaults("fuzz", &o);
   assert_int_equal(o.timeout_ms, 1000);
   assert_true(o.deadline_s == 20);
+}
+
+/* A world of more ranks per CPU than the default deadline was set for
+ * gets as much more; a deadline the user gives stands. */
+static void test_deadline_scales_with_ranks_per_cpu(void **state) {
+  (void)state;
+  bs_opts o;
+  bs_plan_defaults("run", &o);
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int per = BS_RUN_DEADLINE_RANKS_PER_CPU * (int)(cpus < 1 ? 1 : cpus);
+  assert_true(bs_plan_deadline_s(&o, 4) == BS_RUN_DEADLINE_S);
+  assert_true(bs_plan_deadline_s(&o, per) == BS_RUN_DEADLINE_S);
+  assert_true(bs_plan_deadline_s(&o, 4 * per) == 4 * BS_RUN_DEADLINE_S);
+  o.deadline_given = true;
+  o.deadline_s = 30;
+  assert_true(bs_plan_deadline_s(&o, 4 * per) == 30);
 }
 
 static void test_sweep_plans_and_runs(void **state) {
@@ -172,6 +189,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plan_refuses),
       cmocka_unit_test(test_command_defaults),
+      cmocka_unit_test(test_deadline_scales_with_ranks_per_cpu),
       cmocka_unit_test(test_sweep_plans_and_runs),
       cmocka_unit_test(test_fuzz_draws_its_budget),
       cmocka_unit_test(test_kill_matrix),

@@ -182,6 +182,36 @@ static void test_ring_keeps_the_last(void **state) {
   bs_err_clear();
 }
 
+/* A ring larger than its first allocation grows as entries come: every
+ * entry keeps its place and state across the growth, and once full it
+ * wraps as one allocated whole would. */
+static void test_ring_grows_then_wraps(void **state) {
+  (void)state;
+  enum { SLOTS = 100, N = 250 };
+  bs_flight *f = NULL;
+  assert_int_equal(bs_flight_create(SLOTS, &f), BS_OK);
+  for (uint64_t s = 1; s <= N; s++) {
+    bs_flight_entry e = gather_entry(s);
+    assert_int_equal(bs_flight_record(f, &e), s - 1);
+    bs_flight_advance(f, s - 1, BS_FLIGHT_STARTED);
+    if (s == 40) { /* past the first allocation, not yet full */
+      assert_int_equal(bs_flight_count(f), 40);
+      assert_true(bs_flight_get(f, 0, &e));
+      assert_int_equal(e.record_id, 0);
+      assert_int_equal(e.state, BS_FLIGHT_STARTED);
+    }
+  }
+  assert_int_equal(bs_flight_count(f), SLOTS);
+  for (size_t i = 0; i < SLOTS; i++) {
+    bs_flight_entry e;
+    assert_true(bs_flight_get(f, i, &e));
+    assert_int_equal(e.record_id, N - SLOTS + i);
+    assert_int_equal(e.collective_seq_id, N - SLOTS + i + 1);
+    assert_int_equal(e.state, BS_FLIGHT_STARTED);
+  }
+  bs_flight_destroy(f);
+}
+
 static void test_json_fields(void **state) {
   (void)state;
   bs_flight *f = NULL;
@@ -312,6 +342,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_validator_rejects),
       cmocka_unit_test(test_ring_keeps_the_last),
+      cmocka_unit_test(test_ring_grows_then_wraps),
       cmocka_unit_test(test_json_fields),
       cmocka_unit_test(test_dump_states),
       cmocka_unit_test(test_marked_dump_expands),

@@ -135,6 +135,22 @@ uint64_t bs_comm_seq(const bs_comm *c);
  * run_delay). The simulator's few cores shared by thousands of ranks: time
  * a real rank, on its own GPU and CPU, does not spend. */
 double bs_comm_cpu_wait_ms(const bs_comm *c);
+/* Where the rank's time went up to now (its own thread), for the share of
+ * a stretch that was the simulator's (bs_comm_cpu_wait_ms_since). */
+typedef struct bs_comm_times {
+  double waited_ms; /* bs_comm_cpu_wait_ms */
+  double crowd_ms;  /* the world's crowded time (bs_world_crowd.h) */
+  double wall_ms, on_cpu_ms;
+} bs_comm_times;
+bs_comm_times bs_comm_times_now(const bs_comm *c);
+/* Of the time since t0 (on the rank's own thread), what it waited for a
+ * CPU: bs_comm_cpu_wait_ms's share, or where more, the time it was off a
+ * CPU while the world was crowded, at most (the lesser of the two): it
+ * waited then for peers, or for a lock of a peer, queued for a CPU (a
+ * failure wakes thousands of ranks at once, every one runnable). Off a
+ * CPU with no crowd (every peer blocked: a wait for a timeout, a dead
+ * rank) is the rank's own. */
+double bs_comm_cpu_wait_ms_since(const bs_comm *c, const bs_comm_times *t0);
 /* Around a wait of the rank, outside any collective, for other ranks of
  * this process (a start line they all reach): idle, it gives up its turn
  * to run (a world of more than 64 ranks runs 64 at once outside its

@@ -68,6 +68,10 @@ size_t bs_dev_page(const bs_dev *d) {
   return d ? d->page : 0;
 }
 
+bool bs_dev_in_process(const bs_dev *d) {
+  return d && strcmp(d->ops->name, "host") == 0;
+}
+
 static bool owner_ok(const bs_dev *d, bs_pin_owner who) {
   return d && (unsigned)who < BS_PIN_OWNER_COUNT;
 }

@@ -49,6 +49,9 @@ bs_status bs_dev_cuda_settled(void);
 
 /* Granularity of the va and phys calls (0 for no device). */
 size_t bs_dev_page(const bs_dev *d);
+/* Whether its memory is this process's own (the host device): any thread
+ * of the process can read it in place. */
+bool bs_dev_in_process(const bs_dev *d);
 /* Pinned bytes an owner holds now, and its high-water mark. */
 size_t bs_dev_pinned(const bs_dev *d, bs_pin_owner who);
 size_t bs_dev_pinned_peak(const bs_dev *d, bs_pin_owner who);

@@ -11,8 +11,12 @@
 
 typedef struct bs_scenario bs_scenario;
 
-/* backstop run's --deadline-s when none is given (a repro omits it). */
+/* backstop run's --deadline-s when none is given (a repro omits it), for
+ * worlds of up to BS_RUN_DEADLINE_RANKS_PER_CPU simulated ranks per CPU;
+ * larger ones get as much more as they have more ranks per CPU
+ * (bs_plan_deadline_s). */
 #define BS_RUN_DEADLINE_S 60.0
+#define BS_RUN_DEADLINE_RANKS_PER_CPU 2048
 
 /* Everything one run needs, resolved from the scenario and the options. */
 typedef struct bs_run_cfg {
@@ -33,6 +37,7 @@ typedef struct bs_run_cfg {
   int timeout_ms;        /* watchdog: --timeout-ms, else the scenario's; 0: the
                           * communicator's default */
   double deadline_s;     /* the parent kills the run past this */
+  bool deadline_scaled;  /* deadline_s is the default for its world's size */
   const char *artifacts; /* folder for failure artifacts; NULL: none */
   const char *exe;       /* the backstop binary (engine processes) */
   /* Process-per-rank (bs_launcher.h): this process runs the ranks

@@ -156,11 +156,11 @@ static bs_status run_phase(rank_ctx *x, const char *name, int cycle,
   if (!e)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "run record of rank %d", x->rank);
   uint64_t t0 = bs_span_now();
-  double waited = bs_comm_cpu_wait_ms(x->comm);
+  bs_comm_times waited = bs_comm_times_now(x->comm);
   bs_status st = fn(x);
   bs_span_since(bs_span_named(name), t0);
   bs_record_end(rec, x->rank, st);
-  e->cpu_wait_ms = bs_comm_cpu_wait_ms(x->comm) - waited;
+  e->cpu_wait_ms = bs_comm_cpu_wait_ms_since(x->comm, &waited);
   snapshot(x, e);
   return st;
 }

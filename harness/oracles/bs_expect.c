@@ -110,7 +110,7 @@ bool bs_expect_stopped(const bs_record *r, char *d, size_t n) {
 }
 
 /* How long the phase took its rank, less its waits for a CPU: the
- * simulator's (bs_comm_cpu_wait_ms). */
+ * simulator's (bs_comm_cpu_wait_ms_since). */
 static double own_ms(const bs_event *e) {
   return e->t1_ms - e->t0_ms - e->cpu_wait_ms;
 }

@@ -50,7 +50,10 @@ bool bs_expect_stopped(const bs_record *r, char *d, size_t n);
 
 /* No failed phase lasted `ms` or longer beyond the longest success of the
  * same phase on its rank (both less their waits for a CPU: the simulator's,
- * bs_comm_cpu_wait_ms), that allowance at most timeout - ms: the most that
+ * bs_comm_cpu_wait_ms_since: for a turn, for a CPU, and off a CPU while
+ * more ranks wanted to run than there are CPUs, waiting for peers queued
+ * for one; a wait with every peer blocked, for a timeout or a dead rank,
+ * stays the rank's own), that allowance at most timeout - ms: the most that
  * still fails any phase that waited out the collective watchdog's timeout (it
  * lasted timeout or more), whatever the backend's pace. */
 bool bs_expect_fast_failures(const bs_record *r, double ms, double timeout,

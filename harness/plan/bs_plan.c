@@ -59,6 +59,21 @@ void bs_plan_defaults(const char *cmd, bs_opts *o) {
   }
 }
 
+/* A simulated world's ranks share this machine's CPUs: its time grows
+ * with the ranks per CPU (docs/performance.md: 16,384 ranks took some
+ * 90 s on 2 cores, 4,096 ranks 15-18 s), so a fixed default would kill a
+ * large world that is merely slow. Past BS_RUN_DEADLINE_RANKS_PER_CPU ranks
+ * per CPU the default grows in proportion (16,384 ranks on 2 CPUs: 240 s,
+ * some 2.5 times what such a world takes); a deadline the user gives is
+ * kept as it is. */
+double bs_plan_deadline_s(const bs_opts *o, int ranks) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  double per = (double)BS_RUN_DEADLINE_RANKS_PER_CPU * (cpus < 1 ? 1 : cpus);
+  if (o->deadline_given || ranks <= per)
+    return o->deadline_s;
+  return o->deadline_s * (double)ranks / per;
+}
+
 int bs_plan_jobs(const bs_opts *o) {
   return o->rendezvous ? 1 : o->jobs;
 }
@@ -218,7 +233,8 @@ static bs_status plan_one(const bs_opts *o, const bs_scenario *s, int ranks,
       .nmutants = o->nmutants,
       .seed = o->seed,
       .timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : s->timeout_ms,
-      .deadline_s = o->deadline_s,
+      .deadline_s = bs_plan_deadline_s(o, ranks),
+      .deadline_scaled = !o->deadline_given,
       .artifacts = o->artifacts,
       .exe = exe,
       .proc = o->procs.proc,

@@ -44,6 +44,7 @@ typedef struct bs_opts {
   uint64_t seed;
   int timeout_ms;
   double deadline_s;
+  bool deadline_given; /* --deadline-s: it wins over the scaled default */
   int jobs;
   const char *json, *junit, *artifacts;
   int verbosity; /* -1 quiet, 0, 1 verbose */
@@ -91,6 +92,10 @@ void bs_plan_defaults(const char *cmd, bs_opts *o);
  * order. Without --rendezvous: true and o->jobs. */
 bool bs_plan_lead(const bs_opts *o);
 int bs_plan_jobs(const bs_opts *o);
+/* The deadline of a run of `ranks` ranks: --deadline-s when given, else
+ * the default, scaled up for worlds of more ranks per CPU than
+ * BS_RUN_DEADLINE_RANKS_PER_CPU. */
+double bs_plan_deadline_s(const bs_opts *o, int ranks);
 
 /* The default suite when no selector is given. */
 #define BS_DEFAULT_SUITE "@smoke"

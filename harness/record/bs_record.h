@@ -33,7 +33,8 @@ typedef struct bs_event {
   bs_status status;
   bs_error err;        /* when status != BS_OK */
   double t0_ms, t1_ms; /* since the run started; t1 < 0 while open */
-  double cpu_wait_ms;  /* of them, waiting for a CPU (bs_comm_cpu_wait_ms) */
+  double
+      cpu_wait_ms; /* of them, waiting for a CPU (bs_comm_cpu_wait_ms_since) */
   size_t pinned[BS_PIN_OWNER_COUNT], pinned_peak[BS_PIN_OWNER_COUNT];
   size_t resident, resident_peak;
   int param_paused; /* param_buffer all PAUSED: 1, not: 0, unknown: -1 */

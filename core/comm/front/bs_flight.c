@@ -10,6 +10,8 @@
 #include "bs_clock.h"
 #include "comm/front/bs_watchdog.h"
 
+enum { RING_FIRST = 32 }; /* entries allocated at first */
+
 typedef struct flight_pg {
   int id;
   char name[64], desc[64];
@@ -20,7 +22,10 @@ struct bs_flight {
   pthread_mutex_t mu; /* mutable in const readers: see lock() */
   size_t slots;
   uint64_t next_id; /* record_id of the next entry; also how many so far */
+  /* Grown as entries come, up to slots (ring_room): a rank's thread of a
+   * 16,384-rank world records some 22 entries of its 8,192 slots. */
   bs_flight_entry *ring;
+  size_t cap;
   flight_pg *pgs; /* besides the default group */
   int npgs;
 };
@@ -38,7 +43,9 @@ bs_status bs_flight_create(size_t slots, bs_flight **out) {
   if (slots == 0 || !out)
     BS_FAIL(BS_ERR_INVALID, NULL, "flight recorder: needs at least one slot");
   f = calloc(1, sizeof *f);
-  if (!f || !(f->ring = calloc(slots, sizeof *f->ring))) {
+  if (f)
+    f->cap = slots < RING_FIRST ? slots : RING_FIRST;
+  if (!f || !(f->ring = calloc(f->cap, sizeof *f->ring))) {
     free(f);
     f = NULL;
     BS_FAIL(BS_ERR_NOMEM, NULL, "flight recorder: %zu slots", slots);
@@ -62,8 +69,26 @@ void bs_flight_destroy(bs_flight *f) {
   free(f);
 }
 
+/* Locked: room for entry next_id. Until the ring is full an entry's slot
+ * is its id, so growing moves none; where memory runs out the ring stays
+ * as it is and wraps from there (its earliest entries are overwritten, as
+ * past slots). */
+static void ring_room(bs_flight *f) {
+  if (f->next_id < f->cap || f->cap == f->slots)
+    return;
+  size_t cap = 2 * f->cap < f->slots ? 2 * f->cap : f->slots;
+  bs_flight_entry *grown = realloc(f->ring, cap * sizeof *grown);
+  if (!grown) {
+    f->slots = f->cap;
+    return;
+  }
+  f->ring = grown;
+  f->cap = cap;
+}
+
 uint64_t bs_flight_record(bs_flight *f, const bs_flight_entry *e) {
   pthread_mutex_t *mu = lock(f);
+  ring_room(f);
   uint64_t id = f->next_id++;
   bs_flight_entry *slot = &f->ring[id % f->slots];
   *slot = *e;

@@ -1,7 +1,9 @@
 /* The sim communicator: ranks are threads of one process and every
  * collective is the staged rendezvous of bs_rdv.c, on a board in this
- * process's memory, that moves real bytes. Each rank's staged input is a
- * host buffer of its own, grown as needed and kept across rounds. A
+ * process's memory, that moves real bytes. A rank's input is read in
+ * place where it is this process's memory (bs_rdv.c, borrows), else
+ * staged in a host buffer of its own, grown as needed and kept across
+ * rounds. A
  * process group has a board of its own over its members, and the world
  * and each group a list of point-to-point posts (bs_p2p.h). */
 #include "comm/backend/sim/bs_rdv.h"
@@ -14,6 +16,7 @@ typedef struct sim {
   bs_rdv r; /* first: w->impl, pg->impl */
   pthread_mutex_t mu;
   bs_rdv_board b;
+  void **buf;  /* each rank's staging buffer: r.in[rank] when it stages */
   size_t *cap; /* of each rank's staging buffer */
   bs_p2p *p2p;
 } sim;
@@ -22,21 +25,23 @@ static bs_status sim_room(bs_rdv *r, int rank, const bs_coll_args *a,
                           size_t n) {
   sim *s = (sim *)r;
   (void)a;
-  if (n <= s->cap[rank])
-    return BS_OK;
-  void *p = realloc(r->in[rank], n);
-  if (!p)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: %zu bytes of staging", n);
-  r->in[rank] = p;
-  s->cap[rank] = n;
+  if (n > s->cap[rank]) {
+    void *p = realloc(s->buf[rank], n);
+    if (!p)
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: %zu bytes of staging", n);
+    s->buf[rank] = p;
+    s->cap[rank] = n;
+  }
+  r->in[rank] = s->buf[rank]; /* its last input may have been borrowed */
   return BS_OK;
 }
 
 static void sim_free(sim *s) {
   if (!s)
     return;
-  for (int i = 0; s->r.in && i < s->b.n; i++)
-    free(s->r.in[i]);
+  for (int i = 0; s->buf && i < s->b.n; i++)
+    free(s->buf[i]);
+  free(s->buf);
   free(s->r.in);
   free(s->r.s);
   free(s->cap);
@@ -54,6 +59,7 @@ static bs_status sim_new(int n, const bs_pg *pg, int timeout_ms, sim **out) {
   sim *s = calloc(1, sizeof *s);
   if (!s || !(s->r.s = calloc((size_t)n, sizeof *s->r.s)) ||
       !(s->r.in = calloc((size_t)n, sizeof *s->r.in)) ||
+      !(s->buf = calloc((size_t)n, sizeof *s->buf)) ||
       !(s->cap = calloc((size_t)n, sizeof *s->cap)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "sim: %d ranks", n);
   s->b.n = n;
