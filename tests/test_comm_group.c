@@ -278,8 +278,8 @@ static void test_p2p_waiter_sleeps(void **state) {
 }
 
 /* Ranks 0 and 1 all_reduce different counts in tp0 (a desync the
- * fingerprint sees at once); rank 2 waits in tp1 for rank 3, which stays
- * out of every op until rank 2 has returned. */
+ * fingerprint sees at once) once rank 2 waits in tp1's barrier for rank
+ * 3, which stays out of every op until rank 2 has returned (in failed). */
 static bs_status desync_beside(bs_comm *c, void *arg) {
   tg_plan *p = arg;
   int r = bs_comm_rank(c), tp[2] = {r & ~1, r | 1};
@@ -290,15 +290,20 @@ static bs_status desync_beside(bs_comm *c, void *arg) {
   bs_status st = bs_comm_group(c, name, "tensor_parallel", tp, 2, &g);
   if (st != BS_OK)
     return st;
-  if (r < 2)
+  if (r == 2) {
+    atomic_store(&p->bad, 1); /* in its barrier from now on */
+    st = bs_comm_barrier(g);
+    atomic_store(&p->failed, 1);
+  } else if (r < 2) {
+    for (int i = 0; i < 1000 && !atomic_load(&p->bad); i++)
+      nap_ms(10);
+    nap_ms(100); /* rank 2 asleep in it */
     st = bs_comm_all_reduce(g, buf, buf, r ? TG_COUNT / 2 : TG_COUNT, BS_F32,
                             BS_SUM);
-  else if (r == 2)
-    st = bs_comm_barrier(g);
-  atomic_store(&p->failed, r == 2 ? 1 : atomic_load(&p->failed));
-  if (r == 3)
+  } else {
     for (int i = 0; i < 3000 && !atomic_load(&p->failed); i++)
       nap_ms(10);
+  }
   bs_comm_group_free(g);
   return st;
 }
