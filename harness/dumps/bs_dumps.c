@@ -89,19 +89,39 @@ static const bs_dumps_status *status_of(const bs_dumps_status *s, size_t n,
   return NULL;
 }
 
-/* An entry's group: its process_group (name, desc); a dump of older
- * versions without one is the default group's. -1: out of memory. */
-static int group_of(bs_dumps *d, const bs_dval *const *f) {
+/* An entry's group: its process_group (name, desc), a dump of older
+ * versions without one is the default group's; as an index into the
+ * dump's own groups (p->name, p->desc). -1: out of memory. */
+static int group_of(bs_strpool *pool, bs_dumps_prep *p,
+                    const bs_dval *const *f) {
   const bs_dval *pg = f[BS_DK_PROCESS_GROUP];
   const char *name = bs_dval_str(bs_dval_item(pg, 0), NULL);
   const char *desc = bs_dval_str(bs_dval_item(pg, 1), NULL);
   if (!name) { /* interned: the document's strings are the pool's */
-    name = bs_strpool_get(d->pool, "0");
-    desc = bs_strpool_get(d->pool, "default_pg");
+    name = bs_strpool_get(pool, "0");
+    desc = bs_strpool_get(pool, "default_pg");
   } else if (!desc) {
-    desc = bs_strpool_get(d->pool, "");
+    desc = bs_strpool_get(pool, "");
   }
-  return name && desc ? bs_dumps_groups_of(d, name, desc) : -1;
+  if (!name || !desc)
+    return -1;
+  for (size_t k = 0; k < p->ng; k++)
+    if (p->name[k] == name && p->desc[k] == desc)
+      return (int)k;
+  if (p->ng == p->cap) {
+    size_t c = p->cap ? 2 * p->cap : 4;
+    const char **n = realloc(p->name, c * sizeof *n);
+    if (n)
+      p->name = n;
+    const char **d = n ? realloc(p->desc, c * sizeof *d) : NULL;
+    if (!d)
+      return -1;
+    p->desc = d;
+    p->cap = c;
+  }
+  p->name[p->ng] = name;
+  p->desc[p->ng] = desc;
+  return (int)p->ng++;
 }
 
 /* The slot of group g in dump's pg, made on first sight. */
@@ -125,8 +145,10 @@ static bs_dump_pg *slot(bs_dump *dump, int g, size_t *cap) {
 }
 
 /* Each entry's group (gi), and how many each group holds (in nraw). */
-static bs_status split(bs_dumps *d, const bs_dval *es, bs_dump *dump, int *gi) {
+static bs_status split(bs_strpool *pool, bs_dumps_reader *rd, const bs_dval *es,
+                       bs_dumps_prep *pr, int *gi) {
   size_t cap = 0;
+  bs_dump *dump = &pr->dump;
   const bs_dval *f[BS_DK_COUNT];
   for (size_t i = 0; i < bs_dval_len(es); i++) {
     const bs_dval *e = bs_dval_item(es, i);
@@ -134,8 +156,8 @@ static bs_status split(bs_dumps *d, const bs_dval *es, bs_dump *dump, int *gi) {
     if (e->kind != BS_DV_DICT)
       continue;
     bs_dump_pg *p = NULL;
-    bs_dumps_entry_fields(d->reader, e, f);
-    if ((gi[i] = group_of(d, f)) < 0 || !(p = slot(dump, gi[i], &cap)))
+    bs_dumps_entry_fields(rd, e, f);
+    if ((gi[i] = group_of(pool, pr, f)) < 0 || !(p = slot(dump, gi[i], &cap)))
       return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: out of memory", dump->file);
     p->nraw++;
   }
@@ -157,34 +179,36 @@ static void take_status(bs_dump_pg *p, const bs_dumps_status *st) {
   p->last_completed = st->completed;
 }
 
-static bs_status fill(bs_dumps *d, const bs_dval *root, const bs_dval *es,
-                      bs_dump *dump) {
+static bs_status fill(bs_strpool *pool, bs_dumps_reader *rd,
+                      const bs_dval *root, const bs_dval *es,
+                      bs_dumps_prep *pr) {
   bs_status st = BS_OK;
   bool oom = false;
+  bs_dump *dump = &pr->dump;
   size_t nst = 0, n = bs_dval_len(es);
   bs_dumps_status *sts = statuses(root, &nst);
   const bs_dval *f[BS_DK_COUNT];
   int *gi = calloc(n ? n : 1, sizeof *gi);
   if (!gi)
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu entries", dump->file, n);
-  BS_CHECK(split(d, es, dump, gi));
+  BS_CHECK(split(pool, rd, es, pr, gi));
   size_t cap = dump->npg;
   for (size_t i = 0; i < n; i++) {
     if (gi[i] < 0)
       continue;
-    bs_dumps_entry_fields(d->reader, bs_dval_item(es, i), f);
+    bs_dumps_entry_fields(rd, bs_dval_item(es, i), f);
     const bs_dumps_status *s = status_of(sts, nst, f);
     bs_dump_pg *p = slot(dump, gi[i], &cap);
-    bs_dumps_entry_read(d->pool, d->reader, f, s, &p->raw[p->nraw++], &oom);
+    bs_dumps_entry_read(pool, rd, f, s, &p->raw[p->nraw++], &oom);
     take_status(p, s);
     dump->timeout_ms = (int)bs_dval_int(f[BS_DK_TIMEOUT_MS], 0);
-    d->entries++;
+    pr->entries++;
   }
   for (size_t k = 0; k < dump->npg && !oom; k++) {
     bs_dump_pg *p = &dump->pg[k];
     if (!(p->c = calloc(p->nraw ? p->nraw : 1, sizeof *p->c)))
       BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu entries", dump->file, p->nraw);
-    p->n = bs_dumps_entry_fold(d->pool, p->raw, p->nraw, p->c, &oom);
+    p->n = bs_dumps_entry_fold(pool, p->raw, p->nraw, p->c, &oom);
   }
   if (oom)
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", dump->file);
@@ -194,60 +218,114 @@ out:
   return st;
 }
 
-/* The pool, the reader's keys interned, the ranks seen. */
-static bs_status start(bs_dumps *d) {
+static void dump_free(bs_dump *dump) {
+  for (size_t k = 0; k < dump->npg; k++) {
+    free(dump->pg[k].c);
+    free(dump->pg[k].raw);
+  }
+  free(dump->pg);
+}
+
+/* The keys a reader looks entries up by, interned in pool. */
+bs_status bs_dumps_reader_init(bs_dumps_reader *rd, bs_strpool *pool) {
   static const char *const keys[] = {
 #define BS_DUMPS_KEY(id, key) key,
 #include "dumps/bs_dumps_keys.def"
 #undef BS_DUMPS_KEY
   };
+  for (int k = 0; k < BS_DK_COUNT; k++)
+    if (!(rd->key[k] = bs_strpool_get(pool, keys[k])))
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: out of memory");
+  return BS_OK;
+}
+
+/* The pool, the reader, the ranks seen. */
+bs_status bs_dumps_start(bs_dumps *d) {
   if (d->pool)
     return BS_OK;
   if (!(d->pool = bs_strpool_create()) ||
       !(d->seen = calloc(BS_DUMPS_MAX_RANKS, sizeof *d->seen)) ||
       !(d->reader = calloc(1, sizeof *d->reader)))
     return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: out of memory");
-  for (int k = 0; k < BS_DK_COUNT; k++)
-    if (!(d->reader->key[k] = bs_strpool_get(d->pool, keys[k])))
-      return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: out of memory");
-  return BS_OK;
+  return bs_dumps_reader_init(d->reader, d->pool);
 }
 
 bs_status bs_dumps_doc(bs_dumps *d, bs_dval_doc **doc, bs_strpool **pool) {
-  bs_status st = start(d);
+  bs_status st = bs_dumps_start(d);
   *doc = st == BS_OK ? &d->reader->doc : NULL;
   *pool = d->pool;
   return st;
 }
 
-bs_status bs_dumps_add_doc(bs_dumps *d, const bs_dval *root, const char *name) {
+bs_status bs_dumps_prepare(bs_strpool *pool, bs_dumps_reader *rd,
+                           const bs_dval *root, const char *name,
+                           bs_dumps_prep *p) {
   bs_status st = BS_OK;
   const bs_dval *es = bs_dval_get(root, "entries");
-  int rank = rank_of(root, name);
+  memset(p, 0, sizeof *p);
+  p->dump.rank = rank_of(root, name);
+  snprintf(p->dump.file, sizeof p->dump.file, "%s", name);
   if (!es || (es->kind != BS_DV_LIST && es->kind != BS_DV_TUPLE))
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: not a Flight Recorder dump (no entries)",
             name);
-  if (rank < 0 || rank >= BS_DUMPS_MAX_RANKS)
+  if (p->dump.rank < 0 || p->dump.rank >= BS_DUMPS_MAX_RANKS)
     BS_FAIL(BS_ERR_INVALID, NULL,
             "%s: no rank: neither a \"rank\" key nor a name ending in the "
             "rank (<prefix><rank>)",
             name);
-  BS_CHECK(start(d));
-  if (d->seen[rank])
+  BS_CHECK(fill(pool, rd, root, es, p));
+out:
+  return st;
+}
+
+void bs_dumps_prep_free(bs_dumps_prep *p) {
+  dump_free(&p->dump);
+  free(p->name);
+  free(p->desc);
+  memset(p, 0, sizeof *p);
+}
+
+/* The dump's own groups made the folder's: pg[].group renumbered. */
+static bs_status adopt_groups(bs_dumps *d, bs_dumps_prep *p) {
+  for (size_t k = 0; k < p->dump.npg; k++) {
+    int local = p->dump.pg[k].group;
+    int g = bs_dumps_groups_of(d, p->name[local], p->desc[local]);
+    if (g < 0)
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: out of memory");
+    p->dump.pg[k].group = g;
+  }
+  return BS_OK;
+}
+
+bs_status bs_dumps_commit(bs_dumps *d, const bs_dval *root, bs_dumps_prep *p) {
+  bs_status st = BS_OK;
+  BS_CHECK(bs_dumps_start(d));
+  if (d->seen[p->dump.rank])
     goto out; /* the JSON copy beside a pickle, say */
-  BS_CHECK(bs_dumps_groups_config(d, root, name));
-  lib_of(d, root, es);
+  BS_CHECK(bs_dumps_groups_config(d, root, p->dump.file));
+  lib_of(d, root, bs_dval_get(root, "entries"));
+  BS_CHECK(adopt_groups(d, p));
   bs_dump *grown = realloc(d->d, (d->n + 1) * sizeof *grown);
   if (!grown)
     BS_FAIL(BS_ERR_NOMEM, NULL, "dumps: %zu ranks", d->n + 1);
   d->d = grown;
-  bs_dump *dump = &d->d[d->n++];
-  memset(dump, 0, sizeof *dump);
-  dump->rank = rank;
-  d->seen[rank] = true;
-  snprintf(dump->file, sizeof dump->file, "%s", name);
-  BS_CHECK(fill(d, root, es, dump));
+  d->d[d->n++] = p->dump;
+  memset(&p->dump, 0, sizeof p->dump); /* the folder's now */
+  d->seen[d->d[d->n - 1].rank] = true;
+  d->entries += p->entries;
 out:
+  bs_dumps_prep_free(p);
+  return st;
+}
+
+bs_status bs_dumps_add_doc(bs_dumps *d, const bs_dval *root, const char *name) {
+  bs_status st = BS_OK;
+  bs_dumps_prep p = {0};
+  BS_CHECK(bs_dumps_start(d));
+  BS_CHECK(bs_dumps_prepare(d->pool, d->reader, root, name, &p));
+  st = bs_dumps_commit(d, root, &p);
+out:
+  bs_dumps_prep_free(&p);
   return st;
 }
 
@@ -270,7 +348,7 @@ bs_status bs_dumps_add_unreadable(bs_dumps *d, const char *name,
   int rank = rank_of(NULL, name);
   if (rank < 0 || rank >= BS_DUMPS_MAX_RANKS)
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: %s", name, why);
-  BS_CHECK(start(d));
+  BS_CHECK(bs_dumps_start(d));
   if (d->seen[rank])
     goto out;
   bs_dump_bad *grown = realloc(d->bad, (d->nbad + 1) * sizeof *grown);
@@ -374,14 +452,8 @@ out:
 }
 
 void bs_dumps_free(bs_dumps *d) {
-  for (size_t i = 0; i < d->n; i++) {
-    for (size_t k = 0; k < d->d[i].npg; k++) {
-      bs_dump_pg *p = &d->d[i].pg[k];
-      free(p->c);
-      free(p->raw);
-    }
-    free(d->d[i].pg);
-  }
+  for (size_t i = 0; i < d->n; i++)
+    dump_free(&d->d[i]);
   free(d->d);
   free(d->bad);
   bs_dumps_groups_free(d);

@@ -33,6 +33,33 @@ typedef struct bs_dumps_reader {
   int64_t frame_line;
 } bs_dumps_reader;
 
+/* The keys rd looks entries up by, interned in pool. */
+bs_status bs_dumps_reader_init(bs_dumps_reader *rd, struct bs_strpool *pool);
+/* d's pool and reader, made on first use. */
+bs_status bs_dumps_start(bs_dumps *d);
+
+/* A dump read by one reader but not yet the folder's: its groups are the
+ * entries' own (name, desc), pg[].group an index into them, until it is
+ * added (bs_dumps_commit: in file order, so that which dump names a
+ * group first does not depend on which thread read it first). */
+typedef struct bs_dumps_prep {
+  bs_dump dump;
+  const char **name, **desc;
+  size_t ng, cap;
+  size_t entries;
+} bs_dumps_prep;
+
+/* root's dump read into p, through rd and pool (a thread's own reader and
+ * view of the folder's pool). BS_ERR_INVALID: no entries, no rank. */
+bs_status bs_dumps_prepare(struct bs_strpool *pool, bs_dumps_reader *rd,
+                           const struct bs_dval *root, const char *name,
+                           bs_dumps_prep *p);
+/* p added to d (dropped when its rank already has a dump); p is emptied
+ * either way. */
+bs_status bs_dumps_commit(bs_dumps *d, const struct bs_dval *root,
+                          bs_dumps_prep *p);
+void bs_dumps_prep_free(bs_dumps_prep *p);
+
 /* The values of entry e under each key read (NULL where it has none). */
 void bs_dumps_entry_fields(bs_dumps_reader *rd, const bs_dval *e,
                            const bs_dval **f);

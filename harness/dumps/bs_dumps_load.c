@@ -13,8 +13,8 @@
 
 #include "bs_file.h"
 #include "dumps/bs_dumps.h"
+#include "dumps/bs_dumps_many.h"
 #include "dumps/bs_dval.h"
-#include "dumps/bs_pickle.h"
 #include "util/bs_buf.h"
 
 static int by_name(const void *a, const void *b) {
@@ -98,8 +98,6 @@ static bool dump_keys(const char *data, size_t n) {
   return false;
 }
 
-typedef enum outcome { O_SKIP = 0, O_DUMP, O_BAD } outcome;
-
 typedef struct folder {
   const char *dir;
   bs_dumps *d;
@@ -130,82 +128,73 @@ static bs_status note_bad(folder *f, const char *name, const char *why) {
   return BS_OK;
 }
 
-/* A file's document: a pickle read into it directly, JSON through
- * bs_json. */
-static bs_status parse(folder *f, const char *data, size_t n, file_kind k,
-                       bs_dval **root) {
-  bs_status st = BS_OK;
-  bs_dval_doc *doc;
-  bs_strpool *pool;
-  bs_json j = {0};
-  BS_CHECK(bs_dumps_doc(f->d, &doc, &pool));
-  bs_dval_reset(doc);
-  if (k == F_PICKLE) {
-    st = bs_pickle_read_doc(data, n, pool, doc, root);
-  } else if ((st = bs_json_parse(data, n, &j)) == BS_OK) {
-    st = bs_dval_from_json(&j, pool, doc, root);
-    bs_json_free(&j);
-  }
-out:
-  return st;
-}
+/* The files to read, in turn: JSON first (Backstop's JSON copy holds what
+ * its pickle beside it leaves out: bs_dumps_pickle; a pickle then adds
+ * only the ranks without one), each kind in name order. */
+typedef struct files {
+  folder *f;
+  char **names;
+  size_t *order, n;
+  file_kind *kind;
+} files;
 
-/* One file of kind k (this pass's): a dump added, a torn one noted, or
- * anything else skipped. */
-static bs_status read_one(folder *f, const char *name, const char *data,
-                          size_t n, file_kind k) {
-  bs_status st = BS_OK;
-  bs_dval *root = NULL;
-  bs_status parsed = parse(f, data, n, k, &root);
-  if (parsed == BS_ERR_NOMEM)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", name);
-  if (parsed != BS_OK) {
-    char why[sizeof bs_err()->message];
-    snprintf(why, sizeof why, "%s", bs_err()->message);
-    bs_err_clear();
-    if (k == F_PICKLE || dump_keys(data, n))
-      BS_CHECK(note_bad(f, name, why));
-    else
-      skip(f, name);
-    goto out;
-  }
-  const bs_dval *es = bs_dval_get(root, "entries");
-  if (!es || (es->kind != BS_DV_LIST && es->kind != BS_DV_TUPLE)) {
-    skip(f, name);
-    goto out;
-  }
-  BS_CHECK(bs_dumps_add_doc(f->d, root, name));
-  f->d->pickle = f->d->pickle || k == F_PICKLE;
-out:
-  return st;
-}
-
-/* JSON first: Backstop's JSON copy holds what its pickle beside it leaves
- * out (bs_dumps_pickle); a pickle then adds only the ranks without one. */
-static bs_status read_all(folder *f, char **names, size_t n) {
-  bs_status st = BS_OK;
-  static const file_kind passes[] = {F_JSON, F_PICKLE};
+static bs_status get(void *ctx, bs_dumps_item *it) {
+  files *fs = ctx;
   char path[4096];
-  file_kind *kind = calloc(n ? n : 1, sizeof *kind);
-  if (!kind)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: %zu files", f->dir, n);
+  size_t k = fs->order[it->i];
+  it->name = fs->names[k];
+  it->pickle = fs->kind[k] == F_PICKLE;
+  snprintf(path, sizeof path, "%s/%s", fs->f->dir, it->name);
+  bs_status st = bs_file_read(path, &it->owned, &it->len);
+  it->data = it->owned;
+  return st;
+}
+
+/* One file, in turn: a dump added, a torn one noted, anything else
+ * skipped. */
+static bs_status take(void *ctx, bs_dumps *d, bs_dumps_item *it) {
+  bs_status st = BS_OK;
+  folder *f = ((files *)ctx)->f;
+  if (it->parsed == BS_ERR_NOMEM)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", it->name);
+  if (it->parsed != BS_OK) {
+    if (it->pickle || dump_keys(it->data, it->len))
+      BS_CHECK(note_bad(f, it->name, it->err.message));
+    else
+      skip(f, it->name);
+    goto out;
+  }
+  const bs_dval *es = it->root ? bs_dval_get(it->root, "entries") : NULL;
+  if (!es || (es->kind != BS_DV_LIST && es->kind != BS_DV_TUPLE)) {
+    skip(f, it->name);
+    goto out;
+  }
+  BS_CHECK(bs_dumps_item_add(d, it));
+  d->pickle = d->pickle || it->pickle;
+out:
+  return st;
+}
+
+static bs_status read_all(folder *f, char **names, size_t n) {
+  static const file_kind passes[] = {F_JSON, F_PICKLE};
+  bs_status st = BS_OK;
+  char path[4096];
+  files fs = {.f = f, .names = names};
+  fs.kind = calloc(n ? n : 1, sizeof *fs.kind);
+  fs.order = calloc(n ? n : 1, sizeof *fs.order);
+  if (!fs.kind || !fs.order)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu files", f->dir, n);
   for (size_t i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/%s", f->dir, names[i]);
-    if ((kind[i] = kind_of(path)) == F_OTHER)
+    if ((fs.kind[i] = kind_of(path)) == F_OTHER)
       skip(f, names[i]);
   }
-  for (int p = 0; p < 2 && st == BS_OK; p++)
-    for (size_t i = 0; i < n && st == BS_OK; i++) {
-      char *data = NULL;
-      size_t len = 0;
-      if (kind[i] != passes[p])
-        continue;
-      snprintf(path, sizeof path, "%s/%s", f->dir, names[i]);
-      if ((st = bs_file_read(path, &data, &len)) == BS_OK)
-        st = read_one(f, names[i], data, len, kind[i]);
-      free(data);
-    }
-  free(kind);
+  for (int p = 0; p < 2; p++)
+    for (size_t i = 0; i < n; i++)
+      if (fs.kind[i] == passes[p])
+        fs.order[fs.n++] = i;
+  bs_dumps_many m = {.n = fs.n, .ctx = &fs, .get = get, .take = take};
+  BS_CHECK(bs_dumps_read_many(f->d, &m));
   for (size_t i = 0; i < f->nbad && st == BS_OK; i++)
     if ((st = bs_dumps_add_unreadable(f->d, f->bad[i], f->why[i])) ==
         BS_ERR_INVALID) { /* no rank in its name: not a dump after all */
@@ -213,6 +202,9 @@ static bs_status read_all(folder *f, char **names, size_t n) {
       skip(f, f->bad[i]);
       st = BS_OK;
     }
+out:
+  free(fs.kind);
+  free(fs.order);
   return st;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dumps/bs_dumps_judge.h"
+#include "dumps/bs_dumps_many.h"
 #include "util/bs_buf.h"
 #include "util/bs_json.h"
 
@@ -224,23 +225,40 @@ void bs_dumps_report_verdict_free(bs_dumps_verdict *v) {
   memset(v, 0, sizeof *v);
 }
 
-bs_status bs_dumps_report_flights(const char *const *flights, int n,
-                                  bs_dumps_verdict *out) {
+/* Flight recorders given (text) or made on demand (make). */
+typedef struct flights {
+  const char *const *text;
+  bs_dumps_flight_fn make;
+  void *ctx;
+} flights;
+
+static bs_status flight_get(void *ctx, bs_dumps_item *it) {
+  const flights *f = ctx;
+  snprintf(it->label, sizeof it->label, "rank%zu.flight.json", it->i);
+  it->name = it->label;
+  if (!f->make)
+    it->data = f->text[it->i];
+  else if (!(it->data = it->owned = f->make(f->ctx, (int)it->i)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "rank %zu's flight recorder", it->i);
+  it->len = it->data ? strlen(it->data) : 0;
+  return BS_OK;
+}
+
+/* One that is missing ("") is skipped: its rank is the missing one. */
+static bs_status flight_take(void *ctx, bs_dumps *d, bs_dumps_item *it) {
+  (void)ctx;
+  return it->len ? bs_dumps_item_add(d, it) : BS_OK;
+}
+
+static bs_status report_of(const flights *f, int n, bs_dumps_verdict *out) {
   bs_status st = BS_OK;
   bs_dumps d = {0};
+  bs_dumps_many m = {.n = n > 0 ? (size_t)n : 0,
+                     .ctx = (void *)f,
+                     .get = flight_get,
+                     .take = flight_take};
   memset(out, 0, sizeof *out);
-  for (int k = 0; k < n; k++) {
-    char name[32];
-    bs_json root = {0};
-    if (!flights[k] || !flights[k][0])
-      continue;
-    snprintf(name, sizeof name, "rank%d.flight.json", k);
-    st = bs_json_parse(flights[k], strlen(flights[k]), &root);
-    if (st == BS_OK)
-      st = bs_dumps_add(&d, &root, name);
-    bs_json_free(&root);
-    BS_CHECK(st);
-  }
+  BS_CHECK(bs_dumps_read_many(&d, &m));
   if (d.n == 0)
     BS_FAIL(BS_ERR_INVALID, NULL, "no rank left its flight recorder");
   BS_CHECK(bs_dumps_finish(&d, NULL));
@@ -248,4 +266,16 @@ bs_status bs_dumps_report_flights(const char *const *flights, int n,
 out:
   bs_dumps_free(&d);
   return st;
+}
+
+bs_status bs_dumps_report_flights(const char *const *flights, int n,
+                                  bs_dumps_verdict *out) {
+  const struct flights f = {.text = flights};
+  return report_of(&f, n, out);
+}
+
+bs_status bs_dumps_report_made(bs_dumps_flight_fn make, void *ctx, int n,
+                               bs_dumps_verdict *out) {
+  const flights f = {.make = make, .ctx = ctx};
+  return report_of(&f, n, out);
 }

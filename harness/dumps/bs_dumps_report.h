@@ -32,6 +32,12 @@ bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out);
  * none is there or one does not read. */
 bs_status bs_dumps_report_flights(const char *const *flights, int n,
                                   bs_dumps_verdict *out);
+/* The same of flight recorders made on demand, rank k's by make(ctx, k)
+ * (malloc'd; "" when it left none; NULL: out of memory), on any of a few
+ * threads at once. */
+typedef char *(*bs_dumps_flight_fn)(void *ctx, int rank);
+bs_status bs_dumps_report_made(bs_dumps_flight_fn make, void *ctx, int n,
+                               bs_dumps_verdict *out);
 void bs_dumps_report_verdict_free(bs_dumps_verdict *v);
 
 #endif

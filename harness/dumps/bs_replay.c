@@ -88,41 +88,45 @@ static const char *culprit_line(const char *text, int *len) {
   return at + 1;
 }
 
-bs_status bs_replay_read_back(const char *const *flights, int n,
-                              bool culprit_first, bs_buf *text) {
-  bs_dumps_verdict v = {0};
+/* The read-back's text from its verdict (got: how the reading went). */
+static bs_status read_back_text(bs_status got, bs_dumps_verdict *v,
+                                bool culprit_first, bs_buf *text) {
   int len = 0;
   const char *line = NULL;
-  if (bs_dumps_report_flights(flights, n, &v) == BS_OK) {
-    if (culprit_first && (line = culprit_line(v.text, &len)))
+  if (got == BS_OK) {
+    if (culprit_first && (line = culprit_line(v->text, &len)))
       bs_buf_printf(text, "%.*s\n", len, line);
     bs_buf_printf(text,
                   "the replayed ranks' flight recorders, as backstop "
                   "analyze reads them:\n%s",
-                  v.text);
+                  v->text);
   } else
     bs_buf_printf(text, "  their flight recorders do not read: %s\n",
                   bs_err()->message);
   bs_err_clear();
-  bs_dumps_report_verdict_free(&v);
+  bs_dumps_report_verdict_free(v);
   return text->oom ? bs_err_fail(BS_ERR_NOMEM, NULL, "replay: report") : BS_OK;
 }
 
-/* Every rank's flight recorder of w, read back as analyze reads them. */
-static bs_status read_back(const bs_world *w, int n, bs_buf *text) {
-  bs_status st = BS_OK;
-  char **flights = calloc((size_t)n, sizeof *flights);
-  if (!flights)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d flight recorders", n);
-  for (int i = 0; i < n; i++)
-    if (!(flights[i] = bs_world_flight_json(w, i)))
-      BS_FAIL(BS_ERR_NOMEM, NULL, "replay: rank %d's flight recorder", i);
-  BS_CHECK(bs_replay_read_back((const char *const *)flights, n, false, text));
-out:
-  for (int i = 0; flights && i < n; i++)
-    free(flights[i]);
-  free(flights);
-  return st;
+bs_status bs_replay_read_back(const char *const *flights, int n,
+                              bool culprit_first, bs_buf *text) {
+  bs_dumps_verdict v = {0};
+  bs_status got = bs_dumps_report_flights(flights, n, &v);
+  return read_back_text(got, &v, culprit_first, text);
+}
+
+static char *world_flight(void *w, int rank) {
+  return bs_world_flight_json(w, rank);
+}
+
+/* Every rank's flight recorder of w, read back as analyze reads them
+ * (written and read on a few threads at once: thousands of ranks). */
+static bs_status read_back(bs_world *w, int n, bs_buf *text) {
+  bs_dumps_verdict v = {0};
+  bs_status got = bs_dumps_report_made(world_flight, w, n, &v);
+  if (got == BS_ERR_NOMEM)
+    return got;
+  return read_back_text(got, &v, false, text);
 }
 
 /* The threads of one process: the world's own report, then its flight

@@ -1,5 +1,6 @@
 #include "dumps/bs_strpool.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,22 +8,37 @@
 struct bs_strpool {
   char **slot; /* open addressing; NULL: free */
   size_t cap, n;
+  bs_strpool *shared; /* a view's: the pool that owns its strings */
+  pthread_mutex_t mu; /* a pool's: its views add to it from their threads */
 };
 
-bs_strpool *bs_strpool_create(void) {
+static bs_strpool *make(bs_strpool *shared) {
   bs_strpool *p = calloc(1, sizeof *p);
   if (p && !(p->slot = calloc(p->cap = 64, sizeof *p->slot))) {
     free(p);
-    p = NULL;
+    return NULL;
+  }
+  if (p) {
+    p->shared = shared;
+    pthread_mutex_init(&p->mu, NULL);
   }
   return p;
+}
+
+bs_strpool *bs_strpool_create(void) {
+  return make(NULL);
+}
+
+bs_strpool *bs_strpool_view(bs_strpool *shared) {
+  return make(shared);
 }
 
 void bs_strpool_destroy(bs_strpool *p) {
   if (!p)
     return;
-  for (size_t i = 0; i < p->cap; i++)
+  for (size_t i = 0; !p->shared && i < p->cap; i++)
     free(p->slot[i]);
+  pthread_mutex_destroy(&p->mu);
   free(p->slot);
   free(p);
 }
@@ -57,7 +73,10 @@ static int grow(bs_strpool *p) {
   return 1;
 }
 
-const char *bs_strpool_getn(bs_strpool *p, const char *s, size_t n) {
+/* s[0..n) in p: found, or added as have (a view's: the shared pool's
+ * copy) or as a copy of its own. */
+static const char *put(bs_strpool *p, const char *s, size_t n,
+                       const char *have) {
   char **at = find(p->slot, p->cap, s, n);
   if (*at)
     return *at;
@@ -66,12 +85,32 @@ const char *bs_strpool_getn(bs_strpool *p, const char *s, size_t n) {
       return NULL;
     at = find(p->slot, p->cap, s, n);
   }
-  if (!(*at = malloc(n + 1)))
-    return NULL;
-  memcpy(*at, s, n);
-  (*at)[n] = '\0';
-  p->n++;
+  if (have)
+    *at = (char *)have;
+  else if ((*at = malloc(n + 1))) {
+    memcpy(*at, s, n);
+    (*at)[n] = '\0';
+  }
+  p->n += *at != NULL;
   return *at;
+}
+
+/* The shared pool's copy of s[0..n), under its lock. */
+static const char *locked(bs_strpool *p, const char *s, size_t n) {
+  pthread_mutex_lock(&p->mu);
+  const char *got = put(p, s, n, NULL);
+  pthread_mutex_unlock(&p->mu);
+  return got;
+}
+
+const char *bs_strpool_getn(bs_strpool *p, const char *s, size_t n) {
+  if (!p->shared)
+    return locked(p, s, n);
+  char **at = find(p->slot, p->cap, s, n);
+  if (*at)
+    return *at;
+  const char *have = locked(p->shared, s, n);
+  return have ? put(p, s, n, have) : NULL;
 }
 
 const char *bs_strpool_get(bs_strpool *p, const char *s) {
