@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -116,20 +117,28 @@ void bs_flight_advance(bs_flight *f, uint64_t record_id, bs_flight_state st) {
   pthread_mutex_unlock(mu);
 }
 
+/* "[1, 3]": digit by digit, not printf (every rank of a world of
+ * thousands writes its groups of thousands). */
 static char *ranks_text(const int *members, int n) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *o = open_memstream(&buf, &len);
-  if (!o)
+  char *buf = malloc((size_t)n * 13 + 3), *p = buf;
+  if (!buf)
     return NULL;
-  fputc('[', o);
-  for (int i = 0; i < n; i++)
-    fprintf(o, i ? ", %d" : "%d", members[i]);
-  fputc(']', o);
-  if (fclose(o) != 0) {
-    free(buf);
-    return NULL;
+  *p++ = '[';
+  for (int i = 0; i < n; i++) {
+    char digits[12], *d = digits + sizeof digits;
+    unsigned v = (unsigned)members[i]; /* a rank: never negative */
+    do
+      *--d = (char)('0' + v % 10);
+    while (v /= 10);
+    if (i) {
+      *p++ = ',';
+      *p++ = ' ';
+    }
+    memcpy(p, d, (size_t)(digits + sizeof digits - d));
+    p += digits + sizeof digits - d;
   }
+  *p++ = ']';
+  *p = '\0';
   return buf;
 }
 
@@ -204,16 +213,24 @@ static const char *torch_dtype(bs_dtype dt) {
 }
 
 /* Every string we print is ours, but escape anyway: the dump must parse. */
+/* s quoted, its plain runs written whole (a group's ranks are
+ * thousands of characters). */
 static void put_str(FILE *o, const char *s) {
   fputc('"', o);
-  for (; s && *s; s++) {
-    unsigned char ch = (unsigned char)*s;
+  while (s && *s) {
+    size_t plain = 0;
+    while (s[plain] && s[plain] != '"' && s[plain] != '\\' &&
+           (unsigned char)s[plain] >= 0x20)
+      plain++;
+    fwrite(s, 1, plain, o);
+    s += plain;
+    if (!*s)
+      break;
+    unsigned char ch = (unsigned char)*s++;
     if (ch == '"' || ch == '\\')
       fprintf(o, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(o, "\\u%04x", ch);
     else
-      fputc(ch, o);
+      fprintf(o, "\\u%04x", ch);
   }
   fputc('"', o);
 }
@@ -407,6 +424,7 @@ char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m) {
   FILE *o = open_memstream(&buf, &len);
   if (!o)
     return NULL;
+  __fsetlocking(o, FSETLOCKING_BYCALLER); /* the stream is this call's */
   fprintf(o, "{\"version\":\"2.10\",\"rank\":%d,\"comm_size\":%d,\"backend\":",
           m->rank, m->size);
   put_str(o, m->backend);
