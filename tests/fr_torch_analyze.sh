@@ -74,10 +74,10 @@ check() { # job folder
   got=$(culprits "$out" | tr '\n' ',' | sed 's/,$//')
   [ "$got" = "$want" ] || fail "$job: culprit '$got', not $want: $(cat "$out")"
   echo "ok: $job: $status in group $group, culprit $want, exit $rc"
-  replayed "$dir" "$seq" "$want"
+  replayed "$dir" "$seq" "$want" "$op"
 }
 
-replayed() { # job folder, collective (empty: a p2p op), culprit
+replayed() { # job folder, collective (empty: a p2p op), culprit, op
   job=$(basename "$1")
   out=$tmp/$job.replay
   "$bs" replay "$1" --timeout-ms 300 >"$out" 2>"$tmp/$job.replay.err"
@@ -86,7 +86,7 @@ replayed() { # job folder, collective (empty: a p2p op), culprit
   world=$(grep -m1 '^backstop: ' "$out")
   # A rank that left no dump, whose peers' gloo retired the op it never
   # joined, replays to the end: not reproduced, it names the culprit only.
-  case $world in "backstop: not reproduced: "*"left no dump"*) set -- "$1" "" "$3" ;; esac
+  case $world in "backstop: not reproduced: "*"left no dump"*) set -- "$1" "" "$3" "" ;; esac
   [ -z "$2" ] || echo "$world" | grep -q " at collective #$2 " ||
     fail "$job: replay not at #$2: $(cat "$out")"
   # The culprit of the world's own report (the first block: where a p2p
@@ -100,6 +100,10 @@ replayed() { # job folder, collective (empty: a p2p op), culprit
   [ -s "$back" ] || cp "$out" "$back"
   got=$(culprits "$back" | tr '\n' ',' | sed 's/,$//')
   [ "$got" = "$3" ] || fail "$job: read-back culprit '$got', not $3: $(cat "$out")"
+  # The op by its recorded name, where the communicator has none of its
+  # own (all_to_all, gather: a stand-in runs under that name).
+  [ -z "$4" ] || [ -z "$2" ] || grep -q "^  ranks\{0,1\} [0-9,-]*: $4 #$2" "$back" ||
+    fail "$job: read-back not in $4 #$2: $(cat "$out")"
   echo "ok: $job: replay at #${2:-p2p}, culprit $3, exit 1"
 }
 

@@ -147,6 +147,38 @@ def nodump(r, g):
     dist.all_reduce(ones(4))
 
 
+def a2a(r, g):
+    """all_to_all_single with uneven splits (rank r sends r+1 elements to
+    each rank: every rank's sizes differ, and that is no mismatch), then
+    rank 2 skips the second one; the others wait in it."""
+    outs = [k + 1 for k in range(WORLD)]
+    for step in range(2):
+        if step == 1 and r == 2:
+            break
+        dist.all_to_all_single(torch.zeros(sum(outs)), ones(WORLD * (r + 1)),
+                               output_split_sizes=outs,
+                               input_split_sizes=[r + 1] * WORLD)
+
+
+def gather(r, g):
+    """Rank 2 skips the gather to rank 0 (#2): rank 0 waits in it (the
+    other ranks' gloo retires their part once sent; the root alone holds
+    the outputs, and that is no mismatch)."""
+    dist.all_reduce(ones(4))
+    if r != 2:
+        dist.gather(ones(4), [ones(4) for _ in range(WORLD)] if r == 0
+                    else None, dst=0)
+
+
+def subgroups(r, g):
+    """dist.new_subgroups(2): groups {0,1} and {2,3}; rank 3 skips the
+    second all_reduce of its subgroup, rank 2 waits in it."""
+    sub, _ = dist.new_subgroups(2)
+    dist.all_reduce(ones(4), group=sub)
+    if r != 3:
+        dist.all_reduce(ones(4), group=sub)
+
+
 def clean(r, g):
     """Every collective completes (the one job that did not hang)."""
     dist.all_reduce(ones(4))
@@ -190,6 +222,16 @@ JOBS = {
     "nodump": (nodump, "gloo", True,
                "status hang\ngroup 0\nseq 2\nop all_reduce\nculprit 3\n"
                "exit 1", (2, 2, 2, 1)),
+    "a2a": (a2a, "gloo", False,
+            "status hang\ngroup 0\nseq 2\nop all_to_all\nculprit 2\nexit 1",
+            (2, 2, 1, 2)),
+    "gather": (gather, "gloo", True,
+               "status hang\ngroup 0\nseq 2\nop gather\nculprit 2\nexit 1",
+               (2, 2, 1, 2)),
+    "subgroups": (subgroups, "gloo", True,
+                  "status hang\ngroup 2\nmembers 2-3\nseq 2\n"
+                  "op all_reduce\nculprit 3\nexit 1",
+                  (2, 2, 2, 1)),
     "clean": (clean, "gloo", True, "status clean\nexit 0",
              (4, 4, 4, 4)),
 }

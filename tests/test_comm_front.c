@@ -101,6 +101,34 @@ static void test_fingerprint_sees_dtype(void **state) {
   bs_world_destroy(w);
 }
 
+/* A stand-in (bs_comm_set_next_name): a barrier run as "all_to_all" on
+ * every rank but rank 1, whose stand-in is a "gather": the fingerprint
+ * compares the names, the report and the flight recorder show them. */
+static bs_status stand_ins(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_comm_set_next_name(c, "all_to_all");
+  bs_status st = bs_comm_barrier(c); /* the same name: it completes */
+  bs_comm_set_next_name(c, bs_comm_rank(c) == 1 ? "gather" : "all_to_all");
+  return st == BS_OK ? bs_comm_barrier(c) : st;
+}
+
+static void test_stand_in_names(void **state) {
+  (void)state;
+  bs_world *w = run(3, 10000, true, stand_ins, BS_ERR_DESYNC);
+  expect_all(w, 3, BS_ERR_DESYNC,
+             "fingerprint mismatch before #2: rank 1 issues a different "
+             "collective than rank 0");
+  const char *rep = bs_world_report(w);
+  expect_in(rep, "ranks 0,2: all_to_all #2\n");
+  expect_in(rep, "rank 1: gather #2\n");
+  char *fr = bs_world_flight_json(w, 1);
+  assert_non_null(fr);
+  expect_in(fr, "\"profiling_name\":\"nccl:all_to_all\"");
+  expect_in(fr, "\"profiling_name\":\"nccl:gather\"");
+  free(fr);
+  bs_world_destroy(w);
+}
+
 /* Rank 1 computes for 150 ms before each collective: slow, not stuck. */
 static bs_status slow_rank(bs_comm *c, void *arg) {
   (void)arg;
@@ -770,6 +798,7 @@ int main(void) {
       cmocka_unit_test(test_destroy_and_init),
       cmocka_unit_test(test_init_never_joined),
       cmocka_unit_test(test_fingerprint_sees_dtype),
+      cmocka_unit_test(test_stand_in_names),
       cmocka_unit_test(test_slow_rank_is_not_a_hang),
       cmocka_unit_test(test_timeout_aborts_every_rank),
       cmocka_unit_test(test_start_up_is_not_a_stall),

@@ -205,6 +205,55 @@ static void test_torch_nodump(void **state) {
   done();
 }
 
+/* Ops whose ranks' sizes differ and match (torchfrtrace's rules): an
+ * all_to_all_single of uneven splits (rank r sends r+1 elements to each),
+ * a gather whose root alone holds outputs (gloo's other ranks retire
+ * their part once sent). Rank 2 skips #2 of each: no mismatch, and the
+ * root is not blamed. */
+static void test_torch_uneven_sizes(void **state) {
+  (void)state;
+  static const int two[] = {2};
+  static const struct {
+    const char *dir, *line;
+  } jobs[] = {
+      {"torch-a2a", "  rank 1: all_to_all #2 (8 x fp32)\n"},
+      {"torch-gather", "  rank 0: gather #2 (4 x fp32)\n"},
+  };
+  for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/fr/%s", BS_TEST_DATA, jobs[k].dir);
+    analyze_dir(dir);
+    assert_int_equal(v.finding, BS_DUMPS_HANG);
+    assert_int_equal(v.stuck_seq, 2);
+    culprits_are(two, 1);
+    has(v.text, jobs[k].line);
+    has(v.text, "  culprit: rank 2 (missing from #2)\n");
+    done();
+  }
+}
+
+/* The pipeline without rank 2's dump: rank 3 waits in a recv from a rank
+ * that left none, and the group holds p2p ops alone: the blame is the
+ * p2p peer's, never an all-clear or a culprit-less hang. */
+static void test_p2p_peer_left_no_dump(void **state) {
+  (void)state;
+  static const int two[] = {2};
+  char dir[] = "/tmp/bs_dumps_XXXXXX", cmd[512];
+  assert_non_null(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd, "cp %s/fr/torch-pipeline/rank_[013] %s/",
+           BS_TEST_DATA, dir);
+  assert_int_equal(system(cmd), 0);
+  analyze_dir(dir);
+  assert_int_equal(v.finding, BS_DUMPS_HANG);
+  assert_true(v.p2p);
+  culprits_are(two, 1);
+  has(v.text, "  rank 2: no dump (where it is is not known)\n");
+  has(v.text, "rank 2 never issued it (it left no dump)");
+  done();
+  snprintf(cmd, sizeof cmd, "rm -r %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* A folder as a job leaves it: a JSON-lines log and a script skipped and
  * listed, a torn dump its rank's unreadable one, the others still read. */
 static void test_logs_and_torn(void **state) {
@@ -560,6 +609,8 @@ int main(void) {
       cmocka_unit_test(test_torch_pipeline),
       cmocka_unit_test(test_torch_coalesced),
       cmocka_unit_test(test_torch_nodump),
+      cmocka_unit_test(test_torch_uneven_sizes),
+      cmocka_unit_test(test_p2p_peer_left_no_dump),
       cmocka_unit_test(test_logs_and_torn),
       cmocka_unit_test(test_nccl_forms),
       cmocka_unit_test(test_nccl_dumps),

@@ -114,6 +114,13 @@ static void test_pytorch_dumps_replayed(void **state) {
       {"torch-coalesced", "desync at collective #2 (4 ranks, sim"},
       {"torch-coalesced", "rank 0: all_reduce #2 ("},
       {"torch-nodump", "missing from #2: rank 3"},
+      /* ops the communicator lacks: stand-ins, under their own names */
+      {"torch-a2a", "stand-ins (the communicator has none of these; each "
+                    "recorded and compared under its own name): all_to_all "
+                    "as barrier\n"},
+      {"torch-a2a", "ranks 0-1,3: all_to_all #2"},
+      {"torch-gather", "gather as all_reduce\n"},
+      {"torch-gather", "ranks 0-1,3: gather #2 (4 x fp32)"},
       {"nccl/groups", "all_reduce #2"},
       {"nccl/p2p", "rank 3: recv #2 from rank 2"},
       {"nccl/coalesced", "desync at collective #2 (4 ranks, sim"},

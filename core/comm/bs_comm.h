@@ -160,6 +160,13 @@ void bs_comm_idle(bs_comm *c, bool idle);
 /* Numbers this rank's next collective seq (a replay goes on where a job's
  * dumps start); BS_ERR_INVALID unless seq is past the last one issued. */
 bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq);
+/* Longest name of a stand-in collective, its NUL included. */
+#define BS_COLL_NAME 24
+/* Names this rank's next collective: it runs as the op it is issued as,
+ * but is recorded, reported and fingerprinted (ranks must agree on the
+ * name too) as name, cut to BS_COLL_NAME - 1 characters. A replay's
+ * stand-in for an op the communicator lacks (all_to_all, gather, ...). */
+void bs_comm_set_next_name(bs_comm *c, const char *name);
 
 /* count is per rank for all_gather (send count) and reduce_scatter (recv
  * count); recv of all_gather and send of reduce_scatter hold size*count.

@@ -35,22 +35,30 @@ void bs_dumps_judge_describe(const bs_dump_coll *c, char *buf, size_t n) {
     snprintf(buf + k, n - (size_t)k, " [%s]", c->label);
 }
 
-/* Everything ranks must agree on, for grouping them. A gather's and a
- * scatter's list is the root's alone: its outputs (inputs) not compared. */
-static bool is_gather(const bs_dump_coll *c) {
-  return strstr(c->op, "gather") && !strstr(c->op, "all");
-}
+/* Everything ranks must agree on, for grouping them (torchfrtrace's
+ * rules): a gather's outputs and a scatter's inputs are the root's alone,
+ * an all_to_all's sizes are each rank's own split (its dtypes are
+ * compared). */
+typedef struct agreed {
+  bool in, in_dt, out, out_dt;
+} agreed;
 
-static bool is_scatter(const bs_dump_coll *c) {
-  return strstr(c->op, "scatter") && !strstr(c->op, "reduce");
+static agreed agreed_of(const bs_dump_coll *c) {
+  bool gather = strstr(c->op, "gather") && !strstr(c->op, "all");
+  bool scatter = strstr(c->op, "scatter") && !strstr(c->op, "reduce");
+  bool uneven = strstr(c->op, "all_to_all") || strstr(c->op, "alltoall");
+  return (agreed){.in = !scatter && !uneven,
+                  .in_dt = !scatter,
+                  .out = !gather && !uneven,
+                  .out_dt = !gather};
 }
 
 static void signature(const bs_dump_coll *c, char *buf, size_t n) {
-  bool gather = is_gather(c), scatter = is_scatter(c);
+  agreed a = agreed_of(c);
   snprintf(buf, n, "%s #%llu (%s %s -> %s %s)", c->op,
-           (unsigned long long)c->seq, scatter ? "" : c->in,
-           scatter ? "" : c->in_dt, gather ? "" : c->out,
-           gather ? "" : c->out_dt);
+           (unsigned long long)c->seq, a.in ? c->in : "",
+           a.in_dt ? c->in_dt : "", a.out ? c->out : "",
+           a.out_dt ? c->out_dt : "");
 }
 
 /* signature(x) and signature(y) are the same text: the fields are
@@ -59,9 +67,9 @@ static void signature(const bs_dump_coll *c, char *buf, size_t n) {
 static bool same_signature(const bs_dump_coll *x, const bs_dump_coll *y) {
   if (x->op != y->op || x->seq != y->seq)
     return false;
-  bool gather = is_gather(x), scatter = is_scatter(x);
-  return (scatter || (x->in == y->in && x->in_dt == y->in_dt)) &&
-         (gather || (x->out == y->out && x->out_dt == y->out_dt));
+  agreed a = agreed_of(x);
+  return (!a.in || x->in == y->in) && (!a.in_dt || x->in_dt == y->in_dt) &&
+         (!a.out || x->out == y->out) && (!a.out_dt || x->out_dt == y->out_dt);
 }
 
 /* ---- the view ---- */
@@ -367,17 +375,46 @@ static void cause(const judge *j, bool found, char *buf, size_t n) {
              j->v->dumps < j->n ? " (some left no dump)" : "");
 }
 
+/* No culprit by the rules above, and members that left no dump: they
+ * are (what they did is not known; the others show every op done). */
+static void blame_dumpless(judge *j) {
+  bool *cul = j->res->culprit;
+  int first = -1;
+  for (int i = 0; i < j->n; i++)
+    if (cul[i])
+      return;
+  for (int i = 0; i < j->n; i++)
+    if (!j->v->dump[i]) {
+      cul[i] = true;
+      first = first < 0 ? i : first;
+    }
+  if (first >= 0)
+    snprintf(j->why, sizeof j->why,
+             "left no dump, while every other member's dump shows its ops "
+             "done");
+}
+
 /* A hang at collective s: those missing from it, or outside the largest
- * group of alike ranks in it; a missing rank that waits in a p2p op its
- * peer never issued hands the blame to that peer. */
+ * group of alike ranks in it (alike as a desync compares them: a gather's
+ * root and its other ranks are); a missing rank that waits in a p2p op
+ * its peer never issued hands the blame to that peer. */
 static bs_status blame_stuck(judge *j) {
   uint64_t s = j->res->seq;
-  const char **desc = calloc(j->n > 0 ? (size_t)j->n : 1, sizeof *desc);
-  if (!desc)
+  size_t n = j->n > 0 ? (size_t)j->n : 1;
+  const char **desc = calloc(n, sizeof *desc);
+  char(*sig)[BS_REPORT_DESC] = calloc(n, sizeof *sig);
+  if (!desc || !sig) {
+    free(desc);
+    free(sig);
     return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: %d ranks", j->n);
+  }
+  memset(j->cursor, 0, n * sizeof *j->cursor);
   for (int i = 0; i < j->n; i++) {
     const bs_report_rank *r = &j->where[i];
-    desc[i] = r->in_coll && r->seq == s ? r->desc : NULL;
+    const bs_dump_coll *c = r->in_coll && r->seq == s ? at(j, i, s) : NULL;
+    if (c)
+      signature(c, sig[i], sizeof sig[i]);
+    desc[i] = c ? sig[i] : NULL;
     j->res->waiting[i] = desc[i] != NULL;
   }
   bs_comm_report_culprits(desc, j->n, 0, j->v->members, s, j->res->culprit,
@@ -393,7 +430,9 @@ static bs_status blame_stuck(judge *j) {
     j->res->culprit[to] = true;
     snprintf(j->why, sizeof j->why, "%s", why);
   }
+  blame_dumpless(j);
   free(desc);
+  free(sig);
   return BS_OK;
 }
 
@@ -473,10 +512,11 @@ static void one_line(judge *j) {
   char *wg = NULL, *cg = NULL;
   bool *pick = calloc((size_t)v->d->ranks + 1, sizeof *pick);
   for (int pass = 0; pick && pass < 2; pass++) {
+    bool any = false;
     memset(pick, 0, ((size_t)v->d->ranks + 1) * sizeof *pick);
     for (int i = 0; i < v->n; i++)
-      pick[v->members[i]] = pass ? cul[i] : wait[i];
-    *(pass ? &cg : &wg) = bs_comm_report_ranks(pick, v->d->ranks);
+      any |= pick[v->members[i]] = pass ? cul[i] : wait[i];
+    *(pass ? &cg : &wg) = any ? bs_comm_report_ranks(pick, v->d->ranks) : NULL;
   }
   snprintf(j->res->line, sizeof j->res->line,
            "process group %s%s%s%s: %s at %s #%llu: %s %s, culprit %s", g->name,
@@ -485,7 +525,7 @@ static void one_line(judge *j) {
            j->res->p2p ? "p2p" : "collective", (unsigned long long)j->res->seq,
            wg && wg[0] ? wg : "none",
            j->res->finding == BS_DUMPS_DESYNC ? "in it" : "waiting",
-           cg && cg[0] ? cg : "none");
+           cg && cg[0] ? cg : "not known");
   free(wg);
   free(cg);
   free(pick);
@@ -499,11 +539,14 @@ static bs_status decide(judge *j) {
   BS_CHECK(bs_dumps_p2p_waits(j->v, j->wait));
   BS_CHECK(first_mismatch(j, &found));
   uint64_t s = found ? res->seq : stuck_at(j);
-  if (!s && j->v->dumps < j->n) /* a member without a dump: not shown done */
+  int waiter = p2p_waiter(j);
+  /* A member without a dump is not shown done: the hang is where the
+   * others' collectives end, unless one waits in a p2p op (its peer may
+   * be that member: the p2p block follows the wait to it). */
+  if (!s && j->v->dumps < j->n && waiter < 0)
     s = j->last ? j->last : 1;
   for (int i = 0; i < j->n; i++)
     place(j, i, s);
-  int waiter = p2p_waiter(j);
   if (found) {
     res->finding = BS_DUMPS_DESYNC;
     for (int i = 0; i < j->n; i++)

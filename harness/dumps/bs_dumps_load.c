@@ -138,7 +138,7 @@ typedef struct files {
   file_kind *kind;
 } files;
 
-static bs_status get(void *ctx, bs_dumps_item *it) {
+static bs_status get(void *ctx, bs_dumps_many_item *it) {
   files *fs = ctx;
   char path[4096];
   size_t k = fs->order[it->i];
@@ -152,7 +152,7 @@ static bs_status get(void *ctx, bs_dumps_item *it) {
 
 /* One file, in turn: a dump added, a torn one noted, anything else
  * skipped. */
-static bs_status take(void *ctx, bs_dumps *d, bs_dumps_item *it) {
+static bs_status take(void *ctx, bs_dumps *d, bs_dumps_many_item *it) {
   bs_status st = BS_OK;
   folder *f = ((files *)ctx)->f;
   if (it->parsed == BS_ERR_NOMEM)
@@ -169,7 +169,7 @@ static bs_status take(void *ctx, bs_dumps *d, bs_dumps_item *it) {
     skip(f, it->name);
     goto out;
   }
-  BS_CHECK(bs_dumps_item_add(d, it));
+  BS_CHECK(bs_dumps_many_add(d, it));
   d->pickle = d->pickle || it->pickle;
 out:
   return st;
@@ -194,7 +194,7 @@ static bs_status read_all(folder *f, char **names, size_t n) {
       if (fs.kind[i] == passes[p])
         fs.order[fs.n++] = i;
   bs_dumps_many m = {.n = fs.n, .ctx = &fs, .get = get, .take = take};
-  BS_CHECK(bs_dumps_read_many(f->d, &m));
+  BS_CHECK(bs_dumps_many_read(f->d, &m));
   for (size_t i = 0; i < f->nbad && st == BS_OK; i++)
     if ((st = bs_dumps_add_unreadable(f->d, f->bad[i], f->why[i])) ==
         BS_ERR_INVALID) { /* no rank in its name: not a dump after all */

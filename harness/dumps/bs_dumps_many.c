@@ -36,7 +36,7 @@ typedef struct worker {
   pthread_t t;
 } worker;
 
-static void parse(worker *w, bs_dumps_item *it) {
+static void parse(worker *w, bs_dumps_many_item *it) {
   bs_json j = {0};
   bs_dval *root = NULL;
   bs_dval_reset(&w->rd.doc);
@@ -84,7 +84,7 @@ static void *work(void *arg) {
     size_t i = atomic_fetch_add(&s->next, 1);
     if (i >= s->m->n)
       break;
-    bs_dumps_item it = {.i = i};
+    bs_dumps_many_item it = {.i = i};
     bs_status st = s->m->get(s->m->ctx, &it);
     if (st == BS_OK && it.data && it.len)
       parse(w, &it);
@@ -108,7 +108,7 @@ static size_t workers_for(size_t n) {
   return k < n ? k : (n ? n : 1);
 }
 
-bs_status bs_dumps_read_many(bs_dumps *d, const bs_dumps_many *m) {
+bs_status bs_dumps_many_read(bs_dumps *d, const bs_dumps_many *m) {
   bs_status st = BS_OK;
   worker w[MAX_WORKERS] = {0};
   size_t k = 0, nw = workers_for(m->n), started = 1;
@@ -142,7 +142,7 @@ out:
   return st;
 }
 
-bs_status bs_dumps_item_add(bs_dumps *d, bs_dumps_item *it) {
+bs_status bs_dumps_many_add(bs_dumps *d, bs_dumps_many_item *it) {
   bs_status st = it->parsed != BS_OK ? it->parsed : it->prepped;
   if (st != BS_OK) {
     *bs_err() = it->err;

@@ -8,7 +8,7 @@
 #include "bs_err.h"
 #include "dumps/bs_dumps_int.h"
 
-typedef struct bs_dumps_item {
+typedef struct bs_dumps_many_item {
   size_t i;
   const char *name; /* get's */
   const char *data; /* get's; NULL or "": nothing to read */
@@ -21,22 +21,22 @@ typedef struct bs_dumps_item {
   bs_error err;      /* the parse's or the preparation's failure */
   const struct bs_dval *root;
   bs_dumps_prep prep;
-} bs_dumps_item;
+} bs_dumps_many_item;
 
 typedef struct bs_dumps_many {
   size_t n;
   void *ctx;
   /* Item it->i's name and bytes (on any thread, at any time). */
-  bs_status (*get)(void *ctx, bs_dumps_item *it);
+  bs_status (*get)(void *ctx, bs_dumps_many_item *it);
   /* The item read, handed over in order, one at a time. */
-  bs_status (*take)(void *ctx, bs_dumps *d, bs_dumps_item *it);
+  bs_status (*take)(void *ctx, bs_dumps *d, bs_dumps_many_item *it);
 } bs_dumps_many;
 
 /* Every item of m read into d; the first failure, in item order, stops
  * the rest. */
-bs_status bs_dumps_read_many(bs_dumps *d, const bs_dumps_many *m);
+bs_status bs_dumps_many_read(bs_dumps *d, const bs_dumps_many *m);
 /* The item's dump added to d: why it did not read or prepare, else
  * bs_dumps_commit. */
-bs_status bs_dumps_item_add(bs_dumps *d, bs_dumps_item *it);
+bs_status bs_dumps_many_add(bs_dumps *d, bs_dumps_many_item *it);
 
 #endif

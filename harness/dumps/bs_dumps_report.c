@@ -232,7 +232,7 @@ typedef struct flights {
   void *ctx;
 } flights;
 
-static bs_status flight_get(void *ctx, bs_dumps_item *it) {
+static bs_status flight_get(void *ctx, bs_dumps_many_item *it) {
   const flights *f = ctx;
   snprintf(it->label, sizeof it->label, "rank%zu.flight.json", it->i);
   it->name = it->label;
@@ -245,9 +245,9 @@ static bs_status flight_get(void *ctx, bs_dumps_item *it) {
 }
 
 /* One that is missing ("") is skipped: its rank is the missing one. */
-static bs_status flight_take(void *ctx, bs_dumps *d, bs_dumps_item *it) {
+static bs_status flight_take(void *ctx, bs_dumps *d, bs_dumps_many_item *it) {
   (void)ctx;
-  return it->len ? bs_dumps_item_add(d, it) : BS_OK;
+  return it->len ? bs_dumps_many_add(d, it) : BS_OK;
 }
 
 static bs_status report_of(const flights *f, int n, bs_dumps_verdict *out) {
@@ -258,7 +258,7 @@ static bs_status report_of(const flights *f, int n, bs_dumps_verdict *out) {
                      .get = flight_get,
                      .take = flight_take};
   memset(out, 0, sizeof *out);
-  BS_CHECK(bs_dumps_read_many(&d, &m));
+  BS_CHECK(bs_dumps_many_read(&d, &m));
   if (d.n == 0)
     BS_FAIL(BS_ERR_INVALID, NULL, "no rank left its flight recorder");
   BS_CHECK(bs_dumps_finish(&d, NULL));

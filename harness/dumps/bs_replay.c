@@ -239,6 +239,7 @@ static void head(const replay *r, const bs_replay_opts *o, bs_buf *b,
                 o->backend ? o->backend : "sim",
                 o->procs ? ", one process per rank" : "", r->timeout_ms);
   dumpless_lines(r, b);
+  bs_replay_ops_said(r, b);
   for (size_t k = 0; k < nd && k < 16; k++)
     bs_buf_printf(b, "%s%zu%s%s%s -> %zu",
                   k ? ", " : "  counts replaced: ", distinct[k].orig,

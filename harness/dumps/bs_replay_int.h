@@ -25,10 +25,12 @@ typedef struct step {
   /* A coalesced op: its tensors' sizes and dtypes as written (interned),
    * so that ranks coalescing other tensors of the same total differ. */
   const char *shape, *shape_dt;
-  int peer;       /* send/recv: the peer's global rank */
-  size_t batch;   /* send/recv: steps with one batch go as one call */
-  uint64_t at_ns; /* when it was made: the order across groups */
-  size_t order;   /* then the order in which it was read */
+  const char *name;    /* a stand-in's: the op as recorded (interned) */
+  const char *dt_name; /* a stand-in dtype's: PyTorch's name of it */
+  int peer;            /* send/recv: the peer's global rank */
+  size_t batch;        /* send/recv: steps with one batch go as one call */
+  uint64_t at_ns;      /* when it was made: the order across groups */
+  size_t order;        /* then the order in which it was read */
 } step;
 
 typedef struct plan {
@@ -91,6 +93,23 @@ typedef struct rank_arg {
 /* Group g's first collective to replay: the last one before which every
  * member's dump shows every collective done alike (bs_replay_start.c). */
 uint64_t bs_replay_start_of(const bs_dumps *d, int g);
+
+/* What the communicator runs for a recorded op (bs_replay_ops.c). */
+typedef struct bs_replay_op {
+  bs_coll op;
+  bool stand_in; /* op stands in for it: run under the recorded name */
+  bool by_out;   /* its count is its output's (a scatter's) */
+} bs_replay_op;
+
+bs_replay_op bs_replay_ops_coll(const char *op);
+/* Backstop's dtype for PyTorch's name: its own, or one of the same size
+ * (*stand_in then the name, static; else NULL); false when neither is
+ * known. */
+bool bs_replay_ops_dtype(const char *torch, bs_dtype *out,
+                         const char **stand_in);
+/* "  stand-ins ...: all_to_all as barrier, Double as int64\n" when any
+ * step has one. */
+void bs_replay_ops_said(const replay *r, struct bs_buf *out);
 
 /* The groups, their members ascending, where each starts. */
 bs_status bs_replay_plan_groups(replay *r);

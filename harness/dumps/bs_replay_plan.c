@@ -7,32 +7,9 @@
 
 #include "dumps/bs_replay_int.h"
 
-/* Backstop's collective for PyTorch's profiling name (its coalesced and
- * tensor-list forms included). */
-static bool op_of(const char *op, bs_coll *out) {
-  static const struct {
-    const char *has;
-    bs_coll op;
-  } map[] = {
-      {"comm_init", BS_COLL_COMM_INIT},
-      {"barrier", BS_COLL_BARRIER},
-      {"all_gather", BS_COLL_ALL_GATHER},
-      {"allgather", BS_COLL_ALL_GATHER},
-      {"reduce_scatter", BS_COLL_REDUCE_SCATTER},
-      {"all_reduce", BS_COLL_ALL_REDUCE},
-      {"allreduce", BS_COLL_ALL_REDUCE},
-      {"broadcast", BS_COLL_BROADCAST},
-  };
-  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-    if (strstr(op, map[i].has)) {
-      *out = map[i].op;
-      return true;
-    }
-  return false;
-}
-
-/* The k-th of PyTorch's comma-separated dtype names, as Backstop's. */
-static bool dtype_at(const char *dts, size_t k, bs_dtype *out) {
+/* The k-th of PyTorch's comma-separated dtype names, as Backstop's (or
+ * one of its size: s->dt_name then names it). */
+static bool dtype_at(const char *dts, size_t k, step *s) {
   char one[32];
   const char *p = dts;
   for (size_t i = 0; i < k && *p; i++) {
@@ -40,32 +17,24 @@ static bool dtype_at(const char *dts, size_t k, bs_dtype *out) {
     p += strspn(p, ", ");
   }
   snprintf(one, sizeof one, "%.*s", (int)strcspn(p, ","), p);
-  return one[0] && bs_dumps_dtype(one, out);
+  return one[0] && bs_replay_ops_dtype(one, &s->dt, &s->dt_name);
 }
 
 static bs_status no_dtype(const bs_dump_coll *c, int rank, const char *dts) {
   return bs_err_fail(BS_ERR_INVALID, NULL,
-                     "replay: rank %d #%llu %s: dtype '%s' has no counterpart "
-                     "in the communicator (BFloat16, Float, Int, Long, Byte)",
+                     "replay: rank %d #%llu %s: dtype '%s' is not one "
+                     "PyTorch has (no size known for it)",
                      rank, (unsigned long long)c->seq, c->op, dts);
 }
 
-/* The count and dtype of a one-tensor op (a recv's: its output). */
-static bs_status size_of(const bs_dump_coll *c, int rank, step *s) {
-  bool in = c->in_tensors > 0 || c->out_tensors == 0;
+/* The count and dtype of a one-tensor op (a recv's, a scatter's: its
+ * output). */
+static bs_status size_of(const bs_dump_coll *c, int rank, bool by_out,
+                         step *s) {
+  bool in = !by_out && (c->in_tensors > 0 || c->out_tensors == 0);
   const char *dts = in ? c->in_dt : c->out_dt;
   s->orig = s->count = in ? bs_dumps_coll_count(c) : c->out_numel;
-  return dtype_at(dts, 0, &s->dt) ? BS_OK : no_dtype(c, rank, dts);
-}
-
-static bs_status op_for(const bs_dump_coll *c, int rank, bs_coll *op) {
-  if (op_of(c->op, op))
-    return BS_OK;
-  return bs_err_fail(BS_ERR_INVALID, NULL,
-                     "replay: rank %d #%llu: %s has no counterpart in the "
-                     "communicator (all_gather, reduce_scatter, all_reduce, "
-                     "broadcast, barrier, comm_init, send, recv)",
-                     rank, (unsigned long long)c->seq, c->op);
+  return dtype_at(dts, 0, s) ? BS_OK : no_dtype(c, rank, dts);
 }
 
 static bs_status push(plan *p, const step *s) {
@@ -89,9 +58,11 @@ static bs_status push(plan *p, const step *s) {
 static bs_status plan_coll(replay *r, int rank, const bs_dump_coll *c,
                            step *s) {
   bs_status st = BS_OK;
-  BS_CHECK(op_for(c, rank, &s->op));
+  bs_replay_op as = bs_replay_ops_coll(c->op);
+  s->op = as.op;
+  s->name = as.stand_in ? c->op : NULL;
   if (bs_coll_has_data(s->op))
-    BS_CHECK(size_of(c, rank, s));
+    BS_CHECK(size_of(c, rank, as.by_out, s));
   if (c->nparts || c->in_tensors > 1) {
     s->shape = c->in;
     s->shape_dt = c->in_dt;
@@ -114,7 +85,7 @@ static bs_status p2p_step(replay *r, int rank, const bs_dump_coll *c,
             "replay: rank %d p2p #%llu %s: its peer (%d) is not another rank "
             "of the job",
             rank, (unsigned long long)c->seq, c->op, peer);
-  BS_CHECK(size_of(c, rank, &s));
+  BS_CHECK(size_of(c, rank, false, &s));
   BS_CHECK(push(&r->plan[rank], &s));
 out:
   return st;

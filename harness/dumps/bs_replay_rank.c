@@ -60,6 +60,7 @@ static bs_status issue(bs_comm *c, const step *s, void *send, void *recv) {
   bs_status st = BS_OK;
   if (bs_comm_seq(c) + 1 != s->seq && s->seq > bs_comm_seq(c))
     BS_CHECK(bs_comm_set_next_seq(c, s->seq));
+  bs_comm_set_next_name(c, s->name); /* a stand-in's, else none */
   switch (s->op) {
   case BS_COLL_ALL_GATHER:
     return bs_comm_all_gather(c, send, recv, s->count, s->dt);

@@ -18,17 +18,22 @@ typedef struct bs_coll_args {
   bs_dtype dt;
   bs_redop redop;
   int root;
-  bool host;         /* host buffers: the front's own exchanges */
-  uint64_t seq;      /* collective_seq_id */
-  const char *label; /* static or NULL: "fingerprint", "agree", ... */
-  int pg;            /* the process group's id (bs_pg; 0: the world's) */
-  int peer;          /* send/recv: the peer's global rank */
+  bool host;               /* host buffers: the front's own exchanges */
+  uint64_t seq;            /* collective_seq_id */
+  const char *label;       /* static or NULL: "fingerprint", "agree", ... */
+  int pg;                  /* the process group's id (bs_pg; 0: the world's) */
+  int peer;                /* send/recv: the peer's global rank */
+  char name[BS_COLL_NAME]; /* a stand-in's (bs_comm_set_next_name); "": none */
   /* A host all-gather on a backend that shares results (.shares): where it
    * puts the whole result instead of filling recv, read-only, one for every
    * rank, valid until this rank's next collective (N ranks each holding
    * their own N x count bytes is what grew with the square of the ranks). */
   const void **view;
 } bs_coll_args;
+
+/* What the collective is called in reports: a stand-in's name, else its
+ * op's ("all_gather"). */
+const char *bs_coll_args_name(const bs_coll_args *a);
 
 /* Bytes one rank sends and receives. */
 size_t bs_coll_in_bytes(const bs_coll_args *a, int size);

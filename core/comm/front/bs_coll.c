@@ -2,6 +2,8 @@
  * the backends see them. */
 #include "comm/front/bs_comm_state.h"
 
+#include <string.h>
+
 const char *bs_coll_name(bs_coll c) {
   static const char *const names[BS_COLL_COUNT] = {
       [BS_COLL_ALL_GATHER] = "nccl:all_gather",
@@ -14,6 +16,10 @@ const char *bs_coll_name(bs_coll c) {
       [BS_COLL_RECV] = "nccl:recv",
   };
   return (unsigned)c < BS_COLL_COUNT ? names[c] : "nccl:unknown";
+}
+
+const char *bs_coll_args_name(const bs_coll_args *a) {
+  return a->name[0] ? a->name : bs_coll_name(a->op) + strlen("nccl:");
 }
 
 size_t bs_coll_in_bytes(const bs_coll_args *a, int size) {

@@ -125,6 +125,15 @@ bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq) {
   return set_next(c ? &c->seq : NULL, seq, "collective");
 }
 
+/* Zero-filled past the name: the fingerprint compares every byte. */
+void bs_comm_set_next_name(bs_comm *c, const char *name) {
+  if (!c)
+    return;
+  memset(c->next_name, 0, sizeof c->next_name);
+  if (name)
+    memcpy(c->next_name, name, strnlen(name, sizeof c->next_name - 1));
+}
+
 bs_status bs_comm_set_next_p2p_seq(bs_comm *c, uint64_t seq) {
   return set_next(c ? &c->p2p_seq : NULL, seq, "p2p op");
 }
@@ -340,6 +349,7 @@ static int scan_once(bs_comm *c, uint64_t seq, scan_fn scan, const void *all,
 typedef struct fingerprint {
   uint64_t seq, count;
   int32_t op, dt, redop, root;
+  char name[BS_COLL_NAME]; /* a stand-in's (zero-filled past its end) */
   uint32_t magic, seal;
 } fingerprint;
 
@@ -368,18 +378,22 @@ static fingerprint fingerprint_of(const bs_coll_args *a) {
   }
   f.redop = is_reduction(a->op) ? (int32_t)a->redop : 0;
   f.root = a->op == BS_COLL_BROADCAST ? a->root : 0;
+  memcpy(f.name, a->name, sizeof f.name); /* NUL-filled past its end */
   f.magic = FINGERPRINT_MAGIC;
   f.seal = seal_of(&f);
   return f;
 }
 
 static bs_coll_args args_of(const fingerprint *f) {
-  return (bs_coll_args){.op = (bs_coll)f->op,
-                        .count = f->count,
-                        .dt = (bs_dtype)f->dt,
-                        .redop = (bs_redop)f->redop,
-                        .root = f->root,
-                        .seq = f->seq};
+  bs_coll_args a = {.op = (bs_coll)f->op,
+                    .count = f->count,
+                    .dt = (bs_dtype)f->dt,
+                    .redop = (bs_redop)f->redop,
+                    .root = f->root,
+                    .seq = f->seq};
+  memcpy(a.name, f->name, sizeof a.name);
+  a.name[sizeof a.name - 1] = '\0';
+  return a;
 }
 
 /* The world's failure as the fingerprints tell it, with where every rank
@@ -400,9 +414,10 @@ static bs_status fingerprint_report(bs_comm *c, const fingerprint *all, int n,
                        .last_seq = all[i].seq ? all[i].seq - 1 : 0};
     p->at.pg = c->pg ? c->pg->id : 0;
   }
-  const char *what = all[bad].op != all[0].op || all[bad].seq != all[0].seq
-                         ? "a different collective"
-                         : "a different count, dtype, root or reduction";
+  bool other = all[bad].op != all[0].op || all[bad].seq != all[0].seq ||
+               memcmp(all[bad].name, all[0].name, sizeof all[0].name) != 0;
+  const char *what = other ? "a different collective"
+                           : "a different count, dtype, root or reduction";
   bs_world_fail(c->w, BS_ERR_DESYNC, now, pos, npos,
                 "fingerprint mismatch before #%llu%s%s: rank %d issues %s than "
                 "rank %d",
@@ -544,6 +559,8 @@ static bs_status issue(bs_comm *c, bs_coll_args *a) {
   size_t es = bs_coll_has_data(a->op) ? bs_dtype_size(a->dt) : 1;
   a->seq = ++c->seq;
   a->pg = c->pg ? c->pg->id : 0;
+  memcpy(a->name, c->next_name, sizeof a->name);
+  memset(c->next_name, 0, sizeof c->next_name);
   bs_flight_entry e = {.collective_seq_id = a->seq,
                        .p2p_seq_id = c->p2p_seq,
                        .pg = a->pg,
@@ -554,6 +571,7 @@ static bs_status issue(bs_comm *c, bs_coll_args *a) {
                        .output_numel = bs_coll_out_bytes(a, size) / es,
                        .input_dtype = a->dt,
                        .output_dtype = a->dt};
+  memcpy(e.name, a->name, sizeof e.name);
   uint64_t id = bs_flight_record(c->fr, &e);
   /* An init has no communicator to exchange fingerprints over yet. */
   if (c->w->o.fingerprint && a->op != BS_COLL_COMM_INIT)

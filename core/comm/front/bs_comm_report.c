@@ -14,23 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *short_name(bs_coll op) {
-  return bs_coll_name(op) + strlen("nccl:");
-}
-
+/* A stand-in (a->name) shows its count and dtype only: the reduction or
+ * root of the op standing in for it are not the recorded op's. */
 static void describe_coll(const bs_coll_args *a, char *buf, size_t n) {
   static const char *const ops[BS_REDOP_COUNT] = {"sum", "max", "min"};
-  int k = snprintf(buf, n, "%s #%llu", short_name(a->op),
+  bool own = !a->name[0];
+  int k = snprintf(buf, n, "%s #%llu", bs_coll_args_name(a),
                    (unsigned long long)a->seq);
-  if (a->op == BS_COLL_SEND || a->op == BS_COLL_RECV)
+  if (own && (a->op == BS_COLL_SEND || a->op == BS_COLL_RECV))
     k += snprintf(buf + k, n - (size_t)k, " %s rank %d (%zu x %s)",
                   a->op == BS_COLL_SEND ? "to" : "from", a->peer, a->count,
                   bs_dtype_name(a->dt));
-  else if (a->op == BS_COLL_REDUCE_SCATTER || a->op == BS_COLL_ALL_REDUCE)
+  else if (own &&
+           (a->op == BS_COLL_REDUCE_SCATTER || a->op == BS_COLL_ALL_REDUCE))
     k += snprintf(buf + k, n - (size_t)k, " (%zu x %s, %s)", a->count,
                   bs_dtype_name(a->dt),
                   (unsigned)a->redop < BS_REDOP_COUNT ? ops[a->redop] : "?");
-  else if (a->op == BS_COLL_BROADCAST)
+  else if (own && a->op == BS_COLL_BROADCAST)
     k += snprintf(buf + k, n - (size_t)k, " (%zu x %s, root %d)", a->count,
                   bs_dtype_name(a->dt), a->root);
   else if (bs_coll_has_data(a->op))

@@ -201,8 +201,7 @@ static void blame_peer(const bs_report_in *in, int f, const int *ranks, int m,
   snprintf(why, n,
            "rank %d waits for it in %s #%llu, and it is in no %s to "
            "rank %d",
-           f, bs_coll_name(pf->at.op) + strlen("nccl:"),
-           (unsigned long long)pf->at.seq,
+           f, bs_coll_args_name(&pf->at), (unsigned long long)pf->at.seq,
            pf->at.op == BS_COLL_RECV ? "send" : "recv", f);
 }
 

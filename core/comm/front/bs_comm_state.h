@@ -18,7 +18,8 @@ struct bs_comm {
   int rank;  /* local index */
   int grank; /* global rank */
   bs_dev *dev;
-  uint64_t seq; /* last collective_seq_id issued */
+  uint64_t seq;                 /* last collective_seq_id issued */
+  char next_name[BS_COLL_NAME]; /* bs_comm_set_next_name's, until used */
   bs_flight *fr;
   bool gone;        /* exited or dead: later collectives fail fast */
   bool destroyed;   /* bs_comm_destroy: no communicator until bs_comm_init */

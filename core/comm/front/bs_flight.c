@@ -277,6 +277,8 @@ static void put_profiling_name(FILE *o, const bs_flight_entry *e) {
   if (e->is_p2p)
     snprintf(name, sizeof name, "%s %d%s%d", e->profiling_name, e->me,
              strstr(e->profiling_name, "send") ? "->" : "<-", e->peer);
+  else if (e->name[0])
+    snprintf(name, sizeof name, "nccl:%s", e->name);
   else
     snprintf(name, sizeof name, "%s", e->profiling_name);
   put_str(o, name);

@@ -16,6 +16,7 @@
 
 #include "bs_dtype.h"
 #include "bs_err.h"
+#include "comm/bs_comm.h"
 
 typedef enum bs_flight_state {
   BS_FLIGHT_SCHEDULED = 0, /* numbered, not yet handed to the backend */
@@ -27,6 +28,7 @@ typedef struct bs_flight_entry {
   uint64_t record_id;         /* from 0, per recorder */
   uint64_t collective_seq_id; /* the communicator's sequence id */
   const char *profiling_name; /* static: "nccl:all_gather", ... */
+  char name[BS_COLL_NAME];    /* a stand-in's, recorded as "nccl:<name>" */
   const char *label;          /* static or NULL: "agree", "check_same" */
   char phase[32];             /* set here: the lifecycle phase (a frame) */
   uint64_t thread_id;         /* set here: the recording thread's id */

@@ -678,9 +678,8 @@ bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns) {
   if (at.pg > 0 && at.pg <= w->npgs)
     snprintf(of, sizeof of, " of group %s", w->pgs[at.pg - 1]->name);
   pthread_mutex_unlock(&w->mu);
-  snprintf(coll, sizeof coll, "%s #%llu%s",
-           bs_coll_name(at.op) + strlen("nccl:"), (unsigned long long)at.seq,
-           of);
+  snprintf(coll, sizeof coll, "%s #%llu%s", bs_coll_args_name(&at),
+           (unsigned long long)at.seq, of);
   return bs_world_fail(w, BS_ERR_TIMEOUT, since_ns, NULL, 0, TIMEOUT_CAUSE,
                        w->o.timeout_ms, coll, w->comms[named].grank);
 }

@@ -88,7 +88,7 @@ static bs_status wait_for(bs_rdv *r, bs_comm *c, uint64_t round, uint64_t since,
 static bool same_coll(const bs_coll_args *x, const bs_coll_args *y) {
   size_t bx = x->count * bs_dtype_size(x->dt);
   size_t by = y->count * bs_dtype_size(y->dt);
-  if (x->op != y->op || x->seq != y->seq)
+  if (x->op != y->op || x->seq != y->seq || strcmp(x->name, y->name) != 0)
     return false;
   if (!bs_coll_has_data(x->op))
     return true;
@@ -148,12 +148,11 @@ static void fail_gone(const bs_rdv *r, bs_world *w, int nwait, uint64_t round) {
 
 static void fail_desync(const bs_rdv *r, bs_world *w, int bad) {
   const bs_coll_args *x = &r->s[0].a, *y = &r->s[bad].a;
-  const char *nx = bs_coll_name(x->op) + strlen("nccl:");
-  const char *ny = bs_coll_name(y->op) + strlen("nccl:");
+  const char *nx = bs_coll_args_name(x), *ny = bs_coll_args_name(y);
   char g[BS_PG_NAME + 16];
   int r0 = global_of(r, 0), rb = global_of(r, bad);
   in_group(r, g, sizeof g);
-  if (x->op != y->op || x->seq != y->seq)
+  if (x->op != y->op || x->seq != y->seq || strcmp(nx, ny) != 0)
     bs_world_fail(w, BS_ERR_DESYNC, 0, NULL, 0,
                   "ranks wait in different collectives%s (rank %d: %s #%llu, "
                   "rank %d: %s #%llu)",
