@@ -18,7 +18,9 @@ all_reduces fewer elements), op (rank 1 all_gathers where the others
 all_reduce), groups (TP {0,1},{2,3} x DP {0,2},{1,3}; rank 3 skips its 2nd DP
 all_reduce), p2p (a pipeline 0->1->2->3 of two microbatches; rank 2 never
 sends the second), coalesced (rank 1 coalesces 2 tensors, the others 3),
-nodump (skip, and rank 3 writes no dump).
+nodump (skip, and rank 3 writes no dump), a2a (all_to_all_single of uneven
+splits, rank r sending 256*(r+1) elements to each; rank 2 skips the second),
+gather (an all_reduce, then a gather to rank 0 that rank 2 skips).
 """
 import datetime
 import os
@@ -80,6 +82,20 @@ elif kind == "coalesced":
         for t in ts:
             dist.all_reduce(t)
     cm.wait()
+elif kind == "a2a":
+    outs = [256 * (k + 1) for k in range(world)]
+    for step in range(2):
+        if not (rank == 2 and step == 1):
+            dist.all_to_all_single(
+                torch.empty(sum(outs), device=dev),
+                torch.ones(256 * (rank + 1) * world, device=dev),
+                output_split_sizes=outs,
+                input_split_sizes=[256 * (rank + 1)] * world)
+elif kind == "gather":
+    all_reduces(1)
+    if rank != 2:
+        dist.gather(x, [torch.empty_like(x) for _ in range(world)]
+                    if rank == 0 else None, dst=0)
 else:
     sys.exit("unknown kind " + kind)
 
