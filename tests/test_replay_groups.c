@@ -129,6 +129,7 @@ static void test_pytorch_dumps_replayed(void **state) {
       {"nccl/size", "desync at collective #3"},
       {"nccl/op", "desync at collective #3"},
       {"nccl/skip", "missing from #4: rank 3"},
+      {"nccl/a2a", "ranks 0-1,3: all_to_all #2"},
   };
   for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
     char folder[256];

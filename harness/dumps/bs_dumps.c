@@ -206,7 +206,8 @@ static bs_status fill(bs_strpool *pool, bs_dumps_reader *rd,
   }
   for (size_t k = 0; k < dump->npg && !oom; k++) {
     bs_dump_pg *p = &dump->pg[k];
-    if (!(p->c = calloc(p->nraw ? p->nraw : 1, sizeof *p->c)))
+    /* Not zeroed: the fold writes each op it returns whole. */
+    if (!(p->c = malloc((p->nraw ? p->nraw : 1) * sizeof *p->c)))
       BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu entries", dump->file, p->nraw);
     p->n = bs_dumps_entry_fold(pool, p->raw, p->nraw, p->c, &oom);
   }
