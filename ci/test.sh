@@ -28,15 +28,13 @@ ctest --preset nofiu -j "$jobs"
 
 # The fault space on the fixed core, a stated 10% sample: every scenario at
 # 2 ranks, 10% of each one's reaches (some 1,750 of 17,300; 3,490 runs,
-# transient and persistent), on the optimised CPU-only build (not under
-# coverage: some 2.5 min on the loaded 2-core machine, half of it the
-# watchdog timeouts of the comm/init_skip reaches). No reach may fail; the
-# sweep prints what it covered ("swept N of M reaches (P%)"). ctest's
+# transient and persistent), on the optimised build just made (clang's:
+# not under coverage; some 2.5 min on the loaded 2-core machine, half of it
+# the watchdog timeouts of the comm/init_skip reaches). No reach may fail;
+# the sweep prints what it covered ("swept N of M reaches (P%)"). ctest's
 # suite_sweep is the 1% sample of it.
-cmake --preset cpu >/dev/null
-cmake --build --preset cpu -j "$jobs"
 echo "ci/test.sh: sweep, every scenario at 2 ranks, --sample 10%"
-build/cpu/backstop sweep '*' --ranks 2 --sample 10% -q
+build/clang/backstop sweep '*' --ranks 2 --sample 10% -q
 
 # The unit tests' JUnit XML goes to build/coverage/junit/.
 cmake --preset coverage -DBS_UNIT_JUNIT=ON >/dev/null
