@@ -20,7 +20,10 @@ all_reduce), p2p (a pipeline 0->1->2->3 of two microbatches; rank 2 never
 sends the second), coalesced (rank 1 coalesces 2 tensors, the others 3),
 nodump (skip, and rank 3 writes no dump), a2a (all_to_all_single of uneven
 splits, rank r sending 256*(r+1) elements to each; rank 2 skips the second),
-gather (an all_reduce, then a gather to rank 0 that rank 2 skips).
+gather (an all_reduce, then a gather to rank 0 that rank 2 skips; async,
+as a blocking gather does not return to the script), batch (a ring of
+batch_isend_irecv, each rank sending to the next and receiving from the
+previous, twice; rank 1 skips the second).
 """
 import datetime
 import os
@@ -95,7 +98,14 @@ elif kind == "gather":
     all_reduces(1)
     if rank != 2:
         dist.gather(x, [torch.empty_like(x) for _ in range(world)]
-                    if rank == 0 else None, dst=0)
+                    if rank == 0 else None, dst=0, async_op=True)
+elif kind == "batch":
+    for step in range(2):
+        if rank == 1 and step == 1:
+            break
+        dist.batch_isend_irecv([
+            dist.P2POp(dist.isend, x, (rank + 1) % world),
+            dist.P2POp(dist.irecv, torch.empty_like(x), (rank - 1) % world)])
 else:
     sys.exit("unknown kind " + kind)
 
