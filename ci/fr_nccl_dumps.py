@@ -20,8 +20,9 @@ all_reduce), p2p (a pipeline 0->1->2->3 of two microbatches; rank 2 never
 sends the second), coalesced (rank 1 coalesces 2 tensors, the others 3),
 nodump (skip, and rank 3 writes no dump), a2a (all_to_all_single of uneven
 splits, rank r sending 256*(r+1) elements to each; rank 2 skips the second),
-gather (an all_reduce, then a gather to rank 0 that rank 2 skips; async,
-as a blocking gather does not return to the script), batch (a ring of
+gather (an all_reduce, then a gather to rank 0 that rank 2 skips: neither
+blocking nor async does it return to the script on ranks 0, 1 and 3, so
+only rank 2 dumps), batch (a ring of
 batch_isend_irecv, each rank sending to the next and receiving from the
 previous, twice; rank 1 skips the second).
 """

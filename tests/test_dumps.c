@@ -403,6 +403,7 @@ static void test_nccl_dumps(void **state) {
       {"coalesced", BS_DUMPS_DESYNC, "0", false, 2, 1},
       {"nodump", BS_DUMPS_HANG, "0", false, 4, 3},
       {"a2a", BS_DUMPS_HANG, "0", false, 2, 2},
+      {"batch", BS_DUMPS_HANG, "0", true, 2, 1},
   };
   static const char *const forms[] = {"nccl", "nccl-json"};
   for (size_t f = 0; f < 2; f++)

@@ -130,6 +130,8 @@ static void test_pytorch_dumps_replayed(void **state) {
       {"nccl/op", "desync at collective #3"},
       {"nccl/skip", "missing from #4: rank 3"},
       {"nccl/a2a", "ranks 0-1,3: all_to_all #2"},
+      /* batch_isend_irecv: its end marker's state, its parts' peers */
+      {"nccl/batch", "rank 0: send #2 to rank 1 (1024 x fp32)"},
   };
   for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
     char folder[256];

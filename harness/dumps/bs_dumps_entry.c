@@ -229,9 +229,16 @@ void bs_dumps_entry_read(bs_strpool *pool, bs_dumps_reader *rd,
   const bs_dval *is_p2p = f[BS_DK_IS_P2P];
   c->p2p = is_p2p && is_p2p->kind == BS_DV_BOOL ? is_p2p->b
                                                 : c->kind != BS_DUMP_COLL;
+  c->cseq = (uint64_t)seq_of(f);
+  /* ProcessGroupNCCL ends a batch_isend_irecv with "nccl:coalesced" of
+   * is_p2p false, collective_seq_id 0 and the batch's p2p_seq_id: the
+   * batch's own marker (a collective's seq is never 0), which holds its
+   * state (the sends and receives stay "scheduled"). */
+  if (!c->p2p && c->cseq == 0 && strstr(c->op, "coalesced") &&
+      bs_dval_int(f[BS_DK_P2P_SEQ_ID], 0) > 0)
+    c->p2p = true;
   if (!c->p2p)
     c->kind = BS_DUMP_COLL;
-  c->cseq = (uint64_t)seq_of(f);
   c->seq = c->p2p ? (uint64_t)bs_dval_int(f[BS_DK_P2P_SEQ_ID], 0) : c->cseq;
   c->in =
       sizes(pool, f[BS_DK_INPUT_SIZES], &b, &c->in_numel, &c->in_tensors, oom);

@@ -91,7 +91,9 @@ static bool matched(const bs_dumps_view *v, const tallies *all,
 }
 
 /* Rank i's first op not done: walked in order, each part numbered among
- * those of its kind to its peer. */
+ * those of its kind to its peer. In a batch, the part whose counterpart
+ * was never issued is the wait (its other parts matched), else, where the
+ * batch is not done, its first. */
 static bool first_wait(const bs_dumps_view *v, const tallies *all, int i,
                        bs_dumps_p2p_wait *w) {
   const bs_dump_pg *p = v->pg[i];
@@ -100,17 +102,23 @@ static bool first_wait(const bs_dumps_view *v, const tallies *all, int i,
   bool ok = true;
   for (size_t k = 0; p && k < p->n && !w->op && ok; k++) {
     size_t np = parts_of(&p->c[k], part, MAX_PARTS);
-    for (size_t j = 0; j < np && !w->op; j++) {
+    const bs_dump_coll *waits = NULL;
+    bool m = true;
+    for (size_t j = 0; j < np && ok; j++) {
       tally *t = tally_of(&run, part[j]->peer);
       if (!(ok = t != NULL))
         break;
       size_t nth = part[j]->kind == BS_DUMP_SEND ? ++t->sends : ++t->recvs;
-      bool m = matched(v, all, part[j], nth, v->members[i]);
-      if (!m || p->c[k].state != BS_DUMP_COMPLETED)
-        *w = (bs_dumps_p2p_wait){.op = part[j],
-                                 .matched = m,
-                                 .peer_i = member_index(v, part[j]->peer)};
+      if (m && !matched(v, all, part[j], nth, v->members[i])) {
+        m = false;
+        waits = part[j];
+      }
     }
+    if (m && np && p->c[k].state != BS_DUMP_COMPLETED)
+      waits = part[0];
+    if (waits)
+      *w = (bs_dumps_p2p_wait){
+          .op = waits, .matched = m, .peer_i = member_index(v, waits->peer)};
   }
   free(run.t);
   return ok;
