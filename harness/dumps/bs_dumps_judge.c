@@ -339,9 +339,14 @@ static void source(const judge *j, char *buf, size_t n) {
     for (int i = 0; pick && i < g->n; i++)
       pick[g->ranks[i]] = true;
     char *list = pick ? bs_comm_report_ranks(pick, d->ranks) : NULL;
+    char count[32];
+    /* A long list (thousands of members) is its count here, whole: the
+     * lines below name every rank; a list cut short would end in a wrong
+     * number. */
+    snprintf(count, sizeof count, "%d ranks", g->n);
     k = snprintf(buf, n, "process group %s%s%s%s of %s; ", g->name,
                  g->desc[0] ? " (" : "", g->desc, g->desc[0] ? ")" : "",
-                 list ? list : "?");
+                 !list ? "?" : strlen(list) > 160 ? count : list);
     free(list);
     free(pick);
   }
