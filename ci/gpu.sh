@@ -203,6 +203,11 @@ replays() {
   replay_blames tests/data/fr/nccl/groups "rank 3" || return 1
   replay_blames tests/data/fr/nccl/p2p "rank 2" || return 1
   replay_blames tests/data/fr/nccl/coalesced "rank 1" || return 1
+  # An uneven all_to_all (a stand-in under its own name), a ring of
+  # batch_isend_irecv.
+  replay_blames tests/data/fr/nccl/a2a "rank 2" || return 1
+  replay_blames tests/data/fr/nccl/batch "rank 1" || return 1
+  replay_blames tests/data/fr/torch-gather "rank 2" || return 1
   "$B" run frozen-params --mutant skip-frozen-backup --ranks 8 -q \
     --artifacts "$art"
   replay_blames "$art/frozen-params-r8-s0-skip-frozen-backup" "ranks 1,3,5,7"
