@@ -232,6 +232,29 @@ static void test_torch_uneven_sizes(void **state) {
   }
 }
 
+/* The uneven all_to_all with rank 1's first one sending 9 elements, not
+ * 8: the group sends 41 and receives 40 (torchfrtrace's
+ * check_size_alltoall); the dumps hold totals only, so no rank is blamed. */
+static void test_all_to_all_totals(void **state) {
+  (void)state;
+  char dir[] = "/tmp/bs_dumps_XXXXXX", cmd[512];
+  assert_non_null(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd,
+           "cp %s/fr/torch-a2a/rank_? %s/ && sed -i '0,/\\[\\[8\\]\\]/"
+           "s//[[9]]/' %s/rank_1",
+           BS_TEST_DATA, dir, dir);
+  assert_int_equal(system(cmd), 0);
+  analyze_dir(dir);
+  assert_int_equal(v.finding, BS_DUMPS_DESYNC);
+  assert_int_equal(v.mismatch_seq, 1);
+  assert_int_equal(v.nculprits, 0);
+  has(v.text, "  first mismatch: #1, size: the group's ranks send 41 elements "
+              "in all and receive 40: ");
+  done();
+  snprintf(cmd, sizeof cmd, "rm -r %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* The pipeline without rank 2's dump: rank 3 waits in a recv from a rank
  * that left none, and the group holds p2p ops alone: the blame is the
  * p2p peer's, never an all-clear or a culprit-less hang. */
@@ -613,6 +636,7 @@ int main(void) {
       cmocka_unit_test(test_torch_nodump),
       cmocka_unit_test(test_torch_uneven_sizes),
       cmocka_unit_test(test_p2p_peer_left_no_dump),
+      cmocka_unit_test(test_all_to_all_totals),
       cmocka_unit_test(test_logs_and_torn),
       cmocka_unit_test(test_nccl_forms),
       cmocka_unit_test(test_nccl_dumps),

@@ -43,10 +43,14 @@ typedef struct agreed {
   bool in, in_dt, out, out_dt;
 } agreed;
 
+static bool is_all_to_all(const bs_dump_coll *c) {
+  return strstr(c->op, "all_to_all") || strstr(c->op, "alltoall");
+}
+
 static agreed agreed_of(const bs_dump_coll *c) {
   bool gather = strstr(c->op, "gather") && !strstr(c->op, "all");
   bool scatter = strstr(c->op, "scatter") && !strstr(c->op, "reduce");
-  bool uneven = strstr(c->op, "all_to_all") || strstr(c->op, "alltoall");
+  bool uneven = is_all_to_all(c);
   return (agreed){.in = !scatter && !uneven,
                   .in_dt = !scatter,
                   .out = !gather && !uneven,
@@ -258,6 +262,32 @@ static void describe_mismatch(judge *j, const bs_dump_coll *const *c, int bad,
              c[good]->out_dt, m[good]);
 }
 
+/* An all_to_all every member holds sends as many elements as it receives,
+ * over the group (torchfrtrace's check_size_alltoall); true when it does
+ * not. The dumps hold each rank's totals only: whose splits are wrong is
+ * not known, and no rank is blamed. */
+static bool totals_differ(judge *j, uint64_t seq, const bs_dump_coll **c) {
+  uint64_t in = 0, out = 0;
+  for (int i = 0; i < j->n; i++) {
+    if (!c[i] || !is_all_to_all(c[i]))
+      return false;
+    in += c[i]->in_numel;
+    out += c[i]->out_numel;
+  }
+  if (in == out)
+    return false;
+  j->res->seq = seq;
+  j->res->kind = BS_DUMPS_MISMATCH_SIZE;
+  snprintf(j->tail, sizeof j->tail,
+           "  first mismatch: #%llu, size: the group's ranks send %llu "
+           "elements in all and receive %llu: some rank's splits disagree "
+           "with its peers' (the dumps hold each rank's totals only: no rank "
+           "is blamed)\n",
+           (unsigned long long)seq, (unsigned long long)in,
+           (unsigned long long)out);
+  return true;
+}
+
 /* Collective #seq: the members that hold it, grouped; true when they
  * differ (then the culprits are blamed by majority). */
 static bool differ_at(judge *j, uint64_t seq, const bs_dump_coll **c,
@@ -272,7 +302,7 @@ static bool differ_at(judge *j, uint64_t seq, const bs_dump_coll **c,
     ref = ref ? ref : c[i];
   }
   if (!differ)
-    return false;
+    return totals_differ(j, seq, c);
   for (int i = 0; i < j->n; i++) {
     desc[i] = c[i] ? sig[i] : NULL;
     if (c[i])
@@ -346,7 +376,9 @@ static void source(const judge *j, char *buf, size_t n) {
     snprintf(count, sizeof count, "%d ranks", g->n);
     k = snprintf(buf, n, "process group %s%s%s%s of %s; ", g->name,
                  g->desc[0] ? " (" : "", g->desc, g->desc[0] ? ")" : "",
-                 !list ? "?" : strlen(list) > 160 ? count : list);
+                 !list                ? "?"
+                 : strlen(list) > 160 ? count
+                                      : list);
     free(list);
     free(pick);
   }
