@@ -438,8 +438,10 @@ bs_status bs_dumps_finish(bs_dumps *d, const char *pg) {
   char why[320];
   if (d->n == 0 && d->nbad == 0)
     BS_FAIL(BS_ERR_INVALID, NULL, "no Flight Recorder dump");
-  qsort(d->d, d->n, sizeof *d->d, by_rank);
-  qsort(d->bad, d->nbad, sizeof *d->bad, bad_by_rank);
+  if (d->n) /* NULL when none: no qsort */
+    qsort(d->d, d->n, sizeof *d->d, by_rank);
+  if (d->nbad)
+    qsort(d->bad, d->nbad, sizeof *d->bad, bad_by_rank);
   BS_CHECK(bs_dumps_groups_settle(d));
   if (d->entries == 0 || d->ngroups == 0)
     BS_FAIL(BS_ERR_INVALID, NULL,

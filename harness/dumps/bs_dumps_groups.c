@@ -328,7 +328,8 @@ static bs_status renumber(bs_dumps *d, bs_dumps_groups *t) {
   for (size_t i = 0; i < d->n; i++) {
     for (size_t j = 0; j < d->d[i].npg; j++)
       d->d[i].pg[j].group = to[d->d[i].pg[j].group];
-    qsort(d->d[i].pg, d->d[i].npg, sizeof *d->d[i].pg, by_group);
+    if (d->d[i].npg) /* NULL when none: no qsort */
+      qsort(d->d[i].pg, d->d[i].npg, sizeof *d->d[i].pg, by_group);
   }
 out:
   free(s);

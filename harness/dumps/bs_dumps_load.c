@@ -62,7 +62,8 @@ static bs_status list(const char *dir, char ***names, size_t *n) {
   *n = 0;
   BS_CHECK(list_in(dir, "", names, n));
   BS_CHECK(list_in(dir, BS_DUMPS_JSON_DIR, names, n));
-  qsort(*names, *n, sizeof **names, by_name);
+  if (*n) /* NULL when none: no qsort */
+    qsort(*names, *n, sizeof **names, by_name);
 out:
   return st;
 }

@@ -250,7 +250,8 @@ static bs_status add_kids(reader *r, bs_dval *c, size_t from) {
   size_t n = r->nstack - from;
   if (!bs_dval_reserve(r->doc, c, c->n + n))
     return nomem();
-  memcpy(c->kids + c->n, r->stack + from, n * sizeof *c->kids);
+  if (n) /* an empty list has no kids to copy to (NULL: no memcpy) */
+    memcpy(c->kids + c->n, r->stack + from, n * sizeof *c->kids);
   c->n += n;
   r->nstack = from;
   return BS_OK;

@@ -229,7 +229,8 @@ static bs_status make_dumpless(replay *r) {
   for (size_t g = 0; g < r->d->ngroups; g++)
     BS_CHECK(make_done(r, (int)g));
   BS_CHECK(make_p2p(r));
-  qsort(dl->p2p, dl->np2p, sizeof *dl->p2p, by_peer);
+  if (dl->np2p) /* NULL when none: no qsort */
+    qsort(dl->p2p, dl->np2p, sizeof *dl->p2p, by_peer);
   dl->made = true;
 out:
   return st;
