@@ -91,9 +91,15 @@ bool bs_replay_ops_dtype(const char *torch, bs_dtype *out,
   return false;
 }
 
-/* Whether the line already names what step s stands in for. */
+/* Whether the line already holds what as one of its ", "-separated items
+ * ("reduce as all_reduce" is not said by "_reduce as all_reduce"). */
 static bool said(const bs_buf *b, const char *what) {
-  return b->s && strstr(b->s, what);
+  size_t n = strlen(what);
+  for (const char *at = b->s; at && (at = strstr(at, what)); at += n)
+    if ((at == b->s || (at - b->s >= 2 && !strncmp(at - 2, ", ", 2))) &&
+        (!at[n] || at[n] == ','))
+      return true;
+  return false;
 }
 
 void bs_replay_ops_said(const replay *r, bs_buf *out) {
