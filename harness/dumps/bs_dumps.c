@@ -558,6 +558,16 @@ uint64_t bs_dumps_first_seq(const bs_dumps *d) {
   return bs_dumps_group_first_seq(d, d->group);
 }
 
+bs_dumps_form bs_dumps_form_of(const char *op) {
+  if (strstr(op, "all_to_all") || strstr(op, "alltoall"))
+    return BS_DUMPS_ALL_TO_ALL;
+  if (strstr(op, "gather") && !strstr(op, "all"))
+    return BS_DUMPS_GATHER;
+  if (strstr(op, "scatter") && !strstr(op, "reduce"))
+    return BS_DUMPS_SCATTER;
+  return BS_DUMPS_EVEN;
+}
+
 const char *bs_dumps_op_name(const char *profiling_name) {
   const char *colon = strrchr(profiling_name, ':');
   return colon ? colon + 1 : profiling_name;

@@ -156,6 +156,17 @@ typedef struct bs_dumps {
  * "nccl:_all_gather_base" (the name itself when it has no prefix; a p2p
  * op's runs on: "send 1->2"). */
 const char *bs_dumps_op_name(const char *profiling_name);
+/* How ranks' sizes in op (an op name) relate, by torchfrtrace's rules:
+ * alike on every rank, a rooted gather's outputs or a scatter's inputs
+ * the root's alone, an all_to_all's each rank's own split. analyze
+ * compares ranks by it, replay picks a stand-in by it. */
+typedef enum bs_dumps_form {
+  BS_DUMPS_EVEN = 0,
+  BS_DUMPS_GATHER,
+  BS_DUMPS_SCATTER,
+  BS_DUMPS_ALL_TO_ALL
+} bs_dumps_form;
+bs_dumps_form bs_dumps_form_of(const char *op);
 
 /* Backstop's dtype for PyTorch's name of one ("BFloat16", "Float", "Int",
  * "Long", "Byte" or "UInt8"); false for any other. */

@@ -43,14 +43,10 @@ typedef struct agreed {
   bool in, in_dt, out, out_dt;
 } agreed;
 
-static bool is_all_to_all(const bs_dump_coll *c) {
-  return strstr(c->op, "all_to_all") || strstr(c->op, "alltoall");
-}
-
 static agreed agreed_of(const bs_dump_coll *c) {
-  bool gather = strstr(c->op, "gather") && !strstr(c->op, "all");
-  bool scatter = strstr(c->op, "scatter") && !strstr(c->op, "reduce");
-  bool uneven = is_all_to_all(c);
+  bs_dumps_form form = bs_dumps_form_of(c->op);
+  bool gather = form == BS_DUMPS_GATHER, scatter = form == BS_DUMPS_SCATTER;
+  bool uneven = form == BS_DUMPS_ALL_TO_ALL;
   return (agreed){.in = !scatter && !uneven,
                   .in_dt = !scatter,
                   .out = !gather && !uneven,
@@ -269,7 +265,7 @@ static void describe_mismatch(judge *j, const bs_dump_coll *const *c, int bad,
 static bool totals_differ(judge *j, uint64_t seq, const bs_dump_coll **c) {
   uint64_t in = 0, out = 0;
   for (int i = 0; i < j->n; i++) {
-    if (!c[i] || !is_all_to_all(c[i]))
+    if (!c[i] || bs_dumps_form_of(c[i]->op) != BS_DUMPS_ALL_TO_ALL)
       return false;
     in += c[i]->in_numel;
     out += c[i]->out_numel;
@@ -415,17 +411,13 @@ static void cause(const judge *j, bool found, char *buf, size_t n) {
 /* No culprit by the rules above, and members that left no dump: they
  * are (what they did is not known; the others show every op done). */
 static void blame_dumpless(judge *j) {
-  bool *cul = j->res->culprit;
-  int first = -1;
+  bool *cul = j->res->culprit, any = false;
   for (int i = 0; i < j->n; i++)
     if (cul[i])
       return;
   for (int i = 0; i < j->n; i++)
-    if (!j->v->dump[i]) {
-      cul[i] = true;
-      first = first < 0 ? i : first;
-    }
-  if (first >= 0)
+    any |= cul[i] = !j->v->dump[i];
+  if (any)
     snprintf(j->why, sizeof j->why,
              "left no dump, while every other member's dump shows its ops "
              "done");

@@ -11,6 +11,9 @@
 #include "dumps/bs_replay_int.h"
 #include "util/bs_buf.h"
 
+/* Distinct stand-ins listed at most (then each again is said again). */
+#define MAX_SAID 64
+
 /* Backstop's collective for PyTorch's profiling name (its coalesced and
  * tensor-list forms included). */
 static bool own_op(const char *op, bs_coll *out) {
@@ -45,14 +48,11 @@ bs_replay_op bs_replay_ops_coll(const char *op) {
    * inputs, a scatter's outputs, a reduce's both): an all_reduce of those.
    * An all_to_all's counts are each rank's own, and anything else is not
    * known: a barrier, which only makes every member meet. */
-  if (strstr(op, "all_to_all") || strstr(op, "alltoall"))
-    return r;
-  if (strstr(op, "gather") || strstr(op, "reduce"))
+  bs_dumps_form form = bs_dumps_form_of(op);
+  if (form == BS_DUMPS_GATHER || form == BS_DUMPS_SCATTER ||
+      (form == BS_DUMPS_EVEN && strstr(op, "reduce")))
     r.op = BS_COLL_ALL_REDUCE;
-  if (strstr(op, "scatter")) {
-    r.op = BS_COLL_ALL_REDUCE;
-    r.by_out = true;
-  }
+  r.by_out = form == BS_DUMPS_SCATTER;
   return r;
 }
 
@@ -91,35 +91,30 @@ bool bs_replay_ops_dtype(const char *torch, bs_dtype *out,
   return false;
 }
 
-/* Whether the line already holds what as one of its ", "-separated items
- * ("reduce as all_reduce" is not said by "_reduce as all_reduce"). */
-static bool said(const bs_buf *b, const char *what) {
-  size_t n = strlen(what);
-  for (const char *at = b->s; at && (at = strstr(at, what)); at += n)
-    if ((at == b->s || (at - b->s >= 2 && !strncmp(at - 2, ", ", 2))) &&
-        (!at[n] || at[n] == ','))
-      return true;
-  return false;
+/* Appends "x as y" once for each distinct x: x is interned (an op's name)
+ * or static (a dtype's), so pointers tell them apart; seen[] holds those
+ * said so far. */
+static void say(bs_buf *b, const char **seen, size_t *n, const char *x,
+                const char *y) {
+  for (size_t k = 0; k < *n; k++)
+    if (seen[k] == x)
+      return;
+  if (*n < MAX_SAID)
+    seen[(*n)++] = x;
+  bs_buf_printf(b, "%s%s as %s", b->len ? ", " : "", x, y);
 }
 
 void bs_replay_ops_said(const replay *r, bs_buf *out) {
   bs_buf b = {0};
-  char what[96];
+  const char *seen[MAX_SAID];
+  size_t n = 0;
   for (int i = 0; i < r->n; i++)
     for (size_t k = 0; k < r->plan[i].n; k++) {
       const step *s = &r->plan[i].s[k];
-      if (s->name) {
-        snprintf(what, sizeof what, "%s as %s", s->name,
-                 bs_coll_name(s->op) + strlen("nccl:"));
-        if (!said(&b, what))
-          bs_buf_printf(&b, "%s%s", b.len ? ", " : "", what);
-      }
-      if (s->dt_name) {
-        snprintf(what, sizeof what, "%s as %s", s->dt_name,
-                 bs_dtype_name(s->dt));
-        if (!said(&b, what))
-          bs_buf_printf(&b, "%s%s", b.len ? ", " : "", what);
-      }
+      if (s->name)
+        say(&b, seen, &n, s->name, bs_coll_name(s->op) + strlen("nccl:"));
+      if (s->dt_name)
+        say(&b, seen, &n, s->dt_name, bs_dtype_name(s->dt));
     }
   if (b.len)
     bs_buf_printf(out,
