@@ -324,6 +324,15 @@ static void test_table(void **state) {
   assert_non_null(strstr(text, "      rank 3 engine-dead in update_weights "
                                "at core/sync/bs_engine.c:324\n"));
   free(text);
+  /* -q: the failed oracle and the repro, nothing of what passed */
+  f = open_memstream(&text, &n);
+  bs_report_table_line(f, &r, -1);
+  fclose(f);
+  assert_non_null(strstr(text, "FAIL pause-safety     rank 3"));
+  assert_non_null(strstr(text, "repro: backstop run engine-death"));
+  assert_null(strstr(text, "ok   agreement"));
+  assert_null(strstr(text, "artifacts:"));
+  free(text);
   bs_result_free(&r);
 }
 

@@ -49,14 +49,18 @@ void bs_report_table_line(FILE *out, const bs_result *r, int verbosity) {
     fprintf(out, "  %s", r->note);
   fputc('\n', out);
   bool failed = r->verdict != BS_PASS;
-  if (failed && verbosity < 0)
-    fprintf(out, "      repro: %s\n", r->repro ? r->repro : "");
-  if (verbosity < 0 || (!failed && verbosity == 0))
+  if (!failed && verbosity <= 0)
     return;
+  /* Even -q says which oracle failed and why: a CI log is often all there
+   * is of a run that failed once. */
   for (size_t i = 0; i < r->noracles; i++)
     if (!r->oracles[i].ok || verbosity > 0)
       fprintf(out, "      %s %-16s %s\n", r->oracles[i].ok ? "ok  " : "FAIL",
               r->oracles[i].name, r->oracles[i].detail);
+  if (verbosity < 0) {
+    fprintf(out, "      repro: %s\n", r->repro ? r->repro : "");
+    return;
+  }
   if (verbosity > 0)
     print_outcomes(out, r);
   if (failed) {
