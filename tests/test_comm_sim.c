@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "comm/backend/bs_comm_backend.h"
+#include "comm/backend/sim/bs_rdv.h"
 #include "comm/bs_comm.h"
 
 static const int sizes[] = {1, 2, 3, 4, 7, 8, 64};
@@ -459,6 +461,65 @@ static void test_deadlock_dead_rank(void **state) {
   bs_world_destroy(w);
 }
 
+/* A waiter that found its round not ready, and then a failure its peer
+ * raised after completing that round (the window between wait_for's ready
+ * and failure checks, held open here through the poll hook: on a loaded
+ * machine a rank is descheduled there): the round completes on the waiter
+ * too, or it alone would fail a collective its peer completed. */
+static atomic_int late_step;  /* 1: rank 0 in the window, 2: peer failed */
+static atomic_int late_st[2]; /* each rank's all_reduce status */
+
+/* Bounded: a wait that never ends fails the test instead of hanging it. */
+static bool wait_step(int want) {
+  struct timespec ts = {0, 1000000L};
+  for (int i = 0; i < 10000; i++) {
+    if (atomic_load(&late_step) >= want)
+      return true;
+    nanosleep(&ts, NULL);
+  }
+  return false;
+}
+
+static void late_poll(bs_rdv *r, bs_world *w) {
+  (void)w;
+  int zero = 0;
+  if (!atomic_compare_exchange_strong(&late_step, &zero, 1))
+    return;
+  bs_rdv_unlock(r);
+  wait_step(2);
+  bs_rdv_lock(r);
+}
+
+static bs_status fails_after_round(bs_comm *c, void *arg) {
+  (void)arg;
+  int r = bs_comm_rank(c);
+  int32_t mine = r + 1, sum = 0;
+  if (r == 1 && !wait_step(1))
+    return BS_ERR_TIMEOUT;
+  bs_status st = bs_comm_all_reduce(c, &mine, &sum, 1, BS_I32, BS_SUM);
+  atomic_store(&late_st[r], st == BS_OK && sum != 3 ? BS_ERR_INTERNAL : st);
+  if (r == 1) {
+    bs_comm_abort(c, "after the round");
+    atomic_store(&late_step, 2);
+  }
+  return st;
+}
+
+static void test_failure_after_round_completes(void **state) {
+  (void)state;
+  bs_world_opts o = {.size = 2, .timeout_ms = 10000};
+  bs_world *w = NULL;
+  atomic_store(&late_step, 0);
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  bs_rdv *r = bs_world_impl(w);
+  r->poll = late_poll;
+  bs_world_run(w, NULL, fails_after_round, NULL);
+  assert_int_equal(atomic_load(&late_step), 2);
+  assert_int_equal(atomic_load(&late_st[1]), BS_OK);
+  assert_int_equal(atomic_load(&late_st[0]), BS_OK);
+  bs_world_destroy(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_all_gather),
@@ -473,6 +534,7 @@ int main(void) {
       cmocka_unit_test(test_deadlock_different_collectives),
       cmocka_unit_test(test_deadlock_different_sizes),
       cmocka_unit_test(test_deadlock_dead_rank),
+      cmocka_unit_test(test_failure_after_round_completes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
