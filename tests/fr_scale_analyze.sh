@@ -2,8 +2,8 @@
 # analyze and replay of a large job's dumps, scaled from PyTorch's own
 # (tests/fr_scale.py from tests/data/fr/nccl/groups: 256 ranks in TP pairs
 # and two DP groups of 128; the last rank skips its DP all_reduce at #3):
-# the odd ranks' DP group named with its size in the header (a list of 128
-# members is its count there, never cut short), its stuck collective, the
+# the odd ranks' DP group named by its members in the header (128 of them,
+# a stride written as one: "1,3,...,255"), its stuck collective, the
 # true culprit, exit 1; the replay names the same.
 #   fr_scale_analyze.sh BACKSTOP PYTHON3
 set -u
@@ -19,10 +19,12 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$bs" analyze "$tmp/d" >"$tmp/a.out" 2>&1
 rc=$?
 [ $rc = 1 ] || fail "analyze exit $rc: $(head -3 "$tmp/a.out")"
-head -1 "$tmp/a.out" | grep -q '^backstop: hang at collective #3 (process group [0-9]* (undefined) of 128 ranks; 256 ranks, 256 dumps, ' ||
+head -1 "$tmp/a.out" | grep -q '^backstop: hang at collective #3 (process group [0-9]* (undefined) of ranks 1,3,\.\.\.,255; 256 ranks, 256 dumps, ' ||
   fail "analyze header: $(head -1 "$tmp/a.out" | cut -c1-300)"
 grep -q '^  culprit: rank 255 (missing from #3)$' "$tmp/a.out" ||
   fail "analyze culprit: $(grep culprit "$tmp/a.out" | cut -c1-300)"
+grep -q '^  ranks 1,3,\.\.\.,253: all_reduce #3 ' "$tmp/a.out" ||
+  fail "analyze waiting ranks: $(grep all_reduce "$tmp/a.out" | cut -c1-300)"
 echo "ok: analyze: the odd DP group of 128 ranks at #3, culprit rank 255"
 "$bs" replay "$tmp/d" --timeout-ms 500 >"$tmp/r.out" 2>&1
 rc=$?

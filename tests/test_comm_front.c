@@ -17,6 +17,7 @@
 #include "bs_fault_control.h"
 #include "bs_test_faults.h"
 #include "comm/bs_comm.h"
+#include "comm/front/bs_comm_report.h"
 #include "comm/front/bs_comm_state.h"
 #include "comm/front/bs_pg.h"
 
@@ -699,6 +700,31 @@ static char *report_of(const bs_rank_pos *pos, int n) {
   return rep;
 }
 
+/* Rank lists: runs by one as "a-z", runs by another step of five or more
+ * as "a,b,...,z", anything shorter number by number. */
+static void expect_list(const char *picks, const char *want) {
+  bool pick[64] = {0};
+  int n = 0;
+  for (const char *p = picks; *p; p++, n++)
+    pick[n] = *p == 'x';
+  char *got = bs_comm_report_ranks(pick, n);
+  assert_non_null(got);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+static void test_report_rank_lists(void **state) {
+  (void)state;
+  expect_list("...x", "rank 3");
+  expect_list("xxxxxxx..x", "ranks 0-6,9");
+  expect_list("x.x.x.x", "ranks 0,2,4,6");
+  expect_list("x.x.x.x.x", "ranks 0,2,...,8");
+  expect_list(".x.x.x.x.x.x.x", "ranks 1,3,...,13");
+  expect_list("xxxx.x.x.x.x.x.x", "ranks 0-3,5,7,...,15");
+  expect_list("x..x..x..x..x..xx", "ranks 0,3,...,15,16");
+  expect_list("xx..xx..xx..xx..xx", "ranks 0-1,4-5,8-9,12-13,16-17");
+}
+
 /* The report at the largest world: 16384 ranks in four places, one of them
  * a single rank in the middle of the majority, grouped line by line; then
  * every rank in a place of its own, a line each. */
@@ -794,6 +820,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fingerprint_size_mismatch),
       cmocka_unit_test(test_focus_dead_peer_before_returned),
+      cmocka_unit_test(test_report_rank_lists),
       cmocka_unit_test(test_report_at_max_ranks),
       cmocka_unit_test(test_destroy_and_init),
       cmocka_unit_test(test_init_never_joined),

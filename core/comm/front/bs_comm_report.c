@@ -73,17 +73,36 @@ static int rank_at(numbering k, int i) {
   return k.map ? k.map[i] : k.first + i;
 }
 
-/* "rank 3" or "ranks 0-6,9": the m ranks idx[0..m-1] (ascending). */
+/* The end of the run of ranks from a on that step by one (z > a) or, of
+ * STRIDE_RUN or more, by one other step ("1,3,...,4093": the odd ranks of
+ * a TP x DP job are one DP group; 2047 numbers would hide the line). */
+#define STRIDE_RUN 5
+static int run_end(const int *idx, int m, numbering k, int a, int *step) {
+  int z = a;
+  *step = 1;
+  while (z + 1 < m && idx[z + 1] == idx[z] + 1 &&
+         rank_at(k, idx[z + 1]) == rank_at(k, idx[z]) + 1)
+    z++;
+  if (z > a || a + 1 >= m)
+    return z;
+  *step = rank_at(k, idx[a + 1]) - rank_at(k, idx[a]);
+  while (z + 1 < m && rank_at(k, idx[z + 1]) - rank_at(k, idx[z]) == *step)
+    z++;
+  return *step > 1 && z - a + 1 >= STRIDE_RUN ? z : a;
+}
+
+/* "rank 3", "ranks 0-6,9" or "ranks 1,3,...,13": the m ranks
+ * idx[0..m-1] (ascending). */
 static void put_list(FILE *o, const int *idx, int m, numbering k) {
   fputs(m == 1 ? "rank " : "ranks ", o);
   for (int a = 0; a < m; a++) {
-    int z = a;
-    while (z + 1 < m && idx[z + 1] == idx[z] + 1 &&
-           rank_at(k, idx[z + 1]) == rank_at(k, idx[z]) + 1)
-      z++;
-    fprintf(o, a ? ",%d" : "%d", rank_at(k, idx[a]));
-    if (z > a)
+    int step = 1, z = run_end(idx, m, k, a, &step);
+    int first = rank_at(k, idx[a]);
+    fprintf(o, a ? ",%d" : "%d", first);
+    if (z > a && step == 1)
       fprintf(o, "-%d", rank_at(k, idx[z]));
+    else if (z > a)
+      fprintf(o, ",%d,...,%d", first + step, rank_at(k, idx[z]));
     a = z;
   }
 }

@@ -40,7 +40,8 @@ typedef struct bs_report_block {
   const char *tail; /* lines after the block ("  ...\n" each), or NULL */
 } bs_report_block;
 
-/* "rank 3" or "ranks 0-6,9": the ranks i of 0..n-1 with pick[i] set, as
+/* "rank 3", "ranks 0-6,9" or "ranks 1,3,...,13" (a step other than one,
+ * over five ranks or more): the ranks i of 0..n-1 with pick[i] set, as
  * the blocks write them (caller frees; NULL when out of memory). */
 char *bs_comm_report_ranks(const bool *pick, int n);
 
