@@ -122,6 +122,21 @@ def pipeline(r, g):
             dist.send(x, r + 1)
 
 
+def ring(r, g):
+    """A ring exchange of isend and irecv (context parallelism's), twice:
+    each rank sends to the next and receives from the one before, issuing
+    both before it waits; rank 1 skips the second step: rank 0 waits in
+    its send #3 to rank 1, rank 2 in its recv #4 from it."""
+    dist.all_reduce(ones(4))
+    for step in range(2):
+        if step == 1 and r == 1:
+            break
+        works = [dist.isend(ones(4), (r + 1) % WORLD),
+                 dist.irecv(torch.zeros(4), (r - 1) % WORLD)]
+        for w in works:
+            w.wait()
+
+
 def pipeline_sync(r, g):
     """The pipeline, then every rank's all_reduce #2: ranks 0-2 wait in
     it, rank 3 still in its recv from rank 2, which never sent."""
@@ -211,6 +226,9 @@ JOBS = {
     "pipeline": (pipeline, "hooked", False,
                  "status hang\ngroup 0\np2p recv\nwaiting 3\nculprit 2\n"
                  "exit 1", (3, 5, 4, 3)),
+    "ring": (ring, "hooked", True,
+             "status hang\ngroup 0\np2p send\nwaiting 0\nculprit 1\n"
+             "exit 1", (5, 3, 5, 5)),
     "pipeline_sync": (pipeline_sync, "hooked", True,
                       "status hang\ngroup 0\nseq 2\nop all_reduce\n"
                       "culprit 2\nexit 1",

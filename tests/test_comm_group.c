@@ -173,6 +173,129 @@ static void test_p2p_batch_ring(void **state) {
   bs_world_destroy(w);
 }
 
+/* isend and irecv numbered one by one (own seqs), a ring exchange twice;
+ * the skip rank (1) leaves before the second: its neighbours' other halves
+ * complete on their own, and the flight recorders show which op each still
+ * waits in, as PyTorch's would. */
+static atomic_int ring_failed;
+
+/* The skip rank stays (bounded) until a neighbour's wait failed: one that
+ * returned at once would fail the world before rank 3 sent. */
+static void stay_until_failed(void) {
+  struct timespec ts = {0, 10 * 1000000L};
+  for (int i = 0; i < 1000 && !atomic_load(&ring_failed); i++)
+    nanosleep(&ts, NULL);
+}
+
+static bs_status ring_own(bs_comm *c, void *arg) {
+  tg_plan *p = arg;
+  int r = bs_comm_rank(c), next = (r + 1) % TG_N, prev = (r + TG_N - 1) % TG_N;
+  int64_t out = r, in = -1;
+  bs_status st = BS_OK;
+  for (uint64_t step = 0; st == BS_OK && step < 2; step++) {
+    if (step == 1 && r == p->skip_rank) {
+      stay_until_failed();
+      break;
+    }
+    bs_p2p_op ops[2] = {
+        {.send = true,
+         .buf = &out,
+         .count = 1,
+         .dt = BS_I64,
+         .peer = next,
+         .seq = 2 * step + 1},
+        {.buf = &in,
+         .count = 1,
+         .dt = BS_I64,
+         .peer = prev,
+         .seq = 2 * step + 2},
+    };
+    st = bs_comm_p2p(c, ops, 2);
+    if (st == BS_OK && (in != prev || bs_comm_p2p_seq(c) != 2 * step + 2))
+      atomic_fetch_add(&p->bad, 1);
+  }
+  if (st != BS_OK)
+    atomic_store(&ring_failed, 1);
+  return st;
+}
+
+/* The state of rank's flight entry of p2p_seq_id seq ("" if none). */
+static void state_of(const bs_world *w, int rank, int seq, char *buf,
+                     size_t n) {
+  char *fr = bs_world_flight_json(w, rank), key[40];
+  snprintf(key, sizeof key, "\"p2p_seq_id\":%d,", seq);
+  const char *at = fr ? strstr(fr, key) : NULL;
+  const char *st = at ? strstr(at, "\"state\":\"") : NULL;
+  snprintf(buf, n, "%.*s", st ? (int)strcspn(st + 9, "\"") : 0,
+           st ? st + 9 : "");
+  free(fr);
+}
+
+static void expect_state(const bs_world *w, int rank, int seq,
+                         const char *want) {
+  char got[32];
+  state_of(w, rank, seq, got, sizeof got);
+  assert_string_equal(got, want);
+}
+
+static void test_p2p_own_seqs_complete_apart(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(ring_own, &p, 5000, &st);
+  assert_int_equal(st, BS_OK);
+  assert_int_equal(atomic_load(&p.bad), 0);
+  bs_world_destroy(w);
+  p = (tg_plan){.skip_rank = 1};
+  atomic_store(&ring_failed, 0);
+  w = tg_run(ring_own, &p, 300, &st);
+  assert_int_not_equal(st, BS_OK);
+  assert_int_equal(atomic_load(&p.bad), 0);
+  expect_state(w, 0, 3, "started");   /* its send to rank 1 */
+  expect_state(w, 0, 4, "completed"); /* its recv from rank 3 */
+  expect_state(w, 2, 3, "completed"); /* its send to rank 3 */
+  expect_state(w, 2, 4, "started");   /* its recv from rank 1 */
+  expect_state(w, 3, 4, "completed");
+  const char *rep = bs_world_report(w);
+  assert_true(strstr(rep, "send #3 to rank 1") ||
+              strstr(rep, "recv #4 from rank 1"));
+  assert_non_null(strstr(rep, "culprit: rank 1"));
+  bs_world_destroy(w);
+}
+
+static bs_status bad_seqs(bs_comm *c, void *arg) {
+  (void)arg;
+  int64_t v = 0;
+  int peer = (bs_comm_rank(c) + 1) % TG_N;
+  bs_p2p_op down[2] = {
+      {.send = true,
+       .buf = &v,
+       .count = 1,
+       .dt = BS_I64,
+       .peer = peer,
+       .seq = 2},
+      {.buf = &v, .count = 1, .dt = BS_I64, .peer = peer, .seq = 1}};
+  bs_p2p_op mixed[2] = {
+      {.send = true, .buf = &v, .count = 1, .dt = BS_I64, .peer = peer},
+      {.buf = &v, .count = 1, .dt = BS_I64, .peer = peer, .seq = 1}};
+  bool ok = bs_comm_p2p(c, down, 2) == BS_ERR_INVALID &&
+            strstr(bs_err()->message, "seq 1 is not past 2");
+  bs_err_clear();
+  ok = ok && bs_comm_p2p(c, mixed, 2) == BS_ERR_INVALID &&
+       strstr(bs_err()->message, "op 1 has its own seq, op 0 has none");
+  bs_err_clear();
+  return ok ? BS_OK : BS_ERR_INTERNAL;
+}
+
+static void test_p2p_bad_seqs_refused(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(bad_seqs, &p, 5000, &st);
+  assert_int_equal(st, BS_OK);
+  bs_world_destroy(w);
+}
+
 static bs_status bad_groups(bs_comm *c, void *arg) {
   (void)arg;
   bs_comm *g = NULL;
@@ -333,6 +456,8 @@ int main(void) {
       cmocka_unit_test(test_missing_send_sender_gone_at_once),
       cmocka_unit_test(test_p2p_deadlock_and_mismatch_seen_at_once),
       cmocka_unit_test(test_p2p_batch_ring),
+      cmocka_unit_test(test_p2p_own_seqs_complete_apart),
+      cmocka_unit_test(test_p2p_bad_seqs_refused),
       cmocka_unit_test(test_bad_groups_and_peers_refused),
       cmocka_unit_test(test_group_waiter_sleeps),
       cmocka_unit_test(test_p2p_waiter_sleeps),

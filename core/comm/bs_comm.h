@@ -243,7 +243,12 @@ const char *bs_comm_group_desc(const bs_comm *c);
  * elements of dt. A batch's ops (batch_isend_irecv) are issued together
  * and the call returns once all completed; the call is numbered (one
  * p2p_seq_id for a batch, as PyTorch's coalesced ops have) and each op
- * recorded as PyTorch does ("nccl:send 0->1", "nccl:recv 1<-0"). A
+ * recorded as PyTorch does ("nccl:send 0->1", "nccl:recv 1<-0"). Ops
+ * that carry their own seq (every one, ascending, past the last) are
+ * isend/irecv issued one after another and waited for later: each is
+ * recorded under its seq and completes on its own (a ring's send waits
+ * for no recv of the same rank; the flight recorder shows which of them
+ * a rank still waits in; the nccl backend settles them as one group). A
  * recv whose send never comes is the watchdog's (the sim sees at once a
  * peer that left, two ranks that wait to receive from each other, and a
  * send and a recv that differ in count or dtype). */
@@ -253,6 +258,7 @@ typedef struct bs_p2p_op {
   size_t count;
   bs_dtype dt;
   int peer;
+  uint64_t seq; /* its own p2p_seq_id; 0: the call's */
 } bs_p2p_op;
 bs_status bs_comm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n);
 bs_status bs_comm_p2p_send(bs_comm *c, const void *buf, size_t count,

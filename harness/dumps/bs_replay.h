@@ -3,7 +3,8 @@
  * named) with the recorded ops, counts and dtypes, real bytes, through the
  * fingerprint check and the watchdog: every process group of the dumps on
  * a sub-communicator of its members (the default one on the world's),
- * p2p ops with their peers (a batch as one call), a coalesced op as one
+ * p2p ops with their peers (a batch as one call; lone ops in a row, as
+ * isend and irecv, issued together and completing apart), a coalesced op as one
  * collective (numbered as analyze numbers it). The world's own report is
  * the result: it names the same group, op and culprit as `analyze`, and
  * so do its flight recorders read back. Deterministic: the same dumps give

@@ -88,9 +88,11 @@ static int group_rank(const group *g, int rank) {
   return -1;
 }
 
-/* The p2p steps s[0..n) of one batch as one call, numbered as recorded. */
+/* The p2p steps s[0..n) of one batch as one call, numbered as recorded
+ * (own: each step by its own seq, as isend/irecv issued one after another
+ * are). */
 static bs_status issue_p2p(const replay *r, bs_comm *c, const step *s, size_t n,
-                           void *send, void *recv) {
+                           bool own, void *send, void *recv) {
   bs_status st = BS_OK;
   bs_p2p_op *ops = calloc(n, sizeof *ops);
   if (!ops)
@@ -100,8 +102,9 @@ static bs_status issue_p2p(const replay *r, bs_comm *c, const step *s, size_t n,
                          .buf = s[k].op == BS_COLL_SEND ? send : recv,
                          .count = s[k].count,
                          .dt = s[k].dt,
-                         .peer = group_rank(&r->g[s[k].group], s[k].peer)};
-  if (s->seq > bs_comm_p2p_seq(c) + 1)
+                         .peer = group_rank(&r->g[s[k].group], s[k].peer),
+                         .seq = own ? s[k].seq : 0};
+  if (!own && s->seq > bs_comm_p2p_seq(c) + 1)
     BS_CHECK(bs_comm_set_next_p2p_seq(c, s->seq));
   BS_CHECK(bs_comm_p2p(c, ops, n));
 out:
@@ -132,20 +135,44 @@ static void close_groups(const replay *r, bs_comm **h) {
       bs_comm_group_free(h[i]);
 }
 
+static bool is_p2p(const step *s) {
+  return s->op == BS_COLL_SEND || s->op == BS_COLL_RECV;
+}
+
+/* The steps of s's batch: s[0..m). */
+static size_t batch_len(const step *s, size_t left) {
+  size_t m = 1;
+  while (m < left && s[m].batch == s->batch)
+    m++;
+  return m;
+}
+
+/* Lone p2p ops of one group in a row, numbered as recorded (isend and
+ * irecv: a rank records the next before the last completes, a ring's send
+ * before its recv): s[0..m) issued together, each completing on its own,
+ * or a ring would wait where the job did not. 0: s is no such op. */
+static size_t lone_run(const step *s, size_t left) {
+  size_t m = 0;
+  while (m < left && is_p2p(&s[m]) && s[m].seq && s[m].group == s->group &&
+         (m == 0 || s[m].seq > s[m - 1].seq) && batch_len(&s[m], left - m) == 1)
+    m++;
+  return m;
+}
+
 /* The plan's steps, a p2p batch as one call. */
 static bs_status run_plan(const replay *r, const plan *p, bs_comm **h,
                           void *send, void *recv) {
   bs_status st = BS_OK;
   for (size_t k = 0; st == BS_OK && k < p->n;) {
     const step *s = &p->s[k];
-    size_t m = 1;
-    if (s->op != BS_COLL_SEND && s->op != BS_COLL_RECV) {
+    size_t m = 1, lone = 0;
+    if (!is_p2p(s))
       st = issue(h[s->group], s, send, recv);
-    } else {
-      while (k + m < p->n && p->s[k + m].batch == s->batch)
-        m++;
-      st = issue_p2p(r, h[s->group], s, m, send, recv);
-    }
+    else if ((lone = lone_run(s, p->n - k)) > 0)
+      st = issue_p2p(r, h[s->group], s, m = lone, true, send, recv);
+    else
+      st = issue_p2p(r, h[s->group], s, m = batch_len(s, p->n - k), false, send,
+                     recv);
     k += m;
   }
   return st;

@@ -99,8 +99,10 @@ typedef struct bs_comm_backend {
   bs_status (*group_rank_init)(bs_comm *g);
   void (*group_rank_fini)(bs_comm *g);
   /* Point-to-point ops of c's group (peers: group ranks), issued together,
-   * done when all are; NULL: the backend has none. */
-  bs_status (*p2p)(bs_comm *c, const bs_p2p_op *ops, size_t n);
+   * done when all are; done[i] set as op i completes (read on a failure:
+   * which ops of ops with their own seqs a rank no longer waits in). NULL:
+   * the backend has none. */
+  bs_status (*p2p)(bs_comm *c, const bs_p2p_op *ops, size_t n, bool *done);
 } bs_comm_backend;
 
 extern const bs_comm_backend bs_comm_sim_backend;
@@ -130,6 +132,9 @@ bs_rank_pos bs_comm_front_pos(const bs_comm *c);
  * ops (a hang). */
 void bs_comm_front_show_wait(bs_comm *c, const bs_coll_args *shown);
 void bs_comm_front_show_running(bs_comm *c);
+/* The p2p op a rank waits in, where its call's ops have their own seqs
+ * (each completes on its own): shown until the next. */
+void bs_comm_p2p_show(bs_comm *c, const bs_p2p_op *op);
 /* The world's options, normalised (size, timeout, global size, ...). */
 const bs_world_opts *bs_world_options(const bs_world *w);
 void *bs_world_impl(const bs_world *w);

@@ -46,10 +46,22 @@ static bs_coll_args shown_of(const bs_comm *c, const bs_p2p_op *op,
                         .peer = global_of(c, op->peer)};
 }
 
-/* A batch's ops share one p2p_seq_id, as PyTorch's coalesced p2p do. */
+/* The p2p_seq_id op is numbered by: its own, or its call's (a batch's ops
+ * share one, as PyTorch's coalesced p2p do). */
+static uint64_t seq_of(const bs_comm *c, const bs_p2p_op *op) {
+  return op->seq ? op->seq : c->p2p_seq;
+}
+
+void bs_comm_p2p_show(bs_comm *c, const bs_p2p_op *op) {
+  if (op->seq) {
+    bs_coll_args shown = shown_of(c, op, op->seq);
+    bs_comm_front_show_wait(c, &shown);
+  }
+}
+
 static uint64_t record(bs_comm *c, const bs_p2p_op *op) {
   bs_flight_entry e = {.collective_seq_id = c->seq,
-                       .p2p_seq_id = c->p2p_seq,
+                       .p2p_seq_id = seq_of(c, op),
                        .profiling_name =
                            bs_coll_name(op->send ? BS_COLL_SEND : BS_COLL_RECV),
                        .has_data = true,
@@ -64,10 +76,31 @@ static uint64_t record(bs_comm *c, const bs_p2p_op *op) {
   return bs_flight_record(c->fr, &e);
 }
 
+/* Every op to st, or (done given) those done. */
 static void advance_all(bs_comm *c, const uint64_t *ids, size_t n,
-                        bs_flight_state st) {
+                        bs_flight_state st, const bool *done) {
   for (size_t i = 0; i < n; i++)
-    bs_flight_advance(c->fr, ids[i], st);
+    if (!done || done[i])
+      bs_flight_advance(c->fr, ids[i], st);
+}
+
+/* Own seqs: every op's, ascending past the last; else none. */
+static bs_status check_seqs(const bs_comm *c, const bs_p2p_op *ops, size_t n) {
+  uint64_t last = c->p2p_seq;
+  for (size_t i = 0; ops[0].seq && i < n; i++) {
+    if (ops[i].seq <= last)
+      return bs_err_fail(BS_ERR_INVALID, NULL,
+                         "p2p: op %zu's seq %llu is not past %llu (own seqs "
+                         "ascend, every op has one)",
+                         i, (unsigned long long)ops[i].seq,
+                         (unsigned long long)last);
+    last = ops[i].seq;
+  }
+  for (size_t i = 1; !ops[0].seq && i < n; i++)
+    if (ops[i].seq)
+      return bs_err_fail(BS_ERR_INVALID, NULL,
+                         "p2p: op %zu has its own seq, op 0 has none", i);
+  return BS_OK;
 }
 
 static bs_status checked(bs_comm *c, const bs_p2p_op *ops, size_t n,
@@ -79,7 +112,8 @@ static bs_status checked(bs_comm *c, const bs_p2p_op *ops, size_t n,
     BS_FAIL(BS_ERR_INVALID, NULL, "p2p: %zu ops (1..%d)", n, P2P_MAX_OPS);
   for (size_t i = 0; i < n; i++)
     BS_CHECK(check_op(c, &ops[i]));
-  *shown = shown_of(c, &ops[0], c->p2p_seq + 1);
+  BS_CHECK(check_seqs(c, ops, n));
+  *shown = shown_of(c, &ops[0], ops[0].seq ? ops[0].seq : c->p2p_seq + 1);
   BS_CHECK(bs_comm_front_admit(c, shown));
   if (c->destroyed)
     BS_FAIL(BS_ERR_STATE, NULL,
@@ -99,29 +133,41 @@ out:
 typedef struct batch {
   const bs_p2p_op *ops;
   size_t n;
+  bool *done;
+  bs_coll_args *shown; /* what the error record names */
 } batch;
 
+/* Failed, ops with their own seqs name the first still waiting. */
 static bs_status p2p_op(bs_comm *c, const void *arg) {
   const batch *b = arg;
-  return c->w->be->p2p(c, b->ops, b->n);
+  bs_status st = c->w->be->p2p(c, b->ops, b->n, b->done);
+  for (size_t i = 0; st != BS_OK && b->ops[0].seq && i < b->n; i++)
+    if (!b->done[i]) {
+      *b->shown = shown_of(c, &b->ops[i], b->ops[i].seq);
+      break;
+    }
+  return st;
 }
 
 bs_status bs_comm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
   bs_status st = BS_OK;
   bs_coll_args shown;
   uint64_t *ids = NULL;
+  bool *done = NULL;
   BS_CHECK(checked(c, ops, n, &shown));
-  if (!(ids = malloc(n * sizeof *ids)))
+  if (!(ids = malloc(n * sizeof *ids)) || !(done = calloc(n, sizeof *done)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "p2p: %zu ops", n);
-  c->p2p_seq++;
+  c->p2p_seq = ops[0].seq ? ops[n - 1].seq : c->p2p_seq + 1;
   for (size_t i = 0; i < n; i++)
     ids[i] = record(c, &ops[i]);
-  advance_all(c, ids, n, BS_FLIGHT_STARTED);
-  batch b = {ops, n};
-  BS_CHECK(bs_comm_front_wait(c, &shown, 0, p2p_op, &b));
-  advance_all(c, ids, n, BS_FLIGHT_COMPLETED);
+  advance_all(c, ids, n, BS_FLIGHT_STARTED, NULL);
+  batch b = {ops, n, done, &shown};
+  st = bs_comm_front_wait(c, &shown, 0, p2p_op, &b);
+  /* Failed, the ops that completed show so (a ring's other half). */
+  advance_all(c, ids, n, BS_FLIGHT_COMPLETED, st == BS_OK ? NULL : done);
 out:
   free(ids);
+  free(done);
   return st;
 }
 

@@ -691,7 +691,10 @@ out:
 
 /* ---- point-to-point: the ops in one NCCL group, settled as one ---- */
 
-static bs_status nccl_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
+/* done: none until the group settles (the front marks them all then). */
+static bs_status nccl_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n,
+                          bool *done) {
+  (void)done;
   nccl_rank *nr = nr_of(c);
   const bs_nccl_lib *nc = nr->nc;
   uint64_t since = bs_clock_mono_ns();

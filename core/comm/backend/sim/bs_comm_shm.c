@@ -463,8 +463,9 @@ static void publish_world(bs_world *w) {
   bs_rdv_unlock(&m->r);
 }
 
-static bs_status shm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
-  return bs_p2p_files_run(c, ops, n, publish_world);
+static bs_status shm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n,
+                         bool *done) {
+  return bs_p2p_files_run(c, ops, n, done, publish_world);
 }
 
 static void shm_rank_gone(bs_comm *c) {

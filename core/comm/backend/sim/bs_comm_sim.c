@@ -108,9 +108,10 @@ static void sim_group_free(bs_world *w, bs_pg *pg) {
   pg->impl = NULL;
 }
 
-static bs_status sim_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
+static bs_status sim_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n,
+                         bool *done) {
   sim *s = c->pg ? c->pg->impl : c->w->impl;
-  return bs_p2p_run(s->p2p, c, bs_comm_front_rank(c), ops, n);
+  return bs_p2p_run(s->p2p, c, bs_comm_front_rank(c), ops, n, done);
 }
 
 /* The rank's p2p posts of every group it is in: its peers must not wait

@@ -12,6 +12,7 @@
 
 typedef struct post {
   int src, dst;
+  size_t op; /* its index in the sender's ops */
   size_t bytes;
   bs_dtype dt;
   void *data; /* the staged bytes */
@@ -144,6 +145,7 @@ static bs_status post_sends(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
     }
     *q = (post){.src = me,
                 .dst = ops[i].peer,
+                .op = i,
                 .bytes = bytes,
                 .dt = ops[i].dt,
                 .data = q->data};
@@ -223,20 +225,43 @@ static bs_status take(bs_p2p *p, bs_comm *c, int me, post *q,
   return st;
 }
 
-static bs_status recv_one(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *op,
-                          uint64_t since) {
+/* Locked: each recv of ops not done that has its post takes it, in order
+ * (a pair's posts match its recvs in order); *first: the first recv still
+ * waiting, NULL when none does. */
+static bs_status take_posted(bs_p2p *p, bs_comm *c, int me,
+                             const bs_p2p_op *ops, size_t n, bool *done,
+                             const bs_p2p_op **first) {
+  *first = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].send || done[i])
+      continue;
+    post *q = first_from(p, ops[i].peer, me);
+    if (!q) {
+      *first = *first ? *first : &ops[i];
+      continue;
+    }
+    bs_status st = take(p, c, me, q, &ops[i]);
+    if (st != BS_OK)
+      return st;
+    done[i] = true;
+  }
+  return BS_OK;
+}
+
+static bs_status recv_all(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
+                          size_t n, bool *done, uint64_t since) {
   bs_status st = BS_OK;
+  const bs_p2p_op *first = NULL, *shown = NULL;
   pthread_mutex_lock(&p->mu);
   p->waits[me] = RECEIVING;
-  p->on[me] = op->peer;
   for (;;) {
     uint32_t seen = atomic_load(&p->epoch);
-    post *q = first_from(p, op->peer, me);
-    if (q) {
-      st = take(p, c, me, q, op);
+    if ((st = take_posted(p, c, me, ops, n, done, &first)) != BS_OK || !first)
       break;
-    }
-    if ((st = stuck(p, c, me, op->peer, RECEIVING)) != BS_OK ||
+    p->on[me] = first->peer;
+    if (first != shown)
+      bs_comm_p2p_show(c, shown = first);
+    if ((st = stuck(p, c, me, first->peer, RECEIVING)) != BS_OK ||
         (st = still(p, c, since)) != BS_OK)
       break;
     nap(p, c, seen, since);
@@ -254,22 +279,26 @@ static post *pending(const bs_p2p *p, int me) {
   return NULL;
 }
 
-/* Locked: me's posts off the list (taken or not: the batch is over). */
-static void unpost(bs_p2p *p, int me) {
+/* Locked: me's posts off the list (taken or not: the batch is over), the
+ * taken ones done. */
+static void unpost(bs_p2p *p, int me, bool *done) {
   for (post **at = &p->head; *at;) {
     post *q = *at;
     if (q->src != me) {
       at = &q->next;
       continue;
     }
+    done[q->op] = q->taken;
     *at = q->next;
     free(q->data);
     free(q);
   }
 }
 
-static bs_status drain(bs_p2p *p, bs_comm *c, int me, uint64_t since) {
+static bs_status drain(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
+                       bool *done, uint64_t since) {
   bs_status st = BS_OK;
+  const post *shown = NULL;
   pthread_mutex_lock(&p->mu);
   p->waits[me] = DRAINING;
   for (;;) {
@@ -278,26 +307,27 @@ static bs_status drain(bs_p2p *p, bs_comm *c, int me, uint64_t since) {
     if (!q)
       break;
     p->on[me] = q->dst;
+    if (q != shown)
+      bs_comm_p2p_show(c, &ops[(shown = q)->op]);
     if ((st = stuck(p, c, me, q->dst, DRAINING)) != BS_OK ||
         (st = still(p, c, since)) != BS_OK)
       break;
     nap(p, c, seen, since);
   }
   p->waits[me] = NOT_WAITING;
-  unpost(p, me);
+  unpost(p, me, done);
   pthread_mutex_unlock(&p->mu);
   return st;
 }
 
 bs_status bs_p2p_run(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
-                     size_t n) {
+                     size_t n, bool *done) {
   bs_status st = BS_OK;
   uint64_t since = bs_clock_mono_ns();
   st = post_sends(p, c, me, ops, n);
-  for (size_t i = 0; st == BS_OK && i < n; i++)
-    if (!ops[i].send)
-      st = recv_one(p, c, me, &ops[i], since);
-  bs_status drained = drain(p, c, me, since);
+  if (st == BS_OK)
+    st = recv_all(p, c, me, ops, n, done, since);
+  bs_status drained = drain(p, c, me, ops, done, since);
   return st != BS_OK ? st : drained;
 }
 

@@ -17,9 +17,11 @@ typedef struct bs_p2p bs_p2p;
 /* n ranks; pg: their group (NULL: the world, slot i global rank i). */
 bs_status bs_p2p_create(int n, const bs_pg *pg, int timeout_ms, bs_p2p **out);
 void bs_p2p_destroy(bs_p2p *p);
-/* Rank me's ops (peers: slots), on its thread. */
+/* Rank me's ops (peers: slots), on its thread: its recvs wait together
+ * (one whose send never comes holds up none of the others); done[i] set
+ * as op i completes. */
 bs_status bs_p2p_run(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
-                     size_t n);
+                     size_t n, bool *done);
 /* Without the lock (any lock may be held): every waiter looks again at
  * the world's failure, set before. */
 void bs_p2p_nudge(bs_p2p *p);

@@ -76,7 +76,8 @@ static bs_status gave_up(bs_comm *c, uint64_t since,
   return st;
 }
 
-static bs_status post(bs_comm *c, pairs *p, const bs_p2p_op *op) {
+/* Its file is the *k-th of the pair. */
+static bs_status post(bs_comm *c, pairs *p, const bs_p2p_op *op, uint64_t *k) {
   bs_status st = BS_OK;
   size_t bytes = op->count * bs_dtype_size(op->dt);
   char path[4400];
@@ -88,8 +89,8 @@ static bs_status post(bs_comm *c, pairs *p, const bs_p2p_op *op) {
     BS_CHECK(bs_dev_copy_observe(c->dev, file + 1, op->buf, bytes, BS_D2H));
   else if (bytes)
     memcpy(file + 1, op->buf, bytes);
-  path_of(c, bs_comm_front_rank(c), op->peer, ++p->sent[op->peer], path,
-          sizeof path);
+  *k = ++p->sent[op->peer];
+  path_of(c, bs_comm_front_rank(c), op->peer, *k, path, sizeof path);
   BS_CHECK(bs_file_publish(path, file, sizeof(int32_t) + bytes));
 out:
   free(file);
@@ -129,41 +130,60 @@ out:
   return st;
 }
 
-/* Until every send of ops has been taken (its file is gone). */
-static bs_status drained(bs_comm *c, const pairs *p, const bs_p2p_op *ops,
-                         size_t n, uint64_t since,
-                         void (*publish)(bs_world *w)) {
+/* Until every send of ops has been taken (its file, the k[i]-th of its
+ * pair, is gone), each done once it is; wait false: one look (a failed
+ * call's sends that were taken all the same). */
+static bs_status drained(bs_comm *c, const bs_p2p_op *ops, size_t n,
+                         const uint64_t *k, bool *done, bool wait,
+                         uint64_t since, void (*publish)(bs_world *w)) {
   const struct timespec nap = {0, POLL_NS};
   uint64_t left = since + (uint64_t)c->w->o.timeout_ms * 1000000ull;
   int me = bs_comm_front_rank(c);
-  for (size_t i = 0; i < n; i++) {
-    char path[4400];
-    if (!ops[i].send)
-      continue;
-    path_of(c, me, ops[i].peer, p->sent[ops[i].peer], path, sizeof path);
-    while (access(path, F_OK) == 0) {
-      if (world_failed(c->w) || bs_clock_mono_ns() >= left)
-        return gave_up(c, since, publish);
-      nanosleep(&nap, NULL);
+  const bs_p2p_op *shown = NULL;
+  for (;;) {
+    const bs_p2p_op *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+      char path[4400];
+      if (!ops[i].send || done[i] || !k[i])
+        continue;
+      path_of(c, me, ops[i].peer, k[i], path, sizeof path);
+      if (access(path, F_OK) != 0)
+        done[i] = true;
+      else
+        first = first ? first : &ops[i];
     }
+    if (!first || !wait)
+      return BS_OK;
+    if (first != shown)
+      bs_comm_p2p_show(c, shown = first);
+    if (world_failed(c->w) || bs_clock_mono_ns() >= left)
+      return gave_up(c, since, publish);
+    nanosleep(&nap, NULL);
   }
-  return BS_OK;
 }
 
 bs_status bs_p2p_files_run(bs_comm *c, const bs_p2p_op *ops, size_t n,
-                           void (*publish)(bs_world *w)) {
+                           bool *done, void (*publish)(bs_world *w)) {
   bs_status st = BS_OK;
   uint64_t since = bs_clock_mono_ns();
   pairs *p = pairs_of(c);
-  if (!p)
+  uint64_t *k = calloc(n, sizeof *k);
+  if (!p || !k)
     BS_FAIL(BS_ERR_NOMEM, NULL, "sim p2p: rank %d's pairs", c->grank);
   for (size_t i = 0; i < n; i++)
     if (ops[i].send)
-      BS_CHECK(post(c, p, &ops[i]));
-  for (size_t i = 0; i < n; i++)
-    if (!ops[i].send)
-      BS_CHECK(take(c, p, &ops[i], since, publish));
-  BS_CHECK(drained(c, p, ops, n, since, publish));
+      BS_CHECK(post(c, p, &ops[i], &k[i]));
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].send)
+      continue;
+    bs_comm_p2p_show(c, &ops[i]);
+    BS_CHECK(take(c, p, &ops[i], since, publish));
+    done[i] = true;
+  }
+  BS_CHECK(drained(c, ops, n, k, done, true, since, publish));
 out:
+  if (st != BS_OK && k)
+    drained(c, ops, n, k, done, false, since, publish);
+  free(k);
   return st;
 }
