@@ -208,6 +208,7 @@ replays() {
   replay_blames tests/data/fr/nccl/a2a "rank 2" || return 1
   replay_blames tests/data/fr/nccl/batch "rank 1" || return 1
   replay_blames tests/data/fr/torch-gather "rank 2" || return 1
+  replay_blames tests/data/fr/torch-ring "rank 1" || return 1
   "$B" run frozen-params --mutant skip-frozen-backup --ranks 8 -q \
     --artifacts "$art"
   replay_blames "$art/frozen-params-r8-s0-skip-frozen-backup" "ranks 1,3,5,7"
