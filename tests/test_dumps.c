@@ -277,6 +277,50 @@ static void test_p2p_peer_left_no_dump(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* Dumps a folder per node (a multi-node job's, gathered), as torchfrtrace
+ * walks them: read as one job; one run's pickles with their JSON copies a
+ * level down: one job; two jobs' folders: refused, naming both files. */
+static void test_sub_folders(void **state) {
+  (void)state;
+  static const int three[] = {3}, one_three[] = {1, 3};
+  char dir[] = "/tmp/bs_dumps_XXXXXX", cmd[1024], sub[128];
+  const char *g = BS_TEST_DATA "/fr/torch-groups";
+  assert_non_null(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p %s/n0 %s/n1/x && cp %s/rank_0 %s/rank_1 %s/n0/ && "
+           "cp %s/rank_2 %s/rank_3 %s/n1/x/ && echo ok > %s/notes.txt",
+           dir, dir, g, g, dir, g, g, dir, dir);
+  assert_int_equal(system(cmd), 0);
+  analyze_dir(dir);
+  assert_true(d.walked);
+  assert_int_equal(d.n, 4);
+  culprits_are(three, 1);
+  assert_string_equal(v.pg, "4");
+  assert_string_equal(d.skipped, "notes.txt");
+  done();
+  snprintf(sub, sizeof sub, "%s/run", dir);
+  snprintf(cmd, sizeof cmd,
+           "rm -r %s/n0 %s/n1 && mkdir -p %s/json && cp %s/fr/desync4/rank_? "
+           "%s/ && for r in 0 1 2 3; do cp %s/fr/desync4-json/rank_$r.json "
+           "%s/json/rank$r.flight.json; done",
+           dir, dir, sub, BS_TEST_DATA, sub, BS_TEST_DATA, sub);
+  assert_int_equal(system(cmd), 0);
+  analyze_dir(dir);
+  assert_int_equal(d.n, 4);
+  culprits_are(one_three, 2);
+  done();
+  snprintf(cmd, sizeof cmd, "cp -r %s %s/other", g, dir);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(bs_dumps_load(dir, NULL, &d), BS_ERR_INVALID);
+  has(bs_err()->message, dir);
+  has(bs_err()->message,
+      "rank 0 has two dumps, run/json/rank0.flight.json and other/rank_0");
+  has(bs_err()->message, "point at one job's folder");
+  bs_err_clear();
+  snprintf(cmd, sizeof cmd, "rm -r %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* A folder as a job leaves it: a JSON-lines log and a script skipped and
  * listed, a torn dump its rank's unreadable one, the others still read. */
 static void test_logs_and_torn(void **state) {
@@ -637,6 +681,7 @@ int main(void) {
       cmocka_unit_test(test_torch_uneven_sizes),
       cmocka_unit_test(test_p2p_peer_left_no_dump),
       cmocka_unit_test(test_all_to_all_totals),
+      cmocka_unit_test(test_sub_folders),
       cmocka_unit_test(test_logs_and_torn),
       cmocka_unit_test(test_nccl_forms),
       cmocka_unit_test(test_nccl_dumps),

@@ -19,6 +19,8 @@ static int rank_of(const bs_dval *root, const char *name) {
   const bs_dval *r = root ? bs_dval_get(root, "rank") : NULL;
   if (r)
     return (int)bs_dval_int(r, -1);
+  const char *base = strrchr(name, '/');
+  name = base ? base + 1 : name; /* node1/rank_2: its file's name */
   size_t stem = strcspn(name, ".");
   size_t k = stem;
   while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
@@ -298,11 +300,50 @@ static bs_status adopt_groups(bs_dumps *d, bs_dumps_prep *p) {
   return BS_OK;
 }
 
+/* The length of path's folder part ("a/b/rank_2": 3). */
+static size_t folder_len(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? (size_t)(slash - path) : 0;
+}
+
+/* Two files of one job's dumps: in one folder, or one in the other's
+ * BS_DUMPS_JSON_DIR (Backstop's JSON copy beside its pickle). */
+static bool one_job(const char *a, const char *b) {
+  size_t la = folder_len(a), lb = folder_len(b);
+  if (la > lb) {
+    const char *t = a;
+    a = b;
+    b = t;
+    size_t tl = la;
+    la = lb;
+    lb = tl;
+  }
+  if (la == lb)
+    return !strncmp(a, b, la);
+  size_t jl = strlen(BS_DUMPS_JSON_DIR);
+  return strncmp(a, b, la) == 0 && lb == la + (la ? 1 : 0) + jl &&
+         (!la || b[la] == '/') && !strncmp(b + lb - jl, BS_DUMPS_JSON_DIR, jl);
+}
+
+/* A second dump of a rank read already: the same job's (its JSON copy),
+ * or, in a tree of folders (d->walked), another job's: refused. */
+static bs_status second_of(const bs_dumps *d, const bs_dumps_prep *p) {
+  for (size_t i = 0; d->walked && i < d->n; i++)
+    if (d->d[i].rank == p->dump.rank && !one_job(d->d[i].file, p->dump.file))
+      return bs_err_fail(BS_ERR_INVALID, NULL,
+                         "rank %d has two dumps, %s and %s: the folders hold "
+                         "more than one job's (point at one job's folder)",
+                         p->dump.rank, d->d[i].file, p->dump.file);
+  return BS_OK;
+}
+
 bs_status bs_dumps_commit(bs_dumps *d, const bs_dval *root, bs_dumps_prep *p) {
   bs_status st = BS_OK;
   BS_CHECK(bs_dumps_start(d));
-  if (d->seen[p->dump.rank])
-    goto out; /* the JSON copy beside a pickle, say */
+  if (d->seen[p->dump.rank]) {
+    st = second_of(d, p); /* else the JSON copy beside a pickle, say */
+    goto out;
+  }
   BS_CHECK(bs_dumps_groups_config(d, root, p->dump.file));
   lib_of(d, root, bs_dval_get(root, "entries"));
   BS_CHECK(adopt_groups(d, p));

@@ -149,7 +149,8 @@ typedef struct bs_dumps {
   struct bs_strpool *pool;        /* the interned strings */
   struct bs_dumps_reader *reader; /* what reading keeps between dumps */
   bool *seen;                     /* by global rank: a dump was read */
-  void *priv;                     /* the reader's (groups being built) */
+  bool walked; /* read from the sub-folders (none in the folder itself) */
+  void *priv;  /* the reader's (groups being built) */
 } bs_dumps;
 
 /* The collective in a profiling name: "_all_gather_base" of

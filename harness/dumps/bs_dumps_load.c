@@ -4,8 +4,11 @@
  * read but is one (a pickle, or JSON that names Flight Recorder keys) is
  * its rank's unreadable dump; anything else (a train.log of JSON lines, a
  * script, a report) is skipped and listed. Backstop's own JSON copies of
- * its pickles are read from their sub-folder (BS_DUMPS_JSON_DIR). */
+ * its pickles are read from their sub-folder (BS_DUMPS_JSON_DIR). A folder
+ * with no dump of its own is read with its sub-folders, as torchfrtrace
+ * walks them (a multi-node job's dumps gathered a folder per node). */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,32 +24,55 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* How deep a walk of sub-folders goes (a folder per node, per job). */
+#define WALK_DEPTH 8
+
+static bs_status add_name(const char *dir, const char *name, char ***names,
+                          size_t *n) {
+  char **grown = realloc(*names, (*n + 1) * sizeof *grown);
+  if (grown)
+    *names = grown;
+  if (!grown || !(grown[*n] = strdup(name)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: out of memory", dir);
+  (*n)++;
+  return BS_OK;
+}
+
 /* Appends the regular files of dir/sub (sub "": dir itself), named
- * "sub/<file>"; a sub-folder that is not there has none. */
-static bs_status list_in(const char *dir, const char *sub, char ***names,
-                         size_t *n) {
+ * "sub/<file>", and (depth > 0) those of its sub-folders down to depth
+ * more levels (not through links: a link back up would never end); a
+ * sub-folder that is not there has none. */
+static bs_status list_in(const char *dir, const char *sub, int depth,
+                         char ***names, size_t *n) {
   bs_status st = BS_OK;
   char at[4096], path[8192], name[4096];
   struct stat sb;
   struct dirent *de;
-  snprintf(at, sizeof at, "%s%s%s", dir, sub[0] ? "/" : "", sub);
-  DIR *dh = opendir(at);
+  DIR *dh = NULL;
+  int k = snprintf(at, sizeof at, "%s%s%s", dir, sub[0] ? "/" : "", sub);
+  if (k < 0 || (size_t)k >= sizeof at) /* past PATH_MAX: cannot be opened */
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s: a path below it is too long", dir);
+  dh = opendir(at);
   if (!dh && sub[0])
     return BS_OK;
   if (!dh)
-    BS_FAIL(BS_ERR_INVALID, NULL, "%s: cannot open the folder", dir);
+    BS_FAIL(BS_ERR_INVALID, NULL, "%s: cannot open the folder: %s", dir,
+            strerror(errno));
   while ((de = readdir(dh))) {
-    snprintf(path, sizeof path, "%s/%s", at, de->d_name);
-    if (de->d_name[0] == '.' || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+    int lp = snprintf(path, sizeof path, "%s/%s", at, de->d_name);
+    int ln = snprintf(name, sizeof name, "%s%s%s", sub, sub[0] ? "/" : "",
+                      de->d_name);
+    if (lp < 0 || (size_t)lp >= sizeof path || ln < 0 ||
+        (size_t)ln >= sizeof name)
+      BS_FAIL(BS_ERR_INVALID, NULL, "%s: a path below it is too long", dir);
+    if (de->d_name[0] == '.' || lstat(path, &sb) != 0)
       continue;
-    snprintf(name, sizeof name, "%s%s%s", sub, sub[0] ? "/" : "", de->d_name);
-    char **grown = realloc(*names, (*n + 1) * sizeof *grown);
-    if (!grown || !(grown[*n] = strdup(name))) {
-      *names = grown ? grown : *names;
-      BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", dir);
-    }
-    *names = grown;
-    (*n)++;
+    if (S_ISDIR(sb.st_mode) && depth > 0)
+      BS_CHECK(list_in(dir, name, depth - 1, names, n));
+    else if ((S_ISREG(sb.st_mode) ||
+              (S_ISLNK(sb.st_mode) && stat(path, &sb) == 0 &&
+               S_ISREG(sb.st_mode))))
+      BS_CHECK(add_name(dir, name, names, n));
   }
 out:
   if (dh)
@@ -54,21 +80,55 @@ out:
   return st;
 }
 
+static void names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+typedef enum file_kind { F_OTHER = 0, F_PICKLE, F_JSON } file_kind;
+static file_kind kind_of(const char *path);
+static bool dump_keys(const char *data, size_t n);
+
+/* A file of the folder that is a dump by its first bytes: a pickle, or
+ * JSON naming Flight Recorder keys early on (not a log of JSON lines). */
+static bool looks_like_dump(const char *dir, const char *name) {
+  char path[8192], head[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  file_kind k = kind_of(path);
+  if (k != F_JSON)
+    return k == F_PICKLE;
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+  if (f)
+    fclose(f);
+  return dump_keys(head, got);
+}
+
 /* The regular files in dir and in its sub-folder of Backstop's JSON
- * copies (BS_DUMPS_JSON_DIR), sorted. */
-static bs_status list(const char *dir, char ***names, size_t *n) {
+ * copies (BS_DUMPS_JSON_DIR), or, none of them a dump, those of the whole
+ * tree below dir (*walked), sorted. */
+static bs_status list(const char *dir, char ***names, size_t *n, bool *walked) {
   bs_status st = BS_OK;
+  bool any = false;
   *names = NULL;
   *n = 0;
-  BS_CHECK(list_in(dir, "", names, n));
-  BS_CHECK(list_in(dir, BS_DUMPS_JSON_DIR, names, n));
+  BS_CHECK(list_in(dir, "", 0, names, n));
+  BS_CHECK(list_in(dir, BS_DUMPS_JSON_DIR, 0, names, n));
+  for (size_t i = 0; i < *n && !any; i++)
+    any = looks_like_dump(dir, (*names)[i]);
+  *walked = !any;
+  if (!any) {
+    names_free(*names, *n);
+    *names = NULL;
+    *n = 0;
+    BS_CHECK(list_in(dir, "", WALK_DEPTH, names, n));
+  }
   if (*n) /* NULL when none: no qsort */
     qsort(*names, *n, sizeof **names, by_name);
 out:
   return st;
 }
-
-typedef enum file_kind { F_OTHER = 0, F_PICKLE, F_JSON } file_kind;
 
 /* What a file looks like from its first bytes (read without the rest: a
  * checkpoint beside the dumps is not read to be skipped). */
@@ -219,14 +279,24 @@ static void folder_free(folder *f) {
   bs_buf_free(&f->skipped);
 }
 
+/* A refusal of the folder's dumps, named with the folder. */
+static bs_status in_folder(const char *dir, bs_status st) {
+  char why[sizeof bs_err()->message];
+  if (st == BS_OK || st == BS_ERR_NOMEM)
+    return st;
+  snprintf(why, sizeof why, "%s", bs_err()->message);
+  bs_err_clear();
+  return bs_err_fail(st, NULL, "%s: %s", dir, why);
+}
+
 bs_status bs_dumps_load(const char *dir, const char *pg, bs_dumps *out) {
   bs_status st = BS_OK;
   char **names = NULL;
   size_t n = 0;
   folder f = {.dir = dir, .d = out};
   memset(out, 0, sizeof *out);
-  BS_CHECK(list(dir, &names, &n));
-  BS_CHECK(read_all(&f, names, n));
+  BS_CHECK(list(dir, &names, &n, &out->walked));
+  BS_CHECK(in_folder(dir, read_all(&f, names, n)));
   if (f.skipped.len && !(out->skipped = strdup(bs_buf_str(&f.skipped))))
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", dir);
   if (out->n == 0 && out->nbad == 0)
@@ -234,17 +304,9 @@ bs_status bs_dumps_load(const char *dir, const char *pg, bs_dumps *out) {
             "%s: no Flight Recorder dump (PyTorch's <prefix><rank> pickles, "
             "their JSON, or Backstop's rank<R>.flight.json)%s%s",
             dir, f.skipped.len ? "; skipped: " : "", bs_buf_str(&f.skipped));
-  st = bs_dumps_finish(out, pg);
-  if (st != BS_OK) {
-    char why[sizeof bs_err()->message];
-    snprintf(why, sizeof why, "%s", bs_err()->message);
-    bs_err_clear();
-    BS_FAIL(st, NULL, "%s: %s", dir, why);
-  }
+  st = in_folder(dir, bs_dumps_finish(out, pg));
 out:
-  for (size_t i = 0; i < n; i++)
-    free(names[i]);
-  free(names);
+  names_free(names, n);
   folder_free(&f);
   if (st != BS_OK)
     bs_dumps_free(out);
