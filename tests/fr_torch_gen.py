@@ -137,6 +137,19 @@ def ring(r, g):
             w.wait()
 
 
+def fanin(r, g):
+    """Rank 0 irecvs from ranks 1, 2 and 3 at once and waits for all;
+    rank 1 never sends: rank 0 waits in its recv #1 from rank 1 (those
+    from 2 and 3 completed)."""
+    dist.all_reduce(ones(4))
+    if r == 0:
+        works = [dist.irecv(torch.zeros(4), k) for k in (1, 2, 3)]
+        for w in works:
+            w.wait()
+    elif r != 1:
+        dist.send(ones(4), 0)
+
+
 def pipeline_sync(r, g):
     """The pipeline, then every rank's all_reduce #2: ranks 0-2 wait in
     it, rank 3 still in its recv from rank 2, which never sent."""
@@ -229,6 +242,9 @@ JOBS = {
     "ring": (ring, "hooked", True,
              "status hang\ngroup 0\np2p send\nwaiting 0\nculprit 1\n"
              "exit 1", (5, 3, 5, 5)),
+    "fanin": (fanin, "hooked", False,
+              "status hang\ngroup 0\np2p recv\nwaiting 0\nculprit 1\n"
+              "exit 1", (4, 1, 2, 2)),
     "pipeline_sync": (pipeline_sync, "hooked", True,
                       "status hang\ngroup 0\nseq 2\nop all_reduce\n"
                       "culprit 2\nexit 1",

@@ -97,22 +97,17 @@ out:
   return st;
 }
 
-static bs_status take(bs_comm *c, pairs *p, const bs_p2p_op *op, uint64_t since,
-                      void (*publish)(bs_world *w)) {
+/* op's bytes from its file (data, n bytes), or the desync of a
+ * mismatch. */
+static bs_status take(bs_comm *c, const bs_p2p_op *op, const char *data,
+                      size_t n, void (*publish)(bs_world *w)) {
   bs_status st = BS_OK;
-  char path[4400], cause[256], *data = NULL;
-  size_t n = 0, want = op->count * bs_dtype_size(op->dt);
-  int me = bs_comm_front_rank(c);
-  uint64_t left = since + (uint64_t)c->w->o.timeout_ms * 1000000ull;
-  uint64_t now = bs_clock_mono_ns();
-  int wait_ms = now < left ? (int)((left - now) / 1000000ull) : 0;
-  path_of(c, op->peer, me, ++p->got[op->peer], path, sizeof path);
-  if (bs_file_wait_or(path, wait_ms, world_failed, c->w, &data, &n) != BS_OK) {
-    bs_err_clear();
-    BS_CHECK(gave_up(c, since, publish));
-  }
-  unlink(path);
-  if (n != sizeof(int32_t) + want || *(int32_t *)data != (int32_t)op->dt) {
+  char cause[256];
+  size_t want = op->count * bs_dtype_size(op->dt);
+  int32_t dt = 0;
+  if (n >= sizeof dt)
+    memcpy(&dt, data, sizeof dt);
+  if (n != sizeof(int32_t) + want || dt != (int32_t)op->dt) {
     snprintf(cause, sizeof cause,
              "rank %d sends %zu bytes to rank %d, which receives %zu bytes of "
              "%s%s",
@@ -126,7 +121,62 @@ static bs_status take(bs_comm *c, pairs *p, const bs_p2p_op *op, uint64_t since,
   else if (want)
     memcpy(op->buf, data + sizeof(int32_t), want);
 out:
+  return st;
+}
+
+/* Recv i's file (the k[i]-th of its pair) taken if it is there (*got);
+ * else *got false. */
+static bs_status take_if_there(bs_comm *c, const bs_p2p_op *op, uint64_t k,
+                               bool *got, void (*publish)(bs_world *w)) {
+  bs_status st = BS_OK;
+  char path[4400], *data = NULL;
+  size_t n = 0;
+  path_of(c, op->peer, bs_comm_front_rank(c), k, path, sizeof path);
+  *got = access(path, F_OK) == 0; /* published whole: there means done */
+  if (!*got)
+    return BS_OK;
+  BS_CHECK(bs_file_read(path, &data, &n));
+  unlink(path);
+  BS_CHECK(take(c, op, data, n, publish));
+out:
   free(data);
+  return st;
+}
+
+/* The recvs of ops wait together (one whose send never comes holds up
+ * none of the others, nor their senders): each takes its pair's next file
+ * once it is there. */
+static bs_status take_all(bs_comm *c, pairs *p, const bs_p2p_op *ops, size_t n,
+                          bool *done, uint64_t since,
+                          void (*publish)(bs_world *w)) {
+  bs_status st = BS_OK;
+  const struct timespec nap = {0, POLL_NS};
+  uint64_t left = since + (uint64_t)c->w->o.timeout_ms * 1000000ull;
+  const bs_p2p_op *shown = NULL;
+  uint64_t *k = calloc(n, sizeof *k);
+  if (!k)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "sim p2p: %zu ops", n);
+  for (size_t i = 0; i < n; i++)
+    if (!ops[i].send)
+      k[i] = ++p->got[ops[i].peer];
+  for (;;) {
+    const bs_p2p_op *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+      if (ops[i].send || done[i])
+        continue;
+      BS_CHECK(take_if_there(c, &ops[i], k[i], &done[i], publish));
+      first = first || done[i] ? first : &ops[i];
+    }
+    if (!first)
+      break;
+    if (first != shown)
+      bs_comm_p2p_show(c, shown = first);
+    if (world_failed(c->w) || bs_clock_mono_ns() >= left)
+      BS_CHECK(gave_up(c, since, publish)); /* never BS_OK */
+    nanosleep(&nap, NULL);
+  }
+out:
+  free(k);
   return st;
 }
 
@@ -173,13 +223,7 @@ bs_status bs_p2p_files_run(bs_comm *c, const bs_p2p_op *ops, size_t n,
   for (size_t i = 0; i < n; i++)
     if (ops[i].send)
       BS_CHECK(post(c, p, &ops[i], &k[i]));
-  for (size_t i = 0; i < n; i++) {
-    if (ops[i].send)
-      continue;
-    bs_comm_p2p_show(c, &ops[i]);
-    BS_CHECK(take(c, p, &ops[i], since, publish));
-    done[i] = true;
-  }
+  BS_CHECK(take_all(c, p, ops, n, done, since, publish));
   BS_CHECK(drained(c, ops, n, k, done, true, since, publish));
 out:
   if (st != BS_OK && k)

@@ -12,10 +12,10 @@
 
 #include "comm/front/bs_comm_state.h"
 
-/* c's ops (peers: ranks of its group), its recvs one after another (a
- * send is a file at once: a ring's sends wait for no recv); done[i] set as
- * op i completes; publish(w): the world's failure to the other
- * processes. */
+/* c's ops (peers: ranks of its group), its recvs waiting together (a
+ * send is a file at once: a ring's sends wait for no recv, and a recv
+ * whose send never comes holds up no other); done[i] set as op i
+ * completes; publish(w): the world's failure to the other processes. */
 bs_status bs_p2p_files_run(bs_comm *c, const bs_p2p_op *ops, size_t n,
                            bool *done, void (*publish)(bs_world *w));
 /* What c kept of its pairs' counts (its impl), at its end. */
