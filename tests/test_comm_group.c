@@ -163,20 +163,36 @@ static bs_status ring_batch(bs_comm *c, void *arg) {
   return st;
 }
 
-static void test_p2p_batch_ring(void **state) {
-  (void)state;
+/* fn on every rank, none skipping: every rank returns BS_OK, none
+ * counted a bad result. */
+static void runs_clean(bs_rank_fn fn) {
   tg_plan p = {.skip_rank = -1};
   bs_status st;
-  bs_world *w = tg_run(ring_batch, &p, 5000, &st);
+  bs_world *w = tg_run(fn, &p, 5000, &st);
   assert_int_equal(st, BS_OK);
   assert_int_equal(atomic_load(&p.bad), 0);
   bs_world_destroy(w);
+}
+
+static void test_p2p_batch_ring(void **state) {
+  (void)state;
+  runs_clean(ring_batch);
 }
 
 /* isend and irecv numbered one by one (own seqs), a ring exchange twice;
  * the skip rank (1) leaves before the second: its neighbours' other halves
  * complete on their own, and the flight recorders show which op each still
  * waits in, as PyTorch's would. */
+/* One int64 element to or from peer, numbered seq (0: the call's). */
+static bs_p2p_op i64_op(bool send, int64_t *buf, int peer, uint64_t seq) {
+  return (bs_p2p_op){.send = send,
+                     .buf = buf,
+                     .count = 1,
+                     .dt = BS_I64,
+                     .peer = peer,
+                     .seq = seq};
+}
+
 static atomic_int ring_failed;
 
 /* The skip rank stays (bounded) until a neighbour's wait failed: one that
@@ -197,19 +213,8 @@ static bs_status ring_own(bs_comm *c, void *arg) {
       stay_until_failed();
       break;
     }
-    bs_p2p_op ops[2] = {
-        {.send = true,
-         .buf = &out,
-         .count = 1,
-         .dt = BS_I64,
-         .peer = next,
-         .seq = 2 * step + 1},
-        {.buf = &in,
-         .count = 1,
-         .dt = BS_I64,
-         .peer = prev,
-         .seq = 2 * step + 2},
-    };
+    bs_p2p_op ops[2] = {i64_op(true, &out, next, 2 * step + 1),
+                        i64_op(false, &in, prev, 2 * step + 2)};
     st = bs_comm_p2p(c, ops, 2);
     if (st == BS_OK && (in != prev || bs_comm_p2p_seq(c) != 2 * step + 2))
       atomic_fetch_add(&p->bad, 1);
@@ -240,15 +245,11 @@ static void expect_state(const bs_world *w, int rank, int seq,
 
 static void test_p2p_own_seqs_complete_apart(void **state) {
   (void)state;
-  tg_plan p = {.skip_rank = -1};
+  runs_clean(ring_own);
+  tg_plan p = {.skip_rank = 1};
   bs_status st;
-  bs_world *w = tg_run(ring_own, &p, 5000, &st);
-  assert_int_equal(st, BS_OK);
-  assert_int_equal(atomic_load(&p.bad), 0);
-  bs_world_destroy(w);
-  p = (tg_plan){.skip_rank = 1};
   atomic_store(&ring_failed, 0);
-  w = tg_run(ring_own, &p, 300, &st);
+  bs_world *w = tg_run(ring_own, &p, 300, &st);
   assert_int_not_equal(st, BS_OK);
   assert_int_equal(atomic_load(&p.bad), 0);
   expect_state(w, 0, 3, "started");   /* its send to rank 1 */
@@ -267,17 +268,8 @@ static bs_status bad_seqs(bs_comm *c, void *arg) {
   (void)arg;
   int64_t v = 0;
   int peer = (bs_comm_rank(c) + 1) % TG_N;
-  bs_p2p_op down[2] = {
-      {.send = true,
-       .buf = &v,
-       .count = 1,
-       .dt = BS_I64,
-       .peer = peer,
-       .seq = 2},
-      {.buf = &v, .count = 1, .dt = BS_I64, .peer = peer, .seq = 1}};
-  bs_p2p_op mixed[2] = {
-      {.send = true, .buf = &v, .count = 1, .dt = BS_I64, .peer = peer},
-      {.buf = &v, .count = 1, .dt = BS_I64, .peer = peer, .seq = 1}};
+  bs_p2p_op down[2] = {i64_op(true, &v, peer, 2), i64_op(false, &v, peer, 1)};
+  bs_p2p_op mixed[2] = {i64_op(true, &v, peer, 0), i64_op(false, &v, peer, 1)};
   bool ok = bs_comm_p2p(c, down, 2) == BS_ERR_INVALID &&
             strstr(bs_err()->message, "seq 1 is not past 2");
   bs_err_clear();
@@ -289,11 +281,7 @@ static bs_status bad_seqs(bs_comm *c, void *arg) {
 
 static void test_p2p_bad_seqs_refused(void **state) {
   (void)state;
-  tg_plan p = {.skip_rank = -1};
-  bs_status st;
-  bs_world *w = tg_run(bad_seqs, &p, 5000, &st);
-  assert_int_equal(st, BS_OK);
-  bs_world_destroy(w);
+  runs_clean(bad_seqs);
 }
 
 static bs_status bad_groups(bs_comm *c, void *arg) {
@@ -311,11 +299,7 @@ static bs_status bad_groups(bs_comm *c, void *arg) {
 
 static void test_bad_groups_and_peers_refused(void **state) {
   (void)state;
-  tg_plan p = {.skip_rank = -1};
-  bs_status st;
-  bs_world *w = tg_run(bad_groups, &p, 5000, &st);
-  assert_int_equal(st, BS_OK);
-  bs_world_destroy(w);
+  runs_clean(bad_groups);
 }
 
 /* ---- waits that sleep until woken ---- */
