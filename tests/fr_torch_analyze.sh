@@ -70,6 +70,10 @@ check() { # job folder
   p2p=$(truth p2p)
   [ -z "$p2p" ] || grep -q "^  rank $(truth waiting): $p2p " "$out" ||
     fail "$job: rank $(truth waiting) not in a $p2p: $(cat "$out")"
+  # Another group's hang, on its own (no "itself waits in"): its line whole.
+  also=$(truth also)
+  [ -z "$also" ] || grep -qxF "  also: $also" "$out" ||
+    fail "$job: no line 'also: $also': $(cat "$out")"
   want=$(truth culprit)
   got=$(culprits "$out" | tr '\n' ',' | sed 's/,$//')
   [ "$got" = "$want" ] || fail "$job: culprit '$got', not $want: $(cat "$out")"

@@ -110,6 +110,20 @@ def groups(r, g):
     dist.all_reduce(ones(4), group=tp)
 
 
+def two_hangs(r, g):
+    """TP x DP, as groups; in the second step ranks 2 and 3 both skip their
+    DP all_reduce: both DP groups hang, each on its own (rank 0 waits for
+    rank 2 in {0,2}, rank 1 for rank 3 in {1,3}), neither behind the
+    other."""
+    tp = [dist.new_group([0, 1]), dist.new_group([2, 3])][r // 2]
+    dp = [dist.new_group([0, 2]), dist.new_group([1, 3])][r % 2]
+    for step in range(2):
+        dist.all_reduce(ones(4), group=tp)
+        if step == 1 and r >= 2:
+            break
+        dist.all_reduce(ones(2), group=dp)
+
+
 def pipeline(r, g):
     """p2p stages 0 -> 1 -> 2 -> 3, two microbatches; rank 2 never sends
     the second: rank 3 waits in its recv."""
@@ -236,6 +250,11 @@ JOBS = {
                "status hang\ngroup 4\nmembers 1,3\nseq 2\nop all_reduce\n"
                "culprit 3\nexit 1",
              (5, 4, 5, 4)),
+    "two_hangs": (two_hangs, "gloo", True,
+                  "status hang\ngroup 3\nmembers 0,2\nseq 2\n"
+                  "op all_reduce\nculprit 2\nalso process group 4 "
+                  "(undefined): hang at collective #2: rank 1 waiting, "
+                  "culprit rank 3\nexit 1", (4, 4, 3, 3)),
     "pipeline": (pipeline, "hooked", False,
                  "status hang\ngroup 0\np2p recv\nwaiting 3\nculprit 2\n"
                  "exit 1", (3, 5, 4, 3)),

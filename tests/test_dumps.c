@@ -137,8 +137,10 @@ static void test_torch_groups(void **state) {
               "of ranks 1,3; 4 ranks, 4 dumps, version 2.10, comm lib gloo)\n");
   has(v.text, "  rank 1: all_reduce #2 (2 x fp32)\n");
   has(v.text, "  culprit: rank 3 (missing from #2)\n");
+  /* group 1's culprit is held up by group 4's hang: said so */
   has(v.text, "  also: process group 1 (undefined): hang at collective #3: "
-              "rank 0 waiting, culprit rank 1\n");
+              "rank 0 waiting, culprit rank 1 (rank 1 itself waits in "
+              "process group 4 (undefined))\n");
   has(v.text, "  completed: process groups 2 (undefined), 3 (undefined) "
               "(every member's every entry done)\n");
   done();

@@ -114,13 +114,32 @@ static void completed(const report *p, bs_buf *b) {
     bs_buf_printf(b, " (every member's every entry done)\n");
 }
 
+/* " (rank 4 itself waits in process group 0)": group o's culprit stuck
+ * in another group's op, a consequence of that hang rather than a cause
+ * of its own. */
+static void behind(const report *p, size_t o, bs_buf *b) {
+  const bs_dumps_view *v = &p->view[o];
+  for (int i = 0; i < v->n; i++)
+    for (size_t h = 0; p->res[o].culprit[i] && h < p->n; h++)
+      if (h != o && waits_in(p, h, v->members[i])) {
+        bs_buf_printf(b, " (rank %d itself waits in process group ",
+                      v->members[i]);
+        group_name(b, &p->d->groups[h]);
+        bs_buf_printf(b, ")");
+        return;
+      }
+}
+
 static void others(const report *p, int g, bs_buf *b) {
   size_t also = 0;
   for (size_t o = 0; o < p->n; o++) {
     if ((int)o == g || p->res[o].finding == BS_DUMPS_CLEAN)
       continue;
-    if (also++ < MAX_ALSO)
-      bs_buf_printf(b, "  also: %s\n", p->res[o].line);
+    if (also++ >= MAX_ALSO)
+      continue;
+    bs_buf_printf(b, "  also: %s", p->res[o].line);
+    behind(p, o, b);
+    bs_buf_printf(b, "\n");
   }
   if (also > MAX_ALSO)
     bs_buf_printf(b, "  also: %zu more process groups that did not complete\n",
