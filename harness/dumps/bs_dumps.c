@@ -300,29 +300,23 @@ static bs_status adopt_groups(bs_dumps *d, bs_dumps_prep *p) {
   return BS_OK;
 }
 
-/* The length of path's folder part ("a/b/rank_2": 3). */
-static size_t folder_len(const char *path) {
+/* The length of the job folder dump file path is in: its folder's, less
+ * a last BS_DUMPS_JSON_DIR (Backstop's JSON copies beside its pickles):
+ * "run/json/rank0.flight.json" and "run/rank_0" are both in "run". */
+static size_t job_len(const char *path) {
   const char *slash = strrchr(path, '/');
-  return slash ? (size_t)(slash - path) : 0;
+  size_t n = slash ? (size_t)(slash - path) : 0;
+  size_t jl = strlen(BS_DUMPS_JSON_DIR);
+  if (n >= jl && !strncmp(path + n - jl, BS_DUMPS_JSON_DIR, jl) &&
+      (n == jl || path[n - jl - 1] == '/'))
+    return n > jl ? n - jl - 1 : 0;
+  return n;
 }
 
-/* Two files of one job's dumps: in one folder, or one in the other's
- * BS_DUMPS_JSON_DIR (Backstop's JSON copy beside its pickle). */
+/* Two files of one job's dumps. */
 static bool one_job(const char *a, const char *b) {
-  size_t la = folder_len(a), lb = folder_len(b);
-  if (la > lb) {
-    const char *t = a;
-    a = b;
-    b = t;
-    size_t tl = la;
-    la = lb;
-    lb = tl;
-  }
-  if (la == lb)
-    return !strncmp(a, b, la);
-  size_t jl = strlen(BS_DUMPS_JSON_DIR);
-  return strncmp(a, b, la) == 0 && lb == la + (la ? 1 : 0) + jl &&
-         (!la || b[la] == '/') && !strncmp(b + lb - jl, BS_DUMPS_JSON_DIR, jl);
+  size_t la = job_len(a);
+  return la == job_len(b) && !strncmp(a, b, la);
 }
 
 /* A second dump of a rank read already: the same job's (its JSON copy),

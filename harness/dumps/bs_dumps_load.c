@@ -69,9 +69,9 @@ static bs_status list_in(const char *dir, const char *sub, int depth,
       continue;
     if (S_ISDIR(sb.st_mode) && depth > 0)
       BS_CHECK(list_in(dir, name, depth - 1, names, n));
-    else if ((S_ISREG(sb.st_mode) ||
-              (S_ISLNK(sb.st_mode) && stat(path, &sb) == 0 &&
-               S_ISREG(sb.st_mode))))
+    else if (S_ISREG(sb.st_mode) ||
+             (S_ISLNK(sb.st_mode) && stat(path, &sb) == 0 &&
+              S_ISREG(sb.st_mode)))
       BS_CHECK(add_name(dir, name, names, n));
   }
 out:
@@ -87,8 +87,35 @@ static void names_free(char **names, size_t n) {
 }
 
 typedef enum file_kind { F_OTHER = 0, F_PICKLE, F_JSON } file_kind;
-static file_kind kind_of(const char *path);
-static bool dump_keys(const char *data, size_t n);
+
+/* What a file looks like from its first bytes (read without the rest: a
+ * checkpoint beside the dumps is not read to be skipped). */
+static file_kind kind_of(const char *path) {
+  char data[64];
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(data, 1, sizeof data, f) : 0, i = 0;
+  if (f)
+    fclose(f);
+  while (i < n && strchr(" \t\r\n", data[i]))
+    i++;
+  if (n && (unsigned char)data[0] == 0x80)
+    return F_PICKLE;
+  return i < n && data[i] == '{' ? F_JSON : F_OTHER;
+}
+
+/* JSON that did not parse is a torn dump when it names the keys only a
+ * Flight Recorder dump has. */
+static bool dump_keys(const char *data, size_t n) {
+  static const char *const keys[] = {"\"profiling_name\"", "\"pg_config\"",
+                                     "\"collective_seq_id\""};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    size_t len = strlen(keys[k]);
+    for (size_t i = 0; i + len <= n && i < 65536; i++)
+      if (data[i] == '"' && !memcmp(data + i, keys[k], len))
+        return true;
+  }
+  return false;
+}
 
 /* A file of the folder that is a dump by its first bytes: a pickle, or
  * JSON naming Flight Recorder keys early on (not a log of JSON lines). */
@@ -128,35 +155,6 @@ static bs_status list(const char *dir, char ***names, size_t *n, bool *walked) {
     qsort(*names, *n, sizeof **names, by_name);
 out:
   return st;
-}
-
-/* What a file looks like from its first bytes (read without the rest: a
- * checkpoint beside the dumps is not read to be skipped). */
-static file_kind kind_of(const char *path) {
-  char data[64];
-  FILE *f = fopen(path, "rb");
-  size_t n = f ? fread(data, 1, sizeof data, f) : 0, i = 0;
-  if (f)
-    fclose(f);
-  while (i < n && strchr(" \t\r\n", data[i]))
-    i++;
-  if (n && (unsigned char)data[0] == 0x80)
-    return F_PICKLE;
-  return i < n && data[i] == '{' ? F_JSON : F_OTHER;
-}
-
-/* JSON that did not parse is a torn dump when it names the keys only a
- * Flight Recorder dump has. */
-static bool dump_keys(const char *data, size_t n) {
-  static const char *const keys[] = {"\"profiling_name\"", "\"pg_config\"",
-                                     "\"collective_seq_id\""};
-  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-    size_t len = strlen(keys[k]);
-    for (size_t i = 0; i + len <= n && i < 65536; i++)
-      if (data[i] == '"' && !memcmp(data + i, keys[k], len))
-        return true;
-  }
-  return false;
 }
 
 typedef struct folder {

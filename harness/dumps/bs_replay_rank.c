@@ -165,14 +165,14 @@ static bs_status run_plan(const replay *r, const plan *p, bs_comm **h,
   bs_status st = BS_OK;
   for (size_t k = 0; st == BS_OK && k < p->n;) {
     const step *s = &p->s[k];
-    size_t m = 1, lone = 0;
-    if (!is_p2p(s))
+    size_t m = 1;
+    if (!is_p2p(s)) {
       st = issue(h[s->group], s, send, recv);
-    else if ((lone = lone_run(s, p->n - k)) > 0)
-      st = issue_p2p(r, h[s->group], s, m = lone, true, send, recv);
-    else
-      st = issue_p2p(r, h[s->group], s, m = batch_len(s, p->n - k), false, send,
-                     recv);
+    } else {
+      size_t lone = lone_run(s, p->n - k);
+      m = lone ? lone : batch_len(s, p->n - k);
+      st = issue_p2p(r, h[s->group], s, m, lone > 0, send, recv);
+    }
     k += m;
   }
   return st;

@@ -143,6 +143,22 @@ out:
   return st;
 }
 
+/* A wait that goes on (first: the op it waits in, shown when it changed
+ * from *shown): the world's failure or the timeout from since, else a nap
+ * and BS_OK. */
+static bs_status wait_on(bs_comm *c, const bs_p2p_op *first,
+                         const bs_p2p_op **shown, uint64_t since,
+                         void (*publish)(bs_world *w)) {
+  const struct timespec nap = {0, POLL_NS};
+  uint64_t left = since + (uint64_t)c->w->o.timeout_ms * 1000000ull;
+  if (first != *shown)
+    bs_comm_p2p_show(c, *shown = first);
+  if (world_failed(c->w) || bs_clock_mono_ns() >= left)
+    return gave_up(c, since, publish);
+  nanosleep(&nap, NULL);
+  return BS_OK;
+}
+
 /* The recvs of ops wait together (one whose send never comes holds up
  * none of the others, nor their senders): each takes its pair's next file
  * once it is there. */
@@ -150,8 +166,6 @@ static bs_status take_all(bs_comm *c, pairs *p, const bs_p2p_op *ops, size_t n,
                           bool *done, uint64_t since,
                           void (*publish)(bs_world *w)) {
   bs_status st = BS_OK;
-  const struct timespec nap = {0, POLL_NS};
-  uint64_t left = since + (uint64_t)c->w->o.timeout_ms * 1000000ull;
   const bs_p2p_op *shown = NULL;
   uint64_t *k = calloc(n, sizeof *k);
   if (!k)
@@ -169,11 +183,7 @@ static bs_status take_all(bs_comm *c, pairs *p, const bs_p2p_op *ops, size_t n,
     }
     if (!first)
       break;
-    if (first != shown)
-      bs_comm_p2p_show(c, shown = first);
-    if (world_failed(c->w) || bs_clock_mono_ns() >= left)
-      BS_CHECK(gave_up(c, since, publish)); /* never BS_OK */
-    nanosleep(&nap, NULL);
+    BS_CHECK(wait_on(c, first, &shown, since, publish));
   }
 out:
   free(k);
@@ -186,11 +196,10 @@ out:
 static bs_status drained(bs_comm *c, const bs_p2p_op *ops, size_t n,
                          const uint64_t *k, bool *done, bool wait,
                          uint64_t since, void (*publish)(bs_world *w)) {
-  const struct timespec nap = {0, POLL_NS};
-  uint64_t left = since + (uint64_t)c->w->o.timeout_ms * 1000000ull;
   int me = bs_comm_front_rank(c);
   const bs_p2p_op *shown = NULL;
-  for (;;) {
+  bs_status st = BS_OK;
+  while (st == BS_OK) {
     const bs_p2p_op *first = NULL;
     for (size_t i = 0; i < n; i++) {
       char path[4400];
@@ -203,13 +212,10 @@ static bs_status drained(bs_comm *c, const bs_p2p_op *ops, size_t n,
         first = first ? first : &ops[i];
     }
     if (!first || !wait)
-      return BS_OK;
-    if (first != shown)
-      bs_comm_p2p_show(c, shown = first);
-    if (world_failed(c->w) || bs_clock_mono_ns() >= left)
-      return gave_up(c, since, publish);
-    nanosleep(&nap, NULL);
+      break;
+    st = wait_on(c, first, &shown, since, publish);
   }
+  return st;
 }
 
 bs_status bs_p2p_files_run(bs_comm *c, const bs_p2p_op *ops, size_t n,
