@@ -15,69 +15,62 @@
 
 #include "bs_bench_impl.h"
 
-const bs_bench_fig *bs_bench_find(const bs_bench_report *r, const char *name) {
-  for (size_t i = 0; r && name && i < r->n; i++)
-    if (strcmp(r->fig[i].name, name) == 0)
-      return &r->fig[i];
-  return NULL;
-}
-
 /* ---- ceilings: the seam calls alone ---- */
 
-static bs_status run_d2d(bench *b) {
+static bs_status run_d2d(bs_bench_state *b) {
   return bs_dev_copy(b->dev, b->dev_b, b->dev_a, b->bytes, BS_D2D);
 }
 
 /* The same bytes through SM loads and stores: the cast's kind of traffic. */
-static bs_status run_sm_copy(bench *b) {
+static bs_status run_sm_copy(bs_bench_state *b) {
   return bs_dev_sm_copy(b->dev, b->dev_b, b->dev_a, b->bytes);
 }
 
-static bs_status run_d2h(bench *b) {
+static bs_status run_d2h(bs_bench_state *b) {
   return bs_dev_copy(b->dev, b->pin, b->dev_a, b->bytes, BS_D2H);
 }
 
-static bs_status run_h2d(bench *b) {
+static bs_status run_h2d(bs_bench_state *b) {
   return bs_dev_copy(b->dev, b->dev_b, b->pin, b->bytes, BS_H2D);
 }
 
-static bs_status run_pin_alloc(bench *b) {
+static bs_status run_pin_alloc(bs_bench_state *b) {
   return bs_dev_pinned_alloc(b->dev, BS_PIN_OTHER, b->bytes, &b->pin_tmp);
 }
 
-static bs_status free_pin_tmp(bench *b) {
+static bs_status free_pin_tmp(bs_bench_state *b) {
   bs_dev_pinned_free(b->dev, BS_PIN_OTHER, b->pin_tmp, b->bytes);
   b->pin_tmp = NULL;
   return BS_OK;
 }
 
-static bs_status run_sha1(bench *b) {
+static bs_status run_sha1(bs_bench_state *b) {
   bs_digest d;
   return bs_digest_sha256(b->pin, b->bytes, &d);
 }
 
-static const bench_op op_d2d = {
+static const bs_bench_op op_d2d = {
     .name = "d2d_copy", .is_ceiling = true, .run = run_d2d};
-static const bench_op op_sm_copy = {
+static const bs_bench_op op_sm_copy = {
     .name = "sm_copy", .is_ceiling = true, .run = run_sm_copy};
-static const bench_op op_d2h = {
+static const bs_bench_op op_d2h = {
     .name = "d2h_copy", .is_ceiling = true, .run = run_d2h};
-static const bench_op op_h2d = {
+static const bs_bench_op op_h2d = {
     .name = "h2d_copy", .is_ceiling = true, .run = run_h2d};
-static const bench_op op_pin = {.name = "pinned_alloc",
-                                .is_ceiling = true,
-                                .run = run_pin_alloc,
-                                .teardown = free_pin_tmp};
-static const bench_op op_sha1 = {
+static const bs_bench_op op_pin = {.name = "pinned_alloc",
+                                   .is_ceiling = true,
+                                   .run = run_pin_alloc,
+                                   .teardown = free_pin_tmp};
+static const bs_bench_op op_sha1 = {
     .name = "sha256_1thread", .is_ceiling = true, .run = run_sha1};
-static const bench_op op_alloc_d2h = {.name = "pinned_alloc+d2h",
-                                      .is_ceiling = true};
+static const bs_bench_op op_alloc_d2h = {.name = "pinned_alloc+d2h",
+                                         .is_ceiling = true};
 
-static void free_ceiling_buffers(bench *b) {
+static void free_ceiling_buffers(bs_bench_state *b) {
   if (b->dev_a)
-    bs_ms_free(b->ms, b->dev_a);
+    bs_memsaver_free(b->ms, b->dev_a);
   if (b->dev_b)
-    bs_ms_free(b->ms, b->dev_b);
+    bs_memsaver_free(b->ms, b->dev_b);
   bs_dev_pinned_free(b->dev, BS_PIN_OTHER, b->pin, b->bytes);
   b->dev_a = b->dev_b = b->pin = NULL;
 }
@@ -86,11 +79,13 @@ static void free_ceiling_buffers(bench *b) {
  * SM copy runs on the same buffers as the copy engine's. Allocating pinned
  * memory and then copying into it, back to back, is what a pause with cpu
  * backup and a first backup cannot beat. */
-static bs_status ceilings(bench *b) {
+static bs_status ceilings(bs_bench_state *b) {
   bs_status st = BS_OK;
   double n = (double)b->bytes;
-  BS_CHECK(bs_ms_alloc(b->ms, "bench_copy_src", false, b->bytes, &b->dev_a));
-  BS_CHECK(bs_ms_alloc(b->ms, "bench_copy_dst", false, b->bytes, &b->dev_b));
+  BS_CHECK(
+      bs_memsaver_alloc(b->ms, "bench_copy_src", false, b->bytes, &b->dev_a));
+  BS_CHECK(
+      bs_memsaver_alloc(b->ms, "bench_copy_dst", false, b->bytes, &b->dev_b));
   BS_CHECK(bs_dev_pinned_alloc(b->dev, BS_PIN_OTHER, b->bytes, &b->pin));
   bs_dev_poison(b->dev, b->dev_a, b->bytes, BS_BENCH_SEED);
   BS_CHECK(bs_bench_measure(b, &op_d2d, 2 * n));
@@ -108,41 +103,41 @@ out:
 
 /* ---- Normal backuper ---- */
 
-static bs_status new_fresh(bench *b) {
+static bs_status new_fresh(bs_bench_state *b) {
   return bs_backuper_normal_create(b->params, &b->fresh);
 }
 
-static bs_status run_fresh_backup(bench *b) {
+static bs_status run_fresh_backup(bs_bench_state *b) {
   return bs_backuper_backup(b->fresh, "actor");
 }
 
-static bs_status drop_fresh(bench *b) {
+static bs_status drop_fresh(bs_bench_state *b) {
   bs_backuper_destroy(b->fresh);
   b->fresh = NULL;
   return BS_OK;
 }
 
-static bs_status run_backup(bench *b) {
+static bs_status run_backup(bs_bench_state *b) {
   return bs_backuper_backup(b->normal, "actor");
 }
 
-static bs_status run_restore(bench *b) {
+static bs_status run_restore(bs_bench_state *b) {
   return bs_backuper_restore(b->normal, "actor");
 }
 
-static const bench_op op_first = {.name = "normal_backup_first",
-                                  .ceiling = "pinned_alloc+d2h",
-                                  .setup = new_fresh,
-                                  .run = run_fresh_backup,
-                                  .teardown = drop_fresh};
-static const bench_op op_backup = {
+static const bs_bench_op op_first = {.name = "normal_backup_first",
+                                     .ceiling = "pinned_alloc+d2h",
+                                     .setup = new_fresh,
+                                     .run = run_fresh_backup,
+                                     .teardown = drop_fresh};
+static const bs_bench_op op_backup = {
     .name = "normal_backup", .ceiling = "d2h_copy", .run = run_backup};
-static const bench_op op_restore = {
+static const bs_bench_op op_restore = {
     .name = "normal_restore", .ceiling = "h2d_copy", .run = run_restore};
 
 /* The steady figures start at the second backup, once the pinned copies
  * exist (the bs_bench_measure() warm-up is that first backup). */
-static bs_status normal(bench *b) {
+static bs_status normal(bs_bench_state *b) {
   bs_status st = BS_OK;
   double n = (double)b->bytes;
   BS_CHECK(bs_bench_measure(b, &op_first, n));
@@ -155,18 +150,18 @@ out:
 
 /* ---- SHA256 of every weight, across threads ---- */
 
-static bs_status run_verify(bench *b) {
+static bs_status run_verify(bs_bench_state *b) {
   return bs_digest_sha256_many(b->hash_data, b->hash_len, b->host.n, b->digests,
                                b->r->threads);
 }
 
-static const bench_op op_verify = {
+static const bs_bench_op op_verify = {
     .name = "sha256_verify", .ceiling = "sha256_1thread", .run = run_verify};
 
 /* Hashes the Normal backup's host copies: the weights as hashing sees them
  * (the D2H that brings them there is the backup figure). The ratio to one
  * thread is the scale factor. */
-static bs_status verify(bench *b) {
+static bs_status verify(bs_bench_state *b) {
   bs_status st = BS_OK;
   BS_CHECK(bs_backuper_get(b->normal, "actor", &b->host));
   size_t n = b->host.n ? b->host.n : 1;
@@ -184,23 +179,6 @@ out:
   return st;
 }
 
-/* ---- the weights ---- */
-
-/* Weights are a seeded pattern written on the device: throughput does not
- * depend on the values, and a host-generated fill of several GB would
- * cost more than the whole bench. */
-void bs_bench_fill_params(bench *b) {
-  const bs_params *p = b->params;
-  for (int k = 0; k < BS_BUF_COUNT; k++)
-    if (p->param_buf[k])
-      bs_dev_poison(b->dev, p->param_buf[k],
-                    p->layout.buf[k].numel * sizeof(uint16_t),
-                    BS_BENCH_SEED + k);
-  for (size_t i = 0; i < p->n; i++)
-    if (p->t[i].buffer < 0 && p->t[i].bytes)
-      bs_dev_poison(b->dev, p->t[i].ptr, p->t[i].bytes, BS_BENCH_SEED + 2 + i);
-}
-
 /* ---- the run ---- */
 
 /* Every ratio against a ceiling of this run. */
@@ -209,7 +187,7 @@ static bs_status finish(bs_bench_report *r) {
     bs_bench_fig *f = &r->fig[i];
     if (!f->ceiling[0])
       continue;
-    const bs_bench_fig *c = bs_bench_find(r, f->ceiling);
+    const bs_bench_fig *c = bs_bench_report_find(r, f->ceiling);
     if (!c)
       return bs_err_fail(BS_ERR_INTERNAL, NULL, "bench: %s: no ceiling %s",
                          f->name, f->ceiling);
@@ -263,7 +241,7 @@ out:
   return st;
 }
 
-static void bench_free(bench *b) {
+static void bench_free(bs_bench_state *b) {
   bs_tensor_map_free(&b->host);
   free(b->hash_data);
   free(b->hash_len);
@@ -276,22 +254,22 @@ static void bench_free(bench *b) {
     free_pin_tmp(b);
     free_ceiling_buffers(b);
   }
-  bs_ms_destroy(b->ms);
+  bs_memsaver_destroy(b->ms);
   bs_dev_destroy(b->dev);
 }
 
 bs_status bs_bench_run(const bs_bench_opts *o, const bs_model_spec *m,
                        bs_bench_report *r) {
   bs_status st = BS_OK;
-  bench b = {.o = o, .r = r};
+  bs_bench_state b = {.o = o, .r = r};
   if (!o || !m || !r)
     BS_FAIL(BS_ERR_INVALID, NULL, "bench: NULL argument");
   BS_CHECK(report_init(o, m, r));
   BS_CHECK(bs_dev_create(o->device, 0, &b.dev));
-  BS_CHECK(bs_ms_create(b.dev, BS_BENCH_SEED, &b.ms));
+  BS_CHECK(bs_memsaver_create(b.dev, BS_BENCH_SEED, &b.ms));
   BS_CHECK(bs_params_create(b.dev, b.ms, m, 1, BS_BENCH_BUCKET_NUMEL, true,
                             &b.params));
-  bs_bench_fill_params(&b);
+  bs_bench_weights_fill(&b);
   BS_CHECK(bs_dev_sync(b.dev));
   b.bytes = bs_params_synced_bytes(b.params);
   r->weight_bytes = b.bytes;

@@ -109,7 +109,8 @@ bs_status bs_bench_scale(const bs_bench_opts *o, char **table, char **json,
                          bool *passed);
 
 /* NULL when absent. */
-const bs_bench_fig *bs_bench_find(const bs_bench_report *r, const char *name);
+const bs_bench_fig *bs_bench_report_find(const bs_bench_report *r,
+                                         const char *name);
 
 /* The human-readable table; the JSON object (caller frees; NULL on OOM). */
 char *bs_bench_report_table(const bs_bench_report *r);

@@ -16,9 +16,9 @@
 
 #include "bs_bench.h"
 #include "bs_bench_exec.h"
+#include "bs_buf.h"
 #include "bs_file.h"
-#include "util/bs_buf.h"
-#include "util/bs_json.h"
+#include "bs_json.h"
 
 #define MAX_RUNS 1000
 #define PEER_TIMEOUT_S "10"

@@ -5,8 +5,8 @@
 
 #include <sys/resource.h>
 
-#include "util/bs_buf.h"
-#include "util/bs_json.h"
+#include "bs_buf.h"
+#include "bs_json.h"
 
 /* Runs argv with env added to this process's; its stdout in *out, or
  * dropped when out is NULL; its resource use (wait4: the peak memory of it

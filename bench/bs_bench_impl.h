@@ -12,7 +12,7 @@
 #include "bs_digest.h"
 #include "comm/bs_comm.h"
 #include "dev/bs_dev.h"
-#include "memsaver/bs_ms.h"
+#include "memsaver/bs_memsaver.h"
 #include "model/bs_params.h"
 #include "train/bs_optimizer.h"
 
@@ -20,11 +20,11 @@
 #define BS_BENCH_BUCKET_NUMEL 40000000u
 #define BS_BENCH_SEED 0x62656e6368ull /* "bench" */
 
-typedef struct bench {
+typedef struct bs_bench_state {
   const bs_bench_opts *o;
   bs_bench_report *r;
   bs_dev *dev;
-  bs_ms *ms;
+  bs_memsaver *ms;
   size_t bytes;        /* weight bytes: the size of every ceiling buffer */
   void *dev_a, *dev_b; /* device buffers of the copy ceilings */
   void *pin;           /* pinned buffer of the copy and hash ceilings */
@@ -40,43 +40,45 @@ typedef struct bench {
   bs_backuper *maincast; /* lives in the rank body (it borrows the comm) */
   bs_comm *comm;         /* a MainCast rank's: runs are timed in lockstep */
   const char *tag;       /* pause/resume: the region measured */
-} bench;
+} bs_bench_state;
 
-typedef bs_status (*bench_step)(bench *b);
+typedef bs_status (*bs_bench_step)(bs_bench_state *b);
 
 /* setup and teardown are untimed (and optional); run is timed up to the
  * device sync that follows it. */
-typedef struct bench_op {
+typedef struct bs_bench_op {
   const char *name;
   const char *ceiling; /* figure it is compared with, NULL for none */
   bool is_ceiling;
-  bench_step setup, run, teardown;
+  bs_bench_step setup, run, teardown;
   bool busbw; /* an all-gather: reported as bus bandwidth */
-} bench_op;
+} bs_bench_op;
 
 /* Appends op's figure for `bytes` moved in `seconds` to r. */
-bs_status bs_bench_measure_add_fig(bs_bench_report *r, const bench_op *op,
+bs_status bs_bench_measure_add_fig(bs_bench_report *r, const bs_bench_op *op,
                                    double bytes, double seconds);
 
 /* A figure built from measured ones, not timed again: the bytes of `from`
  * in its seconds plus those of `plus` (NULL: none). BS_ERR_INTERNAL when
  * one is not in r yet. */
-bs_status bs_bench_measure_add_derived(bs_bench_report *r, const bench_op *op,
-                                       const char *from, const char *plus);
+bs_status bs_bench_measure_add_derived(bs_bench_report *r,
+                                       const bs_bench_op *op, const char *from,
+                                       const char *plus);
 
 /* Best of b->r->repeat runs of op after one warm-up run, as a figure. */
-bs_status bs_bench_measure(bench *b, const bench_op *op, double bytes);
+bs_status bs_bench_measure(bs_bench_state *b, const bs_bench_op *op,
+                           double bytes);
 /* CLOCK_MONOTONIC in seconds: every time the bench takes. */
 double bs_bench_measure_now_s(void);
 
 /* Writes the seeded weight pattern over b->params on b->dev. */
-void bs_bench_fill_params(bench *b);
+void bs_bench_weights_fill(bs_bench_state *b);
 
 /* The MainCast figures, in a world of b->r->ranks ranks of b->params's
  * model. */
-bs_status bs_bench_maincast(bench *b);
+bs_status bs_bench_maincast(bs_bench_state *b);
 
 /* The memory saver's pause and resume figures, with and without backup. */
-bs_status bs_bench_pause_resume(bench *b);
+bs_status bs_bench_pause_resume(bs_bench_state *b);
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backup/bs_mc.h"
+#include "backup/bs_maincast_plan.h"
 #include "bs_bench_impl.h"
 #include "train/bs_param_sync.h"
 
@@ -15,29 +15,29 @@
 
 /* Elements of the rank's master shard over every inner optimizer: also
  * what the rank contributes to every all-gather of the param buffers. */
-static size_t shard_numel(const bench *b) {
+static size_t shard_numel(const bs_bench_state *b) {
   size_t n = 0;
   for (int k = 0; k < BS_BUF_COUNT; k++)
     n += bs_ddp_shard_numel(&b->params->layout, k);
   return n;
 }
 
-static bs_status run_cast(bench *b) {
+static bs_status run_cast(bs_bench_state *b) {
   return bs_optimizer_cast_to_params(b->opt);
 }
 
-static bs_status run_maincast(bench *b) {
+static bs_status run_maincast(bs_bench_state *b) {
   return bs_backuper_restore(b->maincast, "actor");
 }
 
 /* The restore's step (2) as the restore runs it: MainCast's own call. */
-static bs_status run_param_sync(bench *b) {
+static bs_status run_param_sync(bs_bench_state *b) {
   return bs_param_sync_params(b->comm, b->params);
 }
 
 /* The ceiling: the same in-place all-gathers (one per bucket, the rank's
  * shard, bf16) made straight on the communicator. */
-static bs_status run_all_gather(bench *b) {
+static bs_status run_all_gather(bs_bench_state *b) {
   bs_status st = BS_OK;
   const bs_params *p = b->params;
   size_t r = (size_t)bs_comm_rank(b->comm);
@@ -54,20 +54,20 @@ out:
   return st;
 }
 
-static const bench_op op_cast = {
+static const bs_bench_op op_cast = {
     .name = "cast", .ceiling = "d2d_copy", .run = run_cast};
 /* The cast again, against the SM-driven copy: the same traffic kind. */
-static const bench_op op_cast_sm = {.name = "cast_sm", .ceiling = "sm_copy"};
-static const bench_op op_maincast = {
+static const bs_bench_op op_cast_sm = {.name = "cast_sm", .ceiling = "sm_copy"};
+static const bs_bench_op op_maincast = {
     .name = "maincast_restore", .ceiling = "d2d_copy", .run = run_maincast};
-static const bench_op op_all_gather = {.name = "all_gather",
-                                       .is_ceiling = true,
-                                       .run = run_all_gather,
-                                       .busbw = true};
-static const bench_op op_mc_gather = {.name = "maincast_all_gather",
-                                      .ceiling = "all_gather",
-                                      .run = run_param_sync,
-                                      .busbw = true};
+static const bs_bench_op op_all_gather = {.name = "all_gather",
+                                          .is_ceiling = true,
+                                          .run = run_all_gather,
+                                          .busbw = true};
+static const bs_bench_op op_mc_gather = {.name = "maincast_all_gather",
+                                         .ceiling = "all_gather",
+                                         .run = run_param_sync,
+                                         .busbw = true};
 
 /* One rank of the MainCast world: its own device, memory saver, params
  * (DP size N, rank k) and optimizer shard, seen through a bench so that
@@ -75,9 +75,9 @@ static const bench_op op_mc_gather = {.name = "maincast_all_gather",
  * others time into a scratch one, since every rank must run every
  * collective. */
 typedef struct mc_rank {
-  bench b;
+  bs_bench_state b;
   const bs_model_spec *m;
-  bs_mc *mc;
+  bs_maincast_plan *mc;
   bs_bench_report scratch;
 } mc_rank;
 
@@ -86,19 +86,19 @@ typedef struct mc_rank {
  * the rank body, and backed up once (its extras) so restore can run. */
 static bs_status rank_setup(mc_rank *k, bs_comm *c) {
   bs_status st = BS_OK;
-  bench *b = &k->b;
+  bs_bench_state *b = &k->b;
   const bs_optimizer_cfg cfg = {
       .lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
-  BS_CHECK(bs_ms_create(b->dev, BS_BENCH_SEED, &b->ms));
+  BS_CHECK(bs_memsaver_create(b->dev, BS_BENCH_SEED, &b->ms));
   BS_CHECK(bs_params_create(b->dev, b->ms, k->m, bs_comm_size(c),
                             BS_BENCH_BUCKET_NUMEL, true, &b->params));
-  bs_bench_fill_params(b);
+  bs_bench_weights_fill(b);
   BS_CHECK(bs_dev_sync(b->dev));
   BS_CHECK(bs_optimizer_create(b->dev, b->ms, &b->params->layout,
                                bs_comm_rank(c), &cfg, b->params->param_buf,
                                &b->opt));
-  BS_CHECK(bs_mc_create(b->params, b->opt, c, &k->mc));
-  BS_CHECK(bs_mc_check_coverage(k->mc));
+  BS_CHECK(bs_maincast_plan_create(b->params, b->opt, c, &k->mc));
+  BS_CHECK(bs_maincast_plan_check_coverage(k->mc));
   BS_CHECK(bs_backuper_maincast_create(k->mc, false, &b->maincast));
   BS_CHECK(bs_backuper_backup(b->maincast, "actor"));
 out:
@@ -106,12 +106,12 @@ out:
 }
 
 static void rank_free(mc_rank *k) {
-  bench *b = &k->b;
+  bs_bench_state *b = &k->b;
   bs_backuper_destroy(b->maincast);
-  bs_mc_destroy(k->mc);
+  bs_maincast_plan_destroy(k->mc);
   bs_optimizer_destroy(b->opt);
   bs_params_destroy(b->params);
-  bs_ms_destroy(b->ms);
+  bs_memsaver_destroy(b->ms);
   b->maincast = NULL;
   k->mc = NULL;
   b->opt = NULL;
@@ -128,7 +128,7 @@ static void rank_free(mc_rank *k) {
 static bs_status maincast_rank(bs_comm *c, void *arg) {
   bs_status st = BS_OK;
   mc_rank *k = arg;
-  bench *b = &k->b;
+  bs_bench_state *b = &k->b;
   int n = bs_comm_size(c);
   b->comm = c;
   BS_CHECK(bs_comm_agree(c, rank_setup(k, c)));
@@ -162,7 +162,7 @@ out:
  * front (sequence numbers, flight recorder, watchdog) as in a real run.
  * The sim backend stages every collective through host memory, so on cuda
  * its all-gather costs a D2H and an H2D: NCCL is the default there. */
-bs_status bs_bench_maincast(bench *b) {
+bs_status bs_bench_maincast(bs_bench_state *b) {
   bs_status st = BS_OK;
   int n = b->r->ranks;
   bs_world *w = NULL;

@@ -21,7 +21,7 @@ static double bus_factor(const bs_bench_report *r, bool busbw) {
   return busbw && r->ranks > 1 ? (double)(r->ranks - 1) / r->ranks : 1.0;
 }
 
-bs_status bs_bench_measure_add_fig(bs_bench_report *r, const bench_op *op,
+bs_status bs_bench_measure_add_fig(bs_bench_report *r, const bs_bench_op *op,
                                    double bytes, double seconds) {
   if (r->n >= BS_BENCH_MAX_FIGS)
     return bs_err_fail(BS_ERR_INTERNAL, NULL, "bench: more than %d figures",
@@ -40,10 +40,11 @@ bs_status bs_bench_measure_add_fig(bs_bench_report *r, const bench_op *op,
   return BS_OK;
 }
 
-bs_status bs_bench_measure_add_derived(bs_bench_report *r, const bench_op *op,
-                                       const char *from, const char *plus) {
-  const bs_bench_fig *a = bs_bench_find(r, from);
-  const bs_bench_fig *c = plus ? bs_bench_find(r, plus) : NULL;
+bs_status bs_bench_measure_add_derived(bs_bench_report *r,
+                                       const bs_bench_op *op, const char *from,
+                                       const char *plus) {
+  const bs_bench_fig *a = bs_bench_report_find(r, from);
+  const bs_bench_fig *c = plus ? bs_bench_report_find(r, plus) : NULL;
   if (!a || (plus && !c))
     return bs_err_fail(BS_ERR_INTERNAL, NULL, "bench: %s: %s is not measured",
                        op->name, !a ? from : plus);
@@ -54,13 +55,13 @@ bs_status bs_bench_measure_add_derived(bs_bench_report *r, const bench_op *op,
 /* A MainCast rank's runs start and end together on every rank, so rank
  * 0's clock covers the slowest rank and no rank's run overlaps another
  * rank's idle time. */
-static bs_status lockstep(bench *b) {
+static bs_status lockstep(bs_bench_state *b) {
   return b->comm ? bs_comm_barrier(b->comm) : BS_OK;
 }
 
 /* One run. The teardown runs even after a failed run, so that what the
  * setup or run acquired is given back; the first error wins. */
-static bs_status timed(bench *b, const bench_op *op, double *secs) {
+static bs_status timed(bs_bench_state *b, const bs_bench_op *op, double *secs) {
   bs_status st = BS_OK;
   if (op->setup)
     BS_CHECK(op->setup(b));
@@ -83,7 +84,8 @@ out:
 
 /* Best of r->repeat runs after one warm-up run (first touch of pages,
  * lazy driver set-up, cold caches). */
-bs_status bs_bench_measure(bench *b, const bench_op *op, double bytes) {
+bs_status bs_bench_measure(bs_bench_state *b, const bs_bench_op *op,
+                           double bytes) {
   bs_status st = BS_OK;
   double best = INFINITY, t = 0;
   BS_CHECK(timed(b, op, &t));

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bs_bench.h"
-#include "util/bs_buf.h"
+#include "bs_buf.h"
 
 enum { BENCH_LAYERS = 32, BENCH_HIDDEN = 64, BENCH_VOCAB = 4 * BENCH_HIDDEN };
 

@@ -16,10 +16,10 @@
 #include <sys/resource.h>
 
 #include "bs_file.h"
+#include "bs_fork.h"
 #include "comm/bs_comm.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_replay.h"
-#include "proc/bs_fork.h"
 
 enum { STEPS = 2, COUNT = 4 };
 

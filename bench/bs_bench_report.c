@@ -4,13 +4,22 @@
  * table and "metric": "busbw" in the JSON. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bs_bench.h"
-#include "util/bs_buf.h"
+#include "bs_buf.h"
 
 #define GB 1e9
+
+const bs_bench_fig *bs_bench_report_find(const bs_bench_report *r,
+                                         const char *name) {
+  for (size_t i = 0; r && name && i < r->n; i++)
+    if (strcmp(r->fig[i].name, name) == 0)
+      return &r->fig[i];
+  return NULL;
+}
 
 static double s_per_gb(const bs_bench_fig *f) {
   return f->seconds / (f->bytes / GB);
@@ -18,7 +27,7 @@ static double s_per_gb(const bs_bench_fig *f) {
 
 static void table_row(bs_buf *b, const bs_bench_report *r,
                       const bs_bench_fig *f) {
-  const bs_bench_fig *c = bs_bench_find(r, f->ceiling);
+  const bs_bench_fig *c = bs_bench_report_find(r, f->ceiling);
   bs_buf_printf(b, "%-20s %10.2f %9.4f  ", f->name, f->gbps, s_per_gb(f));
   if (f->is_ceiling)
     bs_buf_printf(b, "%-18s %10s %7s", "(ceiling)", "", "");
@@ -59,7 +68,7 @@ char *bs_bench_report_table(const bs_bench_report *r) {
 
 static void json_fig(bs_buf *b, const bs_bench_report *r,
                      const bs_bench_fig *f) {
-  const bs_bench_fig *c = bs_bench_find(r, f->ceiling);
+  const bs_bench_fig *c = bs_bench_report_find(r, f->ceiling);
   bs_buf_json_str(b, f->name);
   bs_buf_printf(b, ": {\"kind\": ");
   bs_buf_json_str(b, f->is_ceiling ? "ceiling" : "figure");
@@ -118,7 +127,7 @@ char *bs_bench_report_json(const bs_bench_report *r) {
                 "  \"threads\": %d,\n  \"repeat\": %d,\n  \"ranks\": %d,\n",
                 r->weight_bytes, r->tensors, r->threads, r->repeat, r->ranks);
   /* The hashing scale factor: T threads over one. */
-  const bs_bench_fig *sha = bs_bench_find(r, "sha256_verify");
+  const bs_bench_fig *sha = bs_bench_report_find(r, "sha256_verify");
   bs_buf_printf(&b, "  \"sha256_scale\": ");
   bs_buf_json_num(&b, sha ? sha->ratio : NAN);
   bs_buf_printf(&b, ",\n  \"figures\": {");

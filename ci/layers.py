@@ -23,9 +23,10 @@ import subprocess
 import sys
 
 # The one table of floors, top first. Every source file belongs to a part.
-# dumps/ sits beside record/, below report/ (architecture.md has it a floor
-# higher): report/bs_artifacts.c writes the flight-recorder pickles with it,
-# and it needs nothing above proc/ and util/.
+# dumps/ (the Flight Recorder reader, analyze, replay) is a part of its own
+# below the whole harness: report/bs_artifacts.c writes the flight
+# recorders' pickles with it and run/ reads its reports, while it needs
+# only base/ and the core's face.
 FLOORS = [
     ["tests"],
     ["cli", "bench", "scenarios"],
@@ -33,8 +34,9 @@ FLOORS = [
     ["harness/run"],
     ["harness/driver"],
     ["harness/oracles", "harness/report"],
-    ["harness/verdict", "harness/record", "harness/dumps"],
-    ["harness/catalog", "harness/cfg", "harness/proc", "harness/util"],
+    ["harness/verdict", "harness/record"],
+    ["harness/catalog"],
+    ["dumps"],
     ["core/bs_actor", "core/bs_core_testing"],
     ["core/sync"],
     ["core/backup"],
@@ -47,7 +49,7 @@ FLOORS = [
 ]
 # Where a path-qualified include ("comm/bs_comm.h") is looked up: the
 # folders the build puts on include paths.
-ROOTS = ["base", "faults", "kernels", "core", "harness", "cli", "bench",
+ROOTS = [".", "base", "faults", "kernels", "core", "harness", "cli", "bench",
          "tests"]
 SOURCES = re.compile(r"\.(c|h|def|cu|cuh)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
@@ -63,9 +65,50 @@ CORE_FACE = {
     "core/sync/bs_engine_main.h", "core/comm/bs_comm.h",
     "core/dev/bs_dev.h", "core/comm/front/bs_comm_report.h",
     "core/model/bs_model.h", "core/model/bs_config.h",
-    "core/bs_core_testing.h",
+    "core/bs_core_testing.h", "core/comm/bs_meet.h",
+}
+# Staged for the face's headers, which include them (included from above
+# by nothing else).
+CORE_CARRIED = {
+    "core/backup/bs_source.h", "core/comm/front/bs_world_running.h",
+    "core/memsaver/bs_trap.h",
 }
 SEES_CORE_WHOLE = ("tests", "bench")
+# The harness's face: the headers cli, bench and the scenarios include
+# (and, below the line, those these carry, staged for them but included
+# from above by nothing else). The build stages exactly these
+# (CMakeLists.txt); the tests see the harness whole.
+HARNESS_FACE = {
+    "harness/catalog/bs_scenario.h", "harness/catalog/bs_launcher.h",
+    "harness/driver/bs_driver.h", "harness/explore/bs_batch.h",
+    "harness/explore/bs_fuzz_campaign.h", "harness/explore/bs_kill_matrix.h",
+    "harness/explore/bs_sweep_campaign.h", "harness/oracles/bs_expect.h",
+    "harness/oracles/bs_oracle.h", "harness/plan/bs_footprint.h",
+    "harness/plan/bs_plan.h", "harness/record/bs_schedule.h",
+    "harness/report/bs_report.h", "harness/run/bs_child.h",
+    "harness/run/bs_nccl_plan.h", "harness/run/bs_parent.h",
+    "harness/run/bs_pool.h",
+}
+HARNESS_CARRIED = {
+    "harness/catalog/bs_run_cfg.h", "harness/explore/bs_fuzz.h",
+    "harness/explore/bs_sweep.h", "harness/record/bs_record.h",
+    "harness/verdict/bs_result.h",
+}
+# The dumps reader's face: what the harness, cli and bench include of it.
+DUMPS_FACE = {
+    "dumps/bs_dumps.h", "dumps/bs_dumps_finding.h", "dumps/bs_dumps_report.h",
+    "dumps/bs_replay.h",
+}
+# A part's face: (the folder it guards, the headers others may include,
+# the parts that see it whole, the name of the list for messages, its
+# library, the headers staged beside the face).
+FACES = [
+    ("core/", CORE_FACE, SEES_CORE_WHOLE, "CORE_FACE", "bs_core",
+     CORE_CARRIED),
+    ("harness/", HARNESS_FACE, ("tests",), "HARNESS_FACE", "bs_harness",
+     HARNESS_CARRIED),
+    ("dumps/", DUMPS_FACE, ("tests",), "DUMPS_FACE", "bs_dumps", set()),
+]
 # Headers private to some folders of a part: who may include them. The
 # world's structures are the front's and the simulator's (the world's own
 # machinery); the NCCL backend reads the front through bs_comm_backend.h.
@@ -107,7 +150,7 @@ def resolve(root, src, inc, known):
         cands += [os.path.normpath(os.path.join(r, inc)) for r in ROOTS]
     for c in cands:
         if c in known:
-            return c
+            return known[c]
     # Through a folder some target adds; else a system or outside header
     # (nccl.h, fiu.h). Source names are unique in the tree.
     return known.get(os.path.basename(inc))
@@ -138,6 +181,44 @@ def cycle(graph):
                 stack.append((nxt, iter(sorted(graph.get(nxt, ())))))
                 path.append(nxt)
     return None
+
+
+def outside_face(f, line, inc, t, a):
+    """An include of a part's own header from outside that part."""
+    for folder, face, whole, name, _, _ in FACES:
+        if (t.startswith(folder) and not a.startswith(folder) and
+                t not in face and a not in whole):
+            return [f'{f}:{line}: includes "{inc}", a header of '
+                    f"{folder[:-1]}'s own (its face: ci/layers.py {name})"]
+    return []
+
+
+def staged(root):
+    """The public headers CMakeLists.txt stages for each library."""
+    with open(os.path.join(root, "CMakeLists.txt")) as fh:
+        text = re.sub(r"#[^\n]*", "", fh.read())
+    out = {}
+    for m in re.finditer(r"bs_part\((\w+)\s+(\S+)(.*?)\)", text, re.S):
+        heads = re.search(r"PUBLIC_HEADERS(.*?)(?:DEPS|$)", m.group(3), re.S)
+        out[m.group(1)] = {f"{m.group(2)}/{h}" for h in
+                           (heads.group(1).split() if heads else [])}
+    return out
+
+
+def faces_staged(root):
+    """The build stages a face exactly as FACES lists it: the compiler
+    holds the floors the list states."""
+    errors = []
+    libs = staged(root)
+    for folder, face, _, name, lib, carried in FACES:
+        want, have = face | carried, libs.get(lib, set())
+        for h in sorted(want - have):
+            errors.append(f"CMakeLists.txt: {lib} does not stage {h} "
+                          f"(ci/layers.py {name})")
+        for h in sorted(have - want):
+            errors.append(f"CMakeLists.txt: {lib} stages {h}, which "
+                          f"ci/layers.py {name} does not list")
+    return errors
 
 
 def check(root, files, extra=(), graph=None):
@@ -176,10 +257,8 @@ def check(root, files, extra=(), graph=None):
         if FLOOR[b] < FLOOR[a]:
             errors.append(f'{f}:{line}: includes "{inc}" ({b}), a floor '
                           f"above {a}")
-        elif (t.startswith("core/") and not a.startswith("core/") and
-              t not in CORE_FACE and a not in SEES_CORE_WHOLE):
-            errors.append(f'{f}:{line}: includes "{inc}", a header of the '
-                          f"core's own (its face: ci/layers.py CORE_FACE)")
+        else:
+            errors += outside_face(f, line, inc, t, a)
     for g, what in (({a: set(b) for a, b in parts.items()}, "parts"),
                     (mods, "modules")):
         for _ in range(20):  # each circle once, by cutting an edge of it
@@ -273,21 +352,54 @@ def names(root, files, extra=()):
     return errors
 
 
+def calls(root, files, extra=()):
+    """Circles of modules through what their code uses: a .c that names a
+    function another .c defines (a call or a pointer taken) uses that
+    module, whatever header declares it (an aggregate header of no .c of
+    its own hides nothing). Tests aside."""
+    def code(text):  # comments and includes blanked: no call there
+        return INCLUDE.sub("", blank_comments(text))
+    texts = {f: code(open(os.path.join(root, f), errors="replace").read())
+             for f in files if f.endswith((".c", ".cu")) and
+             not f.startswith("tests/")}
+    texts.update({f: code(t) for f, t in extra})
+    defs = {name: f for f, t in texts.items() for name, _ in exported(t)}
+    uses = {}
+    for f, t in texts.items():
+        for name in set(re.findall(r"\b(bs_\w+)\b", t)):
+            d = defs.get(name)
+            if d and d != f:
+                uses.setdefault(module(f), set()).add(module(d))
+    errors = []
+    for _ in range(40):  # each circle once, by cutting an edge of it
+        c = cycle(uses)
+        if not c:
+            break
+        errors.append("a circle of calls: " + " -> ".join(c))
+        uses[c[0]].discard(c[1])
+    return errors
+
+
 def self_test(root, files):
     """Each planted include must be caught: the check can fail."""
     plants = [
         [("core/bs_actor.c", "../harness/run/bs_parent.h", 1)],
         [("core/comm/front/bs_comm.c", "backup/bs_backuper.h", 1)],
-        [("harness/proc/bs_fork.c", "run/bs_parent.h", 1)],
+        [("base/bs_fork.c", "run/bs_parent.h", 1)],
         [("base/bs_err.c", "../faults/bs_fault.h", 1)],
         [("core/dev/bs_dev.c", "bs_parent.h", 1)],
         [("harness/run/bs_hangdump.c", "run/bs_child.h", 1),
          ("harness/run/bs_child.c", "run/bs_hangdump.h", 1)],
-        [("harness/driver/bs_driver.c", "memsaver/bs_ms.h", 1)],
+        [("harness/driver/bs_driver.c", "memsaver/bs_memsaver.h", 1)],
         [("scenarios/sc_source_joins.c", "backup/bs_source.h", 1)],
         [("cli/bs_main.c", "sync/bs_engine.h", 1)],
         [("core/comm/backend/nccl/bs_comm_nccl.c",
           "comm/front/bs_comm_state.h", 1)],
+        # Outside a face: the harness's, the dumps reader's.
+        [("cli/bs_cmd_run.c", "run/bs_child_judge.h", 1)],
+        [("harness/report/bs_artifacts.c", "dumps/bs_dumps_int.h", 1)],
+        # The dumps reader above the harness.
+        [("dumps/bs_dumps.c", "record/bs_record.h", 1)],
     ]
     bad = 0
     before = set(check(root, files))
@@ -295,6 +407,16 @@ def self_test(root, files):
         if not set(check(root, files, p)) - before:
             print(f"layers: not caught: {p}", file=sys.stderr)
             bad += 1
+    # A circle of calls whose headers are an aggregate of no .c: the replay
+    # calls the read-back, which would call the replay back.
+    circles = set(calls(root, files))
+    plant = ("dumps/bs_replay_read.c",
+             open(os.path.join(root, "dumps/bs_replay_read.c")).read() +
+             "void bs_replay_read_x(void) { bs_replay_run(0, 0, 0); }\n")
+    if not set(calls(root, files, [plant])) - circles:
+        print("layers: not caught: a circle of calls through "
+              "bs_replay_read.c", file=sys.stderr)
+        bad += 1
     named = set(names(root, files))
     for f, text in [("core/comm/front/bs_comm_p2p.c",
                      "bs_status bs_comm_send(bs_comm *c,\n int peer) {\n}\n"),
@@ -322,7 +444,8 @@ def main():
         print(f"layers: {path} is stale: regenerate it with "
               f"ci/layers.py . --picture > {path}", file=sys.stderr)
         return 1
-    errors = check(root, files) + names(root, files)
+    errors = (check(root, files) + names(root, files) + faces_staged(root) +
+              calls(root, files))
     for e in errors:
         print(e, file=sys.stderr)
     return 1 if errors else 0

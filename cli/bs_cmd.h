@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "util/bs_buf.h"
+#include "bs_buf.h"
 
 int bs_cmd_run(int argc, char **argv, const char *exe);
 int bs_cmd_mutants(int argc, char **argv, const char *exe);

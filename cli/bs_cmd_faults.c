@@ -1,9 +1,9 @@
 /* backstop faults: the fault-point catalogue (faults/bs_fault_points.def). */
 #include <stdio.h>
 
+#include "bs_buf.h"
 #include "bs_cmd.h"
 #include "bs_fault_control.h"
-#include "util/bs_buf.h"
 
 static void print_text(bs_buf *b, const bs_fault_point *p) {
   bs_buf_printf(b, "%-18s %s\n%-18s failinfo: %s\n", p->name, p->where, "",

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bs_buf.h"
 #include "bs_cmd.h"
 #include "catalog/bs_scenario.h"
-#include "util/bs_buf.h"
 
 static void scenario_json(bs_buf *b, const bs_scenario *s) {
   bs_buf_printf(b, "{\"name\": ");

@@ -6,10 +6,10 @@
 
 #include "bs_cmd.h"
 #include "bs_opts.h"
+#include "catalog/bs_launcher.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_replay.h"
 #include "plan/bs_footprint.h"
-#include "proc/bs_launcher.h"
 #include "run/bs_nccl_plan.h"
 
 typedef struct replay_args {

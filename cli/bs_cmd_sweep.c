@@ -7,9 +7,9 @@
 
 #include "bs_cmd.h"
 #include "bs_opts.h"
+#include "bs_stop.h"
 #include "explore/bs_batch.h"
 #include "explore/bs_sweep_campaign.h"
-#include "proc/bs_stop.h"
 #include "report/bs_report.h"
 
 /* ---- the matrix ---- */

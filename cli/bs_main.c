@@ -7,7 +7,7 @@
 
 #include "bs_bench.h"
 #include "bs_cmd.h"
-#include "proc/bs_stop.h"
+#include "bs_stop.h"
 #include "sync/bs_engine_main.h"
 
 /* Engine processes execute this binary again: its absolute path. */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "backup/bs_backuper.h"
-#include "backup/bs_mc.h"
+#include "backup/bs_maincast_plan.h"
 #include "backup/bs_restore_check.h"
 #include "bs_actor_testing.h"
 #include "bs_mutant.h"
@@ -29,11 +29,11 @@ struct bs_actor {
   const bs_model_spec *model;
   uint64_t seed;
   int rank, size;
-  bs_ms *ms;
+  bs_memsaver *ms;
   bs_params *p;
   bs_optimizer *opt;
-  bs_mc *mc;       /* MainCast only */
-  bs_backuper *bk; /* NULL when weight backups are off */
+  bs_maincast_plan *mc; /* MainCast only */
+  bs_backuper *bk;      /* NULL when weight backups are off */
   bs_engine *eng;
   bool own_engine;
   const bs_tensor **synced; /* spec order: the sync order */
@@ -63,7 +63,7 @@ static void begin_phase(const char *phase) {
  * returns that error. Checked at every agreement point and phase end. */
 static bool ended(bs_actor *a) {
   bs_error e;
-  if (!a->dead && bs_ms_fatal(a->ms, &e)) {
+  if (!a->dead && bs_memsaver_fatal(a->ms, &e)) {
     a->dead = true;
     a->death = e;
     bs_comm_die(a->comm, e.message);
@@ -144,8 +144,8 @@ static bs_status hash_step_end(bs_actor *a) {
 static bs_status make_backuper(bs_actor *a) {
   bs_status st = BS_OK;
   if (a->cfg.rematerialize) {
-    BS_CHECK(bs_mc_create(a->p, a->opt, a->comm, &a->mc));
-    BS_CHECK(bs_mc_check_coverage(a->mc));
+    BS_CHECK(bs_maincast_plan_create(a->p, a->opt, a->comm, &a->mc));
+    BS_CHECK(bs_maincast_plan_check_coverage(a->mc));
     BS_CHECK(
         bs_backuper_maincast_create(a->mc, a->cfg.check_rematerialize, &a->bk));
   } else if (backups_wanted(&a->cfg)) {
@@ -197,7 +197,8 @@ static bs_status build(bs_comm *c, const bs_actor_opts *o, bs_actor **out) {
   a->active = BS_BT_ACTOR;
   if (!a->dev)
     BS_FAIL(BS_ERR_INVALID, NULL, "actor: rank %d has no device", a->rank);
-  BS_CHECK(bs_ms_create(a->dev, o->seed ^ ((uint64_t)a->rank << 32), &a->ms));
+  BS_CHECK(
+      bs_memsaver_create(a->dev, o->seed ^ ((uint64_t)a->rank << 32), &a->ms));
   BS_CHECK(bs_params_create(
       a->dev, a->ms, o->model, a->size, a->cfg.sim.bucket_numel,
       bs_config_param_buffers_cpu_backup(&a->cfg), &a->p));
@@ -253,16 +254,16 @@ bs_status bs_actor_end(bs_actor *a) {
   if (a->own_engine)
     bs_engine_stop(a->eng);
   bs_backuper_destroy(a->bk);
-  bs_mc_destroy(a->mc);
+  bs_maincast_plan_destroy(a->mc);
   bs_optimizer_destroy(a->opt);
   bs_params_destroy(a->p);
   /* A fatal error on the way out ends the process with exit status 1
    * there; one the rank already died of was reported by its phase. */
-  if (!a->dead && bs_ms_fatal(a->ms, &e)) {
+  if (!a->dead && bs_memsaver_fatal(a->ms, &e)) {
     *bs_err() = e;
     st = BS_ERR_FATAL;
   }
-  bs_ms_destroy(a->ms);
+  bs_memsaver_destroy(a->ms);
   free(a->synced);
   free(a->names);
   free(a->step_dig);
@@ -350,10 +351,10 @@ static bs_status sleep_now(bs_actor *a) {
   if (a->asleep)
     goto out;
   if (keeps_param_buffer(a)) {
-    BS_CHECK(bs_ms_pause(a->ms, BS_TAG_GRAD));
-    BS_CHECK(bs_ms_pause(a->ms, BS_TAG_DEFAULT));
+    BS_CHECK(bs_memsaver_pause(a->ms, BS_TAG_GRAD));
+    BS_CHECK(bs_memsaver_pause(a->ms, BS_TAG_DEFAULT));
   } else {
-    BS_CHECK(bs_ms_pause(a->ms, NULL));
+    BS_CHECK(bs_memsaver_pause(a->ms, NULL));
   }
   a->asleep = true;
 out:
@@ -386,10 +387,10 @@ static bs_status wake_now(bs_actor *a) {
   if (!a->asleep)
     goto out;
   if (colocated_lora(&a->cfg)) {
-    BS_CHECK(bs_ms_resume(a->ms, BS_TAG_DEFAULT));
-    BS_CHECK(bs_ms_resume(a->ms, BS_TAG_GRAD));
+    BS_CHECK(bs_memsaver_resume(a->ms, BS_TAG_DEFAULT));
+    BS_CHECK(bs_memsaver_resume(a->ms, BS_TAG_GRAD));
   } else {
-    BS_CHECK(bs_ms_resume(a->ms, NULL));
+    BS_CHECK(bs_memsaver_resume(a->ms, NULL));
   }
   a->asleep = false;
 out:
@@ -533,10 +534,11 @@ static bs_status memsaver_weights(bs_actor *a, bs_tensor_map *out) {
     const bs_tensor *t = a->synced[i];
     const void *view = NULL;
     out->e[i] = live_entry(t);
-    if (!bs_ms_has_backup(a->ms, t->ptr) ||
-        bs_ms_state_of(a->ms, t->ptr) != BS_PAUSED)
+    if (!bs_memsaver_has_backup(a->ms, t->ptr) ||
+        bs_memsaver_state_of(a->ms, t->ptr) != BS_PAUSED)
       continue;
-    BS_CHECK(bs_ms_get_cpu_backup(a->ms, t->ptr, t->bytes, true, NULL, &view));
+    BS_CHECK(
+        bs_memsaver_get_cpu_backup(a->ms, t->ptr, t->bytes, true, NULL, &view));
     out->e[i].ptr = (void *)view;
     out->e[i].on_host = true;
   }
@@ -621,7 +623,7 @@ static bs_status sync_weights(bs_actor *a, const bs_tensor_map *m,
 static bs_status pause_after_sync(bs_actor *a, bs_status st) {
   if (!a->mc || (st != BS_OK && bs_mutant_on(BS_MUT_PAUSE_NOT_IN_FINALLY)))
     return st;
-  bs_status ps = bs_ms_pause(a->ms, BS_TAG_PARAM);
+  bs_status ps = bs_memsaver_pause(a->ms, BS_TAG_PARAM);
   return st != BS_OK ? st : ps;
 }
 
@@ -719,7 +721,7 @@ bs_engine *bs_actor_engine(bs_actor *a) {
   return a ? a->eng : NULL;
 }
 
-bs_ms *bs_actor_ms(bs_actor *a) {
+bs_memsaver *bs_actor_ms(bs_actor *a) {
   return a ? a->ms : NULL;
 }
 

@@ -6,20 +6,20 @@
 #include "backup/bs_restore_check.h"
 #include "bs_actor_testing.h"
 #include "bs_core_testing.h"
-#include "memsaver/bs_ms.h"
+#include "memsaver/bs_memsaver.h"
 #include "model/bs_params.h"
 #include "train/bs_optimizer.h"
 
 size_t bs_actor_observe_resident(bs_actor *a) {
-  return bs_ms_resident_bytes(bs_actor_ms(a));
+  return bs_memsaver_resident_bytes(bs_actor_ms(a));
 }
 
 size_t bs_actor_observe_resident_peak(bs_actor *a) {
-  return bs_ms_resident_peak(bs_actor_ms(a));
+  return bs_memsaver_resident_peak(bs_actor_ms(a));
 }
 
 bool bs_actor_observe_params_paused(bs_actor *a) {
-  return bs_ms_all_in_state(bs_actor_ms(a), BS_TAG_PARAM, BS_PAUSED);
+  return bs_memsaver_all_in_state(bs_actor_ms(a), BS_TAG_PARAM, BS_PAUSED);
 }
 
 bool bs_actor_observe_chain(bs_actor *a, int *inner, int *hdo, char *desc,
@@ -51,14 +51,14 @@ bs_status bs_actor_observe_initial(const bs_model_spec *m, const bs_config *cfg,
                                    const char ***names, size_t *n) {
   bs_status st = BS_OK;
   bs_dev *dev = NULL;
-  bs_ms *ms = NULL;
+  bs_memsaver *ms = NULL;
   bs_params *p = NULL;
   const bs_tensor **t = NULL;
   *dig = NULL;
   *names = NULL;
   *n = 0;
   BS_CHECK(bs_dev_host_create(&dev));
-  BS_CHECK(bs_ms_create(dev, seed, &ms));
+  BS_CHECK(bs_memsaver_create(dev, seed, &ms));
   BS_CHECK(bs_params_create(dev, ms, m, 1, cfg->sim.bucket_numel, true, &p));
   BS_CHECK(bs_params_fill_observe(p, seed));
   size_t k = bs_params_synced(p, NULL, 0);
@@ -81,7 +81,7 @@ out:
   }
   free(t);
   bs_params_destroy(p);
-  bs_ms_destroy(ms);
+  bs_memsaver_destroy(ms);
   bs_dev_destroy(dev);
   return st;
 }

@@ -13,7 +13,7 @@ bs_optimizer *bs_actor_opt(bs_actor *a);
 bs_backuper *bs_actor_backuper(bs_actor *a); /* NULL when backups are off */
 bs_engine *bs_actor_engine(bs_actor *a);     /* NULL without engine_exe */
 bs_dev *bs_actor_dev(bs_actor *a);
-bs_ms *bs_actor_ms(bs_actor *a);
+bs_memsaver *bs_actor_ms(bs_actor *a);
 /* Its optimizer (the chain the run really built). */
 const bs_optimizer *bs_actor_optimizer(const bs_actor *a);
 bool bs_actor_asleep(const bs_actor *a);

@@ -23,7 +23,7 @@
 #include "bs_fault_control.h"
 #include "bs_mutant.h"
 #include "comm/bs_comm.h"
-#include "memsaver/bs_ms.h"
+#include "memsaver/bs_memsaver.h"
 
 #define TW_MAX 8
 #define TW_SELF "/proc/self/exe"
@@ -76,7 +76,8 @@ static inline bs_status tw_rank(bs_comm *c, void *arg) {
   if (st == BS_OK && t->body)
     st = t->body(a, c, t);
   t->param_paused[r] =
-      a ? bs_ms_all_in_state(bs_actor_ms(a), BS_TAG_PARAM, BS_PAUSED) : -1;
+      a ? bs_memsaver_all_in_state(bs_actor_ms(a), BS_TAG_PARAM, BS_PAUSED)
+        : -1;
   t->pinned[r] = bs_dev_pinned(bs_comm_dev(c), BS_PIN_BACKUPER);
   t->st[r] = st;
   t->err[r] = *bs_err();
@@ -155,8 +156,8 @@ static inline size_t tw_ndiff(const bs_digest *x, const bs_digest *y,
 /* The param buffer's bytes are lost: a pause and a resume without backup
  * leave garbage, as under --offload-train. */
 static inline void tw_poison_params(bs_actor *a) {
-  assert_int_equal(bs_ms_pause(bs_actor_ms(a), BS_TAG_PARAM), BS_OK);
-  assert_int_equal(bs_ms_resume(bs_actor_ms(a), BS_TAG_PARAM), BS_OK);
+  assert_int_equal(bs_memsaver_pause(bs_actor_ms(a), BS_TAG_PARAM), BS_OK);
+  assert_int_equal(bs_memsaver_resume(bs_actor_ms(a), BS_TAG_PARAM), BS_OK);
 }
 
 /* Garbage in every synced tensor outside the DDP buffers. */

@@ -24,11 +24,11 @@ static void job(tw *t, int n, const char *preset, bool maincast) {
 }
 
 static bool all_paused(bs_actor *a, const char *tag) {
-  return bs_ms_all_in_state(bs_actor_ms(a), tag, BS_PAUSED);
+  return bs_memsaver_all_in_state(bs_actor_ms(a), tag, BS_PAUSED);
 }
 
 static bool all_active(bs_actor *a) {
-  return bs_ms_all_in_state(bs_actor_ms(a), NULL, BS_ACTIVE);
+  return bs_memsaver_all_in_state(bs_actor_ms(a), NULL, BS_ACTIVE);
 }
 
 /* Digests the engine received at the last sync (what the weights were at

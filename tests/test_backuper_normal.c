@@ -12,13 +12,13 @@
 #include "backup/bs_backuper.h"
 #include "bs_fault_control.h"
 #include "bs_test_faults.h"
-#include "memsaver/bs_ms_testing.h"
+#include "memsaver/bs_memsaver_testing.h"
 
 /* One rank under offload: buffers without cpu backup, as in the lifecycle
  * where the Normal backuper is the only copy of the param buffer. */
 typedef struct world {
   bs_dev *dev;
-  bs_ms *ms;
+  bs_memsaver *ms;
   bs_model_spec m;
   bs_params *p;
   bs_backuper *b;
@@ -28,7 +28,7 @@ static int world_open(void **state) {
   world *w = calloc(1, sizeof *w);
   bs_err_clear();
   assert_int_equal(bs_dev_host_create(&w->dev), BS_OK);
-  assert_int_equal(bs_ms_create(w->dev, 3, &w->ms), BS_OK);
+  assert_int_equal(bs_memsaver_create(w->dev, 3, &w->ms), BS_OK);
   /* frozen: bf16, int32 and fp32 synced tensors, both DDP buffers. */
   assert_int_equal(bs_model_preset("frozen", 1.0, &w->m), BS_OK);
   assert_int_equal(
@@ -45,7 +45,7 @@ static int world_close(void **state) {
   assert_int_equal(bs_dev_pinned(w->dev, BS_PIN_BACKUPER), 0);
   bs_params_destroy(w->p);
   bs_model_free(&w->m);
-  bs_ms_destroy(w->ms);
+  bs_memsaver_destroy(w->ms);
   bs_dev_destroy(w->dev);
   free(w);
   return 0;
@@ -88,8 +88,8 @@ static void snapshot_free(const world *w, void **snap) {
 /* Garbage in every synced tensor: the buffers lose theirs across a pause
  * without backup, the default region is poisoned directly. */
 static void clobber(world *w, uint64_t seed) {
-  assert_int_equal(bs_ms_pause(w->ms, NULL), BS_OK);
-  assert_int_equal(bs_ms_resume(w->ms, NULL), BS_OK);
+  assert_int_equal(bs_memsaver_pause(w->ms, NULL), BS_OK);
+  assert_int_equal(bs_memsaver_resume(w->ms, NULL), BS_OK);
   for (size_t i = 0; i < w->p->n; i++)
     if (w->p->t[i].buffer < 0)
       bs_dev_poison(w->dev, w->p->t[i].ptr, w->p->t[i].bytes, seed + i);
@@ -189,7 +189,7 @@ static void test_get(void **state) {
     assert_int_equal(e->dtype, t->spec->dtype);
     assert_int_equal(e->bytes, t->bytes);
     assert_true(e->on_host);
-    assert_false(bs_ms_contains(w->ms, e->ptr));
+    assert_false(bs_memsaver_contains(w->ms, e->ptr));
     assert_memory_equal(e->ptr, snap[i], t->bytes); /* not the clobbered */
   }
   assert_ptr_equal(bs_tensor_map_find(&m, m.e[2].name), &m.e[2]);

@@ -30,6 +30,7 @@
 #include "bs_bench_replay.c"
 #include "bs_bench_report.c"
 #include "bs_bench_scale.c"
+#include "bs_bench_weights.c"
 #include "bs_buf.c"
 #include "bs_json.c"
 #include "dev/bs_dev.h"
@@ -139,7 +140,7 @@ static int free_tiny(void **state) {
 
 static void check_present(const bs_bench_report *r, const char *name,
                           const char *ceiling, bool is_ceiling) {
-  const bs_bench_fig *f = bs_bench_find(r, name);
+  const bs_bench_fig *f = bs_bench_report_find(r, name);
   assert_non_null(f);
   assert_int_equal(f->is_ceiling, is_ceiling);
   assert_string_equal(f->ceiling, ceiling ? ceiling : "");
@@ -156,8 +157,8 @@ static void test_every_figure_present(void **state) {
     check_present(r, expected_ranks[i].name, expected_ranks[i].ceiling,
                   expected_ranks[i].is_ceiling);
   for (size_t i = 0; r->ranks == 1 && i < NEXPECTED_RANKS; i++)
-    assert_null(bs_bench_find(r, expected_ranks[i].name));
-  assert_null(bs_bench_find(r, "no_such_figure"));
+    assert_null(bs_bench_report_find(r, expected_ranks[i].name));
+  assert_null(bs_bench_report_find(r, "no_such_figure"));
 }
 
 /* What each counted byte is worth in the figure's GB/s: nccl-tests'
@@ -179,7 +180,7 @@ static void test_figures_positive_ratios_finite(void **state) {
       assert_true(isnan(f->ratio));
       continue;
     }
-    const bs_bench_fig *c = bs_bench_find(r, f->ceiling);
+    const bs_bench_fig *c = bs_bench_report_find(r, f->ceiling);
     assert_non_null(c);
     assert_true(isfinite(f->ratio) && f->ratio > 0);
     assert_near(f->ratio, f->gbps / c->gbps, f->ratio * 1e-9);
@@ -219,27 +220,27 @@ static void test_bytes_follow_the_model(void **state) {
   assert_int_equal(r->threads, 2);
   assert_int_equal(r->repeat, 1);
   assert_true(r->scale > 0 && r->scale == f->o.scale);
-  assert_near(bs_bench_find(r, "d2d_copy")->bytes, 2 * w, 0);
-  assert_near(bs_bench_find(r, "sm_copy")->bytes, 2 * w, 0);
-  assert_near(bs_bench_find(r, "normal_backup")->bytes, w, 0);
-  assert_near(bs_bench_find(r, "sha256_verify")->bytes, w, 0);
-  assert_near(bs_bench_find(r, "cast")->bytes, 6 * shard, 0);
-  assert_near(bs_bench_find(r, "maincast_restore")->bytes, 6 * shard, 0);
+  assert_near(bs_bench_report_find(r, "d2d_copy")->bytes, 2 * w, 0);
+  assert_near(bs_bench_report_find(r, "sm_copy")->bytes, 2 * w, 0);
+  assert_near(bs_bench_report_find(r, "normal_backup")->bytes, w, 0);
+  assert_near(bs_bench_report_find(r, "sha256_verify")->bytes, w, 0);
+  assert_near(bs_bench_report_find(r, "cast")->bytes, 6 * shard, 0);
+  assert_near(bs_bench_report_find(r, "maincast_restore")->bytes, 6 * shard, 0);
   if (r->ranks == 1)
     assert_near(6 * shard, 3 * w, 0); /* unpadded: the whole model */
   for (size_t i = 0; r->ranks > 1 && i < NEXPECTED_RANKS; i++)
-    assert_near(bs_bench_find(r, expected_ranks[i].name)->bytes,
+    assert_near(bs_bench_report_find(r, expected_ranks[i].name)->bytes,
                 r->ranks * 2 * shard, 0);
-  const bs_bench_fig *a = bs_bench_find(r, "pinned_alloc");
-  const bs_bench_fig *c = bs_bench_find(r, "d2h_copy");
-  assert_near(bs_bench_find(r, "pinned_alloc+d2h")->seconds,
+  const bs_bench_fig *a = bs_bench_report_find(r, "pinned_alloc");
+  const bs_bench_fig *c = bs_bench_report_find(r, "d2h_copy");
+  assert_near(bs_bench_report_find(r, "pinned_alloc+d2h")->seconds,
               a->seconds + c->seconds, 1e-12);
-  const bs_bench_fig *cast = bs_bench_find(r, "cast");
-  const bs_bench_fig *cast_sm = bs_bench_find(r, "cast_sm");
+  const bs_bench_fig *cast = bs_bench_report_find(r, "cast");
+  const bs_bench_fig *cast_sm = bs_bench_report_find(r, "cast_sm");
   assert_near(cast_sm->bytes, cast->bytes, 0);
   assert_near(cast_sm->seconds, cast->seconds, 0);
-  assert_near(cast_sm->ratio * bs_bench_find(r, "sm_copy")->gbps, cast->gbps,
-              cast->gbps * 1e-9);
+  assert_near(cast_sm->ratio * bs_bench_report_find(r, "sm_copy")->gbps,
+              cast->gbps, cast->gbps * 1e-9);
 }
 
 static const bs_json *num_member(const bs_json *o, const char *key) {
@@ -252,7 +253,7 @@ static const bs_json *num_member(const bs_json *o, const char *key) {
 static void check_json_fig(const bs_bench_report *r, const bs_json *figs,
                            const char *name) {
   const bs_json *j = bs_json_get(figs, name);
-  const bs_bench_fig *f = bs_bench_find(r, name);
+  const bs_bench_fig *f = bs_bench_report_find(r, name);
   assert_non_null(j);
   assert_non_null(f);
   assert_true(num_member(j, "gbps")->num > 0);
@@ -289,7 +290,7 @@ static void test_json_well_formed(void **state) {
               0.5);
   assert_near(num_member(&j, "ranks")->num, r->ranks, 0);
   assert_near(num_member(&j, "sha256_scale")->num,
-              bs_bench_find(r, "sha256_verify")->ratio, 1e-6);
+              bs_bench_report_find(r, "sha256_verify")->ratio, 1e-6);
   assert_true(strlen(bs_json_get_str(&j, "date", "")) == 20);
   const bs_json *figs = bs_json_get(&j, "figures");
   assert_non_null(figs);
@@ -462,12 +463,12 @@ static void test_run_rejects_bad_ranks(void **state) {
 static void test_derived_needs_its_parts(void **state) {
   (void)state;
   bs_bench_report r = {.ranks = 1};
-  const bench_op op = {.name = "derived", .is_ceiling = true};
+  const bs_bench_op op = {.name = "derived", .is_ceiling = true};
   bs_err_clear();
   assert_int_equal(bs_bench_measure_add_derived(&r, &op, "cast", NULL),
                    BS_ERR_INTERNAL);
   assert_non_null(strstr(bs_err()->message, "cast"));
-  const bench_op part = {.name = "cast"};
+  const bs_bench_op part = {.name = "cast"};
   assert_int_equal(bs_bench_measure_add_fig(&r, &part, 6, 2), BS_OK);
   bs_err_clear();
   assert_int_equal(bs_bench_measure_add_derived(&r, &op, "cast", "d2h_copy"),

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_json.h"
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
-#include "util/bs_json.h"
 
 static int setup(void **state) {
   (void)state;

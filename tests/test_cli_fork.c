@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_fork.h"
 #include "catalog/bs_scenario.h"
-#include "proc/bs_fork.h"
 #include "run/bs_parent.h"
 
 static double now_ms(void) {

@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bs_json.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
-#include "util/bs_json.h"
 
 static int setup(void **state) {
   (void)state;

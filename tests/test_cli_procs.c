@@ -15,8 +15,8 @@
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
+#include "catalog/bs_launcher.h"
 #include "dev/bs_dev.h"
-#include "proc/bs_launcher.h"
 
 static const char *const launcher_vars[] = {"BS_PROC_RANK",
                                             "BS_PROC_SIZE",

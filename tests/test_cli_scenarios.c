@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bs_fault_control.h"
+#include "bs_json.h"
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
@@ -25,7 +26,6 @@
 #include "model/bs_config.h"
 #include "model/bs_model.h"
 #include "oracles/bs_oracle.h"
-#include "util/bs_json.h"
 
 #define MAX_RANKS 64
 

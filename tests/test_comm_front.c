@@ -707,7 +707,7 @@ static void expect_list(const char *picks, const char *want) {
   int n = 0;
   for (const char *p = picks; *p; p++, n++)
     pick[n] = *p == 'x';
-  char *got = bs_comm_report_ranks(pick, n);
+  char *got = bs_report_block_ranks(pick, n);
   assert_non_null(got);
   assert_string_equal(got, want);
   free(got);

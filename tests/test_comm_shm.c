@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_fork.h"
 #include "bs_kernels.h"
 #include "comm/bs_comm.h"
-#include "proc/bs_fork.h"
 
 enum { MAX_RANKS = 4, OUT_MAX = 4096, COUNT = 37, UNSET = -1 };
 #define LONG_TIMEOUT_MS 10000

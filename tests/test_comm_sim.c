@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "comm/backend/bs_comm_backend.h"
-#include "comm/backend/sim/bs_rdv.h"
+#include "comm/backend/sim/bs_rounds.h"
 #include "comm/bs_comm.h"
 
 static const int sizes[] = {1, 2, 3, 4, 7, 8, 64};
@@ -480,14 +480,14 @@ static bool wait_step(int want) {
   return false;
 }
 
-static void late_poll(bs_rdv *r, bs_world *w) {
+static void late_poll(bs_rounds *r, bs_world *w) {
   (void)w;
   int zero = 0;
   if (!atomic_compare_exchange_strong(&late_step, &zero, 1))
     return;
-  bs_rdv_unlock(r);
+  bs_rounds_unlock(r);
   wait_step(2);
-  bs_rdv_lock(r);
+  bs_rounds_lock(r);
 }
 
 static bs_status fails_after_round(bs_comm *c, void *arg) {
@@ -511,7 +511,7 @@ static void test_failure_after_round_completes(void **state) {
   bs_world *w = NULL;
   atomic_store(&late_step, 0);
   assert_int_equal(bs_world_create(&o, &w), BS_OK);
-  bs_rdv *r = bs_world_impl(w);
+  bs_rounds *r = bs_world_impl(w);
   r->poll = late_poll;
   bs_world_run(w, NULL, fails_after_round, NULL);
   assert_int_equal(atomic_load(&late_step), 2);

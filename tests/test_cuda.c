@@ -13,7 +13,7 @@
 #include "bs_mutant.h"
 #include "dev/bs_dev.h"
 #include "dev/bs_dev_testing.h"
-#include "memsaver/bs_ms.h"
+#include "memsaver/bs_memsaver.h"
 
 /* Random elements plus a stride of edge values; odd, to cover the tails. */
 enum { N = (1 << 20) + 13 };
@@ -371,22 +371,23 @@ static void test_select(void **state) {
  * released, the driver refuses it, and the memory saver records what the
  * library's CURESULT_CHECK would exit on. */
 static void free_paused(bool mutant) {
-  bs_ms *ms = NULL;
+  bs_memsaver *ms = NULL;
   void *p = NULL;
   bs_error e;
   bs_mutant_set(BS_MUT_FREE_PAUSED_DOUBLE_RELEASE, mutant);
-  assert_int_equal(bs_ms_create(gpu, 1, &ms), BS_OK);
-  assert_int_equal(bs_ms_alloc(ms, BS_TAG_DEFAULT, false, bs_dev_page(gpu), &p),
-                   BS_OK);
-  assert_int_equal(bs_ms_pause(ms, NULL), BS_OK);
-  bs_ms_free(ms, p);
-  assert_int_equal(bs_ms_fatal(ms, &e), mutant);
+  assert_int_equal(bs_memsaver_create(gpu, 1, &ms), BS_OK);
+  assert_int_equal(
+      bs_memsaver_alloc(ms, BS_TAG_DEFAULT, false, bs_dev_page(gpu), &p),
+      BS_OK);
+  assert_int_equal(bs_memsaver_pause(ms, NULL), BS_OK);
+  bs_memsaver_free(ms, p);
+  assert_int_equal(bs_memsaver_fatal(ms, &e), mutant);
   if (mutant) {
     assert_int_equal(e.code, BS_ERR_FATAL);
     assert_non_null(strstr(e.message, "released already"));
     print_message("double release: %s\n", e.message);
   }
-  bs_ms_destroy(ms);
+  bs_memsaver_destroy(ms);
   bs_mutant_reset();
   bs_err_clear();
 }

@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bs_buf.h"
 #include "bs_file.h"
 #include "comm/bs_comm.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
-#include "util/bs_buf.h"
 
 static bs_dumps d;
 static bs_dumps_verdict v;

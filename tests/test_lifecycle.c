@@ -230,7 +230,7 @@ static bs_status fault_lifecycle(bs_actor *a, bs_comm *c, tw *t) {
   bs_digest sent[TW_DIG_MAX];
   tj->sync_st[r] = sync_record(a, sent);
   tj->paused_after_sync[r] =
-      bs_ms_all_in_state(bs_actor_ms(a), BS_TAG_PARAM, BS_PAUSED);
+      bs_memsaver_all_in_state(bs_actor_ms(a), BS_TAG_PARAM, BS_PAUSED);
   tj->sync_err[r] = *bs_err();
   if (!bs_engine_alive(bs_actor_engine(a)))
     BS_CHECK(bs_actor_restart_engine(a));

@@ -6,9 +6,9 @@
 #include "bs_test_world.h"
 
 #include "backup/bs_backup_testing.h"
-#include "backup/bs_mc.h"
+#include "backup/bs_maincast_plan.h"
 #include "bs_actor_testing.h"
-#include "memsaver/bs_ms_testing.h"
+#include "memsaver/bs_memsaver_testing.h"
 #include "train/bs_optimizer.h"
 
 static void mc_init(tw *t, int n, const char *preset) {
@@ -19,7 +19,7 @@ static void mc_init(tw *t, int n, const char *preset) {
 /* The pieces of a MainCast context built by hand on one rank, for the
  * tests that go below the actor. */
 typedef struct parts {
-  bs_ms *ms;
+  bs_memsaver *ms;
   bs_params *p;
   bs_optimizer *opt;
 } parts;
@@ -34,7 +34,7 @@ static bs_status parts_open(bs_comm *c, const bs_model_spec *m,
                          .eps = 1e-8f,
                          .precision_aware = precision_aware};
   *x = (parts){0};
-  BS_CHECK(bs_ms_create(dev, 1, &x->ms));
+  BS_CHECK(bs_memsaver_create(dev, 1, &x->ms));
   BS_CHECK(bs_params_create(dev, x->ms, m, 1, 64, false, &x->p));
   BS_CHECK(bs_params_fill(x->p, 3));
   BS_CHECK(bs_optimizer_create(dev, x->ms, &x->p->layout, 0, &oc,
@@ -46,7 +46,7 @@ out:
 static void parts_close(parts *x) {
   bs_optimizer_destroy(x->opt);
   bs_params_destroy(x->p);
-  bs_ms_destroy(x->ms);
+  bs_memsaver_destroy(x->ms);
 }
 
 /* fn on one rank with the preset's model as its argument. */
@@ -195,9 +195,10 @@ static void test_chained_three_inner_hdo(void **state) {
 static bs_status no_hdo_rank(bs_comm *c, void *arg) {
   bs_status st = BS_OK;
   parts x;
-  bs_mc *mc = (void *)1;
+  bs_maincast_plan *mc = (void *)1;
   BS_CHECK(parts_open(c, arg, true, &x));
-  assert_int_equal(bs_mc_create(x.p, x.opt, c, &mc), BS_ERR_UNSUPPORTED);
+  assert_int_equal(bs_maincast_plan_create(x.p, x.opt, c, &mc),
+                   BS_ERR_UNSUPPORTED);
   assert_non_null(strstr(bs_err()->message, "inner optimizer 0 (dense"));
   assert_non_null(strstr(bs_err()->message, "not a HybridDeviceOptimizer"));
   bs_err_clear();
@@ -233,7 +234,7 @@ static bs_status get_entries(bs_actor *a, bs_comm *c, tw *t) {
     if (expect_extra(x->spec)) {
       extras++;
       assert_true(m.e[i].on_host);
-      assert_false(bs_ms_contains(bs_actor_ms(a), m.e[i].ptr));
+      assert_false(bs_memsaver_contains(bs_actor_ms(a), m.e[i].ptr));
       void *now = malloc(x->bytes);
       assert_int_equal(
           bs_dev_copy_observe(bs_actor_dev(a), now, x->ptr, x->bytes, BS_D2H),
@@ -266,13 +267,13 @@ static void test_get_live_and_pinned(void **state) {
 static bs_status stray_rank(bs_comm *c, void *arg) {
   bs_status st = BS_OK;
   parts x;
-  bs_mc *mc = NULL;
+  bs_maincast_plan *mc = NULL;
   bs_backuper *b = NULL;
   bs_tensor_map out = {0};
   BS_CHECK(parts_open(c, arg, false, &x));
-  BS_CHECK(bs_mc_create(x.p, x.opt, c, &mc));
+  BS_CHECK(bs_maincast_plan_create(x.p, x.opt, c, &mc));
   assert_int_equal(mc->nextras, 1); /* the expert_bias buffer */
-  assert_int_equal(bs_mc_check_coverage(mc), BS_ERR_COVERAGE);
+  assert_int_equal(bs_maincast_plan_check_coverage(mc), BS_ERR_COVERAGE);
   assert_string_equal(bs_err()->tensor, STRAY);
   assert_non_null(strstr(bs_err()->message, "4 params are neither"));
   bs_err_clear();
@@ -296,7 +297,7 @@ static bs_status stray_rank(bs_comm *c, void *arg) {
   bs_err_clear();
 out:
   bs_backuper_destroy(b);
-  bs_mc_destroy(mc);
+  bs_maincast_plan_destroy(mc);
   parts_close(&x);
   return st;
 }

@@ -13,8 +13,8 @@
 
 #include "bs_kernels.h"
 #include "dev/bs_dev.h"
-#include "memsaver/bs_ms.h"
-#include "memsaver/bs_ms_testing.h"
+#include "memsaver/bs_memsaver.h"
+#include "memsaver/bs_memsaver_testing.h"
 #include "model/bs_ddp.h"
 #include "model/bs_model.h"
 #include "train/bs_optimizer.h"
@@ -53,7 +53,7 @@ static bs_optimizer_cfg hdo_cfg(double fraction) {
 
 typedef struct fx {
   bs_dev *dev;
-  bs_ms *ms;
+  bs_memsaver *ms;
   bs_model_spec spec;
   bs_ddp_layout l;
   uint16_t *param[BS_BUF_COUNT];
@@ -64,7 +64,7 @@ typedef struct fx {
 static void fx_init(fx *f, const char *model, int dp) {
   memset(f, 0, sizeof *f);
   assert_int_equal(bs_dev_host_create(&f->dev), BS_OK);
-  assert_int_equal(bs_ms_create(f->dev, SEED, &f->ms), BS_OK);
+  assert_int_equal(bs_memsaver_create(f->dev, SEED, &f->ms), BS_OK);
   assert_int_equal(bs_model_parse(model, "opt.model", 1.0, &f->spec), BS_OK);
   assert_int_equal(bs_ddp_layout_build(&f->spec, dp, BUCKET, &f->l), BS_OK);
   for (int k = 0; k < BS_BUF_COUNT; k++) {
@@ -72,8 +72,10 @@ static void fx_init(fx *f, const char *model, int dp) {
     if (!n)
       continue;
     void *p, *g;
-    assert_int_equal(bs_ms_alloc(f->ms, BS_TAG_PARAM, false, n * 2, &p), BS_OK);
-    assert_int_equal(bs_ms_alloc(f->ms, BS_TAG_GRAD, false, n * 4, &g), BS_OK);
+    assert_int_equal(bs_memsaver_alloc(f->ms, BS_TAG_PARAM, false, n * 2, &p),
+                     BS_OK);
+    assert_int_equal(bs_memsaver_alloc(f->ms, BS_TAG_GRAD, false, n * 4, &g),
+                     BS_OK);
     f->param[k] = p;
     f->grad[k] = g;
     for (size_t i = 0; i < n; i++)
@@ -104,11 +106,11 @@ static void fx_free(fx *f) {
   bs_optimizer_destroy(f->o);
   for (int k = 0; k < BS_BUF_COUNT; k++) {
     if (f->param[k])
-      bs_ms_free(f->ms, f->param[k]);
+      bs_memsaver_free(f->ms, f->param[k]);
     if (f->grad[k])
-      bs_ms_free(f->ms, f->grad[k]);
+      bs_memsaver_free(f->ms, f->grad[k]);
   }
-  bs_ms_destroy(f->ms);
+  bs_memsaver_destroy(f->ms);
   bs_dev_destroy(f->dev);
   bs_ddp_layout_free(&f->l);
   bs_model_free(&f->spec);
@@ -180,8 +182,8 @@ static void check_init(const bs_optimizer_cfg *cfg) {
         assert_true(v.dev[i - v.dev_first] == want);
     }
     /* Optimizer state is in "default" with a cpu backup. */
-    assert_string_equal(bs_ms_tag_of(f.ms, v.dev), BS_TAG_DEFAULT);
-    assert_true(bs_ms_has_backup(f.ms, v.dev));
+    assert_string_equal(bs_memsaver_tag_of(f.ms, v.dev), BS_TAG_DEFAULT);
+    assert_true(bs_memsaver_has_backup(f.ms, v.dev));
     free(pos);
   }
   fx_free(&f);
@@ -264,8 +266,8 @@ static void check_rebuild(const char *model, const bs_optimizer_cfg *cfg,
       snap[k] = snapshot(&f, k);
   for (int round = 0; round < 2; round++) {
     if (round == 1) {
-      assert_int_equal(bs_ms_pause(f.ms, BS_TAG_DEFAULT), BS_OK);
-      assert_int_equal(bs_ms_resume(f.ms, BS_TAG_DEFAULT), BS_OK);
+      assert_int_equal(bs_memsaver_pause(f.ms, BS_TAG_DEFAULT), BS_OK);
+      assert_int_equal(bs_memsaver_resume(f.ms, BS_TAG_DEFAULT), BS_OK);
     }
     poison_params(&f, 99 + (uint64_t)round);
     assert_int_equal(bs_optimizer_cast_to_params(f.o), BS_OK);

@@ -9,25 +9,25 @@
 
 #include "bs_fault_control.h"
 #include "bs_kernels.h"
-#include "memsaver/bs_ms_testing.h"
+#include "memsaver/bs_memsaver_testing.h"
 #include "model/bs_params.h"
 
 typedef struct world {
   bs_dev *dev;
-  bs_ms *ms;
+  bs_memsaver *ms;
   bs_model_spec m;
 } world;
 
 static void world_open(world *w, const char *preset) {
   bs_err_clear();
   assert_int_equal(bs_dev_host_create(&w->dev), BS_OK);
-  assert_int_equal(bs_ms_create(w->dev, 7, &w->ms), BS_OK);
+  assert_int_equal(bs_memsaver_create(w->dev, 7, &w->ms), BS_OK);
   assert_int_equal(bs_model_preset(preset, 1.0, &w->m), BS_OK);
 }
 
 static void world_close(world *w) {
   bs_model_free(&w->m);
-  bs_ms_destroy(w->ms);
+  bs_memsaver_destroy(w->ms);
   bs_dev_destroy(w->dev);
 }
 
@@ -54,17 +54,17 @@ static void check_placement(const world *w, const bs_params *p,
     const bs_tensor *t = &p->t[i];
     assert_ptr_equal(t->spec, &w->m.t[i]);
     assert_int_equal(t->bytes, bs_tensor_bytes(t->spec));
-    assert_true(bs_ms_contains(w->ms, t->ptr));
-    assert_true(bs_ms_contains(w->ms, (char *)t->ptr + t->bytes - 1));
+    assert_true(bs_memsaver_contains(w->ms, t->ptr));
+    assert_true(bs_memsaver_contains(w->ms, (char *)t->ptr + t->bytes - 1));
     if (bs_tensor_in_ddp(t->spec)) {
       assert_true(t->buffer == BS_BUF_DENSE || t->buffer == BS_BUF_EXPERT);
       assert_ptr_equal(t->ptr, p->param_buf[t->buffer] + t->offset);
-      assert_string_equal(bs_ms_tag_of(w->ms, t->ptr), BS_TAG_PARAM);
-      assert_int_equal(bs_ms_has_backup(w->ms, t->ptr), cpu_backup);
+      assert_string_equal(bs_memsaver_tag_of(w->ms, t->ptr), BS_TAG_PARAM);
+      assert_int_equal(bs_memsaver_has_backup(w->ms, t->ptr), cpu_backup);
     } else {
       assert_int_equal(t->buffer, -1);
-      assert_string_equal(bs_ms_tag_of(w->ms, t->ptr), BS_TAG_DEFAULT);
-      assert_true(bs_ms_has_backup(w->ms, t->ptr));
+      assert_string_equal(bs_memsaver_tag_of(w->ms, t->ptr), BS_TAG_DEFAULT);
+      assert_true(bs_memsaver_has_backup(w->ms, t->ptr));
     }
   }
   for (int k = 0; k < BS_BUF_COUNT; k++) {
@@ -73,9 +73,9 @@ static void check_placement(const world *w, const bs_params *p,
     assert_int_equal(numel == 0, p->grad_buf[k] == NULL);
     if (!numel)
       continue;
-    assert_string_equal(bs_ms_tag_of(w->ms, p->grad_buf[k]), BS_TAG_GRAD);
-    assert_int_equal(bs_ms_has_backup(w->ms, p->grad_buf[k]), cpu_backup);
-    assert_true(bs_ms_contains(w->ms, p->grad_buf[k] + numel - 1));
+    assert_string_equal(bs_memsaver_tag_of(w->ms, p->grad_buf[k]), BS_TAG_GRAD);
+    assert_int_equal(bs_memsaver_has_backup(w->ms, p->grad_buf[k]), cpu_backup);
+    assert_true(bs_memsaver_contains(w->ms, p->grad_buf[k] + numel - 1));
   }
 }
 
@@ -92,7 +92,7 @@ static void test_placement(void **state) {
       assert_int_equal(p->layout.dp, 3);
       check_placement(&w, p, backup);
       bs_params_destroy(p);
-      assert_int_equal(bs_ms_resident_bytes(w.ms), 0);
+      assert_int_equal(bs_memsaver_resident_bytes(w.ms), 0);
       world_close(&w);
     }
 }
@@ -109,8 +109,8 @@ static void test_offload_regions(void **state) {
   void **before = calloc(p->n, sizeof *before);
   for (size_t i = 0; i < p->n; i++)
     before[i] = read_dev(w.dev, p->t[i].ptr, p->t[i].bytes);
-  assert_int_equal(bs_ms_pause(w.ms, NULL), BS_OK);
-  assert_int_equal(bs_ms_resume(w.ms, NULL), BS_OK);
+  assert_int_equal(bs_memsaver_pause(w.ms, NULL), BS_OK);
+  assert_int_equal(bs_memsaver_resume(w.ms, NULL), BS_OK);
   size_t changed_ddp = 0, changed_other = 0;
   for (size_t i = 0; i < p->n; i++) {
     void *after = read_dev(w.dev, p->t[i].ptr, p->t[i].bytes);
@@ -288,7 +288,7 @@ static void test_bad_args(void **state) {
   assert_int_equal(bs_params_create(w.dev, w.ms, &w.m, 0, 0, true, &p),
                    BS_ERR_INVALID);
   assert_null(p);
-  assert_int_equal(bs_ms_resident_bytes(w.ms), 0);
+  assert_int_equal(bs_memsaver_resident_bytes(w.ms), 0);
   bs_err_clear();
   assert_int_equal(bs_params_create(NULL, w.ms, &w.m, 1, 0, true, &p),
                    BS_ERR_INVALID);

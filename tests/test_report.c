@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_json.h"
 #include "catalog/bs_scenario.h"
 #include "oracles/bs_verdict.h"
 #include "report/bs_report.h"
 #include "report/bs_trace.h"
-#include "util/bs_json.h"
 
 static bool expect_ok(const bs_record *r, char *d, size_t n) {
   (void)r;

@@ -20,7 +20,7 @@
 
 typedef struct fx {
   bs_dev *dev;
-  bs_ms *ms;
+  bs_memsaver *ms;
   bs_model_spec m;
   bs_params *p;
   bs_restore_check *rc;
@@ -34,7 +34,7 @@ static int setup(void **state) {
   bs_mutant_reset();
   bs_err_clear();
   assert_int_equal(bs_dev_host_create(&f.dev), BS_OK);
-  assert_int_equal(bs_ms_create(f.dev, 1, &f.ms), BS_OK);
+  assert_int_equal(bs_memsaver_create(f.dev, 1, &f.ms), BS_OK);
   assert_int_equal(bs_model_preset("tiny", 1.0, &f.m), BS_OK);
   assert_int_equal(bs_params_create(f.dev, f.ms, &f.m, 2, 256, false, &f.p),
                    BS_OK);
@@ -50,7 +50,7 @@ static int teardown(void **state) {
   bs_restore_check_destroy(f->rc);
   bs_params_destroy(f->p);
   bs_model_free(&f->m);
-  bs_ms_destroy(f->ms);
+  bs_memsaver_destroy(f->ms);
   bs_dev_destroy(f->dev);
   bs_mutant_reset();
   bs_err_clear();

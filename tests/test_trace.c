@@ -12,9 +12,9 @@
 #include <glob.h>
 #include <math.h>
 
+#include "bs_json.h"
 #include "bs_test_cli.h"
 #include "report/bs_trace.h"
-#include "util/bs_json.h"
 
 typedef struct slice {
   int64_t t0, t1; /* tenths of a microsecond */

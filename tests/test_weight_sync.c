@@ -27,7 +27,7 @@ typedef struct ws_case {
 } ws_case;
 
 typedef struct ws_rank {
-  bs_ms *ms;
+  bs_memsaver *ms;
   bs_params *p;
   bs_engine *e;
   bs_model_spec m;
@@ -42,7 +42,7 @@ static bs_status ws_open(bs_comm *c, const ws_case *k, ws_rank *w) {
   bs_status st = BS_OK;
   bs_dev *dev = bs_comm_dev(c);
   BS_CHECK(bs_model_preset(k->preset, 1.0, &w->m));
-  BS_CHECK(bs_ms_create(dev, 1, &w->ms));
+  BS_CHECK(bs_memsaver_create(dev, 1, &w->ms));
   BS_CHECK(
       bs_params_create(dev, w->ms, &w->m, bs_comm_size(c), 512, true, &w->p));
   BS_CHECK(bs_params_fill(w->p, 11));
@@ -65,7 +65,7 @@ static void ws_close(ws_rank *w) {
   bs_engine_stop(w->e);
   bs_tensor_map_free(&w->map);
   bs_params_destroy(w->p);
-  bs_ms_destroy(w->ms);
+  bs_memsaver_destroy(w->ms);
   bs_model_free(&w->m);
 }
 
@@ -90,8 +90,8 @@ static bs_status ws_rank_fn(bs_comm *c, void *arg) {
   wrong[2].b[0] ^= 1;
   bool mine = r == 0;
   if (st == BS_OK && k->pause_default && mine)
-    st = bs_ms_pause(w.ms, BS_TAG_DEFAULT);
-  size_t resident = bs_ms_resident_bytes(w.ms);
+    st = bs_memsaver_pause(w.ms, BS_TAG_DEFAULT);
+  size_t resident = bs_memsaver_resident_bytes(w.ms);
   bs_ws_opts o = {.comm = c,
                   .ms = w.ms,
                   .engine = w.e,
@@ -112,7 +112,7 @@ static bs_status ws_rank_fn(bs_comm *c, void *arg) {
     k->nsynced = w.n;
   k->received_ok[r] = received_all(&w, &res);
   k->engine_alive[r] = bs_engine_alive(w.e);
-  k->resident_delta[r] = bs_ms_resident_bytes(w.ms) - resident;
+  k->resident_delta[r] = bs_memsaver_resident_bytes(w.ms) - resident;
   bs_sync_result_free(&res);
   ws_close(&w);
   return st;

@@ -1,4 +1,4 @@
-/* The MainCast backuper (behavior.md §4; contract in bs_mc.h): for
+/* The MainCast backuper (behavior.md §4; contract in bs_maincast_plan.h): for
  * "actor" only the extras get a pinned copy, the DDP buffer params are
  * rebuilt from the fp32 master shards plus an all-gather. Other tags have
  * no master weights and delegate to a Normal backuper with full copies. */
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "backup/bs_backup_testing.h"
-#include "backup/bs_mc.h"
+#include "backup/bs_maincast_plan.h"
 #include "backup/bs_restore_check.h"
 #include "bs_fault.h"
 #include "bs_kernels.h"
@@ -16,7 +16,7 @@
 
 typedef struct maincast {
   bs_backuper base;
-  bs_mc *mc;
+  bs_maincast_plan *mc;
   bs_backuper *extras; /* Normal over the extras: only its "actor" is used */
   bs_backuper *full;   /* Normal over every synced tensor: the other tags */
   bs_restore_check *check;
@@ -121,7 +121,7 @@ static void corrupt_restored(maincast *m) {
   uint64_t bit = 0;
   for (size_t i = 0; i < p->n; i++) {
     const bs_tensor *t = &p->t[i];
-    if (!bs_tensor_is_synced(t->spec) || !bs_mc_rematerializable(t))
+    if (!bs_tensor_is_synced(t->spec) || !bs_maincast_plan_rematerializable(t))
       continue;
     if (bs_fault_hit(BS_FP_RESTORE_BITFLIP, &bit))
       bs_dev_bitflip(dev, t->ptr, t->bytes, bit);
@@ -153,7 +153,7 @@ static bs_status mc_restore(bs_backuper *b, bs_backup_tag tag) {
 }
 
 /* Index of t among the extras, or -1. */
-static long extra_index(const bs_mc *mc, const bs_tensor *t) {
+static long extra_index(const bs_maincast_plan *mc, const bs_tensor *t) {
   for (size_t i = 0; i < mc->nextras; i++)
     if (mc->extras[i] == t)
       return (long)i;
@@ -163,7 +163,7 @@ static long extra_index(const bs_mc *mc, const bs_tensor *t) {
 static bs_status get_actor(maincast *m, bs_tensor_map *out) {
   bs_status st = BS_OK;
   bs_tensor_map em = {0}, res = {0};
-  const bs_mc *mc = m->mc;
+  const bs_maincast_plan *mc = m->mc;
   const bs_tensor **src = NULL;
   size_t n = 0;
   BS_CHECK(require_actor(m, "get"));
@@ -175,7 +175,7 @@ static bs_status get_actor(maincast *m, bs_tensor_map *out) {
     long x = extra_index(mc, t);
     if (x >= 0)
       res.e[i] = em.e[x]; /* the pinned copy: its region is paused now */
-    else if (bs_mc_rematerializable(t))
+    else if (bs_maincast_plan_rematerializable(t))
       res.e[i] = (bs_named){.name = t->spec->name,
                             .dtype = t->spec->dtype,
                             .bytes = t->bytes,
@@ -264,7 +264,7 @@ static const bs_backuper_ops maincast_ops = {
     .destroy = mc_destroy,
 };
 
-bs_status bs_backuper_maincast_create(bs_mc *mc, bool check_armed,
+bs_status bs_backuper_maincast_create(bs_maincast_plan *mc, bool check_armed,
                                       bs_backuper **out) {
   bs_status st = BS_OK;
   maincast *m = NULL;

@@ -36,13 +36,13 @@ static bs_status read_tensor(bs_dev *dev, bool observe, void *dst,
 
 /* Stages the readable tensors to one host buffer; skipped[i] marks the
  * paused ones. */
-static bs_status stage(bs_dev *dev, const bs_ms *ms, bool observe,
+static bs_status stage(bs_dev *dev, const bs_memsaver *ms, bool observe,
                        const bs_tensor *const *t, size_t n, char *host,
                        bool *skipped) {
   bs_status st = BS_OK;
   size_t off = 0;
   for (size_t i = 0; i < n; i++) {
-    skipped[i] = ms && bs_ms_state_of(ms, t[i]->ptr) == BS_PAUSED;
+    skipped[i] = ms && bs_memsaver_state_of(ms, t[i]->ptr) == BS_PAUSED;
     if (skipped[i] || t[i]->bytes == 0)
       continue;
     BS_CHECK(read_tensor(dev, observe, host + off, t[i]));
@@ -53,7 +53,7 @@ out:
   return st;
 }
 
-static bs_status digests(bs_dev *dev, const bs_ms *ms, bool observe,
+static bs_status digests(bs_dev *dev, const bs_memsaver *ms, bool observe,
                          const bs_tensor *const *t, size_t n, bs_digest *out,
                          size_t *npaused) {
   bs_status st = BS_OK;
@@ -95,13 +95,13 @@ out:
   return st;
 }
 
-bs_status bs_restore_check_hash(bs_dev *dev, const bs_ms *ms,
+bs_status bs_restore_check_hash(bs_dev *dev, const bs_memsaver *ms,
                                 const bs_tensor *const *t, size_t n,
                                 bs_digest *out, size_t *npaused) {
   return digests(dev, ms, false, t, n, out, npaused);
 }
 
-bs_status bs_restore_check_hash_observe(bs_dev *dev, const bs_ms *ms,
+bs_status bs_restore_check_hash_observe(bs_dev *dev, const bs_memsaver *ms,
                                         const bs_tensor *const *t, size_t n,
                                         bs_digest *out, size_t *npaused) {
   return digests(dev, ms, true, t, n, out, npaused);

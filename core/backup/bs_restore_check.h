@@ -28,14 +28,14 @@
  * tensor in a PAUSED allocation is not read: it gets an all-zero digest and
  * is counted in *npaused (npaused may be NULL). Without ms every tensor is
  * read (a paused one faults, as any read of it would). */
-bs_status bs_restore_check_hash(bs_dev *dev, const bs_ms *ms,
+bs_status bs_restore_check_hash(bs_dev *dev, const bs_memsaver *ms,
                                 const bs_tensor *const *t, size_t n,
                                 bs_digest *out, size_t *npaused);
 
 /* The same for an observer (the oracles' snapshots): the reads bypass the
  * fault points, so looking at the weights never fires an armed fault nor
  * counts towards its nth. */
-bs_status bs_restore_check_hash_observe(bs_dev *dev, const bs_ms *ms,
+bs_status bs_restore_check_hash_observe(bs_dev *dev, const bs_memsaver *ms,
                                         const bs_tensor *const *t, size_t n,
                                         bs_digest *out, size_t *npaused);
 

@@ -41,7 +41,7 @@ void bs_source_destroy(bs_source *s) {
   if (!s)
     return;
   if (s->late.ptr)
-    bs_ms_free(s->p->ms, s->late.ptr);
+    bs_memsaver_free(s->p->ms, s->late.ptr);
   free(s);
 }
 
@@ -80,12 +80,12 @@ static bs_status join_late(bs_source *s) {
   bs_status st = BS_OK;
   float v[LATE_NUMEL] = {0.25f, -0.5f, 0.75f, -1.0f};
   bs_tensor t = {.spec = &late_spec, .bytes = sizeof v, .buffer = -1};
-  BS_CHECK(bs_ms_alloc(s->p->ms, BS_TAG_DEFAULT, true, t.bytes, &t.ptr));
+  BS_CHECK(bs_memsaver_alloc(s->p->ms, BS_TAG_DEFAULT, true, t.bytes, &t.ptr));
   st = bs_dev_copy(s->p->dev, t.ptr, v, t.bytes, BS_H2D);
   if (st == BS_OK)
     st = bs_dev_sync(s->p->dev);
   if (st != BS_OK) {
-    bs_ms_free(s->p->ms, t.ptr);
+    bs_memsaver_free(s->p->ms, t.ptr);
     goto out;
   }
   s->late = t;

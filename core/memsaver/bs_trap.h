@@ -37,7 +37,7 @@ void bs_trap_reset(void);
 
 /* The registry the fault handler reads: every live memory-saver allocation
  * of the process, with its tag and its state as the trap sees it.
- * bs_ms.c is the writer; BS_ERR_NOMEM when the fixed table is full. */
+ * bs_memsaver.c is the writer; BS_ERR_NOMEM when the fixed table is full. */
 bs_status bs_trap_register(const void *va, size_t bytes, const char *tag,
                            int *slot);
 void bs_trap_set_state(int slot, bs_region_state s);

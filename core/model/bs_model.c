@@ -334,11 +334,18 @@ out:
   return st;
 }
 
-static bool is_preset(const char *name) {
-  for (const char *const *n = bs_model_preset_list(); *n; n++)
-    if (strcmp(*n, name) == 0)
-      return true;
-  return false;
+bs_status bs_model_preset(const char *name, double scale, bs_model_spec *out) {
+  bs_status st = BS_OK;
+  char file[32];
+  const char *text = bs_model_preset_text(name);
+  if (!text)
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "expected a preset (tiny, dense, moe, frozen, lora), got '%.48s'",
+            name ? name : "(null)");
+  snprintf(file, sizeof file, "preset:%s", name);
+  BS_CHECK(bs_model_parse(text, file, scale, out));
+out:
+  return st;
 }
 
 bs_status bs_model_load(const char *preset_or_file, double scale,
@@ -347,7 +354,7 @@ bs_status bs_model_load(const char *preset_or_file, double scale,
   char *text = NULL;
   if (!preset_or_file)
     BS_FAIL(BS_ERR_INVALID, NULL, "bs_model_load: NULL model name");
-  if (is_preset(preset_or_file)) {
+  if (bs_model_preset_text(preset_or_file)) {
     BS_CHECK(bs_model_preset(preset_or_file, scale, out));
     goto out;
   }

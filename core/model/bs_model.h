@@ -63,6 +63,8 @@ bs_status bs_model_load(const char *preset_or_file, double scale,
 void bs_model_free(bs_model_spec *m);
 /* NULL-terminated list of preset names. */
 const char *const *bs_model_preset_list(void);
+/* A preset's text (bs_model_parse's format), NULL for no preset. */
+const char *bs_model_preset_text(const char *name);
 
 /* Classification used by the DDP layout and the backupers. */
 bool bs_tensor_is_param(const bs_tensor_spec *t);  /* not a buffer */

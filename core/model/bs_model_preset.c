@@ -162,19 +162,9 @@ const char *const *bs_model_preset_list(void) {
   return preset_names;
 }
 
-bs_status bs_model_preset(const char *name, double scale, bs_model_spec *out) {
-  bs_status st = BS_OK;
-  char file[32];
-  for (size_t i = 0; name && i < NPRESETS; i++) {
-    if (strcmp(presets[i].name, name) != 0)
-      continue;
-    snprintf(file, sizeof file, "preset:%s", name);
-    BS_CHECK(bs_model_parse(presets[i].text, file, scale, out));
-    goto out;
-  }
-  BS_FAIL(BS_ERR_INVALID, NULL,
-          "expected a preset (tiny, dense, moe, frozen, lora), got '%.48s'",
-          name ? name : "(null)");
-out:
-  return st;
+const char *bs_model_preset_text(const char *name) {
+  for (size_t i = 0; name && i < NPRESETS; i++)
+    if (strcmp(presets[i].name, name) == 0)
+      return presets[i].text;
+  return NULL;
 }

@@ -16,10 +16,12 @@ static bs_status alloc_buffers(bs_params *p, bool cpu_backup) {
     size_t numel = p->layout.buf[k].numel;
     if (numel == 0)
       continue;
-    BS_CHECK(bs_ms_alloc(p->ms, BS_TAG_PARAM, cpu_backup,
-                         numel * sizeof(uint16_t), (void **)&p->param_buf[k]));
-    BS_CHECK(bs_ms_alloc(p->ms, BS_TAG_GRAD, cpu_backup, numel * sizeof(float),
-                         (void **)&p->grad_buf[k]));
+    BS_CHECK(bs_memsaver_alloc(p->ms, BS_TAG_PARAM, cpu_backup,
+                               numel * sizeof(uint16_t),
+                               (void **)&p->param_buf[k]));
+    BS_CHECK(bs_memsaver_alloc(p->ms, BS_TAG_GRAD, cpu_backup,
+                               numel * sizeof(float),
+                               (void **)&p->grad_buf[k]));
   }
 out:
   return st;
@@ -39,13 +41,14 @@ static bs_status place_tensors(bs_params *p) {
     if (s->buffer >= 0)
       t->ptr = p->param_buf[s->buffer] + s->offset;
     else
-      BS_CHECK(bs_ms_alloc(p->ms, BS_TAG_DEFAULT, true, t->bytes, &t->ptr));
+      BS_CHECK(
+          bs_memsaver_alloc(p->ms, BS_TAG_DEFAULT, true, t->bytes, &t->ptr));
   }
 out:
   return st;
 }
 
-bs_status bs_params_create(bs_dev *dev, bs_ms *ms, const bs_model_spec *m,
+bs_status bs_params_create(bs_dev *dev, bs_memsaver *ms, const bs_model_spec *m,
                            int dp, size_t bucket_numel, bool buffers_cpu_backup,
                            bs_params **out) {
   bs_status st = BS_OK;
@@ -73,12 +76,12 @@ void bs_params_destroy(bs_params *p) {
     return;
   for (size_t i = 0; p->t && i < p->n; i++)
     if (p->t[i].buffer < 0 && p->t[i].ptr)
-      bs_ms_free(p->ms, p->t[i].ptr);
+      bs_memsaver_free(p->ms, p->t[i].ptr);
   for (int k = 0; k < BS_BUF_COUNT; k++) {
     if (p->param_buf[k])
-      bs_ms_free(p->ms, p->param_buf[k]);
+      bs_memsaver_free(p->ms, p->param_buf[k]);
     if (p->grad_buf[k])
-      bs_ms_free(p->ms, p->grad_buf[k]);
+      bs_memsaver_free(p->ms, p->grad_buf[k]);
   }
   bs_ddp_layout_free(&p->layout);
   free(p->t);

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "dev/bs_dev.h"
-#include "memsaver/bs_ms.h"
+#include "memsaver/bs_memsaver.h"
 #include "model/bs_ddp.h"
 
 typedef struct bs_tensor {
@@ -28,7 +28,7 @@ typedef struct bs_tensor {
 
 typedef struct bs_params {
   bs_dev *dev;
-  bs_ms *ms;
+  bs_memsaver *ms;
   const bs_model_spec *model; /* borrowed: must outlive the params */
   bs_ddp_layout layout;
   uint16_t *param_buf[BS_BUF_COUNT]; /* NULL for an empty buffer */
@@ -38,7 +38,7 @@ typedef struct bs_params {
 } bs_params;
 
 /* Allocates (contents undefined until bs_params_fill). */
-bs_status bs_params_create(bs_dev *dev, bs_ms *ms, const bs_model_spec *m,
+bs_status bs_params_create(bs_dev *dev, bs_memsaver *ms, const bs_model_spec *m,
                            int dp, size_t bucket_numel, bool buffers_cpu_backup,
                            bs_params **out);
 void bs_params_destroy(bs_params *p);

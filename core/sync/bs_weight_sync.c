@@ -113,8 +113,8 @@ static bs_status prepare(ws *w) {
   if (!(w->stage = malloc(w->maxb ? w->maxb : 1)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "weight sync: %zu bytes of staging", w->maxb);
   if (w->maxb)
-    BS_CHECK(bs_ms_alloc(w->o->ms, BS_TAG_DEFAULT, false,
-                         size * share_of(w, w->maxb), (void **)&w->gbuf));
+    BS_CHECK(bs_memsaver_alloc(w->o->ms, BS_TAG_DEFAULT, false,
+                               size * share_of(w, w->maxb), (void **)&w->gbuf));
 out:
   return st;
 }
@@ -292,7 +292,7 @@ out:
   if (st == BS_OK)
     st = w.local;
   if (w.gbuf)
-    bs_ms_free(o->ms, w.gbuf);
+    bs_memsaver_free(o->ms, w.gbuf);
   free(w.stage);
   free(w.first);
   free(w.exp);

@@ -26,13 +26,13 @@
 #include "backup/bs_backuper.h"
 #include "bs_digest.h"
 #include "comm/bs_comm.h"
-#include "memsaver/bs_ms.h"
+#include "memsaver/bs_memsaver.h"
 #include "sync/bs_engine.h"
 #include "sync/bs_sync_result.h"
 
 typedef struct bs_ws_opts {
   bs_comm *comm;
-  bs_ms *ms; /* the gather buffer lives in this memory saver */
+  bs_memsaver *ms; /* the gather buffer lives in this memory saver */
   bs_engine *engine;
   size_t bucket_bytes; /* > 0 */
   int cycle;           /* handed to the engine */

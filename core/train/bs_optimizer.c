@@ -37,7 +37,7 @@ typedef struct opt_inner {
 
 struct bs_optimizer {
   bs_dev *dev;
-  bs_ms *ms;
+  bs_memsaver *ms;
   bs_optimizer_cfg cfg;
   opt_inner *inner;
   size_t ninner;
@@ -137,12 +137,13 @@ static void inner_split(opt_inner *in, const bs_optimizer_cfg *c) {
 }
 
 /* Optimizer state: "default" region. backup=false only for scratch. */
-static bs_status dev_floats(bs_ms *ms, bool backup, size_t count, float **p) {
+static bs_status dev_floats(bs_memsaver *ms, bool backup, size_t count,
+                            float **p) {
   bs_status st = BS_OK;
   void *v = NULL;
   if (count)
-    BS_CHECK(
-        bs_ms_alloc(ms, BS_TAG_DEFAULT, backup, count * sizeof(float), &v));
+    BS_CHECK(bs_memsaver_alloc(ms, BS_TAG_DEFAULT, backup,
+                               count * sizeof(float), &v));
 out:
   *p = v;
   return st;
@@ -228,7 +229,7 @@ static void inner_free(bs_optimizer *o, opt_inner *in) {
   float *dev[] = {in->dmaster, in->dm, in->dv, in->dstage};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
     if (dev[i])
-      bs_ms_free(o->ms, dev[i]);
+      bs_memsaver_free(o->ms, dev[i]);
   if (in->pinned)
     bs_dev_pinned_free(o->dev, BS_PIN_OTHER, in->pinned, in->pinned_bytes);
   free(in->seg);
@@ -272,8 +273,9 @@ out:
   return st;
 }
 
-bs_status bs_optimizer_create(bs_dev *dev, bs_ms *ms, const bs_ddp_layout *l,
-                              int rank, const bs_optimizer_cfg *cfg,
+bs_status bs_optimizer_create(bs_dev *dev, bs_memsaver *ms,
+                              const bs_ddp_layout *l, int rank,
+                              const bs_optimizer_cfg *cfg,
                               uint16_t *const param_buf[BS_BUF_COUNT],
                               bs_optimizer **out) {
   bs_status st = BS_OK;

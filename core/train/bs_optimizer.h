@@ -44,7 +44,7 @@
 
 #include "bs_err.h"
 #include "dev/bs_dev.h"
-#include "memsaver/bs_ms.h"
+#include "memsaver/bs_memsaver.h"
 #include "model/bs_config.h"
 #include "model/bs_ddp.h"
 
@@ -72,8 +72,9 @@ bs_status bs_optimizer_layout_check(const bs_optimizer_cfg *cfg,
 /* param_buf[k]: the rank's bf16 param buffer k (device memory), NULL only
  * for a buffer without elements. Masters start as the current params cast
  * up to fp32; Adam m and v start at zero. */
-bs_status bs_optimizer_create(bs_dev *dev, bs_ms *ms, const bs_ddp_layout *l,
-                              int rank, const bs_optimizer_cfg *cfg,
+bs_status bs_optimizer_create(bs_dev *dev, bs_memsaver *ms,
+                              const bs_ddp_layout *l, int rank,
+                              const bs_optimizer_cfg *cfg,
                               uint16_t *const param_buf[BS_BUF_COUNT],
                               bs_optimizer **out);
 void bs_optimizer_destroy(bs_optimizer *o);

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "bs_err.h"
-#include "cfg/bs_run_cfg.h"
+#include "catalog/bs_run_cfg.h"
 
 typedef struct bs_record bs_record;
 

@@ -9,9 +9,9 @@
 #include "bs_fault_control.h"
 #include "bs_mutant.h"
 #include "bs_span.h"
+#include "catalog/bs_launcher.h"
 #include "comm/bs_comm.h"
-#include "proc/bs_launcher.h"
-#include "proc/bs_meet.h"
+#include "comm/bs_meet.h"
 
 /* Ring large enough that a scenario's whole schedule fits: the uniform
  * schedule oracle compares complete histories. */

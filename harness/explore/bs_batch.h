@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "util/bs_progress.h"
+#include "bs_progress.h"
 #include "verdict/bs_result.h"
 
 /* Runs per job in a chunk: enough to keep every job busy past a slow run

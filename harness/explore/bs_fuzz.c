@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "bs_actor.h"
+#include "bs_buf.h"
 #include "bs_fault_control.h"
 #include "driver/bs_driver.h"
 #include "explore/bs_known.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
 #include "oracles/bs_oracle.h"
-#include "util/bs_buf.h"
 
 /* ---- the stream ---- */
 

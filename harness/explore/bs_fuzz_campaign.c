@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "bs_mutant.h"
-#include "proc/bs_stop.h"
+#include "bs_stop.h"
 
 #define CANDIDATES_MAX 48
 

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cfg/bs_run_cfg.h"
+#include "catalog/bs_run_cfg.h"
 #include "report/bs_report.h"
 #include "verdict/bs_result.h"
 

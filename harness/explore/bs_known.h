@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cfg/bs_run_cfg.h"
+#include "catalog/bs_run_cfg.h"
 #include "verdict/bs_result.h"
 
 /* Whether res, a run of cfg's scenario and settings, failed only as the

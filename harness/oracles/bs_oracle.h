@@ -42,15 +42,4 @@ size_t bs_oracle_max(void);
 size_t bs_oracle_run_all(const bs_record *r, bs_expect_fn expect,
                          bs_oracle_result *out);
 
-/* Helpers the oracles share. */
-/* A rank that left the run on purpose (a fault of BS_FAULT_LEAVES fired on
- * it: comm/rank_exit), was unwound by a paused read, or whose process a
- * fatal error of the memory saver ended in a phase: it cannot take part in
- * agreement. */
-bool bs_oracle_rank_lost(const bs_record *r, int rank);
-/* A fault fired whose point's .def row has one of the flags of what
- * (BS_FAULT_OFF_SCHEDULE, ...). */
-bool bs_oracle_fired_any(const bs_record *r, unsigned what);
-bool bs_oracle_event_failed(const bs_event *e);
-
 #endif

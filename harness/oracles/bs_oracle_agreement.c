@@ -48,7 +48,7 @@ static void summary(const bs_record *r, int ref, int alive, char *detail,
   const bs_rank_rec *rr = &r->rank[ref];
   for (size_t i = 0; i < rr->n && len >= 0 && (size_t)len < n; i++) {
     const bs_event *e = &rr->ev[i];
-    if (!bs_oracle_event_failed(e))
+    if (!bs_record_event_failed(e))
       continue;
     if (shown++ == 3) {
       len += snprintf(detail + len, n - (size_t)len, " ...");
@@ -65,7 +65,7 @@ static void summary(const bs_record *r, int ref, int alive, char *detail,
 bool bs_oracle_agreement(const bs_record *r, char *detail, size_t n) {
   int ref = -1, alive = 0;
   for (int k = 0; k < r->nranks; k++) {
-    if (bs_oracle_rank_lost(r, k))
+    if (bs_record_rank_lost(r, k))
       continue;
     alive++;
     if (ref < 0)

@@ -90,7 +90,7 @@ bool bs_oracle_bit_identity(const bs_record *r, char *detail, size_t n) {
     const bs_rank_rec *rr = &r->rank[k];
     for (size_t i = 0; i < rr->n; i++) {
       const bs_event *e = &rr->ev[i];
-      if (e->t1_ms < 0 || bs_oracle_event_failed(e))
+      if (e->t1_ms < 0 || bs_record_event_failed(e))
         continue;
       if (!check_event(e, &ref, &t, k, detail, n))
         return false;

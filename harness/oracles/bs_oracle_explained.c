@@ -22,7 +22,7 @@ static bool check_rank(const bs_record *r, int k, char *detail, size_t n) {
   const bs_rank_rec *rr = &r->rank[k];
   for (size_t i = 0; i < rr->n; i++) {
     const bs_event *e = &rr->ev[i];
-    if (bs_oracle_event_failed(e) && !explained(r, e->status, e->cycle)) {
+    if (bs_record_event_failed(e) && !explained(r, e->status, e->cycle)) {
       snprintf(detail, n,
                "rank %d, cycle %d %s: %s with no fired fault "
                "behind it: %s",
@@ -47,7 +47,7 @@ bool bs_oracle_explained(const bs_record *r, char *detail, size_t n) {
     if (!check_rank(r, k, detail, n))
       return false;
     for (size_t i = 0; i < r->rank[k].n; i++)
-      errors += bs_oracle_event_failed(&r->rank[k].ev[i]);
+      errors += bs_record_event_failed(&r->rank[k].ev[i]);
   }
   if (r->world_report && r->world_report[0] &&
       !explained(r, BS_ERR_DESYNC, -1)) {

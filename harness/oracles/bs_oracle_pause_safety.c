@@ -8,7 +8,7 @@ static bool must_be_paused(bs_pause_rule rule, const bs_event *e) {
   if (strcmp(e->phase, "update_weights") == 0)
     return true; /* by any path: success or failure */
   return rule == BS_PAUSE_AT_SLEEP && strcmp(e->phase, "sleep") == 0 &&
-         !bs_oracle_event_failed(e);
+         !bs_record_event_failed(e);
 }
 
 bool bs_oracle_pause_safety(const bs_record *r, char *detail, size_t n) {

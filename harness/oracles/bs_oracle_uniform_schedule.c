@@ -56,13 +56,13 @@ static bool contained(const bs_record *r) {
   /* A fault that takes a rank off the schedule on purpose (its .def row:
    * BS_FAULT_OFF_SCHEDULE; a resume that finds no memory ends the rank's
    * process). */
-  if (!bs_oracle_fired_any(r, BS_FAULT_OFF_SCHEDULE))
+  if (!bs_record_fired_any(r, BS_FAULT_OFF_SCHEDULE))
     return false;
   for (int k = 0; k < r->nranks; k++) {
     const bs_event *e = bs_record_last(r, k);
     if (!r->rank[k].returned)
       return false;
-    if (!bs_oracle_rank_lost(r, k) && (!e || !bs_oracle_event_failed(e)))
+    if (!bs_record_rank_lost(r, k) && (!e || !bs_record_event_failed(e)))
       return false;
   }
   return true;

@@ -10,7 +10,7 @@ static void outcome(const bs_record *rec, int k, bs_rank_outcome *o) {
   const bs_rank_rec *rr = &rec->rank[k];
   const bs_event *pick = NULL;
   for (size_t i = 0; i < rr->n && !pick; i++)
-    if (bs_oracle_event_failed(&rr->ev[i]))
+    if (bs_record_event_failed(&rr->ev[i]))
       pick = &rr->ev[i];
   if (!pick)
     pick = bs_record_last(rec, k);

@@ -13,8 +13,8 @@
 #include "bs_err.h"
 #include "bs_fault_control.h"
 #include "bs_limits.h"
+#include "catalog/bs_launcher.h"
 #include "catalog/bs_scenario.h"
-#include "proc/bs_launcher.h"
 
 #define BS_OPTS_MAX 64
 #define BS_RANKS_MAX BS_WORLD_MAX_RANKS

@@ -135,3 +135,30 @@ bs_status bs_record_check(bs_record *r, const char *name, bool ok,
   va_end(ap);
   return BS_OK;
 }
+
+bool bs_record_event_failed(const bs_event *e) {
+  return e->status != BS_OK;
+}
+
+/* Whether point's .def row has one of the flags of what. */
+static bool does(bs_fault_point_id point, unsigned what) {
+  const bs_fault_point *p = bs_fault_catalogue_get(point);
+  return p && (p->what & what);
+}
+
+bool bs_record_fired_any(const bs_record *r, unsigned what) {
+  for (size_t i = 0; i < r->nfired; i++)
+    if (does(r->fired[i].point, what))
+      return true;
+  return false;
+}
+
+bool bs_record_rank_lost(const bs_record *r, int rank) {
+  const bs_event *last = bs_record_last(r, rank);
+  if (r->rank[rank].unwound || (last && last->status == BS_ERR_FATAL))
+    return true;
+  for (size_t i = 0; i < r->nfired; i++)
+    if (r->fired[i].rank == rank && does(r->fired[i].point, BS_FAULT_LEAVES))
+      return true;
+  return false;
+}

@@ -136,4 +136,15 @@ bs_status bs_record_check(bs_record *r, const char *name, bool ok,
                           const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Facts of the record the oracles share. */
+/* A rank that left the run on purpose (a fault of BS_FAULT_LEAVES fired on
+ * it: comm/rank_exit), was unwound by a paused read, or whose process a
+ * fatal error of the memory saver ended in a phase: it cannot take part in
+ * agreement. */
+bool bs_record_rank_lost(const bs_record *r, int rank);
+/* A fault fired whose point's .def row has one of the flags of what
+ * (BS_FAULT_OFF_SCHEDULE, ...). */
+bool bs_record_fired_any(const bs_record *r, unsigned what);
+bool bs_record_event_failed(const bs_event *e);
+
 #endif

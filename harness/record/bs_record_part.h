@@ -6,8 +6,8 @@
 #ifndef BS_RECORD_PART_H
 #define BS_RECORD_PART_H
 
+#include "bs_buf.h"
 #include "record/bs_record.h"
-#include "util/bs_buf.h"
 
 /* Appends the part of r that the ranks first .. first+n-1 recorded, with
  * what this process saw (faults fired, reach counts, paused reads, its world

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/bs_buf.h"
-#include "util/bs_json.h"
+#include "bs_buf.h"
+#include "bs_json.h"
 
 static double ns_to_ms(const bs_json *e, const char *key) {
   double ns = bs_json_get_num(e, key, -1);

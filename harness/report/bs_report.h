@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "util/bs_buf.h"
+#include "bs_buf.h"
 #include "verdict/bs_result.h"
 
 typedef struct bs_summary {

@@ -3,8 +3,8 @@
 #ifndef BS_TRACE_H
 #define BS_TRACE_H
 
+#include "bs_buf.h"
 #include "record/bs_record.h"
-#include "util/bs_buf.h"
 #include "verdict/bs_result.h"
 
 /* Trace-event JSON ({"traceEvents": [...]}) of the record. */

@@ -7,7 +7,7 @@
 #ifndef BS_CHILD_H
 #define BS_CHILD_H
 
-#include "cfg/bs_run_cfg.h"
+#include "catalog/bs_run_cfg.h"
 
 /* A bs_run_child_fn (bs_parent.h): the run object (JSON) goes to fd. The
  * scenario's expectation is checked only when the user added no fault

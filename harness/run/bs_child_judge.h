@@ -4,7 +4,7 @@
 #ifndef BS_CHILD_JUDGE_H
 #define BS_CHILD_JUDGE_H
 
-#include "cfg/bs_run_cfg.h"
+#include "catalog/bs_run_cfg.h"
 #include "record/bs_record.h"
 #include "verdict/bs_result.h"
 

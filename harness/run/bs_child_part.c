@@ -5,12 +5,12 @@
 #include <unistd.h>
 
 #include "bs_file.h"
+#include "bs_fork.h"
+#include "catalog/bs_launcher.h"
 #include "catalog/bs_scenario.h"
 #include "comm/bs_comm.h"
 #include "driver/bs_driver.h"
 #include "dumps/bs_dumps_report.h"
-#include "proc/bs_fork.h"
-#include "proc/bs_launcher.h"
 #include "record/bs_record_part.h"
 #include "report/bs_artifacts.h"
 #include "run/bs_child_judge.h"

@@ -10,7 +10,7 @@
 
 #include <sys/types.h>
 
-#include "cfg/bs_run_cfg.h"
+#include "catalog/bs_run_cfg.h"
 
 /* A bs_run_child_fn (bs_parent.h) for cfg->rendezvous runs, but for procs:
  * in process 0, the other processes' ids when it started them itself

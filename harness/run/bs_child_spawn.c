@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "bs_file.h"
+#include "bs_fork.h"
 #include "bs_span.h"
-#include "proc/bs_fork.h"
-#include "proc/bs_stop.h"
+#include "bs_stop.h"
 #include "run/bs_child_part.h"
 #include "run/bs_child_procs.h"
 #include "run/bs_hangdump.h"

@@ -9,7 +9,7 @@
 #ifndef BS_CHILD_SPAWN_H
 #define BS_CHILD_SPAWN_H
 
-#include "cfg/bs_run_cfg.h"
+#include "catalog/bs_run_cfg.h"
 
 /* A bs_run_child_fn (bs_parent.h). */
 int bs_child_spawn_run(const bs_run_cfg *cfg, int fd);

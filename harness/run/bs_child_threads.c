@@ -1,8 +1,8 @@
 #include "run/bs_child_threads.h"
 
+#include "bs_fork.h"
 #include "catalog/bs_scenario.h"
 #include "driver/bs_driver.h"
-#include "proc/bs_fork.h"
 #include "run/bs_child_judge.h"
 #include "run/bs_hangdump.h"
 

@@ -3,7 +3,7 @@
 #ifndef BS_CHILD_THREADS_H
 #define BS_CHILD_THREADS_H
 
-#include "cfg/bs_run_cfg.h"
+#include "catalog/bs_run_cfg.h"
 
 /* A bs_run_child_fn (bs_parent.h). */
 int bs_child_threads_run(const bs_run_cfg *cfg, int fd);

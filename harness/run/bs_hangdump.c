@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "bs_core_testing.h"
+#include "bs_fork.h"
 #include "comm/bs_comm.h"
 #include "driver/bs_driver.h"
-#include "proc/bs_fork.h"
 #include "report/bs_artifacts.h"
 #include "run/bs_child_judge.h"
 #include "run/bs_parent.h"

@@ -10,7 +10,7 @@
 #ifndef BS_HANGDUMP_H
 #define BS_HANGDUMP_H
 
-#include "cfg/bs_run_cfg.h"
+#include "catalog/bs_run_cfg.h"
 #include "record/bs_record.h"
 #include "verdict/bs_result.h"
 

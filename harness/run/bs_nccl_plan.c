@@ -10,12 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bs_fork.h"
+#include "bs_stop.h"
+#include "catalog/bs_launcher.h"
 #include "catalog/bs_scenario.h"
 #include "comm/bs_comm.h"
 #include "dev/bs_dev.h"
-#include "proc/bs_fork.h"
-#include "proc/bs_launcher.h"
-#include "proc/bs_stop.h"
 
 enum { PROBE_MS = 30000 };
 

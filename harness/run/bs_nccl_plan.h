@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cfg/bs_run_cfg.h"
+#include "catalog/bs_run_cfg.h"
 #include "comm/bs_comm.h"
 
 /* BS_ERR_INVALID (a usage error) with a one-line message, also when a run

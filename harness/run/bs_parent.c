@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_fork.h"
+#include "bs_stop.h"
 #include "catalog/bs_scenario.h"
-#include "proc/bs_fork.h"
-#include "proc/bs_stop.h"
 #include "report/bs_report.h"
 
 typedef struct exec_state {

@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "cfg/bs_run_cfg.h"
-#include "proc/bs_fork.h"
-#include "util/bs_progress.h"
+#include "bs_fork.h"
+#include "bs_progress.h"
+#include "catalog/bs_run_cfg.h"
 #include "verdict/bs_result.h"
 
 /* Runs one scenario in the child; writes its run object (JSON) to fd and

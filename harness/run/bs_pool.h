@@ -25,8 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cfg/bs_run_cfg.h"
-#include "proc/bs_fork.h"
+#include "bs_fork.h"
+#include "catalog/bs_run_cfg.h"
 #include "run/bs_parent.h"
 
 #define BS_POOL_MAX 64 /* workers at most: the largest run's ranks */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_json.h"
 #include "catalog/bs_scenario.h"
-#include "util/bs_json.h"
 
 const char *bs_result_verdict_name(bs_verdict v) {
   static const char *const names[] = {"pass",    "fail",        "hang", "crash",

@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bs_buf.h"
 #include "bs_fault_control.h"
-#include "cfg/bs_run_cfg.h"
-#include "util/bs_buf.h"
+#include "catalog/bs_run_cfg.h"
 
 /* vacuous: every invariant held but an armed fault never fired, so the run
  * proves nothing about it (cli.md "Fault spec"); a failed oracle is a fail

@@ -185,8 +185,10 @@ void bs_world_adopt(bs_world *w, bs_status st, uint64_t stall_ns,
  * (bs_world_running_each) while its ranks run. */
 void bs_world_running(bs_world *w, bool running);
 
-/* The rank leaves the communicator (how: EXITED or DEAD). */
+/* The rank leaves the communicator (how: EXITED or DEAD): the world marks
+ * it gone (bs_world_leave), and the front's bs_comm_leave is that. */
 void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why);
+void bs_world_leave(bs_comm *c, bs_rank_state how, const char *why);
 
 /* The front's steps that point-to-point shares with the collectives
  * (bs_comm.c): admission (the rank is here, the world healthy) and the
@@ -226,7 +228,7 @@ typedef struct bs_report_in {
 char *bs_comm_report(const bs_report_in *in);
 /* Where a rank is, as the block describes it. */
 struct bs_report_rank;
-void bs_comm_report_describe(const bs_rank_pos *p, struct bs_report_rank *r);
+void bs_report_block_describe(const bs_rank_pos *p, struct bs_report_rank *r);
 /* A failure in a process group or at a point-to-point op
  * (bs_comm_report_pg.c): the block over the stuck group's members (or
  * the two ranks of the stuck op), by global rank. */

@@ -199,18 +199,7 @@ void bs_comm_front_show_running(bs_comm *c) {
 }
 
 void bs_comm_leave(bs_comm *c, bs_rank_state how, const char *why) {
-  if (!c || c->gone)
-    return;
-  c->gone = true;
-  bs_world *w = c->w;
-  bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* its peers go on */
-  pthread_mutex_lock(&w->mu);
-  bs_rank_pos *p = &w->pos[c->rank];
-  p->state = how;
-  p->since_ns = bs_clock_mono_ns();
-  snprintf(p->why, sizeof p->why, "%s", why ? why : "");
-  pthread_mutex_unlock(&w->mu);
-  w->be->rank_gone(c);
+  bs_world_leave(c, how, why);
 }
 
 void bs_comm_die(bs_comm *c, const char *why) {

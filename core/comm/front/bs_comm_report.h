@@ -33,7 +33,7 @@ typedef struct bs_report_block {
   int world;          /* ranks of the job, when more than n (else 0) */
   const int *rank_of; /* ... or rank_of[i] (ascending), when not NULL */
   const bs_report_rank *ranks;
-  /* NULL: blamed as bs_comm_report_culprits says of the stuck collective;
+  /* NULL: blamed as bs_report_block_culprits says of the stuck collective;
    * else these n flags, and why (one line). */
   const bool *culprit;
   const char *culprit_why;
@@ -43,10 +43,10 @@ typedef struct bs_report_block {
 /* "rank 3", "ranks 0-6,9" or "ranks 1,3,...,13" (a step other than one,
  * over five ranks or more): the ranks i of 0..n-1 with pick[i] set, as
  * the blocks write them (caller frees; NULL when out of memory). */
-char *bs_comm_report_ranks(const bool *pick, int n);
+char *bs_report_block_ranks(const bool *pick, int n);
 
 /* The block as text (caller frees; NULL when out of memory). */
-char *bs_comm_report_format(const bs_report_block *b);
+char *bs_report_block_format(const bs_report_block *b);
 
 /* Whom to blame for one collective, given what each of n ranks does in it
  * (desc[i] NULL: rank i, numbered as in bs_report_block, is not in it):
@@ -55,9 +55,9 @@ char *bs_comm_report_format(const bs_report_block *b);
  * to the group with the lowest rank); else every rank not in it. Sets
  * culprit[i], writes why ("against the majority: ranks 0-6 in ...") and
  * returns how many it blames. seq: the collective's number, for why. */
-int bs_comm_report_culprits(const char *const *desc, int n, int first_rank,
-                            const int *rank_of, uint64_t seq, bool *culprit,
-                            char *why, size_t why_n);
+int bs_report_block_culprits(const char *const *desc, int n, int first_rank,
+                             const int *rank_of, uint64_t seq, bool *culprit,
+                             char *why, size_t why_n);
 
 /* A running world's block now (a dump asked for from outside while its
  * ranks run: bs_world_running.h): where every rank is, with why as the

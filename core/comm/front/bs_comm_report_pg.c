@@ -177,7 +177,7 @@ static void describe_in(const bs_report_in *in, int pg, bool p2p, int g,
   const bs_pg *grp = pg_of(in, pg);
   if (grp)
     p.last_seq = grp->last_done[bs_pg_rank_of(grp, g)];
-  bs_comm_report_describe(&p, r);
+  bs_report_block_describe(&p, r);
   bool here =
       p.state == BS_RANK_IN_COLL && p.at.pg == pg && is_p2p(p.at.op) == p2p;
   r->in_coll = here;
@@ -264,7 +264,7 @@ static char *format(const bs_report_in *in, const char *status,
                        .culprit = blamed ? culprit : NULL,
                        .culprit_why = blamed ? why : NULL,
                        .tail = tail};
-  return bs_comm_report_format(&b);
+  return bs_report_block_format(&b);
 }
 
 char *bs_comm_report_pg(const bs_report_in *in, const char *status,

@@ -48,17 +48,6 @@ static bs_status pick_backend(const bs_world_opts *o,
 #endif
 }
 
-bs_status bs_world_nccl_info(bs_nccl_info *out) {
-#ifdef BS_HAVE_NCCL
-  return bs_comm_nccl_info(out);
-#else
-  memset(out, 0, sizeof *out);
-  return bs_err_fail(BS_ERR_UNSUPPORTED, NULL,
-                     "backend nccl: this build has no NCCL (configure where "
-                     "CUDA and NCCL are installed)");
-#endif
-}
-
 static bs_status normalise(const bs_world_opts *o, bs_world_opts *n) {
   bs_status st = BS_OK;
   *n = *o;
@@ -100,6 +89,21 @@ static bs_status alloc_ranks(bs_world *w) {
   }
 out:
   return st;
+}
+
+void bs_world_leave(bs_comm *c, bs_rank_state how, const char *why) {
+  if (!c || c->gone)
+    return;
+  c->gone = true;
+  bs_world *w = c->w;
+  bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* its peers go on */
+  pthread_mutex_lock(&w->mu);
+  bs_rank_pos *p = &w->pos[c->rank];
+  p->state = how;
+  p->since_ns = bs_clock_mono_ns();
+  snprintf(p->why, sizeof p->why, "%s", why ? why : "");
+  pthread_mutex_unlock(&w->mu);
+  w->be->rank_gone(c);
 }
 
 bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
@@ -206,7 +210,7 @@ static void *rank_main(void *p) {
   char why[64];
   snprintf(why, sizeof why, "returned %s from its rank function",
            bs_status_name(st));
-  bs_comm_leave(c, BS_RANK_EXITED, why);
+  bs_world_leave(c, BS_RANK_EXITED, why);
   w->be->rank_fini(c);
   pthread_mutex_lock(&w->mu);
   w->rank_st[c->rank] = st;
@@ -229,7 +233,7 @@ static void never_started(bs_world *w, int rank) {
            "rank thread could not start");
   w->rank_err[rank].code = BS_ERR_RANK_DEAD;
   pthread_mutex_unlock(&w->mu);
-  bs_comm_leave(&w->comms[rank], BS_RANK_DEAD, "its thread could not start");
+  bs_world_leave(&w->comms[rank], BS_RANK_DEAD, "its thread could not start");
 }
 
 /* Worst status, and the record of the lowest rank that has it. */

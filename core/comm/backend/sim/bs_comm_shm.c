@@ -1,5 +1,5 @@
 /* The sim communicator across processes of one host: the staged
- * rendezvous of bs_rdv.c on a board in a MAP_SHARED mapping of one
+ * rendezvous of bs_rounds.c on a board in a MAP_SHARED mapping of one
  * file (o.shm_path), guarded by a robust, process-shared mutex and
  * condition variable. Reports call it "sim": only the memory differs.
  *
@@ -19,7 +19,7 @@
  * thread's tick (hundreds of processes each waking every slice to look at
  * every pid kept 512 of them from reaching their first collective). */
 #include "bs_clock.h"
-#include "comm/backend/sim/bs_rdv.h"
+#include "comm/backend/sim/bs_rounds.h"
 
 #include "comm/backend/sim/bs_p2p_files.h"
 
@@ -51,7 +51,7 @@ typedef struct shm_hdr {
   int32_t gsize;
   uint64_t cap;
   pthread_mutex_t mu;
-  bs_rdv_board b;
+  bs_rounds_board b;
   /* The world's first failure, BS_OK while healthy: written under mu,
    * looked at without it by every tick. */
   _Atomic int32_t abort_st;
@@ -66,7 +66,7 @@ typedef struct shm_layout {
 } shm_layout;
 
 typedef struct shm {
-  bs_rdv r; /* first: w->impl */
+  bs_rounds r; /* first: w->impl */
   shm_hdr *h;
   int32_t *pid; /* of each global rank's process; 0 until it joins */
   size_t len;
@@ -80,7 +80,7 @@ static size_t align_up(size_t n, size_t a) {
 static shm_layout layout_of(int g) {
   shm_layout l;
   l.slots = align_up(sizeof(shm_hdr), 64);
-  l.pids = align_up(l.slots + (size_t)g * sizeof(bs_rdv_slot), 64);
+  l.pids = align_up(l.slots + (size_t)g * sizeof(bs_rounds_slot), 64);
   l.stage = align_up(l.pids + (size_t)g * sizeof(int32_t), 4096);
   l.total = l.stage + (size_t)g * BS_SHM_STAGE_CAP;
   return l;
@@ -206,7 +206,7 @@ static bool take_check(shm_hdr *h) {
 /* Locked: the ranks of processes that died are gone. A process's ranks are
  * consecutive slots: one look at each pid. */
 static void find_gone(shm *m, bs_world *w) {
-  bs_rdv *r = &m->r;
+  bs_rounds *r = &m->r;
   int32_t pid = 0;
   bool gone = false;
   for (int i = 0; i < r->b->n; i++) {
@@ -217,14 +217,14 @@ static void find_gone(shm *m, bs_world *w) {
       gone = process_gone(m, pid);
     }
     if (gone)
-      bs_rdv_leave(r, w, i);
+      bs_rounds_leave(r, w, i);
   }
-  bs_rdv_check(r, w);
+  bs_rounds_check(r, w);
 }
 
 /* Another process's failure fails this world alike; a process that died
  * takes its ranks with it. */
-static void shm_poll(bs_rdv *r, bs_world *w) {
+static void shm_poll(bs_rounds *r, bs_world *w) {
   shm *m = (shm *)r;
   shm_hdr *h = m->h;
   bs_status st = (bs_status)atomic_load(&h->abort_st);
@@ -234,7 +234,7 @@ static void shm_poll(bs_rdv *r, bs_world *w) {
     find_gone(m, w);
 }
 
-static void shm_publish(bs_rdv *r, bs_world *w) {
+static void shm_publish(bs_rounds *r, bs_world *w) {
   shm_hdr *h = ((shm *)r)->h;
   bs_status st = bs_world_abort_status(w);
   if (st == BS_OK || atomic_load(&h->abort_st) != BS_OK)
@@ -258,11 +258,11 @@ static void shm_tick(void *arg) {
   if (bs_world_abort_status(w) != BS_OK ||
       (atomic_load(&h->abort_st) == BS_OK && !check_due(h)))
     return;
-  bs_rdv_lock(&m->r);
+  bs_rounds_lock(&m->r);
   shm_poll(&m->r, w);
-  bs_rdv_unlock(&m->r);
+  bs_rounds_unlock(&m->r);
   if (bs_world_abort_status(w) != BS_OK)
-    bs_rdv_wake(w);
+    bs_rounds_wake(w);
 }
 
 /* The header holds the job's first failure: written once (the first
@@ -271,19 +271,19 @@ static void shm_tick(void *arg) {
 static void shm_settle(bs_world *w) {
   shm *m = w->impl;
   char cause[sizeof m->h->cause];
-  bs_rdv_lock(&m->r);
+  bs_rounds_lock(&m->r);
   shm_publish(&m->r, w);
   bs_status st = (bs_status)atomic_load(&m->h->abort_st);
   uint64_t stall = m->h->stall_ns;
   snprintf(cause, sizeof cause, "%s", m->h->cause);
-  bs_rdv_unlock(&m->r);
+  bs_rounds_unlock(&m->r);
   if (st != BS_OK)
     bs_world_adopt(w, st, stall, cause);
 }
 
 /* Every rank checks the whole collective's input, so that all fail alike
  * (a broadcast's root is not the only one to learn of it). */
-static bs_status shm_room(bs_rdv *r, int rank, const bs_coll_args *a,
+static bs_status shm_room(bs_rounds *r, int rank, const bs_coll_args *a,
                           size_t n) {
   size_t need = bs_coll_in_bytes(a, r->b->n);
   (void)rank;
@@ -297,7 +297,7 @@ static bs_status shm_room(bs_rdv *r, int rank, const bs_coll_args *a,
       bs_coll_name(a->op) + strlen("nccl:"), need, BS_SHM_STAGE_CAP);
 }
 
-static void group_publish(bs_rdv *r, bs_world *w);
+static void group_publish(bs_rounds *r, bs_world *w);
 
 static bool local(const bs_world *w, int rank) {
   return rank >= w->o.first_rank && rank < w->o.first_rank + w->o.size;
@@ -314,7 +314,7 @@ static void attach(shm *m, bs_world *w, const bs_pg *pg, void *map,
   m->pid = (int32_t *)(base + l->pids);
   m->self = (int32_t)getpid();
   m->r.b = &m->h->b;
-  m->r.s = (bs_rdv_slot *)(base + l->slots);
+  m->r.s = (bs_rounds_slot *)(base + l->slots);
   m->r.mu = &m->h->mu;
   m->r.timeout_ns = (uint64_t)w->o.timeout_ms * 1000000ull;
   /* The world's waiters sleep until woken (the tick looks for news); a
@@ -327,11 +327,11 @@ static void attach(shm *m, bs_world *w, const bs_pg *pg, void *map,
   m->r.pg = pg;
   for (int i = 0; i < n; i++)
     m->r.in[i] = base + l->stage + (size_t)i * BS_SHM_STAGE_CAP;
-  bs_rdv_lock(&m->r);
+  bs_rounds_lock(&m->r);
   for (int i = 0; i < n; i++)
     if (local(w, bs_pg_global(pg, i)))
       m->pid[i] = m->self;
-  bs_rdv_unlock(&m->r);
+  bs_rounds_unlock(&m->r);
 }
 
 /* How long a process waits for global rank 0's file: a timeout, and a
@@ -393,14 +393,14 @@ static void shm_world_fini(bs_world *w) {
 enum { GROUP_GRACE_MS = 10000 };
 
 typedef struct shm_group {
-  shm m; /* first: pg->impl is a bs_rdv */
+  shm m; /* first: pg->impl is a bs_rounds */
   pthread_mutex_t mu;
   bool mapped;
 } shm_group;
 
 static void publish_world(bs_world *w);
 
-static void group_publish(bs_rdv *r, bs_world *w) {
+static void group_publish(bs_rounds *r, bs_world *w) {
   shm_publish(r, w);
   publish_world(w);
 }
@@ -458,9 +458,9 @@ out:
  * watchdog thread finds it. */
 static void publish_world(bs_world *w) {
   shm *m = w->impl;
-  bs_rdv_lock(&m->r);
+  bs_rounds_lock(&m->r);
   shm_publish(&m->r, w);
-  bs_rdv_unlock(&m->r);
+  bs_rounds_unlock(&m->r);
 }
 
 static bs_status shm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n,
@@ -469,19 +469,19 @@ static bs_status shm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n,
 }
 
 static void shm_rank_gone(bs_comm *c) {
-  bs_rdv_rank_gone(c);
-  bs_rdv_leave_groups(c);
+  bs_rounds_rank_gone(c);
+  bs_rounds_leave_groups(c);
 }
 
 const bs_comm_backend bs_comm_shm_backend = {
     .name = "sim",
     .world_init = shm_world_init,
     .world_fini = shm_world_fini,
-    .rank_init = bs_rdv_rank_init,
+    .rank_init = bs_rounds_rank_init,
     .rank_fini = bs_p2p_files_free,
-    .coll = bs_rdv_coll,
+    .coll = bs_rounds_coll,
     .rank_gone = shm_rank_gone,
-    .wake = bs_rdv_wake,
+    .wake = bs_rounds_wake,
     .settle = shm_settle,
     .tick = shm_tick,
     .tick_ms = PID_CHECK_MS,

@@ -1,27 +1,27 @@
 /* The sim communicator: ranks are threads of one process and every
- * collective is the staged rendezvous of bs_rdv.c, on a board in this
+ * collective is the staged rendezvous of bs_rounds.c, on a board in this
  * process's memory, that moves real bytes. A rank's input is read in
- * place where it is this process's memory (bs_rdv.c, borrows), else
+ * place where it is this process's memory (bs_rounds.c, borrows), else
  * staged in a host buffer of its own, grown as needed and kept across
  * rounds. A
  * process group has a board of its own over its members, and the world
  * and each group a list of point-to-point posts (bs_p2p.h). */
-#include "comm/backend/sim/bs_rdv.h"
+#include "comm/backend/sim/bs_rounds.h"
 
 #include <stdlib.h>
 
 #include "comm/backend/sim/bs_p2p.h"
 
 typedef struct sim {
-  bs_rdv r; /* first: w->impl, pg->impl */
+  bs_rounds r; /* first: w->impl, pg->impl */
   pthread_mutex_t mu;
-  bs_rdv_board b;
+  bs_rounds_board b;
   void **buf;  /* each rank's staging buffer: r.in[rank] when it stages */
   size_t *cap; /* of each rank's staging buffer */
   bs_p2p *p2p;
 } sim;
 
-static bs_status sim_room(bs_rdv *r, int rank, const bs_coll_args *a,
+static bs_status sim_room(bs_rounds *r, int rank, const bs_coll_args *a,
                           size_t n) {
   sim *s = (sim *)r;
   (void)a;
@@ -135,11 +135,11 @@ static void sim_nudge(bs_world *w) {
   int n = 0;
   bs_pg **pgs = bs_world_pgs_copy(w, &n);
   sim *s = w->impl;
-  bs_rdv_nudge(&s->r);
+  bs_rounds_nudge(&s->r);
   bs_p2p_nudge(s->p2p);
   for (int i = 0; pgs && i < n; i++)
     if ((s = pgs[i]->impl)) {
-      bs_rdv_nudge(&s->r);
+      bs_rounds_nudge(&s->r);
       bs_p2p_nudge(s->p2p);
     }
   free(pgs);
@@ -147,9 +147,9 @@ static void sim_nudge(bs_world *w) {
 
 static void sim_rank_gone(bs_comm *c) {
   sim *s = c->w->impl;
-  bs_rdv_rank_gone(c);
+  bs_rounds_rank_gone(c);
   bs_p2p_leave(s->p2p, c->w, c->grank);
-  bs_rdv_leave_groups(c);
+  bs_rounds_leave_groups(c);
   leave_p2p(c);
 }
 
@@ -158,9 +158,9 @@ const bs_comm_backend bs_comm_sim_backend = {
     .shares = true,
     .world_init = sim_world_init,
     .world_fini = sim_world_fini,
-    .rank_init = bs_rdv_rank_init,
-    .rank_fini = bs_rdv_rank_fini,
-    .coll = bs_rdv_coll,
+    .rank_init = bs_rounds_rank_init,
+    .rank_fini = bs_rounds_rank_fini,
+    .coll = bs_rounds_coll,
     .rank_gone = sim_rank_gone,
     .wake = sim_nudge, /* one process: no lock needed to tell its waiters */
     .nudge = sim_nudge,

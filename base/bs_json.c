@@ -1,0 +1,353 @@
+#include "bs_json.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_buf.h"
+
+typedef struct parser {
+  const char *s;
+  size_t len, pos;
+  int depth;
+} parser;
+
+static bs_status perr(const parser *p, const char *what) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < p->pos && i < p->len; i++) {
+    col = p->s[i] == '\n' ? 1 : col + 1;
+    line += p->s[i] == '\n';
+  }
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "json: line %zu, column %zu: expected %s", line, col,
+                     what);
+}
+
+static void skip_ws(parser *p) {
+  while (p->pos < p->len && p->s[p->pos] && strchr(" \t\r\n", p->s[p->pos]))
+    p->pos++;
+}
+
+static bool eat(parser *p, char c) {
+  skip_ws(p);
+  if (p->pos < p->len && p->s[p->pos] == c) {
+    p->pos++;
+    return true;
+  }
+  return false;
+}
+
+static bool literal(parser *p, const char *word) {
+  size_t n = strlen(word);
+  if (p->len - p->pos < n || memcmp(p->s + p->pos, word, n) != 0)
+    return false;
+  p->pos += n;
+  return true;
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+static bool hex4(parser *p, unsigned *out) {
+  if (p->len - p->pos < 4)
+    return false;
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    int h = hexval(p->s[p->pos + i]);
+    if (h < 0)
+      return false;
+    v = v * 16 + (unsigned)h;
+  }
+  p->pos += 4;
+  *out = v;
+  return true;
+}
+
+static void put_utf8(bs_buf *b, unsigned cp) {
+  char u[4];
+  size_t n;
+  if (cp < 0x80) {
+    u[0] = (char)cp;
+    n = 1;
+  } else if (cp < 0x800) {
+    u[0] = (char)(0xC0 | (cp >> 6));
+    u[1] = (char)(0x80 | (cp & 0x3F));
+    n = 2;
+  } else if (cp < 0x10000) {
+    u[0] = (char)(0xE0 | (cp >> 12));
+    u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    u[2] = (char)(0x80 | (cp & 0x3F));
+    n = 3;
+  } else {
+    u[0] = (char)(0xF0 | (cp >> 18));
+    u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    u[3] = (char)(0x80 | (cp & 0x3F));
+    n = 4;
+  }
+  bs_buf_append(b, u, n);
+}
+
+/* A \uXXXX escape, pairing UTF-16 surrogates. */
+static bool unicode_escape(parser *p, bs_buf *b) {
+  unsigned cp, lo;
+  if (!hex4(p, &cp))
+    return false;
+  if (cp >= 0xD800 && cp < 0xDC00) {
+    if (!literal(p, "\\u") || !hex4(p, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+      return false;
+    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+  } else if (cp >= 0xDC00 && cp < 0xE000) {
+    return false;
+  }
+  put_utf8(b, cp);
+  return true;
+}
+
+static bool escape(parser *p, bs_buf *b) {
+  static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+  if (p->pos >= p->len)
+    return false;
+  char c = p->s[p->pos++];
+  if (c == 'u')
+    return unicode_escape(p, b);
+  const char *k = c ? strchr(from, c) : NULL;
+  if (!k)
+    return false;
+  bs_buf_append(b, &to[k - from], 1);
+  return true;
+}
+
+static bs_status parse_string(parser *p, char **out) {
+  bs_buf b = {0};
+  bs_status st = BS_OK;
+  if (!eat(p, '"'))
+    BS_CHECK(perr(p, "a string"));
+  for (;;) {
+    if (p->pos >= p->len)
+      BS_CHECK(perr(p, "a closing quote"));
+    unsigned char c = (unsigned char)p->s[p->pos];
+    if (c == '"')
+      break;
+    if (c < 0x20)
+      BS_CHECK(perr(p, "no control character inside a string"));
+    if (c == '\\') {
+      p->pos++;
+      if (!escape(p, &b))
+        BS_CHECK(perr(p, "a valid escape"));
+      continue;
+    }
+    /* A run of plain characters at once: dumps hold long strings. */
+    size_t run = 1;
+    while (p->pos + run < p->len) {
+      unsigned char x = (unsigned char)p->s[p->pos + run];
+      if (x == '"' || x == '\\' || x < 0x20)
+        break;
+      run++;
+    }
+    bs_buf_append(&b, p->s + p->pos, run);
+    p->pos += run;
+  }
+  p->pos++;
+  *out = bs_buf_take(&b);
+  if (!*out)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "json: out of memory");
+out:
+  bs_buf_free(&b);
+  return st;
+}
+
+static size_t digits(parser *p) {
+  size_t n = 0;
+  while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9') {
+    p->pos++;
+    n++;
+  }
+  return n;
+}
+
+/* The JSON number grammar checked here; strtod does the conversion, and
+ * strtoll too for an integer. */
+static bs_status parse_number(parser *p, bs_json *out) {
+  size_t start = p->pos;
+  bool integral = true;
+  if (p->pos < p->len && p->s[p->pos] == '-')
+    p->pos++;
+  size_t lead = p->pos;
+  size_t n = digits(p);
+  if (n == 0 || (n > 1 && p->s[lead] == '0'))
+    return perr(p, "a number");
+  if (p->pos < p->len && p->s[p->pos] == '.') {
+    integral = false;
+    p->pos++;
+    if (digits(p) == 0)
+      return perr(p, "digits after '.'");
+  }
+  if (p->pos < p->len && (p->s[p->pos] == 'e' || p->s[p->pos] == 'E')) {
+    integral = false;
+    p->pos++;
+    if (p->pos < p->len && (p->s[p->pos] == '+' || p->s[p->pos] == '-'))
+      p->pos++;
+    if (digits(p) == 0)
+      return perr(p, "digits in the exponent");
+  }
+  char tmp[64];
+  size_t len = p->pos - start;
+  if (len >= sizeof tmp)
+    return perr(p, "a number of at most 63 characters");
+  memcpy(tmp, p->s + start, len);
+  tmp[len] = '\0';
+  out->num = strtod(tmp, NULL);
+  if (integral) {
+    errno = 0;
+    out->i = strtoll(tmp, NULL, 10);
+    out->integral = errno == 0;
+  }
+  return BS_OK;
+}
+
+static bs_status parse_value(parser *p, bs_json *out);
+
+static bs_status grow(bs_json *j, bool with_keys) {
+  /* Capacity is implicit: 4, then doubled whenever n reaches a power of 2. */
+  if (j->n != 0 && (j->n < 4 || (j->n & (j->n - 1)) != 0))
+    return BS_OK;
+  size_t cap = j->n ? j->n * 2 : 4;
+  bs_json *items = realloc(j->items, cap * sizeof *items);
+  if (!items)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "json: out of memory");
+  j->items = items;
+  if (with_keys) {
+    char **keys = realloc(j->keys, cap * sizeof *keys);
+    if (!keys)
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "json: out of memory");
+    j->keys = keys;
+  }
+  return BS_OK;
+}
+
+/* Arrays and objects: one loop, objects read a key first. */
+static bs_status parse_container(parser *p, bs_json *out, bool obj) {
+  bs_status st = BS_OK;
+  char close = obj ? '}' : ']';
+  out->type = obj ? BS_JOBJ : BS_JARR;
+  if (++p->depth > BS_JSON_MAX_DEPTH)
+    BS_CHECK(perr(p, "nesting of at most 64 levels"));
+  if (eat(p, close))
+    goto out;
+  do {
+    BS_CHECK(grow(out, obj));
+    if (obj) {
+      skip_ws(p);
+      BS_CHECK(parse_string(p, &out->keys[out->n]));
+      if (!eat(p, ':')) {
+        free(out->keys[out->n]);
+        BS_CHECK(perr(p, "':'"));
+      }
+    }
+    st = parse_value(p, &out->items[out->n]);
+    if (st != BS_OK && obj)
+      free(out->keys[out->n]);
+    if (st != BS_OK)
+      goto out;
+    out->n++;
+  } while (eat(p, ','));
+  if (!eat(p, close))
+    BS_CHECK(perr(p, obj ? "',' or '}'" : "',' or ']'"));
+out:
+  p->depth--;
+  return st;
+}
+
+static bs_status parse_value(parser *p, bs_json *out) {
+  memset(out, 0, sizeof *out);
+  skip_ws(p);
+  if (p->pos >= p->len)
+    return perr(p, "a value");
+  char c = p->s[p->pos];
+  if (c == '{' || c == '[') {
+    p->pos++;
+    bs_status st = parse_container(p, out, c == '{');
+    if (st != BS_OK)
+      bs_json_free(out);
+    return st;
+  }
+  if (c == '"') {
+    out->type = BS_JSTR;
+    return parse_string(p, &out->str);
+  }
+  if (literal(p, "true") || literal(p, "false")) {
+    out->type = BS_JBOOL;
+    out->b = c == 't';
+    return BS_OK;
+  }
+  if (literal(p, "null"))
+    return BS_OK;
+  out->type = BS_JNUM;
+  return parse_number(p, out);
+}
+
+bs_status bs_json_parse(const char *text, size_t len, bs_json *out) {
+  parser p = {.s = text, .len = len};
+  bs_status st = parse_value(&p, out);
+  if (st != BS_OK)
+    return st;
+  skip_ws(&p);
+  if (p.pos != p.len) {
+    bs_json_free(out);
+    return perr(&p, "the end of the document");
+  }
+  return BS_OK;
+}
+
+void bs_json_free(bs_json *j) {
+  if (!j)
+    return;
+  for (size_t i = 0; i < j->n; i++) {
+    bs_json_free(&j->items[i]);
+    if (j->keys)
+      free(j->keys[i]);
+  }
+  free(j->items);
+  free(j->keys);
+  free(j->str);
+  memset(j, 0, sizeof *j);
+}
+
+const bs_json *bs_json_get(const bs_json *j, const char *key) {
+  if (!j || j->type != BS_JOBJ)
+    return NULL;
+  for (size_t i = 0; i < j->n; i++)
+    if (strcmp(j->keys[i], key) == 0)
+      return &j->items[i];
+  return NULL;
+}
+
+const char *bs_json_get_str(const bs_json *j, const char *key,
+                            const char *dflt) {
+  const bs_json *v = bs_json_get(j, key);
+  return v && v->type == BS_JSTR ? v->str : dflt;
+}
+
+double bs_json_get_num(const bs_json *j, const char *key, double dflt) {
+  const bs_json *v = bs_json_get(j, key);
+  return v && v->type == BS_JNUM ? v->num : dflt;
+}
+
+int64_t bs_json_get_int(const bs_json *j, const char *key, int64_t dflt) {
+  const bs_json *v = bs_json_get(j, key);
+  return v && v->type == BS_JNUM && v->integral ? v->i : dflt;
+}
+
+bool bs_json_get_bool(const bs_json *j, const char *key, bool dflt) {
+  const bs_json *v = bs_json_get(j, key);
+  return v && v->type == BS_JBOOL ? v->b : dflt;
+}

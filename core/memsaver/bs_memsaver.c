@@ -1,0 +1,404 @@
+/* The memory saver of one rank (behavior.md §2), modelled on
+ * torch_memory_saver: strict pause/resume preconditions checked before
+ * anything changes, a pinned cpu backup that exists only while paused, and
+ * garbage (a seeded poison pattern) after a resume without backup.
+ * What the library answers with exit(1) is fatal here too: recorded once,
+ * with the library's own words, and returned as BS_ERR_FATAL.
+ * One bs_memsaver per rank thread: it takes no lock of its own; the trap
+ * registry it feeds is the only shared state. */
+#include "memsaver/bs_memsaver.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_fault.h"
+#include "bs_mutant.h"
+#include "memsaver/bs_memsaver_testing.h"
+
+/* How the library prefixes what it prints before exit(1). */
+#define TMS "[torch_memory_saver.cpp] "
+
+typedef struct ms_alloc {
+  char *va;
+  size_t bytes; /* rounded up to the device page */
+  char tag[BS_TAG_MAX];
+  bool cpu_backup;
+  bs_region_state state;
+  void *backup; /* pinned copy, only while paused with cpu_backup */
+  int slot;     /* trap registry slot */
+} ms_alloc;
+
+struct bs_memsaver {
+  bs_dev *dev;
+  uint64_t poison_seed;
+  uint64_t resumes; /* makes each poison fill different */
+  ms_alloc *allocs;
+  size_t n, cap;
+  size_t resident, peak;
+  bool ended; /* a fatal error: the process would have exited */
+  bs_error fatal;
+};
+
+/* The process ends here (exit status 1 in the real library): the record
+ * holds the library's message, whatever was in it before, and keeps it. */
+__attribute__((format(printf, 3, 4))) static bs_status
+fatal(bs_memsaver *ms, const char *tag, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bs_err_clear();
+  bs_status st = bs_err_vfail(BS_ERR_FATAL, tag, fmt, ap);
+  va_end(ap);
+  if (!ms->ended) {
+    ms->ended = true;
+    ms->fatal = *bs_err();
+  }
+  return st;
+}
+
+static bool tag_matches(const ms_alloc *a, const char *tag) {
+  return !tag || strcmp(a->tag, tag) == 0;
+}
+
+static ms_alloc *find(const bs_memsaver *ms, const void *ptr) {
+  uintptr_t p = (uintptr_t)ptr;
+  for (size_t i = 0; ms && i < ms->n; i++) {
+    uintptr_t base = (uintptr_t)ms->allocs[i].va;
+    if (p >= base && p - base < ms->allocs[i].bytes)
+      return &ms->allocs[i];
+  }
+  return NULL;
+}
+
+static void resident_add(bs_memsaver *ms, size_t n) {
+  ms->resident += n;
+  if (ms->resident > ms->peak)
+    ms->peak = ms->resident;
+}
+
+bs_status bs_memsaver_create(bs_dev *dev, uint64_t poison_seed,
+                             bs_memsaver **out) {
+  bs_status st = BS_OK;
+  bs_memsaver *ms = NULL;
+  if (!dev || !out)
+    BS_FAIL(BS_ERR_INVALID, NULL, "memory saver: no device or output");
+  ms = calloc(1, sizeof *ms);
+  if (!ms)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "memory saver: out of memory");
+  ms->dev = dev;
+  ms->poison_seed = poison_seed;
+  *out = ms;
+out:
+  return st;
+}
+
+/* A physical map or unmap the library checks (CURESULT_CHECK and the
+ * like): the device's refusal ends the process, with the device's words.
+ * Else the caller's record is left as it was. */
+static bs_status phys(bs_memsaver *ms, ms_alloc *a,
+                      bs_status (*op)(bs_dev *, void *, size_t),
+                      const char *func) {
+  bs_error saved = *bs_err();
+  char why[sizeof saved.message];
+  bs_err_clear();
+  if (op(ms->dev, a->va, a->bytes) == BS_OK) {
+    *bs_err() = saved;
+    return BS_OK;
+  }
+  snprintf(why, sizeof why, "%s", bs_err()->message);
+  return fatal(ms, a->tag, TMS "CUresult error: %s func=%s tag=%s", why, func,
+               a->tag);
+}
+
+/* Unmapped before the release: the cuda backend cannot free a reservation
+ * that still has memory mapped into it. A PAUSED allocation has no
+ * physical memory left. Mutant free-paused-double-release
+ * (torch_memory_saver before d7a3a51): free releases it all the same, a
+ * second release of the handle pause already released; the device
+ * refuses it, which the library's CURESULT_CHECK turns into exit(1). */
+static void release(bs_memsaver *ms, ms_alloc *a) {
+  bool paused = a->state == BS_PAUSED;
+  bs_trap_unregister(a->slot);
+  if (!paused || bs_mutant_on(BS_MUT_FREE_PAUSED_DOUBLE_RELEASE)) {
+    phys(ms, a, bs_dev_phys_unmap, "free");
+    if (!paused)
+      ms->resident -= a->bytes;
+  }
+  bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, a->backup, a->bytes);
+  bs_dev_va_release(ms->dev, a->va, a->bytes);
+}
+
+void bs_memsaver_destroy(bs_memsaver *ms) {
+  if (!ms)
+    return;
+  while (ms->n > 0)
+    release(ms, &ms->allocs[--ms->n]);
+  free(ms->allocs);
+  free(ms);
+}
+
+static bs_status check_alloc_args(const bs_memsaver *ms, const char *tag,
+                                  size_t bytes, const void *ptr) {
+  if (!ms || !ptr)
+    return bs_err_fail(BS_ERR_INVALID, tag, "alloc: no memory saver or output");
+  if (!tag || !tag[0] || strlen(tag) >= BS_TAG_MAX)
+    return bs_err_fail(BS_ERR_INVALID, tag,
+                       "alloc: tag must be 1 to %d characters", BS_TAG_MAX - 1);
+  if (bytes == 0 || bytes > SIZE_MAX - bs_dev_page(ms->dev))
+    return bs_err_fail(BS_ERR_INVALID, tag, "alloc: bad size %zu", bytes);
+  return BS_OK;
+}
+
+static bs_status grow(bs_memsaver *ms) {
+  size_t cap = ms->cap ? 2 * ms->cap : 16;
+  ms_alloc *p = NULL;
+  if (ms->n < ms->cap)
+    return BS_OK;
+  p = realloc(ms->allocs, cap * sizeof *p);
+  if (!p)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "alloc: out of host memory");
+  ms->allocs = p;
+  ms->cap = cap;
+  return BS_OK;
+}
+
+/* Mappings are whole device pages. */
+static size_t page_round(const bs_memsaver *ms, size_t bytes) {
+  size_t page = bs_dev_page(ms->dev);
+  return (bytes + page - 1) / page * page;
+}
+
+bs_status bs_memsaver_alloc(bs_memsaver *ms, const char *tag, bool cpu_backup,
+                            size_t bytes, void **ptr) {
+  bs_status st = BS_OK;
+  ms_alloc a = {.cpu_backup = cpu_backup, .slot = -1};
+  bool mapped = false;
+  BS_CHECK(check_alloc_args(ms, tag, bytes, ptr));
+  *ptr = NULL;
+  BS_CHECK(grow(ms));
+  a.bytes = page_round(ms, bytes);
+  snprintf(a.tag, sizeof a.tag, "%s", tag);
+  BS_CHECK(bs_dev_va_reserve(ms->dev, a.bytes, (void **)&a.va));
+  BS_CHECK(bs_dev_phys_map(ms->dev, a.va, a.bytes));
+  mapped = true;
+  BS_CHECK(bs_trap_register(a.va, a.bytes, a.tag, &a.slot));
+  ms->allocs[ms->n++] = a;
+  resident_add(ms, a.bytes);
+  *ptr = a.va;
+out:
+  if (st != BS_OK && a.va) {
+    if (mapped)
+      bs_dev_phys_unmap(ms->dev, a.va, a.bytes);
+    bs_dev_va_release(ms->dev, a.va, a.bytes);
+  }
+  return st;
+}
+
+void bs_memsaver_free(bs_memsaver *ms, void *ptr) {
+  ms_alloc *a = find(ms, ptr);
+  if (!a || a->va != ptr)
+    return;
+  release(ms, a);
+  *a = ms->allocs[--ms->n];
+}
+
+/* The precondition of pause/resume over every matching allocation, checked
+ * before any is touched: a failure changes nothing, and is fatal. */
+static bs_status check_all(bs_memsaver *ms, const char *tag,
+                           bs_region_state want, const char *msg) {
+  for (size_t i = 0; i < ms->n; i++) {
+    const ms_alloc *a = &ms->allocs[i];
+    if (tag_matches(a, tag) && a->state != want)
+      return fatal(ms, a->tag, TMS "%s tag=%s", msg, a->tag);
+  }
+  return BS_OK;
+}
+
+static bs_status pause_one(bs_memsaver *ms, ms_alloc *a) {
+  bs_status st = BS_OK;
+  void *backup = NULL;
+  if (a->cpu_backup) {
+    BS_CHECK(bs_dev_pinned_alloc(ms->dev, BS_PIN_MEMSAVER, a->bytes, &backup));
+    BS_CHECK(bs_dev_copy(ms->dev, backup, a->va, a->bytes, BS_D2H));
+    BS_CHECK(bs_dev_sync(ms->dev));
+  }
+  /* Paused for the trap before the unmap: a racing reader then faults on
+   * an allocation it knows is paused, never on an unknown one. */
+  bs_trap_set_state(a->slot, BS_PAUSED);
+  st = bs_dev_phys_unmap(ms->dev, a->va, a->bytes);
+  if (st != BS_OK) {
+    bs_trap_set_state(a->slot, BS_ACTIVE);
+    goto out;
+  }
+  a->backup = backup;
+  backup = NULL;
+  a->state = BS_PAUSED;
+  ms->resident -= a->bytes;
+out:
+  bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, backup, a->bytes);
+  return st;
+}
+
+bs_status bs_memsaver_pause(bs_memsaver *ms, const char *tag) {
+  bs_status st = BS_OK;
+  if (!ms)
+    BS_FAIL(BS_ERR_INVALID, tag, "pause: no memory saver");
+  BS_CHECK(check_all(ms, tag, BS_ACTIVE,
+                     "Cannot pause allocation that is not active."));
+  for (size_t i = 0; i < ms->n; i++)
+    if (tag_matches(&ms->allocs[i], tag))
+      BS_CHECK(pause_one(ms, &ms->allocs[i]));
+out:
+  return st;
+}
+
+/* Distinct for every resume of this memory saver (odd multiplier: a
+ * bijection), so two fills never repeat and none is the bytes before. */
+static uint64_t next_poison_seed(bs_memsaver *ms) {
+  return ms->poison_seed ^ (++ms->resumes * 0x9E3779B97F4A7C15ull);
+}
+
+static bs_status refill(bs_memsaver *ms, ms_alloc *a) {
+  bs_status st = BS_OK;
+  if (!a->backup) {
+    bs_dev_poison(ms->dev, a->va, a->bytes, next_poison_seed(ms));
+    goto out;
+  }
+  BS_CHECK(bs_dev_copy(ms->dev, a->va, a->backup, a->bytes, BS_H2D));
+  BS_CHECK(bs_dev_sync(ms->dev));
+out:
+  return st;
+}
+
+/* A resume that finds no memory kills the process (torch_memory_saver
+ * #87): cu_mem_create's out-of-memory goes through CUDA_ERROR_CHECK. */
+static bs_status map_for_resume(bs_memsaver *ms, ms_alloc *a) {
+  uint64_t failinfo = 0;
+  if (bs_fault_hit(BS_FP_REGION_RESUME, &failinfo))
+    return fatal(ms, a->tag,
+                 TMS "cudaError error: 2 (out of memory) func=resume tag=%s "
+                     "(fault region/resume)",
+                 a->tag);
+  return phys(ms, a, bs_dev_phys_map, "resume");
+}
+
+static bs_status resume_one(bs_memsaver *ms, ms_alloc *a) {
+  bs_status st = BS_OK;
+  BS_CHECK(map_for_resume(ms, a));
+  st = refill(ms, a);
+  if (st != BS_OK) { /* stay paused, backup kept for a later resume */
+    bs_dev_phys_unmap(ms->dev, a->va, a->bytes);
+    goto out;
+  }
+  bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, a->backup, a->bytes);
+  a->backup = NULL;
+  a->state = BS_ACTIVE;
+  bs_trap_set_state(a->slot, BS_ACTIVE);
+  resident_add(ms, a->bytes);
+out:
+  return st;
+}
+
+bs_status bs_memsaver_resume(bs_memsaver *ms, const char *tag) {
+  bs_status st = BS_OK;
+  if (!ms)
+    BS_FAIL(BS_ERR_INVALID, tag, "resume: no memory saver");
+  BS_CHECK(check_all(ms, tag, BS_PAUSED,
+                     "Cannot resume allocation that is not paused."));
+  for (size_t i = 0; i < ms->n; i++)
+    if (tag_matches(&ms->allocs[i], tag))
+      BS_CHECK(resume_one(ms, &ms->allocs[i]));
+out:
+  return st;
+}
+
+bs_status bs_memsaver_get_cpu_backup(bs_memsaver *ms, const void *ptr,
+                                     size_t bytes, bool zero_copy, void *dst,
+                                     const void **view) {
+  bs_status st = BS_OK;
+  const ms_alloc *a = find(ms, ptr);
+  size_t off = 0;
+  if (!ms)
+    BS_FAIL(BS_ERR_INVALID, NULL, "get_cpu_backup: no memory saver");
+  off = a ? (size_t)((const char *)ptr - a->va) : 0;
+  /* A range no allocation holds whole is one the library cannot find. */
+  if (!a || bytes > a->bytes - off) {
+    st = fatal(ms, a ? a->tag : NULL,
+               TMS "get_cpu_backup_pointer fail to find backup "
+                   "query_gpu_ptr=%p query_size=%zu",
+               ptr, bytes);
+    goto out;
+  }
+  if (zero_copy ? !view : !dst)
+    BS_FAIL(BS_ERR_INVALID, a->tag, "get_cpu_backup: no %s given",
+            zero_copy ? "view" : "destination");
+  if (a->state == BS_ACTIVE)
+    BS_FAIL(BS_ERR_MISSING_BACKUP, a->tag,
+            "get_cpu_backup: allocation is not paused (no backup)");
+  if (!a->backup) {
+    st = fatal(ms, a->tag,
+               TMS "get_cpu_backup_pointer: found paused allocation but "
+                   "cpu_backup does not exist, do you forget to enable cpu "
+                   "backup tag=%s",
+               a->tag);
+    goto out;
+  }
+  if (zero_copy)
+    *view = (const char *)a->backup + off;
+  else
+    memcpy(dst, (const char *)a->backup + off, bytes);
+out:
+  return st;
+}
+
+bool bs_memsaver_fatal(const bs_memsaver *ms, bs_error *out) {
+  if (!ms || !ms->ended)
+    return false;
+  if (out)
+    *out = ms->fatal;
+  return true;
+}
+
+bool bs_memsaver_contains(const bs_memsaver *ms, const void *ptr) {
+  return find(ms, ptr) != NULL;
+}
+
+/* Outside every allocation: ACTIVE, like ordinary memory. */
+bs_region_state bs_memsaver_state_of(const bs_memsaver *ms, const void *ptr) {
+  const ms_alloc *a = find(ms, ptr);
+  return a ? a->state : BS_ACTIVE;
+}
+
+const char *bs_memsaver_tag_of(const bs_memsaver *ms, const void *ptr) {
+  const ms_alloc *a = find(ms, ptr);
+  return a ? a->tag : NULL;
+}
+
+/* Whether the allocation was made with cpu_backup (pause keeps its bytes). */
+bool bs_memsaver_has_backup(const bs_memsaver *ms, const void *ptr) {
+  const ms_alloc *a = find(ms, ptr);
+  return a && a->cpu_backup;
+}
+
+bool bs_memsaver_all_in_state(const bs_memsaver *ms, const char *tag,
+                              bs_region_state s) {
+  for (size_t i = 0; ms && i < ms->n; i++)
+    if (tag_matches(&ms->allocs[i], tag) && ms->allocs[i].state != s)
+      return false;
+  return true;
+}
+
+size_t bs_memsaver_resident_bytes(const bs_memsaver *ms) {
+  return ms ? ms->resident : 0;
+}
+
+size_t bs_memsaver_resident_peak(const bs_memsaver *ms) {
+  return ms ? ms->peak : 0;
+}
+
+void bs_memsaver_reset_peak(bs_memsaver *ms) {
+  if (ms)
+    ms->peak = ms->resident;
+}

@@ -1,0 +1,192 @@
+/* p2p ops of one group: the k-th send from a to b is the k-th receive of
+ * b from a (a pair's messages arrive in order; p2p_seq_id numbers each
+ * rank's own ops, so it orders them, it does not pair them). An op whose
+ * counterpart was never issued cannot be done, whatever its state says
+ * (PyTorch's FlightRecorderHook retires an op when it is issued). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_dumps_judge.h"
+
+/* ---- counting a rank's ops to and from each peer ---- */
+
+typedef struct tally {
+  int peer; /* global */
+  size_t sends, recvs;
+} tally;
+
+typedef struct tallies {
+  tally *t;
+  size_t n;
+} tallies;
+
+static tally *tally_of(tallies *ts, int peer) {
+  for (size_t i = 0; i < ts->n; i++)
+    if (ts->t[i].peer == peer)
+      return &ts->t[i];
+  tally *grown = realloc(ts->t, (ts->n + 1) * sizeof *grown);
+  if (!grown)
+    return NULL;
+  ts->t = grown;
+  ts->t[ts->n] = (tally){.peer = peer};
+  return &ts->t[ts->n++];
+}
+
+/* The p2p entries of op c (a batch: its parts, its end marker left out). */
+static size_t parts_of(const bs_dump_coll *c, const bs_dump_coll **out,
+                       size_t max) {
+  size_t k = 0;
+  if (!c->p2p)
+    return 0;
+  if (!c->nparts) {
+    out[0] = c;
+    return c->kind != BS_DUMP_COLL;
+  }
+  for (int i = 0; i < c->nparts && k < max; i++)
+    if (c->parts[i].kind != BS_DUMP_COLL)
+      out[k++] = &c->parts[i];
+  return k;
+}
+
+enum { MAX_PARTS = 64 };
+
+static bool count(const bs_dump_pg *p, tallies *ts) {
+  const bs_dump_coll *part[MAX_PARTS];
+  for (size_t k = 0; p && k < p->n; k++) {
+    size_t np = parts_of(&p->c[k], part, MAX_PARTS);
+    for (size_t j = 0; j < np; j++) {
+      tally *t = tally_of(ts, part[j]->peer);
+      if (!t)
+        return false;
+      t->sends += part[j]->kind == BS_DUMP_SEND;
+      t->recvs += part[j]->kind == BS_DUMP_RECV;
+    }
+  }
+  return true;
+}
+
+static int member_index(const bs_dumps_view *v, int rank) {
+  for (int i = 0; i < v->n; i++)
+    if (v->members[i] == rank)
+      return i;
+  return -1;
+}
+
+/* Whether the peer of part (the k-th of its kind to that peer) issued
+ * its counterpart; an unknown peer (any source) counts as matched. */
+static bool matched(const bs_dumps_view *v, const tallies *all,
+                    const bs_dump_coll *part, size_t k, int self) {
+  int pi = part->peer < 0 ? -1 : member_index(v, part->peer);
+  if (part->peer < 0)
+    return true;
+  if (pi < 0 || !v->dump[pi])
+    return false;
+  const tallies *ts = &all[pi];
+  for (size_t i = 0; i < ts->n; i++)
+    if (ts->t[i].peer == self)
+      return (part->kind == BS_DUMP_SEND ? ts->t[i].recvs : ts->t[i].sends) >=
+             k;
+  return false;
+}
+
+/* Rank i's first op not done: walked in order, each part numbered among
+ * those of its kind to its peer. In a batch, the part whose counterpart
+ * was never issued is the wait (its other parts matched), else, where the
+ * batch is not done, its first. */
+static bool first_wait(const bs_dumps_view *v, const tallies *all, int i,
+                       bs_dumps_p2p_wait *w) {
+  const bs_dump_pg *p = v->pg[i];
+  const bs_dump_coll *part[MAX_PARTS];
+  tallies run = {0};
+  bool ok = true;
+  for (size_t k = 0; p && k < p->n && !w->op && ok; k++) {
+    size_t np = parts_of(&p->c[k], part, MAX_PARTS);
+    const bs_dump_coll *waits = NULL;
+    bool m = true;
+    for (size_t j = 0; j < np && ok; j++) {
+      tally *t = tally_of(&run, part[j]->peer);
+      if (!(ok = t != NULL))
+        break;
+      size_t nth = part[j]->kind == BS_DUMP_SEND ? ++t->sends : ++t->recvs;
+      if (m && !matched(v, all, part[j], nth, v->members[i])) {
+        m = false;
+        waits = part[j];
+      }
+    }
+    if (m && np && p->c[k].state != BS_DUMP_COMPLETED)
+      waits = part[0];
+    if (waits)
+      *w = (bs_dumps_p2p_wait){
+          .op = waits, .matched = m, .peer_i = member_index(v, waits->peer)};
+  }
+  free(run.t);
+  return ok;
+}
+
+bs_status bs_dumps_p2p_waits(const bs_dumps_view *v, bs_dumps_p2p_wait *w) {
+  bs_status st = BS_OK;
+  tallies *all = calloc(v->n > 0 ? (size_t)v->n : 1, sizeof *all);
+  if (!all)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
+  for (int i = 0; i < v->n; i++) {
+    w[i] = (bs_dumps_p2p_wait){.peer_i = -1};
+    if (!count(v->pg[i], &all[i]))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
+  }
+  for (int i = 0; i < v->n; i++)
+    if (!first_wait(v, all, i, &w[i]))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
+out:
+  for (int i = 0; all && i < v->n; i++)
+    free(all[i].t);
+  free(all);
+  return st;
+}
+
+void bs_dumps_p2p_describe(const bs_dump_coll *c, char *buf, size_t n) {
+  bool send = c->kind == BS_DUMP_SEND;
+  const char *dt = send ? c->in_dt : c->out_dt;
+  bs_dtype known;
+  dt = bs_dumps_op_dtype(dt, &known) ? bs_dtype_name(known) : dt;
+  uint64_t numel = send ? c->in_numel : c->out_numel;
+  int k = c->peer >= 0 ? snprintf(buf, n, "%s %s rank %d, p2p #%llu",
+                                  send ? "send" : "recv", send ? "to" : "from",
+                                  c->peer, (unsigned long long)c->seq)
+                       : snprintf(buf, n, "recv from any rank, p2p #%llu",
+                                  (unsigned long long)c->seq);
+  if (k >= 0 && (size_t)k < n && numel)
+    snprintf(buf + k, n - (size_t)k, " (%llu x %s)", (unsigned long long)numel,
+             dt[0] ? dt : "?");
+}
+
+int bs_dumps_p2p_blame(const bs_dumps_view *v, const bs_dumps_p2p_wait *w,
+                       int i, char *why, size_t n) {
+  char what[BS_REPORT_DESC];
+  int at = i;
+  if (!w[i].op || w[i].matched)
+    return -1;
+  bs_dumps_p2p_describe(w[i].op, what, sizeof what);
+  /* The peer owes the op; a peer that itself waits in an op its own peer
+   * owes may be held up by it: followed, at most once round the group. */
+  for (int steps = 0; steps < v->n; steps++) {
+    int next = w[at].peer_i;
+    if (next < 0) {
+      snprintf(why, n, "rank %d waits in %s, whose peer is not in the group",
+               v->members[i], what);
+      return -1;
+    }
+    bool free_ = !v->dump[next] || !w[next].op || w[next].matched;
+    if (free_ || next == i) {
+      snprintf(why, n, "rank %d waits in %s: rank %d never issued it%s%s",
+               v->members[i], what, v->members[next],
+               !v->dump[next] ? " (it left no dump)" : "",
+               next == i ? ", and waits for it in turn" : "");
+      return next;
+    }
+    at = next;
+  }
+  snprintf(why, n, "rank %d waits in %s, in a cycle of waits", v->members[i],
+           what);
+  return w[i].peer_i;
+}

@@ -1,0 +1,240 @@
+/* One replayed rank (bs_replay_int.h): its buffers, its groups' handles,
+ * its plan issued step by step, and the waits outside every collective
+ * before and after it. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bs_replay_int.h"
+#include "bs_replay_procs.h"
+#include "dev/bs_dev.h"
+
+static void *buffer(bs_dev *dev, size_t n, bs_status *st) {
+  void *p = NULL;
+  if (n == 0)
+    n = 1;
+  if (!dev) {
+    if (!(p = malloc(n)))
+      *st = bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu bytes", n);
+    return p;
+  }
+  size_t page = bs_dev_page(dev), len = (n + page - 1) / page * page;
+  *st = bs_dev_va_reserve(dev, len, &p);
+  if (*st == BS_OK && (*st = bs_dev_phys_map(dev, p, len)) != BS_OK) {
+    bs_dev_va_release(dev, p, len);
+    p = NULL;
+  }
+  return *st == BS_OK ? p : NULL;
+}
+
+static void buffer_free(bs_dev *dev, void *p, size_t n) {
+  if (!p)
+    return;
+  if (!dev) {
+    free(p);
+    return;
+  }
+  size_t page = bs_dev_page(dev), len = ((n ? n : 1) + page - 1) / page * page;
+  bs_dev_phys_unmap(dev, p, len);
+  bs_dev_va_release(dev, p, len);
+}
+
+/* The same bytes every time: a pattern of the rank. */
+static bs_status fill(bs_dev *dev, void *buf, size_t n, int rank) {
+  bs_status st = BS_OK;
+  unsigned char *host = dev ? malloc(n ? n : 1) : buf;
+  if (!host)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu bytes", n);
+  for (size_t i = 0; i < n; i++)
+    host[i] = (unsigned char)(rank * 131 + i * 7);
+  if (dev) {
+    st = bs_dev_copy_observe(dev, buf, host, n, BS_H2D);
+    free(host);
+  }
+  return st;
+}
+
+static bs_status issue(bs_comm *c, const bs_replay_step *s, void *send,
+                       void *recv) {
+  bs_status st = BS_OK;
+  if (bs_comm_seq(c) + 1 != s->seq && s->seq > bs_comm_seq(c))
+    BS_CHECK(bs_comm_set_next_seq(c, s->seq));
+  bs_comm_set_next_name(c, s->name); /* a stand-in's, else none */
+  switch (s->op) {
+  case BS_COLL_ALL_GATHER:
+    return bs_comm_all_gather(c, send, recv, s->count, s->dt);
+  case BS_COLL_REDUCE_SCATTER:
+    return bs_comm_reduce_scatter(c, send, recv, s->count, s->dt, BS_SUM);
+  case BS_COLL_ALL_REDUCE:
+    return bs_comm_all_reduce(c, send, recv, s->count, s->dt, BS_SUM);
+  case BS_COLL_BROADCAST:
+    return bs_comm_broadcast(c, recv, s->count, s->dt, 0);
+  case BS_COLL_COMM_INIT: /* the communicator made again, as recorded */
+    if (bs_comm_ready(c))
+      BS_CHECK(bs_comm_destroy(c));
+    return bs_comm_init(c, "replay");
+  default:
+    return bs_comm_barrier(c);
+  }
+out:
+  return st;
+}
+
+static int group_rank(const bs_replay_group *g, int rank) {
+  for (int i = 0; i < g->n; i++)
+    if (g->members[i] == rank)
+      return i;
+  return -1;
+}
+
+/* The p2p steps s[0..n) of one batch as one call, numbered as recorded
+ * (own: each step by its own seq, as isend/irecv issued one after another
+ * are). */
+static bs_status issue_p2p(const bs_replay_state *r, bs_comm *c,
+                           const bs_replay_step *s, size_t n, bool own,
+                           void *send, void *recv) {
+  bs_status st = BS_OK;
+  bs_p2p_op *ops = calloc(n, sizeof *ops);
+  if (!ops)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %zu p2p ops", n);
+  for (size_t k = 0; k < n; k++)
+    ops[k] = (bs_p2p_op){.send = s[k].op == BS_COLL_SEND,
+                         .buf = s[k].op == BS_COLL_SEND ? send : recv,
+                         .count = s[k].count,
+                         .dt = s[k].dt,
+                         .peer = group_rank(&r->g[s[k].group], s[k].peer),
+                         .seq = own ? s[k].seq : 0};
+  if (!own && s->seq > bs_comm_p2p_seq(c) + 1)
+    BS_CHECK(bs_comm_set_next_p2p_seq(c, s->seq));
+  BS_CHECK(bs_comm_p2p(c, ops, n));
+out:
+  free(ops);
+  return st;
+}
+
+/* This rank's handle of every group it is in (the world's own for the
+ * default group), made in the groups' order on every rank. */
+static bs_status open_groups(const bs_replay_state *r, bs_comm *world,
+                             bs_comm **h) {
+  bs_status st = BS_OK;
+  int rank = bs_comm_rank(world);
+  for (size_t i = 0; i < r->d->ngroups; i++) {
+    const bs_replay_group *g = &r->g[i];
+    if (g->world)
+      h[i] = world;
+    else if (group_rank(g, rank) >= 0)
+      BS_CHECK(bs_comm_group(world, r->d->groups[i].name, r->d->groups[i].desc,
+                             g->members, g->n, &h[i]));
+  }
+out:
+  return st;
+}
+
+static void close_groups(const bs_replay_state *r, bs_comm **h) {
+  for (size_t i = 0; h && i < r->d->ngroups; i++)
+    if (h[i] && !r->g[i].world)
+      bs_comm_group_free(h[i]);
+}
+
+static bool is_p2p(const bs_replay_step *s) {
+  return s->op == BS_COLL_SEND || s->op == BS_COLL_RECV;
+}
+
+/* The steps of s's batch: s[0..m). */
+static size_t batch_len(const bs_replay_step *s, size_t left) {
+  size_t m = 1;
+  while (m < left && s[m].batch == s->batch)
+    m++;
+  return m;
+}
+
+/* Lone p2p ops of one group in a row, numbered as recorded (isend and
+ * irecv: a rank records the next before the last completes, a ring's send
+ * before its recv): s[0..m) issued together, each completing on its own,
+ * or a ring would wait where the job did not. 0: s is no such op. */
+static size_t lone_run(const bs_replay_step *s, size_t left) {
+  size_t m = 0;
+  while (m < left && is_p2p(&s[m]) && s[m].seq && s[m].group == s->group &&
+         (m == 0 || s[m].seq > s[m - 1].seq) && batch_len(&s[m], left - m) == 1)
+    m++;
+  return m;
+}
+
+/* The plan's steps, a p2p batch as one call. */
+static bs_status run_plan(const bs_replay_state *r, const bs_replay_plan *p,
+                          bs_comm **h, void *send, void *recv) {
+  bs_status st = BS_OK;
+  for (size_t k = 0; st == BS_OK && k < p->n;) {
+    const bs_replay_step *s = &p->s[k];
+    size_t m = 1;
+    if (!is_p2p(s)) {
+      st = issue(h[s->group], s, send, recv);
+    } else {
+      size_t lone = lone_run(s, p->n - k);
+      m = lone ? lone : batch_len(s, p->n - k);
+      st = issue_p2p(r, h[s->group], s, m, lone > 0, send, recv);
+    }
+    k += m;
+  }
+  return st;
+}
+
+/* Outside every collective until this process's ranks have counted
+ * themselves in (in a process per rank, bs_replay_procs waits after the
+ * plan): before the first collective (thousands of threads take a while to
+ * start, and the watchdog must not count that), and after the last. It
+ * gives its turn meanwhile (the ranks still to come need one), and ends
+ * after bound_ms (the watchdog then judges who is missing) or once a
+ * signal stopped the replay. */
+static void wait_all(bs_replay_state *r, bs_comm *c, int *count,
+                     long long bound_ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += (time_t)(bound_ms / 1000);
+  until.tv_nsec += (long)(bound_ms % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  bs_comm_idle(c, true);
+  pthread_mutex_lock(&r->mu);
+  if (!r->any)
+    r->any = c;
+  if (++*count == r->local)
+    pthread_cond_broadcast(&r->cv);
+  int rc = 0;
+  while (*count < r->local && !r->stopped && rc != ETIMEDOUT)
+    rc = pthread_cond_timedwait(&r->cv, &r->mu, &until);
+  pthread_mutex_unlock(&r->mu);
+  bs_comm_idle(c, false);
+}
+
+bs_status bs_replay_rank_run(bs_comm *c, void *arg) {
+  bs_status st = BS_OK;
+  bs_replay_rank_arg *a = arg;
+  bs_replay_state *r = a->r;
+  const bs_replay_plan *p = &r->plan[a->i];
+  bs_dev *dev = bs_comm_dev(c);
+  bs_comm **h = calloc(r->d->ngroups ? r->d->ngroups : 1, sizeof *h);
+  void *send = buffer(dev, p->send_bytes, &st);
+  void *recv = st == BS_OK ? buffer(dev, p->recv_bytes, &st) : NULL;
+  if (st == BS_OK && !h)
+    st = bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu groups", r->d->ngroups);
+  if (st == BS_OK)
+    st = fill(dev, send, p->send_bytes, bs_comm_rank(c));
+  if (st == BS_OK)
+    st = open_groups(r, c, h);
+  wait_all(r, c, &r->ready, BS_REPLAY_START_MS);
+  if (r->meet_procs) /* the other processes' ranks */
+    r->meet_procs();
+  if (st == BS_OK)
+    st = run_plan(r, p, h, send, recv);
+  wait_all(r, c, &r->done, 2LL * r->timeout_ms + BS_REPLAY_DONE_SLACK_MS);
+  close_groups(r, h);
+  free(h);
+  buffer_free(dev, send, p->send_bytes);
+  buffer_free(dev, recv, p->recv_bytes);
+  return st;
+}
