@@ -16,7 +16,10 @@ parts, floor by floor, with an arrow for each part a part includes) that
 docs/imports.md holds; --picture-check FILE fails when FILE is not that
 picture (the picture went stale).
 
-Usage: layers.py ROOT [--self-test | --picture | --picture-check FILE]"""
+--sizes prints the function sizes (median, mean, 90th percentile).
+
+Usage: layers.py ROOT [--self-test | --picture | --picture-check FILE |
+                       --sizes]"""
 import os
 import re
 import subprocess
@@ -380,6 +383,35 @@ def calls(root, files, extra=()):
     return errors
 
 
+def sizes(root, files):
+    """Lines of every function defined outside tests/ (static ones too),
+    from its head to its closing brace, comments blanked."""
+    out = []
+    for f in files:
+        if not f.endswith((".c", ".cu")) or f.startswith("tests/"):
+            continue
+        text = blank_comments(open(os.path.join(root, f),
+                                   errors="replace").read())
+        for m in DEF_HEAD.finditer(text):
+            head = m.group(1).split()
+            if not head or head[0] in ("typedef", "return") or \
+                    m.group(2) in NOT_DEFS:
+                continue
+            i = text.find(")", m.end())
+            rest = text[i + 1:].lstrip() if i >= 0 else ""
+            if not rest.startswith("{"):
+                continue
+            start = text.index("{", i)
+            depth, j = 0, start
+            while j < len(text):
+                depth += {"{": 1, "}": -1}.get(text[j], 0)
+                if depth == 0:
+                    break
+                j += 1
+            out.append(text.count("\n", m.start(), j) + 1)
+    return sorted(out)
+
+
 def self_test(root, files):
     """Each planted include must be caught: the check can fail."""
     plants = [
@@ -433,6 +465,12 @@ def main():
     files = sources(root)
     if "--self-test" in sys.argv:
         return 1 if self_test(root, files) else 0
+    if "--sizes" in sys.argv:
+        n = sizes(root, files)
+        print(f"{len(n)} functions outside tests/: median "
+              f"{n[len(n) // 2]} lines, mean {sum(n) / len(n):.1f}, 90% at "
+              f"or under {n[int(len(n) * 0.9)]}, longest {n[-1]}")
+        return 0
     if "--picture" in sys.argv:
         sys.stdout.write(picture(root, files))
         return 0
