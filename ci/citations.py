@@ -276,14 +276,14 @@ def scan(tree, rel):
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
-    bare_lines = [line.rstrip("\n") for line in lines]
+    plain = [line.rstrip("\n") for line in lines]
 
     def in_string(off):
         return any(a <= off < b for a, b in strings)
 
     cites, covered, refs, anchors = [], [], [], []
     fenced = False
-    for k, line in enumerate(bare_lines):
+    for k, line in enumerate(plain):
         if rel.endswith(".md") and FENCE.match(line):
             fenced = not fenced
         for m in DOC.finditer(line):
@@ -293,7 +293,7 @@ def scan(tree, rel):
             lead = len(rest.rstrip()) + 1  # where the next line starts
             nxt = ""
             if not rest.strip() or rest.strip() in ("'s", ","):
-                nxt = continued(bare_lines, k)
+                nxt = continued(plain, k)
                 if nxt.startswith(("§", '"')):
                     rest = rest.rstrip() + " " + nxt
                 else:
@@ -319,20 +319,20 @@ def scan(tree, rel):
             elif t and t.group("q") is not None:
                 q = t.group("q")
                 if not t.group("qend"):
-                    more = continued(bare_lines, k)
+                    more = continued(plain, k)
                     q = q + " " + more.split('"', 1)[0] if '"' in more \
                         else None
                 c.quoted = q.strip() if q else None
             cites.append(c)
             covered.append((k, m.start(1), m.end(1) + min(used, lead)))
             if nxt and used > lead:
-                skip = len(bare_lines[k + 1]) - len(nxt)
+                skip = len(plain[k + 1]) - len(nxt)
                 covered.append((k + 1, 0, skip + used - lead))
         for s in SECTION.finditer(line):
             if any(ck == k and a <= s.start() < b for ck, a, b in covered):
                 continue
             refs.append((k + 1, expand(s.group(1), s.group(2)),
-                         previous_doc(bare_lines, k, s.start())))
+                         previous_doc(plain, k, s.start())))
         if rel.endswith(".md") and not fenced:
             for a in LINK_ANCHOR.finditer(line):
                 anchors.append((k + 1, a.group(1)))
