@@ -1,7 +1,7 @@
-/* The progress line of long work (sweep, fuzz, mutants, big suites; cli.md):
- * on a terminal, one line redrawn as runs end; elsewhere (a CI log), one
- * plain line every few seconds, so a job that runs for minutes is never
- * silent. "<label>: <done>/<total> runs, eta <E> s, <F> failed, <V>
+/* The progress line of long work (sweep, fuzz, mutants, big suites;
+ * docs/cli.md): on a terminal, one line redrawn as runs end; elsewhere (a CI
+ * log), one plain line every few seconds, so a job that runs for minutes is
+ * never silent. "<label>: <done>/<total> runs, eta <E> s, <F> failed, <V>
  * vacuous" (a time budget: "<done> runs, <L> s left, ..."), or the
  * caller's own counts in place of the verdicts' (fuzz judges a run on the
  * faults that fired: its vacuous are not the verdicts'). BS_PROGRESS_S

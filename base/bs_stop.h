@@ -1,6 +1,6 @@
 /* Ending a command early: SIGINT, SIGTERM or SIGHUP to backstop end every
  * process it started, and the command then reports what it has (the runs
- * cut short as interrupted) and exits 128 + the signal (cli.md). The
+ * cut short as interrupted) and exits 128 + the signal (docs/cli.md). The
  * handler only records the signal and wakes the runner through a pipe
  * (bs_stop_fd), which polls it with the children's pipes; runs started
  * after it are not started. A forked child forgets all of it

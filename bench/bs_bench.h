@@ -1,4 +1,4 @@
-/* `backstop bench` (cli.md, issue 6): throughput of the framework's own
+/* `backstop bench` (docs/cli.md, issue 6): throughput of the framework's own
  * backup, restore, cast, pause/resume and hashing code, each as a ratio to
  * a ceiling measured in the same run on the same buffers (device copy by
  * the copy engine and through the SMs, pinned copies each way, pinned

@@ -1,5 +1,5 @@
 /* `backstop bench [options]`: option parsing and the command itself.
- * Usage errors exit 2 with one line naming the option (cli.md). */
+ * Usage errors exit 2 with one line naming the option (docs/cli.md). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

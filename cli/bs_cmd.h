@@ -1,4 +1,4 @@
-/* The commands of the backstop CLI (cli.md). Each returns the exit status:
+/* The commands of the backstop CLI (docs/cli.md). Each returns the exit status:
  * 0 all pass, 1 something failed, 2 a usage error (one line on stderr).
  * argv[0] is the command's name. exe: the backstop binary, which engine
  * processes execute. */

@@ -1,4 +1,4 @@
-/* `backstop help [COMMAND]`: usage of each command (cli.md). */
+/* `backstop help [COMMAND]`: usage of each command (docs/cli.md). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* backstop: the command-line entry point (cli.md). */
+/* backstop: the command-line entry point (docs/cli.md). */
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* The options of `backstop run`, `mutants`, `sweep` and `fuzz` (cli.md), parsed
- * and validated up front: a usage error is BS_ERR_INVALID with a one-line
- * message in bs_err() naming what was wrong, before anything runs. */
+/* The options of `backstop run`, `mutants`, `sweep` and `fuzz` (docs/cli.md),
+ * parsed and validated up front: a usage error is BS_ERR_INVALID with a
+ * one-line message in bs_err() naming what was wrong, before anything runs. */
 #ifndef BS_OPTS_H
 #define BS_OPTS_H
 

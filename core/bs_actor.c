@@ -1,4 +1,4 @@
-/* The actor lifecycle (bs_actor.h, behavior.md §5) with the fixed core of
+/* The actor lifecycle (bs_actor.h, docs/behavior.md §5) with the fixed core of
  * §7: no local raise (each fallible phase ends in bs_comm_agree and a rank
  * that failed keeps following the collective schedule to it), the
  * param-buffer pause on every exit path of update_weights, frozen params as
@@ -57,7 +57,7 @@ static void begin_phase(const char *phase) {
 }
 
 /* A fatal error of the memory saver ends the rank's process, as
- * torch_memory_saver's exit(1) does (behavior.md §2): the rank leaves the
+ * torch_memory_saver's exit(1) does (docs/behavior.md §2): the rank leaves the
  * world as a death, once, so its peers learn rank-dead at once instead of
  * waiting in their next collective, and every later phase of this rank
  * returns that error. Checked at every agreement point and phase end. */
@@ -74,7 +74,7 @@ static bool ended(bs_actor *a) {
 }
 
 /* What every call answers first: a rank that has ended answers with its
- * death (behavior.md §2), an actor a restore's check rejected with that
+ * death (docs/behavior.md §2), an actor a restore's check rejected with that
  * rejection (§7.2); nothing on either runs again. BS_OK otherwise. */
 static bs_status refused(bs_actor *a) {
   if (ended(a))

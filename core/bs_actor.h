@@ -1,10 +1,10 @@
 /* The actor: one rank's trainer through the colocated RL lifecycle
- * (behavior.md §5), with the fixes of §7 and the mutant switches of §8.
+ * (docs/behavior.md §5), with the fixes of §7 and the mutant switches of §8.
  *
  * Every fallible phase ends in bs_comm_agree(): it returns the status all
  * ranks agreed on, and bs_err() then holds the same record on every rank.
  * A rank that failed locally keeps following the collective schedule up to
- * that agreement point. A fatal error of the memory saver (behavior.md §2)
+ * that agreement point. A fatal error of the memory saver (docs/behavior.md §2)
  * is the exception: the real library ends the process, so the rank leaves
  * the world as a death (bs_comm_die) and returns BS_ERR_FATAL with the
  * library's message from then on; its peers return BS_ERR_RANK_DEAD.

@@ -34,7 +34,7 @@ struct bs_dval_doc;
 struct bs_strpool;
 
 /* The sub-folder of a run's artifacts where Backstop's JSON copies of its
- * pickles sit (cli.md: one torchfrtrace does not read: it takes the files
+ * pickles sit (docs/cli.md: one torchfrtrace does not read: it takes the files
  * whose names hold "rank_", these are rank<R>.flight.json); the loader
  * reads them first, they hold what the pickles leave out. */
 #define BS_DUMPS_JSON_DIR "json"

@@ -7,7 +7,7 @@
  * firing is logged (point, rank, cycle, nth, failinfo) for the "explained"
  * oracle.
  *
- * Filter semantics (cli.md "Fault spec"):
+ * Filter semantics (docs/cli.md "Fault spec"):
  * - nth=K: the K-th time the calling rank reaches the point in its current
  *   cycle (from 1). Reaches are counted per (point, rank, cycle) by
  *   bs_fault_hit itself, armed or not, so a prefix spec with nth=2 fires on
@@ -102,7 +102,7 @@ bool bs_fault_spec_matches(const char *pattern, const char *point);
 /* The same for a catalogue point. */
 bool bs_fault_spec_matches_point(const char *pattern, bs_fault_point_id point);
 
-/* Arms a fault from its spec (cli.md "Fault spec"); BS_ERR_INVALID with a
+/* Arms a fault from its spec (docs/cli.md "Fault spec"); BS_ERR_INVALID with a
  * message naming the problem for a malformed spec or an unknown point;
  * BS_ERR_UNSUPPORTED when built without libfiu. */
 bs_status bs_fault_arm(const char *spec, uint64_t seed);

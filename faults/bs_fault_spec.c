@@ -1,4 +1,4 @@
-/* The fault-spec parser (cli.md "Fault spec"): libfiu's key=value syntax
+/* The fault-spec parser (docs/cli.md "Fault spec"): libfiu's key=value syntax
  * plus the project's filters. Every rejection names the spec and the one
  * thing wrong with it, since the CLI prints it as its usage error. */
 #include "bs_fault_control.h"

@@ -1,4 +1,4 @@
-/* The mutant switches (behavior.md §8). Set before a run starts (runs are
+/* The mutant switches (docs/behavior.md §8). Set before a run starts (runs are
  * forked children) and only read by the rank threads, so relaxed atomics
  * suffice; atomics keep TSan quiet about the odd set during a run. */
 #include "bs_mutant.h"

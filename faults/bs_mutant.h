@@ -1,4 +1,4 @@
-/* Mutants: historical bugs kept as runtime switches (behavior.md §8), the
+/* Mutants: historical bugs kept as runtime switches (docs/behavior.md §8), the
  * rows of bs_mutants.def. All default off. Each use site carries a comment
  * naming the mutant's origin. */
 #ifndef BS_MUTANT_H

@@ -1,4 +1,4 @@
-/* Every validation rule of rematerialize (behavior.md §6) on its own, all
+/* Every validation rule of rematerialize (docs/behavior.md §6) on its own, all
  * of them at once, and the combinations that must be accepted. Its own
  * driver: no world, one check per item in the record. */
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include "model/bs_model.h"
 #include "oracles/bs_expect.h"
 
-/* What makes t an extra (behavior.md §4: synced, outside the DDP buffers),
+/* What makes t an extra (docs/behavior.md §4: synced, outside the DDP buffers),
  * NULL when it is not one. */
 static const char *extra_kind(const bs_tensor_spec *t) {
   if (!bs_tensor_is_synced(t) || bs_tensor_in_ddp(t))

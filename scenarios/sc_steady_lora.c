@@ -1,5 +1,5 @@
 /* Colocated LoRA: weight sync reads the memory saver's host copy of the
- * frozen base, so the backuper keeps nothing (behavior.md §5). */
+ * frozen base, so the backuper keeps nothing (docs/behavior.md §5). */
 #include "catalog/bs_scenario.h"
 #include "oracles/bs_expect.h"
 

@@ -1,7 +1,7 @@
 /* One rank hands weight sync a different tensor set (it drops its last
  * tensor, as the frozen-param bug of miles #2223 did): the cross-rank
  * fingerprint must catch it before any bucket gather, where the differing
- * sets would otherwise hang (behavior.md §7.4). */
+ * sets would otherwise hang (docs/behavior.md §7.4). */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # One seed, the same report bytes (apart from `_ms` fields), on a quiet or
-# a loaded machine (cli.md):
+# a loaded machine (docs/cli.md):
 #   same_bytes.sh BACKSTOP
 # runs every scenario (the default suite, then @fault) quietly, then again
 # under two busy loops, and compares the JSON reports; then one fuzz seed

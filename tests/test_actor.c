@@ -1,4 +1,4 @@
-/* The actor lifecycle (behavior.md §5): sleep/wake idempotence, the
+/* The actor lifecycle (docs/behavior.md §5): sleep/wake idempotence, the
  * always-restoring switch_model, get_actor_weights' three sources, and the
  * mutant switches of §8, one test each (frozen-not-extras is in
  * test_maincast.c), each showing the fixed behaviour next to the mutant's. */
@@ -582,7 +582,7 @@ static bs_status wake_then_all_calls(bs_actor *a, bs_comm *c, tw *t) {
   return st;
 }
 
-/* behavior.md §2, bs_actor.h: a rank that has ended answers every later
+/* docs/behavior.md §2, bs_actor.h: a rank that has ended answers every later
  * call with the same fatal error; nothing on it runs again (sleep used to
  * return ok, switch_model bad-state, get_actor_weights tensors). */
 static void test_dead_rank_answers_fatal(void **state) {

@@ -1,4 +1,4 @@
-/* `backstop run` as a CI job meets it (cli.md, issue 22): what the machine
+/* `backstop run` as a CI job meets it (docs/cli.md, issue 22): what the machine
  * lacks is refused before anything runs; each run's artifacts folder holds
  * that run's files only; reports are whole or absent, and a failed write
  * is named and fails the exit status; repro lines carry what changes the

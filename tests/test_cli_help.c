@@ -1,4 +1,4 @@
-/* Help where people look (cli.md): every command answers `--help` and
+/* Help where people look (docs/cli.md): every command answers `--help` and
  * `backstop help COMMAND`; `backstop` alone names every command; `help run`
  * lists every --set key of the configuration's key table with what it
  * accepts; a typo of a command, scenario, label, fault point or --set key

@@ -171,7 +171,7 @@ static void test_failure_leaves_reports(void **state) {
   snprintf(path, sizeof path, "%s/%s/json/rank1.flight.json", dir, run);
   struct stat sb;
   assert_int_equal(stat(path, &sb), 0);
-  /* Not beside the pickles, where torchfrtrace reads (cli.md). */
+  /* Not beside the pickles, where torchfrtrace reads (docs/cli.md). */
   snprintf(path, sizeof path, "%s/%s/rank1.flight.json", dir, run);
   assert_int_not_equal(stat(path, &sb), 0);
   snprintf(path, sizeof path, "%s/%s/rank_1", dir, run);

@@ -195,7 +195,7 @@ static void test_explain_from_catalogues(void **state) {
 
 /* `backstop run` with no selector runs @smoke, and ci/run.sh runs that:
  * it must kill every mutant and arm the fault points the fixed core is
- * required to survive (behavior.md §7, §9). */
+ * required to survive (docs/behavior.md §7, §9). */
 static bool smoke_arms(const char *point) {
   const bs_json *all = scenarios();
   for (size_t i = 0; i < all->n; i++) {

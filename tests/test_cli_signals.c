@@ -1,4 +1,4 @@
-/* A cancelled CI job (cli.md): SIGINT, SIGTERM or SIGHUP to backstop end
+/* A cancelled CI job (docs/cli.md): SIGINT, SIGTERM or SIGHUP to backstop end
  * every process it started (the run's child, its engine processes, the
  * ranks' processes of --spawn), the run cut short is reported as
  * interrupted in the table and the JSON, and the exit status is 128 + the

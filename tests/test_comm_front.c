@@ -267,7 +267,7 @@ static bs_status stuck_then_follow(bs_comm *c, void *arg) {
   return st;
 }
 
-/* behavior.md §7.2: a timeout's record is the same on every rank: the
+/* docs/behavior.md §7.2: a timeout's record is the same on every rank: the
  * culprit (the lowest rank waiting), the collective and its number, not
  * each rank itself and whichever call it was in. */
 static void test_timeout_record_same_on_every_rank(void **state) {

@@ -14,7 +14,7 @@
 
 #define REMAT "--rematerialize-param-from-master-weight"
 
-/* The rules of behavior.md §6 in its order, each with a piece of its
+/* The rules of docs/behavior.md §6 in its order, each with a piece of its
  * message that names the conflicting option. */
 static const struct {
   const char *name, *substr;

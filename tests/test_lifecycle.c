@@ -1,4 +1,4 @@
-/* Whole colocated RL cycles on N simulated ranks (behavior.md §5, §7):
+/* Whole colocated RL cycles on N simulated ranks (docs/behavior.md §5, §7):
  * faults end in an agreed failure on every rank with the param buffer
  * paused and the next cycle recovers; and the done-when check of issue 4:
  * lifecycles of 3 cycles bit-identical for Normal and MainCast on the

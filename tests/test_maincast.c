@@ -1,4 +1,4 @@
-/* The MainCast backuper and its context (behavior.md §4): bit-identical
+/* The MainCast backuper and its context (docs/behavior.md §4): bit-identical
  * round trips rebuilt from the masters, the all-gather that covers the
  * other ranks' shards, chained and HDO optimizers, get(), the coverage
  * check, the SHA256 check and its faults, other tags, the pinned budget. */

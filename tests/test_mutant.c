@@ -8,7 +8,7 @@
 
 #include "bs_mutant.h"
 
-/* behavior.md §8, in enum order. */
+/* docs/behavior.md §8, in enum order. */
 static const char *const spec_names[BS_MUT_COUNT] = {
     "pause-not-in-finally",  "local-hash-raise",
     "skip-frozen-backup",    "frozen-not-extras",

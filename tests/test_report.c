@@ -1,5 +1,5 @@
 /* Reports: the run object round-trips through its JSON, the JSON report
- * parses and carries cli.md's fields, two runs that differ only in times
+ * parses and carries docs/cli.md's fields, two runs that differ only in times
  * and paths give the same report once those are blanked, JUnit XML is
  * well-formed, and the trace timeline is trace-event JSON. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* The SHA256 check window of MainCast (behavior.md §4) against its C API:
+/* The SHA256 check window of MainCast (docs/behavior.md §4) against its C API:
  * the first two backups take the hashes, every later backup clears them,
  * every restore compares against the hashes held and keeps them. Every
  * backup/restore sequence, clean ones passing; a changed tensor and a

@@ -1,4 +1,4 @@
-/* The model tags a backuper knows (behavior.md §4). */
+/* The model tags a backuper knows (docs/behavior.md §4). */
 #ifndef BS_BACKUP_TAG_H
 #define BS_BACKUP_TAG_H
 

@@ -1,4 +1,4 @@
-/* The TensorBackuper interface (behavior.md §4) as a small vtable, and the
+/* The TensorBackuper interface (docs/behavior.md §4) as a small vtable, and the
  * Normal backuper.
  *
  * The wrappers below validate the tag (BS_ERR_INVALID naming it) before an
@@ -42,7 +42,7 @@ bs_status bs_backuper_restore(bs_backuper *b, const char *tag);
 bs_status bs_backuper_get(bs_backuper *b, const char *tag, bs_tensor_map *out);
 bs_status bs_backuper_copy(bs_backuper *b, const char *src_tag,
                            const char *dst_tag);
-/* release(tag) (behavior.md §4): drops the tag's snapshot and its pinned
+/* release(tag) (docs/behavior.md §4): drops the tag's snapshot and its pinned
  * memory; has_backup(tag) is then false, get and restore of it fail with
  * BS_ERR_MISSING_BACKUP "never backed up", and a later backup(tag) works
  * again. A tag without a snapshot is left alone. */
@@ -59,7 +59,7 @@ size_t bs_backuper_backup_tags(const bs_backuper *b, const char **tags,
 bool bs_backuper_has_tag(const bs_backuper *b, const char *tag);
 void bs_backuper_destroy(bs_backuper *b);
 
-/* Normal (behavior.md §4): a pinned host copy of every source tensor per
+/* Normal (docs/behavior.md §4): a pinned host copy of every source tensor per
  * tag, allocated at the first backup of that tag (owner BS_PIN_BACKUPER)
  * and reused across cycles.
  *   backup(tag):  D2H copy of every source tensor, one sync at the end.

@@ -1,5 +1,5 @@
-/* The MainCast backuper (behavior.md §4; contract in bs_maincast_plan.h): for
- * "actor" only the extras get a pinned copy, the DDP buffer params are
+/* The MainCast backuper (docs/behavior.md §4; contract in bs_maincast_plan.h):
+ * for "actor" only the extras get a pinned copy, the DDP buffer params are
  * rebuilt from the fp32 master shards plus an all-gather. Other tags have
  * no master weights and delegate to a Normal backuper with full copies. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The Normal backuper (behavior.md §4): a full pinned host copy of its
+/* The Normal backuper (docs/behavior.md §4): a full pinned host copy of its
  * source tensors per tag. Pinned memory is the scarce resource, so each
  * copy is allocated once per (tag, name), lazily, and reused every cycle. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* MainCast (behavior.md §4, --rematerialize-param-from-master-weight): the
+/* MainCast (docs/behavior.md §4, --rematerialize-param-from-master-weight): the
  * context that decides which synced tensors are rebuilt from the master
  * weights and which need a pinned copy, the init-time coverage check, and
  * the MainCast backuper built on it.

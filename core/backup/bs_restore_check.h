@@ -1,4 +1,4 @@
-/* The SHA256 check of MainCast's round trip (behavior.md §4,
+/* The SHA256 check of MainCast's round trip (docs/behavior.md §4,
  * --check-rematerialize-param-from-master-weight, forced on by --ci-test).
  * Every backup of "actor" either takes the expected hashes (the first
  * BS_RCHECK_CYCLES backups: every source tensor hashed) or clears them

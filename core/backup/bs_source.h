@@ -1,4 +1,4 @@
-/* The sync source of the MainCast backuper (behavior.md §4): every synced
+/* The sync source of the MainCast backuper (docs/behavior.md §4): every synced
  * tensor of the params (each param and the expert_bias buffers, global
  * names, spec order), read afresh at every call, as miles' source getter
  * is, instead of a list fixed at init. A tensor that joins or leaves the

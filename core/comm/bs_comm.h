@@ -182,7 +182,7 @@ bs_status bs_comm_all_reduce(bs_comm *c, const void *send, void *recv,
 bs_status bs_comm_broadcast(bs_comm *c, void *buf, size_t count, bs_dtype dt,
                             int root);
 bs_status bs_comm_barrier(bs_comm *c);
-/* Process groups follow the memory (behavior.md §5): a sleeping trainer
+/* Process groups follow the memory (docs/behavior.md §5): a sleeping trainer
  * destroys its communicator and wake_up creates a fresh one; an asleep
  * weight sync runs over a temporary one. bs_comm_destroy releases this
  * rank's backend communicator (NCCL: finalize and destroy, bounded by the
@@ -205,7 +205,7 @@ void bs_comm_abort(bs_comm *c, const char *why);
  * learn BS_ERR_RANK_DEAD) and its later collectives return that too. */
 void bs_comm_die(bs_comm *c, const char *why);
 
-/* Cross-rank failure agreement (behavior.md §7.2): in = this rank's status
+/* Cross-rank failure agreement (docs/behavior.md §7.2): in = this rank's status
  * (its error record in bs_err()); every rank returns the worst status of
  * all ranks and its bs_err() then holds the same record (the one raised by
  * the lowest rank with that status). Host-memory arguments. */

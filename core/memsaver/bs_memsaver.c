@@ -1,4 +1,4 @@
-/* The memory saver of one rank (behavior.md §2), modelled on
+/* The memory saver of one rank (docs/behavior.md §2), modelled on
  * torch_memory_saver: strict pause/resume preconditions checked before
  * anything changes, a pinned cpu backup that exists only while paused, and
  * garbage (a seeded poison pattern) after a resume without backup.

@@ -1,4 +1,4 @@
-/* Memory-saver regions (behavior.md §2), over a bs_dev.
+/* Memory-saver regions (docs/behavior.md §2), over a bs_dev.
  *
  * Every device allocation of a rank lives here, tagged ("default",
  * "param_buffer", "grad_buffer"), with or without a cpu backup. pause/resume
@@ -31,7 +31,7 @@ bs_status bs_memsaver_alloc(bs_memsaver *ms, const char *tag, bool cpu_backup,
                             size_t bytes, void **ptr);
 void bs_memsaver_free(bs_memsaver *ms, void *ptr);
 
-/* Fatal errors (behavior.md §2): where torch_memory_saver prints its
+/* Fatal errors (docs/behavior.md §2): where torch_memory_saver prints its
  * message and calls exit(1), the memory saver returns BS_ERR_FATAL with
  * that message ("[torch_memory_saver.cpp] ..."), remembers the first one
  * (bs_memsaver_fatal) and changes nothing more. Its owner ends the rank: the

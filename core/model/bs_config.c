@@ -364,7 +364,7 @@ static bool bad_offload(const bs_config *c) {
   return !c->offload_train;
 }
 static bool bad_disk(const bs_config *c) {
-  /* Mutant disk-offload-accepted (origin: a validation gap, behavior.md
+  /* Mutant disk-offload-accepted (origin: a validation gap, docs/behavior.md
    * §8): without this rule a disk-offloaded job starts and its rebuild has
    * no host backup to replace. */
   return c->offload_target == BS_OFFLOAD_DISK &&
@@ -389,7 +389,7 @@ static bool bad_critic_only(const bs_config *c) {
   return c->num_critic_only_steps > 0;
 }
 
-/* behavior.md §6, in its order; the backend comes first because every
+/* docs/behavior.md §6, in its order; the backend comes first because every
  * later rule reads Megatron-only settings. */
 static const bs_config_rule rules[] = {
     {"backend",

@@ -1,5 +1,5 @@
 /* The job configuration: the miles arguments that the lifecycle and the
- * rematerialize validation read (behavior.md §5-6), and, kept apart in
+ * rematerialize validation read (docs/behavior.md §5-6), and, kept apart in
  * `sim`, the knobs of the simulation itself.
  *
  * Settings are reachable by key for the CLI's `--set KEY=VALUE`; the key
@@ -98,7 +98,7 @@ bs_status bs_config_set_kv(bs_config *cfg, const char *kv);
 bs_status bs_config_get(const bs_config *cfg, const char *key, char *buf,
                         size_t n);
 
-/* ---- validation (behavior.md §6) ---- */
+/* ---- validation (docs/behavior.md §6) ---- */
 
 /* One rejection rule of --rematerialize-param-from-master-weight, in the
  * order they are checked. `violation` holds the --set assignments that
@@ -121,7 +121,7 @@ const bs_config_rule *bs_config_rules(size_t *n);
  * check_rematerialize on. */
 bs_status bs_config_validate(bs_config *cfg);
 
-/* ---- derived predicates (behavior.md §2, §5) ---- */
+/* ---- derived predicates (docs/behavior.md §2, §5) ---- */
 
 bool bs_config_is_lora(const bs_config *cfg);
 /* Colocated LoRA reads the frozen base from the memory saver's host copy. */

@@ -1,5 +1,5 @@
 /* The rank's live model on the device, every byte inside memory-saver
- * allocations (behavior.md §2-3):
+ * allocations (docs/behavior.md §2-3):
  *   - trainable bf16 params: views into the DDP param buffers (one
  *     allocation per non-empty buffer, tag "param_buffer"), with fp32 grad
  *     buffers of the same layout (tag "grad_buffer"); both with or without

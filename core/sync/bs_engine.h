@@ -81,7 +81,7 @@ bs_status bs_engine_send(bs_engine *e, const char *name, bs_dtype dtype,
 bs_status bs_engine_update_end(bs_engine *e, bs_engine_result *res);
 
 /* The session re-established (under offload, inside the memory saver's
- * disable() region, before weight sync: behavior.md §5): a HELLO round
+ * disable() region, before weight sync: docs/behavior.md §5): a HELLO round
  * trip within the timeout. BS_ERR_ENGINE_DEAD when the engine is gone or
  * the fault point engine/reconnect fires. */
 bs_status bs_engine_reconnect(bs_engine *e);

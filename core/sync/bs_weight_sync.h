@@ -1,4 +1,4 @@
-/* Weight sync (behavior.md §5 update_weights, §7.2, §7.4): the tensor set
+/* Weight sync (docs/behavior.md §5 update_weights, §7.2, §7.4): the tensor set
  * from get_actor_weights is streamed to this rank's engine in buckets (a
  * bucket: consecutive tensors up to a byte budget, at least one). Each
  * bucket is first gathered across ranks, as Megatron's tensor-parallel

@@ -1,4 +1,4 @@
-/* The distributed optimizer (behavior.md §3, §4 MainCast restore step 1).
+/* The distributed optimizer (docs/behavior.md §3, §4 MainCast restore step 1).
  *
  * A chained optimizer, like Megatron's ChainedOptimizer: any number of inner
  * Adams, each owning the rank's shard of a contiguous run of buckets of one

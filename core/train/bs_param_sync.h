@@ -1,4 +1,4 @@
-/* The DDP collectives of a training step (behavior.md §3), per bucket and
+/* The DDP collectives of a training step (docs/behavior.md §3), per bucket and
  * in place, identical on every rank: the reduce-scatter of the fp32 grad
  * buffers (each rank gets the summed gradient of its shard) and the
  * all-gather of the bf16 param buffers (start_param_sync: every rank has

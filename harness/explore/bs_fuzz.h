@@ -1,4 +1,4 @@
-/* Swarm testing (cli.md `fuzz`, TigerBeetle's VOPR): from one seed, a
+/* Swarm testing (docs/cli.md `fuzz`, TigerBeetle's VOPR): from one seed, a
  * stream of whole runs, each drawn at random (scenario, ranks, cycles,
  * model, settings, then 1-3 faults at points that configuration reaches,
  * which a counting run of it says) and judged on the invariants like

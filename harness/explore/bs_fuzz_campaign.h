@@ -1,4 +1,4 @@
-/* The fuzz campaign (cli.md `fuzz`): draw the seed's runs (bs_fuzz.h) and
+/* The fuzz campaign (docs/cli.md `fuzz`): draw the seed's runs (bs_fuzz.h) and
  * their counting runs until the budget is spent, run them, tally what
  * fired, keep each distinct failure, then confirm and shrink every one and
  * classify it (bs_fuzz_known). backstop fuzz parses the options into o and

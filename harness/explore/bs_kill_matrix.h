@@ -1,4 +1,4 @@
-/* The kill matrix (cli.md `mutants`): the planned runs against the fixed
+/* The kill matrix (docs/cli.md `mutants`): the planned runs against the fixed
  * core and against each mutant; a mutant is killed by every scenario whose
  * run did not pass, untested when this build could run no scenario that
  * targets it. backstop mutants runs the matrix and prints it. */

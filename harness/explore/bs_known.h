@@ -1,4 +1,4 @@
-/* The one classifier of sweep and fuzz (cli.md): a failure that is the
+/* The one classifier of sweep and fuzz (docs/cli.md): a failure that is the
  * truth about the configuration, not a bug, is `known`: shown apart and
  * not failing the exit status unless --strict. */
 #ifndef BS_KNOWN_H

@@ -1,5 +1,5 @@
-/* Systematic fault exploration (cli.md `sweep`: SQLite's fail-Nth loop, the
- * kernel's fail-nth): a counting pass of the scenario's run lists every
+/* Systematic fault exploration (docs/cli.md `sweep`: SQLite's fail-Nth loop,
+ * the kernel's fail-nth): a counting pass of the scenario's run lists every
  * reach of every fault point (point, rank, cycle, nth); then one run per
  * reach, transient (that reach only) and persistent (every reach of the
  * point on that rank in that cycle from it on), each judged on the

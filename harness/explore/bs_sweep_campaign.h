@@ -1,4 +1,4 @@
-/* The sweep campaign (cli.md `sweep`): a counting pass of every planned
+/* The sweep campaign (docs/cli.md `sweep`): a counting pass of every planned
  * run (bs_plan_runs), then two runs per reach its filters keep
  * (bs_sweep.h: transient and persistent), run in parallel. backstop sweep
  * parses the options into o and the plan into base, and prints the

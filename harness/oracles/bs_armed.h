@@ -1,4 +1,4 @@
-/* What became of every armed fault of a run (cli.md "Fault spec"): its
+/* What became of every armed fault of a run (docs/cli.md "Fault spec"): its
  * firings and how often its point was reached where its filters allow. A
  * fault that never fired makes a run that broke nothing vacuous: it proves
  * nothing about that fault. */

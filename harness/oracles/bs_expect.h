@@ -27,7 +27,7 @@ bool bs_expect_failed_alike(const bs_record *r, const char *phase, bs_status st,
                             bool tensor, char *d, size_t n);
 
 /* Every rank's first failure holds one error record: status, culprit
- * rank and message (behavior.md §7.2: timeouts too). */
+ * rank and message (docs/behavior.md §7.2: timeouts too). */
 bool bs_expect_same_record(const bs_record *r, char *d, size_t n);
 
 /* bs_expect_failed_alike, and nothing ran after it (a failed verification

@@ -1,4 +1,4 @@
-/* Oracles (behavior.md §10): invariants computed only from the run record,
+/* Oracles (docs/behavior.md §10): invariants computed only from the run record,
  * never from what the scenario expected. Each says ok and why, naming the
  * rank, cycle and phase where it broke. Faults never excuse a broken
  * invariant; only "explained" looks at which faults fired. */

@@ -1,4 +1,4 @@
-/* Run planning (cli.md `run`): from the options the command line gave
+/* Run planning (docs/cli.md `run`): from the options the command line gave
  * (cli/bs_opts.h parses them) to the runs, one resolved configuration each,
  * every check that needs the scenario made before anything runs: world
  * sizes, fault ranks and cycles, the configuration under the mutants, the

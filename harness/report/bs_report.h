@@ -1,5 +1,5 @@
 /* Reports over finished runs: the verdict table and per-run lines for
- * people, the JSON report of cli.md and JUnit XML for machines. */
+ * people, the JSON report of docs/cli.md and JUnit XML for machines. */
 #ifndef BS_REPORT_H
 #define BS_REPORT_H
 
@@ -30,7 +30,7 @@ typedef struct bs_kill {
 } bs_kill;
 void bs_report_kill_free(bs_kill *k);
 
-/* cli.md's report: schema 1, version, runs, summary, and "mutants" when
+/* docs/cli.md's report: schema 1, version, runs, summary, and "mutants" when
  * kills is not NULL (an untested mutant adds "untested": why). */
 void bs_report_json(bs_buf *b, const bs_result *runs, size_t n,
                     const bs_kill *kills, size_t nkills);

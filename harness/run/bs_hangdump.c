@@ -63,7 +63,7 @@ static void take_world(const bs_world *w, void *arg) {
 }
 
 /* `hang` is for a wait the watchdog should have ended and did not
- * (cli.md). A run whose world had not failed, none of whose ranks had
+ * (docs/cli.md). A run whose world had not failed, none of whose ranks had
  * waited in a collective past its timeout (half as much again: the
  * watchdog's own pace under load) and that was still in a wait the
  * watchdog bounds (a collective within its timeout, or a fault that waits:

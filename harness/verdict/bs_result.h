@@ -1,6 +1,6 @@
 /* The outcome of one scenario run: what the child sends its parent through
  * the pipe, and what every report (table, JSON, JUnit) is made from. Its
- * wire form is the run object of cli.md's JSON report, so the child writes
+ * wire form is the run object of docs/cli.md's JSON report, so the child writes
  * exactly what the report will hold. */
 #ifndef BS_RESULT_H
 #define BS_RESULT_H
@@ -14,7 +14,7 @@
 #include "catalog/bs_run_cfg.h"
 
 /* vacuous: every invariant held but an armed fault never fired, so the run
- * proves nothing about it (cli.md "Fault spec"); a failed oracle is a fail
+ * proves nothing about it (docs/cli.md "Fault spec"); a failed oracle is a fail
  * whatever fired. */
 typedef enum bs_verdict {
   BS_PASS = 0,
@@ -114,7 +114,8 @@ bs_status bs_result_add_armed(bs_result *r, const bs_armed *a);
 /* Names of failed oracles, comma-separated ("" when none). */
 void bs_result_failed_oracles(const bs_result *r, char *out, size_t n);
 
-/* The run object of cli.md. indent: spaces before each line (0: one line). */
+/* The run object of docs/cli.md. indent: spaces before each line (0: one line).
+ */
 void bs_result_write_json(bs_buf *b, const bs_result *r, int indent);
 /* Reads back what bs_result_write_json wrote; BS_ERR_INVALID naming the
  * missing or mistyped field. */

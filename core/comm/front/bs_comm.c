@@ -217,7 +217,7 @@ void bs_comm_abort(bs_comm *c, const char *why) {
  * job's settled failure when the world failed (every rank of every process
  * returns the same status and cause; a timeout's record is its cause, with
  * its culprit as the record's rank, whatever call each rank was in:
- * behavior.md §7.2), else the backend's own. */
+ * docs/behavior.md §7.2), else the backend's own. */
 /* The rank returns the failure now (bs_comm.fail_ns), after waiting for a
  * CPU since its last wait began, where it shares the cores with more ranks
  * than they run at once (queued_ns: the simulator's, not the rank's). */
