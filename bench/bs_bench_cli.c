@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bs_bench.h"
+#include "bs_bench_hangs.h"
 #include "bs_bench_replay.h"
 #include "comm/bs_comm.h"
 #include "run/bs_nccl_plan.h"
@@ -23,6 +24,7 @@ static const char usage[] =
     "                      [--ranks N] [--threads T] [--repeat R]\n"
     "                      [--json FILE] [--detect R [--peer SCRIPT]]\n"
     "                      | --replay N | --scale-ranks N[,N...]\n"
+    "                      | --hangs N (backstop bench --hangs 1 --help)\n"
     "  --device  device memory (default host; cuda with --backend nccl)\n"
     "  --backend communicator of the MainCast all-gather (default nccl on\n"
     "            cuda, sim on host)\n"
@@ -339,6 +341,9 @@ int bs_bench_cli_main(int argc, char **argv) {
   bool help = false;
   int rc = 0;
   bs_err_clear();
+  for (int i = 1; i < argc; i++) /* the corpus: options of its own */
+    if (!strcmp(argv[i], "--hangs") || !strncmp(argv[i], "--hangs=", 8))
+      return bs_bench_hangs_main(argc, argv);
   if (bs_bench_cli_parse(argc, argv, &o, &help) != BS_OK)
     return usage_error(NULL);
   if (help) {

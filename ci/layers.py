@@ -100,7 +100,7 @@ HARNESS_CARRIED = {
 # The dumps reader's face: what the harness, cli and bench include of it.
 DUMPS_FACE = {
     "dumps/bs_dumps.h", "dumps/bs_dumps_finding.h", "dumps/bs_dumps_report.h",
-    "dumps/bs_replay.h",
+    "dumps/bs_replay.h", "dumps/bs_corpus.h",
 }
 # A part's face: (the folder it guards, the headers others may include,
 # the parts that see it whole, the name of the list for messages, its

@@ -142,7 +142,8 @@ static bs_dump_pg *slot(bs_dump *dump, int g, size_t *cap) {
   dump->pg[dump->npg] = (bs_dump_pg){.group = g,
                                      .last_enqueued = -1,
                                      .last_started = -1,
-                                     .last_completed = -1};
+                                     .last_completed = -1,
+                                     .pg_id = -1};
   return &dump->pg[dump->npg++];
 }
 
@@ -201,7 +202,13 @@ static bs_status fill(bs_strpool *pool, bs_dumps_reader *rd,
     bs_dumps_entry_fields(rd, bs_dval_item(es, i), f);
     const bs_dumps_status *s = status_of(sts, nst, f);
     bs_dump_pg *p = slot(dump, gi[i], &cap);
-    bs_dumps_entry_read(pool, rd, f, s, &p->raw[p->nraw++], &oom);
+    bs_dump_coll *c = &p->raw[p->nraw++];
+    if (p->pg_id < 0)
+      p->pg_id = bs_dval_int(f[BS_DK_PG_ID], -1);
+    bs_dumps_entry_read(pool, rd, f, s, c, &oom);
+    c->rid = i;
+    if (dump->lost == 0 && pr->entries == 0) /* its first entry's */
+      dump->lost = (uint64_t)bs_dval_int(f[BS_DK_RECORD_ID], 0);
     take_status(p, s);
     dump->timeout_ms = (int)bs_dval_int(f[BS_DK_TIMEOUT_MS], 0);
     pr->entries++;

@@ -81,6 +81,10 @@ typedef struct bs_dump_coll {
                           whose op says coalesced */
   double duration_ms;  /* -1: not written */
   uint64_t created_ns; /* time_created_ns (0: not written) */
+  /* Where the rank issued it among its entries of every group (their
+   * place in its dump, which lists them as it recorded them): the order
+   * of a rank's own ops across its groups. */
+  uint64_t rid;
   uint64_t started_ns, completed_ns; /* time_discovered_*_ns (0: none) */
 } bs_dump_coll;
 
@@ -105,6 +109,7 @@ typedef struct bs_dump_pg {
   size_t nraw;
   /* pg_status's, -1 where not written. */
   int64_t last_enqueued, last_started, last_completed;
+  int64_t pg_id; /* its entries' (the rank's own number of the group; -1) */
 } bs_dump_pg;
 
 /* A dump that did not read (torn, truncated, refused). */
@@ -124,6 +129,9 @@ typedef struct bs_dump {
   bs_dump_coll *c;
   size_t n;
   int timeout_ms; /* of its last entry; 0: not known */
+  /* The record_id of its first entry: entries its ring forgot before
+   * the dump (0: none, or none written). */
+  uint64_t lost;
 } bs_dump;
 
 typedef struct bs_dumps {

@@ -112,11 +112,24 @@ static const char *dtypes(bs_strpool *pool, const bs_dval *v, bs_buf *b,
   return keep(pool, b, oom);
 }
 
-/* "all_reduce at file.py:38" of the innermost frame; the last one made is
+/* The innermost frame outside torch's own package (the job's call site),
+ * else the innermost. */
+static const bs_dval *call_site(bs_dumps_reader *rd, const bs_dval *frames) {
+  for (size_t i = 0; i < bs_dval_len(frames); i++) {
+    const bs_dval *f = bs_dval_item(frames, i);
+    const char *file =
+        bs_dval_str(bs_dval_find(f, rd->key[BS_DK_FRAME_FILE]), "");
+    if (!strstr(file, "/torch/"))
+      return f;
+  }
+  return bs_dval_item(frames, 0);
+}
+
+/* "train_step at train.py:38" of the call site; the last one made is
  * kept (an op issued from one place has one). */
 static const char *frame(bs_strpool *pool, bs_dumps_reader *rd,
                          const bs_dval *frames, bs_buf *b, bool *oom) {
-  const bs_dval *top = bs_dval_item(frames, 0);
+  const bs_dval *top = call_site(rd, frames);
   if (!top)
     return keep_str(pool, "", oom);
   const char *name =
@@ -339,6 +352,7 @@ static void fold(bs_strpool *pool, const bs_dump_coll *p, size_t n,
   c->coalesced = true;
   c->frame = p[0].frame;
   c->label = p[0].label;
+  c->rid = p[0].rid;
   if (c->p2p)
     batch_kind(p, n, c);
 }

@@ -6,6 +6,7 @@ const char *bs_dumps_finding_mismatch_name(bs_dumps_mismatch k) {
       [BS_DUMPS_MISMATCH_OP] = "op",
       [BS_DUMPS_MISMATCH_SIZE] = "size",
       [BS_DUMPS_MISMATCH_DTYPE] = "dtype",
+      [BS_DUMPS_MISMATCH_SHAPE] = "shape",
   };
   return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }

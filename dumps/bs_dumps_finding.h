@@ -15,10 +15,12 @@ typedef enum bs_dumps_mismatch {
   BS_DUMPS_MISMATCH_NONE = 0,
   BS_DUMPS_MISMATCH_OP,
   BS_DUMPS_MISMATCH_SIZE,
-  BS_DUMPS_MISMATCH_DTYPE,
+  BS_DUMPS_MISMATCH_DTYPE, /* named even when the bytes are the same */
+  BS_DUMPS_MISMATCH_SHAPE, /* as many elements, in another shape */
 } bs_dumps_mismatch;
 
-/* "op", "size" or "dtype" ("" for none), as the report writes it. */
+/* "op", "size", "dtype" or "shape" ("" for none), as the report writes
+ * it. */
 const char *bs_dumps_finding_mismatch_name(bs_dumps_mismatch k);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bs_dumps_int.h"
+#include "bs_dumps_members.h"
 #include "bs_strpool.h"
 
 struct bs_dumps_groups {
@@ -262,6 +263,39 @@ static void take_hint(const bs_dumps *d, bs_dumps_groups *t) {
   }
 }
 
+/* Else they are the last group made (new_group writes them on every
+ * rank, member or not): the group of the highest number, when its ranks
+ * that hold entries are among them. */
+static bs_status last_hint(bs_dumps_groups *t) {
+  bs_dump_group *last = NULL;
+  long top = 0;
+  for (size_t i = 0; t->nameless && i < t->n; i++) {
+    char *end;
+    long n = strtol(t->g[i].name, &end, 10);
+    if (t->g[i].name[0] && !*end && n > top && !is_default(&t->g[i])) {
+      top = n;
+      last = &t->g[i];
+    }
+  }
+  if (!last || last->ranks_known || last->n >= t->nnameless)
+    return BS_OK;
+  for (int i = 0; i < last->n; i++) {
+    bool in = false;
+    for (int k = 0; k < t->nnameless && !in; k++)
+      in = t->nameless[k] == last->ranks[i];
+    if (!in)
+      return BS_OK;
+  }
+  int *m = malloc((size_t)t->nnameless * sizeof *m);
+  if (!m)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: group members");
+  memcpy(m, t->nameless, (size_t)t->nnameless * sizeof *m);
+  free(last->ranks);
+  last->ranks = m;
+  last->n = t->nnameless;
+  return BS_OK;
+}
+
 /* The job's ranks: every rank a dump, a bad dump or a group names. */
 static int job_ranks(const bs_dumps *d, const bs_dumps_groups *t,
                      int64_t comm_size) {
@@ -349,12 +383,14 @@ bs_status bs_dumps_groups_settle(bs_dumps *d) {
   for (size_t i = 0; i < t->n; i++)
     if (!t->g[i].ranks_known)
       BS_CHECK(infer(d, (int)i, &t->g[i], d->ranks));
+  BS_CHECK(last_hint(t));
   d->groups = t->g;
   d->ngroups = t->n;
   t->g = NULL;
   t->n = t->cap = t->nidx = 0;
   free(t->idx);
   t->idx = NULL;
+  BS_CHECK(bs_dumps_members_infer(d));
   for (size_t i = 0; i < d->n; i++)
     for (size_t k = 0; k < d->d[i].npg; k++)
       peers(&d->d[i].pg[k], &d->groups[d->d[i].pg[k].group]);

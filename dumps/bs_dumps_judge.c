@@ -22,7 +22,8 @@ static const char *dtype_name(const char *torch) {
 void bs_dumps_judge_describe(const bs_dump_coll *c, char *buf, size_t n) {
   int k = snprintf(buf, n, "%s #%llu", c->op, (unsigned long long)c->seq);
   bool one = c->in_tensors == 1 && c->out_tensors == 1 &&
-             strcmp(c->in_dt, c->out_dt) == 0 && !strchr(c->in_dt, ',');
+             strcmp(c->in_dt, c->out_dt) == 0 && !strchr(c->in_dt, ',') &&
+             !strchr(c->in, ','); /* one dimension: else its shape shows */
   uint64_t count = bs_dumps_coll_count(c);
   bool sizes = !strstr(c->op, "barrier") && (c->in_tensors || c->out_tensors);
   if (sizes && one)
@@ -105,6 +106,7 @@ typedef struct judge {
   int n;
   uint64_t first, last; /* seqs every dump / some dump holds */
   bs_report_rank *where;
+  bool *none; /* blames no one: the report names the roots (quiet) */
   size_t *cursor; /* per member: the entry at or after a seq */
   bs_dumps_p2p_wait *wait;
   bs_dumps_gres *res;
@@ -188,11 +190,17 @@ static void place(judge *j, int i, uint64_t s) {
     return;
   }
   uint64_t last = last_of(j, i);
+  bool desync = j->res->finding == BS_DUMPS_DESYNC;
   for (size_t k = 0; p && k < p->n; k++) {
     const bs_dump_coll *c = &p->c[k];
     if (c->p2p || c->seq < j->first)
       continue;
-    if (c->state != BS_DUMP_COMPLETED || (c->seq == s && c->seq == last)) {
+    /* A desync shows each rank in its op at the mismatch, done or not (a
+     * job that completed holds no op that is not). */
+    bool waits = c->state != BS_DUMP_COMPLETED || (c->seq == s && c->seq == last);
+    if ((!desync && waits) || (desync && c->seq >= s)) {
+      if (desync && c->seq != s)
+        break;
       r->in_coll = true;
       r->seq = c->seq;
       bs_dumps_judge_describe(c, r->desc, sizeof r->desc);
@@ -201,6 +209,11 @@ static void place(judge *j, int i, uint64_t s) {
     r->last_seq = c->seq;
   }
   const bs_dumps_p2p_wait *w = &j->wait[i];
+  if (j->v->where && j->v->where[i]) {
+    snprintf(r->desc, sizeof r->desc, "waits in %.150s (last completed #%llu)",
+             j->v->where[i], (unsigned long long)r->last_seq);
+    return;
+  }
   if (w->op) {
     char what[BS_REPORT_DESC];
     bs_dumps_p2p_describe(w->op, what, sizeof what);
@@ -221,12 +234,45 @@ static void place(judge *j, int i, uint64_t s) {
 
 /* ---- the first mismatch ---- */
 
+/* Every dtype of the comma-separated list a is in list b. */
+static bool within(const char *a, const char *b) {
+  for (const char *p = a; *p;) {
+    size_t n = strcspn(p, ",");
+    bool found = false;
+    for (const char *q = b; *q && !found;) {
+      size_t m = strcspn(q, ",");
+      found = m == n && !strncmp(p, q, n);
+      q += m;
+      q += strspn(q, ", ");
+    }
+    if (!found)
+      return false;
+    p += n;
+    p += strspn(p, ", ");
+  }
+  return true;
+}
+
+/* Two lists name the same dtypes (a coalesced op of other tensors lists
+ * one per tensor). */
+static bool same_dtypes(const char *x, const char *y) {
+  return within(x, y) && within(y, x);
+}
+
+/* The op first, then the dtype (16 x bf16 against 8 x fp32 is a dtype
+ * mismatch, though the bytes agree), then the shape of as many elements,
+ * then the size. */
 static bs_dumps_mismatch kind_of(const bs_dump_coll *x, const bs_dump_coll *y) {
+  agreed a = agreed_of(x);
   if (x->op != y->op)
     return BS_DUMPS_MISMATCH_OP;
-  if (x->in != y->in || x->out != y->out)
-    return BS_DUMPS_MISMATCH_SIZE;
-  return BS_DUMPS_MISMATCH_DTYPE;
+  if ((a.in_dt && !same_dtypes(x->in_dt, y->in_dt)) ||
+      (a.out_dt && !same_dtypes(x->out_dt, y->out_dt)))
+    return BS_DUMPS_MISMATCH_DTYPE;
+  if ((!a.in || x->in_numel == y->in_numel) &&
+      (!a.out || x->out_numel == y->out_numel))
+    return BS_DUMPS_MISMATCH_SHAPE;
+  return BS_DUMPS_MISMATCH_SIZE;
 }
 
 /* "  first mismatch: #2, size: [[54242]] -> [[216968]] on rank 1 against
@@ -244,7 +290,7 @@ static void describe_mismatch(judge *j, const bs_dump_coll *const *c, int bad,
   if (k == BS_DUMPS_MISMATCH_OP)
     snprintf(t, n, "%s on rank %d against %s on rank %d\n", c[bad]->op, m[bad],
              c[good]->op, m[good]);
-  else if (k == BS_DUMPS_MISMATCH_SIZE)
+  else if (k != BS_DUMPS_MISMATCH_DTYPE)
     snprintf(t, n,
              "%.100s -> %.100s on rank %d against %.100s -> %.100s on "
              "rank %d\n",
@@ -388,6 +434,10 @@ static void source(const judge *j, char *buf, size_t n) {
 static void cause(const judge *j, bool found, char *buf, size_t n) {
   int in = 0;
   uint64_t s = j->res->seq;
+  if (j->v->cause) {
+    snprintf(buf, n, "%s", j->v->cause);
+    return;
+  }
   for (int i = 0; i < j->n; i++)
     in += j->where[i].in_coll && j->where[i].seq == s;
   if (found)
@@ -475,7 +525,7 @@ static bs_status write_block(judge *j, bool found) {
                        .n = j->n,
                        .rank_of = j->v->members,
                        .ranks = j->where,
-                       .culprit = j->res->culprit,
+                       .culprit = j->v->quiet ? j->none : j->res->culprit,
                        .culprit_why = j->why,
                        .tail = found ? j->tail : NULL};
   j->res->text = bs_report_block_format(&b);
@@ -504,7 +554,7 @@ static bs_status p2p_block(judge *j, int i) {
              j->v->members[i], what);
   bs_buf_printf(&b, "backstop: hang at p2p #%llu (%s)\n",
                 (unsigned long long)w->op->seq, src);
-  bs_buf_printf(&b, "  cause: %s\n", j->why);
+  bs_buf_printf(&b, "  cause: %s\n", j->v->cause ? j->v->cause : j->why);
   for (int k = 0; k < j->n; k++) {
     char desc[BS_REPORT_DESC];
     if (j->wait[k].op)
@@ -512,7 +562,7 @@ static bs_status p2p_block(judge *j, int i) {
     bs_buf_printf(&b, "  rank %d: %s\n", j->v->members[k],
                   j->wait[k].op ? desc : j->where[k].desc);
   }
-  if (to >= 0)
+  if (to >= 0 && !j->v->quiet)
     bs_buf_printf(&b, "  culprit: rank %d (%s)\n", j->v->members[to], j->why);
   if (b.oom)
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: report");
@@ -572,12 +622,14 @@ static bs_status decide(judge *j) {
   /* A member without a dump is not shown done: the hang is where the
    * others' collectives end, unless one waits in a p2p op (its peer may
    * be that member: the p2p block follows the wait to it). */
-  if (!s && j->v->dumps < j->n && waiter < 0)
+  if (!s && j->v->dumps < j->n && waiter < 0) {
     s = j->last ? j->last : 1;
+    res->dumpless = true;
+  }
+  res->finding = found ? BS_DUMPS_DESYNC : BS_DUMPS_CLEAN;
   for (int i = 0; i < j->n; i++)
     place(j, i, s);
   if (found) {
-    res->finding = BS_DUMPS_DESYNC;
     for (int i = 0; i < j->n; i++)
       res->waiting[i] = j->where[i].in_coll && j->where[i].seq == s;
     BS_CHECK(write_block(j, true));
@@ -604,15 +656,18 @@ bs_status bs_dumps_judge(const bs_dumps_view *v, bs_dumps_gres *res) {
   judge j = {.v = v, .n = v->n, .res = res};
   memset(res, 0, sizeof *res);
   j.where = calloc(n, sizeof *j.where);
+  j.none = calloc(n, sizeof *j.none);
   j.cursor = calloc(n, sizeof *j.cursor);
   j.wait = calloc(n, sizeof *j.wait);
   res->culprit = calloc(n, sizeof *res->culprit);
   res->waiting = calloc(n, sizeof *res->waiting);
-  if (!j.where || !j.cursor || !j.wait || !res->culprit || !res->waiting)
+  if (!j.where || !j.none || !j.cursor || !j.wait || !res->culprit ||
+      !res->waiting)
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", v->n);
   BS_CHECK(decide(&j));
 out:
   free(j.where);
+  free(j.none);
   free(j.cursor);
   free(j.wait);
   if (st != BS_OK)

@@ -17,6 +17,13 @@ typedef struct bs_dumps_view {
   const bs_dump **dump;  /* by group rank; NULL: no dump */
   const bs_dump_pg **pg; /* its entries of the group; NULL: none */
   int dumps;             /* members with a dump */
+  /* Set by the report for the group it shows (NULL: the judge's own):
+   * where each member that is in no op of this group waits instead ("all_
+   * reduce #2 of process group 5"), the cause, and (quiet) no culprit
+   * line: the report names the roots of every group itself. */
+  const char *const *where;
+  const char *cause;
+  bool quiet;
 } bs_dumps_view;
 
 /* What one group's judge found. */
@@ -27,6 +34,10 @@ typedef struct bs_dumps_gres {
   bs_dumps_mismatch kind; /* a desync's */
   bool *culprit;          /* by group rank */
   bool *waiting;          /* by group rank: waits in the stuck op */
+  /* HANG only because members left no dump while every other member's
+   * every op is done (a hang at the group's last op, blamed on them: what
+   * they did after it is not known). */
+  bool dumpless;
   char *text;             /* the block */
   char line[512];         /* the same in one line */
 } bs_dumps_gres;

@@ -82,6 +82,10 @@ static bool matched(const bs_dumps_view *v, const tallies *all,
     return true;
   if (pi < 0 || !v->dump[pi])
     return false;
+  /* A ring that forgot entries numbers the pair's ops from elsewhere: an
+   * op not done is then not matched (one done at a time is, above). */
+  if (v->dump[pi]->lost || v->dump[member_index(v, self)]->lost)
+    return false;
   const tallies *ts = &all[pi];
   for (size_t i = 0; i < ts->n; i++)
     if (ts->t[i].peer == self)
@@ -104,12 +108,14 @@ static bool first_wait(const bs_dumps_view *v, const tallies *all, int i,
     size_t np = parts_of(&p->c[k], part, MAX_PARTS);
     const bs_dump_coll *waits = NULL;
     bool m = true;
+    /* Done at a time it completed at: its peer was there. */
+    bool timed = p->c[k].state == BS_DUMP_COMPLETED && p->c[k].completed_ns;
     for (size_t j = 0; j < np && ok; j++) {
       tally *t = tally_of(&run, part[j]->peer);
       if (!(ok = t != NULL))
         break;
       size_t nth = part[j]->kind == BS_DUMP_SEND ? ++t->sends : ++t->recvs;
-      if (m && !matched(v, all, part[j], nth, v->members[i])) {
+      if (m && !timed && !matched(v, all, part[j], nth, v->members[i])) {
         m = false;
         waits = part[j];
       }

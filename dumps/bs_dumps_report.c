@@ -1,7 +1,7 @@
-/* `backstop analyze`: every process group judged on its own
- * (bs_dumps_judge.h), the group to report picked, and the report: its
- * block, a line for each other group that did not complete, one for those
- * that did. */
+/* `backstop analyze`: the wait-for graph of the dumps (bs_dumps_graph.h)
+ * as the report: a block for the first root's group (or the desync's, or
+ * the cycle's first op's), a line per root, per held group, per cycle,
+ * per thing not known, the groups that completed; its JSON, DOT, trace. */
 #include "bs_dumps_report.h"
 
 #include <stdio.h>
@@ -9,53 +9,25 @@
 #include <string.h>
 
 #include "bs_buf.h"
-#include "bs_dumps_judge.h"
+#include "bs_dumps_dot.h"
+#include "bs_dumps_graph.h"
+#include "bs_dumps_json.h"
+#include "bs_dumps_lines.h"
 #include "bs_dumps_many.h"
-#include "bs_json.h"
+#include "bs_dumps_trace.h"
+#include "bs_file.h"
 
-static int by_int(const void *a, const void *b) {
-  int x = *(const int *)a, y = *(const int *)b;
-  return (x > y) - (x < y);
-}
-
-typedef struct report {
-  const bs_dumps *d;
-  bs_dumps_gres *res; /* by group */
-  bs_dumps_view *view;
-  size_t n;
-} report;
-
-/* Whether global rank r waits in group o's stuck op. */
-static bool waits_in(const report *p, size_t o, int r) {
-  int i = bs_dumps_group_rank(p->d, (int)o, r);
-  return i >= 0 && p->res[o].finding != BS_DUMPS_CLEAN && p->res[o].waiting[i];
-}
-
-/* A hang group whose every culprit waits in no other group's stuck op:
- * the cause, not a consequence. */
-static bool root(const report *p, size_t g) {
-  const bs_dumps_view *v = &p->view[g];
-  for (int i = 0; i < v->n; i++)
-    for (size_t o = 0; p->res[g].culprit[i] && o < p->n; o++)
-      if (o != g && waits_in(p, o, v->members[i]))
-        return false;
-  return true;
-}
-
-/* The group to report: the first desync, else the first hang that is a
- * root, else the first hang; -1: every group completed. */
-static int primary(const report *p) {
-  int hang = -1, rooted = -1;
-  for (size_t g = 0; g < p->n; g++) {
-    bs_dumps_finding f = p->res[g].finding;
-    if (f == BS_DUMPS_DESYNC)
-      return (int)g;
-    if (f == BS_DUMPS_HANG && hang < 0)
-      hang = (int)g;
-    if (f == BS_DUMPS_HANG && rooted < 0 && root(p, g))
-      rooted = (int)g;
-  }
-  return rooted >= 0 ? rooted : hang;
+/* The group the block is about: the first desync's, the first root's, the
+ * first cycle's, the first stuck op's; -1: none. */
+static int shown_group(const bs_dumps_graph *g) {
+  for (size_t k = 0; k < g->d->ngroups; k++)
+    if (g->gres[k].finding == BS_DUMPS_DESYNC)
+      return (int)k;
+  if (g->nroots)
+    return g->root[0].at.group;
+  if (g->ncycles)
+    return g->node[g->cycle[0].nodes[0]].at.group;
+  return g->nnodes ? g->node[0].at.group : -1;
 }
 
 static void group_name(bs_buf *b, const bs_dump_group *g) {
@@ -66,9 +38,9 @@ static void group_name(bs_buf *b, const bs_dump_group *g) {
 /* torchfrtrace takes the first file it reads (the lowest rank holding the
  * collective) as right: where that rank is a culprit, it blames the
  * others. */
-static void torchfrtrace_note(const report *p, int g, bs_buf *b) {
-  const bs_dumps_gres *r = &p->res[g];
-  const bs_dumps_view *v = &p->view[g];
+static void torchfrtrace_note(const bs_dumps_graph *g, int k, bs_buf *b) {
+  const bs_dumps_gres *r = &g->gres[k];
+  const bs_dumps_view *v = &g->view[k];
   int first = -1;
   if (r->finding != BS_DUMPS_DESYNC)
     return;
@@ -76,10 +48,10 @@ static void torchfrtrace_note(const report *p, int g, bs_buf *b) {
     first = r->waiting[i] ? i : -1;
   if (first < 0 || !r->culprit[first])
     return;
-  bool *pick = calloc((size_t)p->d->ranks + 1, sizeof *pick);
+  bool *pick = calloc((size_t)g->d->ranks + 1, sizeof *pick);
   for (int i = 0; pick && i < v->n; i++)
     pick[v->members[i]] = r->waiting[i] && !r->culprit[i];
-  char *others = pick ? bs_report_block_ranks(pick, p->d->ranks) : NULL;
+  char *others = pick ? bs_report_block_ranks(pick, g->d->ranks) : NULL;
   bs_buf_printf(b,
                 "  torchfrtrace takes rank %d's dump (the first it reads) as "
                 "right: it would blame %s instead\n",
@@ -88,25 +60,21 @@ static void torchfrtrace_note(const report *p, int g, bs_buf *b) {
   free(pick);
 }
 
-/* Lines for the other groups that did not complete: a few, then their
- * number (a job of thousands of ranks holds up hundreds of groups). */
-enum { MAX_ALSO = 8 };
-
 /* The groups that completed, in one line: the first MAX_DONE named, then
  * their number (thousands of TP groups would make a line of kilobytes). */
-enum { MAX_DONE = 16 };
+enum { MAX_DONE = 16, MAX_HELD = 8 };
 
-static void completed(const report *p, bs_buf *b) {
+static void completed(const bs_dumps_graph *g, bs_buf *b) {
   size_t done = 0, named = 0;
-  for (size_t o = 0; o < p->n; o++)
-    done += p->res[o].finding == BS_DUMPS_CLEAN;
-  for (size_t o = 0; o < p->n && named < MAX_DONE; o++) {
-    if (p->res[o].finding != BS_DUMPS_CLEAN)
+  for (size_t o = 0; o < g->d->ngroups; o++)
+    done += g->gres[o].finding == BS_DUMPS_CLEAN;
+  for (size_t o = 0; o < g->d->ngroups && named < MAX_DONE; o++) {
+    if (g->gres[o].finding != BS_DUMPS_CLEAN)
       continue;
     bs_buf_printf(b, "%s", named++ ? ", " : "  completed: process group");
     if (named == 1)
       bs_buf_printf(b, "%s", done > 1 ? "s " : " ");
-    group_name(b, &p->d->groups[o]);
+    group_name(b, &g->d->groups[o]);
   }
   if (done > named)
     bs_buf_printf(b, " and %zu more", done - named);
@@ -114,41 +82,8 @@ static void completed(const report *p, bs_buf *b) {
     bs_buf_printf(b, " (every member's every entry done)\n");
 }
 
-/* " (rank 4 itself waits in process group 0)": group o's culprit stuck
- * in another group's op, a consequence of that hang rather than a cause
- * of its own. */
-static void behind(const report *p, size_t o, bs_buf *b) {
-  const bs_dumps_view *v = &p->view[o];
-  for (int i = 0; i < v->n; i++)
-    for (size_t h = 0; p->res[o].culprit[i] && h < p->n; h++)
-      if (h != o && waits_in(p, h, v->members[i])) {
-        bs_buf_printf(b, " (rank %d itself waits in process group ",
-                      v->members[i]);
-        group_name(b, &p->d->groups[h]);
-        bs_buf_printf(b, ")");
-        return;
-      }
-}
-
-static void others(const report *p, int g, bs_buf *b) {
-  size_t also = 0;
-  for (size_t o = 0; o < p->n; o++) {
-    if ((int)o == g || p->res[o].finding == BS_DUMPS_CLEAN)
-      continue;
-    if (also++ >= MAX_ALSO)
-      continue;
-    bs_buf_printf(b, "  also: %s", p->res[o].line);
-    behind(p, o, b);
-    bs_buf_printf(b, "\n");
-  }
-  if (also > MAX_ALSO)
-    bs_buf_printf(b, "  also: %zu more process groups that did not complete\n",
-                  also - MAX_ALSO);
-  completed(p, b);
-}
-
-static void inferred_note(const report *p, int g, bs_buf *b) {
-  const bs_dump_group *grp = &p->d->groups[g];
+static void inferred_note(const bs_dumps_graph *g, int k, bs_buf *b) {
+  const bs_dump_group *grp = &g->d->groups[k];
   if (grp->ranks_known)
     return;
   bs_buf_printf(b,
@@ -160,88 +95,173 @@ static void inferred_note(const report *p, int g, bs_buf *b) {
                     : "the ranks whose dumps hold its entries");
 }
 
-static bs_status clean_text(const report *p, bs_dumps_verdict *v) {
-  const bs_dumps *d = p->d;
+/* ---- the block of the group shown ---- */
+
+/* Where each member of group k that waits in another group's op waits
+ * (by group rank; NULL: in this group, or nowhere). */
+static char **where_of(const bs_dumps_graph *g, int k) {
+  const bs_dumps_view *v = &g->view[k];
+  char **w = calloc(v->n > 0 ? (size_t)v->n : 1, sizeof *w);
+  for (int i = 0; w && i < v->n; i++) {
+    int n = g->in[v->members[i]];
+    if (n < 0 || g->node[n].at.group == k)
+      continue;
+    if ((w[i] = malloc(BS_REPORT_DESC)))
+      bs_dumps_graph_describe(g, g->node[n].at, w[i], BS_REPORT_DESC);
+  }
+  return w;
+}
+
+/* The group's block, its cause the graph's, its culprit line left to the
+ * report (which names every root). */
+static bs_status block(const bs_dumps_graph *g, int k, bs_buf *b) {
+  bs_status st = BS_OK;
+  bs_dumps_view v = g->view[k];
+  bs_dumps_gres res = {0};
+  bs_buf cause = {0};
+  char **where = where_of(g, k);
+  if (!where)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: report");
+  bs_dumps_lines_cause(g, &cause);
+  v.where = (const char *const *)where;
+  v.cause = g->finding == BS_DUMPS_DESYNC ? NULL : bs_buf_str(&cause);
+  v.quiet = g->finding != BS_DUMPS_DESYNC;
+  BS_CHECK(bs_dumps_judge(&v, &res));
+  bs_buf_printf(b, "%s", res.text ? res.text : "");
+out:
+  for (int i = 0; where && i < v.n; i++)
+    free(where[i]);
+  free(where);
+  bs_buf_free(&cause);
+  bs_dumps_judge_gres_free(&res);
+  return st;
+}
+
+/* "  culprit: ranks 1,6 (the roots: ...)" of a hang. */
+static void culprit_line(const bs_dumps_graph *g, bs_buf *b) {
+  int *r = malloc((g->nroots + 1) * sizeof *r);
+  for (size_t k = 0; r && k < g->nroots; k++)
+    r[k] = g->root[k].rank;
+  char *who = r && g->nroots ? bs_dumps_lines_ranks(g, r, (int)g->nroots) : NULL;
+  if (who)
+    bs_buf_printf(b, "  culprit: %s (%s)\n", who,
+                  g->nroots > 1 ? "the roots, each on its own"
+                                : "the root every held op waits back to");
+  free(who);
+  free(r);
+}
+
+static bs_status clean_text(const bs_dumps_graph *g, bs_dumps_verdict *v) {
+  const bs_dumps *d = g->d;
   if (asprintf(&v->text,
                "backstop: no hang and no desync in %zu dump%s of %d ranks: "
                "every rank completed every entry it holds, in %zu process "
                "group%s, and they match\n",
-               d->n, d->n == 1 ? "" : "s", d->ranks, p->n,
-               p->n == 1 ? "" : "s") < 0)
+               d->n, d->n == 1 ? "" : "s", d->ranks, d->ngroups,
+               d->ngroups == 1 ? "" : "s") < 0)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: report");
   return BS_OK;
 }
 
-static bs_status verdict(const report *p, int g, bs_dumps_verdict *v) {
+static bs_status text_of(const bs_dumps_graph *g, int k, bs_dumps_verdict *v) {
   bs_status st = BS_OK;
-  const bs_dumps_gres *r = &p->res[g];
-  const bs_dumps_view *w = &p->view[g];
   bs_buf b = {0};
-  v->finding = r->finding;
-  v->p2p = r->p2p;
-  snprintf(v->pg, sizeof v->pg, "%s", p->d->groups[g].name);
-  v->stuck_seq = r->seq;
-  if (r->finding == BS_DUMPS_DESYNC) {
-    v->mismatch_seq = r->seq;
-    v->kind = r->kind;
-  }
-  if (!(v->culprits = calloc(w->n > 0 ? (size_t)w->n : 1, sizeof(int))))
-    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", w->n);
-  for (int i = 0; i < w->n; i++)
-    if (r->culprit[i])
-      v->culprits[v->nculprits++] = w->members[i];
-  qsort(v->culprits, (size_t)v->nculprits, sizeof(int), by_int);
-  bs_buf_printf(&b, "%s", r->text);
-  torchfrtrace_note(p, g, &b);
-  inferred_note(p, g, &b);
-  others(p, g, &b);
+  BS_CHECK(block(g, k, &b));
+  if (g->finding != BS_DUMPS_DESYNC)
+    culprit_line(g, &b);
+  bs_dumps_lines_roots(g, &b);
+  torchfrtrace_note(g, k, &b);
+  bs_dumps_lines_held(g, MAX_HELD, &b);
+  bs_dumps_lines_cycles(g, &b);
+  inferred_note(g, k, &b);
+  bs_dumps_lines_unknown(g, &b);
+  completed(g, &b);
   if (b.oom)
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: report");
-  v->text = b.s;
-  b.s = NULL;
+  v->text = bs_buf_take(&b);
 out:
   bs_buf_free(&b);
   return st;
 }
 
-static void report_free(report *p) {
-  for (size_t g = 0; g < p->n; g++) {
-    bs_dumps_judge_gres_free(&p->res[g]);
-    bs_dumps_judge_view_free(&p->view[g]);
+/* The verdict's fields: the shown group's op, the roots as culprits. */
+static bs_status fields(const bs_dumps_graph *g, int k, bs_dumps_verdict *v) {
+  const bs_dumps_gres *r = k >= 0 ? &g->gres[k] : NULL;
+  v->finding = g->finding;
+  if (!(v->culprits = calloc(g->nroots + 1, sizeof(int))))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: report");
+  for (size_t i = 0; i < g->nroots; i++)
+    v->culprits[v->nculprits++] = g->root[i].rank;
+  if (!r)
+    return BS_OK;
+  snprintf(v->pg, sizeof v->pg, "%s", g->d->groups[k].name);
+  v->p2p = r->p2p;
+  v->stuck_seq = r->seq;
+  if (g->nroots && g->root[0].at.group == k && g->finding != BS_DUMPS_DESYNC) {
+    v->p2p = g->root[0].at.p2p;
+    v->stuck_seq = g->root[0].at.seq;
   }
-  free(p->res);
-  free(p->view);
+  if (r->finding == BS_DUMPS_DESYNC) {
+    v->mismatch_seq = r->seq;
+    v->kind = r->kind;
+  }
+  return BS_OK;
 }
 
-bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out) {
+static bs_status extras(const bs_dumps_graph *g, const bs_dumps_report_opts *o,
+                        bs_dumps_verdict *v) {
+  v->json = bs_dumps_json_of(g);
+  if (o && o->dot)
+    v->dot = bs_dumps_dot_of(g);
+  if (o && o->trace)
+    v->trace = bs_dumps_trace_of(g);
+  if (!v->json || (o && o->dot && !v->dot) || (o && o->trace && !v->trace))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: report");
+  return BS_OK;
+}
+
+bs_status bs_dumps_report_with(const bs_dumps *d, const bs_dumps_report_opts *o,
+                               bs_dumps_verdict *out) {
   bs_status st = BS_OK;
-  size_t n = d->ngroups ? d->ngroups : 1;
-  report p = {.d = d, .n = d->ngroups};
+  bs_dumps_graph g = {0};
   memset(out, 0, sizeof *out);
-  p.res = calloc(n, sizeof *p.res);
-  p.view = calloc(n, sizeof *p.view);
-  if (!p.res || !p.view)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %zu groups", d->ngroups);
-  for (size_t g = 0; g < p.n; g++) {
-    BS_CHECK(bs_dumps_judge_view_make(d, (int)g, &p.view[g]));
-    BS_CHECK(bs_dumps_judge(&p.view[g], &p.res[g]));
-  }
-  int g = primary(&p);
-  if (g < 0)
-    BS_CHECK(clean_text(&p, out));
+  BS_CHECK(bs_dumps_graph_build(d, &g));
+  int k = shown_group(&g);
+  BS_CHECK(fields(&g, k, out));
+  if (g.finding == BS_DUMPS_CLEAN || k < 0)
+    BS_CHECK(clean_text(&g, out));
   else
-    BS_CHECK(verdict(&p, g, out));
+    BS_CHECK(text_of(&g, k, out));
+  BS_CHECK(extras(&g, o, out));
 out:
-  report_free(&p);
+  if (g.d)
+    bs_dumps_graph_free(&g);
   if (st != BS_OK)
     bs_dumps_report_verdict_free(out);
   return st;
 }
 
+bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out) {
+  return bs_dumps_report_with(d, NULL, out);
+}
+
 void bs_dumps_report_verdict_free(bs_dumps_verdict *v) {
   free(v->culprits);
   free(v->text);
+  free(v->json);
+  free(v->dot);
+  free(v->trace);
   memset(v, 0, sizeof *v);
+}
+
+bs_status bs_dumps_report_publish(const char *what, const char *path,
+                                  const char *text) {
+  if (bs_file_publish(path, text, strlen(text)) == BS_OK)
+    return BS_OK;
+  char why[256];
+  snprintf(why, sizeof why, "%s", bs_err()->message);
+  bs_err_clear();
+  return bs_err_fail(BS_ERR_INVALID, NULL, "%s %s: %s", what, path, why);
 }
 
 /* Flight recorders given (text) or made on demand (make). */

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "bs_buf.h"
+#include "bs_dumps_match.h"
 #include "bs_dumps_report.h"
 #include "bs_replay_int.h"
 #include "bs_replay_procs.h"
@@ -59,32 +60,11 @@ static bs_status rank_args(bs_replay_state *r, bs_replay_rank_arg **ra,
   return BS_OK;
 }
 
-/* The lowest rank that left no dump, -1 when every one did. */
-static int no_dump(const bs_replay_state *r) {
-  for (int i = 0; i < r->n; i++)
-    if (!bs_dumps_rank(r->d, i))
-      return i;
-  return -1;
-}
-
-/* The first op a dump shows not done, NULL when every one is. */
-static const bs_dump_coll *not_done(const bs_dumps *d, const bs_dump **who,
-                                    const bs_dump_pg **in) {
-  for (size_t i = 0; i < d->n; i++)
-    for (size_t k = 0; k < d->d[i].npg; k++)
-      for (size_t j = 0; j < d->d[i].pg[k].n; j++)
-        if (d->d[i].pg[k].c[j].state != BS_DUMP_COMPLETED) {
-          *who = &d->d[i];
-          *in = &d->d[i].pg[k];
-          return &d->d[i].pg[k].c[j];
-        }
-  return NULL;
-}
-
 /* The threads of one process: the world's own report, then its flight
- * recorders as analyze reads them. */
+ * recorders as analyze reads them (their verdict in back). */
 static bs_status run_world(bs_replay_state *r, const bs_replay_opts *o,
-                           bs_buf *text, bs_status *status) {
+                           bs_buf *text, bs_status *status,
+                           bs_dumps_verdict *back) {
   bs_status st = BS_OK;
   bs_world *w = NULL;
   bs_replay_rank_arg *ra = NULL;
@@ -103,16 +83,16 @@ static bs_status run_world(bs_replay_state *r, const bs_replay_opts *o,
     goto out;
   }
   bs_err_clear();
-  const bs_dump *who;
-  const bs_dump_pg *in;
-  if (report[0])
+  if (r->settled)
+    bs_buf_printf(text, "backstop replay: settled: every rank through its "
+                        "ops or in its last, none could move\n");
+  else if (report[0])
     bs_buf_printf(text, "%s", report);
-  else if (!not_done(r->d, &who, &in) &&
-           no_dump(r) < 0) /* else unreproduced() says */
-    bs_buf_printf(text, "backstop: no hang and no desync: every replayed "
-                        "collective completed on every rank\n");
-  if (*status != BS_OK && !r->stopped) /* interrupted: no more work */
-    BS_CHECK(bs_replay_read_world(w, r->n, text));
+  else
+    bs_buf_printf(text, "backstop replay: every replayed op completed on "
+                        "every rank\n");
+  if (!r->stopped) /* interrupted: no more work */
+    BS_CHECK(bs_replay_read_world(w, r->n, text, back));
 out:
   bs_world_destroy(w);
   for (int i = 0; r->devs && i < r->n; i++)
@@ -127,7 +107,8 @@ out:
 /* A process per rank: every wait in them is bounded by the watchdog, so
  * the deadline is generous (start-up, NCCL's init grace, every step). */
 static bs_status run_procs(bs_replay_state *r, const bs_replay_opts *o,
-                           bs_buf *text, bs_status *status) {
+                           bs_buf *text, bs_status *status,
+                           bs_dumps_verdict *back) {
   bs_status st = BS_OK;
   bs_replay_rank_arg *ra = NULL;
   void **args = NULL;
@@ -140,7 +121,7 @@ static bs_status run_procs(bs_replay_state *r, const bs_replay_opts *o,
                        .args = args,
                        .deadline_s = 60 + (double)(r->longest + 4) *
                                               wo.timeout_ms / 1000.0};
-  BS_CHECK(bs_replay_procs_run(&p, status, text));
+  BS_CHECK(bs_replay_procs_run(&p, status, text, back));
 out:
   free(ra);
   free(args);
@@ -203,56 +184,37 @@ static void head(const bs_replay_state *r, const bs_replay_opts *o, bs_buf *b,
     bs_buf_printf(b, "%s\n", nd > 16 ? ", ..." : "");
 }
 
-/* A replay that completed every op of a rank that left no dump is no
- * all-clear either: what it did after what its peers' dumps show is not
- * known (gloo's peers retire their op once it is gone), and the job hung;
- * that rank is the culprit, as analyze's missing-rank rule has it. */
-static bool dumpless_done(const bs_replay_state *r, bs_buf *text) {
-  int k = no_dump(r), count = 0;
-  bool *pick = k >= 0 ? calloc((size_t)r->n, sizeof *pick) : NULL;
-  for (int i = 0; pick && i < r->n; i++)
-    count += pick[i] = !bs_dumps_rank(r->d, i);
-  char *who = pick ? bs_report_block_ranks(pick, r->n) : NULL;
-  free(pick);
-  if (k < 0)
-    return false;
-  if (count > 1)
-    bs_buf_printf(text,
-                  "backstop: not reproduced: every replayed op completed, "
-                  "but %s left no dump: what they did after the ops their "
-                  "peers' dumps show completed with them is not known\n"
-                  "  culprit: %s (left no dump)\n",
-                  who ? who : "ranks", who ? who : "ranks");
+/* The verdict: the read-back's where it names the roots the dumps' own
+ * analysis names (reproduced), else the dumps' (never an all-clear they do
+ * not support); text and JSON. */
+static bs_status conclude(const bs_dumps_verdict *dumps,
+                          const bs_dumps_verdict *back, bs_buf *text,
+                          bs_replay_result *out) {
+  char why[256] = "its flight recorders did not read";
+  bool same = back->json && bs_dumps_match_json(dumps->json, back->json, true,
+                                                why, sizeof why);
+  const bs_dumps_verdict *v = same ? back : dumps;
+  out->reproduced = same;
+  if (back->json && !(out->back_json = strdup(back->json)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: verdict");
+  if (same)
+    bs_buf_printf(text, "backstop replay: reproduced: the replay names the "
+                        "roots the dumps name\n");
   else
     bs_buf_printf(text,
-                  "backstop: not reproduced: every replayed op completed, "
-                  "but rank %d left no dump: what it did after the %zu ops "
-                  "its peers' dumps show completed with it is not known\n"
-                  "  culprit: rank %d (left no dump)\n",
-                  k, r->plan[k].n, k);
-  free(who);
-  return true;
-}
-
-/* A replay that completed what the dumps show stuck is no all-clear: the
- * job's hang is in what they do not hold (a rank past those they name). */
-static void unreproduced(const bs_replay_state *r, bs_buf *text,
-                         bs_status *status) {
-  const bs_dump *who = NULL;
-  const bs_dump_pg *in = NULL;
-  const bs_dump_coll *c = *status == BS_OK ? not_done(r->d, &who, &in) : NULL;
-  if (*status == BS_OK && !c && dumpless_done(r, text))
-    *status = BS_ERR_STATE;
-  if (!c)
-    return;
-  *status = BS_ERR_STATE;
-  bs_buf_printf(text,
-                "backstop: not reproduced: every replayed op completed, but "
-                "rank %d's dump shows %s #%llu of group %s not done: what "
-                "held it is not in the dumps (they name %d rank%s; a rank "
-                "past them that left no dump?)\n",
-                who->rank, c->op, (unsigned long long)c->seq,
-                r->d->groups[in->group].name, r->n, r->n == 1 ? "" : "s");
+                  "backstop replay: not reproduced (%s): the dumps' own "
+                  "verdict:\n%s",
+                  why, dumps->text);
+  if (asprintf(&out->json, "{\"reproduced\": %s, %s",
+               same ? "true" : "false", v->json + 1) < 0)
+    out->json = NULL;
+  if (!out->json || text->oom)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: verdict");
+  if (out->status == BS_OK && v->finding != BS_DUMPS_CLEAN)
+    out->status = BS_ERR_STATE;
+  if (dumps->finding != BS_DUMPS_CLEAN && out->status == BS_OK)
+    out->status = BS_ERR_STATE;
+  return BS_OK;
 }
 
 bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
@@ -267,12 +229,14 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
   bs_replay_count_key *distinct = NULL;
   size_t nd = 0, budget = o->max_bytes ? o->max_bytes : BS_REPLAY_MAX_BYTES;
   bs_buf b = {0};
+  bs_dumps_verdict dumps = {0}, back = {0};
   memset(out, 0, sizeof *out);
   pthread_mutex_init(&r.mu, NULL);
   pthread_condattr_init(&ca); /* the waits' bounds: never the wall clock */
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&r.cv, &ca);
   pthread_condattr_destroy(&ca);
+  BS_CHECK(bs_dumps_report(d, &dumps));
   if (r.n < 1 || !(r.plan = calloc((size_t)r.n, sizeof *r.plan)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d ranks", r.n);
   BS_CHECK(bs_replay_plan_groups(&r));
@@ -297,11 +261,14 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
     r.longest = r.plan[i].n > r.longest ? r.plan[i].n : r.longest;
   }
   head(&r, o, &b, distinct, nd);
+  r.settle_ms = o->procs ? 0 : o->settle_ms;
   if (o->procs)
-    BS_CHECK(run_procs(&r, o, &b, &out->status));
+    BS_CHECK(run_procs(&r, o, &b, &out->status, &back));
   else
-    BS_CHECK(run_world(&r, o, &b, &out->status));
-  unreproduced(&r, &b, &out->status);
+    BS_CHECK(run_world(&r, o, &b, &out->status, &back));
+  if (r.settled && out->status == BS_ERR_ABORTED)
+    out->status = BS_OK; /* ended by the settle, not by a failure */
+  BS_CHECK(conclude(&dumps, &back, &b, out));
   out->scaled = nd > 0;
   out->ranks = r.n;
   if (!(out->text = bs_buf_take(&b)))
@@ -317,6 +284,8 @@ out:
   free(r.start);
   free(distinct);
   bs_buf_free(&b);
+  bs_dumps_report_verdict_free(&dumps);
+  bs_dumps_report_verdict_free(&back);
   pthread_cond_destroy(&r.cv);
   pthread_mutex_destroy(&r.mu);
   if (st != BS_OK)
@@ -326,5 +295,7 @@ out:
 
 void bs_replay_result_free(bs_replay_result *r) {
   free(r->text);
+  free(r->json);
+  free(r->back_json);
   memset(r, 0, sizeof *r);
 }

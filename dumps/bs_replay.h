@@ -51,11 +51,26 @@ typedef struct bs_replay_opts {
    * GPU, or asked for (--spawn). The text then groups the ranks by verdict
    * and reads the replayed flight recorders as `analyze` does. */
   bool procs;
+  /* > 0: the replay ends once every rank is through its plan or in its
+   * last op and none has moved for this long (no rank can move: what
+   * waits then waits for ever), instead of waiting out the watchdog;
+   * threads only. */
+  int settle_ms;
 } bs_replay_opts;
 
 typedef struct bs_replay_result {
-  bs_status status; /* the world's: BS_OK when nothing failed */
-  char *text;       /* what was replayed, then the world's report */
+  /* BS_OK when nothing failed and the dumps show no hang and no desync;
+   * the world's failure, else BS_ERR_STATE where the dumps show one the
+   * replay did not reproduce. */
+  bs_status status;
+  /* What was replayed, the world's report, its flight recorders read back
+   * as analyze reads them, and the verdict: the read-back's where it names
+   * the roots analyze names in the dumps (reproduced), else the dumps'. */
+  char *text;
+  char *json;       /* that verdict as analyze --json writes it, with
+                       "reproduced" */
+  char *back_json;  /* the read-back's own verdict (NULL: none read) */
+  bool reproduced;
   bool scaled;      /* counts were replaced (listed in text) */
   int ranks;
   size_t collectives; /* replayed, over every rank */

@@ -83,9 +83,21 @@ typedef struct bs_replay_state {
    * (bs_replay_procs_ready); NULL: every rank is a thread here. */
   void (*meet_procs)(void);
   int done;     /* ranks through their plan */
+  int last;     /* ranks in their plan's last call */
+  uint64_t moved_ns; /* when a rank last came into or out of it */
   bs_comm *any; /* a rank's handle, once one started: to abort */
   bool stopped; /* a signal ended the replay */
   bool over;    /* the world has run: the watch ends */
+  bool settled; /* no rank could move: the watch ended the world */
+  /* When no rank can move (bs_replay_opts.settle_ms), or as settled()
+   * says (under mu; the corpus's runs know where each rank ends); 0 and
+   * NULL: the watchdog ends a hang. */
+  int settle_ms;
+  bool (*settle)(struct bs_replay_state *r, void *ctx);
+  void *settle_ctx;
+  /* Each p2p call as planned (batch), never lone ops run together: a
+   * program's own ops (the corpus), not a dump's. */
+  bool exact;
 } bs_replay_state;
 
 typedef struct bs_replay_rank_arg {

@@ -54,7 +54,8 @@ static bs_status push(bs_replay_plan *p, const bs_replay_step *s) {
 
 /* A collective; a coalesced op (its parts, or one entry of several
  * tensors) as one, as analyze counts it: its tensors' elements together,
- * in the first one's dtype, its shape telling it from another rank's. */
+ * in the first one's dtype, its shape (that too of a tensor of more than
+ * one dimension) telling it from another rank's. */
 static bs_status plan_coll(bs_replay_state *r, int rank, const bs_dump_coll *c,
                            bs_replay_step *s) {
   bs_status st = BS_OK;
@@ -63,7 +64,7 @@ static bs_status plan_coll(bs_replay_state *r, int rank, const bs_dump_coll *c,
   s->name = as.stand_in ? c->op : NULL;
   if (bs_coll_has_data(s->op))
     BS_CHECK(size_of(c, rank, as.by_out, s));
-  if (c->nparts || c->in_tensors > 1) {
+  if (c->nparts || c->in_tensors > 1 || strchr(c->in, ',')) {
     s->shape = c->in;
     s->shape_dt = c->in_dt;
   }

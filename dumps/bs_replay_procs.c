@@ -209,14 +209,15 @@ static bs_status ranks_saying(char **verdicts, int n, int k, bs_buf *b) {
 }
 
 /* The replayed flight recorders as analyze reads them. */
-static bs_status analyze(const sent *got, int n, bs_buf *text) {
+static bs_status analyze(const sent *got, int n, bs_buf *text,
+                         bs_dumps_verdict *back) {
   bs_status st = BS_OK;
   const char **flights = calloc((size_t)n, sizeof *flights);
   if (!flights)
     BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d flight recorders", n);
   for (int k = 0; k < n; k++)
     flights[k] = got[k].got ? got[k].flight : NULL;
-  BS_CHECK(bs_replay_read_back(flights, n, true, text));
+  BS_CHECK(bs_replay_read_back(flights, n, true, text, back));
 out:
   free(flights);
   return st;
@@ -259,7 +260,7 @@ static bs_status enough_fds(int n) {
 }
 
 bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
-                              bs_buf *text) {
+                              bs_buf *text, bs_dumps_verdict *back) {
   bs_status st = BS_OK;
   int n = p->wo->size;
   procs ps = {.p = p, .dir = "/tmp/backstop-replay.XXXXXX"};
@@ -296,7 +297,7 @@ bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
     if (first)
       BS_CHECK(ranks_saying(verdicts, n, k, text));
   }
-  BS_CHECK(analyze(got, n, text));
+  BS_CHECK(analyze(got, n, text, back));
 out:
   for (int k = 0; out && verdicts && k < n; k++) {
     bs_fork_job_out_free(&out[k]);

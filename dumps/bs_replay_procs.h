@@ -18,6 +18,8 @@
 #include "bs_buf.h"
 #include "comm/bs_comm.h"
 
+struct bs_dumps_verdict;
+
 /* The bounds of a replay's waits outside collectives, for its threads and
  * its processes alike. Every rank waits this long, at most, for the others
  * to be ready for their first collective (they start one after another,
@@ -45,6 +47,6 @@ void bs_replay_procs_ready(void);
  * rank's plan completed; a process killed or crashed counts as a hang).
  * Fails only when the processes cannot be started or their results read. */
 bs_status bs_replay_procs_run(const bs_replay_procs *p, bs_status *status,
-                              bs_buf *text);
+                              bs_buf *text, struct bs_dumps_verdict *back);
 
 #endif

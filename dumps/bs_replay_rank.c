@@ -162,20 +162,53 @@ static size_t lone_run(const bs_replay_step *s, size_t left) {
   return m;
 }
 
+/* Whether a batch's steps each carry a seq of their own (an isend and an
+ * irecv issued together), not the batch's one. */
+static bool own_seqs(const bs_replay_step *s, size_t m) {
+  for (size_t i = 1; i < m; i++)
+    if (s[i].seq <= s[i - 1].seq)
+      return false;
+  return m > 1;
+}
+
+/* A rank comes into its plan's last call, or out of it (in: false): a
+ * replay that ends when no rank can move counts them. */
+static void last_call(bs_replay_state *r, bool in) {
+  pthread_mutex_lock(&r->mu);
+  r->last += in ? 1 : -1;
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  r->moved_ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+  pthread_mutex_unlock(&r->mu);
+}
+
+/* The steps of the call at s: a collective, a batch, lone p2p ops run
+ * together (not in an exact replay); how many in *m, own: numbered each. */
+static size_t call_len(const bs_replay_state *r, const bs_replay_step *s,
+                       size_t left, bool *own) {
+  size_t lone = is_p2p(s) && !r->exact ? lone_run(s, left) : 0;
+  size_t m = !is_p2p(s) ? 1 : lone ? lone : batch_len(s, left);
+  *own = lone > 0 || own_seqs(s, m) || (m == 1 && s->seq && r->exact);
+  return m;
+}
+
 /* The plan's steps, a p2p batch as one call. */
-static bs_status run_plan(const bs_replay_state *r, const bs_replay_plan *p,
+static bs_status run_plan(bs_replay_state *r, const bs_replay_plan *p,
                           bs_comm **h, void *send, void *recv) {
   bs_status st = BS_OK;
   for (size_t k = 0; st == BS_OK && k < p->n;) {
     const bs_replay_step *s = &p->s[k];
-    size_t m = 1;
-    if (!is_p2p(s)) {
+    bool own;
+    size_t m = call_len(r, s, p->n - k, &own);
+    bool last = k + m == p->n;
+    if (last)
+      last_call(r, true);
+    if (!is_p2p(s))
       st = issue(h[s->group], s, send, recv);
-    } else {
-      size_t lone = lone_run(s, p->n - k);
-      m = lone ? lone : batch_len(s, p->n - k);
-      st = issue_p2p(r, h[s->group], s, m, lone > 0, send, recv);
-    }
+    else
+      st = issue_p2p(r, h[s->group], s, m, own, send, recv);
+    if (last)
+      last_call(r, false);
     k += m;
   }
   return st;

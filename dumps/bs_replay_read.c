@@ -16,9 +16,11 @@ static const char *culprit_line(const char *text, int *len) {
   return at + 1;
 }
 
-/* The read-back's text from its verdict (got: how the reading went). */
+/* The read-back's text from its verdict (got: how the reading went),
+ * which goes to back (emptied when it did not read). */
 static bs_status read_back_text(bs_status got, bs_dumps_verdict *v,
-                                bool culprit_first, bs_buf *text) {
+                                bool culprit_first, bs_buf *text,
+                                bs_dumps_verdict *back) {
   int len = 0;
   const char *line = NULL;
   if (got == BS_OK) {
@@ -32,15 +34,19 @@ static bs_status read_back_text(bs_status got, bs_dumps_verdict *v,
     bs_buf_printf(text, "  their flight recorders do not read: %s\n",
                   bs_err()->message);
   bs_err_clear();
-  bs_dumps_report_verdict_free(v);
+  if (got == BS_OK)
+    *back = *v;
+  else
+    bs_dumps_report_verdict_free(v);
   return text->oom ? bs_err_fail(BS_ERR_NOMEM, NULL, "replay: report") : BS_OK;
 }
 
 bs_status bs_replay_read_back(const char *const *flights, int n,
-                              bool culprit_first, bs_buf *text) {
+                              bool culprit_first, bs_buf *text,
+                              bs_dumps_verdict *back) {
   bs_dumps_verdict v = {0};
   bs_status got = bs_dumps_report_flights(flights, n, &v);
-  return read_back_text(got, &v, culprit_first, text);
+  return read_back_text(got, &v, culprit_first, text, back);
 }
 
 static char *world_flight(void *w, int rank) {
@@ -49,10 +55,11 @@ static char *world_flight(void *w, int rank) {
 
 /* Every rank's flight recorder of w, read back as analyze reads them
  * (written and read on a few threads at once: thousands of ranks). */
-bs_status bs_replay_read_world(bs_world *w, int n, bs_buf *text) {
+bs_status bs_replay_read_world(bs_world *w, int n, bs_buf *text,
+                               bs_dumps_verdict *back) {
   bs_dumps_verdict v = {0};
   bs_status got = bs_dumps_report_made(world_flight, w, n, &v);
   if (got == BS_ERR_NOMEM)
     return got;
-  return read_back_text(got, &v, false, text);
+  return read_back_text(got, &v, false, text, back);
 }

@@ -3,7 +3,8 @@
  * for as long as bound, so a thread of its own looks for the signal
  * (bs_stop.h) every tenth of a second and aborts the world, which every
  * collective of every rank returns from at once, and wakes the ranks'
- * own waits. */
+ * own waits. So does a replay that ends once no rank can move (every 2
+ * ms): what waits then would wait out the watchdog for nothing. */
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
@@ -13,10 +14,10 @@
 
 enum { LOOK_MS = 100 };
 
-static struct timespec soon(void) {
+static struct timespec soon(long ms) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
-  t.tv_nsec += LOOK_MS * 1000000L;
+  t.tv_nsec += ms * 1000000L;
   if (t.tv_nsec >= 1000000000L) {
     t.tv_sec++;
     t.tv_nsec -= 1000000000L;
@@ -24,23 +25,45 @@ static struct timespec soon(void) {
   return t;
 }
 
-/* Until the world has run: once a signal came and a rank has started (its
- * handle is what an abort needs), the world is aborted. */
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* No rank can move (under mu): every one through its plan or in its last
+ * call, none in or out of one for settle_ms; or as r->settle says. */
+static bool settled(bs_replay_state *r) {
+  if (r->settled || !r->any)
+    return false;
+  if (r->settle)
+    return r->settle(r, r->settle_ctx);
+  return r->settle_ms > 0 && r->last > 0 && r->last + r->done == r->local &&
+         now_ns() - r->moved_ns >= (uint64_t)r->settle_ms * 1000000ull;
+}
+
+/* Until the world has run: once a signal came, or no rank can move, and a
+ * rank has started (its handle is what an abort needs), the world is
+ * aborted. */
 static void *watch(void *arg) {
   bs_replay_state *r = arg;
+  bool quick = r->settle || r->settle_ms > 0;
   pthread_mutex_lock(&r->mu);
   while (!r->over) {
-    struct timespec until = soon();
+    struct timespec until = soon(quick ? 2 : LOOK_MS);
     int rc = 0;
     while (!r->over && rc != ETIMEDOUT)
       rc = pthread_cond_timedwait(&r->cv, &r->mu, &until);
-    if (r->over || r->stopped || !bs_stop_signal() || !r->any)
+    bool stop = !r->stopped && bs_stop_signal() && r->any;
+    bool still = !stop && settled(r);
+    if (r->over || (!stop && !still))
       continue;
-    r->stopped = true;
+    r->stopped = r->stopped || stop;
+    r->settled = still;
     pthread_cond_broadcast(&r->cv);
     bs_comm *c = r->any;
     pthread_mutex_unlock(&r->mu); /* the abort wakes the ranks, who lock */
-    bs_comm_abort(c, bs_stop_name());
+    bs_comm_abort(c, stop ? bs_stop_name() : "no rank can move");
     pthread_mutex_lock(&r->mu);
   }
   pthread_mutex_unlock(&r->mu);

@@ -1,0 +1,419 @@
+/* `backstop bench --hangs N` (bs_bench_hangs.h): the corpus scored. */
+#include "bs_bench_hangs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bs_bench_exec.h"
+#include "bs_bench_impl.h"
+#include "bs_bench_trace.h"
+#include "bs_file.h"
+#include "dumps/bs_corpus.h"
+#include "dumps/bs_dumps.h"
+#include "dumps/bs_dumps_report.h"
+#include "dumps/bs_replay.h"
+
+typedef struct hangs_opts {
+  long count;
+  uint64_t seed, from;
+  const char *keep;  /* each program's files kept here */
+  const char *score; /* folders of torch-written dumps to score instead */
+  const char *frt;   /* torchfrtrace, "" for none */
+  long frt_sample;   /* the first that many programs through it */
+  bs_corpus_limits lim;
+  bool check, spawn;
+  int settle_ms, timeout_ms;
+} hangs_opts;
+
+typedef struct hangs_tally {
+  long programs, analyze, replay, reproduced, spawn, frt, frt_run;
+  long outputs, outputs_bad;
+  long ranks_sum;
+  double t_make, t_sim, t_analyze, t_replay;
+} hangs_tally;
+
+static const char hangs_usage[] =
+    "hangs_usage: backstop bench --hangs N [--seed S] [--from I] [--min-ranks M]\n"
+    "                      [--max-ranks M] [--check] [--keep DIR]\n"
+    "                      [--torchfrtrace PATH [--frt-sample K]]\n"
+    "                      [--settle-ms T] [--timeout-ms T]\n"
+    "       backstop bench --hangs 0 --score DIR [--spawn] [--check]\n"
+    "  --hangs    score N corpus programs (hung and diverged jobs drawn from\n"
+    "             the seed, 4..512 ranks), analyze and replay of each\n"
+    "  --seed     the corpus (default 1); --from: its first program (0)\n"
+    "  --min-ranks, --max-ranks  the world sizes drawn (4..512)\n"
+    "  --check    also each --graph through dot -Tsvg, each --trace by the\n"
+    "             trace rules\n"
+    "  --keep     each program's program.json, truth.json, dumps and\n"
+    "             outputs under DIR/s<seed>-p<index>/\n"
+    "  --torchfrtrace  score PyTorch's analyzer too, on the first K\n"
+    "             programs (--frt-sample, default 100)\n"
+    "  --settle-ms  replay ends once no rank moved for T ms (default 20)\n"
+    "  --timeout-ms replay's watchdog (default 10000)\n"
+    "  --score    instead: every sub-folder of DIR holding truth.json (dumps\n"
+    "             PyTorch wrote: tests/fr_torch_prog.py), analyze and replay\n"
+    "             (--spawn: replay --spawn too)\n";
+
+/* ---- options ---- */
+
+static bool hangs_number(const char *opt, const char *v, long lo, long hi,
+                   long *out) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (errno || end == v || *end || n < lo || n > hi) {
+    fprintf(stderr, "backstop bench: %s: expected an integer in [%ld, %ld], "
+                    "got '%s'\n",
+            opt, lo, hi, v);
+    return false;
+  }
+  *out = n;
+  return true;
+}
+
+static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
+  long n = 0;
+  bool ok = true;
+  if (!strcmp(opt, "--hangs"))
+    ok = hangs_number(opt, v, 0, 10000000, &o->count);
+  else if (!strcmp(opt, "--seed") && (ok = hangs_number(opt, v, 0, LONG_MAX, &n)))
+    o->seed = (uint64_t)n;
+  else if (!strcmp(opt, "--from") && (ok = hangs_number(opt, v, 0, LONG_MAX, &n)))
+    o->from = (uint64_t)n;
+  else if (!strcmp(opt, "--min-ranks") && (ok = hangs_number(opt, v, 4, 512, &n)))
+    o->lim.min_ranks = (int)n;
+  else if (!strcmp(opt, "--max-ranks") && (ok = hangs_number(opt, v, 4, 512, &n)))
+    o->lim.max_ranks = (int)n;
+  else if (!strcmp(opt, "--settle-ms") && (ok = hangs_number(opt, v, 1, 60000, &n)))
+    o->settle_ms = (int)n;
+  else if (!strcmp(opt, "--timeout-ms") && (ok = hangs_number(opt, v, 1, 600000, &n)))
+    o->timeout_ms = (int)n;
+  else if (!strcmp(opt, "--frt-sample"))
+    ok = hangs_number(opt, v, 0, 10000000, &o->frt_sample);
+  else if (!strcmp(opt, "--keep"))
+    o->keep = v;
+  else if (!strcmp(opt, "--score"))
+    o->score = v;
+  else if (!strcmp(opt, "--torchfrtrace"))
+    o->frt = v;
+  else {
+    fprintf(stderr, "backstop bench: unknown option '%s' (see backstop bench "
+                    "--help)\n",
+            opt);
+    return false;
+  }
+  return ok;
+}
+
+static int hangs_parse(int argc, char **argv, hangs_opts *o) {
+  *o = (hangs_opts){.seed = 1, .frt = "", .frt_sample = 100, .settle_ms = 20,
+              .timeout_ms = 10000};
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      fputs(hangs_usage, stdout);
+      return 0;
+    }
+    if (!strcmp(argv[i], "--check") || !strcmp(argv[i], "--spawn")) {
+      *(argv[i][2] == 'c' ? &o->check : &o->spawn) = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "backstop bench: %s: expected a hangs_value\n", argv[i]);
+      return 2;
+    }
+    if (!hangs_value(o, argv[i], argv[i + 1]))
+      return 2;
+    i++;
+  }
+  if (o->lim.min_ranks && o->lim.max_ranks &&
+      o->lim.min_ranks > o->lim.max_ranks) {
+    fprintf(stderr, "backstop bench: --min-ranks above --max-ranks\n");
+    return 2;
+  }
+  if (!o->count && !o->score) {
+    fprintf(stderr, "backstop bench: --hangs: expected a hangs_number of programs "
+                    "above 0, or --score DIR\n");
+    return 2;
+  }
+  return -1;
+}
+
+/* ---- hangs_one job ---- */
+
+static void hangs_miss(const char *who, const char *what, const char *why) {
+  printf("miss: %s (%s): %s\n", who, what, why);
+  fflush(stdout);
+}
+
+static bool hangs_keep_file(const char *dir, const char *name, const char *text) {
+  char path[4200];
+  snprintf(path, sizeof path, "%.4000s/%s", dir, name);
+  return bs_file_publish(path, text, strlen(text)) == BS_OK;
+}
+
+/* dot -Tsvg of the graph, the trace by the rules. */
+static void hangs_check_outputs(const bs_dumps_verdict *v, const char *dir,
+                          const char *who, hangs_tally *t) {
+  char path[4200], why[256] = "";
+  char *argv[] = {"dot", "-Tsvg", "-o", "/dev/null", path, NULL};
+  snprintf(path, sizeof path, "%.4000s/graph.dot", dir);
+  bool dot = bs_file_publish(path, v->dot, strlen(v->dot)) == BS_OK &&
+             bs_bench_exec(argv, NULL, NULL, NULL) == 0;
+  bool trace = bs_bench_trace_ok(v->trace, why, sizeof why);
+  t->outputs++;
+  if (!dot)
+    hangs_miss(who, "--graph", "dot -Tsvg refused it");
+  if (!trace)
+    hangs_miss(who, "--trace", why);
+  t->outputs_bad += !dot || !trace;
+  bs_err_clear();
+}
+
+/* The ranks torchfrtrace names: missing from a collective, or culprits. */
+static bool hangs_frt_ranks(const char *out, bool *pick, int n) {
+  bool any = false;
+  for (const char *p = out; (p = strstr(p, "missing ranks: {")); p++)
+    for (const char *q = p + 16; *q && *q != '}'; q++)
+      if (*q >= '0' && *q <= '9' && (q == p + 16 || q[-1] < '0' || q[-1] > '9')) {
+        int r = atoi(q);
+        any |= r < n && (pick[r] = true);
+      }
+  for (const char *p = out; (p = strstr(p, "Culprit rank ")); p++) {
+    int r = atoi(p + 13);
+    any |= r < n && (pick[r] = true);
+  }
+  return any;
+}
+
+/* torchfrtrace on the dumps: the ranks it blames are the truth's roots. */
+static bool hangs_frt_scores(const hangs_opts *o, const char *dir, const bs_json *truth,
+                       int ranks, char *why, size_t n) {
+  char *argv[] = {"sh", "-c", "exec \"$0\" \"$1\" 2>&1", (char *)o->frt,
+                  (char *)dir, NULL};
+  bs_buf out = {0};
+  bool *want = calloc((size_t)ranks + 1, sizeof *want);
+  bool *got = calloc((size_t)ranks + 1, sizeof *got), same = want && got;
+  int rc = bs_bench_exec(argv, NULL, &out, NULL);
+  const bs_json *roots = bs_json_get(truth, "roots");
+  for (size_t i = 0; same && roots && i < roots->n; i++) {
+    int64_t r = bs_json_get_int(&roots->items[i], "rank", -1);
+    if (r >= 0 && r < ranks)
+      want[r] = true;
+  }
+  same = same && hangs_frt_ranks(bs_buf_str(&out), got, ranks) == (roots && roots->n);
+  for (int r = 0; same && r < ranks; r++)
+    same = want[r] == got[r];
+  if (!same)
+    snprintf(why, n, "%s (exit %d): %.160s", rc ? "failed" : "other ranks", rc,
+             strstr(bs_buf_str(&out), "Traceback") ? "a Python traceback"
+                                                   : bs_buf_str(&out));
+  bs_buf_free(&out);
+  free(want);
+  free(got);
+  return same;
+}
+
+/* analyze and replay (and replay --spawn) of the dumps in dir against
+ * truth. */
+static void hangs_score_dumps(const hangs_opts *o, const char *dir, const char *truth,
+                        const char *who, hangs_tally *t) {
+  bs_dumps d;
+  bs_dumps_verdict v = {0};
+  bs_replay_result res = {0};
+  bs_dumps_report_opts ro = {.dot = o->check, .trace = o->check};
+  char why[512];
+  double t0 = bs_bench_measure_now_s();
+  if (bs_dumps_load(dir, NULL, &d) != BS_OK ||
+      bs_dumps_report_with(&d, &ro, &v) != BS_OK) {
+    hangs_miss(who, "analyze", bs_err()->message);
+    bs_err_clear();
+    return;
+  }
+  double t1 = bs_bench_measure_now_s();
+  t->t_analyze += t1 - t0;
+  if (bs_corpus_score(truth, v.json, false, why, sizeof why))
+    t->analyze++;
+  else
+    hangs_miss(who, "analyze", why);
+  if (o->keep)
+    hangs_keep_file(dir, "analyze.json", v.json);
+  if (o->check)
+    hangs_check_outputs(&v, dir, who, t);
+  for (int spawn = 0; spawn <= (int)o->spawn; spawn++) {
+    bs_replay_opts ro2 = {.timeout_ms = o->timeout_ms,
+                          .settle_ms = spawn ? 0 : o->settle_ms,
+                          .procs = spawn};
+    if (bs_replay_run(&d, &ro2, &res) != BS_OK) {
+      hangs_miss(who, spawn ? "replay --spawn" : "replay", bs_err()->message);
+      bs_err_clear();
+      continue;
+    }
+    bool ok = res.back_json &&
+              bs_corpus_score(truth, res.back_json, true, why, sizeof why);
+    if (!res.back_json)
+      snprintf(why, sizeof why, "no read-back");
+    if (ok)
+      *(spawn ? &t->spawn : &t->replay) += 1;
+    else
+      hangs_miss(who, spawn ? "replay --spawn" : "replay", why);
+    t->reproduced += !spawn && res.reproduced;
+    if (o->keep && !spawn && res.back_json)
+      hangs_keep_file(dir, "replay.json", res.back_json);
+    bs_replay_result_free(&res);
+  }
+  t->t_replay += bs_bench_measure_now_s() - t1;
+  bs_dumps_report_verdict_free(&v);
+  bs_dumps_free(&d);
+}
+
+/* ---- the corpus ---- */
+
+static bool hangs_place(const hangs_opts *o, uint64_t i, char *dir, size_t n,
+                  char *scratch) {
+  if (o->keep) {
+    snprintf(dir, n, "%s/s%llu-p%llu", o->keep, (unsigned long long)o->seed,
+             (unsigned long long)i);
+    return bs_file_remove_tree(dir) == BS_OK && bs_file_mkdir_p(dir) == BS_OK;
+  }
+  snprintf(dir, n, "%s/p%llu", scratch, (unsigned long long)i);
+  return true;
+}
+
+static void hangs_one(const hangs_opts *o, uint64_t i, char *scratch, hangs_tally *t) {
+  bs_corpus *c = NULL;
+  char dir[4096], who[160], why[512];
+  bs_buf prog = {0}, truth = {0};
+  double t0 = bs_bench_measure_now_s();
+  snprintf(who, sizeof who, "seed %llu program %llu", (unsigned long long)o->seed,
+           (unsigned long long)i);
+  if (bs_corpus_make(o->seed, i, &o->lim, &c) != BS_OK ||
+      bs_corpus_truth_json(c, &truth) != BS_OK || !hangs_place(o, i, dir, sizeof dir, scratch)) {
+    hangs_miss(who, "the program", bs_err()->message);
+    goto out;
+  }
+  double t1 = bs_bench_measure_now_s();
+  t->t_make += t1 - t0;
+  t->ranks_sum += bs_corpus_ranks(c);
+  if (o->keep && (bs_corpus_program_json(c, &prog) != BS_OK ||
+                  !hangs_keep_file(dir, "program.json", bs_buf_str(&prog)) ||
+                  !hangs_keep_file(dir, "truth.json", bs_buf_str(&truth)))) {
+    hangs_miss(who, "--keep", bs_err()->message);
+    goto out;
+  }
+  if (bs_corpus_run(c, dir) != BS_OK) {
+    hangs_miss(who, "the sim", bs_err()->message);
+    goto out;
+  }
+  t->t_sim += bs_bench_measure_now_s() - t1;
+  snprintf(who + strlen(who), sizeof who - strlen(who), ", %d ranks",
+           bs_corpus_ranks(c));
+  hangs_score_dumps(o, dir, bs_buf_str(&truth), who, t);
+  if (o->frt[0] && (long)(i - o->from) < o->frt_sample) {
+    bs_json tj = {0};
+    t->frt_run++;
+    if (bs_json_parse(truth.s, truth.len, &tj) == BS_OK &&
+        hangs_frt_scores(o, dir, &tj, bs_corpus_ranks(c), why, sizeof why))
+      t->frt++;
+    else if (getenv("BS_HANGS_FRT_MISSES"))
+      hangs_miss(who, "torchfrtrace", why);
+    bs_json_free(&tj);
+  }
+out:
+  t->programs++;
+  bs_err_clear();
+  if (!o->keep && dir[0] && bs_file_remove_tree(dir) != BS_OK)
+    bs_err_clear();
+  bs_buf_free(&prog);
+  bs_buf_free(&truth);
+  bs_corpus_free(c);
+}
+
+static void hangs_summary(const hangs_opts *o, const hangs_tally *t, double seconds) {
+  long n = t->programs ? t->programs : 1;
+  printf("hangs: %ld programs (seed %llu, from %llu), %.1f ranks on average\n",
+         t->programs, (unsigned long long)o->seed, (unsigned long long)o->from,
+         (double)t->ranks_sum / (double)n);
+  printf("  analyze: %ld/%ld (%.1f%%)\n", t->analyze, t->programs,
+         100.0 * (double)t->analyze / (double)n);
+  printf("  replay:  %ld/%ld (%.1f%%), its run reproducing the dumps' verdict "
+         "on %ld\n",
+         t->replay, t->programs, 100.0 * (double)t->replay / (double)n,
+         t->reproduced);
+  if (o->spawn)
+    printf("  replay --spawn: %ld/%ld\n", t->spawn, t->programs);
+  if (t->frt_run)
+    printf("  torchfrtrace: %ld/%ld (%.1f%%): the ranks it names are the roots\n",
+           t->frt, t->frt_run, 100.0 * (double)t->frt / (double)t->frt_run);
+  if (o->check)
+    printf("  outputs: %ld --graph through dot -Tsvg and --trace by the trace "
+           "rules, %ld refused\n",
+           t->outputs, t->outputs_bad);
+  printf("  time: %.1f s, %.1f programs/s (drawing %.1f s, the sim %.1f s, "
+         "analyze %.1f s, replay %.1f s)\n",
+         seconds, (double)t->programs / (seconds > 0 ? seconds : 1), t->t_make,
+         t->t_sim, t->t_analyze, t->t_replay);
+}
+
+static bool hangs_all_scored(const hangs_opts *o, const hangs_tally *t) {
+  return t->analyze == t->programs && t->replay == t->programs &&
+         (!o->spawn || t->spawn == t->programs) && !t->outputs_bad;
+}
+
+/* --score DIR: each sub-folder with a truth.json, in name order. */
+static int hangs_score_folders(const hangs_opts *o, hangs_tally *t) {
+  struct dirent **names = NULL;
+  int n = scandir(o->score, &names, NULL, alphasort);
+  if (n < 0) {
+    fprintf(stderr, "backstop bench: --score %s: %s\n", o->score,
+            strerror(errno));
+    return 2;
+  }
+  for (int i = 0; i < n; i++) {
+    char dir[4096], *truth = NULL;
+    size_t len;
+    snprintf(dir, sizeof dir, "%s/%s/truth.json", o->score, names[i]->d_name);
+    if (names[i]->d_name[0] != '.' && bs_file_read(dir, &truth, &len) == BS_OK) {
+      dir[strlen(dir) - strlen("/truth.json")] = '\0';
+      hangs_score_dumps(o, dir, truth, dir, t);
+      t->programs++;
+    }
+    bs_err_clear();
+    free(truth);
+    free(names[i]);
+  }
+  free(names);
+  return -1;
+}
+
+int bs_bench_hangs_main(int argc, char **argv) {
+  hangs_opts o;
+  hangs_tally t = {0};
+  char scratch[64] = "";
+  int rc = hangs_parse(argc, argv, &o);
+  if (rc >= 0)
+    return rc;
+  double t0 = bs_bench_measure_now_s();
+  if (o.score && (rc = hangs_score_folders(&o, &t)) >= 0)
+    return rc;
+  if (!o.keep && o.count &&
+      bs_file_scratch("bs_bench_hangs", scratch, sizeof scratch) != BS_OK) {
+    fprintf(stderr, "backstop bench: %s\n", bs_err()->message);
+    return 1;
+  }
+  for (long k = 0; k < o.count; k++) {
+    hangs_one(&o, o.from + (uint64_t)k, scratch, &t);
+    if ((k + 1) % 100 == 0)
+      fprintf(stderr, "backstop bench: --hangs: %ld of %ld programs\n", k + 1,
+              o.count);
+  }
+  if (scratch[0] && bs_file_remove_tree(scratch) != BS_OK)
+    bs_err_clear();
+  hangs_summary(&o, &t, bs_bench_measure_now_s() - t0);
+  return hangs_all_scored(&o, &t) ? 0 : 1;
+}

@@ -1,0 +1,129 @@
+/* Members of groups no pg_config lists (bs_dumps_members.h). */
+#include "bs_dumps_members.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A group name torch made ("4"), as its number; -1: another name. */
+static long number(const char *name) {
+  char *end;
+  long n = name[0] ? strtol(name, &end, 10) : -1;
+  return n >= 0 && name[0] && !*end ? n : -1;
+}
+
+static bool has(const bs_dump_group *g, int r) {
+  for (int i = 0; i < g->n; i++)
+    if (g->ranks[i] == r)
+      return true;
+  return false;
+}
+
+static int by_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static bool join(bs_dump_group *g, int r) {
+  int *grown = realloc(g->ranks, ((size_t)g->n + 1) * sizeof *grown);
+  if (!grown)
+    return false;
+  g->ranks = grown;
+  g->ranks[g->n++] = r;
+  qsort(g->ranks, (size_t)g->n, sizeof *g->ranks, by_int);
+  return true;
+}
+
+/* The group named number n (-1: none). */
+static int named(const bs_dumps *d, long n) {
+  for (size_t k = 0; k < d->ngroups; k++)
+    if (number(d->groups[k].name) == n)
+      return (int)k;
+  return -1;
+}
+
+/* Rank r is in every group made between names lo and hi when as many
+ * pg_ids lie between its pg_ids of them (gap). */
+static bool fill_gap(bs_dumps *d, int r, long lo, long hi, int64_t gap) {
+  if (gap <= 0 || hi - lo - 1 != gap)
+    return true;
+  for (long n = lo + 1; n < hi; n++) {
+    int k = named(d, n);
+    if (k < 0)
+      return true; /* a group the dumps never name: no telling */
+  }
+  for (long n = lo + 1; n < hi; n++) {
+    bs_dump_group *g = &d->groups[named(d, n)];
+    if (!g->ranks_known && !has(g, r) && !join(g, r))
+      return false;
+  }
+  return true;
+}
+
+/* Dump i's groups in pg_id order, each gap filled. */
+static bool by_pg_ids(bs_dumps *d, size_t i) {
+  const bs_dump *dp = &d->d[i];
+  int64_t last_id = 0;
+  long last_name = 0;
+  for (int64_t id = 1; id <= (int64_t)dp->npg + 1; id++)
+    for (size_t k = 0; k < dp->npg; k++) {
+      const bs_dump_pg *p = &dp->pg[k];
+      long n = number(d->groups[p->group].name);
+      if (p->pg_id != id || n < 0)
+        continue;
+      if (n <= last_name || !fill_gap(d, dp->rank, last_name, n, id - last_id - 1))
+        return n <= last_name; /* out of order: names are not torch's */
+      last_id = id;
+      last_name = n;
+    }
+  return true;
+}
+
+/* The groups of a DeviceMesh dimension: one short of its size, the ranks
+ * no group of it holds. */
+static bool by_mesh(bs_dumps *d, size_t k, bool *in) {
+  const bs_dump_group *g = &d->groups[k];
+  int size = 0, groups = 0, short_one = -1, shorts = 0;
+  if (strncmp(g->desc, "mesh_", 5) != 0 || g->ranks_known)
+    return true;
+  memset(in, 0, (size_t)d->ranks * sizeof *in);
+  for (size_t o = 0; o < d->ngroups; o++) {
+    const bs_dump_group *x = &d->groups[o];
+    if (x->desc != g->desc)
+      continue;
+    groups++;
+    size = x->n > size ? x->n : size;
+    for (int i = 0; i < x->n; i++)
+      in[x->ranks[i]] = true;
+  }
+  for (size_t o = 0; o < d->ngroups; o++)
+    if (d->groups[o].desc == g->desc && d->groups[o].n < size) {
+      shorts++;
+      short_one = (int)o;
+    }
+  int missing = 0;
+  for (int r = 0; r < d->ranks; r++)
+    missing += !in[r];
+  if (shorts != 1 || short_one != (int)k || groups * size != d->ranks ||
+      missing != size - g->n)
+    return true;
+  for (int r = 0; r < d->ranks; r++)
+    if (!in[r] && !join(&d->groups[k], r))
+      return false;
+  return true;
+}
+
+bs_status bs_dumps_members_infer(bs_dumps *d) {
+  bool ok = true, any = false;
+  for (size_t k = 0; k < d->ngroups; k++)
+    any = any || !d->groups[k].ranks_known;
+  if (!any)
+    return BS_OK;
+  bool *in = calloc((size_t)d->ranks + 1, sizeof *in);
+  ok = in != NULL;
+  for (size_t i = 0; ok && i < d->n; i++)
+    ok = by_pg_ids(d, i);
+  for (size_t k = 0; ok && k < d->ngroups; k++)
+    ok = by_mesh(d, k, in);
+  free(in);
+  return ok ? BS_OK : bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: group members");
+}

@@ -1,0 +1,16 @@
+/* Inside the dump reader (bs_dumps_int.h): the members of groups no
+ * pg_config lists (torch 2.15's gloo), past the ranks whose dumps hold
+ * their entries. A rank's pg_ids number the groups it is in, from 1, in
+ * the order they were made, as torch names groups ("1", "2", ...): a pg_id
+ * its entries skip between two it used is a group made between those two,
+ * where that many were made. And the groups of one DeviceMesh dimension
+ * (desc mesh_<dim>) split the job's ranks in groups of one size: a rank in
+ * none of them, with one group short, is that group's. */
+#ifndef BS_DUMPS_MEMBERS_H
+#define BS_DUMPS_MEMBERS_H
+
+#include "bs_dumps.h"
+
+bs_status bs_dumps_members_infer(bs_dumps *d);
+
+#endif
