@@ -67,18 +67,26 @@ static void set_keys_help(void) {
 }
 
 static const char analyze_help[] =
-    "usage: backstop analyze DIR [--pg NAME]\n"
+    "usage: backstop analyze DIR [--pg NAME] [--json FILE] [--graph FILE]\n"
+    "                            [--trace FILE]\n"
     "  the hang report of a job's Flight Recorder dumps in DIR: PyTorch's\n"
     "  pickles (<prefix><rank>, as TORCH_FR_DUMP_TEMP_FILE writes them),\n"
     "  their JSON, or Backstop's own (an artifacts folder of a run); a DIR\n"
     "  with no dump of its own is read with its sub-folders (a folder per\n"
-    "  node), one job's dumps in all. It prints the ranks per collective\n"
-    "  and sequence number, who is missing (a rank without a dump is), the\n"
-    "  first collective the ranks disagree on and how (op, size, dtype),\n"
-    "  the culprit by majority (an even split: the side without the lowest\n"
-    "  rank)\n"
-    "  --pg NAME  the process group (name or description; default the\n"
-    "             default group)\n"
+    "  node), one job's dumps in all. A wait-for graph over every rank and\n"
+    "  group: its headline names every root (a rank that stalled before an\n"
+    "  op, skipped one and went on, left no dump, or issued another op than\n"
+    "  its peers) with its group and op, or an order deadlock's cycle; each\n"
+    "  held group as a chain of waits back to its roots; a desync at its\n"
+    "  first mismatched collective and what differs (op, dtype, shape,\n"
+    "  size), its culprits by majority (an even split: the side without the\n"
+    "  lowest rank); what the dumps cannot tell\n"
+    "  --pg NAME     the group taken as the default one (name or desc)\n"
+    "  --json FILE   the verdict as JSON (schema backstop-hang-report/1:\n"
+    "                docs/hang-report.md), written whole\n"
+    "  --graph FILE  the wait-for graph as Graphviz DOT\n"
+    "  --trace FILE  the dumps as a Chrome/Perfetto trace (a process per\n"
+    "                rank, a thread per group, a stuck op open to the end)\n"
     "exit status: 0 no hang and no desync in the dumps, 1 one found, 2 bad "
     "input\n";
 
@@ -112,9 +120,16 @@ static const char replay_help[] =
     "                      ranks share a GPU, with NCCL 2.30 or later);\n"
     "                      prints each rank's verdict, then the replayed\n"
     "                      flight recorders as analyze reads them\n"
+    "  --settle-ms T       end once every rank is through its ops or in its\n"
+    "                      last, none of those can complete, and none moved\n"
+    "                      for T ms (threads; else the watchdog ends a hang)\n"
+    "  --json FILE         the verdict as JSON (analyze --json's schema, and\n"
+    "                      \"reproduced\"), written whole\n"
+    "  The verdict: the replayed flight recorders' (read as analyze reads\n"
+    "  them) where they name the roots the dumps do, else the dumps' own\n"
     "exit status: 0 every replayed op completed and the dumps show every op\n"
-    "  done, 1 a hang or desync reproduced (or the dumps show one the replay\n"
-    "  did not), 2 bad input\n";
+    "  done, 1 a hang or desync (reproduced or not: the dumps show one), 2\n"
+    "  bad input\n";
 
 static const char mutants_head[] =
     "usage: backstop mutants [SELECTOR...] [--targeted] [--json FILE] [run "

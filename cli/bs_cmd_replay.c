@@ -8,12 +8,13 @@
 #include "bs_opts.h"
 #include "catalog/bs_launcher.h"
 #include "dumps/bs_dumps.h"
+#include "dumps/bs_dumps_report.h"
 #include "dumps/bs_replay.h"
 #include "plan/bs_footprint.h"
 #include "run/bs_nccl_plan.h"
 
 typedef struct replay_args {
-  const char *dir, *pg;
+  const char *dir, *pg, *json;
   bs_replay_opts o;
 } replay_args;
 
@@ -37,6 +38,11 @@ static bs_status option(replay_args *a, const char *opt, const char *v,
   } else if (strcmp(opt, "--max-mib") == 0) {
     BS_CHECK(bs_opts_long(opt, v, 1, 1 << 20, &n));
     a->o.max_bytes = (size_t)n << 20;
+  } else if (strcmp(opt, "--settle-ms") == 0) {
+    BS_CHECK(bs_opts_long(opt, v, 1, INT_MAX, &n));
+    a->o.settle_ms = (int)n;
+  } else if (strcmp(opt, "--json") == 0 && v[0]) {
+    a->json = v;
   } else {
     *known = false;
   }
@@ -131,6 +137,8 @@ int bs_cmd_replay(int argc, char **argv) {
     return bs_cmd_usage_error("replay");
   fputs(res.text, stdout);
   int rc = res.status == BS_OK ? 0 : 1;
+  if (a.json && bs_dumps_report_publish("--json", a.json, res.json) != BS_OK)
+    rc = bs_cmd_usage_error("replay") ? 1 : 1;
   bs_replay_result_free(&res);
   return rc;
 }

@@ -471,9 +471,10 @@ static bs_status fault(bs_corpus *c, rng *r, const plan *p) {
     swap(c, who, n, at, at + 1);
     break;
   }
-  case 6: /* another size, shape, dtype or op */
+  case 6: /* another size, shape, dtype or op (an all_to_all's sizes are
+             each rank's own: not one) */
     at = draw_op(r, c, rank, p, true);
-    if (at < 0)
+    if (at < 0 || c->rank[rank].op[at].coll == BS_CC_ALL_TO_ALL)
       return bs_err_fail(BS_ERR_INVALID, NULL, "no op to change");
     say(c, "rank %d issues op %d (group %s) of its own kind", rank, at);
     mismatch(c, r, rank, at);

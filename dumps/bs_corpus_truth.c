@@ -85,6 +85,8 @@ static sig sig_of(const bs_corpus_op *o) {
   memcpy(s.parts, o->parts, sizeof s.parts);
   if (!s.nparts)
     memset(s.parts, 0, sizeof s.parts);
+  if (o->coll == BS_CC_ALL_TO_ALL) /* its sizes are each rank's own split */
+    s.n = 0, s.cols = 0;
   return s;
 }
 

@@ -32,6 +32,7 @@ typedef struct vslot {
 struct bs_dumps_order {
   const bs_dumps *d;
   int *kind;    /* by group */
+  int **by_kind; /* by kind (a group's index): each rank's group of it */
   colls **by;   /* by dump, then by its pg index */
   vslot *cache; /* open addressing, a power of two long */
   size_t ncache, used;
@@ -103,6 +104,7 @@ bs_status bs_dumps_order_make(const bs_dumps *d, bs_dumps_order **out) {
   bs_dumps_order *o = calloc(1, sizeof *o);
   *out = NULL;
   if (!o || !(o->kind = calloc(d->ngroups + 1, sizeof *o->kind)) ||
+      !(o->by_kind = calloc(d->ngroups + 1, sizeof *o->by_kind)) ||
       !(o->by = calloc(d->n + 1, sizeof *o->by)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %zu groups", d->ngroups);
   o->d = d;
@@ -125,6 +127,9 @@ void bs_dumps_order_free(bs_dumps_order *o) {
     free(o->by[i]);
   }
   free(o->by);
+  for (size_t k = 0; o->by_kind && k < o->d->ngroups; k++)
+    free(o->by_kind[k]);
+  free(o->by_kind);
   free(o->kind);
   free(o->cache);
   free(o);
@@ -236,17 +241,30 @@ static uint64_t count_before(const bs_dumps_order *o, size_t i, int g,
 
 /* ---- votes ---- */
 
-/* Dump i's one group of kind k, -1 when it has none or two. */
-static int group_of_kind(const bs_dumps_order *o, size_t i, int k) {
-  const bs_dump *dp = &o->d->d[i];
-  int found = -1;
-  for (size_t p = 0; p < dp->npg; p++)
-    if (o->kind[dp->pg[p].group] == k) {
-      if (found >= 0)
-        return -1;
-      found = dp->pg[p].group;
+/* Kind k's group of each rank (-1: none, -2: two), made on first use: a
+ * rank is a member of groups it holds no entry of too. */
+static const int *kind_ranks(bs_dumps_order *o, int k) {
+  const bs_dumps *d = o->d;
+  if (o->by_kind[k])
+    return o->by_kind[k];
+  int *of = malloc(((size_t)d->ranks + 1) * sizeof *of);
+  if (!of)
+    return NULL;
+  for (int r = 0; r < d->ranks; r++)
+    of[r] = -1;
+  for (size_t g = 0; g < d->ngroups; g++)
+    for (int i = 0; o->kind[g] == k && i < d->groups[g].n; i++) {
+      int r = d->groups[g].ranks[i];
+      of[r] = of[r] == -1 ? (int)g : -2;
     }
-  return found;
+  return o->by_kind[k] = of;
+}
+
+/* Dump i's one group of kind k, -1 when it has none or two. */
+static int group_of_kind(bs_dumps_order *o, size_t i, int k) {
+  const int *of = kind_ranks(o, k);
+  int g = of ? of[o->d->d[i].rank] : -1;
+  return g >= 0 ? g : -1;
 }
 
 /* +1: a before b, -1: b before a, 0: no say. */
@@ -263,7 +281,7 @@ static int say(place a, uint64_t ra, place b, uint64_t rb) {
   return a == P_BEFORE && b == P_BEFORE ? 0 : a == P_BEFORE ? 1 : -1;
 }
 
-static votes count(const bs_dumps_order *o, vkey k) {
+static votes count(bs_dumps_order *o, vkey k) {
   votes v = {0, 0};
   for (size_t i = 0; i < o->d->n; i++) {
     int g = group_of_kind(o, i, k.kg), h = group_of_kind(o, i, k.kh);

@@ -237,7 +237,9 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
   pthread_cond_init(&r.cv, &ca);
   pthread_condattr_destroy(&ca);
   BS_CHECK(bs_dumps_report(d, &dumps));
-  if (r.n < 1 || !(r.plan = calloc((size_t)r.n, sizeof *r.plan)))
+  if (r.n < 1 || !(r.plan = calloc((size_t)r.n, sizeof *r.plan)) ||
+      !(r.last_step = calloc((size_t)r.n, sizeof *r.last_step)) ||
+      !(r.last_len = calloc((size_t)r.n, sizeof *r.last_len)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d ranks", r.n);
   BS_CHECK(bs_replay_plan_groups(&r));
   for (int i = 0; i < r.n; i++)
@@ -277,6 +279,8 @@ out:
   for (int i = 0; r.plan && i < r.n; i++)
     free(r.plan[i].s);
   free(r.plan);
+  free(r.last_step);
+  free(r.last_len);
   bs_replay_plan_free(&r);
   for (size_t i = 0; r.g && i < d->ngroups; i++)
     free(r.g[i].members);

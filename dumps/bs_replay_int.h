@@ -84,6 +84,9 @@ typedef struct bs_replay_state {
   void (*meet_procs)(void);
   int done;     /* ranks through their plan */
   int last;     /* ranks in their plan's last call */
+  /* By rank: the steps of its last call while it is in it (NULL: not). */
+  const bs_replay_step **last_step;
+  size_t *last_len;
   uint64_t moved_ns; /* when a rank last came into or out of it */
   bs_comm *any; /* a rank's handle, once one started: to abort */
   bool stopped; /* a signal ended the replay */

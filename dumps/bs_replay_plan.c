@@ -242,6 +242,13 @@ out:
   return st;
 }
 
+/* When an op a rank without a dump took part in was done, as its peers'
+ * dumps say: its completion (that rank's ops complete in the order it
+ * issued them; its peers made theirs at other times), else its making. */
+static uint64_t when_done(const bs_dump_coll *c) {
+  return c->completed_ns ? c->completed_ns : c->created_ns;
+}
+
 /* What a rank that left no dump did, as far as the others' dumps say: in
  * each of its groups every collective its members show completed, and
  * the other side of every completed p2p op with it. What it did next is
@@ -258,7 +265,7 @@ static bs_status plan_dumpless(bs_replay_state *r, int rank) {
     for (size_t k = 0; k < dl->ndone[g]; k++) {
       const bs_dump_coll *done = dl->done[g][k];
       bs_replay_step s = {
-          .group = (int)g, .seq = r->start[g] + k, .at_ns = done->created_ns};
+          .group = (int)g, .seq = r->start[g] + k, .at_ns = when_done(done)};
       BS_CHECK(plan_coll(r, rank, done, &s));
     }
   }
@@ -266,7 +273,7 @@ static bs_status plan_dumpless(bs_replay_state *r, int rank) {
        k < dl->np2p && dl->p2p[k].peer == rank; k++) {
     const struct bs_replay_dumpless_p2p *e = &dl->p2p[k];
     bs_replay_step s = {
-        .group = e->group, .at_ns = e->c->created_ns, .batch = ++r->batches};
+        .group = e->group, .at_ns = when_done(e->c), .batch = ++r->batches};
     BS_CHECK(p2p_step(r, rank, e->c,
                       e->c->kind == BS_DUMP_SEND ? BS_DUMP_RECV : BS_DUMP_SEND,
                       e->rank, &s));

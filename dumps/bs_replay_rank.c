@@ -173,9 +173,14 @@ static bool own_seqs(const bs_replay_step *s, size_t m) {
 
 /* A rank comes into its plan's last call, or out of it (in: false): a
  * replay that ends when no rank can move counts them. */
-static void last_call(bs_replay_state *r, bool in) {
+static void last_call(bs_replay_state *r, int rank, const bs_replay_step *s,
+                      size_t m, bool in) {
   pthread_mutex_lock(&r->mu);
   r->last += in ? 1 : -1;
+  if (r->last_step) {
+    r->last_step[rank] = in ? s : NULL;
+    r->last_len[rank] = in ? m : 0;
+  }
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   r->moved_ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
@@ -193,8 +198,9 @@ static size_t call_len(const bs_replay_state *r, const bs_replay_step *s,
 }
 
 /* The plan's steps, a p2p batch as one call. */
-static bs_status run_plan(bs_replay_state *r, const bs_replay_plan *p,
-                          bs_comm **h, void *send, void *recv) {
+static bs_status run_plan(bs_replay_state *r, int rank,
+                          const bs_replay_plan *p, bs_comm **h, void *send,
+                          void *recv) {
   bs_status st = BS_OK;
   for (size_t k = 0; st == BS_OK && k < p->n;) {
     const bs_replay_step *s = &p->s[k];
@@ -202,13 +208,13 @@ static bs_status run_plan(bs_replay_state *r, const bs_replay_plan *p,
     size_t m = call_len(r, s, p->n - k, &own);
     bool last = k + m == p->n;
     if (last)
-      last_call(r, true);
+      last_call(r, rank, s, m, true);
     if (!is_p2p(s))
       st = issue(h[s->group], s, send, recv);
     else
       st = issue_p2p(r, h[s->group], s, m, own, send, recv);
     if (last)
-      last_call(r, false);
+      last_call(r, rank, s, m, false);
     k += m;
   }
   return st;
@@ -263,7 +269,7 @@ bs_status bs_replay_rank_run(bs_comm *c, void *arg) {
   if (r->meet_procs) /* the other processes' ranks */
     r->meet_procs();
   if (st == BS_OK)
-    st = run_plan(r, p, h, send, recv);
+    st = run_plan(r, a->i, p, h, send, recv);
   wait_all(r, c, &r->done, 2LL * r->timeout_ms + BS_REPLAY_DONE_SLACK_MS);
   close_groups(r, h);
   free(h);

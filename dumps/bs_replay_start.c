@@ -1,6 +1,6 @@
-/* Where a group's replay starts (bs_replay_int.h). A collective that every
- * member's dump shows done, alike on all, has nothing to show: replaying
- * it only takes time (a job's dumps hold up to 2000 entries a rank, and
+/* Where a group's replay starts (bs_replay_int.h). In a job of thousands
+ * of ranks, a collective that every member's dump shows done, alike on
+ * all, has nothing to show: replaying it only takes time (a job's dumps hold up to 2000 entries a rank, and
  * thousands of ranks' collectives take turns on a few cores). Leaving it
  * out removes no wait that could hang, only one that every rank passed;
  * the last of them stays, so that a rank's "last completed" reads as in
@@ -8,6 +8,11 @@
 #include <stdint.h>
 
 #include "bs_replay_int.h"
+
+/* Up to so many ranks a job's collectives are replayed whole: the order
+ * of a rank's ops across its groups (how analyze finds a rank that ran
+ * past an op) reads back as in the dumps. */
+#define BS_REPLAY_WHOLE_RANKS 1024
 
 /* Done alike: as analyze compares them (op, sizes, dtypes; interned). */
 static bool settled_alike(const bs_dump_coll *x, const bs_dump_coll *y) {
@@ -40,6 +45,8 @@ uint64_t bs_replay_start_of(const bs_dumps *d, int g) {
   const bs_dump_group *dg = &d->groups[g];
   const bs_dump_pg *ref = NULL;
   uint64_t first = bs_dumps_group_first_seq(d, g), until = UINT64_MAX;
+  if (d->ranks <= BS_REPLAY_WHOLE_RANKS)
+    return first;
   for (int m = 0; m < dg->n; m++) {
     const bs_dump *dm = bs_dumps_rank(d, dg->ranks[m]);
     const bs_dump_pg *pg = dm ? bs_dumps_pg_of(dm, g) : NULL;

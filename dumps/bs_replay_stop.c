@@ -31,15 +31,47 @@ static uint64_t now_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* Whether rank b's last call holds collective s. */
+static bool holds(const bs_replay_state *r, const bs_replay_step *s, int b) {
+  const bs_replay_step *t = r->last_step[b];
+  for (size_t k = 0; t && k < r->last_len[b]; k++)
+    if (t[k].group == s->group && t[k].seq == s->seq &&
+        t[k].op != BS_COLL_SEND && t[k].op != BS_COLL_RECV)
+      return true;
+  return false;
+}
+
+/* Whether a collective of a rank's last call has every member in it: it
+ * will complete (its members' wake-up under way: hundreds of threads take
+ * a while), and the replay has not settled. A p2p op's two ranks wake at
+ * once: the quiet time covers them. */
+static bool completes(const bs_replay_state *r) {
+  for (int a = 0; r->last_step && a < r->n; a++)
+    for (size_t k = 0; r->last_step[a] && k < r->last_len[a]; k++) {
+      const bs_replay_step *s = &r->last_step[a][k];
+      const bs_replay_group *g = &r->g[s->group];
+      int have = 0;
+      if (s->op == BS_COLL_SEND || s->op == BS_COLL_RECV)
+        continue;
+      for (int i = 0; i < g->n && have == i; i++)
+        have += holds(r, s, g->members[i]);
+      if (have == g->n)
+        return true;
+    }
+  return false;
+}
+
 /* No rank can move (under mu): every one through its plan or in its last
- * call, none in or out of one for settle_ms; or as r->settle says. */
+ * call, none of those calls able to complete, none in or out of one for
+ * settle_ms; or as r->settle says. */
 static bool settled(bs_replay_state *r) {
   if (r->settled || !r->any)
     return false;
   if (r->settle)
     return r->settle(r, r->settle_ctx);
   return r->settle_ms > 0 && r->last > 0 && r->last + r->done == r->local &&
-         now_ns() - r->moved_ns >= (uint64_t)r->settle_ms * 1000000ull;
+         now_ns() - r->moved_ns >= (uint64_t)r->settle_ms * 1000000ull &&
+         !completes(r);
 }
 
 /* Until the world has run: once a signal came, or no rank can move, and a
