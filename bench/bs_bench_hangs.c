@@ -32,7 +32,8 @@ typedef struct hangs_opts {
 } hangs_opts;
 
 typedef struct hangs_tally {
-  long programs, analyze, replay, reproduced, spawn, frt, frt_run;
+  long programs, analyze, replay, reproduced, spawn, spawn_reproduced, frt,
+      frt_run;
   long outputs, outputs_bad;
   long ranks_sum;
   double t_make, t_sim, t_analyze, t_replay;
@@ -54,8 +55,8 @@ static const char hangs_usage[] =
     "             outputs under DIR/s<seed>-p<index>/\n"
     "  --torchfrtrace  score PyTorch's analyzer too, on the first K\n"
     "             programs (--frt-sample, default 100)\n"
-    "  --settle-ms  replay ends once no rank moved for T ms (default 20)\n"
-    "  --timeout-ms replay's watchdog (default 10000)\n"
+    "  --settle-ms  replay ends once no rank moved for T ms (default 10)\n"
+    "  --timeout-ms replay's watchdog (default 2000)\n"
     "  --score    instead: every sub-folder of DIR holding truth.json (dumps\n"
     "             PyTorch wrote: tests/fr_torch_prog.py), analyze and replay\n"
     "             (--spawn: replay --spawn too)\n";
@@ -112,8 +113,8 @@ static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
 }
 
 static int hangs_parse(int argc, char **argv, hangs_opts *o) {
-  *o = (hangs_opts){.seed = 1, .frt = "", .frt_sample = 100, .settle_ms = 20,
-              .timeout_ms = 10000};
+  *o = (hangs_opts){.seed = 1, .frt = "", .frt_sample = 100, .settle_ms = 10,
+              .timeout_ms = 2000};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       fputs(hangs_usage, stdout);
@@ -254,20 +255,24 @@ static void hangs_score_dumps(const hangs_opts *o, const char *dir, const char *
       bs_err_clear();
       continue;
     }
-    bool ok = res.back_json &&
-              bs_corpus_score(truth, res.back_json, true, why, sizeof why);
-    if (!res.back_json)
-      snprintf(why, sizeof why, "no read-back");
+    /* Its verdict, the read-back's where reproduced, else the dumps'. */
+    bool ok = bs_corpus_score(truth, res.json, res.reproduced, why, sizeof why);
     if (ok)
       *(spawn ? &t->spawn : &t->replay) += 1;
     else
       hangs_miss(who, spawn ? "replay --spawn" : "replay", why);
-    t->reproduced += !spawn && res.reproduced;
+    *(spawn ? &t->spawn_reproduced : &t->reproduced) += res.reproduced;
+    if (!res.reproduced && getenv("BS_HANGS_REPRO") && res.back_json &&
+        !bs_corpus_score(truth, res.back_json, true, why, sizeof why))
+      fprintf(stderr, "not reproduced: %s: %s\n", who, why);
     if (o->keep && !spawn && res.back_json)
       hangs_keep_file(dir, "replay.json", res.back_json);
     bs_replay_result_free(&res);
   }
   t->t_replay += bs_bench_measure_now_s() - t1;
+  if (getenv("BS_HANGS_TIMES"))
+    fprintf(stderr, "%s: analyze %.3f s, replay %.3f s\n", who, t1 - t0,
+            bs_bench_measure_now_s() - t1);
   bs_dumps_report_verdict_free(&v);
   bs_dumps_free(&d);
 }
@@ -341,12 +346,13 @@ static void hangs_summary(const hangs_opts *o, const hangs_tally *t, double seco
          (double)t->ranks_sum / (double)n);
   printf("  analyze: %ld/%ld (%.1f%%)\n", t->analyze, t->programs,
          100.0 * (double)t->analyze / (double)n);
-  printf("  replay:  %ld/%ld (%.1f%%), its run reproducing the dumps' verdict "
-         "on %ld\n",
+  printf("  replay:  %ld/%ld (%.1f%%); its run reproduced the dumps' roots on "
+         "%ld (%.1f%%), else it names the dumps'\n",
          t->replay, t->programs, 100.0 * (double)t->replay / (double)n,
-         t->reproduced);
+         t->reproduced, 100.0 * (double)t->reproduced / (double)n);
   if (o->spawn)
-    printf("  replay --spawn: %ld/%ld\n", t->spawn, t->programs);
+    printf("  replay --spawn: %ld/%ld; reproduced on %ld\n", t->spawn,
+           t->programs, t->spawn_reproduced);
   if (t->frt_run)
     printf("  torchfrtrace: %ld/%ld (%.1f%%): the ranks it names are the roots\n",
            t->frt, t->frt_run, 100.0 * (double)t->frt / (double)t->frt_run);

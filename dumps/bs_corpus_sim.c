@@ -292,9 +292,10 @@ static const bs_corpus_op *rewritten(const sim *s, int r, const char *g,
     if (e->p2p || (int64_t)e->seq != seq ||
         strcmp(bs_corpus_prog_name(c, o->g), g))
       continue;
+    /* The sim recorded the agreed op's count and dtype, flat. */
     const bs_corpus_op *a = s->agreed[o->g][e->seq];
     bool same = a->coll == o->coll && a->n == o->n && a->dt == o->dt &&
-                a->cols == o->cols;
+                o->cols <= 1;
     return same && o->coll != BS_CC_COALESCED && o->coll != BS_CC_ALL_TO_ALL
                ? NULL
                : o;

@@ -111,8 +111,10 @@ out:
 }
 
 /* Rank's ops of group g from its dump: collectives from the group's start
- * (bs_replay_start.c) on. */
-static bs_status plan_group(bs_replay_state *r, int rank,
+ * (bs_replay_start.c) on; p2p ops unless its ring forgot entries (the
+ * k-th send from a to b is the k-th receive of b from a, counted from the
+ * job's start: what the ring holds cannot be paired). */
+static bs_status plan_group(bs_replay_state *r, int rank, const bs_dump *d,
                             const bs_dump_pg *pg) {
   bs_status st = BS_OK;
   uint64_t first = r->start[pg->group], last = 0;
@@ -120,6 +122,8 @@ static bs_status plan_group(bs_replay_state *r, int rank,
     const bs_dump_coll *c = &pg->c[k];
     bs_replay_step s = {
         .group = pg->group, .seq = c->seq, .at_ns = c->created_ns};
+    if (c->p2p && d->lost)
+      continue;
     if (c->p2p) {
       BS_CHECK(plan_p2p(r, rank, c, &s));
       continue;
@@ -306,7 +310,7 @@ bs_status bs_replay_plan_rank(bs_replay_state *r, int rank) {
   if (!d)
     BS_CHECK(plan_dumpless(r, rank));
   for (size_t k = 0; d && k < d->npg; k++)
-    BS_CHECK(plan_group(r, rank, &d->pg[k]));
+    BS_CHECK(plan_group(r, rank, d, &d->pg[k]));
   if (p->n)
     qsort(p->s, p->n, sizeof *p->s, by_time);
 out:
