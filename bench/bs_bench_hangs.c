@@ -305,13 +305,13 @@ static void hangs_one(const hangs_opts *o, uint64_t i, char *scratch, hangs_tall
   double t1 = bs_bench_measure_now_s();
   t->t_make += t1 - t0;
   t->ranks_sum += bs_corpus_ranks(c);
-  if (o->keep && (bs_corpus_program_json(c, &prog) != BS_OK ||
+  if (o->keep && (bs_corpus_prog_json(c, &prog) != BS_OK ||
                   !hangs_keep_file(dir, "program.json", bs_buf_str(&prog)) ||
                   !hangs_keep_file(dir, "truth.json", bs_buf_str(&truth)))) {
     hangs_miss(who, "--keep", bs_err()->message);
     goto out;
   }
-  if (bs_corpus_run(c, dir) != BS_OK) {
+  if (bs_corpus_sim_run(c, dir) != BS_OK) {
     hangs_miss(who, "the sim", bs_err()->message);
     goto out;
   }

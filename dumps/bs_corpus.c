@@ -74,11 +74,6 @@ int bs_corpus_ranks(const bs_corpus *c) { return c->world; }
 
 const char *bs_corpus_fault(const bs_corpus *c) { return c->what; }
 
-bs_status bs_corpus_truth_json(const bs_corpus *c, bs_buf *out) {
-  bs_buf_printf(out, "%s", c->truth ? c->truth : "");
-  return out->oom ? bs_err_fail(BS_ERR_NOMEM, NULL, "corpus: truth") : BS_OK;
-}
-
 bool bs_corpus_score(const char *truth, const char *got, bool replayed,
                      char *why, size_t n) {
   return bs_dumps_match_json(truth, got, replayed, why, n);

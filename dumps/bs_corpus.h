@@ -50,15 +50,15 @@ int bs_corpus_ranks(const bs_corpus *c);
 const char *bs_corpus_fault(const bs_corpus *c);
 
 /* The program as JSON (schema "backstop-hang-program/1", what
- * tests/fr_torch_prog.py runs), and its truth (BS_DUMPS_REPORT_SCHEMA). */
-bs_status bs_corpus_program_json(const bs_corpus *c, bs_buf *out);
+ * tests/fr_torch_prog.py runs), and its truth (BS_DUMPS_JSON_SCHEMA). */
+bs_status bs_corpus_prog_json(const bs_corpus *c, bs_buf *out);
 bs_status bs_corpus_truth_json(const bs_corpus *c, bs_buf *out);
 
 /* Runs it on as many simulated ranks, each ending in its last op or
  * after its last, and writes their dumps into dir as PyTorch names them
  * (rank_<R> pickles; node<K>/ folders for a job gathered by node), the
  * ring, missing dumps and folders as the program says. */
-bs_status bs_corpus_run(const bs_corpus *c, const char *dir);
+bs_status bs_corpus_sim_run(const bs_corpus *c, const char *dir);
 
 /* Scores got (an analyze --json or replay --json verdict) against truth:
  * the verdict, the exact set of roots, each root's kind, group, op number

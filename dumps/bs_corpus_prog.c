@@ -111,7 +111,7 @@ static void put_layout(bs_buf *b, const bs_corpus *c) {
   bs_buf_printf(b, "], \"missing_nodes\": [%d]", c->missing_node);
 }
 
-bs_status bs_corpus_program_json(const bs_corpus *c, bs_buf *b) {
+bs_status bs_corpus_prog_json(const bs_corpus *c, bs_buf *b) {
   bs_buf_printf(b, "{\"schema\": \"backstop-hang-program/1\", \"name\": "
                    "\"s%llu-p%llu\", \"seed\": %llu, \"index\": %llu, "
                    "\"world\": %d, \"fr_buffer\": %d, \"p2p\": %s, \"fault\": ",

@@ -397,7 +397,7 @@ static void sim_free(sim *s) {
   bs_world_destroy(s->w);
 }
 
-bs_status bs_corpus_run(const bs_corpus *c, const char *dir) {
+bs_status bs_corpus_sim_run(const bs_corpus *c, const char *dir) {
   bs_status st = BS_OK;
   sim s = {.c = c};
   pthread_condattr_t ca;

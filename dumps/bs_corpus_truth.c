@@ -313,6 +313,8 @@ static bool hang_roots(truth *t) {
         kind = K_NO_DUMP;
       else if (!n->p2p && bs_corpus_vote_ran_past(t->c, m, n->g, n->seq, &wg, &ws))
         kind = K_SKIPPED;
+      else if (n->p2p && t->in[m] >= 0 && !t->n[t->in[m]].p2p)
+        kind = K_SKIPPED; /* it waits in a collective past its p2p op */
       else if (t->in[m] < 0)
         kind = K_STALLED;
       if (kind >= 0 && !add_root(t, m, kind, k, 0))
@@ -390,7 +392,7 @@ static void settle_root(truth *t, troot *x) {
   x->seq = n->seq;
   x->p2p = n->p2p;
   x->known = told(t, x, pick);
-  if (x->kind == K_SKIPPED)
+  if (x->kind == K_SKIPPED && !n->p2p)
     x->seq = bs_corpus_vote_first_past(t->c, x->rank, n->g, n->seq);
 }
 
@@ -530,4 +532,9 @@ out:
   }
   free(t);
   return st;
+}
+
+bs_status bs_corpus_truth_json(const bs_corpus *c, bs_buf *out) {
+  bs_buf_printf(out, "%s", c->truth ? c->truth : "");
+  return out->oom ? bs_err_fail(BS_ERR_NOMEM, NULL, "corpus: truth") : BS_OK;
 }

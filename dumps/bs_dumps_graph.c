@@ -267,7 +267,8 @@ bs_status bs_dumps_graph_build(const bs_dumps *d, bs_dumps_graph *g) {
   /* Members without a dump in groups whose every other op is done hold
    * nothing the dumps show, unless nothing else is stuck: then they are
    * what the job waits for (never an all-clear). */
-  for (size_t k = 0; !g->nnodes && k < d->ngroups; k++)
+  bool none = !g->nnodes;
+  for (size_t k = 0; none && k < d->ngroups; k++)
     BS_CHECK(coll_node(g, (int)k, true));
   BS_CHECK(place(g));
   BS_CHECK(held_elsewhere(g));

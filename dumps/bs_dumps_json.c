@@ -7,7 +7,6 @@
 
 #include "bs_buf.h"
 #include "bs_dumps_graph.h"
-#include "bs_dumps_report.h"
 
 static const char *verdict_name(bs_dumps_finding f) {
   return f == BS_DUMPS_DESYNC ? "desync" : f == BS_DUMPS_HANG ? "hang" : "clean";
@@ -144,7 +143,7 @@ static void put_head(const bs_dumps_graph *g, bs_buf *b) {
   const bs_dumps *d = g->d;
   bs_buf_printf(b, "{\"schema\": \"%s\", \"verdict\": \"%s\", \"ranks\": %d, "
                    "\"dumps\": %zu, \"version\": ",
-                BS_DUMPS_REPORT_SCHEMA, verdict_name(g->finding), d->ranks,
+                BS_DUMPS_JSON_SCHEMA, verdict_name(g->finding), d->ranks,
                 d->n);
   bs_buf_json_str(b, d->version);
   bs_buf_printf(b, ", \"comm_lib\": ");

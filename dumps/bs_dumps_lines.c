@@ -62,7 +62,7 @@ void bs_dumps_lines_root(const bs_dumps_graph *g, const bs_dumps_root *r,
   switch (r->kind) {
   case BS_ROOT_SKIPPED:
     bs_buf_printf(b, "skipped ");
-    put_op(g, r->at, b);
+    put_at(g, r, b);
     bs_buf_printf(b, " and went on into ");
     put_op(g, r->went, b);
     break;
@@ -138,7 +138,8 @@ void bs_dumps_lines_roots(const bs_dumps_graph *g, bs_buf *b) {
     bs_dumps_lines_root(g, r, b);
     root_tail(g, r, b);
     bs_buf_printf(b, "\n");
-    if (r->frame[0])
+    if (strstr(r->frame, ".py:")) /* a Python call site (Backstop's own
+                                     frames name its phases) */
       bs_buf_printf(b, "    at %s\n", r->frame);
   }
 }

@@ -78,37 +78,57 @@ static bool by_pg_ids(bs_dumps *d, size_t i) {
   return true;
 }
 
-/* The groups of a DeviceMesh dimension: one short of its size, the ranks
- * no group of it holds. */
-static bool by_mesh(bs_dumps *d, size_t k, bool *in) {
-  const bs_dump_group *g = &d->groups[k];
-  int size = 0, groups = 0, short_one = -1, shorts = 0;
-  if (strncmp(g->desc, "mesh_", 5) != 0 || g->ranks_known)
-    return true;
+/* Groups [from, to) split the job's ranks in groups of one size (a
+ * DeviceMesh dimension's, a loop of new_group's): one of them short of
+ * that size holds the ranks none of them holds, when as many are short. */
+static bool fill_run(bs_dumps *d, size_t from, size_t to, bool *in) {
+  int size = 0, short_one = -1, shorts = 0, missing = 0;
   memset(in, 0, (size_t)d->ranks * sizeof *in);
-  for (size_t o = 0; o < d->ngroups; o++) {
+  for (size_t o = from; o < to; o++) {
     const bs_dump_group *x = &d->groups[o];
-    if (x->desc != g->desc)
-      continue;
-    groups++;
     size = x->n > size ? x->n : size;
     for (int i = 0; i < x->n; i++)
       in[x->ranks[i]] = true;
   }
-  for (size_t o = 0; o < d->ngroups; o++)
-    if (d->groups[o].desc == g->desc && d->groups[o].n < size) {
+  for (size_t o = from; o < to; o++)
+    if (d->groups[o].n < size) {
       shorts++;
       short_one = (int)o;
     }
-  int missing = 0;
   for (int r = 0; r < d->ranks; r++)
     missing += !in[r];
-  if (shorts != 1 || short_one != (int)k || groups * size != d->ranks ||
-      missing != size - g->n)
+  if (shorts != 1 || d->groups[short_one].ranks_known ||
+      (int)(to - from) * size != d->ranks ||
+      missing != size - d->groups[short_one].n)
     return true;
   for (int r = 0; r < d->ranks; r++)
-    if (!in[r] && !join(&d->groups[k], r))
+    if (!in[r] && !join(&d->groups[short_one], r))
       return false;
+  return true;
+}
+
+/* Whether group o shares a rank with groups [from, o). */
+static bool overlaps(const bs_dumps *d, size_t from, size_t o) {
+  for (size_t k = from; k < o; k++)
+    for (int i = 0; i < d->groups[o].n; i++)
+      if (has(&d->groups[k], d->groups[o].ranks[i]))
+        return true;
+  return false;
+}
+
+/* The runs of groups of one desc, made one after another, that share no
+ * rank (the groups are in name order: the order torch made them). */
+static bool by_runs(bs_dumps *d, bool *in) {
+  size_t from = 0;
+  for (size_t o = 1; o <= d->ngroups; o++) {
+    bool ends = o == d->ngroups || d->groups[o].desc != d->groups[from].desc ||
+                overlaps(d, from, o);
+    if (!ends)
+      continue;
+    if (o - from > 1 && !fill_run(d, from, o, in))
+      return false;
+    from = o;
+  }
   return true;
 }
 
@@ -122,8 +142,7 @@ bs_status bs_dumps_members_infer(bs_dumps *d) {
   ok = in != NULL;
   for (size_t i = 0; ok && i < d->n; i++)
     ok = by_pg_ids(d, i);
-  for (size_t k = 0; ok && k < d->ngroups; k++)
-    ok = by_mesh(d, k, in);
+  ok = ok && by_runs(d, in);
   free(in);
   return ok ? BS_OK : bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: group members");
 }

@@ -4,8 +4,9 @@
  * the order they were made, as torch names groups ("1", "2", ...): a pg_id
  * its entries skip between two it used is a group made between those two,
  * where that many were made. And the groups of one DeviceMesh dimension
- * (desc mesh_<dim>) split the job's ranks in groups of one size: a rank in
- * none of them, with one group short, is that group's. */
+ * or one loop of new_group (one desc, made one after another, no rank in
+ * two) split the job's ranks in groups of one size: a rank in none of
+ * them, with one group short, is that group's. */
 #ifndef BS_DUMPS_MEMBERS_H
 #define BS_DUMPS_MEMBERS_H
 

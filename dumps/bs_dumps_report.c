@@ -137,16 +137,46 @@ out:
   return st;
 }
 
-/* "  culprit: ranks 1,6 (the roots: ...)" of a hang. */
-static void culprit_line(const bs_dumps_graph *g, bs_buf *b) {
+/* A p2p root's why: "rank 3 waits in recv from rank 2, p2p #2 (8 x
+ * fp32): rank 2 never issued it". */
+static void p2p_why(const bs_dumps_graph *g, const bs_dumps_root *r,
+                    bs_buf *b) {
+  for (size_t k = 0; k < g->nnodes; k++) {
+    const bs_dumps_node *n = &g->node[k];
+    char what[BS_REPORT_DESC];
+    if (!n->at.p2p || n->at.group != r->at.group || n->at.seq != r->at.seq ||
+        !n->c || n->c->peer != r->rank)
+      continue;
+    bs_dumps_p2p_describe(n->c, what, sizeof what);
+    bs_buf_printf(b, "rank %d waits in %s: rank %d never issued it%s",
+                  n->waiter, what, r->rank,
+                  r->kind == BS_ROOT_NO_DUMP ? " (it left no dump)" : "");
+    return;
+  }
+}
+
+/* "  culprit: rank 3 (missing from #2)" (of the group shown; another's
+ * named), "  culprit: rank 2 (rank 3 waits in recv from rank 2, p2p #2 (8
+ * x fp32): rank 2 never issued it)", "  culprit: ranks 1,6 (the roots, each
+ * on its own)". */
+static void culprit_line(const bs_dumps_graph *g, int shown, bs_buf *b) {
   int *r = malloc((g->nroots + 1) * sizeof *r);
   for (size_t k = 0; r && k < g->nroots; k++)
     r[k] = g->root[k].rank;
   char *who = r && g->nroots ? bs_dumps_lines_ranks(g, r, (int)g->nroots) : NULL;
+  const bs_dumps_root *one = g->nroots == 1 ? &g->root[0] : NULL;
   if (who)
-    bs_buf_printf(b, "  culprit: %s (%s)\n", who,
-                  g->nroots > 1 ? "the roots, each on its own"
-                                : "the root every held op waits back to");
+    bs_buf_printf(b, "  culprit: %s (", who);
+  if (who && one && one->at.p2p)
+    p2p_why(g, one, b);
+  else if (who && one)
+    bs_buf_printf(b, "missing from #%llu%s%s", (unsigned long long)one->at.seq,
+                  one->at.group == shown ? "" : " of process group ",
+                  one->at.group == shown ? "" : g->d->groups[one->at.group].name);
+  else if (who)
+    bs_buf_printf(b, "the roots, each on its own");
+  if (who)
+    bs_buf_printf(b, ")\n");
   free(who);
   free(r);
 }
@@ -168,7 +198,7 @@ static bs_status text_of(const bs_dumps_graph *g, int k, bs_dumps_verdict *v) {
   bs_buf b = {0};
   BS_CHECK(block(g, k, &b));
   if (g->finding != BS_DUMPS_DESYNC)
-    culprit_line(g, &b);
+    culprit_line(g, k, &b);
   bs_dumps_lines_roots(g, &b);
   torchfrtrace_note(g, k, &b);
   bs_dumps_lines_held(g, MAX_HELD, &b);

@@ -32,9 +32,6 @@ typedef struct bs_dumps_verdict {
   char *trace; /* the dumps as a Chrome trace (when asked for) */
 } bs_dumps_verdict;
 
-/* The version of the JSON verdict's schema ("schema": ...). */
-#define BS_DUMPS_REPORT_SCHEMA "backstop-hang-report/1"
-
 bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out);
 
 /* The same, with the graph as DOT and the dumps as a trace too. */

@@ -91,6 +91,14 @@ static bool root_kind(bs_dumps_graph *g, const bs_dumps_node *n, int m,
     *kind = BS_ROOT_SKIPPED;
     return true;
   }
+  /* Its peer waits for its side of a p2p op while it waits in a
+   * collective: it went on past its own op (the collective needs every
+   * member, its peer among them, who waits here first). */
+  if (n->at.p2p && g->in[m] >= 0 && !g->node[g->in[m]].at.p2p) {
+    *kind = BS_ROOT_SKIPPED;
+    *went = g->node[g->in[m]].at;
+    return true;
+  }
   *kind = BS_ROOT_STALLED;
   return g->in[m] < 0;
 }
@@ -145,8 +153,9 @@ static void settle(bs_dumps_graph *g, bs_dumps_root *rt) {
   rt->went = rt->held_went[pick];
   rt->order_known = known;
   if (rt->kind == BS_ROOT_SKIPPED) {
-    rt->at.seq = bs_dumps_order_first_past(g->order, rt->rank, rt->at.group,
-                                           rt->at.seq);
+    if (!rt->at.p2p)
+      rt->at.seq = bs_dumps_order_first_past(g->order, rt->rank, rt->at.group,
+                                             rt->at.seq);
     c = entry(g, rt->rank, rt->went);
   } else if (rt->kind == BS_ROOT_STALLED) {
     rt->last = bs_dumps_order_last(g->order, rt->rank, rt->at.group);

@@ -21,7 +21,8 @@ rc=$?
 [ $rc = 1 ] || fail "analyze exit $rc: $(head -3 "$tmp/a.out")"
 head -1 "$tmp/a.out" | grep -q '^backstop: hang at collective #3 (process group [0-9]* (undefined) of ranks 1,3,\.\.\.,255; 256 ranks, 256 dumps, ' ||
   fail "analyze header: $(head -1 "$tmp/a.out" | cut -c1-300)"
-grep -q '^  culprit: rank 255 (missing from #3)$' "$tmp/a.out" ||
+grep -q '^  culprit: rank 255 (missing from #3)$' "$tmp/a.out" &&
+  grep -q '^  root: rank 255 stalled before all_reduce #3 of process group ' "$tmp/a.out" ||
   fail "analyze culprit: $(grep culprit "$tmp/a.out" | cut -c1-300)"
 grep -q '^  ranks 1,3,\.\.\.,253: all_reduce #3 ' "$tmp/a.out" ||
   fail "analyze waiting ranks: $(grep all_reduce "$tmp/a.out" | cut -c1-300)"
@@ -29,6 +30,7 @@ echo "ok: analyze: the odd DP group of 128 ranks at #3, culprit rank 255"
 "$bs" replay "$tmp/d" --timeout-ms 500 >"$tmp/r.out" 2>&1
 rc=$?
 [ $rc = 1 ] || fail "replay exit $rc: $(head -5 "$tmp/r.out" | cut -c1-300)"
-[ "$(grep -c '^  culprit: rank 255 (missing from #3)$' "$tmp/r.out")" = 2 ] ||
+[ "$(grep -c '^  culprit: rank 255 (missing from #3)$' "$tmp/r.out")" = 2 ] &&
+  grep -q '^backstop replay: reproduced: ' "$tmp/r.out" ||
   fail "replay culprit: $(grep culprit "$tmp/r.out" | cut -c1-300)"
-echo "ok: replay: culprit rank 255, in the world's report and read back"
+echo "ok: replay: culprit rank 255, in the world's report and read back (reproduced)"

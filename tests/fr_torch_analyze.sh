@@ -70,15 +70,21 @@ check() { # job folder
   p2p=$(truth p2p)
   [ -z "$p2p" ] || grep -q "^  rank $(truth waiting): $p2p " "$out" ||
     fail "$job: rank $(truth waiting) not in a $p2p: $(cat "$out")"
-  # Another group's hang, on its own (no "itself waits in"): its line whole.
-  also=$(truth also)
-  [ -z "$also" ] || grep -qxF "  also: $also" "$out" ||
-    fail "$job: no line 'also: $also': $(cat "$out")"
+  # Another group held, back to its own root: its line whole.
+  held=$(truth held)
+  [ -z "$held" ] || grep -qxF "  held: $held" "$out" ||
+    fail "$job: no line 'held: $held': $(cat "$out")"
   want=$(truth culprit)
   got=$(culprits "$out" | tr '\n' ',' | sed 's/,$//')
   [ "$got" = "$want" ] || fail "$job: culprit '$got', not $want: $(cat "$out")"
   echo "ok: $job: $status in group $group, culprit $want, exit $rc"
   replayed "$dir" "$seq" "$want" "$op"
+}
+
+# A replay's read-back of its flight recorders: up to its verdict line.
+readback() {
+  sed -n "/^the replayed ranks' flight recorders/,\$p" "$1" |
+    sed '/^backstop replay: /,$d'
 }
 
 # A replay's read-back (after its first line) against analyze's report of
@@ -96,22 +102,20 @@ replayed() { # job folder, collective (empty: a p2p op), culprit, op
   rc=$?
   [ $rc = 1 ] || fail "$job: replay exit $rc: $(cat "$out" "$tmp/$job.replay.err")"
   world=$(grep -m1 '^backstop: ' "$out")
-  # A rank that left no dump, whose peers' gloo retired the op it never
-  # joined, replays to the end: not reproduced, it names the culprit only.
-  case $world in "backstop: not reproduced: "*"left no dump"*) set -- "$1" "" "$3" "" ;; esac
   [ -z "$2" ] || echo "$world" | grep -q " at collective #$2 " ||
     fail "$job: replay not at #$2: $(cat "$out")"
-  # The culprit of the world's own report (the first block: where a p2p
-  # wait and a collective mix, as in pipeline_sync, the rank that never
-  # issued the other half, not the one that waits in it), and as analyze
-  # reads the replayed flight recorders.
-  got=$(culprits "$out" | tr '\n' ',' | sed 's/,$//')
-  [ "$got" = "$3" ] || fail "$job: replay culprit '$got', not $3: $(cat "$out")"
+  # The verdict: the read-back's, where the replay reproduced the dumps'
+  # roots (as analyze reads the replayed flight recorders: every root,
+  # where the world's own report names one group's), else the dumps'.
   back=$tmp/$job.back
-  sed -n "/^the replayed ranks' flight recorders/,\$p" "$out" >"$back"
-  [ -s "$back" ] || cp "$out" "$back"
+  if grep -q '^backstop replay: reproduced: ' "$out"; then
+    readback "$out" >"$back"
+  else
+    sed -n '/^backstop replay: not reproduced/,$p' "$out" >"$back"
+  fi
+  [ -s "$back" ] || fail "$job: no verdict: $(cat "$out")"
   got=$(culprits "$back" | tr '\n' ',' | sed 's/,$//')
-  [ "$got" = "$3" ] || fail "$job: read-back culprit '$got', not $3: $(cat "$out")"
+  [ "$got" = "$3" ] || fail "$job: replay culprit '$got', not $3: $(cat "$out")"
   # The op by its recorded name, where the communicator has none of its
   # own (all_to_all, gather: a stand-in runs under that name).
   [ -z "$4" ] || [ -z "$2" ] || grep -q "^  ranks\{0,1\} [0-9,-]*: $4 #$2" "$back" ||
@@ -123,7 +127,7 @@ replayed() { # job folder, collective (empty: a p2p op), culprit, op
   if [ -n "$(truth p2p)" ]; then
     same_as_analyze "$back" "$tmp/$job.out" || fail "$job: read-back differs"
     "$bs" replay "$1" --spawn --timeout-ms 300 >"$out.spawn" 2>&1
-    sed -n "/^the replayed ranks' flight recorders/,\$p" "$out.spawn" >"$back.spawn"
+    readback "$out.spawn" >"$back.spawn"
     same_as_analyze "$back.spawn" "$tmp/$job.out" ||
       fail "$job: --spawn read-back differs"
   fi

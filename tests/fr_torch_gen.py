@@ -114,7 +114,7 @@ def two_hangs(r, g):
     """TP x DP, as groups; in the second step ranks 2 and 3 both skip their
     DP all_reduce: both DP groups hang, each on its own (rank 0 waits for
     rank 2 in {0,2}, rank 1 for rank 3 in {1,3}), neither behind the
-    other."""
+    other: two roots."""
     tp = [dist.new_group([0, 1]), dist.new_group([2, 3])][r // 2]
     dp = [dist.new_group([0, 2]), dist.new_group([1, 3])][r % 2]
     for step in range(2):
@@ -252,9 +252,9 @@ JOBS = {
              (5, 4, 5, 4)),
     "two_hangs": (two_hangs, "gloo", True,
                   "status hang\ngroup 3\nmembers 0,2\nseq 2\n"
-                  "op all_reduce\nculprit 2\nalso process group 4 "
-                  "(undefined): hang at collective #2: rank 1 waiting, "
-                  "culprit rank 3\nexit 1", (4, 4, 3, 3)),
+                  "op all_reduce\nculprit 2,3\nheld all_reduce #2 of "
+                  "process group 4 (undefined): rank 1 waits for rank 3 "
+                  "(root); its root: rank 3\nexit 1", (4, 4, 3, 3)),
     "pipeline": (pipeline, "hooked", False,
                  "status hang\ngroup 0\np2p recv\nwaiting 3\nculprit 2\n"
                  "exit 1", (3, 5, 4, 3)),
@@ -270,7 +270,7 @@ JOBS = {
              (4, 6, 5, 3)),
     "coalesced": (coalesced, "gloo", False,
                   "status desync\ngroup 0\nseq 2\nop all_reduce\n"
-                  "mismatch size\nculprit 0\nexit 1",
+                  "mismatch shape\nculprit 0\nexit 1",
              (2, 2, 2, 2)),
     "nodump": (nodump, "gloo", True,
                "status hang\ngroup 0\nseq 2\nop all_reduce\nculprit 3\n"

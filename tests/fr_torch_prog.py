@@ -83,7 +83,7 @@ class Hooked(c10d.Backend):
     def broadcast(self, tensors, opts):
         return self.inner.broadcast(tensors, opts)
 
-    def alltoall_base(self, out, inp, osplit, isplit, opts):
+    def all_to_all_single(self, out, inp, osplit, isplit, opts):
         return self.inner.alltoall_base(out, inp, osplit, isplit, opts)
 
     def barrier(self, opts):
@@ -182,7 +182,17 @@ def entries(backend):
                .get("entries", []))
 
 
+def deadline(seconds):
+    """Ends this rank's process after seconds whatever it waits in (a
+    peer that failed to start leaves the others in new_group for ever)."""
+    def end():
+        time.sleep(seconds)
+        os._exit(3)
+    threading.Thread(target=end, daemon=True).start()
+
+
 def rank_main(r, prog, name, port, out, want):
+    deadline(4 * WAIT_S)
     backend = "hooked" if prog.get("p2p") else "gloo"
     os.environ["TORCH_FR_DUMP_TEMP_FILE"] = os.path.join(out, "rank_")
     if backend == "hooked":
@@ -198,17 +208,20 @@ def rank_main(r, prog, name, port, out, want):
     dumps = r not in prog.get("no_dump", [])
 
     def when_recorded():
-        until = time.monotonic() + WAIT_S
-        while entries(backend) < want[r] and time.monotonic() < until:
-            time.sleep(0.02)
-        store.set(f"rec/{r}", "1")
-        store.wait([f"rec/{k}" for k in range(prog["world"])],
-                   datetime.timedelta(seconds=WAIT_S))
-        time.sleep(SETTLE_S)
-        if dumps:
-            dump(r, out, backend, pickle)
-        store.set(f"dumped/{r}", "1")
-        os._exit(0)
+        code = 4
+        try:
+            until = time.monotonic() + WAIT_S
+            while entries(backend) < want[r] and time.monotonic() < until:
+                time.sleep(0.02)
+            store.set(f"rec/{r}", "1")
+            store.wait([f"rec/{k}" for k in range(prog["world"])],
+                       datetime.timedelta(seconds=WAIT_S))
+            time.sleep(SETTLE_S)
+            if dumps:
+                dump(r, out, backend, pickle)
+            code = 0
+        finally:
+            os._exit(code)
 
     threading.Thread(target=when_recorded, daemon=True).start()
     try:

@@ -109,7 +109,8 @@ static void test_clean_and_bad_input(void **state) {
   assert_int_equal(backstop("analyze clean"), 0);
   has(out_text, "no hang and no desync in 1 dump of 1 ranks");
   assert_int_equal(backstop("replay clean"), 0);
-  has(out_text, "every replayed collective completed");
+  has(out_text, "every replayed op completed on every rank");
+  has(out_text, "backstop replay: reproduced: ");
   /* Usage errors: one line on stderr, exit 2. */
   assert_int_equal(backstop("analyze"), 2);
   has(err_text, "backstop analyze: expected the folder");
