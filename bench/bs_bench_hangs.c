@@ -23,6 +23,7 @@ typedef struct hangs_opts {
   long count;
   uint64_t seed, from;
   const char *keep;  /* each program's files kept here */
+  long keep_ranks;   /* only those of so many ranks at most (0: all) */
   const char *score; /* folders of torch-written dumps to score instead */
   const char *frt;   /* torchfrtrace, "" for none */
   long frt_sample;   /* the first that many programs through it */
@@ -41,7 +42,8 @@ typedef struct hangs_tally {
 
 static const char hangs_usage[] =
     "hangs_usage: backstop bench --hangs N [--seed S] [--from I] [--min-ranks M]\n"
-    "                      [--max-ranks M] [--check] [--keep DIR]\n"
+    "                      [--max-ranks M] [--check] [--keep DIR\n"
+    "                      [--keep-ranks M]]\n"
     "                      [--torchfrtrace PATH [--frt-sample K]]\n"
     "                      [--settle-ms T] [--timeout-ms T]\n"
     "       backstop bench --hangs 0 --score DIR [--spawn] [--check]\n"
@@ -52,7 +54,8 @@ static const char hangs_usage[] =
     "  --check    also each --graph through dot -Tsvg, each --trace by the\n"
     "             trace rules\n"
     "  --keep     each program's program.json, truth.json, dumps and\n"
-    "             outputs under DIR/s<seed>-p<index>/\n"
+    "             outputs under DIR/s<seed>-p<index>/ (--keep-ranks: of\n"
+    "             those of M ranks at most: tests/fr_torch_prog.py runs them)\n"
     "  --torchfrtrace  score PyTorch's analyzer too, on the first K\n"
     "             programs (--frt-sample, default 100)\n"
     "  --settle-ms  replay ends once no rank moved for T ms (default 10)\n"
@@ -99,6 +102,8 @@ static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
     ok = hangs_number(opt, v, 0, 10000000, &o->frt_sample);
   else if (!strcmp(opt, "--keep"))
     o->keep = v;
+  else if (!strcmp(opt, "--keep-ranks"))
+    ok = hangs_number(opt, v, 4, 512, &o->keep_ranks);
   else if (!strcmp(opt, "--score"))
     o->score = v;
   else if (!strcmp(opt, "--torchfrtrace"))
@@ -222,8 +227,9 @@ static bool hangs_frt_scores(const hangs_opts *o, const char *dir, const bs_json
 
 /* analyze and replay (and replay --spawn) of the dumps in dir against
  * truth. */
-static void hangs_score_dumps(const hangs_opts *o, const char *dir, const char *truth,
-                        const char *who, hangs_tally *t) {
+static void hangs_score_dumps(const hangs_opts *o, const char *dir,
+                              const char *truth, const char *who, bool kept,
+                              hangs_tally *t) {
   bs_dumps d;
   bs_dumps_verdict v = {0};
   bs_replay_result res = {0};
@@ -242,7 +248,7 @@ static void hangs_score_dumps(const hangs_opts *o, const char *dir, const char *
     t->analyze++;
   else
     hangs_miss(who, "analyze", why);
-  if (o->keep)
+  if (kept)
     hangs_keep_file(dir, "analyze.json", v.json);
   if (o->check)
     hangs_check_outputs(&v, dir, who, t);
@@ -265,7 +271,7 @@ static void hangs_score_dumps(const hangs_opts *o, const char *dir, const char *
     if (!res.reproduced && getenv("BS_HANGS_REPRO") && res.back_json &&
         !bs_corpus_score(truth, res.back_json, true, why, sizeof why))
       fprintf(stderr, "not reproduced: %s: %s\n", who, why);
-    if (o->keep && !spawn && res.back_json)
+    if (kept && !spawn && res.back_json)
       hangs_keep_file(dir, "replay.json", res.back_json);
     bs_replay_result_free(&res);
   }
@@ -279,9 +285,9 @@ static void hangs_score_dumps(const hangs_opts *o, const char *dir, const char *
 
 /* ---- the corpus ---- */
 
-static bool hangs_place(const hangs_opts *o, uint64_t i, char *dir, size_t n,
-                  char *scratch) {
-  if (o->keep) {
+static bool hangs_place(const hangs_opts *o, uint64_t i, bool kept, char *dir,
+                        size_t n, char *scratch) {
+  if (kept) {
     snprintf(dir, n, "%s/s%llu-p%llu", o->keep, (unsigned long long)o->seed,
              (unsigned long long)i);
     return bs_file_remove_tree(dir) == BS_OK && bs_file_mkdir_p(dir) == BS_OK;
@@ -292,20 +298,23 @@ static bool hangs_place(const hangs_opts *o, uint64_t i, char *dir, size_t n,
 
 static void hangs_one(const hangs_opts *o, uint64_t i, char *scratch, hangs_tally *t) {
   bs_corpus *c = NULL;
-  char dir[4096], who[160], why[512];
+  char dir[4096] = "", who[160], why[512];
   bs_buf prog = {0}, truth = {0};
   double t0 = bs_bench_measure_now_s();
   snprintf(who, sizeof who, "seed %llu program %llu", (unsigned long long)o->seed,
            (unsigned long long)i);
-  if (bs_corpus_make(o->seed, i, &o->lim, &c) != BS_OK ||
-      bs_corpus_truth_json(c, &truth) != BS_OK || !hangs_place(o, i, dir, sizeof dir, scratch)) {
+  bool kept = false;
+  if (bs_corpus_make(o->seed, i, &o->lim, &c) == BS_OK)
+    kept = o->keep && (!o->keep_ranks || bs_corpus_ranks(c) <= o->keep_ranks);
+  if (!c || bs_corpus_truth_json(c, &truth) != BS_OK ||
+      !hangs_place(o, i, kept, dir, sizeof dir, scratch)) {
     hangs_miss(who, "the program", bs_err()->message);
     goto out;
   }
   double t1 = bs_bench_measure_now_s();
   t->t_make += t1 - t0;
   t->ranks_sum += bs_corpus_ranks(c);
-  if (o->keep && (bs_corpus_prog_json(c, &prog) != BS_OK ||
+  if (kept && (bs_corpus_prog_json(c, &prog) != BS_OK ||
                   !hangs_keep_file(dir, "program.json", bs_buf_str(&prog)) ||
                   !hangs_keep_file(dir, "truth.json", bs_buf_str(&truth)))) {
     hangs_miss(who, "--keep", bs_err()->message);
@@ -318,7 +327,7 @@ static void hangs_one(const hangs_opts *o, uint64_t i, char *scratch, hangs_tall
   t->t_sim += bs_bench_measure_now_s() - t1;
   snprintf(who + strlen(who), sizeof who - strlen(who), ", %d ranks",
            bs_corpus_ranks(c));
-  hangs_score_dumps(o, dir, bs_buf_str(&truth), who, t);
+  hangs_score_dumps(o, dir, bs_buf_str(&truth), who, kept, t);
   if (o->frt[0] && (long)(i - o->from) < o->frt_sample) {
     bs_json tj = {0};
     t->frt_run++;
@@ -332,7 +341,7 @@ static void hangs_one(const hangs_opts *o, uint64_t i, char *scratch, hangs_tall
 out:
   t->programs++;
   bs_err_clear();
-  if (!o->keep && dir[0] && bs_file_remove_tree(dir) != BS_OK)
+  if (!kept && dir[0] && bs_file_remove_tree(dir) != BS_OK)
     bs_err_clear();
   bs_buf_free(&prog);
   bs_buf_free(&truth);
@@ -386,7 +395,7 @@ static int hangs_score_folders(const hangs_opts *o, hangs_tally *t) {
     snprintf(dir, sizeof dir, "%s/%s/truth.json", o->score, names[i]->d_name);
     if (names[i]->d_name[0] != '.' && bs_file_read(dir, &truth, &len) == BS_OK) {
       dir[strlen(dir) - strlen("/truth.json")] = '\0';
-      hangs_score_dumps(o, dir, truth, dir, t);
+      hangs_score_dumps(o, dir, truth, dir, false, t);
       t->programs++;
     }
     bs_err_clear();
@@ -407,7 +416,7 @@ int bs_bench_hangs_main(int argc, char **argv) {
   double t0 = bs_bench_measure_now_s();
   if (o.score && (rc = hangs_score_folders(&o, &t)) >= 0)
     return rc;
-  if (!o.keep && o.count &&
+  if ((!o.keep || o.keep_ranks) && o.count &&
       bs_file_scratch("bs_bench_hangs", scratch, sizeof scratch) != BS_OK) {
     fprintf(stderr, "backstop bench: %s\n", bs_err()->message);
     return 1;

@@ -24,6 +24,7 @@ pkgs=(build-essential cmake pkg-config
       libfiu-dev fiu-utils # fault points, fiu-run/fiu-ctrl
       libcmocka-dev       # unit tests
       libxml2-utils       # xmllint: JUnit checked against the Ant schema
+      graphviz            # dot: analyze --graph checked (dot -Tsvg)
       python3-venv        # the PyTorch venv
       lcov libjson-perl libperlio-gzip-perl # coverage; lcov reads gcc 12's JSON gcov output
       clang clang-format) # the clang -Werror build and the format check

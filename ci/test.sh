@@ -35,6 +35,12 @@ ctest --preset nofiu -j "$jobs"
 # suite_sweep is the 1% sample of it.
 echo "ci/test.sh: sweep, every scenario at 2 ranks, --sample 10%"
 build/clang/backstop sweep '*' --ranks 2 --sample 10% -q
+# The labeled hang corpus (docs/hang-report.md): 500 programs of 4-512
+# ranks on the sim, analyze and replay of each against its truth, every
+# --graph through dot -Tsvg and --trace by the trace rules; a miss prints
+# its seed and program. (ctest's fr_torch_corpus runs 30 under PyTorch.)
+echo "ci/test.sh: hang corpus, 500 programs of seed 1"
+build/clang/backstop bench --hangs 500 --seed 1 --check
 
 # The unit tests' JUnit XML goes to build/coverage/junit/.
 cmake --preset coverage -DBS_UNIT_JUNIT=ON >/dev/null

@@ -313,8 +313,10 @@ static bool hang_roots(truth *t) {
         kind = K_NO_DUMP;
       else if (!n->p2p && bs_corpus_vote_ran_past(t->c, m, n->g, n->seq, &wg, &ws))
         kind = K_SKIPPED;
-      else if (n->p2p && t->in[m] >= 0 && !t->n[t->in[m]].p2p)
-        kind = K_SKIPPED; /* it waits in a collective past its p2p op */
+      else if (n->p2p && t->in[m] >= 0 && !t->n[t->in[m]].p2p &&
+               !bs_corpus_vote_issued(t->c, n->waiter, t->n[t->in[m]].g,
+                                      t->n[t->in[m]].seq))
+        kind = K_SKIPPED; /* in a collective its waiting peer is not past */
       else if (t->in[m] < 0)
         kind = K_STALLED;
       if (kind >= 0 && !add_root(t, m, kind, k, 0))

@@ -231,3 +231,10 @@ bool bs_corpus_vote_period(const bs_corpus *c, int r, const int *groups,
   free(g);
   return found;
 }
+
+bool bs_corpus_vote_issued(const bs_corpus *c, int r, int g, uint64_t s) {
+  size_t at = 0;
+  int h = group_of_kind(c, r, kind_of(c, g));
+  place p = h >= 0 ? place_of(c, r, h, s, &at) : P_UNKNOWN;
+  return p == P_YES || p == P_BEFORE;
+}

@@ -32,6 +32,9 @@ bool bs_corpus_vote_ordered(const bs_corpus *c, int m, int ga, uint64_t sa,
  * which of them it issues next. */
 bool bs_corpus_vote_period(const bs_corpus *c, int r, const int *groups,
                            int n);
+/* Whether rank r's record shows it issued collective #s of its group of
+ * g's kind. */
+bool bs_corpus_vote_issued(const bs_corpus *c, int r, int g, uint64_t s);
 /* Whether rank r's record holds an op of group g. */
 bool bs_corpus_vote_holds(const bs_corpus *c, int r, int g);
 

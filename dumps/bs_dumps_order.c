@@ -373,6 +373,14 @@ bool bs_dumps_order_ran_past(bs_dumps_order *o, int m, int g, uint64_t s,
   return any;
 }
 
+bool bs_dumps_order_issued(bs_dumps_order *o, int r, int g, uint64_t s) {
+  long i = dump_index(o, r);
+  int h = i >= 0 ? group_of_kind(o, (size_t)i, o->kind[g]) : -1;
+  uint64_t rid;
+  place p = h >= 0 ? place_of(o, (size_t)i, h, s, &rid) : P_UNKNOWN;
+  return p == P_YES || p == P_BEFORE;
+}
+
 /* Whether rank i issued g #t after an op of another group that its peers
  * issue after it. */
 static bool late(bs_dumps_order *o, size_t i, int g, uint64_t t) {

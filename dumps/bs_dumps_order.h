@@ -38,6 +38,8 @@ uint64_t bs_dumps_order_last(const bs_dumps_order *o, int r, int g);
 bool bs_dumps_order_rid(const bs_dumps_order *o, int r, bs_dumps_ref at,
                         uint64_t *rid);
 
+/* Whether rank r issued collective #s of its group of g's kind. */
+bool bs_dumps_order_issued(bs_dumps_order *o, int r, int g, uint64_t s);
 /* Rank m never issued collective #s of group g: whether it ran past it,
  * and then the op it went on into (the first it issued that its peers'
  * order puts after g #s). */

@@ -75,12 +75,27 @@ static int member_index(const bs_dumps_view *v, int rank) {
 
 /* Whether the peer of part (the k-th of its kind to that peer) issued
  * its counterpart; an unknown peer (any source) counts as matched. */
+/* Whether rank dp issued ops past part (not the other half of an isend
+ * and irecv issued with it): it went on, so part was done. */
+static bool moved_on(const bs_dump *dp, const bs_dump_coll *part, int g) {
+  for (size_t k = 0; dp && k < dp->npg; k++)
+    for (size_t j = 0; j < dp->pg[k].n; j++) {
+      const bs_dump_coll *c = &dp->pg[k].c[j];
+      if (c->rid >= part->rid + 2 ||
+          (c->rid == part->rid + 1 && (!c->p2p || dp->pg[k].group != g)))
+        return true;
+    }
+  return false;
+}
+
 static bool matched(const bs_dumps_view *v, const tallies *all,
                     const bs_dump_coll *part, size_t k, int self) {
   int pi = part->peer < 0 ? -1 : member_index(v, part->peer);
   if (part->peer < 0)
     return true;
-  if (pi < 0 || !v->dump[pi])
+  if (pi >= 0 && !v->dump[pi]) /* what the peer did is not known */
+    return moved_on(v->dump[member_index(v, self)], part, v->g);
+  if (pi < 0)
     return false;
   /* A ring that forgot entries numbers the pair's ops from elsewhere: an
    * op not done is then not matched (one done at a time is, above). */

@@ -91,12 +91,14 @@ static bool root_kind(bs_dumps_graph *g, const bs_dumps_node *n, int m,
     *kind = BS_ROOT_SKIPPED;
     return true;
   }
-  /* Its peer waits for its side of a p2p op while it waits in a
-   * collective: it went on past its own op (the collective needs every
-   * member, its peer among them, who waits here first). */
-  if (n->at.p2p && g->in[m] >= 0 && !g->node[g->in[m]].at.p2p) {
+  /* Its peer waits for its side of a p2p op, having issued no such
+   * collective as it waits in: it went on past its own op (its peer
+   * issues the p2p op first). */
+  const bs_dumps_node *in = g->in[m] >= 0 ? &g->node[g->in[m]] : NULL;
+  if (n->at.p2p && in && !in->at.p2p &&
+      !bs_dumps_order_issued(g->order, n->waiter, in->at.group, in->at.seq)) {
     *kind = BS_ROOT_SKIPPED;
-    *went = g->node[g->in[m]].at;
+    *went = in->at;
     return true;
   }
   *kind = BS_ROOT_STALLED;
