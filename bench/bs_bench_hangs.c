@@ -350,9 +350,14 @@ out:
 
 static void hangs_summary(const hangs_opts *o, const hangs_tally *t, double seconds) {
   long n = t->programs ? t->programs : 1;
-  printf("hangs: %ld programs (seed %llu, from %llu), %.1f ranks on average\n",
-         t->programs, (unsigned long long)o->seed, (unsigned long long)o->from,
-         (double)t->ranks_sum / (double)n);
+  if (o->score)
+    printf("hangs: %ld jobs of %s (each folder's truth.json)\n", t->programs,
+           o->score);
+  else
+    printf("hangs: %ld programs (seed %llu, from %llu), %.1f ranks on "
+           "average\n",
+           t->programs, (unsigned long long)o->seed,
+           (unsigned long long)o->from, (double)t->ranks_sum / (double)n);
   printf("  analyze: %ld/%ld (%.1f%%)\n", t->analyze, t->programs,
          100.0 * (double)t->analyze / (double)n);
   printf("  replay:  %ld/%ld (%.1f%%); its run reproduced the dumps' roots on "

@@ -330,18 +330,22 @@ static void skip(bs_corpus *c, int rank, int at) {
   c->fault[c->nfaults++] = (bs_corpus_flaw){.what = BS_CF_SKIP, .rank = rank};
 }
 
-/* A size, shape, dtype or op of its own at op `at` of rank `rank`. */
-static void mismatch(bs_corpus *c, rng *r, int rank, int at) {
+/* A size, shape, dtype or op of its own at op `at` of rank `rank` (a
+ * shape of as many elements, a dtype of as many bytes); its name. */
+static const char *mismatch(bs_corpus *c, rng *r, int rank, int at) {
+  static const char *const names[] = {"size", "shape", "dtype", "op"};
+  static const int kinds[] = {3, 4, 2, 1}; /* bs_dumps_mismatch */
   bs_corpus_op *o = &c->rank[rank].op[at];
-  int kind = below(r, 4); /* size, shape, dtype, op */
+  int kind = below(r, 4);
   if (o->coll == BS_CC_COALESCED)
     kind = 0;
+  if (kind == 1 && (o->n < 4 || o->n % 2))
+    kind = 2;
   if (kind == 0) {
     o->n += 1;
     if (o->coll == BS_CC_COALESCED)
       o->parts[0] += 1;
   } else if (kind == 1) {
-    o->n = o->n < 4 ? 4 : o->n & ~1u;
     o->cols = 2;
   } else if (kind == 2) {
     o->dt = BS_CD_BF16;
@@ -349,9 +353,9 @@ static void mismatch(bs_corpus *c, rng *r, int rank, int at) {
   } else {
     o->coll = o->coll == BS_CC_ALL_GATHER ? BS_CC_ALL_REDUCE : BS_CC_ALL_GATHER;
   }
-  static const int kinds[] = {3, 4, 2, 1}; /* bs_dumps_mismatch */
   c->fault[c->nfaults++] = (bs_corpus_flaw){
       .what = BS_CF_MISMATCH, .rank = rank, .mismatch = kinds[kind]};
+  return names[kind];
 }
 
 /* Ops a and b of each rank of `who` swapped at step k (their places in
@@ -476,8 +480,9 @@ static bs_status fault(bs_corpus *c, rng *r, const plan *p) {
     at = draw_op(r, c, rank, p, true);
     if (at < 0 || c->rank[rank].op[at].coll == BS_CC_ALL_TO_ALL)
       return bs_err_fail(BS_ERR_INVALID, NULL, "no op to change");
-    say(c, "rank %d issues op %d (group %s) of its own kind", rank, at);
-    mismatch(c, r, rank, at);
+    say(c, "rank %d issues op %d (group %s) of another ", rank, at);
+    snprintf(c->what + strlen(c->what), sizeof c->what - strlen(c->what),
+             "%s", mismatch(c, r, rank, at));
     break;
   case 7: /* a ring that wraps: a stall late in a long job */
     c->fr_buffer = ring(c, p);
