@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_buf.h"
 #include "bs_dumps_cycles.h"
 #include "bs_dumps_roots.h"
 
@@ -180,13 +181,20 @@ note(bs_dumps_graph *g, const char *fmt, ...) {
 static void unknowns(bs_dumps_graph *g) {
   const bs_dumps *d = g->d;
   size_t lost = 0;
+  bs_buf names = {0};
+  size_t inferred = 0;
   for (size_t k = 0; k < d->ngroups; k++)
-    if (!d->groups[k].ranks_known && g->gres[k].finding != BS_DUMPS_CLEAN)
-      note(g,
-           "the members of process group %s are the ranks whose dumps hold "
-           "its entries (no pg_config lists them): a member that never "
-           "issued in it is not known",
-           d->groups[k].name);
+    if (!d->groups[k].ranks_known && g->gres[k].finding != BS_DUMPS_CLEAN &&
+        inferred++ < 8)
+      bs_buf_printf(&names, "%s%s", names.len ? ", " : "", d->groups[k].name);
+  if (inferred)
+    note(g,
+         "no pg_config lists the members of process group%s %s%s: they are "
+         "read from the entries (and the order torch makes groups in): a "
+         "member with no entry of one may be missing from them",
+         inferred > 1 ? "s" : "", bs_buf_str(&names),
+         inferred > 8 ? " and more" : "");
+  bs_buf_free(&names);
   for (size_t i = 0; i < d->n; i++)
     lost += d->d[i].lost > 0;
   if (lost)

@@ -82,19 +82,6 @@ static void completed(const bs_dumps_graph *g, bs_buf *b) {
     bs_buf_printf(b, " (every member's every entry done)\n");
 }
 
-static void inferred_note(const bs_dumps_graph *g, int k, bs_buf *b) {
-  const bs_dump_group *grp = &g->d->groups[k];
-  if (grp->ranks_known)
-    return;
-  bs_buf_printf(b,
-                "  members of process group %s: %s (no pg_config of the "
-                "dumps lists them)\n",
-                grp->name,
-                !strcmp(grp->desc, "default_pg")
-                    ? "every rank with a dump, and any below the highest"
-                    : "the ranks whose dumps hold its entries");
-}
-
 /* ---- the block of the group shown ---- */
 
 /* Where each member of group k that waits in another group's op waits
@@ -203,7 +190,6 @@ static bs_status text_of(const bs_dumps_graph *g, int k, bs_dumps_verdict *v) {
   torchfrtrace_note(g, k, &b);
   bs_dumps_lines_held(g, MAX_HELD, &b);
   bs_dumps_lines_cycles(g, &b);
-  inferred_note(g, k, &b);
   bs_dumps_lines_unknown(g, &b);
   completed(g, &b);
   if (b.oom)
