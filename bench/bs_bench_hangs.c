@@ -163,15 +163,21 @@ static bool hangs_keep_file(const char *dir, const char *name, const char *text)
   return bs_file_publish(path, text, strlen(text)) == BS_OK;
 }
 
-/* dot -Tsvg of the graph, the trace by the rules. */
-static void hangs_check_outputs(const bs_dumps_verdict *v, const char *dir,
-                          const char *who, hangs_tally *t) {
-  char path[4200], why[256] = "";
+/* dot -Tsvg of the graph (a file of its own in /tmp: dir may be a folder
+ * of dumps that is not ours), the trace by the rules. */
+static void hangs_check_outputs(const bs_dumps_verdict *v, const char *who,
+                                hangs_tally *t) {
+  char path[] = "/tmp/bs_hangs_dot_XXXXXX", why[256] = "";
   char *argv[] = {"dot", "-Tsvg", "-o", "/dev/null", path, NULL};
-  snprintf(path, sizeof path, "%.4000s/graph.dot", dir);
-  bool dot = bs_file_publish(path, v->dot, strlen(v->dot)) == BS_OK &&
+  int fd = mkstemp(path);
+  size_t len = strlen(v->dot);
+  bool dot = fd >= 0 && write(fd, v->dot, len) == (ssize_t)len &&
              bs_bench_exec(argv, NULL, NULL, NULL) == 0;
   bool trace = bs_bench_trace_ok(v->trace, why, sizeof why);
+  if (fd >= 0) {
+    close(fd);
+    unlink(path);
+  }
   t->outputs++;
   if (!dot)
     hangs_miss(who, "--graph", "dot -Tsvg refused it");
@@ -251,7 +257,7 @@ static void hangs_score_dumps(const hangs_opts *o, const char *dir,
   if (kept)
     hangs_keep_file(dir, "analyze.json", v.json);
   if (o->check)
-    hangs_check_outputs(&v, dir, who, t);
+    hangs_check_outputs(&v, who, t);
   for (int spawn = 0; spawn <= (int)o->spawn; spawn++) {
     bs_replay_opts ro2 = {.timeout_ms = o->timeout_ms,
                           .settle_ms = spawn ? 0 : o->settle_ms,

@@ -303,12 +303,13 @@ static bool step(bs_corpus *c, const mesh *m, const plan *p, int r) {
 
 static bool is_coll(const bs_corpus_op *o) { return o->kind == BS_CK_COLL; }
 
-/* A rank and an op of its program, drawn past its first step. */
+/* A rank and an op of its program, drawn past its first step; -1 where
+ * none fits (the program is drawn again). */
 static int draw_op(rng *r, const bs_corpus *c, int rank, const plan *p,
                    bool colls_only) {
   const bs_corpus_rank *rk = &c->rank[rank];
   int per = (int)rk->n / p->steps, from = per > 0 ? per / 2 : 0;
-  for (int tries = 0; tries < 64; tries++) {
+  for (int tries = 0; tries < 64 && from < (int)rk->n; tries++) {
     int i = from + below(r, (int)rk->n - from);
     if (!colls_only || (is_coll(&rk->op[i]) && rk->op[i].coll != BS_CC_BARRIER))
       return i;
@@ -419,14 +420,16 @@ static bs_status fault(bs_corpus *c, rng *r, const plan *p) {
   switch (kind) {
   case 0: /* skip and stall (a dump), or a death with one */
   case 1: /* a death without a dump */
-    at = draw_op(r, c, rank, p, false);
+    if ((at = draw_op(r, c, rank, p, false)) < 0)
+      return bs_err_fail(BS_ERR_INVALID, NULL, "no op to stall at");
     say(c, kind ? "rank %d dies before op %d (group %s), no dump"
                 : "rank %d stalls before op %d (group %s)",
         rank, at);
     stall(c, rank, at, kind == 0);
     break;
   case 2: /* skip and go on; a run ahead where its later ops match */
-    at = draw_op(r, c, rank, p, true);
+    if ((at = draw_op(r, c, rank, p, true)) < 0)
+      return bs_err_fail(BS_ERR_INVALID, NULL, "no op to skip");
     say(c, "rank %d skips op %d (group %s) and goes on", rank, at);
     skip(c, rank, at);
     break;
@@ -438,7 +441,8 @@ static bs_status fault(bs_corpus *c, rng *r, const plan *p) {
         taken |= c->fault[f].rank == who;
       if (taken)
         continue;
-      at = draw_op(r, c, who, p, chance(r, 30));
+      if ((at = draw_op(r, c, who, p, chance(r, 30))) < 0)
+        return bs_err_fail(BS_ERR_INVALID, NULL, "no op to fault");
       bool go_on = is_coll(&c->rank[who].op[at]) && chance(r, 30);
       say(c, go_on ? "rank %d skips op %d (group %s) and goes on"
                    : "rank %d stalls before op %d (group %s)",
@@ -495,7 +499,8 @@ static bs_status fault(bs_corpus *c, rng *r, const plan *p) {
     c->missing_node = below(r, c->nodes);
     while (rank / (c->world / c->nodes) == c->missing_node)
       rank = (rank + 1) % c->world;
-    at = draw_op(r, c, rank, p, false);
+    if ((at = draw_op(r, c, rank, p, false)) < 0)
+      return bs_err_fail(BS_ERR_INVALID, NULL, "no op to stall at");
     say(c, "rank %d stalls before op %d (group %s); a node's folder missing",
         rank, at);
     stall(c, rank, at, true);
@@ -512,11 +517,12 @@ static bs_status fault(bs_corpus *c, rng *r, const plan *p) {
 static bool extra_groups(bs_corpus *c, rng *r, const mesh *m, plan *p) {
   if (m->size[DP] < 2 || !chance(r, 35))
     return true;
+  /* Copied: adding a group moves c->groups. */
   const bs_corpus_group *dp = &c->groups[m->of[DP][0] - 1];
-  int ranks[512];
-  memcpy(ranks, dp->ranks, (size_t)dp->n * sizeof *ranks);
-  p->extra_a = add_group(c, ranks, dp->n, "grad_sync", -1);
-  p->extra_b = add_group(c, ranks, dp->n, "metrics", -1);
+  int ranks[512], n = dp->n;
+  memcpy(ranks, dp->ranks, (size_t)n * sizeof *ranks);
+  p->extra_a = add_group(c, ranks, n, "grad_sync", -1);
+  p->extra_b = add_group(c, ranks, n, "metrics", -1);
   return p->extra_a > 0 && p->extra_b > 0 &&
          add_make(c, (bs_corpus_maker){.how = BS_CM_GROUP, .group = p->extra_a - 1}) &&
          add_make(c, (bs_corpus_maker){.how = BS_CM_GROUP, .group = p->extra_b - 1});

@@ -322,8 +322,9 @@ static int by_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The world's own handle stands for the group of every rank that is the
- * default one. */
+/* The world's own handle stands for the default group of every rank (its
+ * recorder names it "0", default_pg); any other group of every rank is a
+ * group of its own, so the replay's dumps name it as the job's do. */
 bs_status bs_replay_plan_groups(bs_replay_state *r) {
   const bs_dumps *d = r->d;
   if (d->ngroups && (!(r->g = calloc(d->ngroups, sizeof *r->g)) ||
@@ -339,8 +340,8 @@ bs_status bs_replay_plan_groups(bs_replay_state *r) {
     memcpy(g->members, dg->ranks, (size_t)dg->n * sizeof(int));
     qsort(g->members, (size_t)dg->n, sizeof(int), by_int);
     g->n = dg->n;
-    g->world = g->n == r->n &&
-               (strcmp(dg->desc, "default_pg") == 0 || (int)i == d->group);
+    g->world = g->n == r->n && (!strcmp(dg->desc, "default_pg") ||
+                                (!dg->desc[0] && !strcmp(dg->name, "0")));
   }
   return BS_OK;
 }
