@@ -41,7 +41,7 @@ typedef struct hangs_tally {
 } hangs_tally;
 
 static const char hangs_usage[] =
-    "hangs_usage: backstop bench --hangs N [--seed S] [--from I] [--min-ranks M]\n"
+    "usage: backstop bench --hangs N [--seed S] [--from I] [--min-ranks M]\n"
     "                      [--max-ranks M] [--check] [--keep DIR\n"
     "                      [--keep-ranks M]]\n"
     "                      [--torchfrtrace PATH [--frt-sample K]]\n"
@@ -62,7 +62,11 @@ static const char hangs_usage[] =
     "  --timeout-ms replay's watchdog (default 2000)\n"
     "  --score    instead: every sub-folder of DIR holding truth.json (dumps\n"
     "             PyTorch wrote: tests/fr_torch_prog.py), analyze and replay\n"
-    "             (--spawn: replay --spawn too)\n";
+    "             (--spawn: replay --spawn too)\n"
+    "  A miss is printed with its seed and program: --hangs 1 --seed S\n"
+    "  --from I runs it alone\n"
+    "exit status: 0 every program scored in full (and every output\n"
+    "  checked passed), 1 a miss, 2 bad options\n";
 
 /* ---- options ---- */
 

@@ -206,7 +206,9 @@ static const struct {
     {"explain", "usage: backstop explain SCENARIO\n  what it does, which "
                 "faults it arms, which oracles it checks\n"},
     {"bench", "usage: backstop bench [options]\n  throughput against the "
-              "ceilings measured in the same run (backstop bench --help)\n"},
+              "ceilings measured in the same run (backstop bench --help);\n"
+              "  --hangs N: analyze and replay scored on N generated hung "
+              "jobs\n  (backstop bench --hangs 1 --help)\n"},
     {"run", run_help},
     {"sweep", sweep_help},
     {"fuzz", fuzz_help},

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "base/bs_json.h"
 #include "bs_test_cli.h"
 #include "dev/bs_dev.h"
 
@@ -136,6 +137,75 @@ static void test_clean_and_bad_input(void **state) {
   }
 }
 
+/* A file of dir parsed as JSON (fails the test where it does not parse). */
+static void parse(const char *path, bs_json *j) {
+  char *text = slurp(path);
+  assert_true(text[0]);
+  assert_int_equal(bs_json_parse(text, strlen(text), j), BS_OK);
+  free(text);
+}
+
+/* The root of cycle3 (rank 5 skipped dp #2), as analyze --json and replay
+ * --json write it. */
+static void root_is_rank5(const bs_json *j, const char *verdict) {
+  const bs_json *roots = bs_json_get(j, "roots");
+  assert_string_equal(bs_json_get_str(j, "schema", ""),
+                      "backstop-hang-report/1");
+  assert_string_equal(bs_json_get_str(j, "verdict", ""), verdict);
+  assert_non_null(roots);
+  assert_int_equal(roots->n, 1);
+  assert_int_equal(bs_json_get_int(&roots->items[0], "rank", -1), 5);
+  assert_string_equal(bs_json_get_str(&roots->items[0], "kind", ""),
+                      "skipped");
+  assert_string_equal(bs_json_get_str(&roots->items[0], "desc", ""),
+                      "mesh_dp");
+  assert_int_equal(bs_json_get_int(&roots->items[0], "op", -1), 2);
+}
+
+/* --json, --graph and --trace: each written whole, the JSON's roots those
+ * of the text, the graph through dot where it is installed, the trace a
+ * Chrome trace; a path that cannot be written is named (exit 1), an
+ * option without its value is a usage error (exit 2). */
+static void test_outputs(void **state) {
+  (void)state;
+  bs_json j = {0}, t = {0};
+  assert_int_equal(backstop("analyze " BS_TEST_DATA "/fr/torch-cycle3 "
+                            "--json v.json --graph g.dot --trace t.json"),
+                   1);
+  has(out_text, "  root: rank 5 skipped all_reduce #2 of process group 8");
+  parse("v.json", &j);
+  root_is_rank5(&j, "hang");
+  assert_int_equal(bs_json_get(&j, "stuck")->n, 3);
+  bs_json_free(&j);
+  char *dot = slurp("g.dot");
+  has(dot, "digraph waits {");
+  has(dot, "rank 5\\nskipped all_reduce #2 of process group 8");
+  free(dot);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd,
+           "! command -v dot >/dev/null || dot -Tsvg -o /dev/null %s/g.dot",
+           dir);
+  assert_int_equal(system(cmd), 0);
+  parse("t.json", &t);
+  assert_true(bs_json_get(&t, "traceEvents")->n > 8 * 3);
+  bs_json_free(&t);
+  assert_int_equal(backstop("replay " BS_TEST_DATA "/fr/torch-cycle3 "
+                            "--timeout-ms 300 --json r.json"),
+                   1);
+  parse("r.json", &j);
+  root_is_rank5(&j, "hang");
+  assert_true(bs_json_get(&j, "reproduced") != NULL);
+  bs_json_free(&j);
+  assert_int_equal(backstop("analyze " BS_TEST_DATA "/fr/torch-cycle3 "
+                            "--json /nonexistent/v.json"),
+                   1);
+  has(err_text, "backstop analyze: --json /nonexistent/v.json: cannot write");
+  assert_int_equal(backstop("analyze " BS_TEST_DATA "/fr/torch-cycle3 "
+                            "--graph"),
+                   2);
+  has(err_text, "a value missing after '--graph'");
+}
+
 /* A process per rank (--spawn; what NCCL ranks sharing a GPU get): each
  * rank's verdict, then the replayed flight recorders read as analyze reads
  * them, with analyze's culprit; the same text every time. */
@@ -241,6 +311,7 @@ int main(void) {
       cmocka_unit_test(test_torch_dumps),
       cmocka_unit_test(test_own_artifacts),
       cmocka_unit_test(test_clean_and_bad_input),
+      cmocka_unit_test(test_outputs),
       cmocka_unit_test(test_world_limit),
       cmocka_unit_test(test_spawn_limit),
       cmocka_unit_test(test_spawn_open_files),
