@@ -71,13 +71,14 @@ static const char hangs_usage[] =
 /* ---- options ---- */
 
 static bool hangs_number(const char *opt, const char *v, long lo, long hi,
-                   long *out) {
+                         long *out) {
   char *end;
   errno = 0;
   long n = strtol(v, &end, 10);
   if (errno || end == v || *end || n < lo || n > hi) {
-    fprintf(stderr, "backstop bench: %s: expected an integer in [%ld, %ld], "
-                    "got '%s'\n",
+    fprintf(stderr,
+            "backstop bench: %s: expected an integer in [%ld, %ld], "
+            "got '%s'\n",
             opt, lo, hi, v);
     return false;
   }
@@ -90,17 +91,23 @@ static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
   bool ok = true;
   if (!strcmp(opt, "--hangs"))
     ok = hangs_number(opt, v, 0, 10000000, &o->count);
-  else if (!strcmp(opt, "--seed") && (ok = hangs_number(opt, v, 0, LONG_MAX, &n)))
+  else if (!strcmp(opt, "--seed") &&
+           (ok = hangs_number(opt, v, 0, LONG_MAX, &n)))
     o->seed = (uint64_t)n;
-  else if (!strcmp(opt, "--from") && (ok = hangs_number(opt, v, 0, LONG_MAX, &n)))
+  else if (!strcmp(opt, "--from") &&
+           (ok = hangs_number(opt, v, 0, LONG_MAX, &n)))
     o->from = (uint64_t)n;
-  else if (!strcmp(opt, "--min-ranks") && (ok = hangs_number(opt, v, 4, 512, &n)))
+  else if (!strcmp(opt, "--min-ranks") &&
+           (ok = hangs_number(opt, v, 4, 512, &n)))
     o->lim.min_ranks = (int)n;
-  else if (!strcmp(opt, "--max-ranks") && (ok = hangs_number(opt, v, 4, 512, &n)))
+  else if (!strcmp(opt, "--max-ranks") &&
+           (ok = hangs_number(opt, v, 4, 512, &n)))
     o->lim.max_ranks = (int)n;
-  else if (!strcmp(opt, "--settle-ms") && (ok = hangs_number(opt, v, 1, 60000, &n)))
+  else if (!strcmp(opt, "--settle-ms") &&
+           (ok = hangs_number(opt, v, 1, 60000, &n)))
     o->settle_ms = (int)n;
-  else if (!strcmp(opt, "--timeout-ms") && (ok = hangs_number(opt, v, 1, 600000, &n)))
+  else if (!strcmp(opt, "--timeout-ms") &&
+           (ok = hangs_number(opt, v, 1, 600000, &n)))
     o->timeout_ms = (int)n;
   else if (!strcmp(opt, "--frt-sample"))
     ok = hangs_number(opt, v, 0, 10000000, &o->frt_sample);
@@ -113,8 +120,9 @@ static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
   else if (!strcmp(opt, "--torchfrtrace"))
     o->frt = v;
   else {
-    fprintf(stderr, "backstop bench: unknown option '%s' (see backstop bench "
-                    "--help)\n",
+    fprintf(stderr,
+            "backstop bench: unknown option '%s' (see backstop bench "
+            "--help)\n",
             opt);
     return false;
   }
@@ -122,8 +130,11 @@ static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
 }
 
 static int hangs_parse(int argc, char **argv, hangs_opts *o) {
-  *o = (hangs_opts){.seed = 1, .frt = "", .frt_sample = 100, .settle_ms = 10,
-              .timeout_ms = 2000};
+  *o = (hangs_opts){.seed = 1,
+                    .frt = "",
+                    .frt_sample = 100,
+                    .settle_ms = 10,
+                    .timeout_ms = 2000};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       fputs(hangs_usage, stdout);
@@ -147,8 +158,9 @@ static int hangs_parse(int argc, char **argv, hangs_opts *o) {
     return 2;
   }
   if (!o->count && !o->score) {
-    fprintf(stderr, "backstop bench: --hangs: expected a hangs_number of programs "
-                    "above 0, or --score DIR\n");
+    fprintf(stderr,
+            "backstop bench: --hangs: expected a hangs_number of programs "
+            "above 0, or --score DIR\n");
     return 2;
   }
   return -1;
@@ -161,7 +173,8 @@ static void hangs_miss(const char *who, const char *what, const char *why) {
   fflush(stdout);
 }
 
-static bool hangs_keep_file(const char *dir, const char *name, const char *text) {
+static bool hangs_keep_file(const char *dir, const char *name,
+                            const char *text) {
   char path[4200];
   snprintf(path, sizeof path, "%.4000s/%s", dir, name);
   return bs_file_publish(path, text, strlen(text)) == BS_OK;
@@ -191,15 +204,26 @@ static void hangs_check_outputs(const bs_dumps_verdict *v, const char *who,
   bs_err_clear();
 }
 
-/* The ranks torchfrtrace names: missing from a collective, or culprits. */
-static bool hangs_frt_ranks(const char *out, bool *pick, int n) {
+/* The ranks of each "<key>{1, 3}" in out. */
+static bool hangs_frt_sets(const char *out, const char *key, bool *pick,
+                           int n) {
   bool any = false;
-  for (const char *p = out; (p = strstr(p, "missing ranks: {")); p++)
-    for (const char *q = p + 16; *q && *q != '}'; q++)
-      if (*q >= '0' && *q <= '9' && (q == p + 16 || q[-1] < '0' || q[-1] > '9')) {
+  size_t k = strlen(key);
+  for (const char *p = out; (p = strstr(p, key)); p++)
+    for (const char *q = p + k; *q && *q != '}'; q++)
+      if (*q >= '0' && *q <= '9' &&
+          (q == p + k || q[-1] < '0' || q[-1] > '9')) {
         int r = atoi(q);
         any |= r < n && (pick[r] = true);
       }
+  return any;
+}
+
+/* The ranks torchfrtrace names: missing from a collective, whose dumps it
+ * lacks, or culprits. */
+static bool hangs_frt_ranks(const char *out, bool *pick, int n) {
+  bool any = hangs_frt_sets(out, "missing ranks: {", pick, n);
+  any |= hangs_frt_sets(out, "missed FR dumps from ranks ({", pick, n);
   for (const char *p = out; (p = strstr(p, "Culprit rank ")); p++) {
     int r = atoi(p + 13);
     any |= r < n && (pick[r] = true);
@@ -208,10 +232,14 @@ static bool hangs_frt_ranks(const char *out, bool *pick, int n) {
 }
 
 /* torchfrtrace on the dumps: the ranks it blames are the truth's roots. */
-static bool hangs_frt_scores(const hangs_opts *o, const char *dir, const bs_json *truth,
-                       int ranks, char *why, size_t n) {
-  char *argv[] = {"sh", "-c", "exec \"$0\" \"$1\" 2>&1", (char *)o->frt,
-                  (char *)dir, NULL};
+static bool hangs_frt_scores(const hangs_opts *o, const char *dir,
+                             const bs_json *truth, int ranks, char *why,
+                             size_t n) {
+  /* Its best: dumps named rank_<R> (the folder holds other files), and
+   * an answer where some rank left none. */
+  static const char sh[] =
+      "exec \"$0\" -p rank_ --allow-incomplete-ranks \"$1\" 2>&1";
+  char *argv[] = {"sh", "-c", (char *)sh, (char *)o->frt, (char *)dir, NULL};
   bs_buf out = {0};
   bool *want = calloc((size_t)ranks + 1, sizeof *want);
   bool *got = calloc((size_t)ranks + 1, sizeof *got), same = want && got;
@@ -222,7 +250,8 @@ static bool hangs_frt_scores(const hangs_opts *o, const char *dir, const bs_json
     if (r >= 0 && r < ranks)
       want[r] = true;
   }
-  same = same && hangs_frt_ranks(bs_buf_str(&out), got, ranks) == (roots && roots->n);
+  same = same &&
+         hangs_frt_ranks(bs_buf_str(&out), got, ranks) == (roots && roots->n);
   for (int r = 0; same && r < ranks; r++)
     same = want[r] == got[r];
   if (!same)
@@ -306,13 +335,14 @@ static bool hangs_place(const hangs_opts *o, uint64_t i, bool kept, char *dir,
   return true;
 }
 
-static void hangs_one(const hangs_opts *o, uint64_t i, char *scratch, hangs_tally *t) {
+static void hangs_one(const hangs_opts *o, uint64_t i, char *scratch,
+                      hangs_tally *t) {
   bs_corpus *c = NULL;
   char dir[4096] = "", who[160], why[512];
   bs_buf prog = {0}, truth = {0};
   double t0 = bs_bench_measure_now_s();
-  snprintf(who, sizeof who, "seed %llu program %llu", (unsigned long long)o->seed,
-           (unsigned long long)i);
+  snprintf(who, sizeof who, "seed %llu program %llu",
+           (unsigned long long)o->seed, (unsigned long long)i);
   bool kept = false;
   if (bs_corpus_make(o->seed, i, &o->lim, &c) == BS_OK)
     kept = o->keep && (!o->keep_ranks || bs_corpus_ranks(c) <= o->keep_ranks);
@@ -325,8 +355,8 @@ static void hangs_one(const hangs_opts *o, uint64_t i, char *scratch, hangs_tall
   t->t_make += t1 - t0;
   t->ranks_sum += bs_corpus_ranks(c);
   if (kept && (bs_corpus_prog_json(c, &prog) != BS_OK ||
-                  !hangs_keep_file(dir, "program.json", bs_buf_str(&prog)) ||
-                  !hangs_keep_file(dir, "truth.json", bs_buf_str(&truth)))) {
+               !hangs_keep_file(dir, "program.json", bs_buf_str(&prog)) ||
+               !hangs_keep_file(dir, "truth.json", bs_buf_str(&truth)))) {
     hangs_miss(who, "--keep", bs_err()->message);
     goto out;
   }
@@ -358,7 +388,8 @@ out:
   bs_corpus_free(c);
 }
 
-static void hangs_summary(const hangs_opts *o, const hangs_tally *t, double seconds) {
+static void hangs_summary(const hangs_opts *o, const hangs_tally *t,
+                          double seconds) {
   long n = t->programs ? t->programs : 1;
   if (o->score)
     printf("hangs: %ld jobs of %s (each folder's truth.json)\n", t->programs,
@@ -378,8 +409,9 @@ static void hangs_summary(const hangs_opts *o, const hangs_tally *t, double seco
     printf("  replay --spawn: %ld/%ld; reproduced on %ld\n", t->spawn,
            t->programs, t->spawn_reproduced);
   if (t->frt_run)
-    printf("  torchfrtrace: %ld/%ld (%.1f%%): the ranks it names are the roots\n",
-           t->frt, t->frt_run, 100.0 * (double)t->frt / (double)t->frt_run);
+    printf(
+        "  torchfrtrace: %ld/%ld (%.1f%%): the ranks it names are the roots\n",
+        t->frt, t->frt_run, 100.0 * (double)t->frt / (double)t->frt_run);
   if (o->check)
     printf("  outputs: %ld --graph through dot -Tsvg and --trace by the trace "
            "rules, %ld refused\n",
@@ -408,7 +440,8 @@ static int hangs_score_folders(const hangs_opts *o, hangs_tally *t) {
     char dir[4096], *truth = NULL;
     size_t len;
     snprintf(dir, sizeof dir, "%s/%s/truth.json", o->score, names[i]->d_name);
-    if (names[i]->d_name[0] != '.' && bs_file_read(dir, &truth, &len) == BS_OK) {
+    if (names[i]->d_name[0] != '.' &&
+        bs_file_read(dir, &truth, &len) == BS_OK) {
       dir[strlen(dir) - strlen("/truth.json")] = '\0';
       hangs_score_dumps(o, dir, truth, dir, false, t);
       t->programs++;

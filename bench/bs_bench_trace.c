@@ -30,23 +30,24 @@ static bool trace_whole_tenths(double v) {
 }
 
 /* The X slices; false at the first that breaks a rule of its own. */
-static bool trace_slices_of(const bs_json *ev, trace_slice *s, size_t *n, char *why,
-                      size_t wn) {
+static bool trace_slices_of(const bs_json *ev, trace_slice *s, size_t *n,
+                            char *why, size_t wn) {
   *n = 0;
   for (size_t i = 0; i < ev->n; i++) {
     const bs_json *e = &ev->items[i];
     if (strcmp(bs_json_get_str(e, "ph", ""), "X") != 0)
       continue;
-    double ts = bs_json_get_num(e, "ts", -1), dur = bs_json_get_num(e, "dur", -1);
+    double ts = bs_json_get_num(e, "ts", -1),
+           dur = bs_json_get_num(e, "dur", -1);
     if (!trace_whole_tenths(ts) || !trace_whole_tenths(dur)) {
       snprintf(why, wn, "event %zu: ts %g, dur %g: not whole tenths of a us", i,
                ts, dur);
       return false;
     }
     s[*n] = (trace_slice){.t0 = llround(ts * 10),
-                    .t1 = llround(ts * 10) + llround(dur * 10),
-                    .pid = bs_json_get_int(e, "pid", -1),
-                    .tid = bs_json_get_int(e, "tid", -1)};
+                          .t1 = llround(ts * 10) + llround(dur * 10),
+                          .pid = bs_json_get_int(e, "pid", -1),
+                          .tid = bs_json_get_int(e, "tid", -1)};
     (*n)++;
   }
   return true;

@@ -18,8 +18,8 @@ static void unexec(bs_corpus *c) {
 }
 
 /* One attempt: *shows when its dumps would show its fault. */
-static bs_status attempt(bs_corpus *c, const bs_corpus_limits *lim,
-                         uint64_t k, bool *shows) {
+static bs_status attempt(bs_corpus *c, const bs_corpus_limits *lim, uint64_t k,
+                         bool *shows) {
   bs_status st = bs_corpus_gen_draw(c, lim, k);
   *shows = false;
   if (st == BS_ERR_INVALID) { /* nothing of that fault to apply */
@@ -70,9 +70,13 @@ void bs_corpus_free(bs_corpus *c) {
   free(c);
 }
 
-int bs_corpus_ranks(const bs_corpus *c) { return c->world; }
+int bs_corpus_ranks(const bs_corpus *c) {
+  return c->world;
+}
 
-const char *bs_corpus_fault(const bs_corpus *c) { return c->what; }
+const char *bs_corpus_fault(const bs_corpus *c) {
+  return c->what;
+}
 
 bool bs_corpus_score(const char *truth, const char *got, bool replayed,
                      char *why, size_t n) {

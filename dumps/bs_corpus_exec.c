@@ -101,18 +101,18 @@ static bool entry(bs_corpus_state *st, bs_corpus_issued e) {
 
 /* One side of a p2p op of rank r. */
 static bool side(exec *x, int r, int op, int g, int part, int peer, bool send) {
-  struct pair *p = pair_of(&x->k, send ? pair_key(g, r, peer)
-                                       : pair_key(g, peer, r));
+  struct pair *p =
+      pair_of(&x->k, send ? pair_key(g, r, peer) : pair_key(g, peer, r));
   if (!p)
     return false;
   uint32_t nth = send ? ++p->sends : ++p->recvs;
   return entry(&x->c->st[r], (bs_corpus_issued){.op = op,
-                                                 .part = part,
-                                                 .seq = ++x->p2p[r][g],
-                                                 .p2p = true,
-                                                 .send = send,
-                                                 .peer = peer,
-                                                 .nth = nth});
+                                                .part = part,
+                                                .seq = ++x->p2p[r][g],
+                                                .p2p = true,
+                                                .send = send,
+                                                .peer = peer,
+                                                .nth = nth});
 }
 
 static bool issue(exec *x, int r) {

@@ -25,7 +25,9 @@ static int below(rng *r, int n) {
   return n > 0 ? (int)(next(r) % (uint64_t)n) : 0;
 }
 
-static bool chance(rng *r, int percent) { return below(r, 100) < percent; }
+static bool chance(rng *r, int percent) {
+  return below(r, 100) < percent;
+}
 
 /* ---- the mesh ---- */
 
@@ -40,8 +42,8 @@ typedef struct mesh {
 /* World sizes log-uniform in [lo, hi]: TP, PP, CP, EP of small powers of
  * two, DP the rest. */
 static void draw_mesh(rng *r, int lo, int hi, mesh *m) {
-  double want = exp(log(lo) + (log(hi) - log(lo)) * (double)below(r, 1000000) /
-                                  1e6);
+  double want =
+      exp(log(lo) + (log(hi) - log(lo)) * (double)below(r, 1000000) / 1e6);
   static const int tp[] = {1, 2, 2, 4, 8}, pp[] = {1, 1, 2, 4},
                    cp[] = {1, 1, 1, 2}, ep[] = {1, 1, 2, 4};
   for (;;) {
@@ -88,7 +90,8 @@ static int add_group(bs_corpus *c, const int *ranks, int n, const char *desc,
 }
 
 static bool add_make(bs_corpus *c, bs_corpus_maker mk) {
-  bs_corpus_maker *grown = realloc(c->make, ((size_t)c->nmake + 1) * sizeof *grown);
+  bs_corpus_maker *grown =
+      realloc(c->make, ((size_t)c->nmake + 1) * sizeof *grown);
   if (!grown)
     return false;
   c->make = grown;
@@ -179,9 +182,13 @@ static bool push(bs_corpus_rank *rk, bs_corpus_op op) {
 }
 
 static bs_corpus_op coll(int g, int kind, uint32_t n, int dt) {
-  return (bs_corpus_op){
-      .g = g, .kind = BS_CK_COLL, .coll = (uint8_t)kind, .n = n, .dt = (uint8_t)dt,
-      .to = -1, .from = -1};
+  return (bs_corpus_op){.g = g,
+                        .kind = BS_CK_COLL,
+                        .coll = (uint8_t)kind,
+                        .n = n,
+                        .dt = (uint8_t)dt,
+                        .to = -1,
+                        .from = -1};
 }
 
 static bs_corpus_op p2p(int g, int kind, uint32_t n, int to, int from) {
@@ -191,10 +198,10 @@ static bs_corpus_op p2p(int g, int kind, uint32_t n, int to, int from) {
 
 /* What each step issues, the same on every rank (its sizes drawn once). */
 typedef struct plan {
-  int layers;         /* tp all_reduces a step */
-  uint32_t tp_n[3];   /* their sizes */
+  int layers;       /* tp all_reduces a step */
+  uint32_t tp_n[3]; /* their sizes */
   bool a2a, coalesced, barrier, world, gpipe;
-  int mbs;            /* pipeline microbatches */
+  int mbs; /* pipeline microbatches */
   uint32_t dp_parts[3];
   int steps;
   int extra_a, extra_b; /* two groups of one dp slice's ranks (0: none) */
@@ -272,7 +279,8 @@ static bool step(bs_corpus *c, const mesh *m, const plan *p, int r) {
   if (m->size[CP] > 1 && ok) {
     int g = m->of[CP][r], i = rank_in(c, g, r), n = m->size[CP];
     const int *ring = c->groups[g - 1].ranks;
-    ok = push(rk, p2p(g, BS_CK_PAIR, 4, ring[(i + 1) % n], ring[(i + n - 1) % n]));
+    ok = push(rk,
+              p2p(g, BS_CK_PAIR, 4, ring[(i + 1) % n], ring[(i + n - 1) % n]));
   }
   if (m->size[EP] > 1 && p->a2a && ok)
     ok = push(rk, coll(m->of[EP][r], BS_CC_ALL_TO_ALL, 2, BS_CD_F32));
@@ -301,7 +309,9 @@ static bool step(bs_corpus *c, const mesh *m, const plan *p, int r) {
 
 /* ---- faults ---- */
 
-static bool is_coll(const bs_corpus_op *o) { return o->kind == BS_CK_COLL; }
+static bool is_coll(const bs_corpus_op *o) {
+  return o->kind == BS_CK_COLL;
+}
 
 /* A rank and an op of its program, drawn past its first step; -1 where
  * none fits (the program is drawn again). */
@@ -326,7 +336,8 @@ static void stall(bs_corpus *c, int rank, int at, bool dump) {
 
 static void skip(bs_corpus *c, int rank, int at) {
   bs_corpus_rank *rk = &c->rank[rank];
-  memmove(&rk->op[at], &rk->op[at + 1], (rk->n - (size_t)at - 1) * sizeof *rk->op);
+  memmove(&rk->op[at], &rk->op[at + 1],
+          (rk->n - (size_t)at - 1) * sizeof *rk->op);
   rk->n--;
   c->fault[c->nfaults++] = (bs_corpus_flaw){.what = BS_CF_SKIP, .rank = rank};
 }
@@ -387,9 +398,8 @@ static int swappable(rng *r, const bs_corpus *c, int rank, const plan *p) {
 }
 
 static void say(bs_corpus *c, const char *fmt, int rank, int at) {
-  const bs_corpus_op *o = at >= 0 && (size_t)at < c->rank[rank].n
-                              ? &c->rank[rank].op[at]
-                              : NULL;
+  const bs_corpus_op *o =
+      at >= 0 && (size_t)at < c->rank[rank].n ? &c->rank[rank].op[at] : NULL;
   size_t k = strlen(c->what);
   snprintf(c->what + k, sizeof c->what - k, "%s", k ? "; " : "");
   k = strlen(c->what);
@@ -415,100 +425,149 @@ static int ring(const bs_corpus *c, const plan *p) {
 
 /* ---- the program ---- */
 
-static bs_status fault(bs_corpus *c, rng *r, const plan *p) {
-  int kind = below(r, 10), rank = below(r, c->world), at;
-  switch (kind) {
-  case 0: /* skip and stall (a dump), or a death with one */
-  case 1: /* a death without a dump */
-    if ((at = draw_op(r, c, rank, p, false)) < 0)
-      return bs_err_fail(BS_ERR_INVALID, NULL, "no op to stall at");
-    say(c, kind ? "rank %d dies before op %d (group %s), no dump"
-                : "rank %d stalls before op %d (group %s)",
-        rank, at);
-    stall(c, rank, at, kind == 0);
-    break;
-  case 2: /* skip and go on; a run ahead where its later ops match */
-    if ((at = draw_op(r, c, rank, p, true)) < 0)
-      return bs_err_fail(BS_ERR_INVALID, NULL, "no op to skip");
-    say(c, "rank %d skips op %d (group %s) and goes on", rank, at);
-    skip(c, rank, at);
-    break;
-  case 3: /* two or three independent roots */
-    for (int k = 0, n = 2 + below(r, 2); k < n; k++) {
-      int who = below(r, c->world);
-      bool taken = false;
-      for (int f = 0; f < c->nfaults; f++)
-        taken |= c->fault[f].rank == who;
-      if (taken)
-        continue;
-      if ((at = draw_op(r, c, who, p, chance(r, 30))) < 0)
-        return bs_err_fail(BS_ERR_INVALID, NULL, "no op to fault");
-      bool go_on = is_coll(&c->rank[who].op[at]) && chance(r, 30);
-      say(c, go_on ? "rank %d skips op %d (group %s) and goes on"
-                   : "rank %d stalls before op %d (group %s)",
-          who, at);
-      if (go_on)
-        skip(c, who, at);
-      else
-        stall(c, who, at, true);
-    }
-    break;
-  case 4: /* ranks that swap two groups' ops */
-  case 5: {
-    int who[512] = {0}, n = 0;
-    const bs_corpus_group *g = NULL;
-    at = p->extra_a && kind == 5 ? -1 : swappable(r, c, rank, p);
-    if (at < 0 && p->extra_a) { /* the two groups of one slice */
-      g = &c->groups[p->extra_a - 1];
-      rank = g->ranks[0];
-      for (at = 0; (size_t)at < c->rank[rank].n &&
-                   c->rank[rank].op[at].g != p->extra_a;
-           at++)
-        ;
-      at += (int)(c->rank[rank].n / (size_t)p->steps) * below(r, p->steps);
-    }
-    if (at < 0)
-      return bs_err_fail(BS_ERR_INVALID, NULL, "nothing to swap");
-    if (g)
-      for (int i = g->n / 2; i < g->n; i++)
-        who[n++] = g->ranks[i];
+static bs_status none_to(const char *what) {
+  return bs_err_fail(BS_ERR_INVALID, NULL, "no op to %s", what);
+}
+
+/* A stall before an op, with a dump, or a death without one. */
+static bs_status fault_stall(bs_corpus *c, rng *r, const plan *p, int rank,
+                             bool dump) {
+  int at = draw_op(r, c, rank, p, false);
+  if (at < 0)
+    return none_to("stall at");
+  say(c,
+      dump ? "rank %d stalls before op %d (group %s)"
+           : "rank %d dies before op %d (group %s), no dump",
+      rank, at);
+  stall(c, rank, at, dump);
+  return BS_OK;
+}
+
+/* Skip and go on; a run ahead where its later ops match. */
+static bs_status fault_skip(bs_corpus *c, rng *r, const plan *p, int rank) {
+  int at = draw_op(r, c, rank, p, true);
+  if (at < 0)
+    return none_to("skip");
+  say(c, "rank %d skips op %d (group %s) and goes on", rank, at);
+  skip(c, rank, at);
+  return BS_OK;
+}
+
+/* Two or three independent roots, each a stall or a skip. */
+static bs_status fault_roots(bs_corpus *c, rng *r, const plan *p) {
+  for (int k = 0, n = 2 + below(r, 2); k < n; k++) {
+    int who = below(r, c->world), at;
+    bool taken = false;
+    for (int f = 0; f < c->nfaults; f++)
+      taken |= c->fault[f].rank == who;
+    if (taken)
+      continue;
+    if ((at = draw_op(r, c, who, p, chance(r, 30))) < 0)
+      return none_to("fault");
+    bool go_on = is_coll(&c->rank[who].op[at]) && chance(r, 30);
+    say(c,
+        go_on ? "rank %d skips op %d (group %s) and goes on"
+              : "rank %d stalls before op %d (group %s)",
+        who, at);
+    if (go_on)
+      skip(c, who, at);
     else
-      who[n++] = rank;
-    say(c, "rank %d and those alike swap op %d (group %s) with the next", who[0],
-        at);
-    swap(c, who, n, at, at + 1);
-    break;
-  }
-  case 6: /* another size, shape, dtype or op (an all_to_all's sizes are
-             each rank's own: not one) */
-    at = draw_op(r, c, rank, p, true);
-    if (at < 0 || c->rank[rank].op[at].coll == BS_CC_ALL_TO_ALL)
-      return bs_err_fail(BS_ERR_INVALID, NULL, "no op to change");
-    say(c, "rank %d issues op %d (group %s) of another ", rank, at);
-    snprintf(c->what + strlen(c->what), sizeof c->what - strlen(c->what),
-             "%s", mismatch(c, r, rank, at));
-    break;
-  case 7: /* a ring that wraps: a stall late in a long job */
-    c->fr_buffer = ring(c, p);
-    at = (int)c->rank[rank].n - 1 - below(r, (int)(c->rank[rank].n / (size_t)p->steps));
-    say(c, "rank %d stalls before op %d (group %s); small rings", rank, at);
-    stall(c, rank, at, true);
-    break;
-  default: /* a node's folder of dumps missing, a stall on another */
-    c->nodes = c->world >= 16 ? c->world / 8 : 2;
-    c->missing_node = below(r, c->nodes);
-    while (rank / (c->world / c->nodes) == c->missing_node)
-      rank = (rank + 1) % c->world;
-    if ((at = draw_op(r, c, rank, p, false)) < 0)
-      return bs_err_fail(BS_ERR_INVALID, NULL, "no op to stall at");
-    say(c, "rank %d stalls before op %d (group %s); a node's folder missing",
-        rank, at);
-    stall(c, rank, at, true);
-    for (int k = 0; k < c->world; k++)
-      if (k / (c->world / c->nodes) == c->missing_node)
-        c->rank[k].no_dump = true;
+      stall(c, who, at, true);
   }
   return BS_OK;
+}
+
+/* A rank that swaps two groups' ops; or (slices: always where asked)
+ * half of a slice swapping its two extra groups' ops of one step. */
+static bs_status fault_swap(bs_corpus *c, rng *r, const plan *p, int rank,
+                            bool slice) {
+  int who[512] = {0}, n = 0;
+  const bs_corpus_group *g = NULL;
+  int at = p->extra_a && slice ? -1 : swappable(r, c, rank, p);
+  if (at < 0 && p->extra_a) {
+    g = &c->groups[p->extra_a - 1];
+    rank = g->ranks[0];
+    for (at = 0;
+         (size_t)at < c->rank[rank].n && c->rank[rank].op[at].g != p->extra_a;
+         at++)
+      ;
+    at += (int)(c->rank[rank].n / (size_t)p->steps) * below(r, p->steps);
+  }
+  if (at < 0)
+    return none_to("swap");
+  if (g)
+    for (int i = g->n / 2; i < g->n; i++)
+      who[n++] = g->ranks[i];
+  else
+    who[n++] = rank;
+  say(c, "rank %d and those alike swap op %d (group %s) with the next", who[0],
+      at);
+  swap(c, who, n, at, at + 1);
+  return BS_OK;
+}
+
+/* Another size, shape, dtype or op (an all_to_all's sizes are each rank's
+ * own: not one). */
+static bs_status fault_mismatch(bs_corpus *c, rng *r, const plan *p, int rank) {
+  int at = draw_op(r, c, rank, p, true);
+  if (at < 0 || c->rank[rank].op[at].coll == BS_CC_ALL_TO_ALL)
+    return none_to("change");
+  say(c, "rank %d issues op %d (group %s) of another ", rank, at);
+  snprintf(c->what + strlen(c->what), sizeof c->what - strlen(c->what), "%s",
+           mismatch(c, r, rank, at));
+  return BS_OK;
+}
+
+/* A ring that wraps: a stall late in a long job. */
+static bs_status fault_ring(bs_corpus *c, rng *r, const plan *p, int rank) {
+  c->fr_buffer = ring(c, p);
+  int at = (int)c->rank[rank].n - 1 -
+           below(r, (int)(c->rank[rank].n / (size_t)p->steps));
+  say(c, "rank %d stalls before op %d (group %s); small rings", rank, at);
+  stall(c, rank, at, true);
+  return BS_OK;
+}
+
+/* A node's folder of dumps missing, a stall on another. */
+static bs_status fault_node(bs_corpus *c, rng *r, const plan *p, int rank) {
+  c->nodes = c->world >= 16 ? c->world / 8 : 2;
+  c->missing_node = below(r, c->nodes);
+  while (rank / (c->world / c->nodes) == c->missing_node)
+    rank = (rank + 1) % c->world;
+  int at = draw_op(r, c, rank, p, false);
+  if (at < 0)
+    return none_to("stall at");
+  say(c, "rank %d stalls before op %d (group %s); a node's folder missing",
+      rank, at);
+  stall(c, rank, at, true);
+  for (int k = 0; k < c->world; k++)
+    if (k / (c->world / c->nodes) == c->missing_node)
+      c->rank[k].no_dump = true;
+  return BS_OK;
+}
+
+/* One fault drawn; BS_ERR_INVALID where it has nothing to apply to (the
+ * program is drawn again). */
+static bs_status fault(bs_corpus *c, rng *r, const plan *p) {
+  int kind = below(r, 10), rank = below(r, c->world);
+  switch (kind) {
+  case 0:
+  case 1:
+    return fault_stall(c, r, p, rank, kind == 0);
+  case 2:
+    return fault_skip(c, r, p, rank);
+  case 3:
+    return fault_roots(c, r, p);
+  case 4:
+  case 5:
+    return fault_swap(c, r, p, rank, kind == 5);
+  case 6:
+    return fault_mismatch(c, r, p, rank);
+  case 7:
+    return fault_ring(c, r, p, rank);
+  default:
+    return fault_node(c, r, p, rank);
+  }
 }
 
 /* Two more groups over one dp slice's ranks (new_group each, descs of
@@ -524,8 +583,10 @@ static bool extra_groups(bs_corpus *c, rng *r, const mesh *m, plan *p) {
   p->extra_a = add_group(c, ranks, n, "grad_sync", -1);
   p->extra_b = add_group(c, ranks, n, "metrics", -1);
   return p->extra_a > 0 && p->extra_b > 0 &&
-         add_make(c, (bs_corpus_maker){.how = BS_CM_GROUP, .group = p->extra_a - 1}) &&
-         add_make(c, (bs_corpus_maker){.how = BS_CM_GROUP, .group = p->extra_b - 1});
+         add_make(c, (bs_corpus_maker){.how = BS_CM_GROUP,
+                                       .group = p->extra_a - 1}) &&
+         add_make(
+             c, (bs_corpus_maker){.how = BS_CM_GROUP, .group = p->extra_b - 1});
 }
 
 bs_status bs_corpus_gen_draw(bs_corpus *c, const bs_corpus_limits *lim,

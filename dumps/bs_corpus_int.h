@@ -86,16 +86,16 @@ typedef struct bs_corpus_issued {
   uint64_t seq; /* collective_seq_id, or p2p_seq_id */
   bool p2p;
   bool done;
-  bool send; /* p2p: a send (else a recv) */
-  int peer;  /* p2p: the other side */
+  bool send;    /* p2p: a send (else a recv) */
+  int peer;     /* p2p: the other side */
   uint32_t nth; /* p2p: its place among those of its pair and direction */
 } bs_corpus_issued;
 
 typedef struct bs_corpus_state {
   bs_corpus_issued *e; /* its entries, in the order it issued them */
   size_t n, cap;
-  size_t next;  /* its next op not issued */
-  bool waits;   /* its last op is not done */
+  size_t next; /* its next op not issued */
+  bool waits;  /* its last op is not done */
 } bs_corpus_state;
 
 struct bs_corpus {
@@ -106,13 +106,13 @@ struct bs_corpus {
   bs_corpus_maker *make;
   int nmake;
   bs_corpus_rank *rank;
-  int fr_buffer;      /* ring slots (0: 2000) */
-  int nodes;          /* > 0: dumps gathered a folder per node of world /
-                         nodes ranks */
-  int missing_node;   /* its folder is missing (-1: none) */
+  int fr_buffer;    /* ring slots (0: 2000) */
+  int nodes;        /* > 0: dumps gathered a folder per node of world /
+                       nodes ranks */
+  int missing_node; /* its folder is missing (-1: none) */
   bs_corpus_flaw fault[BS_CORPUS_MAX_ROOTS];
   int nfaults;
-  char what[256]; /* the fault, in words */
+  char what[256];      /* the fault, in words */
   bs_corpus_state *st; /* by rank, once executed */
   char *truth;         /* its JSON */
 };

@@ -11,9 +11,12 @@ const char *bs_corpus_prog_name(const bs_corpus *c, int g) {
 
 const char *bs_corpus_prog_coll(int coll) {
   static const char *const names[] = {
-      [BS_CC_ALL_REDUCE] = "all_reduce", [BS_CC_ALL_GATHER] = "all_gather",
-      [BS_CC_BROADCAST] = "broadcast",   [BS_CC_BARRIER] = "barrier",
-      [BS_CC_ALL_TO_ALL] = "all_to_all", [BS_CC_COALESCED] = "all_reduce_coalesced",
+      [BS_CC_ALL_REDUCE] = "all_reduce",
+      [BS_CC_ALL_GATHER] = "all_gather",
+      [BS_CC_BROADCAST] = "broadcast",
+      [BS_CC_BARRIER] = "barrier",
+      [BS_CC_ALL_TO_ALL] = "all_to_all",
+      [BS_CC_COALESCED] = "all_reduce_coalesced",
   };
   return (unsigned)coll < sizeof names / sizeof names[0] ? names[coll] : "?";
 }
@@ -39,15 +42,14 @@ static void put_peer(bs_buf *b, const char *key, int r) {
 
 static void put_op(bs_buf *b, const bs_corpus_op *o) {
   static const char *const kinds[] = {"", "send", "recv", "sendrecv"};
-  bs_buf_printf(b, "{\"g\": %d, \"op\": \"%s\", \"n\": %u, \"dt\": \"%s\"",
-                o->g,
-                o->kind == BS_CK_COLL ? bs_corpus_prog_coll(o->coll)
-                                      : kinds[o->kind],
-                o->n, dtype_name(o->dt));
+  bs_buf_printf(
+      b, "{\"g\": %d, \"op\": \"%s\", \"n\": %u, \"dt\": \"%s\"", o->g,
+      o->kind == BS_CK_COLL ? bs_corpus_prog_coll(o->coll) : kinds[o->kind],
+      o->n, dtype_name(o->dt));
   if (o->cols > 1)
     bs_buf_printf(b, ", \"shape\": [%u, %u]", o->n / o->cols, o->cols);
-  for (int i = 0; o->coll == BS_CC_COALESCED && o->kind == BS_CK_COLL &&
-                  i < o->nparts;
+  for (int i = 0;
+       o->coll == BS_CC_COALESCED && o->kind == BS_CK_COLL && i < o->nparts;
        i++)
     bs_buf_printf(b, "%s%u%s", i ? ", " : ", \"parts\": [", o->parts[i],
                   i + 1 == o->nparts ? "]" : "");
@@ -93,8 +95,8 @@ static bool has_p2p(const bs_corpus *c) {
 static void put_layout(bs_buf *b, const bs_corpus *c) {
   bs_buf_printf(b, ", \"no_dump\": [");
   for (int r = 0, first = 1; r < c->world; r++)
-    if (c->rank[r].no_dump && (!c->nodes || r / (c->world / c->nodes) !=
-                                                c->missing_node)) {
+    if (c->rank[r].no_dump &&
+        (!c->nodes || r / (c->world / c->nodes) != c->missing_node)) {
       bs_buf_printf(b, "%s%d", first ? "" : ", ", r);
       first = 0;
     }
@@ -112,9 +114,10 @@ static void put_layout(bs_buf *b, const bs_corpus *c) {
 }
 
 bs_status bs_corpus_prog_json(const bs_corpus *c, bs_buf *b) {
-  bs_buf_printf(b, "{\"schema\": \"backstop-hang-program/1\", \"name\": "
-                   "\"s%llu-p%llu\", \"seed\": %llu, \"index\": %llu, "
-                   "\"world\": %d, \"fr_buffer\": %d, \"p2p\": %s, \"fault\": ",
+  bs_buf_printf(b,
+                "{\"schema\": \"backstop-hang-program/1\", \"name\": "
+                "\"s%llu-p%llu\", \"seed\": %llu, \"index\": %llu, "
+                "\"world\": %d, \"fr_buffer\": %d, \"p2p\": %s, \"fault\": ",
                 (unsigned long long)c->seed, (unsigned long long)c->index,
                 (unsigned long long)c->seed, (unsigned long long)c->index,
                 c->world, c->fr_buffer ? c->fr_buffer : 2000,

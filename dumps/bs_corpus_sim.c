@@ -25,7 +25,7 @@
 typedef struct sim {
   const bs_corpus *c;
   bs_replay_state r;
-  bs_dumps d; /* its groups, for the replay's ranks */
+  bs_dumps d;                   /* its groups, for the replay's ranks */
   const bs_corpus_op ***agreed; /* by group, by seq: what its ranks issue */
   size_t *nagreed;
   int done_ranks, waiting_ranks; /* where the program ends */
@@ -111,9 +111,12 @@ static bs_status push(bs_replay_plan *p, const bs_replay_step *st) {
 
 static bs_replay_step coll_step(const bs_corpus_op *o, int g, uint64_t seq) {
   static const char *const names[] = {"all_reduce", "all_gather", "broadcast",
-                                      "barrier", "all_to_all", "all_reduce"};
+                                      "barrier",    "all_to_all", "all_reduce"};
   bs_replay_op as = bs_replay_ops_coll(names[o->coll]);
-  bs_replay_step st = {.group = g, .seq = seq, .op = as.op, .dt = dtype_of(o->dt),
+  bs_replay_step st = {.group = g,
+                       .seq = seq,
+                       .op = as.op,
+                       .dt = dtype_of(o->dt),
                        .count = o->coll == BS_CC_BARRIER ? 0 : o->n};
   st.orig = st.count;
   st.name = as.stand_in ? names[o->coll] : NULL;
@@ -294,8 +297,8 @@ static const bs_corpus_op *rewritten(const sim *s, int r, const char *g,
       continue;
     /* The sim recorded the agreed op's count and dtype, flat. */
     const bs_corpus_op *a = s->agreed[o->g][e->seq];
-    bool same = a->coll == o->coll && a->n == o->n && a->dt == o->dt &&
-                o->cols <= 1;
+    bool same =
+        a->coll == o->coll && a->n == o->n && a->dt == o->dt && o->cols <= 1;
     return same && o->coll != BS_CC_COALESCED && o->coll != BS_CC_ALL_TO_ALL
                ? NULL
                : o;
@@ -318,12 +321,11 @@ static void edit(const sim *s, int r, bs_json *root) {
     set(&es->items[k], "record_id", num((int64_t)k));
     const bs_json *pg = bs_json_get(&es->items[k], "process_group");
     const char *g = pg && pg->n ? pg->items[0].str : "0";
-    const bs_corpus_op *o = rewritten(
-        s, r, g ? g : "0",
-        bs_json_get_int(&es->items[k], "collective_seq_id", -1));
+    const bs_corpus_op *o =
+        rewritten(s, r, g ? g : "0",
+                  bs_json_get_int(&es->items[k], "collective_seq_id", -1));
     if (o && !bs_json_get_bool(&es->items[k], "is_p2p", false))
-      rewrite(&es->items[k],
-              o, o->g ? s->c->groups[o->g - 1].n : s->c->world);
+      rewrite(&es->items[k], o, o->g ? s->c->groups[o->g - 1].n : s->c->world);
     k++;
   }
   size_t from = k > keep ? k - keep : 0;
@@ -372,7 +374,8 @@ static bs_status prepare(sim *s) {
   BS_CHECK(agree(s));
   for (int r = 0; r < c->world; r++) {
     BS_CHECK(plan(s, r));
-    s->r.longest = s->r.plan[r].n > s->r.longest ? s->r.plan[r].n : s->r.longest;
+    s->r.longest =
+        s->r.plan[r].n > s->r.longest ? s->r.plan[r].n : s->r.longest;
     s->waiting_ranks += c->st[r].waits;
   }
   s->done_ranks = c->world - s->waiting_ranks;

@@ -52,7 +52,9 @@ enum { K_STALLED = 0, K_SKIPPED, K_NO_DUMP, K_UNREADABLE, K_MISMATCH };
 static const char *const kind_names[] = {"stalled", "skipped", "no_dump",
                                          "unreadable", "mismatch"};
 
-static bool dumped(const bs_corpus *c, int r) { return !c->rank[r].no_dump; }
+static bool dumped(const bs_corpus *c, int r) {
+  return !c->rank[r].no_dump;
+}
 
 static node *new_node(truth *t) {
   if (t->nn == t->cap) {
@@ -90,7 +92,9 @@ static sig sig_of(const bs_corpus_op *o) {
   return s;
 }
 
-static bool same_sig(sig a, sig b) { return !memcmp(&a, &b, sizeof a); }
+static bool same_sig(sig a, sig b) {
+  return !memcmp(&a, &b, sizeof a);
+}
 
 /* bs_dumps_mismatch of a against b: op, dtype, shape, size. */
 static int mismatch_of(sig a, sig b) {
@@ -149,8 +153,8 @@ static uint64_t first_held(const bs_corpus *c, const int *m, int nm, int g) {
   uint64_t first = 1;
   for (int i = 0; i < nm; i++) {
     const bs_corpus_state *st = &c->st[m[i]];
-    for (size_t k = bs_corpus_vote_window(c, m[i]); dumped(c, m[i]) && k < st->n;
-         k++)
+    for (size_t k = bs_corpus_vote_window(c, m[i]);
+         dumped(c, m[i]) && k < st->n; k++)
       if (!st->e[k].p2p && c->rank[m[i]].op[st->e[k].op].g == g) {
         first = st->e[k].seq > first ? st->e[k].seq : first;
         break;
@@ -197,6 +201,15 @@ static bool missing_add(node *n, int r) {
   return true;
 }
 
+/* Rank r's last collective of group g (0: none). */
+static uint64_t last_coll(const bs_corpus *c, int r, int g) {
+  uint64_t l = 0;
+  for (size_t k = 0; k < c->st[r].n; k++)
+    if (!c->st[r].e[k].p2p && c->rank[r].op[c->st[r].e[k].op].g == g)
+      l = c->st[r].e[k].seq;
+  return l;
+}
+
 /* Group g's first collective not every member issued, where a rank with
  * a dump issued it. */
 static bool coll_node(truth *t, int g) {
@@ -206,10 +219,7 @@ static bool coll_node(truth *t, int g) {
   uint64_t low = UINT64_MAX, high = 0;
   for (int i = 0; i < nm; i++) {
     int r = mm ? mm[i] : i;
-    uint64_t l = 0;
-    for (size_t k = 0; k < c->st[r].n; k++)
-      if (!c->st[r].e[k].p2p && c->rank[r].op[c->st[r].e[k].op].g == g)
-        l = c->st[r].e[k].seq;
+    uint64_t l = last_coll(c, r, g);
     low = l < low ? l : low;
     high = l > high ? l : high;
   }
@@ -228,10 +238,7 @@ static bool coll_node(truth *t, int g) {
   *n = (node){.g = g, .seq = low + 1, .waiter = -1};
   for (int i = 0; i < nm; i++) {
     int r = mm ? mm[i] : i;
-    uint64_t l = 0;
-    for (size_t k = 0; k < c->st[r].n; k++)
-      if (!c->st[r].e[k].p2p && c->rank[r].op[c->st[r].e[k].op].g == g)
-        l = c->st[r].e[k].seq;
+    uint64_t l = last_coll(c, r, g);
     /* One that left no dump may have issued it or not: the dumps cannot
      * tell, and it is missing from what they show. */
     if ((l <= low || !dumped(c, r)) && !missing_add(n, r))
@@ -311,7 +318,8 @@ static bool hang_roots(truth *t) {
       int kind = -1;
       if (!dumped(t->c, m))
         kind = K_NO_DUMP;
-      else if (!n->p2p && bs_corpus_vote_ran_past(t->c, m, n->g, n->seq, &wg, &ws))
+      else if (!n->p2p &&
+               bs_corpus_vote_ran_past(t->c, m, n->g, n->seq, &wg, &ws))
         kind = K_SKIPPED;
       else if (n->p2p && t->in[m] >= 0 && !t->n[t->in[m]].p2p &&
                !bs_corpus_vote_issued(t->c, n->waiter, t->n[t->in[m]].g,
@@ -371,8 +379,8 @@ static bool told(const truth *t, const troot *x, int pick) {
     if (b->p2p || a->p2p || (h != pick && a->g == b->g))
       return false;
     if (h != pick)
-      peers = peers && bs_corpus_vote_ordered(t->c, x->rank, a->g, a->seq,
-                                              b->g, b->seq);
+      peers = peers &&
+              bs_corpus_vote_ordered(t->c, x->rank, a->g, a->seq, b->g, b->seq);
   }
   return peers || (dumped(t->c, x->rank) &&
                    bs_corpus_vote_period(t->c, x->rank, groups, ng));
@@ -421,8 +429,9 @@ static bool on_cycle(const truth *t, int k, int at, bool *seen) {
 
 static void put_root(const truth *t, const troot *x, bs_buf *b) {
   const bs_corpus *c = t->c;
-  bs_buf_printf(b, "{\"rank\": %d, \"kind\": \"%s\", \"group\": \"%s\", "
-                   "\"op\": %llu, \"p2p\": %s, \"mismatch\": ",
+  bs_buf_printf(b,
+                "{\"rank\": %d, \"kind\": \"%s\", \"group\": \"%s\", "
+                "\"op\": %llu, \"p2p\": %s, \"mismatch\": ",
                 x->rank, kind_names[x->kind], bs_corpus_prog_name(c, x->g),
                 (unsigned long long)x->seq, x->p2p ? "true" : "false");
   bs_buf_json_str(b, x->kind == K_MISMATCH
@@ -467,8 +476,9 @@ static char *json(const truth *t) {
   bs_buf b = {0};
   const bs_corpus *c = t->c;
   const char *verdict = t->desync ? "desync" : t->nn ? "hang" : "clean";
-  bs_buf_printf(&b, "{\"schema\": \"backstop-hang-report/1\", \"verdict\": "
-                    "\"%s\", \"ranks\": %d,\n \"roots\": [",
+  bs_buf_printf(&b,
+                "{\"schema\": \"backstop-hang-report/1\", \"verdict\": "
+                "\"%s\", \"ranks\": %d,\n \"roots\": [",
                 verdict, c->world);
   for (int i = 0; i < t->nr; i++) {
     bs_buf_printf(&b, "%s\n  ", i ? "," : "");
@@ -476,8 +486,9 @@ static char *json(const truth *t) {
   }
   bs_buf_printf(&b, "],\n \"cycles\": ");
   put_cycle(t, &b);
-  bs_buf_printf(&b, ",\n \"program\": {\"seed\": %llu, \"index\": %llu, "
-                    "\"fault\": ",
+  bs_buf_printf(&b,
+                ",\n \"program\": {\"seed\": %llu, \"index\": %llu, "
+                "\"fault\": ",
                 (unsigned long long)c->seed, (unsigned long long)c->index);
   bs_buf_json_str(&b, c->what);
   bs_buf_printf(&b, "}}\n");

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool dumped(const bs_corpus *c, int r) { return !c->rank[r].no_dump; }
+static bool dumped(const bs_corpus *c, int r) {
+  return !c->rank[r].no_dump;
+}
 
 size_t bs_corpus_vote_window(const bs_corpus *c, int r) {
   size_t n = c->st[r].n, keep = c->fr_buffer ? (size_t)c->fr_buffer : 2000;

@@ -30,8 +30,7 @@ bool bs_corpus_vote_ordered(const bs_corpus *c, int m, int ga, uint64_t sa,
 /* Whether the tail of rank r's record repeats (twice, the smallest unit
  * that does) with an op of each of the n groups in its unit: what tells
  * which of them it issues next. */
-bool bs_corpus_vote_period(const bs_corpus *c, int r, const int *groups,
-                           int n);
+bool bs_corpus_vote_period(const bs_corpus *c, int r, const int *groups, int n);
 /* Whether rank r's record shows it issued collective #s of its group of
  * g's kind. */
 bool bs_corpus_vote_issued(const bs_corpus *c, int r, int g, uint64_t s);

@@ -17,8 +17,7 @@ static void esc(bs_buf *b, const char *s) {
   }
 }
 
-static void put_ranks(const bs_dumps_graph *g, const int *r, int n,
-                      bs_buf *b) {
+static void put_ranks(const bs_dumps_graph *g, const int *r, int n, bs_buf *b) {
   char *s = bs_dumps_lines_ranks(g, r, n);
   bs_buf_printf(b, "%s", s ? s : "?");
   free(s);
@@ -60,8 +59,9 @@ static void root_nodes(const bs_dumps_graph *g, bs_buf *b) {
       r[i - k] = g->root[i].rank;
     char what[320];
     bs_dumps_graph_describe(g, g->root[k].at, what, sizeof what);
-    bs_buf_printf(b, "  root%zu [shape=ellipse, style=filled, "
-                     "fillcolor=salmon, label=\"",
+    bs_buf_printf(b,
+                  "  root%zu [shape=ellipse, style=filled, "
+                  "fillcolor=salmon, label=\"",
                   k);
     if (r)
       put_ranks(g, r, (int)(e - k), b);
@@ -114,8 +114,9 @@ char *bs_dumps_dot_of(const bs_dumps_graph *g) {
     free(done);
     return NULL;
   }
-  bs_buf_printf(&b, "digraph waits {\n  rankdir=LR;\n  label=\"backstop "
-                    "analyze: %s, %zu root%s, %zu cycle%s\";\n",
+  bs_buf_printf(&b,
+                "digraph waits {\n  rankdir=LR;\n  label=\"backstop "
+                "analyze: %s, %zu root%s, %zu cycle%s\";\n",
                 g->finding == BS_DUMPS_DESYNC ? "desync"
                 : g->finding == BS_DUMPS_HANG ? "hang"
                                               : "no hang",

@@ -16,8 +16,8 @@
 
 const char *bs_dumps_graph_kind_name(bs_dumps_root_kind k) {
   static const char *const names[] = {
-      [BS_ROOT_STALLED] = "stalled",       [BS_ROOT_SKIPPED] = "skipped",
-      [BS_ROOT_NO_DUMP] = "no_dump",       [BS_ROOT_UNREADABLE] = "unreadable",
+      [BS_ROOT_STALLED] = "stalled",   [BS_ROOT_SKIPPED] = "skipped",
+      [BS_ROOT_NO_DUMP] = "no_dump",   [BS_ROOT_UNREADABLE] = "unreadable",
       [BS_ROOT_MISMATCH] = "mismatch",
   };
   return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
@@ -52,8 +52,7 @@ static bs_dumps_node *new_node(bs_dumps_graph *g, bs_dumps_ref at) {
  * its last collective of the group is before s. */
 static bool missing_from(const bs_dumps_graph *g, const bs_dumps_view *v, int i,
                          uint64_t s) {
-  return !v->dump[i] ||
-         bs_dumps_order_last(g->order, v->members[i], v->g) < s;
+  return !v->dump[i] || bs_dumps_order_last(g->order, v->members[i], v->g) < s;
 }
 
 /* dumpless: only the groups whose hang is their members without a dump
@@ -68,8 +67,8 @@ static bs_status coll_node(bs_dumps_graph *g, int k, bool dumpless) {
   bs_dumps_node *n = new_node(g, (bs_dumps_ref){.group = k, .seq = r->seq});
   bool ok = n != NULL;
   for (int i = 0; ok && i < v->n; i++) {
-    const bs_dump_coll *c = r->waiting[i] ? bs_dumps_pg_find(v->pg[i], r->seq)
-                                          : NULL;
+    const bs_dump_coll *c =
+        r->waiting[i] ? bs_dumps_pg_find(v->pg[i], r->seq) : NULL;
     n->c = n->c ? n->c : c;
     if (r->waiting[i])
       ok = push_int(&n->waiting, &n->nwaiting, v->members[i]);
@@ -156,8 +155,8 @@ static bs_status held_elsewhere(bs_dumps_graph *g) {
 
 /* ---- what cannot be known ---- */
 
-static __attribute__((format(printf, 2, 3))) void
-note(bs_dumps_graph *g, const char *fmt, ...) {
+static __attribute__((format(printf, 2, 3))) void note(bs_dumps_graph *g,
+                                                       const char *fmt, ...) {
   char *line = NULL;
   va_list ap;
   va_start(ap, fmt);
@@ -223,8 +222,9 @@ static void unknowns(bs_dumps_graph *g) {
   free(quiet);
   for (size_t k = 0; k < g->nnodes; k++)
     if (g->node[k].at.p2p && !g->node[k].matched && !g->node[k].nmissing)
-      note(g, "rank %d waits to receive from any rank: whom it waits for is "
-              "not known",
+      note(g,
+           "rank %d waits to receive from any rank: whom it waits for is "
+           "not known",
            g->node[k].waiter);
 }
 
@@ -353,8 +353,8 @@ int bs_dumps_graph_reach(const bs_dumps_graph *g, int k, bool *pick) {
 static const bs_dump_coll *entry_of(const bs_dumps_graph *g, bs_dumps_ref at) {
   const bs_dump_group *grp = &g->d->groups[at.group];
   for (int i = 0; i < grp->n; i++) {
-    const bs_dump_pg *p = bs_dumps_pg_of(bs_dumps_rank(g->d, grp->ranks[i]),
-                                         at.group);
+    const bs_dump_pg *p =
+        bs_dumps_pg_of(bs_dumps_rank(g->d, grp->ranks[i]), at.group);
     const bs_dump_coll *c = at.p2p ? NULL : bs_dumps_pg_find(p, at.seq);
     if (c)
       return c;
@@ -367,7 +367,9 @@ void bs_dumps_graph_describe(const bs_dumps_graph *g, bs_dumps_ref at,
   const bs_dump_group *grp = &g->d->groups[at.group];
   const bs_dump_coll *c = entry_of(g, at);
   snprintf(buf, n, "%s #%llu of process group %s%s%s%s",
-           at.p2p ? "p2p" : c ? c->op : "collective",
+           at.p2p ? "p2p"
+           : c    ? c->op
+                  : "collective",
            (unsigned long long)at.seq, grp->name, grp->desc[0] ? " (" : "",
            grp->desc, grp->desc[0] ? ")" : "");
 }

@@ -9,7 +9,9 @@
 #include "bs_dumps_graph.h"
 
 static const char *verdict_name(bs_dumps_finding f) {
-  return f == BS_DUMPS_DESYNC ? "desync" : f == BS_DUMPS_HANG ? "hang" : "clean";
+  return f == BS_DUMPS_DESYNC ? "desync"
+         : f == BS_DUMPS_HANG ? "hang"
+                              : "clean";
 }
 
 static void put_ints(bs_buf *b, const int *v, int n) {
@@ -91,16 +93,16 @@ static void put_waits_for(const bs_dumps_graph *g, const bs_dumps_node *n,
     bool root = g->rootix[m] >= 0;
     bs_buf_printf(b, "%s{\"rank\": %d, \"root\": %s, \"in\": ", i ? ", " : "",
                   m, root ? "true" : "false");
-    put_ref(g, !root && g->in[m] >= 0 ? g->node[g->in[m]].at
-                                      : (bs_dumps_ref){.group = -1},
+    put_ref(g,
+            !root && g->in[m] >= 0 ? g->node[g->in[m]].at
+                                   : (bs_dumps_ref){.group = -1},
             b);
     bs_buf_printf(b, "}");
   }
   bs_buf_printf(b, "]");
 }
 
-static void put_node(const bs_dumps_graph *g, size_t k, bool *pick,
-                     bs_buf *b) {
+static void put_node(const bs_dumps_graph *g, size_t k, bool *pick, bs_buf *b) {
   const bs_dumps_node *n = &g->node[k];
   bs_buf_printf(b, "{\"at\": ");
   put_ref(g, n->at, b);
@@ -141,10 +143,10 @@ static void put_cycles(const bs_dumps_graph *g, bs_buf *b) {
 
 static void put_head(const bs_dumps_graph *g, bs_buf *b) {
   const bs_dumps *d = g->d;
-  bs_buf_printf(b, "{\"schema\": \"%s\", \"verdict\": \"%s\", \"ranks\": %d, "
-                   "\"dumps\": %zu, \"version\": ",
-                BS_DUMPS_JSON_SCHEMA, verdict_name(g->finding), d->ranks,
-                d->n);
+  bs_buf_printf(b,
+                "{\"schema\": \"%s\", \"verdict\": \"%s\", \"ranks\": %d, "
+                "\"dumps\": %zu, \"version\": ",
+                BS_DUMPS_JSON_SCHEMA, verdict_name(g->finding), d->ranks, d->n);
   bs_buf_json_str(b, d->version);
   bs_buf_printf(b, ", \"comm_lib\": ");
   bs_buf_json_str(b, d->lib);

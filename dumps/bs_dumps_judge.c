@@ -106,7 +106,7 @@ typedef struct judge {
   int n;
   uint64_t first, last; /* seqs every dump / some dump holds */
   bs_report_rank *where;
-  bool *none; /* blames no one: the report names the roots (quiet) */
+  bool *none;     /* blames no one: the report names the roots (quiet) */
   size_t *cursor; /* per member: the entry at or after a seq */
   bs_dumps_p2p_wait *wait;
   bs_dumps_gres *res;
@@ -197,7 +197,8 @@ static void place(judge *j, int i, uint64_t s) {
       continue;
     /* A desync shows each rank in its op at the mismatch, done or not (a
      * job that completed holds no op that is not). */
-    bool waits = c->state != BS_DUMP_COMPLETED || (c->seq == s && c->seq == last);
+    bool waits =
+        c->state != BS_DUMP_COMPLETED || (c->seq == s && c->seq == last);
     if ((!desync && waits) || (desync && c->seq >= s)) {
       if (desync && c->seq != s)
         break;

@@ -38,8 +38,8 @@ typedef struct bs_dumps_gres {
    * every op is done (a hang at the group's last op, blamed on them: what
    * they did after it is not known). */
   bool dumpless;
-  char *text;             /* the block */
-  char line[512];         /* the same in one line */
+  char *text;     /* the block */
+  char line[512]; /* the same in one line */
 } bs_dumps_gres;
 
 /* Where a rank of the view waits in its p2p ops. */

@@ -39,7 +39,9 @@ static bool put_p2p(const bs_dumps_graph *g, const bs_dumps_root *r,
         !n->c || n->c->peer != r->rank)
       continue;
     const bs_dump_group *grp = &g->d->groups[n->at.group];
-    bs_buf_printf(b, "its %s rank %d, whose %s %s rank %d (p2p #%llu of process group %s%s%s%s) waits for it",
+    bs_buf_printf(b,
+                  "its %s rank %d, whose %s %s rank %d (p2p #%llu of process "
+                  "group %s%s%s%s) waits for it",
                   n->c->kind == BS_DUMP_SEND ? "recv from" : "send to",
                   n->waiter, n->c->kind == BS_DUMP_SEND ? "send" : "recv",
                   n->c->kind == BS_DUMP_SEND ? "to" : "from", r->rank,
@@ -50,8 +52,7 @@ static bool put_p2p(const bs_dumps_graph *g, const bs_dumps_root *r,
   return false;
 }
 
-static void put_at(const bs_dumps_graph *g, const bs_dumps_root *r,
-                   bs_buf *b) {
+static void put_at(const bs_dumps_graph *g, const bs_dumps_root *r, bs_buf *b) {
   if (!put_p2p(g, r, b))
     put_op(g, r->at, b);
 }
@@ -69,8 +70,9 @@ void bs_dumps_lines_root(const bs_dumps_graph *g, const bs_dumps_root *r,
   case BS_ROOT_NO_DUMP:
   case BS_ROOT_UNREADABLE:
     bs_buf_printf(b, "%s, missing from ",
-                  r->kind == BS_ROOT_NO_DUMP ? "left no dump"
-                                             : "left a dump that does not read");
+                  r->kind == BS_ROOT_NO_DUMP
+                      ? "left no dump"
+                      : "left a dump that does not read");
     put_at(g, r, b);
     break;
   case BS_ROOT_MISMATCH:
@@ -87,7 +89,10 @@ void bs_dumps_lines_root(const bs_dumps_graph *g, const bs_dumps_root *r,
 void bs_dumps_lines_cause(const bs_dumps_graph *g, bs_buf *b) {
   size_t cycles = 0, matched = 0;
   for (size_t k = 0; k < g->nroots && k < 3; k++) {
-    bs_buf_printf(b, "%s", k ? "; " : g->nroots > 1 ? "independent roots: " : "");
+    bs_buf_printf(b, "%s",
+                  k               ? "; "
+                  : g->nroots > 1 ? "independent roots: "
+                                  : "");
     bs_dumps_lines_root(g, &g->root[k], b);
   }
   if (g->nroots > 3)
@@ -96,9 +101,10 @@ void bs_dumps_lines_cause(const bs_dumps_graph *g, bs_buf *b) {
     matched += g->node[k].matched && !g->node[k].nmissing;
   cycles = g->ncycles;
   if (!g->nroots && cycles)
-    bs_buf_printf(b, "an order deadlock: a cycle of waits through %d stuck "
-                     "ops, where no rank ran past an op against its peers' "
-                     "order (each side issued its op first)",
+    bs_buf_printf(b,
+                  "an order deadlock: a cycle of waits through %d stuck "
+                  "ops, where no rank ran past an op against its peers' "
+                  "order (each side issued its op first)",
                   g->cycle[0].n);
   else if (!g->nroots && matched)
     bs_buf_printf(b, "every member of a group is in its stuck op and their "
@@ -113,7 +119,8 @@ void bs_dumps_lines_cause(const bs_dumps_graph *g, bs_buf *b) {
 static void root_tail(const bs_dumps_graph *g, const bs_dumps_root *r,
                       bs_buf *b) {
   if (r->kind == BS_ROOT_STALLED && r->last)
-    bs_buf_printf(b, ": every op it issued is done, its last of that group #%llu",
+    bs_buf_printf(b,
+                  ": every op it issued is done, its last of that group #%llu",
                   (unsigned long long)r->last);
   else if (r->kind == BS_ROOT_STALLED)
     bs_buf_printf(b, ": every op it issued is done, none of that group");

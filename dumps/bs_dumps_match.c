@@ -72,15 +72,17 @@ static void ranks_text(const bs_json *roots, char *buf, size_t n) {
   size_t k = 0;
   buf[0] = '\0';
   for (size_t i = 0; roots && i < roots->n && k < n; i++)
-    k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "," : "",
-                          (long long)bs_json_get_int(&roots->items[i], "rank", -1));
+    k += (size_t)snprintf(
+        buf + k, n - k, "%s%lld", i ? "," : "",
+        (long long)bs_json_get_int(&roots->items[i], "rank", -1));
   if (!roots || !roots->n)
     snprintf(buf, n, "none");
 }
 
 static bool roots_match(const bs_json *want, const bs_json *got, bool replayed,
                         char *why, size_t n) {
-  const bs_json *rw = bs_json_get(want, "roots"), *rg = bs_json_get(got, "roots");
+  const bs_json *rw = bs_json_get(want, "roots"),
+                *rg = bs_json_get(got, "roots");
   size_t nw = rw ? rw->n : 0, ng = rg ? rg->n : 0;
   bool same = nw == ng;
   for (size_t i = 0; same && i < nw; i++)
@@ -114,8 +116,8 @@ static void deadlock_groups(const bs_json *v, char *buf, size_t n) {
     for (size_t i = 0; gs && i < gs->n && k < 64; i++)
       names[k++] = gs->items[i].str ? gs->items[i].str : "?";
     for (size_t i = 0; ops && i < ops->n && k < 64; i++)
-      names[k++] = bs_json_get_str(bs_json_get(&ops->items[i], "at"), "group",
-                                   "?");
+      names[k++] =
+          bs_json_get_str(bs_json_get(&ops->items[i], "at"), "group", "?");
   }
   for (size_t i = 0; i < k; i++) /* sorted, alike once */
     for (size_t j = i + 1; j < k; j++)

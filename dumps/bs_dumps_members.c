@@ -70,7 +70,8 @@ static bool by_pg_ids(bs_dumps *d, size_t i) {
       long n = number(d->groups[p->group].name);
       if (p->pg_id != id || n < 0)
         continue;
-      if (n <= last_name || !fill_gap(d, dp->rank, last_name, n, id - last_id - 1))
+      if (n <= last_name ||
+          !fill_gap(d, dp->rank, last_name, n, id - last_id - 1))
         return n <= last_name; /* out of order: names are not torch's */
       last_id = id;
       last_name = n;

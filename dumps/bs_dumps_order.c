@@ -31,10 +31,10 @@ typedef struct vslot {
 
 struct bs_dumps_order {
   const bs_dumps *d;
-  int *kind;    /* by group */
+  int *kind;     /* by group */
   int **by_kind; /* by kind (a group's index): each rank's group of it */
-  colls **by;   /* by dump, then by its pg index */
-  vslot *cache; /* open addressing, a power of two long */
+  colls **by;    /* by dump, then by its pg index */
+  vslot *cache;  /* open addressing, a power of two long */
   size_t ncache, used;
 };
 
@@ -135,7 +135,9 @@ void bs_dumps_order_free(bs_dumps_order *o) {
   free(o);
 }
 
-int bs_dumps_order_kind(const bs_dumps_order *o, int g) { return o->kind[g]; }
+int bs_dumps_order_kind(const bs_dumps_order *o, int g) {
+  return o->kind[g];
+}
 
 /* ---- a rank's collectives ---- */
 
@@ -361,8 +363,8 @@ bool bs_dumps_order_ran_past(bs_dumps_order *o, int m, int g, uint64_t s,
   for (size_t p = 0; p < dp->npg; p++) {
     int h = dp->pg[p].group;
     const colls *c = h != g ? colls_of(o, (size_t)i, h) : NULL;
-    if (!c || !c->n || o->kind[h] == o->kind[g] ||
-        c->rid[c->n - 1] < after || (any && c->rid[c->n - 1] >= best))
+    if (!c || !c->n || o->kind[h] == o->kind[g] || c->rid[c->n - 1] < after ||
+        (any && c->rid[c->n - 1] >= best))
       continue;
     if (decide(o, g, s, h, c->seq[c->n - 1]) > 0) {
       any = true;
@@ -390,9 +392,8 @@ static bool late(bs_dumps_order *o, size_t i, int g, uint64_t t) {
     return false;
   for (size_t p = 0; p < dp->npg; p++) {
     int h = dp->pg[p].group;
-    uint64_t c = h != g && o->kind[h] != o->kind[g]
-                     ? count_before(o, i, h, rt)
-                     : UINT64_MAX;
+    uint64_t c = h != g && o->kind[h] != o->kind[g] ? count_before(o, i, h, rt)
+                                                    : UINT64_MAX;
     if (c != UINT64_MAX && c >= 1 && decide(o, g, t, h, c) > 0)
       return true;
   }
@@ -444,8 +445,7 @@ static int *record(const bs_dumps_order *o, long i, size_t *n) {
     size_t best = 0;
     bool found = false;
     for (size_t p = 0; p < dp->npg; p++)
-      if (at[p] < dp->pg[p].n &&
-          (!found || dp->pg[p].c[at[p]].rid < rid[*n])) {
+      if (at[p] < dp->pg[p].n && (!found || dp->pg[p].c[at[p]].rid < rid[*n])) {
         best = p;
         found = true;
         rid[*n] = dp->pg[p].c[at[p]].rid;

@@ -48,8 +48,7 @@ bool bs_dumps_order_ran_past(bs_dumps_order *o, int m, int g, uint64_t s,
 /* Rank m ran past g #s: the first op of g it ran past, back from s, where
  * its later ops of g were each its peers' next (a skip that ran ahead,
  * matched by the wrong op of its peers). */
-uint64_t bs_dumps_order_first_past(bs_dumps_order *o, int m, int g,
-                                   uint64_t s);
+uint64_t bs_dumps_order_first_past(bs_dumps_order *o, int m, int g, uint64_t s);
 
 /* Of n ops rank m never issued, the one it would issue first: as a rank in
  * both groups issued them, else as the period of m's own record repeats;

@@ -150,7 +150,8 @@ static void culprit_line(const bs_dumps_graph *g, int shown, bs_buf *b) {
   int *r = malloc((g->nroots + 1) * sizeof *r);
   for (size_t k = 0; r && k < g->nroots; k++)
     r[k] = g->root[k].rank;
-  char *who = r && g->nroots ? bs_dumps_lines_ranks(g, r, (int)g->nroots) : NULL;
+  char *who =
+      r && g->nroots ? bs_dumps_lines_ranks(g, r, (int)g->nroots) : NULL;
   const bs_dumps_root *one = g->nroots == 1 ? &g->root[0] : NULL;
   if (who)
     bs_buf_printf(b, "  culprit: %s (", who);
@@ -159,7 +160,8 @@ static void culprit_line(const bs_dumps_graph *g, int shown, bs_buf *b) {
   else if (who && one)
     bs_buf_printf(b, "missing from #%llu%s%s", (unsigned long long)one->at.seq,
                   one->at.group == shown ? "" : " of process group ",
-                  one->at.group == shown ? "" : g->d->groups[one->at.group].name);
+                  one->at.group == shown ? ""
+                                         : g->d->groups[one->at.group].name);
   else if (who)
     bs_buf_printf(b, "the roots, each on its own");
   if (who)

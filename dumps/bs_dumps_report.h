@@ -26,9 +26,9 @@ typedef struct bs_dumps_verdict {
   bs_dumps_mismatch kind; /* DESYNC: what differs */
   int *culprits;          /* global ranks, ascending: the roots */
   int nculprits;
-  char *text; /* the report (caller frees with the verdict) */
-  char *json; /* the verdict as JSON (docs/hang-report.md's schema) */
-  char *dot;  /* the wait-for graph as DOT (when asked for) */
+  char *text;  /* the report (caller frees with the verdict) */
+  char *json;  /* the verdict as JSON (docs/hang-report.md's schema) */
+  char *dot;   /* the wait-for graph as DOT (when asked for) */
   char *trace; /* the dumps as a Chrome trace (when asked for) */
 } bs_dumps_verdict;
 
@@ -38,8 +38,7 @@ bs_status bs_dumps_report(const bs_dumps *d, bs_dumps_verdict *out);
 typedef struct bs_dumps_report_opts {
   bool dot, trace;
 } bs_dumps_report_opts;
-bs_status bs_dumps_report_with(const bs_dumps *d,
-                               const bs_dumps_report_opts *o,
+bs_status bs_dumps_report_with(const bs_dumps *d, const bs_dumps_report_opts *o,
                                bs_dumps_verdict *out);
 
 /* Writes text whole to path (a temp file renamed over it); BS_ERR_INVALID

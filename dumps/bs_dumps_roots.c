@@ -41,7 +41,8 @@ static bs_status held(bs_dumps_graph *g, int r, bs_dumps_ref at,
         h ? realloc(rt->held_kind, (size_t)cap * sizeof *k) : NULL;
     if (k)
       rt->held_kind = k;
-    bs_dumps_ref *w = k ? realloc(rt->held_went, (size_t)cap * sizeof *w) : NULL;
+    bs_dumps_ref *w =
+        k ? realloc(rt->held_went, (size_t)cap * sizeof *w) : NULL;
     if (w)
       rt->held_went = w;
     rt = w ? rt : NULL;
@@ -172,7 +173,8 @@ static void settle(bs_dumps_graph *g, bs_dumps_root *rt) {
 }
 
 static int by_rank(const void *a, const void *b) {
-  int x = ((const bs_dumps_root *)a)->rank, y = ((const bs_dumps_root *)b)->rank;
+  int x = ((const bs_dumps_root *)a)->rank,
+      y = ((const bs_dumps_root *)b)->rank;
   return (x > y) - (x < y);
 }
 

@@ -63,8 +63,9 @@ static void span_of(const clock *k, const bs_dump_pg *p, size_t j, int64_t *t0,
 
 static void meta(bs_buf *b, const char *what, int pid, int tid,
                  const char *name) {
-  bs_buf_printf(b, ",\n{\"name\": \"%s\", \"ph\": \"M\", \"pid\": %d, \"tid\": "
-                   "%d, \"args\": {\"name\": ",
+  bs_buf_printf(b,
+                ",\n{\"name\": \"%s\", \"ph\": \"M\", \"pid\": %d, \"tid\": "
+                "%d, \"args\": {\"name\": ",
                 what, pid, tid);
   bs_buf_json_str(b, name);
   bs_buf_printf(b, "}}");
@@ -85,11 +86,12 @@ static void slices(const bs_dumps_graph *g, const clock *k, const bs_dump *dp,
              (unsigned long long)c->seq);
     bs_buf_printf(b, ",\n{\"name\": ");
     bs_buf_json_str(b, name);
-    bs_buf_printf(b, ", \"cat\": \"%s\", \"ph\": "
-                     "\"X\", \"ts\": %.1f, \"dur\": %.1f, \"pid\": %d, \"tid\": "
-                     "%d, \"args\": {\"state\": \"%s\"}}",
-                  c->p2p ? "p2p" : "collective",
-                  (double)t0 / 10, (double)(t1 - t0) / 10, dp->rank, p->group,
+    bs_buf_printf(b,
+                  ", \"cat\": \"%s\", \"ph\": "
+                  "\"X\", \"ts\": %.1f, \"dur\": %.1f, \"pid\": %d, \"tid\": "
+                  "%d, \"args\": {\"state\": \"%s\"}}",
+                  c->p2p ? "p2p" : "collective", (double)t0 / 10,
+                  (double)(t1 - t0) / 10, dp->rank, p->group,
                   c->state == BS_DUMP_COMPLETED ? "completed"
                   : c->state == BS_DUMP_STARTED ? "started"
                                                 : "scheduled");
@@ -104,8 +106,9 @@ static void marks(const bs_dumps_graph *g, const clock *k, bs_buf *b) {
     if (!dp)
       continue;
     int64_t at = k->none ? 0 : tick(k, NULL, k->end);
-    bs_buf_printf(b, ",\n{\"name\": \"root: %s\", \"ph\": \"i\", \"s\": \"p\", "
-                     "\"ts\": %.1f, \"pid\": %d, \"tid\": 0}",
+    bs_buf_printf(b,
+                  ",\n{\"name\": \"root: %s\", \"ph\": \"i\", \"s\": \"p\", "
+                  "\"ts\": %.1f, \"pid\": %d, \"tid\": 0}",
                   bs_dumps_graph_kind_name(rt->kind), (double)at / 10,
                   dp->rank);
   }
@@ -115,9 +118,10 @@ char *bs_dumps_trace_of(const bs_dumps_graph *g) {
   const bs_dumps *d = g->d;
   clock k = clock_of(d);
   bs_buf b = {0};
-  bs_buf_printf(&b, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n"
-                    "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": "
-                    "-1, \"tid\": 0, \"args\": {\"name\": \"backstop analyze\"}}");
+  bs_buf_printf(&b,
+                "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n"
+                "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": "
+                "-1, \"tid\": 0, \"args\": {\"name\": \"backstop analyze\"}}");
   for (size_t i = 0; i < d->n; i++) {
     char name[32];
     snprintf(name, sizeof name, "rank %d", d->d[i].rank);

@@ -18,15 +18,15 @@ typedef enum bs_dumps_root_kind {
 /* A stuck op. */
 typedef struct bs_dumps_node {
   bs_dumps_ref at;
-  const bs_dump_coll *c; /* a waiter's entry of it (what it is) */
-  int waiter;            /* p2p: the rank that waits in it */
+  const bs_dump_coll *c;  /* a waiter's entry of it (what it is) */
+  int waiter;             /* p2p: the rank that waits in it */
   int *waiting, nwaiting; /* global ranks in it, ascending */
   /* Global ranks it waits for: missing from it, or (matched) in it but
    * held by an earlier op of theirs; ascending. */
   int *missing, nmissing;
-  bool matched;    /* every member issued it */
-  bool desync;     /* the group's first mismatch */
-  int scc;         /* its cycle (bs_dumps_graph.cycle), -1: none */
+  bool matched; /* every member issued it */
+  bool desync;  /* the group's first mismatch */
+  int scc;      /* its cycle (bs_dumps_graph.cycle), -1: none */
 } bs_dumps_node;
 
 typedef struct bs_dumps_root {
@@ -41,11 +41,11 @@ typedef struct bs_dumps_root {
   bs_dumps_root_kind *held_kind;
   bs_dumps_ref *held_went;
   int nheld, capheld;
-  bs_dumps_ref went;          /* SKIPPED: the op it went on into */
-  bool waits;                 /* SKIPPED: and it waits in a stuck op */
-  bs_dumps_ref now;           /* that stuck op (waits) */
-  uint64_t last;              /* STALLED: its last op of at.group (0: none) */
-  const char *frame;          /* its last entry's call site, "" if none */
+  bs_dumps_ref went; /* SKIPPED: the op it went on into */
+  bool waits;        /* SKIPPED: and it waits in a stuck op */
+  bs_dumps_ref now;  /* that stuck op (waits) */
+  uint64_t last;     /* STALLED: its last op of at.group (0: none) */
+  const char *frame; /* its last entry's call site, "" if none */
 } bs_dumps_root;
 
 /* A cycle of waits that reaches no root. */
@@ -66,8 +66,8 @@ typedef struct bs_dumps_graph {
   int *rootix; /* by global rank: its index in root (-1: not a root) */
   bs_dumps_cycle *cycle;
   size_t ncycles;
-  int *in;         /* by global rank: the node it waits in (-1: none) */
-  char **unknown;  /* what the dumps cannot tell, a line each */
+  int *in;        /* by global rank: the node it waits in (-1: none) */
+  char **unknown; /* what the dumps cannot tell, a line each */
   size_t nunknown, capunknown;
 } bs_dumps_graph;
 

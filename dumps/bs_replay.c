@@ -205,8 +205,8 @@ static bs_status conclude(const bs_dumps_verdict *dumps,
                   "backstop replay: not reproduced (%s): the dumps' own "
                   "verdict:\n%s",
                   why, dumps->text);
-  if (asprintf(&out->json, "{\"reproduced\": %s, %s",
-               same ? "true" : "false", v->json + 1) < 0)
+  if (asprintf(&out->json, "{\"reproduced\": %s, %s", same ? "true" : "false",
+               v->json + 1) < 0)
     out->json = NULL;
   if (!out->json || text->oom)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: verdict");
@@ -215,6 +215,38 @@ static bs_status conclude(const bs_dumps_verdict *dumps,
   if (dumps->finding != BS_DUMPS_CLEAN && out->status == BS_OK)
     out->status = BS_ERR_STATE;
   return BS_OK;
+}
+
+/* Every rank's plan, its counts replaced by distinct smaller ones (*nd of
+ * them; 0: as recorded) where the buffers would pass the budget or two
+ * counts would collide. */
+static bs_status plan_all(bs_replay_state *r, const bs_replay_opts *o,
+                          bs_replay_count_key **distinct, size_t *nd) {
+  bs_status st = BS_OK;
+  size_t budget = o->max_bytes ? o->max_bytes : BS_REPLAY_MAX_BYTES;
+  if (r->n < 1 || !(r->plan = calloc((size_t)r->n, sizeof *r->plan)) ||
+      !(r->last_step = calloc((size_t)r->n, sizeof *r->last_step)) ||
+      !(r->last_len = calloc((size_t)r->n, sizeof *r->last_len)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d ranks", r->n);
+  BS_CHECK(bs_replay_plan_groups(r));
+  for (int i = 0; i < r->n; i++)
+    BS_CHECK(bs_replay_plan_rank(r, i));
+  BS_CHECK(bs_replay_scale_keys(r, distinct, nd));
+  if (bs_replay_plan_bytes(r) <= budget &&
+      !bs_replay_scale_collide(*distinct, *nd))
+    *nd = 0; /* as recorded */
+  if (*nd) {
+    bs_replay_scale_apply(r, *distinct, *nd);
+    size_t need = bs_replay_plan_bytes(r);
+    size_t limit = o->room_bytes > budget ? o->room_bytes : budget;
+    if (need > limit)
+      BS_FAIL(BS_ERR_INVALID, NULL,
+              "replay: %d ranks need %zu bytes of buffers even with their "
+              "counts replaced, more than the %zu allowed",
+              r->n, need, limit);
+  }
+out:
+  return st;
 }
 
 bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
@@ -227,7 +259,7 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
                                                    : BS_REPLAY_TIMEOUT_MS};
   pthread_condattr_t ca;
   bs_replay_count_key *distinct = NULL;
-  size_t nd = 0, budget = o->max_bytes ? o->max_bytes : BS_REPLAY_MAX_BYTES;
+  size_t nd = 0;
   bs_buf b = {0};
   bs_dumps_verdict dumps = {0}, back = {0};
   memset(out, 0, sizeof *out);
@@ -237,27 +269,7 @@ bs_status bs_replay_run(const bs_dumps *d, const bs_replay_opts *o,
   pthread_cond_init(&r.cv, &ca);
   pthread_condattr_destroy(&ca);
   BS_CHECK(bs_dumps_report(d, &dumps));
-  if (r.n < 1 || !(r.plan = calloc((size_t)r.n, sizeof *r.plan)) ||
-      !(r.last_step = calloc((size_t)r.n, sizeof *r.last_step)) ||
-      !(r.last_len = calloc((size_t)r.n, sizeof *r.last_len)))
-    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %d ranks", r.n);
-  BS_CHECK(bs_replay_plan_groups(&r));
-  for (int i = 0; i < r.n; i++)
-    BS_CHECK(bs_replay_plan_rank(&r, i));
-  BS_CHECK(bs_replay_scale_keys(&r, &distinct, &nd));
-  if (bs_replay_plan_bytes(&r) <= budget &&
-      !bs_replay_scale_collide(distinct, nd))
-    nd = 0; /* as recorded */
-  if (nd) {
-    bs_replay_scale_apply(&r, distinct, nd);
-    size_t need = bs_replay_plan_bytes(&r);
-    size_t limit = o->room_bytes > budget ? o->room_bytes : budget;
-    if (need > limit)
-      BS_FAIL(BS_ERR_INVALID, NULL,
-              "replay: %d ranks need %zu bytes of buffers even with their "
-              "counts replaced, more than the %zu allowed",
-              r.n, need, limit);
-  }
+  BS_CHECK(plan_all(&r, o, &distinct, &nd));
   for (int i = 0; i < r.n; i++) {
     out->collectives += r.plan[i].n;
     r.longest = r.plan[i].n > r.longest ? r.plan[i].n : r.longest;

@@ -67,11 +67,11 @@ typedef struct bs_replay_result {
    * as analyze reads them, and the verdict: the read-back's where it names
    * the roots analyze names in the dumps (reproduced), else the dumps'. */
   char *text;
-  char *json;       /* that verdict as analyze --json writes it, with
-                       "reproduced" */
-  char *back_json;  /* the read-back's own verdict (NULL: none read) */
+  char *json;      /* that verdict as analyze --json writes it, with
+                      "reproduced" */
+  char *back_json; /* the read-back's own verdict (NULL: none read) */
   bool reproduced;
-  bool scaled;      /* counts were replaced (listed in text) */
+  bool scaled; /* counts were replaced (listed in text) */
   int ranks;
   size_t collectives; /* replayed, over every rank */
 } bs_replay_result;

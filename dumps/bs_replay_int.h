@@ -82,16 +82,16 @@ typedef struct bs_replay_state {
   /* A process per rank: returns once every rank's process is ready
    * (bs_replay_procs_ready); NULL: every rank is a thread here. */
   void (*meet_procs)(void);
-  int done;     /* ranks through their plan */
-  int last;     /* ranks in their plan's last call */
+  int done; /* ranks through their plan */
+  int last; /* ranks in their plan's last call */
   /* By rank: the steps of its last call while it is in it (NULL: not). */
   const bs_replay_step **last_step;
   size_t *last_len;
   uint64_t moved_ns; /* when a rank last came into or out of it */
-  bs_comm *any; /* a rank's handle, once one started: to abort */
-  bool stopped; /* a signal ended the replay */
-  bool over;    /* the world has run: the watch ends */
-  bool settled; /* no rank could move: the watch ended the world */
+  bs_comm *any;      /* a rank's handle, once one started: to abort */
+  bool stopped;      /* a signal ended the replay */
+  bool over;         /* the world has run: the watch ends */
+  bool settled;      /* no rank could move: the watch ended the world */
   /* When no rank can move (bs_replay_opts.settle_ms), or as settled()
    * says (under mu; the corpus's runs know where each rank ends); 0 and
    * NULL: the watchdog ends a hang. */

@@ -198,9 +198,8 @@ static size_t call_len(const bs_replay_state *r, const bs_replay_step *s,
 }
 
 /* The plan's steps, a p2p batch as one call. */
-static bs_status run_plan(bs_replay_state *r, int rank,
-                          const bs_replay_plan *p, bs_comm **h, void *send,
-                          void *recv) {
+static bs_status run_plan(bs_replay_state *r, int rank, const bs_replay_plan *p,
+                          bs_comm **h, void *send, void *recv) {
   bs_status st = BS_OK;
   for (size_t k = 0; st == BS_OK && k < p->n;) {
     const bs_replay_step *s = &p->s[k];

@@ -1,10 +1,10 @@
 /* Where a group's replay starts (bs_replay_int.h). In a job of thousands
  * of ranks, a collective that every member's dump shows done, alike on
- * all, has nothing to show: replaying it only takes time (a job's dumps hold up to 2000 entries a rank, and
- * thousands of ranks' collectives take turns on a few cores). Leaving it
- * out removes no wait that could hang, only one that every rank passed;
- * the last of them stays, so that a rank's "last completed" reads as in
- * the dumps. A desync is never left out: its entries differ. */
+ * all, has nothing to show: replaying it only takes time (a job's dumps hold up
+ * to 2000 entries a rank, and thousands of ranks' collectives take turns on a
+ * few cores). Leaving it out removes no wait that could hang, only one that
+ * every rank passed; the last of them stays, so that a rank's "last completed"
+ * reads as in the dumps. A desync is never left out: its entries differ. */
 #include <stdint.h>
 
 #include "bs_replay_int.h"

@@ -35,36 +35,14 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 from torch._C import _distributed_c10d as c10d  # noqa: E402
 
+# gloo behind a backend name PyTorch records p2p ops of (its
+# FlightRecorderHook), and a rank's dump, shared with the corpus's runner.
+from fr_torch_prog import Hooked, dump, entries  # noqa: E402
+
 WORLD = 4
 SETTLE_S = float(os.environ.get("FR_GEN_SETTLE_S", "0.2"))
 WAIT_S = 60  # the bound on every wait for a rank's records
 STORE = []  # this rank's store, for the jobs that leave early
-
-
-class Hooked(c10d.Backend):
-    """gloo behind a backend name PyTorch does not know to record itself."""
-
-    def __init__(self, store, rank, size, timeout):
-        super().__init__(rank, size)
-        opts = c10d.ProcessGroupGloo._Options()
-        opts._timeout = timeout
-        opts._devices = [c10d.ProcessGroupGloo.create_default_device()]
-        self.inner = c10d.ProcessGroupGloo(store, rank, size, opts)
-
-    def getBackendName(self):
-        return "hooked"
-
-    def send(self, tensors, dst, tag):
-        return self.inner.send(tensors, dst, tag)
-
-    def recv(self, tensors, src, tag):
-        return self.inner.recv(tensors, src, tag)
-
-    def allreduce(self, tensors, opts):
-        return self.inner.allreduce(tensors, opts)
-
-    def barrier(self, opts):
-        return self.inner.barrier(opts)
 
 
 def ones(n):
@@ -288,23 +266,6 @@ JOBS = {
     "clean": (clean, "gloo", True, "status clean\nexit 0",
              (4, 4, 4, 4)),
 }
-
-
-def dump(r, out, backend, pickle):
-    if pickle:
-        c10d._dump_fr_trace_file(r, backend=backend)
-    else:
-        data = c10d._dump_fr_trace_json(backend=backend)
-        with open(os.path.join(out, f"rank_{r}.tmp"), "wb") as f:
-            f.write(data)
-        os.replace(os.path.join(out, f"rank_{r}.tmp"),
-                   os.path.join(out, f"rank_{r}"))
-
-
-def entries(backend):
-    """How many entries this rank's recorder holds now."""
-    return len(json.loads(c10d._dump_fr_trace_json(backend=backend))
-               .get("entries", []))
 
 
 def rank_main(r, name, port, out):

@@ -155,10 +155,8 @@ static void root_is_rank5(const bs_json *j, const char *verdict) {
   assert_non_null(roots);
   assert_int_equal(roots->n, 1);
   assert_int_equal(bs_json_get_int(&roots->items[0], "rank", -1), 5);
-  assert_string_equal(bs_json_get_str(&roots->items[0], "kind", ""),
-                      "skipped");
-  assert_string_equal(bs_json_get_str(&roots->items[0], "desc", ""),
-                      "mesh_dp");
+  assert_string_equal(bs_json_get_str(&roots->items[0], "kind", ""), "skipped");
+  assert_string_equal(bs_json_get_str(&roots->items[0], "desc", ""), "mesh_dp");
   assert_int_equal(bs_json_get_int(&roots->items[0], "op", -1), 2);
 }
 
