@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,16 +21,15 @@
 #include "dumps/bs_replay.h"
 
 typedef struct hangs_opts {
-  long count;
-  uint64_t seed, from;
-  const char *keep;  /* each program's files kept here */
+  /* the numbers' options (hangs_numbers) */
+  long count, seed, from, min_ranks, max_ranks, settle_ms, timeout_ms,
+      frt_sample;
   long keep_ranks;   /* only those of so many ranks at most (0: all) */
+  const char *keep;  /* each program's files kept here */
   const char *score; /* folders of torch-written dumps to score instead */
   const char *frt;   /* torchfrtrace, "" for none */
-  long frt_sample;   /* the first that many programs through it */
   bs_corpus_limits lim;
   bool check, spawn;
-  int settle_ms, timeout_ms;
 } hangs_opts;
 
 typedef struct hangs_tally {
@@ -86,35 +86,34 @@ static bool hangs_number(const char *opt, const char *v, long lo, long hi,
   return true;
 }
 
+/* The numbers' options and where each goes. */
+static const struct {
+  const char *name;
+  long lo, hi;
+  size_t at;
+} hangs_numbers[] = {
+    {"--hangs", 0, 10000000, offsetof(hangs_opts, count)},
+    {"--seed", 0, LONG_MAX, offsetof(hangs_opts, seed)},
+    {"--from", 0, LONG_MAX, offsetof(hangs_opts, from)},
+    {"--min-ranks", 4, 512, offsetof(hangs_opts, min_ranks)},
+    {"--max-ranks", 4, 512, offsetof(hangs_opts, max_ranks)},
+    {"--settle-ms", 1, 60000, offsetof(hangs_opts, settle_ms)},
+    {"--timeout-ms", 1, 600000, offsetof(hangs_opts, timeout_ms)},
+    {"--frt-sample", 0, 10000000, offsetof(hangs_opts, frt_sample)},
+    {"--keep-ranks", 4, 512, offsetof(hangs_opts, keep_ranks)},
+};
+
 static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
   long n = 0;
-  bool ok = true;
-  if (!strcmp(opt, "--hangs"))
-    ok = hangs_number(opt, v, 0, 10000000, &o->count);
-  else if (!strcmp(opt, "--seed") &&
-           (ok = hangs_number(opt, v, 0, LONG_MAX, &n)))
-    o->seed = (uint64_t)n;
-  else if (!strcmp(opt, "--from") &&
-           (ok = hangs_number(opt, v, 0, LONG_MAX, &n)))
-    o->from = (uint64_t)n;
-  else if (!strcmp(opt, "--min-ranks") &&
-           (ok = hangs_number(opt, v, 4, 512, &n)))
-    o->lim.min_ranks = (int)n;
-  else if (!strcmp(opt, "--max-ranks") &&
-           (ok = hangs_number(opt, v, 4, 512, &n)))
-    o->lim.max_ranks = (int)n;
-  else if (!strcmp(opt, "--settle-ms") &&
-           (ok = hangs_number(opt, v, 1, 60000, &n)))
-    o->settle_ms = (int)n;
-  else if (!strcmp(opt, "--timeout-ms") &&
-           (ok = hangs_number(opt, v, 1, 600000, &n)))
-    o->timeout_ms = (int)n;
-  else if (!strcmp(opt, "--frt-sample"))
-    ok = hangs_number(opt, v, 0, 10000000, &o->frt_sample);
-  else if (!strcmp(opt, "--keep"))
+  for (size_t i = 0; i < sizeof hangs_numbers / sizeof hangs_numbers[0]; i++)
+    if (!strcmp(opt, hangs_numbers[i].name)) {
+      if (!hangs_number(opt, v, hangs_numbers[i].lo, hangs_numbers[i].hi, &n))
+        return false;
+      *(long *)((char *)o + hangs_numbers[i].at) = n;
+      return true;
+    }
+  if (!strcmp(opt, "--keep"))
     o->keep = v;
-  else if (!strcmp(opt, "--keep-ranks"))
-    ok = hangs_number(opt, v, 4, 512, &o->keep_ranks);
   else if (!strcmp(opt, "--score"))
     o->score = v;
   else if (!strcmp(opt, "--torchfrtrace"))
@@ -122,11 +121,11 @@ static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
   else {
     fprintf(stderr,
             "backstop bench: unknown option '%s' (see backstop bench "
-            "--help)\n",
+            "--hangs 1 --help)\n",
             opt);
     return false;
   }
-  return ok;
+  return true;
 }
 
 static int hangs_parse(int argc, char **argv, hangs_opts *o) {
@@ -145,13 +144,14 @@ static int hangs_parse(int argc, char **argv, hangs_opts *o) {
       continue;
     }
     if (i + 1 >= argc) {
-      fprintf(stderr, "backstop bench: %s: expected a hangs_value\n", argv[i]);
+      fprintf(stderr, "backstop bench: %s: expected a value\n", argv[i]);
       return 2;
     }
     if (!hangs_value(o, argv[i], argv[i + 1]))
       return 2;
     i++;
   }
+  o->lim = (bs_corpus_limits){(int)o->min_ranks, (int)o->max_ranks};
   if (o->lim.min_ranks && o->lim.max_ranks &&
       o->lim.min_ranks > o->lim.max_ranks) {
     fprintf(stderr, "backstop bench: --min-ranks above --max-ranks\n");
@@ -231,6 +231,23 @@ static bool hangs_frt_ranks(const char *out, bool *pick, int n) {
   return any;
 }
 
+/* "it names 1,3; the roots are 2": a few of each. */
+static void hangs_frt_why(const bool *want, const bool *got, int ranks,
+                          char *why, size_t n) {
+  bs_buf b = {0};
+  const bool *set[2] = {got, want};
+  for (int s = 0; s < 2; s++) {
+    int shown = 0;
+    bs_buf_printf(&b, "%s", s ? "; the roots are " : "it names ");
+    for (int r = 0; r < ranks; r++)
+      if (set[s][r] && shown++ < 8)
+        bs_buf_printf(&b, "%s%d", shown > 1 ? "," : "", r);
+    bs_buf_printf(&b, "%s", !shown ? "none" : shown > 8 ? ",..." : "");
+  }
+  snprintf(why, n, "%s", bs_buf_str(&b));
+  bs_buf_free(&b);
+}
+
 /* torchfrtrace on the dumps: the ranks it blames are the truth's roots. */
 static bool hangs_frt_scores(const hangs_opts *o, const char *dir,
                              const bs_json *truth, int ranks, char *why,
@@ -254,10 +271,12 @@ static bool hangs_frt_scores(const hangs_opts *o, const char *dir,
          hangs_frt_ranks(bs_buf_str(&out), got, ranks) == (roots && roots->n);
   for (int r = 0; same && r < ranks; r++)
     same = want[r] == got[r];
-  if (!same)
-    snprintf(why, n, "%s (exit %d): %.160s", rc ? "failed" : "other ranks", rc,
-             strstr(bs_buf_str(&out), "Traceback") ? "a Python traceback"
-                                                   : bs_buf_str(&out));
+  if (!same && (rc || !got || !want))
+    snprintf(why, n, "failed (exit %d)%s", rc,
+             strstr(bs_buf_str(&out), "Traceback") ? ": a Python traceback"
+                                                   : "");
+  else if (!same)
+    hangs_frt_why(want, got, ranks, why, n);
   bs_buf_free(&out);
   free(want);
   free(got);
@@ -292,8 +311,8 @@ static void hangs_score_dumps(const hangs_opts *o, const char *dir,
   if (o->check)
     hangs_check_outputs(&v, who, t);
   for (int spawn = 0; spawn <= (int)o->spawn; spawn++) {
-    bs_replay_opts ro2 = {.timeout_ms = o->timeout_ms,
-                          .settle_ms = spawn ? 0 : o->settle_ms,
+    bs_replay_opts ro2 = {.timeout_ms = (int)o->timeout_ms,
+                          .settle_ms = spawn ? 0 : (int)o->settle_ms,
                           .procs = spawn};
     if (bs_replay_run(&d, &ro2, &res) != BS_OK) {
       hangs_miss(who, spawn ? "replay --spawn" : "replay", bs_err()->message);
@@ -344,7 +363,7 @@ static void hangs_one(const hangs_opts *o, uint64_t i, char *scratch,
   snprintf(who, sizeof who, "seed %llu program %llu",
            (unsigned long long)o->seed, (unsigned long long)i);
   bool kept = false;
-  if (bs_corpus_make(o->seed, i, &o->lim, &c) == BS_OK)
+  if (bs_corpus_make((uint64_t)o->seed, i, &o->lim, &c) == BS_OK)
     kept = o->keep && (!o->keep_ranks || bs_corpus_ranks(c) <= o->keep_ranks);
   if (!c || bs_corpus_truth_json(c, &truth) != BS_OK ||
       !hangs_place(o, i, kept, dir, sizeof dir, scratch)) {
@@ -368,7 +387,7 @@ static void hangs_one(const hangs_opts *o, uint64_t i, char *scratch,
   snprintf(who + strlen(who), sizeof who - strlen(who), ", %d ranks",
            bs_corpus_ranks(c));
   hangs_score_dumps(o, dir, bs_buf_str(&truth), who, kept, t);
-  if (o->frt[0] && (long)(i - o->from) < o->frt_sample) {
+  if (o->frt[0] && (long)(i - (uint64_t)o->from) < o->frt_sample) {
     bs_json tj = {0};
     t->frt_run++;
     if (bs_json_parse(truth.s, truth.len, &tj) == BS_OK &&
@@ -430,7 +449,7 @@ static bool hangs_all_scored(const hangs_opts *o, const hangs_tally *t) {
 /* --score DIR: each sub-folder with a truth.json, in name order. */
 static int hangs_score_folders(const hangs_opts *o, hangs_tally *t) {
   struct dirent **names = NULL;
-  int n = scandir(o->score, &names, NULL, alphasort);
+  int n = scandir(o->score, &names, NULL, alphasort), rc = -1;
   if (n < 0) {
     fprintf(stderr, "backstop bench: --score %s: %s\n", o->score,
             strerror(errno));
@@ -440,8 +459,12 @@ static int hangs_score_folders(const hangs_opts *o, hangs_tally *t) {
     char dir[4096], *truth = NULL;
     size_t len;
     snprintf(dir, sizeof dir, "%s/%s/truth.json", o->score, names[i]->d_name);
-    if (names[i]->d_name[0] != '.' &&
-        bs_file_read(dir, &truth, &len) == BS_OK) {
+    char why[256] = "";
+    bool read =
+        names[i]->d_name[0] != '.' && bs_file_read(dir, &truth, &len) == BS_OK;
+    if (read && !bs_corpus_truth_check(truth, why, sizeof why))
+      fprintf(stderr, "backstop bench: %s: not a truth: %s\n", dir, why);
+    else if (read) {
       dir[strlen(dir) - strlen("/truth.json")] = '\0';
       hangs_score_dumps(o, dir, truth, dir, false, t);
       t->programs++;
@@ -449,9 +472,10 @@ static int hangs_score_folders(const hangs_opts *o, hangs_tally *t) {
     bs_err_clear();
     free(truth);
     free(names[i]);
+    rc = why[0] ? 2 : rc;
   }
   free(names);
-  return -1;
+  return rc;
 }
 
 int bs_bench_hangs_main(int argc, char **argv) {
@@ -470,7 +494,7 @@ int bs_bench_hangs_main(int argc, char **argv) {
     return 1;
   }
   for (long k = 0; k < o.count; k++) {
-    hangs_one(&o, o.from + (uint64_t)k, scratch, &t);
+    hangs_one(&o, (uint64_t)o.from + (uint64_t)k, scratch, &t);
     if ((k + 1) % 100 == 0)
       fprintf(stderr, "backstop bench: --hangs: %ld of %ld programs\n", k + 1,
               o.count);

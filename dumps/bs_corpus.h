@@ -54,6 +54,10 @@ const char *bs_corpus_fault(const bs_corpus *c);
 bs_status bs_corpus_prog_json(const bs_corpus *c, bs_buf *out);
 bs_status bs_corpus_truth_json(const bs_corpus *c, bs_buf *out);
 
+/* Whether text is a truth (that schema; every root with a rank, kind,
+ * group and op); else why, in a line. */
+bool bs_corpus_truth_check(const char *text, char *why, size_t n);
+
 /* Runs it on as many simulated ranks, each ending in its last op or
  * after its last, and writes their dumps into dir as PyTorch names them
  * (rank_<R> pickles; node<K>/ folders for a job gathered by node), the

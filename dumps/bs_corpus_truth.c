@@ -18,6 +18,8 @@
 #include "bs_buf.h"
 #include "bs_corpus_vote.h"
 #include "bs_dumps_finding.h"
+#include "bs_dumps_json.h"
+#include "bs_json.h"
 
 typedef struct node {
   int g;
@@ -550,4 +552,35 @@ out:
 bs_status bs_corpus_truth_json(const bs_corpus *c, bs_buf *out) {
   bs_buf_printf(out, "%s", c->truth ? c->truth : "");
   return out->oom ? bs_err_fail(BS_ERR_NOMEM, NULL, "corpus: truth") : BS_OK;
+}
+
+/* ---- a truth read back ---- */
+
+static bool roots_ok(const bs_json *roots, char *why, size_t n) {
+  for (size_t i = 0; i < roots->n; i++)
+    if (bs_json_get_int(&roots->items[i], "rank", -1) < 0 ||
+        bs_json_get_int(&roots->items[i], "op", -1) < 0 ||
+        !bs_json_get_str(&roots->items[i], "kind", NULL) ||
+        !bs_json_get_str(&roots->items[i], "group", NULL)) {
+      snprintf(why, n, "root %zu lacks a rank, op, kind or group", i);
+      return false;
+    }
+  return true;
+}
+
+bool bs_corpus_truth_check(const char *text, char *why, size_t n) {
+  bs_json j = {0};
+  const bs_json *roots = NULL;
+  bool ok = false;
+  if (bs_json_parse(text, strlen(text), &j) != BS_OK)
+    snprintf(why, n, "%s", bs_err()->message);
+  else if (strcmp(bs_json_get_str(&j, "schema", ""), BS_DUMPS_JSON_SCHEMA))
+    snprintf(why, n, "its schema is not %s", BS_DUMPS_JSON_SCHEMA);
+  else if (!(roots = bs_json_get(&j, "roots")) || roots->type != BS_JARR)
+    snprintf(why, n, "no \"roots\" list");
+  else
+    ok = roots_ok(roots, why, n);
+  bs_json_free(&j);
+  bs_err_clear();
+  return ok;
 }
