@@ -345,9 +345,11 @@ static void skip(bs_corpus *c, int rank, int at) {
 /* A size, shape, dtype or op of its own at op `at` of rank `rank` (a
  * shape of as many elements, a dtype of as many bytes); its name. */
 static const char *mismatch(bs_corpus *c, rng *r, int rank, int at) {
-  static const char *const names[] = {"size", "shape", "dtype", "op"};
+  static const char *const names[] = {"size", "shape", "dtype", "op",
+                                      "dtype of as many elements"};
   static const int kinds[] = {3, 4, 2, 1}; /* bs_dumps_mismatch */
   bs_corpus_op *o = &c->rank[rank].op[at];
+  const char *name = NULL;
   int kind = below(r, 4);
   if (o->coll == BS_CC_COALESCED)
     kind = 0;
@@ -359,15 +361,18 @@ static const char *mismatch(bs_corpus *c, rng *r, int rank, int at) {
       o->parts[0] += 1;
   } else if (kind == 1) {
     o->cols = 2;
-  } else if (kind == 2) {
+  } else if (kind == 2 && chance(r, 50)) { /* 2 x bf16 for 1 x fp32 */
     o->dt = BS_CD_BF16;
     o->n *= 2;
+  } else if (kind == 2) { /* int32 for fp32: gloo's chunks stay alike */
+    o->dt = BS_CD_I32;
+    name = names[4];
   } else {
     o->coll = o->coll == BS_CC_ALL_GATHER ? BS_CC_ALL_REDUCE : BS_CC_ALL_GATHER;
   }
   c->fault[c->nfaults++] = (bs_corpus_flaw){
       .what = BS_CF_MISMATCH, .rank = rank, .mismatch = kinds[kind]};
-  return names[kind];
+  return name ? name : names[kind];
 }
 
 /* Ops a and b of each rank of `who` swapped at step k (their places in

@@ -22,7 +22,9 @@ so that PyTorch's FlightRecorderHook records the sends and receives too
 rank has recorded what it will (this script works that out from the
 program, as the ops match), while its main thread waits in its last op,
 then leaves at once. A job whose start-up fails (the store's port taken)
-is started again, at most three times, and said so on stderr.
+is started again, at most three times, and one whose rank processes did
+not all end well is run again, at most three times; each is said on
+stderr.
 """
 
 import datetime
@@ -298,36 +300,51 @@ def lay_out(prog, out):
                 shutil.move(f, os.path.join(sub, f"rank_{r}"))
 
 
+def launch(name, prog, d, tries):
+    """The job started (its store's port taken meanwhile: again, three
+    times at most); None where it never started."""
+    for attempt in range(tries, tries + 3):
+        job, why = start(prog, name, d, attempt)
+        if job:
+            return job
+        print(f"fr_torch_prog: {name}: start-up failed ({why}), "
+              "started again", file=sys.stderr)
+    return None
+
+
 def run_all(jobs, out):
-    """jobs: [(name, program, truth)]; PARALLEL at once. Returns the
-    number that failed."""
+    """jobs: [(name, program, truth)]; PARALLEL at once. A job whose rank
+    processes did not all end as the program says (a peer that took
+    longer than WAIT_S to start or record on a loaded machine) runs again,
+    three times at most. Returns the number that failed."""
     failed = 0
-    queue = list(jobs)
+    queue = [(name, prog, truth, 0) for name, prog, truth in jobs]
     running = []
     while queue or running:
         while queue and len(running) < PARALLEL:
-            name, prog, truth = queue.pop(0)
+            name, prog, truth, runs = queue.pop(0)
             d = os.path.join(out, name)
-            os.makedirs(d, exist_ok=True)
-            for attempt in range(3):
-                job, why = start(prog, name, d, attempt)
-                if job:
-                    break
-                print(f"fr_torch_prog: {name}: start-up failed ({why}), "
-                      "started again", file=sys.stderr)
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+            job = launch(name, prog, d, 3 * runs)
             if not job:
                 failed += 1
                 continue
             with open(os.path.join(d, "truth.json"), "w") as f:
                 json.dump(truth, f, indent=1)
-            running.append((name, prog, d, job))
-        name, prog, d, job = running.pop(0)
+            running.append((name, prog, truth, runs, d, job))
+        name, prog, truth, runs, d, job = running.pop(0)
         bad = finish(job)
-        if bad:
+        if bad and runs < 2:
+            print(f"fr_torch_prog: {name}: {bad} rank processes failed, "
+                  "ran again", file=sys.stderr)
+            queue.append((name, prog, truth, runs + 1))
+        elif bad:
             print(f"fr_torch_prog: {name}: {bad} rank processes failed",
                   file=sys.stderr)
             failed += 1
-        lay_out(prog, d)
+        else:
+            lay_out(prog, d)
     return failed
 
 

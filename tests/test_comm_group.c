@@ -34,7 +34,15 @@ static void test_groups_reduce_and_record(void **state) {
                             "\"data_parallel\",\"ranks\":\"[1, 3]\"}"));
   assert_non_null(strstr(f, "\"process_group\":[\"dp1\",\"data_parallel\"]"));
   assert_non_null(strstr(f, "\"pg_status\":{\"0\":{"));
-  assert_non_null(strstr(f, "\"dp1\":{\"last_enqueued_collective\":1,"));
+  /* pg_status keyed by pg_id, as PyTorch keys it. */
+  const char *at = strstr(f, ",\"process_group\":[\"dp1\"");
+  assert_non_null(at);
+  while (at > f && strncmp(at, "\"pg_id\":", 8))
+    at--;
+  char key[48];
+  snprintf(key, sizeof key, "\"%d\":{\"last_enqueued_collective\":1,",
+           atoi(at + 8));
+  assert_non_null(strstr(f, key));
   bs_world_destroy(w);
 }
 

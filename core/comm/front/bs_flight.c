@@ -342,12 +342,16 @@ static void put_pg_status(FILE *o, const bs_flight *f, int pg,
           last[0], last[1], last[2]);
 }
 
+/* Keyed by pg_id, as PyTorch keys it (not by the group's name: a reader
+ * takes the status of the group whose entries carry that pg_id). */
 static void put_status(FILE *o, const bs_flight *f) {
   fputs(",\"pg_status\":{", o);
   put_pg_status(o, f, 0, "0");
   for (int i = 0; i < f->npgs; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "%d", f->pgs[i].id);
     fputc(',', o);
-    put_pg_status(o, f, f->pgs[i].id, f->pgs[i].name);
+    put_pg_status(o, f, f->pgs[i].id, id);
   }
   fputc('}', o);
 }
