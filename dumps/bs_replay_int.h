@@ -83,8 +83,8 @@ typedef struct bs_replay_state {
    * (bs_replay_procs_ready); NULL: every rank is a thread here. */
   void (*meet_procs)(void);
   int done; /* ranks through their plan */
-  int last; /* ranks in their plan's last call */
-  /* By rank: the steps of its last call while it is in it (NULL: not). */
+  int last; /* ranks in their plan's last call (settle_ms: in any call) */
+  /* By rank: the steps of the call counted in `last` (NULL: none). */
   const bs_replay_step **last_step;
   size_t *last_len;
   uint64_t moved_ns; /* when a rank last came into or out of it */

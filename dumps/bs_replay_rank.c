@@ -171,8 +171,10 @@ static bool own_seqs(const bs_replay_step *s, size_t m) {
   return m > 1;
 }
 
-/* A rank comes into its plan's last call, or out of it (in: false): a
- * replay that ends when no rank can move counts them. */
+/* A rank comes into a call, or out of it (in: false): a replay that ends
+ * when no rank can move counts them (its last call always; every call
+ * where it settles by itself: a rank may wait for good mid-plan, where
+ * the replay issues ops in another order than the job did). */
 static void last_call(bs_replay_state *r, int rank, const bs_replay_step *s,
                       size_t m, bool in) {
   pthread_mutex_lock(&r->mu);
@@ -205,14 +207,14 @@ static bs_status run_plan(bs_replay_state *r, int rank, const bs_replay_plan *p,
     const bs_replay_step *s = &p->s[k];
     bool own;
     size_t m = call_len(r, s, p->n - k, &own);
-    bool last = k + m == p->n;
-    if (last)
+    bool track = k + m == p->n || r->settle_ms > 0;
+    if (track)
       last_call(r, rank, s, m, true);
     if (!is_p2p(s))
       st = issue(h[s->group], s, send, recv);
     else
       st = issue_p2p(r, h[s->group], s, m, own, send, recv);
-    if (last)
+    if (track)
       last_call(r, rank, s, m, false);
     k += m;
   }
