@@ -17,9 +17,13 @@ docs/imports.md holds; --picture-check FILE fails when FILE is not that
 picture (the picture went stale).
 
 --sizes prints the function sizes (median, mean, 90th percentile).
+--readme prints the README's diagram of the floors (FLOORS and SAY);
+--readme-check FILE fails when FILE's is stale, --readme-fix FILE
+rewrites it.
 
 Usage: layers.py ROOT [--self-test | --picture | --picture-check FILE |
-                       --sizes]"""
+                       --sizes | --readme | --readme-check FILE |
+                       --readme-fix FILE]"""
 import os
 import re
 import subprocess
@@ -50,6 +54,38 @@ FLOORS = [
     ["faults", "kernels"],
     ["base"],
 ]
+# What each part holds, in a line: the README's diagram of the floors
+# (--readme) is made from FLOORS and this.
+SAY = {
+    "cli": "the commands: options, help, exit statuses",
+    "bench": "`backstop bench`: ratios to ceilings of the same run",
+    "scenarios": "sc_*.c, one scenario each, self-registered",
+    "harness/plan": "options -> runs: checks, model fit, skipping",
+    "harness/explore": "sweep, fuzz, the kill matrix, the batch runner",
+    "harness/run": "parent -fork-> child: ranks as threads, part, spawn",
+    "harness/driver": "arms faults, sets mutants, drives each rank's actor",
+    "harness/oracles": "the invariants, from the record only; the verdict",
+    "harness/report": "table, JSON, JUnit; artifacts (FR pickles, trace)",
+    "harness/verdict": "a run's result types",
+    "harness/record": "the run record: each rank's phases and their state",
+    "harness/catalog": "the scenarios, a run's configuration, the launcher",
+    "dumps": "Flight Recorder dumps: read, analyze, replay",
+    "core/bs_actor": "init, sleep, update_weights, wake_up, switch_model",
+    "core/bs_core_testing": "the hooks the harness observes the core by",
+    "core/sync": "weight sync -> engine process (wire, SHA256)",
+    "core/backup": "Normal | MainCast (cast, all-gather, extras)",
+    "core/train": "distributed optimizer, param sync",
+    "core/model": "specs, params, DDP buffers, config validation",
+    "core/comm": "front/ (flight recorder, watchdog) | sim | nccl",
+    "core/memsaver": "tagged regions, pause/resume, the paused-read trap",
+    "core/dev": "bs_dev: host (mmap, PROT_NONE) | cuda (cuMem VMM)",
+    "faults": "libfiu points and mutant switches, one .def row each",
+    "kernels": "cast, Adam, grad, bit flip, poison: C | CUDA",
+    "base": "status, errors, files, JSON, fork, stop, SHA256, clocks",
+}
+# The library (CMakeLists.txt's bs_part) each part is built into.
+LIBRARY = [("core/", "bs_core"), ("harness/", "bs_harness"),
+           ("scenarios", "(objects)"), ("tests", "(tests)")]
 # Where a path-qualified include ("comm/bs_comm.h") is looked up: the
 # folders the build puts on include paths.
 ROOTS = [".", "base", "faults", "kernels", "core", "harness", "cli", "bench",
@@ -311,6 +347,45 @@ def picture(root, files):
     return "\n".join(lines) + "\n"
 
 
+def library(part):
+    for prefix, lib in LIBRARY:
+        if part.startswith(prefix):
+            return lib
+    return "bs_" + part
+
+
+README_BEGIN = "<!-- ci/layers.py --readme: begin -->"
+README_END = "<!-- ci/layers.py --readme: end -->"
+
+
+def readme():
+    """The floors as the README shows them: a row a part, its library and
+    what it holds; a floor includes its own (no circle) and those below."""
+    rows = [README_BEGIN, "```",
+            "floor  part                  library     holds",
+            "-----  --------------------  ----------  " + "-" * 52]
+    for i, floor in enumerate(FLOORS):
+        if floor == ["tests"]:
+            continue
+        for k, p in enumerate(floor):
+            mark = f"{i:>3} v" if k == 0 else "     "
+            rows.append(f"{mark}  {p:<20}  {library(p):<10}  {SAY[p]}")
+    rows += ["```", README_END]
+    return "\n".join(rows) + "\n"
+
+
+def readme_check(path):
+    with open(path) as fh:
+        text = fh.read()
+    a, b = text.find(README_BEGIN), text.find(README_END)
+    if a < 0 or b < 0:
+        return f"{path}: no {README_BEGIN} ... {README_END} block"
+    if text[a:b + len(README_END) + 1] != readme():
+        return (f"{path}: the floors' diagram is stale: regenerate it with "
+                f"ci/layers.py . --readme-fix {path}")
+    return None
+
+
 # A function definition at the start of a line: its head up to the name.
 DEF_HEAD = re.compile(r"^([A-Za-z_][\w \t*]*?)\b([A-Za-z_]\w*)\s*\(", re.M)
 NOT_DEFS = {"if", "for", "while", "switch", "return", "sizeof"}
@@ -452,7 +527,7 @@ def self_test(root, files):
     named = set(names(root, files))
     for f, text in [("core/comm/front/bs_comm_p2p.c",
                      "bs_status bs_comm_send(bs_comm *c,\n int peer) {\n}\n"),
-                    ("harness/dumps/bs_dumps_judge.c",
+                    ("dumps/bs_dumps_judge.c",
                      "void bs_dumps_view_free(bs_dumps_view *v) {}\n")]:
         if not set(names(root, files, [(f, text)])) - named:
             print(f"layers: not caught: {f}: {text!r}", file=sys.stderr)
@@ -465,6 +540,25 @@ def main():
     files = sources(root)
     if "--self-test" in sys.argv:
         return 1 if self_test(root, files) else 0
+    if "--readme" in sys.argv:
+        sys.stdout.write(readme())
+        return 0
+    if "--readme-fix" in sys.argv or "--readme-check" in sys.argv:
+        fix = "--readme-fix" in sys.argv
+        path = sys.argv[sys.argv.index("--readme-fix" if fix else
+                                       "--readme-check") + 1]
+        err = readme_check(path)
+        if err and fix:
+            with open(path) as fh:
+                text = fh.read()
+            a, b = text.find(README_BEGIN), text.find(README_END)
+            with open(path, "w") as fh:
+                fh.write(text[:a] + readme() +
+                         text[b + len(README_END) + 1:])
+            return 0
+        if err:
+            print(err, file=sys.stderr)
+        return 1 if err else 0
     if "--sizes" in sys.argv:
         n = sizes(root, files)
         print(f"{len(n)} functions outside tests/: median "
