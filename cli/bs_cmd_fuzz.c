@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bs_cmd.h"
+#include "bs_json_write.h"
 #include "bs_opts.h"
 #include "explore/bs_batch.h"
 #include "explore/bs_fuzz_campaign.h"
@@ -79,7 +80,8 @@ static void print_summary(FILE *out, const bs_fuzz_campaign *z) {
           bs_fuzz_campaign_unexplained(z));
 }
 
-static void json_findings(bs_buf *b, const bs_fuzz_campaign *z) {
+static void json_findings(bs_buf *b, const void *arg) {
+  const bs_fuzz_campaign *z = arg;
   bs_buf_printf(b,
                 "{\"seed\": %llu, \"runs\": %zu, \"pass\": %zu, \"vacuous\": "
                 "%zu, \"fail\": %zu, \"hang\": %zu, \"crash\": %zu, "
@@ -95,20 +97,19 @@ static void json_findings(bs_buf *b, const bs_fuzz_campaign *z) {
     bs_fuzz_campaign_repro(z, &f->minimal, minimal, sizeof minimal);
     bs_buf_printf(b, "%s\n    {\"run\": %zu, \"failure\": ", i ? "," : "",
                   f->drawn.index);
-    bs_buf_json_str(b, f->sig);
+    bs_json_write_str(b, f->sig);
     bs_buf_printf(b, ", \"alike\": %zu, \"known\": ", f->alike);
-    bs_buf_json_str(b, f->why[0] ? f->why : NULL);
+    bs_json_write_str(b, f->why[0] ? f->why : NULL);
     bs_buf_printf(b, ", \"reproduced\": %s, \"drawn\": ",
                   f->reproduced ? "true" : "false");
-    bs_buf_json_str(b, f->drawn_repro);
-    bs_buf_printf(b, ", \"minimal\": ");
-    bs_buf_json_str(b, minimal);
+    bs_json_write_str(b, f->drawn_repro);
+    bs_json_write_field_str(b, ", ", "minimal", minimal);
     bs_buf_printf(b, ", \"shrink_runs\": %zu}", f->shrink_runs);
   }
   bs_buf_printf(b, "%s], \"points\": [", z->nf ? "\n  " : "");
   for (int p = 0; p < BS_FP_COUNT; p++) {
     bs_buf_printf(b, "%s{\"point\": ", p ? ", " : "");
-    bs_buf_json_str(b, bs_fault_catalogue_get(p)->name);
+    bs_json_write_str(b, bs_fault_catalogue_get(p)->name);
     bs_buf_printf(b, ", \"drawn\": %zu, \"fired\": %zu}", z->drawn[p],
                   z->fired[p]);
   }
@@ -118,7 +119,6 @@ static void json_findings(bs_buf *b, const bs_fuzz_campaign *z) {
 /* The reports hold the minimal run of each finding. */
 static int save_reports(const bs_fuzz_campaign *z) {
   bs_result *res = calloc(z->nf ? z->nf : 1, sizeof *res);
-  bs_buf b = {0}, m = {0};
   int rc = !res;
   /* A finding that did not fail again is reported as it first failed; a
    * known one as known (bs_known.h), its truth as the note, unless
@@ -130,19 +130,13 @@ static int save_reports(const bs_fuzz_campaign *z) {
       res[i].note = (char *)z->f[i].why;
     }
   }
-  if (res && z->o.json) {
-    bs_report_json(&b, res, z->nf, NULL, 0);
-    json_findings(&m, z);
-    bs_report_json_add(&b, "fuzz", bs_buf_str(&m));
-    rc |= bs_cmd_save("fuzz", z->o.json, &b);
-  }
-  bs_buf_free(&b);
-  bs_buf_free(&m);
-  if (res && z->o.junit) {
-    bs_report_junit(&b, res, z->nf);
-    rc |= bs_cmd_save("fuzz", z->o.junit, &b);
-    bs_buf_free(&b);
-  }
+  bs_cmd_reports reports = {.runs = res,
+                            .n = z->nf,
+                            .section = "fuzz",
+                            .section_json = json_findings,
+                            .arg = z};
+  if (res)
+    rc |= bs_cmd_save_reports("fuzz", z->o.json, z->o.junit, &reports);
   free(res);
   return rc;
 }

@@ -46,29 +46,23 @@ static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
   return rc;
 }
 
-/* --json: every run and the kill list; --junit: the fixed core's runs
- * and one test per mutant (bs_report_junit_mutants). */
-static int save_reports(const bs_opts *o, const bs_result *res, const int *mut,
-                        size_t n, size_t nbase, const bs_kill *k) {
-  int rc = 0;
-  bs_buf b = {0};
-  if (o->json) {
-    bs_report_json(&b, res, n, k, BS_MUT_COUNT);
-    rc |= bs_report_save(o->json, &b) != BS_OK;
-    bs_buf_free(&b);
-  }
-  if (o->junit) {
-    double secs[BS_MUT_COUNT] = {0};
-    for (size_t i = 0; i < n; i++)
-      if (mut[i] >= 0)
-        secs[mut[i]] += res[i].duration_ms / 1e3;
-    bs_report_junit_mutants(&b, res, nbase, k, secs, BS_MUT_COUNT);
-    rc |= bs_report_save(o->junit, &b) != BS_OK;
-    bs_buf_free(&b);
-  }
-  if (rc)
-    fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
-  return rc;
+/* The matrix's runs: mut[i] is run i's mutant (-1: the fixed core, the
+ * first nbase). */
+typedef struct matrix {
+  const bs_result *res;
+  const int *mut;
+  size_t n, nbase;
+} matrix;
+
+/* --junit: the fixed core's runs and one test per mutant, timed by its
+ * runs (bs_report_junit_mutants). */
+static void junit_matrix(bs_buf *b, const bs_cmd_reports *r) {
+  const matrix *x = r->arg;
+  double secs[BS_MUT_COUNT] = {0};
+  for (size_t i = 0; i < x->n; i++)
+    if (x->mut[i] >= 0)
+      secs[x->mut[i]] += x->res[i].duration_ms / 1e3;
+  bs_report_junit_mutants(b, x->res, x->nbase, r->kills, secs, r->nkills);
 }
 
 static int report(const bs_opts *o, const bs_result *res, const int *mut,
@@ -87,8 +81,15 @@ static int report(const bs_opts *o, const bs_result *res, const int *mut,
   rc = print_matrix(out, res, nbase, k);
   if (!lead)
     fclose(out);
+  matrix x = {.res = res, .mut = mut, .n = n, .nbase = nbase};
+  bs_cmd_reports reports = {.runs = res,
+                            .n = n,
+                            .kills = k,
+                            .nkills = BS_MUT_COUNT,
+                            .junit = junit_matrix,
+                            .arg = &x};
   if (lead)
-    rc |= save_reports(o, res, mut, n, nbase, k);
+    rc |= bs_cmd_save_reports("mutants", o->json, o->junit, &reports);
 out:
   for (int m = 0; m < BS_MUT_COUNT; m++)
     bs_report_kill_free(&k[m]);

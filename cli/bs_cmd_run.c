@@ -11,24 +11,6 @@
 #include "run/bs_parent.h"
 #include "run/bs_pool.h"
 
-/* Writes the JSON and JUnit reports the options ask for, each whole or
- * not at all; every one that fails is named, and makes the status 1. */
-static int save_reports(const bs_opts *o, const bs_result *res, size_t n) {
-  int rc = 0;
-  bs_buf b = {0};
-  if (o->json) {
-    bs_report_json(&b, res, n, NULL, 0);
-    rc |= bs_cmd_save("run", o->json, &b);
-    bs_buf_free(&b);
-  }
-  if (o->junit) {
-    bs_report_junit(&b, res, n);
-    rc |= bs_cmd_save("run", o->junit, &b);
-    bs_buf_free(&b);
-  }
-  return rc;
-}
-
 /* A deadline that the waits of a run's faults alone reach (a skipped init
  * is waited out for twice the watchdog's timeout) kills the run before its
  * watchdog could: said before running, once per scenario. */
@@ -85,7 +67,8 @@ int bs_cmd_run(int argc, char **argv, const char *exe) {
   if (o.verbosity >= 0)
     fputc('\n', human);
   bs_report_table_summary(human, res, n);
-  rc |= save_reports(&o, res, n);
+  bs_cmd_reports reports = {.runs = res, .n = n};
+  rc |= bs_cmd_save_reports("run", o.json, o.junit, &reports);
 out:
   for (size_t i = 0; res && i < n; i++)
     bs_result_free(&res[i]);

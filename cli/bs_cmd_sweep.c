@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "bs_cmd.h"
+#include "bs_json_write.h"
 #include "bs_opts.h"
 #include "bs_stop.h"
 #include "explore/bs_batch.h"
@@ -122,8 +123,7 @@ static void json_scenario(bs_buf *b, const bs_sweep_campaign *w,
                           const bs_swept *s) {
   row t[BS_FP_COUNT];
   rows(w, s, t);
-  bs_buf_printf(b, "{\"scenario\": ");
-  bs_buf_json_str(b, s->base->scn->name);
+  bs_json_write_field_str(b, "{", "scenario", s->base->scn->name);
   bs_buf_printf(b,
                 ", \"ranks\": %d, \"cycles\": %d, \"counted\": %s, "
                 "\"reaches\": %zu, \"swept\": %zu, \"skipped\": %zu, "
@@ -136,7 +136,7 @@ static void json_scenario(bs_buf *b, const bs_sweep_campaign *w,
     if (!t[p].reaches)
       continue;
     bs_buf_printf(b, "%s{\"point\": ", first ? "" : ", ");
-    bs_buf_json_str(b, bs_fault_catalogue_get(p)->name);
+    bs_json_write_str(b, bs_fault_catalogue_get(p)->name);
     bs_buf_printf(b, ", \"reaches\": %zu, \"swept\": %zu", t[p].reaches,
                   t[p].swept);
     for (int o = 0; o < BS_SWEEP_OUTCOMES; o++)
@@ -163,33 +163,35 @@ static bs_result *listed(const bs_sweep_campaign *w, size_t *n) {
   return all;
 }
 
+/* The JSON report's "sweep": a matrix per scenario. */
+static void json_matrix(bs_buf *b, const void *arg) {
+  const bs_sweep_campaign *w = arg;
+  bs_buf_printf(b, "[");
+  for (size_t i = 0; i < w->nbase; i++) {
+    bs_buf_printf(b, "%s\n    ", i ? "," : "");
+    json_scenario(b, w, &w->sc[i]);
+  }
+  bs_buf_printf(b, "\n  ]");
+}
+
+static void junit_sweep(bs_buf *b, const bs_cmd_reports *r) {
+  bs_report_junit_sweep(b, r->runs, r->n);
+}
+
 static int save_reports(const bs_sweep_campaign *w) {
-  bs_buf b = {0}, m = {0};
   size_t n = 0;
   bs_result *runs = listed(w, &n);
-  int rc = 0;
   if (!runs) {
     fprintf(stderr, "backstop sweep: out of memory writing the reports\n");
     return 1;
   }
-  if (w->o.json) {
-    bs_report_json(&b, runs, n, NULL, 0);
-    bs_buf_printf(&m, "[");
-    for (size_t i = 0; i < w->nbase; i++) {
-      bs_buf_printf(&m, "%s\n    ", i ? "," : "");
-      json_scenario(&m, w, &w->sc[i]);
-    }
-    bs_buf_printf(&m, "\n  ]");
-    bs_report_json_add(&b, "sweep", bs_buf_str(&m));
-    rc |= bs_cmd_save("sweep", w->o.json, &b);
-    bs_buf_free(&b);
-    bs_buf_free(&m);
-  }
-  if (w->o.junit) {
-    bs_report_junit_sweep(&b, runs, n);
-    rc |= bs_cmd_save("sweep", w->o.junit, &b);
-    bs_buf_free(&b);
-  }
+  bs_cmd_reports reports = {.runs = runs,
+                            .n = n,
+                            .section = "sweep",
+                            .section_json = json_matrix,
+                            .junit = junit_sweep,
+                            .arg = w};
+  int rc = bs_cmd_save_reports("sweep", w->o.json, w->o.junit, &reports);
   free(runs);
   return rc;
 }

@@ -14,6 +14,7 @@
 #include "bs_file.h"
 #include "bs_mutant.h"
 #include "bs_near.h"
+#include "bs_num.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
 #include "run/bs_nccl_plan.h"
@@ -86,33 +87,17 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Digits only, no sign, no space, no leading zero: what strtol would
- * take besides ("+4", " 4", "010" read as octal) is a usage error. */
-static bool plain_decimal(const char *s) {
-  if (!isdigit((unsigned char)s[0]) || (s[0] == '0' && s[1]))
-    return false;
-  for (const char *p = s; *p; p++)
-    if (!isdigit((unsigned char)*p))
-      return false;
-  return true;
-}
-
 bs_status bs_opts_long(const char *opt, const char *s, long lo, long hi,
                        long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (!plain_decimal(s) || *end || errno || v < lo || v > hi)
-    return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "%s: '%s' is not an integer in "
-                       "[%ld, %ld]",
-                       opt, s, lo, hi);
-  *out = v;
-  return BS_OK;
+  if (bs_num_long(s, lo, hi, out))
+    return BS_OK;
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "%s: '%s' is not an integer in [%ld, %ld]", opt, s, lo,
+                     hi);
 }
 
-static bs_status parse_int(const char *opt, const char *s, long lo, long hi,
-                           int *out) {
+static bs_status opt_int(const char *opt, const char *s, long lo, long hi,
+                         int *out) {
   long v = 0;
   bs_status st = bs_opts_long(opt, s, lo, hi, &v);
   *out = st == BS_OK ? (int)v : *out;
@@ -121,14 +106,10 @@ static bs_status parse_int(const char *opt, const char *s, long lo, long hi,
 
 static bs_status parse_positive(const char *opt, const char *s, double max,
                                 double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (!*s || *end || errno || !isfinite(v) || v <= 0 || v > max)
-    return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "%s: '%s' is not a number in (0, %g]", opt, s, max);
-  *out = v;
-  return BS_OK;
+  if (bs_num_positive(s, max, out))
+    return BS_OK;
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "%s: '%s' is not a number in (0, %g]", opt, s, max);
 }
 
 /* Decimal, or hex after 0x; never octal, a sign or a space. */
@@ -136,7 +117,7 @@ static bs_status parse_seed(const char *s, uint64_t *out) {
   char *end;
   errno = 0;
   bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  bool digits = hex ? isxdigit((unsigned char)s[2]) : plain_decimal(s);
+  bool digits = hex ? isxdigit((unsigned char)s[2]) : bs_num_plain(s);
   unsigned long long v = strtoull(hex ? s + 2 : s, &end, hex ? 16 : 10);
   if (!digits || *end || errno)
     return bs_err_fail(BS_ERR_INVALID, NULL,
@@ -190,7 +171,7 @@ static bs_status parse_ranks(const char *s, bs_opts *o) {
     if (o->nranks == sizeof o->ranks / sizeof o->ranks[0])
       USAGE("--ranks: at most %zu world sizes",
             sizeof o->ranks / sizeof o->ranks[0]);
-    BS_CHECK(parse_int("--ranks", t, 1, BS_RANKS_MAX, &o->ranks[o->nranks]));
+    BS_CHECK(opt_int("--ranks", t, 1, BS_RANKS_MAX, &o->ranks[o->nranks]));
     o->nranks++;
   }
 out:
@@ -273,10 +254,10 @@ static bs_status explore_option(const char *cmd, int c, const char *arg,
     return add(o->points, &o->npoints, BS_OPTS_MAX, "--point", arg);
   case O_RANK:
     BS_CHECK(only(cmd, "sweep", "--rank"));
-    return parse_int("--rank", arg, 0, BS_RANKS_MAX - 1, &o->sweep_rank);
+    return opt_int("--rank", arg, 0, BS_RANKS_MAX - 1, &o->sweep_rank);
   case O_CYCLE:
     BS_CHECK(only(cmd, "sweep", "--cycle"));
-    return parse_int("--cycle", arg, 0, 100000, &o->sweep_cycle);
+    return opt_int("--cycle", arg, 0, 100000, &o->sweep_cycle);
   case O_SAMPLE:
     BS_CHECK(only(cmd, "sweep", "--sample"));
     return parse_sample(arg, o);
@@ -288,10 +269,10 @@ static bs_status explore_option(const char *cmd, int c, const char *arg,
     return parse_positive("--time-s", arg, BS_OPTS_SECONDS_MAX, &o->time_s);
   case O_MAX_RANKS:
     BS_CHECK(only(cmd, "fuzz", "--max-ranks"));
-    return parse_int("--max-ranks", arg, 1, BS_RANKS_MAX, &o->max_ranks);
+    return opt_int("--max-ranks", arg, 1, BS_RANKS_MAX, &o->max_ranks);
   case O_SHRINK_MAX:
     BS_CHECK(only(cmd, "fuzz", "--shrink-max"));
-    return parse_int("--shrink-max", arg, 1, 100000, &o->shrink_max);
+    return opt_int("--shrink-max", arg, 1, 100000, &o->shrink_max);
   case O_STRICT:
     if (strcmp(cmd, "sweep") != 0)
       BS_CHECK(only(cmd, "fuzz", "--strict"));
@@ -329,7 +310,7 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
   case O_SCALE:
     return parse_positive("--scale", arg, BS_OPTS_SCALE_MAX, &o->scale);
   case O_CYCLES:
-    return parse_int("--cycles", arg, 0, 100000, &o->cycles);
+    return opt_int("--cycles", arg, 0, 100000, &o->cycles);
   case O_SET:
     BS_CHECK(check_set(arg));
     return add(o->sets, &o->nsets, BS_OPTS_MAX, "--set", arg);
@@ -346,13 +327,13 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
   case O_SEED:
     return parse_seed(arg, &o->seed);
   case O_TIMEOUT:
-    return parse_int("--timeout-ms", arg, 1, INT_MAX, &o->timeout_ms);
+    return opt_int("--timeout-ms", arg, 1, INT_MAX, &o->timeout_ms);
   case O_DEADLINE:
     o->deadline_given = true;
     return parse_positive("--deadline-s", arg, BS_OPTS_SECONDS_MAX,
                           &o->deadline_s);
   case 'j':
-    return parse_int("-j", arg, 1, 256, &o->jobs);
+    return opt_int("-j", arg, 1, 256, &o->jobs);
   case O_JSON:
     o->json = arg;
     return check_writable("--json", arg);
@@ -373,7 +354,7 @@ static bs_status option(const char *cmd, int c, const char *arg, bs_opts *o) {
     o->spawn = true;
     return BS_OK;
   case O_REPEAT:
-    return parse_int("--repeat", arg, 1, BS_OPTS_REPEAT_MAX, &o->repeat);
+    return opt_int("--repeat", arg, 1, BS_OPTS_REPEAT_MAX, &o->repeat);
   case O_TARGETED:
     if (strcmp(cmd, "mutants") != 0)
       USAGE("--targeted: an option of backstop mutants");

@@ -6,6 +6,7 @@
  * release of the same physical memory is refused as cuMemRelease refuses a
  * released handle. */
 #define BS_DEV_BACKEND
+#include "bs_vec.h"
 #include "dev/bs_dev_impl.h"
 
 #include <errno.h>
@@ -78,14 +79,9 @@ static void host_va_release(bs_dev *d, void *va, size_t n) {
  * fresh memory, as the seam promises. */
 static bs_status host_phys_map(bs_dev *d, void *va, size_t n) {
   host_impl *h = impl(d);
-  if (h->count == h->cap) {
-    size_t cap = h->cap ? 2 * h->cap : 16;
-    struct range *grown = realloc(h->r, cap * sizeof *grown);
-    if (!grown)
-      return bs_err_fail(BS_ERR_NOMEM, NULL, "map table of %zu ranges", cap);
-    h->r = grown;
-    h->cap = cap;
-  }
+  if (bs_vec_reserve(&h->r, &h->cap, h->count + 1, sizeof *h->r, "map table") !=
+      BS_OK)
+    return BS_ERR_NOMEM;
   if (mprotect(va, n, PROT_READ | PROT_WRITE) != 0)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "map of %zu bytes: %s", n,
                        strerrordesc_np(errno));

@@ -1,4 +1,5 @@
 #include "catalog/bs_launcher.h"
+#include "bs_num.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -24,15 +25,11 @@ static const char *const job_vars[] = {"BS_JOB_ID", "PMIX_NAMESPACE",
 
 static bs_status env_int(const char *var, const char *s, long lo, long hi,
                          int *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi)
-    return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "environment: %s='%s' is not an integer in [%ld, %ld]",
-                       var, s, lo, hi);
-  *out = (int)v;
-  return BS_OK;
+  if (bs_num_int(s, (int)lo, (int)hi, out))
+    return BS_OK;
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "environment: %s='%s' is not an integer in [%ld, %ld]",
+                     var, s, lo, hi);
 }
 
 static bs_status from_pair(const char *const v[2], bs_launcher *p) {

@@ -6,6 +6,7 @@
 
 #include "bs_mutant.h"
 #include "bs_stop.h"
+#include "bs_vec.h"
 
 #define CANDIDATES_MAX 48
 
@@ -82,12 +83,11 @@ static bs_status count_new(bs_fuzz_campaign *z, const bs_fuzz_run *r,
   bs_status st = BS_OK;
   bs_fuzz_run *uncounted = calloc(n ? n : 1, sizeof *uncounted);
   bs_result *res = calloc(n ? n : 1, sizeof *res);
-  bs_fuzz_counted *grown = realloc(z->c, (z->nc + n + 1) * sizeof *grown);
   size_t m = 0, first = z->nc;
-  if (grown)
-    z->c = grown;
-  if (!uncounted || !res || !grown)
+  if (!uncounted || !res)
     BS_FAIL(BS_ERR_NOMEM, NULL, "fuzz: %zu counting runs", n);
+  BS_CHECK(bs_vec_reserve(&z->c, &z->ccap, z->nc + n, sizeof *z->c,
+                          "fuzz: counting runs"));
   for (size_t i = 0; i < n; i++) {
     bs_fuzz_counted *c = &z->c[z->nc];
     bs_fuzz_key(&r[i], c->key, sizeof c->key);
@@ -156,10 +156,9 @@ static bs_status note_finding(bs_fuzz_campaign *z, const bs_fuzz_run *r,
       bs_result_free(res);
       return BS_OK;
     }
-  bs_fuzz_finding *grown = realloc(z->f, (z->nf + 1) * sizeof *grown);
-  if (!grown)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "fuzz: %zu findings", z->nf + 1);
-  z->f = grown;
+  if (bs_vec_reserve(&z->f, &z->fcap, z->nf + 1, sizeof *z->f,
+                     "fuzz: findings") != BS_OK)
+    return BS_ERR_NOMEM;
   bs_fuzz_finding *f = &z->f[z->nf++];
   *f = (bs_fuzz_finding){.drawn = *r, .minimal = *r, .first = *res};
   snprintf(f->sig, sizeof f->sig, "%s", sig);

@@ -44,9 +44,10 @@ typedef struct bs_fuzz_campaign {
   size_t drawn[BS_FP_COUNT], fired[BS_FP_COUNT]; /* per point: fired or
                                                   * pre-empted */
   bs_fuzz_finding *f;
-  size_t nf;
-  bs_fuzz_counted *c;      /* the counting runs so far */
-  size_t nc, count_failed; /* failed with no drawn fault */
+  size_t nf, fcap;
+  bs_fuzz_counted *c; /* the counting runs so far */
+  size_t nc, ccap;
+  size_t count_failed; /* failed with no drawn fault */
   double t0;
 } bs_fuzz_campaign;
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bs_mutant.h"
+#include "bs_vec.h"
 #include "catalog/bs_scenario.h"
 
 /* Storage the run configs point into: one name per mutant. */
@@ -61,14 +62,14 @@ static const char *untested(int m) {
 }
 
 static bs_status killed_by(bs_kill *k, const char *scenario) {
-  char **grown = realloc(k->killed_by, (k->nkilled + 1) * sizeof *grown);
-  if (!grown)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
-  k->killed_by = grown;
-  if (!(grown[k->nkilled] = strdup(scenario)))
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
-  k->nkilled++;
-  return BS_OK;
+  char *name = strdup(scenario);
+  bs_status st =
+      name ? bs_vec_push(&k->killed_by, &k->nkilled, NULL, &name, sizeof name,
+                         "kill matrix")
+           : bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: %s", scenario);
+  if (st != BS_OK)
+    free(name);
+  return st;
 }
 
 bs_status bs_kill_matrix_judge(const bs_result *res, const int *mut, size_t n,

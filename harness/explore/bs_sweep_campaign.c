@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_vec.h"
 #include "catalog/bs_scenario.h"
 
 bs_sweep_filter bs_sweep_campaign_filter(const bs_sweep_campaign *w,
@@ -68,14 +69,8 @@ static bs_status add_runs(bs_sweep_campaign *w, bs_swept *s,
                           const bs_sweep_reach *r, size_t nr) {
   bs_status st = BS_OK;
   size_t need = w->n + 2 * nr;
-  bs_run_cfg *c = realloc(w->cfgs, (need ? need : 1) * sizeof *c);
-  if (c)
-    w->cfgs = c;
-  bs_sweep_run *x = realloc(w->runs, (need ? need : 1) * sizeof *x);
-  if (x)
-    w->runs = x;
-  if (!c || !x)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "sweep: %zu runs", need);
+  BS_CHECK(bs_vec_reserve(&w->cfgs, &w->cap, need, sizeof *w->cfgs, "sweep"));
+  BS_CHECK(bs_vec_reserve(&w->runs, &w->rcap, need, sizeof *w->runs, "sweep"));
   s->first = w->n;
   for (size_t i = 0; i < 2 * nr; i++) {
     bs_sweep_run *run = &w->runs[w->n];

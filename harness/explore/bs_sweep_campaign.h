@@ -34,7 +34,7 @@ typedef struct bs_sweep_campaign {
   bs_swept *sc;
   bs_sweep_run *runs;
   bs_result *res;
-  size_t nbase, n;
+  size_t nbase, n, cap, rcap; /* cap, rcap: of cfgs, runs */
   bs_batch batch;
 } bs_sweep_campaign;
 

@@ -1,4 +1,5 @@
 #include "record/bs_record_part.h"
+#include "bs_vec.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -247,17 +248,10 @@ out:
 /* dst[*n ..] = src[0 .. m]; src is consumed either way. */
 static bs_status append(void **dst, size_t *n, void **src, size_t m,
                         size_t each) {
-  if (m == 0)
-    return BS_OK;
-  char *a = realloc(*dst, (*n + m) * each);
-  if (!a)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "merging %zu items", m);
-  memcpy(a + *n * each, *src, m * each);
-  *dst = a;
-  *n += m;
+  bs_status st = bs_vec_append(dst, n, NULL, *src, m, each, "merging");
   free(*src);
   *src = NULL;
-  return BS_OK;
+  return st;
 }
 
 bs_status bs_record_part_add_report(bs_record *r, int first, int n,

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "bs_json.h"
+#include "bs_json_write.h"
+#include "bs_vec.h"
 #include "catalog/bs_scenario.h"
 
 const char *bs_result_verdict_name(bs_verdict v) {
@@ -37,16 +39,10 @@ void bs_result_free(bs_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* Appends one item to a growing array of `size`-byte elements. */
+/* Appends one item to an array sized to its count (results are copied
+ * whole: no capacity of their own). */
 static bs_status push(void *arrp, size_t *n, size_t size, const void *item) {
-  char **arr = arrp;
-  char *grown = realloc(*arr, (*n + 1) * size);
-  if (!grown)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "result: out of memory");
-  memcpy(grown + *n * size, item, size);
-  *arr = grown;
-  (*n)++;
-  return BS_OK;
+  return bs_vec_push(arrp, n, NULL, item, size, "result");
 }
 
 static bs_status push_str(char ***arr, size_t *n, const char *s) {
@@ -233,9 +229,9 @@ static void oracles(bs_buf *b, const bs_result *r, int indent) {
     const bs_oracle_result *o = &r->oracles[i];
     bs_buf_printf(b, "%s%s%*s{\"name\": ", i ? "," : "", indent ? "\n" : "",
                   indent ? indent + 4 : 0, "");
-    bs_buf_json_str(b, o->name);
+    bs_json_write_str(b, o->name);
     bs_buf_printf(b, ", \"ok\": %s, \"detail\": ", o->ok ? "true" : "false");
-    bs_buf_json_str(b, o->detail);
+    bs_json_write_str(b, o->detail);
     bs_buf_printf(b, "}");
   }
   bs_buf_printf(b, "%s%*s]", indent && r->noracles ? "\n" : "",
@@ -248,13 +244,10 @@ static void outcomes(bs_buf *b, const bs_result *r, int indent) {
     const bs_rank_outcome *o = &r->outcomes[i];
     bs_buf_printf(b, "%s%s%*s{\"rank\": %d, \"status\": ", i ? "," : "",
                   indent ? "\n" : "", indent ? indent + 4 : 0, "", o->rank);
-    bs_buf_json_str(b, o->status);
-    bs_buf_printf(b, ", \"phase\": ");
-    bs_buf_json_str(b, o->phase);
-    bs_buf_printf(b, ", \"message\": ");
-    bs_buf_json_str(b, o->message);
-    bs_buf_printf(b, ", \"where\": ");
-    bs_buf_json_str(b, o->where);
+    bs_json_write_str(b, o->status);
+    bs_json_write_field_str(b, ", ", "phase", o->phase);
+    bs_json_write_field_str(b, ", ", "message", o->message);
+    bs_json_write_field_str(b, ", ", "where", o->where);
     bs_buf_printf(b, "}");
   }
   bs_buf_printf(b, "%s%*s]", indent && r->noutcomes ? "\n" : "",
@@ -265,7 +258,7 @@ static void outcomes(bs_buf *b, const bs_result *r, int indent) {
 static void point_entry(bs_buf *b, bool first, bs_fault_point_id point,
                         int rank, int cycle, const char *what, long n) {
   bs_buf_printf(b, "%s{\"point\": ", first ? "" : ", ");
-  bs_buf_json_str(b, bs_fault_catalogue_get(point)->name);
+  bs_json_write_str(b, bs_fault_catalogue_get(point)->name);
   bs_buf_printf(b, ", \"rank\": %d, \"cycle\": %d, \"%s\": %ld}", rank, cycle,
                 what, n);
 }
@@ -284,7 +277,7 @@ static void armed(bs_buf *b, const bs_result *r, int indent) {
     const bs_armed *a = &r->armed[i];
     bs_buf_printf(b, "%s%s%*s{\"spec\": ", i ? "," : "", indent ? "\n" : "",
                   indent ? indent + 4 : 0, "");
-    bs_buf_json_str(b, a->spec);
+    bs_json_write_str(b, a->spec);
     bs_buf_printf(
         b, ", \"external\": %s, \"fired\": ", a->external ? "true" : "false");
     firings(b, a);
@@ -306,23 +299,23 @@ static void reaches(bs_buf *b, const bs_result *r) {
 void bs_result_write_json(bs_buf *b, const bs_result *r, int indent) {
   bs_buf_printf(b, "%*s{", indent, "");
   key(b, indent, "scenario", true);
-  bs_buf_json_str(b, r->scenario);
+  bs_json_write_str(b, r->scenario);
   key(b, indent, "ranks", false);
   bs_buf_printf(b, "%d", r->ranks);
   key(b, indent, "backend", false);
-  bs_buf_json_str(b, r->backend);
+  bs_json_write_str(b, r->backend);
   key(b, indent, "device", false);
-  bs_buf_json_str(b, r->device);
+  bs_json_write_str(b, r->device);
   key(b, indent, "seed", false);
   bs_buf_printf(b, "%llu", (unsigned long long)r->seed);
   key(b, indent, "model", false);
-  bs_buf_json_str(b, r->model);
+  bs_json_write_str(b, r->model);
   key(b, indent, "scale", false);
-  bs_buf_json_num(b, r->scale);
+  bs_json_write_num(b, r->scale);
   key(b, indent, "cycles", false);
   bs_buf_printf(b, "%d", r->cycles);
   key(b, indent, "faults", false);
-  bs_buf_json_strs(b, (const char *const *)r->faults, r->nfaults);
+  bs_json_write_strs(b, (const char *const *)r->faults, r->nfaults);
   key(b, indent, "armed", false);
   armed(b, r, indent);
   if (r->nreaches) {
@@ -330,13 +323,13 @@ void bs_result_write_json(bs_buf *b, const bs_result *r, int indent) {
     reaches(b, r);
   }
   key(b, indent, "mutants", false);
-  bs_buf_json_strs(b, (const char *const *)r->mutants, r->nmutants);
+  bs_json_write_strs(b, (const char *const *)r->mutants, r->nmutants);
   key(b, indent, "verdict", false);
-  bs_buf_json_str(b, bs_result_verdict_name(r->verdict));
+  bs_json_write_str(b, bs_result_verdict_name(r->verdict));
   key(b, indent, "duration_ms", false);
-  bs_buf_json_num(b, round(r->duration_ms * 10) / 10);
+  bs_json_write_num(b, round(r->duration_ms * 10) / 10);
   key(b, indent, "detect_ms", false);
-  bs_buf_json_num(b, r->detect_ms < 0 ? NAN : r->detect_ms);
+  bs_json_write_num(b, r->detect_ms < 0 ? NAN : r->detect_ms);
   key(b, indent, "oracles", false);
   oracles(b, r, indent);
   key(b, indent, "rank_outcomes", false);
@@ -348,16 +341,14 @@ void bs_result_write_json(bs_buf *b, const bs_result *r, int indent) {
                 r->pinned_max, r->resident_max);
   key(b, indent, "artifacts", false);
   bs_buf_printf(b, "{\"flight_recorder\": ");
-  bs_buf_json_strs(b, (const char *const *)r->flight, r->nflight);
-  bs_buf_printf(b, ", \"trace\": ");
-  bs_buf_json_str(b, r->trace);
-  bs_buf_printf(b, ", \"report\": ");
-  bs_buf_json_str(b, r->report);
+  bs_json_write_strs(b, (const char *const *)r->flight, r->nflight);
+  bs_json_write_field_str(b, ", ", "trace", r->trace);
+  bs_json_write_field_str(b, ", ", "report", r->report);
   bs_buf_printf(b, "}");
   key(b, indent, "note", false);
-  bs_buf_json_str(b, r->note);
+  bs_json_write_str(b, r->note);
   key(b, indent, "repro", false);
-  bs_buf_json_str(b, r->repro);
+  bs_json_write_str(b, r->repro);
   bs_buf_printf(b, "%s%*s}", indent ? "\n" : "", indent, "");
 }
 
