@@ -69,6 +69,7 @@ CORE_FACE = {
     "core/dev/bs_dev.h", "core/comm/front/bs_comm_report.h",
     "core/model/bs_model.h", "core/model/bs_config.h",
     "core/bs_core_testing.h", "core/comm/bs_meet.h",
+    "core/model/bs_model_parse.h", "core/model/bs_config_parse.h",
 }
 # Staged for the face's headers, which include them (included from above
 # by nothing else).
@@ -87,14 +88,15 @@ HARNESS_FACE = {
     "harness/explore/bs_fuzz_campaign.h", "harness/explore/bs_kill_matrix.h",
     "harness/explore/bs_sweep_campaign.h", "harness/oracles/bs_expect.h",
     "harness/oracles/bs_oracle.h", "harness/plan/bs_footprint.h",
-    "harness/plan/bs_plan.h", "harness/record/bs_schedule.h",
+    "harness/plan/bs_opts.h", "harness/plan/bs_plan.h", "harness/record/bs_schedule.h",
     "harness/report/bs_report.h", "harness/run/bs_child.h",
     "harness/run/bs_nccl_plan.h", "harness/run/bs_parent.h",
     "harness/run/bs_pool.h",
 }
 HARNESS_CARRIED = {
-    "harness/catalog/bs_run_cfg.h", "harness/explore/bs_fuzz.h",
-    "harness/explore/bs_sweep.h", "harness/record/bs_record.h",
+    "harness/catalog/bs_run.h", "harness/explore/bs_fuzz.h",
+    "harness/explore/bs_sweep.h", "harness/plan/bs_models.h",
+    "harness/record/bs_record.h",
     "harness/verdict/bs_result.h",
 }
 # The dumps reader's face: what the harness, cli and bench include of it.

@@ -9,9 +9,9 @@
 
 #include "bs_cmd.h"
 #include "bs_json_write.h"
-#include "bs_opts.h"
 #include "explore/bs_batch.h"
 #include "explore/bs_fuzz_campaign.h"
+#include "plan/bs_opts.h"
 #include "report/bs_report.h"
 
 #define DEFAULT_RUNS 100
@@ -70,7 +70,7 @@ static void print_summary(FILE *out, const bs_fuzz_campaign *z) {
   fprintf(out,
           "fuzz seed %llu: %zu runs: %zu pass, %zu vacuous, %zu fail, %zu "
           "hang, %zu crash",
-          (unsigned long long)z->o.seed, z->runs, z->count[BS_PASS],
+          (unsigned long long)z->o.run.seed, z->runs, z->count[BS_PASS],
           z->count[BS_VACUOUS], z->count[BS_FAIL], z->count[BS_HANG],
           z->count[BS_CRASH]);
   if (z->count[BS_INTERRUPTED]) /* cut short by a signal (bs_stop.h) */
@@ -87,7 +87,7 @@ static void json_findings(bs_buf *b, const void *arg) {
                 "%zu, \"fail\": %zu, \"hang\": %zu, \"crash\": %zu, "
                 "\"interrupted\": %zu, \"counting_runs\": %zu, "
                 "\"counting_failed\": %zu, \"findings\": [",
-                (unsigned long long)z->o.seed, z->runs, z->count[BS_PASS],
+                (unsigned long long)z->o.run.seed, z->runs, z->count[BS_PASS],
                 z->count[BS_VACUOUS], z->count[BS_FAIL], z->count[BS_HANG],
                 z->count[BS_CRASH], z->count[BS_INTERRUPTED], z->nc,
                 z->count_failed);
@@ -136,15 +136,16 @@ static int save_reports(const bs_fuzz_campaign *z) {
                             .section_json = json_findings,
                             .arg = z};
   if (res)
-    rc |= bs_cmd_save_reports("fuzz", z->o.json, z->o.junit, &reports);
+    rc |= bs_cmd_save_reports("fuzz", z->o.run.json, z->o.run.junit, &reports);
   free(res);
   return rc;
 }
 
 /* ---- options ---- */
 
-static bs_status check_fuzzable(const bs_opts *o) {
-  if (o->runs && o->time_s > 0)
+static bs_status check_fuzzable(const bs_opts_fuzz *z) {
+  const bs_opts_run *o = &z->run;
+  if (z->runs && z->time_s > 0)
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "--runs and --time-s: give one budget");
   const char *given =
@@ -171,7 +172,7 @@ static bs_status check_fuzzable(const bs_opts *o) {
 static bs_status setup(bs_fuzz_campaign *z, int argc, char **argv,
                        const char *exe) {
   bs_status st = BS_OK;
-  BS_CHECK(bs_opts_parse("fuzz", argc, argv, &z->o));
+  BS_CHECK(bs_opts_parse_fuzz(argc, argv, &z->o));
   BS_CHECK(check_fuzzable(&z->o));
   if (!z->o.runs && z->o.time_s <= 0)
     z->o.runs = DEFAULT_RUNS;
@@ -185,7 +186,7 @@ int bs_cmd_fuzz(int argc, char **argv, const char *exe) {
   int rc = 1;
   if (setup(&z, argc, argv, exe) != BS_OK)
     return bs_cmd_usage_error("fuzz");
-  z.batch = (bs_batch){.jobs = bs_plan_jobs(&z.o), .out = stderr};
+  z.batch = (bs_batch){.jobs = bs_plan_jobs(&z.o.run), .out = stderr};
   if (bs_fuzz_campaign_draw(&z) != BS_OK ||
       bs_fuzz_campaign_shrink(&z) != BS_OK) {
     bs_batch_end(&z.batch);
@@ -193,11 +194,11 @@ int bs_cmd_fuzz(int argc, char **argv, const char *exe) {
     goto out;
   }
   bs_batch_end(&z.batch);
-  for (size_t i = 0; i < z.nf && z.o.verbosity >= -1; i++)
+  for (size_t i = 0; i < z.nf && z.o.run.verbosity >= -1; i++)
     print_finding(stdout, &z, i);
   if (z.nf)
     fputc('\n', stdout);
-  if (z.o.verbosity >= 0) {
+  if (z.o.run.verbosity >= 0) {
     print_points(stdout, &z);
     print_counting(stdout, &z);
   }

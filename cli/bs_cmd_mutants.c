@@ -7,8 +7,8 @@
 
 #include "bs_cmd.h"
 #include "bs_mutant.h"
-#include "bs_opts.h"
 #include "explore/bs_kill_matrix.h"
+#include "plan/bs_plan.h"
 #include "report/bs_report.h"
 #include "run/bs_child.h"
 #include "run/bs_nccl_plan.h"
@@ -65,7 +65,7 @@ static void junit_matrix(bs_buf *b, const bs_cmd_reports *r) {
   bs_report_junit_mutants(b, x->res, x->nbase, r->kills, secs, r->nkills);
 }
 
-static int report(const bs_opts *o, const bs_result *res, const int *mut,
+static int report(const bs_opts_run *o, const bs_result *res, const int *mut,
                   size_t n, size_t nbase) {
   bs_kill k[BS_MUT_COUNT];
   int rc = 1;
@@ -97,26 +97,29 @@ out:
 }
 
 int bs_cmd_mutants(int argc, char **argv, const char *exe) {
-  bs_opts o;
-  bs_run_cfg *base = NULL, *all = NULL;
+  bs_opts_mutants om;
+  bs_opts_run *o = &om.run;
+  bs_plan plan;
+  bs_run *all = NULL;
   bs_result *res = NULL;
   int *mut = NULL;
-  size_t nbase = 0, n = 0;
-  if (bs_opts_parse("mutants", argc, argv, &o) != BS_OK)
+  size_t n = 0;
+  if (bs_opts_parse_mutants(argc, argv, &om) != BS_OK)
     return bs_cmd_usage_error("mutants");
-  if (o.nsel == 0)
-    o.sel[o.nsel++] = MUTANT_SUITE;
-  if (bs_plan_runs(&o, exe, &base, &nbase) != BS_OK)
+  if (o->nsel == 0)
+    o->sel[o->nsel++] = MUTANT_SUITE;
+  if (bs_plan_runs(o, exe, &plan) != BS_OK)
     return bs_cmd_usage_error("mutants");
   int rc = 1;
-  all = bs_kill_matrix_plan(base, nbase, o.targeted, &mut, &n);
+  size_t nbase = plan.n;
+  all = bs_kill_matrix_plan(plan.runs, nbase, om.targeted, &mut, &n);
   res = calloc(n ? n : 1, sizeof *res);
   /* Runs that pass are the expected case for a mutant matrix: only
    * failures of the fixed core are news, the matrix says the rest. */
-  bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(all, n, bs_plan_jobs(&o)),
-                       .verbosity = o.verbosity > 0 ? 1 : -1,
-                       .out = bs_plan_lead(&o) ? stdout : NULL,
-                       .tty = bs_plan_lead(&o) && isatty(STDOUT_FILENO),
+  bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(all, n, bs_plan_jobs(o)),
+                       .verbosity = o->verbosity > 0 ? 1 : -1,
+                       .out = bs_plan_lead(o) ? stdout : NULL,
+                       .tty = bs_plan_lead(o) && isatty(STDOUT_FILENO),
                        .child = bs_child_run};
   bs_progress line;
   bs_parent_progress(&eo, &line, "mutants", n);
@@ -127,13 +130,13 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;
   }
-  rc = report(&o, res, mut, n, nbase);
+  rc = report(o, res, mut, n, nbase);
 out:
   free(mut);
   for (size_t i = 0; res && i < n; i++)
     bs_result_free(&res[i]);
   free(res);
   free(all);
-  free(base);
+  bs_plan_free(&plan);
   return rc;
 }

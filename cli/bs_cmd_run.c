@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include "bs_cmd.h"
-#include "bs_opts.h"
 #include "driver/bs_driver.h"
+#include "plan/bs_plan.h"
 #include "report/bs_report.h"
 #include "run/bs_child.h"
 #include "run/bs_nccl_plan.h"
@@ -14,7 +14,7 @@
 /* A deadline that the waits of a run's faults alone reach (a skipped init
  * is waited out for twice the watchdog's timeout) kills the run before its
  * watchdog could: said before running, once per scenario. */
-static void warn_deadlines(const bs_run_cfg *cfgs, size_t n) {
+static void warn_deadlines(const bs_run *cfgs, size_t n) {
   for (size_t i = 0; i < n; i++) {
     char why[160];
     double ms = bs_driver_waits_ms(&cfgs[i], why, sizeof why);
@@ -31,12 +31,13 @@ static void warn_deadlines(const bs_run_cfg *cfgs, size_t n) {
 }
 
 int bs_cmd_run(int argc, char **argv, const char *exe) {
-  bs_opts o;
-  bs_run_cfg *cfgs = NULL;
-  size_t n = 0;
-  if (bs_opts_parse("run", argc, argv, &o) != BS_OK ||
-      bs_plan_runs(&o, exe, &cfgs, &n) != BS_OK)
+  bs_opts_run o;
+  bs_plan plan;
+  if (bs_opts_parse_run(argc, argv, &o) != BS_OK ||
+      bs_plan_runs(&o, exe, &plan) != BS_OK)
     return bs_cmd_usage_error("run");
+  const bs_run *cfgs = plan.runs;
+  size_t n = plan.n;
   /* A report on stdout ("-") keeps stdout for itself. */
   bool to_stdout =
       (o.json && !strcmp(o.json, "-")) || (o.junit && !strcmp(o.junit, "-"));
@@ -73,6 +74,6 @@ out:
   for (size_t i = 0; res && i < n; i++)
     bs_result_free(&res[i]);
   free(res);
-  free(cfgs);
+  bs_plan_free(&plan);
   return rc;
 }

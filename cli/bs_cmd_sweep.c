@@ -7,10 +7,10 @@
 
 #include "bs_cmd.h"
 #include "bs_json_write.h"
-#include "bs_opts.h"
 #include "bs_stop.h"
 #include "explore/bs_batch.h"
 #include "explore/bs_sweep_campaign.h"
+#include "plan/bs_plan.h"
 #include "report/bs_report.h"
 
 /* ---- the matrix ---- */
@@ -28,10 +28,8 @@ static void rows(const bs_sweep_campaign *w, const bs_swept *s, row *t) {
       t[r->point].reaches += (size_t)r->count;
   }
   for (size_t i = s->first; i < s->first + s->n; i++) {
-    bs_fault_spec spec;
-    if (bs_fault_spec_parse(w->runs[i].spec, &spec) != BS_OK)
-      continue;
-    int p = bs_fault_catalogue_index(spec.name);
+    const bs_run *run = &w->runs[i];
+    int p = bs_fault_catalogue_index(run->faults[run->nfaults - 1].spec.name);
     t[p].swept += (i - s->first) % 2 == 0;
     t[p].out[bs_sweep_judge(&w->res[i], s->fixed)]++;
   }
@@ -39,7 +37,7 @@ static void rows(const bs_sweep_campaign *w, const bs_swept *s, row *t) {
 
 static void print_head(FILE *out, const bs_sweep_campaign *w,
                        const bs_swept *s) {
-  const bs_run_cfg *b = s->base;
+  const bs_run *b = s->base;
   fprintf(out, "\nsweep %s, %d rank%s, %d cycle%s: ", b->scn->name, b->ranks,
           b->ranks == 1 ? "" : "s", b->cycles, b->cycles == 1 ? "" : "s");
   if (!bs_sweep_campaign_count_ok(s)) {
@@ -54,7 +52,7 @@ static void print_head(FILE *out, const bs_sweep_campaign *w,
     return;
   }
   fprintf(out, "%zu reaches%s; %zu swept", s->total,
-          w->o.npoints || w->o.sweep_rank >= 0 || w->o.sweep_cycle >= 0
+          w->o.npoints || w->o.rank >= 0 || w->o.cycle >= 0
               ? " kept by the filters"
               : "",
           s->n / 2);
@@ -95,7 +93,7 @@ static void print_matrix(FILE *out, const row *t, int ncols) {
 static void report_scenario(FILE *out, const bs_sweep_campaign *w,
                             const bs_swept *s, size_t *outcomes) {
   row t[BS_FP_COUNT];
-  bool quiet = w->o.verbosity < 0 && bs_sweep_campaign_count_ok(s);
+  bool quiet = w->o.run.verbosity < 0 && bs_sweep_campaign_count_ok(s);
   if (!quiet)
     print_head(out, w, s);
   if (!bs_sweep_campaign_count_ok(s)) {
@@ -151,9 +149,9 @@ static void json_scenario(bs_buf *b, const bs_sweep_campaign *w,
  * did not pass (cut short by a signal, or failed) stands for its
  * scenario's runs. Shallow copies, owned by the campaign. */
 static bs_result *listed(const bs_sweep_campaign *w, size_t *n) {
-  bs_result *all = calloc(w->n + w->nbase + 1, sizeof *all);
+  bs_result *all = calloc(w->n + w->plan.n + 1, sizeof *all);
   *n = 0;
-  for (size_t i = 0; all && i < w->nbase; i++) {
+  for (size_t i = 0; all && i < w->plan.n; i++) {
     const bs_swept *s = &w->sc[i];
     if (!bs_sweep_campaign_count_ok(s))
       all[(*n)++] = s->count;
@@ -167,7 +165,7 @@ static bs_result *listed(const bs_sweep_campaign *w, size_t *n) {
 static void json_matrix(bs_buf *b, const void *arg) {
   const bs_sweep_campaign *w = arg;
   bs_buf_printf(b, "[");
-  for (size_t i = 0; i < w->nbase; i++) {
+  for (size_t i = 0; i < w->plan.n; i++) {
     bs_buf_printf(b, "%s\n    ", i ? "," : "");
     json_scenario(b, w, &w->sc[i]);
   }
@@ -191,14 +189,15 @@ static int save_reports(const bs_sweep_campaign *w) {
                             .section_json = json_matrix,
                             .junit = junit_sweep,
                             .arg = w};
-  int rc = bs_cmd_save_reports("sweep", w->o.json, w->o.junit, &reports);
+  int rc =
+      bs_cmd_save_reports("sweep", w->o.run.json, w->o.run.junit, &reports);
   free(runs);
   return rc;
 }
 
 static int report(const bs_sweep_campaign *w, FILE *out) {
   size_t outcomes[BS_SWEEP_OUTCOMES] = {0}, runs = 0, reaches = 0;
-  for (size_t i = 0; i < w->nbase; i++) {
+  for (size_t i = 0; i < w->plan.n; i++) {
     report_scenario(out, w, &w->sc[i], outcomes);
     reaches += w->sc[i].total;
   }
@@ -224,7 +223,7 @@ static int report(const bs_sweep_campaign *w, FILE *out) {
   return (outcomes[BS_SWEEP_FAIL] > 0) | save_reports(w);
 }
 
-static bs_status check_sweepable(const bs_opts *o) {
+static bs_status check_sweepable(const bs_opts_run *o) {
   if (o->nsel == 0)
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "name the scenario to sweep (backstop sweep SCENARIO)");
@@ -242,13 +241,13 @@ static bs_status check_sweepable(const bs_opts *o) {
 /* A sweep whose every counting pass ran clean but whose filters keep no
  * reach runs nothing: a usage error, as an empty selection is. */
 static bool nothing_kept(const bs_sweep_campaign *w) {
-  for (size_t i = 0; i < w->nbase; i++)
+  for (size_t i = 0; i < w->plan.n; i++)
     if (!bs_sweep_campaign_count_ok(&w->sc[i]))
       return false;
   if (w->n)
     return false;
   bs_err_fail(BS_ERR_INVALID, NULL, "the selection runs nothing: %s",
-              w->o.npoints || w->o.sweep_rank >= 0 || w->o.sweep_cycle >= 0
+              w->o.npoints || w->o.rank >= 0 || w->o.cycle >= 0
                   ? "--point, --rank and --cycle keep no reach of it"
                   : "no fault point is reached in its runs");
   return true;
@@ -257,11 +256,11 @@ static bool nothing_kept(const bs_sweep_campaign *w) {
 int bs_cmd_sweep(int argc, char **argv, const char *exe) {
   bs_sweep_campaign w = {0};
   int rc = 1;
-  if (bs_opts_parse("sweep", argc, argv, &w.o) != BS_OK ||
-      check_sweepable(&w.o) != BS_OK ||
-      bs_plan_runs(&w.o, exe, &w.base, &w.nbase) != BS_OK)
+  if (bs_opts_parse_sweep(argc, argv, &w.o) != BS_OK ||
+      check_sweepable(&w.o.run) != BS_OK ||
+      bs_plan_runs(&w.o.run, exe, &w.plan) != BS_OK)
     return bs_cmd_usage_error("sweep");
-  w.batch = (bs_batch){.jobs = bs_plan_jobs(&w.o), .out = stderr};
+  w.batch = (bs_batch){.jobs = bs_plan_jobs(&w.o.run), .out = stderr};
   if (bs_sweep_campaign_plan(&w) != BS_OK)
     goto failed;
   if (nothing_kept(&w)) {

@@ -6,7 +6,6 @@
  * release of the same physical memory is refused as cuMemRelease refuses a
  * released handle. */
 #define BS_DEV_BACKEND
-#include "bs_vec.h"
 #include "dev/bs_dev_impl.h"
 
 #include <errno.h>
@@ -14,6 +13,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "bs_vec.h"
 
 enum { PINNED_ALIGN = 64 };
 

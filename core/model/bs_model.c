@@ -2,7 +2,6 @@
  * Presets are texts in the same format (bs_model_preset.c), so every model
  * goes through this one parser. */
 #include "model/bs_model.h"
-#include "bs_vec.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "bs_vec.h"
+#include "model/bs_model_parse.h"
 
 /* Far above any model this framework runs, far below size_t overflow. */
 #define NUMEL_MAX ((int64_t)1 << 40)

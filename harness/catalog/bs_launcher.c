@@ -1,5 +1,4 @@
 #include "catalog/bs_launcher.h"
-#include "bs_num.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "bs_num.h"
 
 /* Index and count variables of the launchers, most specific first. */
 static const char *const pairs[][2] = {
@@ -114,14 +115,14 @@ out:
   return st;
 }
 
-void bs_launcher_run_dir(const bs_run_cfg *cfg, char *out, size_t n) {
+void bs_launcher_run_dir(const bs_run *cfg, char *out, size_t n) {
   snprintf(out, n, "%s/run%zu", cfg->rendezvous, cfg->run_index);
 }
 
-int bs_launcher_local_ranks(const bs_run_cfg *cfg) {
+int bs_launcher_local_ranks(const bs_run *cfg) {
   return cfg->nprocs > 1 ? cfg->ranks / cfg->nprocs : cfg->ranks;
 }
 
-int bs_launcher_first_rank(const bs_run_cfg *cfg) {
+int bs_launcher_first_rank(const bs_run *cfg) {
   return cfg->nprocs > 1 ? cfg->proc * bs_launcher_local_ranks(cfg) : 0;
 }

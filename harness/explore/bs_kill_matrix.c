@@ -7,9 +7,6 @@
 #include "bs_vec.h"
 #include "catalog/bs_scenario.h"
 
-/* Storage the run configs point into: one name per mutant. */
-static const char *mutant_names[BS_MUT_COUNT];
-
 /* Whether scenario s lists mutant m in its targets. */
 static bool targets(const bs_scenario *s, int m) {
   for (size_t i = 0; s->targets && s->targets[i]; i++)
@@ -18,10 +15,10 @@ static bool targets(const bs_scenario *s, int m) {
   return false;
 }
 
-bs_run_cfg *bs_kill_matrix_plan(const bs_run_cfg *base, size_t nbase,
-                                bool targeted, int **mut, size_t *n) {
+bs_run *bs_kill_matrix_plan(const bs_run *base, size_t nbase, bool targeted,
+                            int **mut, size_t *n) {
   size_t cap = nbase * (BS_MUT_COUNT + 1);
-  bs_run_cfg *all = calloc(cap ? cap : 1, sizeof *all);
+  bs_run *all = calloc(cap ? cap : 1, sizeof *all);
   *mut = calloc(cap ? cap : 1, sizeof **mut);
   *n = 0;
   if (!all || !*mut) {
@@ -32,14 +29,13 @@ bs_run_cfg *bs_kill_matrix_plan(const bs_run_cfg *base, size_t nbase,
     for (size_t i = 0; i < nbase; i++) {
       if (m >= 0 && targeted && !targets(base[i].scn, m))
         continue;
-      bs_run_cfg *c = &all[*n];
+      bs_run *c = &all[*n];
       *c = base[i];
       c->run_index = *n; /* its own folder */
       (*mut)[(*n)++] = m;
       if (m < 0)
         continue;
-      mutant_names[m] = bs_mutant_name((bs_mutant)m);
-      c->mutants = &mutant_names[m];
+      c->mutants[0] = (bs_mutant)m;
       c->nmutants = 1;
     }
   return all;

@@ -8,13 +8,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "catalog/bs_run.h"
 #include "record/bs_record.h"
 #include "verdict/bs_result.h"
 
-/* res->armed from res->faults (the specs in the order they were armed), the
+/* res->armed from the run's faults (in the order they were armed), the
  * commands of libfiu's fiu-run and the firings nothing of ours armed
  * (fiu-ctrl), against rec's firing log and reach counts. */
-bs_status bs_armed_collect(const bs_record *rec, bs_result *res);
+bs_status bs_armed_collect(const bs_run *run, const bs_record *rec,
+                           bs_result *res);
 
 /* The first armed fault that never fired, said in why ("name=... never
  * fired: engine/send was reached 1 time on rank 4 in cycle 2"); false when

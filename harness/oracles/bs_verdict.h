@@ -2,7 +2,7 @@
  * expectation, then each named check of the record, among them), the
  * verdict, each rank's outcome, the memory high-water marks and what became
  * of each armed fault (a pass where one never fired is vacuous, the note
- * saying which). Pure: reads the record only. */
+ * saying which). Pure: reads the record and the run's faults only. */
 #ifndef BS_VERDICT_H
 #define BS_VERDICT_H
 
@@ -13,7 +13,7 @@
 /* expect: the scenario's own oracle, or NULL. res keeps its identity
  * fields; verdict, oracles, outcomes, memory, detect_ms and armed are
  * set. */
-bs_status bs_verdict_decide(const bs_record *rec, bs_expect_fn expect,
-                            bs_result *res);
+bs_status bs_verdict_decide(const bs_run *run, const bs_record *rec,
+                            bs_expect_fn expect, bs_result *res);
 
 #endif

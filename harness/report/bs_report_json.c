@@ -1,8 +1,9 @@
-#include "bs_json_write.h"
 #include "report/bs_report.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "bs_json_write.h"
 
 static void kills_json(bs_buf *b, const bs_kill *kills, size_t n) {
   bs_buf_printf(b, ",\n  \"mutants\": [");
@@ -34,7 +35,7 @@ void bs_report_json(bs_buf *b, const bs_result *runs, size_t n,
   bs_buf_printf(b, ",\n  \"runs\": [");
   for (size_t i = 0; i < n; i++) {
     bs_buf_printf(b, "%s\n", i ? "," : "");
-    bs_result_write_json(b, &runs[i], 4);
+    bs_result_json(b, &runs[i], 4);
   }
   bs_buf_printf(b,
                 "%s],\n  \"summary\": {\"runs\": %zu, \"pass\": %zu, "
