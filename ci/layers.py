@@ -9,7 +9,10 @@ include folder a target adds). Above the core, only its face (CORE_FACE)
 is included, the tests and the benchmark aside. Modules (a .c and its .h; a header with no
 .c calls nothing) form no circle either. And every function a .c exports
 is named after its file: bs_comm_p2p.c defines bs_comm_p2p_*, never a
-bare bs_comm_* (the name says where to look).
+bare bs_comm_* (the name says where to look). The parsers of a run's
+strings (PARSERS: a --set, a --fault, a model) are included by the planner
+and above only: the floors of the harness below harness/plan, the dumps
+reader and the scenarios read the typed run.
 
 --picture prints the picture of the imports (a Mermaid flowchart of the
 parts, floor by floor, with an arrow for each part a part includes) that
@@ -114,6 +117,28 @@ FACES = [
      HARNESS_CARRIED),
     ("dumps/", DUMPS_FACE, ("tests",), "DUMPS_FACE", "bs_dumps", set()),
 ]
+# The parsers of a run's strings: settings (--set), fault specs (--fault,
+# a scenario's, sweep's and fuzz's) and models. A run is resolved once, by
+# the planner (harness/plan, and harness/explore on its floor) or above it
+# (the commands, the benchmark); below it every floor reads the typed run
+# (harness/catalog/bs_run.h), and so do the scenarios. The core and the
+# fault layer hold the parsers and may include them.
+PARSERS = {
+    "core/model/bs_config_parse.h", "core/model/bs_model_parse.h",
+    "faults/bs_fault_parse.h",
+}
+PLANNER = "harness/plan"
+
+
+def below_planner(part):
+    """Whether a part reads only the typed run: a harness floor below the
+    planner, the dumps reader, a scenario."""
+    if part == "scenarios":
+        return True
+    return (part.startswith("harness/") or part == "dumps") and \
+        FLOOR[part] > FLOOR[PLANNER]
+
+
 # Headers private to some folders of a part: who may include them. The
 # world's structures are the front's and the simulator's (the world's own
 # machinery); the NCCL backend reads the front through bs_comm_backend.h.
@@ -251,6 +276,10 @@ def check(root, files, extra=(), graph=None):
         a, b = part_of(f), part_of(t)
         if a is None or b is None:
             continue
+        if t in PARSERS and below_planner(a):
+            errors.append(f'{f}:{line}: includes "{inc}", a parser of a '
+                          f"run's strings, below {PLANNER} (ci/layers.py "
+                          f"PARSERS: read the typed run, bs_run.h)")
         if t in PRIVATE and not f.startswith(PRIVATE[t]):
             errors.append(f'{f}:{line}: includes "{inc}", private to '
                           f"{', '.join(PRIVATE[t])} (ci/layers.py PRIVATE)")
@@ -434,6 +463,10 @@ def self_test(root, files):
         [("harness/report/bs_artifacts.c", "dumps/bs_dumps_int.h", 1)],
         # The dumps reader above the harness.
         [("dumps/bs_dumps.c", "record/bs_record.h", 1)],
+        # A parser below the planner: a run's driver, oracle, a scenario.
+        [("harness/driver/bs_driver.c", "model/bs_config_parse.h", 1)],
+        [("harness/oracles/bs_armed.c", "bs_fault_parse.h", 1)],
+        [("scenarios/sc_corrupt_extras.c", "model/bs_model_parse.h", 1)],
     ]
     bad = 0
     before = set(check(root, files))
