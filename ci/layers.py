@@ -40,7 +40,7 @@ FLOORS = [
     ["harness/run"],
     ["harness/driver"],
     ["harness/oracles", "harness/report"],
-    ["harness/verdict", "harness/record"],
+    ["harness/result", "harness/record"],
     ["harness/catalog"],
     ["dumps"],
     ["core/bs_actor", "core/bs_core_testing"],
@@ -87,20 +87,18 @@ SEES_CORE_WHOLE = ("tests", "bench")
 # (CMakeLists.txt); the tests see the harness whole.
 HARNESS_FACE = {
     "harness/catalog/bs_scenario.h", "harness/catalog/bs_launcher.h",
-    "harness/driver/bs_driver.h", "harness/explore/bs_batch.h",
     "harness/explore/bs_fuzz_campaign.h", "harness/explore/bs_kill_matrix.h",
     "harness/explore/bs_sweep_campaign.h", "harness/oracles/bs_expect.h",
     "harness/oracles/bs_oracle.h", "harness/plan/bs_footprint.h",
-    "harness/plan/bs_opts.h", "harness/plan/bs_plan.h", "harness/record/bs_schedule.h",
-    "harness/report/bs_report.h", "harness/run/bs_child.h",
-    "harness/run/bs_nccl_plan.h", "harness/run/bs_parent.h",
-    "harness/run/bs_pool.h",
+    "harness/plan/bs_opts.h", "harness/plan/bs_plan.h",
+    "harness/record/bs_schedule.h", "harness/report/bs_report.h",
+    "harness/run/bs_nccl_plan.h", "harness/run/bs_run_all.h",
 }
 HARNESS_CARRIED = {
-    "harness/catalog/bs_run.h", "harness/explore/bs_fuzz.h",
-    "harness/explore/bs_sweep.h", "harness/plan/bs_models.h",
-    "harness/record/bs_record.h",
-    "harness/verdict/bs_result.h",
+    "harness/catalog/bs_run.h", "harness/explore/bs_batch.h",
+    "harness/explore/bs_fuzz.h", "harness/explore/bs_sweep.h",
+    "harness/plan/bs_models.h", "harness/record/bs_record.h",
+    "harness/result/bs_result.h",
 }
 # The dumps reader's face: what the harness, cli and bench include of it.
 DUMPS_FACE = {
@@ -465,7 +463,7 @@ def self_test(root, files):
         [("dumps/bs_dumps.c", "record/bs_record.h", 1)],
         # A parser below the planner: a run's driver, oracle, a scenario.
         [("harness/driver/bs_driver.c", "model/bs_config_parse.h", 1)],
-        [("harness/oracles/bs_armed.c", "bs_fault_parse.h", 1)],
+        [("harness/result/bs_armed.c", "bs_fault_parse.h", 1)],
         [("scenarios/sc_corrupt_extras.c", "model/bs_model_parse.h", 1)],
     ]
     bad = 0

@@ -9,7 +9,6 @@
 
 #include "bs_cmd.h"
 #include "bs_json_write.h"
-#include "explore/bs_batch.h"
 #include "explore/bs_fuzz_campaign.h"
 #include "plan/bs_opts.h"
 #include "report/bs_report.h"

@@ -10,10 +10,7 @@
 #include "explore/bs_kill_matrix.h"
 #include "plan/bs_plan.h"
 #include "report/bs_report.h"
-#include "run/bs_child.h"
-#include "run/bs_nccl_plan.h"
-#include "run/bs_parent.h"
-#include "run/bs_pool.h"
+#include "run/bs_run_all.h"
 
 #define MUTANT_SUITE "@mutant-target"
 
@@ -116,16 +113,12 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
   res = calloc(n ? n : 1, sizeof *res);
   /* Runs that pass are the expected case for a mutant matrix: only
    * failures of the fixed core are news, the matrix says the rest. */
-  bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(all, n, bs_plan_jobs(o)),
-                       .verbosity = o->verbosity > 0 ? 1 : -1,
-                       .out = bs_plan_lead(o) ? stdout : NULL,
-                       .tty = bs_plan_lead(o) && isatty(STDOUT_FILENO),
-                       .child = bs_child_run};
-  bs_progress line;
-  bs_parent_progress(&eo, &line, "mutants", n);
-  bs_status st = all && res ? bs_pool_run_all(all, n, &eo, res)
+  bs_run_all_opts ro = {.jobs = bs_plan_jobs(o),
+                        .verbosity = o->verbosity > 0 ? 1 : -1,
+                        .out = bs_plan_lead(o) ? stdout : NULL,
+                        .label = "mutants"};
+  bs_status st = all && res ? bs_run_all(all, n, &ro, res)
                             : bs_err_fail(BS_ERR_NOMEM, NULL, "%zu results", n);
-  bs_progress_end(&line);
   if (st != BS_OK) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;

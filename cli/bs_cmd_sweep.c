@@ -8,7 +8,6 @@
 #include "bs_cmd.h"
 #include "bs_json_write.h"
 #include "bs_stop.h"
-#include "explore/bs_batch.h"
 #include "explore/bs_sweep_campaign.h"
 #include "plan/bs_plan.h"
 #include "report/bs_report.h"

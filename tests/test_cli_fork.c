@@ -19,6 +19,7 @@
 #include "bs_fork.h"
 #include "catalog/bs_scenario.h"
 #include "run/bs_parent.h"
+#include "run/bs_run_all.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -354,8 +355,8 @@ static void test_exec_results(void **state) {
   assert_int_equal(res[5].verdict, BS_HANG);
   assert_non_null(strstr(res[5].note, "after dumping"));
   assert_string_equal(res[5].trace, "art/fake/trace.json");
-  assert_int_equal(bs_parent_exit_code(res, 1), 0);
-  assert_int_equal(bs_parent_exit_code(res, 5), 1);
+  assert_int_equal(bs_run_all_exit_code(res, 1), 0);
+  assert_int_equal(bs_run_all_exit_code(res, 5), 1);
   for (int i = 0; i < 6; i++)
     bs_result_free(&res[i]);
 }

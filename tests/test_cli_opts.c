@@ -14,7 +14,7 @@
 #include "catalog/bs_scenario.h"
 #include "plan/bs_opts.h"
 #include "plan/bs_plan.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 BS_SCENARIO(alpha){.name = "alpha-one",
                    .labels = "@smoke @fault",

@@ -18,7 +18,7 @@
 #include "bs_test_faults.h"
 #include "catalog/bs_launcher.h"
 #include "dev/bs_dev.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 static const char *const launcher_vars[] = {"BS_PROC_RANK",
                                             "BS_PROC_SIZE",

@@ -15,7 +15,7 @@
 
 #include "bs_json.h"
 #include "catalog/bs_scenario.h"
-#include "oracles/bs_verdict.h"
+#include "oracles/bs_judge.h"
 #include "plan/bs_plan.h"
 #include "report/bs_report.h"
 #include "report/bs_trace.h"
@@ -74,7 +74,7 @@ static void decide_armed(const char *spec, const bs_record *rec,
   c.nown = 0;
   c.scn = &steady;
   assert_int_equal(bs_result_from_run(&c, res), BS_OK);
-  assert_int_equal(bs_verdict_decide(&c, rec, NULL, res), BS_OK);
+  assert_int_equal(bs_judge(&c, rec, NULL, res), BS_OK);
 }
 
 /* A failed run with every field set; times and paths from `salt`. */
@@ -402,7 +402,7 @@ static void test_trace_and_verdict(void **state) {
   bs_result res;
   bs_run c = cfg(2);
   assert_int_equal(bs_result_from_run(&c, &res), BS_OK);
-  assert_int_equal(bs_verdict_decide(&c, &rec, expect_ok, &res), BS_OK);
+  assert_int_equal(bs_judge(&c, &rec, expect_ok, &res), BS_OK);
   /* engine-dead with no fired fault: "explained" fails the run */
   assert_int_equal(res.verdict, BS_FAIL);
   char failed[256];

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "bs_progress.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* Runs per job in a chunk: enough to keep every job busy past a slow run
  * (the line is rewritten between chunks). */

@@ -16,7 +16,7 @@
 #include "bs_mutant.h"
 #include "catalog/bs_scenario.h"
 #include "plan/bs_models.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 #define BS_FUZZ_FAULTS 3
 #define BS_FUZZ_SETS 3

@@ -10,7 +10,7 @@
 
 #include "catalog/bs_run.h"
 #include "report/bs_report.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* The fixed core's runs first (mut[] = -1), then each mutant over the same
  * runs, or (targeted) over the runs of the scenarios that target it. The

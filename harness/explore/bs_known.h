@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "catalog/bs_run.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* Whether res, a run of cfg's scenario and settings, failed only as the
  * configuration allows: a corruption that the core's own SHA256 restore

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "bs_fault_control.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 typedef enum bs_sweep_outcome {
   BS_SWEEP_CONTAINED = 0, /* it fired, a phase failed, every invariant held */

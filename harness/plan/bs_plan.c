@@ -9,6 +9,7 @@
 #include "bs_actor.h"
 #include "bs_fault_parse.h"
 #include "bs_vec.h"
+#include "driver/bs_driver.h"
 #include "model/bs_config_parse.h"
 #include "plan/bs_footprint.h"
 #include "run/bs_nccl_plan.h"
@@ -371,6 +372,23 @@ out:
   if (st != BS_OK)
     bs_plan_free(out);
   return st;
+}
+
+void bs_plan_warn_deadlines(const bs_plan *p) {
+  for (size_t i = 0; i < p->n; i++) {
+    const bs_run *r = &p->runs[i];
+    char why[160];
+    double ms = bs_driver_waits_ms(r, why, sizeof why);
+    if (ms < r->deadline_s * 1000 ||
+        (i && !strcmp(r->scn->name, p->runs[i - 1].scn->name)))
+      continue;
+    fprintf(stderr,
+            "backstop: warning: %s: --deadline-s %g is shorter than the "
+            "%.0f ms its faults make it wait (%s): the deadline would end it "
+            "before its watchdog does (raise --deadline-s or lower "
+            "--timeout-ms)\n",
+            r->scn->name, r->deadline_s, ms, why);
+  }
 }
 
 void bs_plan_free(bs_plan *p) {

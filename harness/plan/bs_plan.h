@@ -59,6 +59,11 @@ bs_status bs_plan_fault(const char *text, bs_run_fault *out);
  * --set accepted by validation, its model's layout and fit. Strings point
  * into o, which must outlive the plan. */
 bs_status bs_plan_runs(const bs_opts_run *o, const char *exe, bs_plan *out);
+/* A deadline that the waits of a run's faults alone reach (a skipped init
+ * is waited out for twice the watchdog's timeout: bs_driver_waits_ms)
+ * would kill the run before its watchdog could: said on stderr before
+ * anything runs, once per scenario. */
+void bs_plan_warn_deadlines(const bs_plan *p);
 void bs_plan_free(bs_plan *p);
 
 #endif

@@ -4,7 +4,7 @@
 #define BS_ARTIFACTS_H
 
 #include "record/bs_record.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* The run's own folder in cfg->artifacts (DIR): DIR/<scenario>-r<ranks>-
  * s<seed>[-<mutant>...], then -<8 hex digits of the SHA256 of its repro

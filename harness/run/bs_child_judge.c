@@ -6,7 +6,7 @@
 
 #include "catalog/bs_scenario.h"
 #include "driver/bs_driver.h"
-#include "oracles/bs_verdict.h"
+#include "oracles/bs_judge.h"
 #include "report/bs_artifacts.h"
 
 /* The sweep's counting pass: every reach, in one order whatever process
@@ -37,7 +37,7 @@ void bs_child_judge(const bs_run *cfg, bs_status setup, bs_record *rec,
   bs_err_clear();
   bs_expect_fn expect =
       bs_driver_user_faults(cfg, rec) ? NULL : cfg->scn->expect;
-  if (bs_verdict_decide(cfg, rec, expect, res) != BS_OK)
+  if (bs_judge(cfg, rec, expect, res) != BS_OK)
     bs_result_set_note(res, "judging failed: %s", bs_err()->message);
   if (setup != BS_OK) {
     res->verdict = BS_FAIL;

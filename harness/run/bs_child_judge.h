@@ -6,7 +6,7 @@
 
 #include "catalog/bs_run.h"
 #include "record/bs_record.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* The verdict on rec (setup: the driver's own failure, its record in
  * bs_err()); artifacts written when it is not a pass. */

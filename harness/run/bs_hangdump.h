@@ -12,7 +12,7 @@
 
 #include "catalog/bs_run.h"
 #include "record/bs_record.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* What a process-per-rank run's share in a dump asks for besides sending
  * the result (which every process does). */

@@ -169,10 +169,3 @@ out:
   free(x.live);
   return st;
 }
-
-int bs_parent_exit_code(const bs_result *res, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (res[i].verdict != BS_PASS)
-      return 1;
-  return 0;
-}

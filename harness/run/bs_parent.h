@@ -13,7 +13,7 @@
 #include "bs_fork.h"
 #include "bs_progress.h"
 #include "catalog/bs_run.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* Runs one scenario in the child; writes its result (bs_result_pack) to fd and
  * returns the exit status. */
@@ -51,8 +51,5 @@ bs_status bs_parent_run(const bs_run *cfgs, size_t n, const bs_parent_opts *o,
  * killed a grace later: a quarter of the deadline, within 1..10 s. */
 #define BS_DUMP_SIGNAL SIGUSR1
 double bs_parent_grace_s(double deadline_s);
-
-/* The exit status of `backstop run` for these results: 0 all pass, else 1. */
-int bs_parent_exit_code(const bs_result *res, size_t n);
 
 #endif

@@ -20,10 +20,10 @@
 #include "catalog/bs_launcher.h"
 #include "catalog/bs_scenario.h"
 #include "dev/bs_dev.h"
+#include "result/bs_result.h"
 #include "run/bs_child_part.h"
 #include "run/bs_hangdump.h"
 #include "run/bs_parent.h"
-#include "verdict/bs_result.h"
 
 /* A worker's word after a run that ended well (its peers read the verdict
  * and return within ms of process 0); an idle worker's wait for its next

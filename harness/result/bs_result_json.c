@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "bs_json_write.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 static void key(bs_buf *b, int indent, const char *k, bool first) {
   bs_buf_printf(b, "%s%s%*s\"%s\": ", first ? "" : ",",
@@ -13,35 +13,44 @@ static void key(bs_buf *b, int indent, const char *k, bool first) {
                 k);
 }
 
+/* Before a list's i-th item: its comma and, indented, a line of its own. */
+static void item(bs_buf *b, size_t i, int indent) {
+  bs_buf_printf(b, "%s%s%*s", i ? "," : "", indent ? "\n" : "",
+                indent ? indent + 4 : 0, "");
+}
+
+/* A list of n items closed: on a line of its own when indented. */
+static void close_list(bs_buf *b, size_t n, int indent) {
+  bs_buf_printf(b, "%s%*s]", indent && n ? "\n" : "",
+                indent && n ? indent + 2 : 0, "");
+}
+
 static void oracles(bs_buf *b, const bs_result *r, int indent) {
   bs_buf_printf(b, "[");
   for (size_t i = 0; i < r->noracles; i++) {
     const bs_oracle_result *o = &r->oracles[i];
-    bs_buf_printf(b, "%s%s%*s{\"name\": ", i ? "," : "", indent ? "\n" : "",
-                  indent ? indent + 4 : 0, "");
-    bs_json_write_str(b, o->name);
-    bs_buf_printf(b, ", \"ok\": %s, \"detail\": ", o->ok ? "true" : "false");
-    bs_json_write_str(b, o->detail);
+    item(b, i, indent);
+    bs_json_write_field_str(b, "{", "name", o->name);
+    bs_buf_printf(b, ", \"ok\": %s", o->ok ? "true" : "false");
+    bs_json_write_field_str(b, ", ", "detail", o->detail);
     bs_buf_printf(b, "}");
   }
-  bs_buf_printf(b, "%s%*s]", indent && r->noracles ? "\n" : "",
-                indent && r->noracles ? indent + 2 : 0, "");
+  close_list(b, r->noracles, indent);
 }
 
 static void outcomes(bs_buf *b, const bs_result *r, int indent) {
   bs_buf_printf(b, "[");
   for (size_t i = 0; i < r->noutcomes; i++) {
     const bs_rank_outcome *o = &r->outcomes[i];
-    bs_buf_printf(b, "%s%s%*s{\"rank\": %d, \"status\": ", i ? "," : "",
-                  indent ? "\n" : "", indent ? indent + 4 : 0, "", o->rank);
-    bs_json_write_str(b, o->status);
+    item(b, i, indent);
+    bs_buf_printf(b, "{\"rank\": %d", o->rank);
+    bs_json_write_field_str(b, ", ", "status", o->status);
     bs_json_write_field_str(b, ", ", "phase", o->phase);
     bs_json_write_field_str(b, ", ", "message", o->message);
     bs_json_write_field_str(b, ", ", "where", o->where);
     bs_buf_printf(b, "}");
   }
-  bs_buf_printf(b, "%s%*s]", indent && r->noutcomes ? "\n" : "",
-                indent && r->noutcomes ? indent + 2 : 0, "");
+  close_list(b, r->noutcomes, indent);
 }
 
 /* {"point": P, "rank": R, "cycle": C, "<what>": N}: a firing or a reach. */
@@ -65,17 +74,15 @@ static void armed(bs_buf *b, const bs_result *r, int indent) {
   bs_buf_printf(b, "[");
   for (size_t i = 0; i < r->narmed; i++) {
     const bs_armed *a = &r->armed[i];
-    bs_buf_printf(b, "%s%s%*s{\"spec\": ", i ? "," : "", indent ? "\n" : "",
-                  indent ? indent + 4 : 0, "");
-    bs_json_write_str(b, a->spec);
+    item(b, i, indent);
+    bs_json_write_field_str(b, "{", "spec", a->spec);
     bs_buf_printf(
         b, ", \"external\": %s, \"fired\": ", a->external ? "true" : "false");
     firings(b, a);
     bs_buf_printf(b, ", \"fired_total\": %zu, \"reached\": %ld}",
                   a->fired_total, a->reached);
   }
-  bs_buf_printf(b, "%s%*s]", indent && r->narmed ? "\n" : "",
-                indent && r->narmed ? indent + 2 : 0, "");
+  close_list(b, r->narmed, indent);
 }
 
 static void reaches(bs_buf *b, const bs_result *r) {

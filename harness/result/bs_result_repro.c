@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "catalog/bs_scenario.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 static void shell_word(bs_buf *b, const char *s) {
   bool plain = *s != '\0';

@@ -1,4 +1,4 @@
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,8 @@
 /* What became of every armed fault of a run (docs/cli.md "Fault spec"): its
- * firings and how often its point was reached where its filters allow. A
- * fault that never fired makes a run that broke nothing vacuous: it proves
- * nothing about that fault. */
+ * firings and how often its point was reached where its filters allow,
+ * the result's bs_armed, made here beside its type from the record's
+ * firing log and reach counts. A fault that never fired makes a run that
+ * broke nothing vacuous: it proves nothing about that fault. */
 #ifndef BS_ARMED_H
 #define BS_ARMED_H
 
@@ -10,7 +11,7 @@
 
 #include "catalog/bs_run.h"
 #include "record/bs_record.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* res->armed from the run's faults (in the order they were armed), the
  * commands of libfiu's fiu-run and the firings nothing of ours armed

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "bs_pack.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 #define MAGIC "bsres\0\1\0"
 

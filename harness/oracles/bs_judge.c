@@ -1,9 +1,9 @@
-#include "oracles/bs_verdict.h"
+#include "oracles/bs_judge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "oracles/bs_armed.h"
+#include "result/bs_armed.h"
 
 /* A rank's outcome: its first failed phase, else its last phase. */
 static void outcome(const bs_record *rec, int k, bs_rank_outcome *o) {
@@ -69,8 +69,8 @@ out:
   return st;
 }
 
-bs_status bs_verdict_decide(const bs_run *run, const bs_record *rec,
-                            bs_expect_fn expect, bs_result *res) {
+bs_status bs_judge(const bs_run *run, const bs_record *rec, bs_expect_fn expect,
+                   bs_result *res) {
   bs_status st = BS_OK;
   bs_oracle_result *o = calloc(bs_oracle_max(), sizeof *o);
   if (!o)

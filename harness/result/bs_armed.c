@@ -1,4 +1,4 @@
-#include "oracles/bs_armed.h"
+#include "result/bs_armed.h"
 
 #include <stdio.h>
 #include <stdlib.h>
