@@ -312,8 +312,11 @@ static bs_status own_option(const parsing *p, int c, const char *arg) {
     BS_CHECK(only(p->mutants, "mutants", opt));
     p->mutants->targeted = true;
   } else if (c == O_STRICT) {
-    BS_CHECK(only(p->sweep ? (void *)p->sweep : (void *)p->fuzz, "fuzz", opt));
-    *(p->sweep ? &p->sweep->strict : &p->fuzz->strict) = true;
+    bool *strict = p->sweep  ? &p->sweep->strict
+                   : p->fuzz ? &p->fuzz->strict
+                             : NULL;
+    BS_CHECK(only(strict, "fuzz", opt)); /* sweep's too */
+    *strict = true;
   } else if (c >= O_POINT && c <= O_SAMPLE) {
     BS_CHECK(only(p->sweep, "sweep", opt));
     BS_CHECK(sweep_option(c, arg, p->sweep));
@@ -387,6 +390,7 @@ static bs_status how_option(bs_opts_run *o, int c, const char *arg) {
   case O_REPEAT:
     return opt_int("--repeat", arg, 1, BS_OPTS_REPEAT_MAX, &o->repeat);
   }
+  /* The flags: --spawn, -q, -v. */
   o->spawn |= c == O_SPAWN;
   o->verbosity = c == 'q' ? -1 : c == 'v' ? 1 : o->verbosity;
   return BS_OK;
