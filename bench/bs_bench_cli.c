@@ -9,6 +9,7 @@
 
 #include "bs_bench.h"
 #include "bs_bench_replay.h"
+#include "bs_num.h"
 #include "comm/bs_comm.h"
 #include "run/bs_nccl_plan.h"
 
@@ -53,32 +54,22 @@ static bs_status bad(const char *opt, const char *want, const char *v) {
                      want, v);
 }
 
-static bs_status parse_real(const char *opt, const char *v, double max,
-                            double *out) {
-  char *end = NULL;
-  errno = 0;
-  double d = strtod(v, &end);
-  if (errno || end == v || *end || !isfinite(d) || d <= 0 || d > max) {
-    char want[64];
-    snprintf(want, sizeof want, "a number in (0, %g]", max);
-    return bad(opt, want, v);
-  }
-  *out = d;
-  return BS_OK;
+static bs_status option_real(const char *opt, const char *v, double max,
+                             double *out) {
+  char want[64];
+  if (bs_num_positive(v, max, out))
+    return BS_OK;
+  snprintf(want, sizeof want, "a number in (0, %g]", max);
+  return bad(opt, want, v);
 }
 
-static bs_status parse_int(const char *opt, const char *v, long min, long max,
-                           int *out) {
-  char *end = NULL;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  if (errno || end == v || *end || n < min || n > max) {
-    char want[64];
-    snprintf(want, sizeof want, "an integer in [%ld, %ld]", min, max);
-    return bad(opt, want, v);
-  }
-  *out = (int)n;
-  return BS_OK;
+static bs_status option_int(const char *opt, const char *v, int min, int max,
+                            int *out) {
+  char want[64];
+  if (bs_num_int(v, min, max, out))
+    return BS_OK;
+  snprintf(want, sizeof want, "an integer in [%d, %d]", min, max);
+  return bad(opt, want, v);
 }
 
 static bs_status set_device(bs_bench_opts *o, const char *opt, const char *v) {
@@ -103,27 +94,27 @@ static bs_status set_model(bs_bench_opts *o, const char *opt, const char *v) {
 }
 
 static bs_status set_scale(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_real(opt, v, MAX_SCALE, &o->scale);
+  return option_real(opt, v, MAX_SCALE, &o->scale);
 }
 
 static bs_status set_gb(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_real(opt, v, MAX_GB, &o->gb);
+  return option_real(opt, v, MAX_GB, &o->gb);
 }
 
 static bs_status set_threads(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_int(opt, v, 1, MAX_THREADS, &o->threads);
+  return option_int(opt, v, 1, MAX_THREADS, &o->threads);
 }
 
 static bs_status set_ranks(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_int(opt, v, 1, BS_BENCH_MAX_RANKS, &o->ranks);
+  return option_int(opt, v, 1, BS_BENCH_MAX_RANKS, &o->ranks);
 }
 
 static bs_status set_repeat(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_int(opt, v, 1, MAX_REPEAT, &o->repeat);
+  return option_int(opt, v, 1, MAX_REPEAT, &o->repeat);
 }
 
 static bs_status set_detect(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_int(opt, v, 1, MAX_REPEAT, &o->detect);
+  return option_int(opt, v, 1, MAX_REPEAT, &o->detect);
 }
 
 static bs_status set_peer(bs_bench_opts *o, const char *opt, const char *v) {
@@ -134,7 +125,7 @@ static bs_status set_peer(bs_bench_opts *o, const char *opt, const char *v) {
 }
 
 static bs_status set_replay(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_int(opt, v, 2, BS_WORLD_MAX_RANKS, &o->replay);
+  return option_int(opt, v, 2, BS_WORLD_MAX_RANKS, &o->replay);
 }
 
 /* "1024,4096,16384": each a world size of `backstop run`. */
@@ -147,8 +138,8 @@ static bs_status set_scale_ranks(bs_bench_opts *o, const char *opt,
     if (o->nscale == BS_BENCH_MAX_SCALES || len == 0 || len >= sizeof item)
       return bad(opt, "up to 8 world sizes, comma-separated", v);
     snprintf(item, sizeof item, "%.*s", (int)len, p);
-    bs_status st = parse_int(opt, item, 2, BS_WORLD_MAX_RANKS,
-                             &o->scale_ranks[o->nscale++]);
+    bs_status st = option_int(opt, item, 2, BS_WORLD_MAX_RANKS,
+                              &o->scale_ranks[o->nscale++]);
     if (st != BS_OK)
       return st;
     p += len;

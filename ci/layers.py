@@ -9,7 +9,10 @@ include folder a target adds). Above the core, only its face (CORE_FACE)
 is included, the tests and the benchmark aside. Modules (a .c and its .h; a header with no
 .c calls nothing) form no circle either. And every function a .c exports
 is named after its file: bs_comm_p2p.c defines bs_comm_p2p_*, never a
-bare bs_comm_* (the name says where to look).
+bare bs_comm_* (the name says where to look). The parsers of a run's
+strings (PARSERS: a --set, a --fault, a model) are included by the planner
+and above only: the floors of the harness below harness/plan, the dumps
+reader and the scenarios read the typed run.
 
 --picture prints the picture of the imports (a Mermaid flowchart of the
 parts, floor by floor, with an arrow for each part a part includes) that
@@ -41,7 +44,7 @@ FLOORS = [
     ["harness/run"],
     ["harness/driver"],
     ["harness/oracles", "harness/report"],
-    ["harness/verdict", "harness/record"],
+    ["harness/result", "harness/record"],
     ["harness/catalog"],
     ["dumps"],
     ["core/bs_actor", "core/bs_core_testing"],
@@ -60,15 +63,15 @@ SAY = {
     "cli": "the commands: options, help, exit statuses",
     "bench": "`backstop bench`: ratios to ceilings of the same run",
     "scenarios": "sc_*.c, one scenario each, self-registered",
-    "harness/plan": "options -> runs: checks, model fit, skipping",
+    "harness/plan": "options -> typed runs (bs_run), each resolved once",
     "harness/explore": "sweep, fuzz, the kill matrix, the batch runner",
     "harness/run": "parent -fork-> child: ranks as threads, part, spawn",
     "harness/driver": "arms faults, sets mutants, drives each rank's actor",
-    "harness/oracles": "the invariants, from the record only; the verdict",
+    "harness/oracles": "the invariants, from the record only; the judge",
     "harness/report": "table, JSON, JUnit; artifacts (FR pickles, trace)",
-    "harness/verdict": "a run's result types",
+    "harness/result": "a run's result, verdict, armed faults; JSON, packed",
     "harness/record": "the run record: each rank's phases and their state",
-    "harness/catalog": "the scenarios, a run's configuration, the launcher",
+    "harness/catalog": "the scenarios, the typed run (bs_run), the launcher",
     "dumps": "Flight Recorder dumps: read, analyze, replay",
     "core/bs_actor": "init, sleep, update_weights, wake_up, switch_model",
     "core/bs_core_testing": "the hooks the harness observes the core by",
@@ -105,6 +108,7 @@ CORE_FACE = {
     "core/dev/bs_dev.h", "core/comm/front/bs_comm_report.h",
     "core/model/bs_model.h", "core/model/bs_config.h",
     "core/bs_core_testing.h", "core/comm/bs_meet.h",
+    "core/model/bs_model_parse.h", "core/model/bs_config_parse.h",
 }
 # Staged for the face's headers, which include them (included from above
 # by nothing else).
@@ -119,19 +123,18 @@ SEES_CORE_WHOLE = ("tests", "bench")
 # (CMakeLists.txt); the tests see the harness whole.
 HARNESS_FACE = {
     "harness/catalog/bs_scenario.h", "harness/catalog/bs_launcher.h",
-    "harness/driver/bs_driver.h", "harness/explore/bs_batch.h",
     "harness/explore/bs_fuzz_campaign.h", "harness/explore/bs_kill_matrix.h",
     "harness/explore/bs_sweep_campaign.h", "harness/oracles/bs_expect.h",
     "harness/oracles/bs_oracle.h", "harness/plan/bs_footprint.h",
-    "harness/plan/bs_plan.h", "harness/record/bs_schedule.h",
-    "harness/report/bs_report.h", "harness/run/bs_child.h",
-    "harness/run/bs_nccl_plan.h", "harness/run/bs_parent.h",
-    "harness/run/bs_pool.h",
+    "harness/plan/bs_opts.h", "harness/plan/bs_plan.h",
+    "harness/record/bs_schedule.h", "harness/report/bs_report.h",
+    "harness/run/bs_nccl_plan.h", "harness/run/bs_run_all.h",
 }
 HARNESS_CARRIED = {
-    "harness/catalog/bs_run_cfg.h", "harness/explore/bs_fuzz.h",
-    "harness/explore/bs_sweep.h", "harness/record/bs_record.h",
-    "harness/verdict/bs_result.h",
+    "harness/catalog/bs_run.h", "harness/explore/bs_batch.h",
+    "harness/explore/bs_fuzz.h", "harness/explore/bs_sweep.h",
+    "harness/plan/bs_models.h", "harness/record/bs_record.h",
+    "harness/result/bs_result.h",
 }
 # The dumps reader's face: what the harness, cli and bench include of it.
 DUMPS_FACE = {
@@ -148,6 +151,28 @@ FACES = [
      HARNESS_CARRIED),
     ("dumps/", DUMPS_FACE, ("tests",), "DUMPS_FACE", "bs_dumps", set()),
 ]
+# The parsers of a run's strings: settings (--set), fault specs (--fault,
+# a scenario's, sweep's and fuzz's) and models. A run is resolved once, by
+# the planner (harness/plan, and harness/explore on its floor) or above it
+# (the commands, the benchmark); below it every floor reads the typed run
+# (harness/catalog/bs_run.h), and so do the scenarios. The core and the
+# fault layer hold the parsers and may include them.
+PARSERS = {
+    "core/model/bs_config_parse.h", "core/model/bs_model_parse.h",
+    "faults/bs_fault_parse.h",
+}
+PLANNER = "harness/plan"
+
+
+def below_planner(part):
+    """Whether a part reads only the typed run: a harness floor below the
+    planner, the dumps reader, a scenario."""
+    if part == "scenarios":
+        return True
+    return (part.startswith("harness/") or part == "dumps") and \
+        FLOOR[part] > FLOOR[PLANNER]
+
+
 # Headers private to some folders of a part: who may include them. The
 # world's structures are the front's and the simulator's (the world's own
 # machinery); the NCCL backend reads the front through bs_comm_backend.h.
@@ -285,6 +310,10 @@ def check(root, files, extra=(), graph=None):
         a, b = part_of(f), part_of(t)
         if a is None or b is None:
             continue
+        if t in PARSERS and below_planner(a):
+            errors.append(f'{f}:{line}: includes "{inc}", a parser of a '
+                          f"run's strings, below {PLANNER} (ci/layers.py "
+                          f"PARSERS: read the typed run, bs_run.h)")
         if t in PRIVATE and not f.startswith(PRIVATE[t]):
             errors.append(f'{f}:{line}: includes "{inc}", private to '
                           f"{', '.join(PRIVATE[t])} (ci/layers.py PRIVATE)")
@@ -507,6 +536,10 @@ def self_test(root, files):
         [("harness/report/bs_artifacts.c", "dumps/bs_dumps_int.h", 1)],
         # The dumps reader above the harness.
         [("dumps/bs_dumps.c", "record/bs_record.h", 1)],
+        # A parser below the planner: a run's driver, oracle, a scenario.
+        [("harness/driver/bs_driver.c", "model/bs_config_parse.h", 1)],
+        [("harness/result/bs_armed.c", "bs_fault_parse.h", 1)],
+        [("scenarios/sc_corrupt_extras.c", "model/bs_model_parse.h", 1)],
     ]
     bad = 0
     before = set(check(root, files))
@@ -577,7 +610,11 @@ def main():
               f"ci/layers.py . --picture > {path}", file=sys.stderr)
         return 1
     errors = (check(root, files) + names(root, files) + faces_staged(root) +
-              calls(root, files))
+              calls(root, files) +
+              [f"ci/layers.py: part {p} has no line in SAY" for ps in FLOORS
+               for p in ps if p != "tests" and p not in SAY] +
+              [f"ci/layers.py: SAY's {p} is no part of FLOORS" for p in SAY
+               if p not in FLOOR])
     for e in errors:
         print(e, file=sys.stderr)
     return 1 if errors else 0

@@ -6,8 +6,8 @@
 #include "bs_cmd.h"
 #include "bs_mutant.h"
 #include "bs_near.h"
-#include "bs_opts.h"
 #include "model/bs_config.h"
+#include "plan/bs_plan.h"
 
 static const char run_help[] =
     "usage: backstop run [SELECTOR...] [options]\n"

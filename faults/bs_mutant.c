@@ -21,6 +21,23 @@ static bool valid(bs_mutant m) {
   return (unsigned)m < BS_MUT_COUNT;
 }
 
+bool bs_mutant_in(bs_mutants s, bs_mutant m) {
+  return valid(m) && (s.bits >> m & 1u);
+}
+
+bs_mutants bs_mutant_with(bs_mutants s, bs_mutant m) {
+  if (valid(m))
+    s.bits |= 1u << m;
+  return s;
+}
+
+bs_mutants bs_mutant_of(const bs_mutant *ids, size_t n) {
+  bs_mutants s = {0};
+  for (size_t i = 0; i < n; i++)
+    s = bs_mutant_with(s, ids[i]);
+  return s;
+}
+
 bool bs_mutant_on(bs_mutant m) {
   return valid(m) && atomic_load_explicit(&enabled[m], memory_order_relaxed);
 }

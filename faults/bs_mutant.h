@@ -5,6 +5,7 @@
 #define BS_MUTANT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum bs_mutant {
 #define BS_MUTANT(id, name, origin, effect) BS_MUT_##id,
@@ -12,6 +13,19 @@ typedef enum bs_mutant {
 #undef BS_MUTANT
   BS_MUT_COUNT
 } bs_mutant;
+
+/* A set of mutants, as a run names them: what configuration validation
+ * is given (bs_config_validate), while the switches below are the running
+ * core's. */
+typedef struct bs_mutants {
+  unsigned bits;
+} bs_mutants;
+_Static_assert(BS_MUT_COUNT <= 32, "bs_mutants holds 32 mutants");
+
+/* Whether s holds m; s with m added; the set of ids[0..n). */
+bool bs_mutant_in(bs_mutants s, bs_mutant m);
+bs_mutants bs_mutant_with(bs_mutants s, bs_mutant m);
+bs_mutants bs_mutant_of(const bs_mutant *ids, size_t n);
 
 bool bs_mutant_on(bs_mutant m);
 void bs_mutant_set(bs_mutant m, bool on);

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "bs_mutant.h"
-#include "bs_opts.h"
 #include "bs_test_faults.h"
 #include "catalog/bs_scenario.h"
 #include "explore/bs_fuzz_campaign.h"
@@ -32,26 +31,25 @@ BS_SCENARIO(small){.name = "campaign-small",
                    .default_ranks = 2,
                    .min_ranks = 2};
 
-static void parse(const char *cmd, char **argv, int argc, bs_opts *o) {
-  assert_int_equal(bs_opts_parse(cmd, argc, argv, o), BS_OK);
+static void parse(char **argv, int argc, bs_opts_run *o) {
+  assert_int_equal(bs_opts_parse_run(argc, argv, o), BS_OK);
 }
 
 static void test_plan_refuses(void **state) {
   (void)state;
-  bs_opts o = {0};
-  bs_run_cfg *runs;
-  size_t n;
+  bs_opts_run o;
+  bs_plan p;
   char *one[] = {"run", "campaign-small", "--ranks", "1", "-q"};
-  parse("run", one, 5, &o);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
+  parse(one, 5, &o);
+  assert_int_equal(bs_plan_runs(&o, "b", &p), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "needs at least 2 ranks"));
-  assert_null(runs);
+  assert_null(p.runs);
   bs_err_clear();
   BS_TEST_NEEDS_FAULTS();
   char *argv[] = {"run", "campaign-small", "--fault", "name=engine/send,rank=5",
                   "-q"};
-  parse("run", argv, 5, &o);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
+  parse(argv, 5, &o);
+  assert_int_equal(bs_plan_runs(&o, "b", &p), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "rank 5 is outside the world of "
                                             "2 ranks of campaign-small"));
   bs_err_clear();
@@ -61,26 +59,32 @@ static void test_plan_refuses(void **state) {
  * out a watchdog must wait short. */
 static void test_command_defaults(void **state) {
   (void)state;
-  bs_opts o;
-  bs_plan_defaults("run", &o);
+  bs_opts_run o;
+  bs_opts_sweep w;
+  bs_opts_fuzz z;
+  char *run[] = {"run"}, *sweep[] = {"sweep"}, *fuzz[] = {"fuzz"};
+  parse(run, 1, &o);
   assert_int_equal(o.timeout_ms, 0); /* the scenario's */
   assert_string_equal(o.artifacts, "backstop-artifacts");
   assert_true(o.deadline_s == BS_RUN_DEADLINE_S);
-  bs_plan_defaults("sweep", &o);
-  assert_int_equal(o.timeout_ms, 1000);
-  assert_null(o.artifacts);
-  assert_true(o.jobs >= 2);
-  bs_plan_defaults("fuzz", &o);
-  assert_int_equal(o.timeout_ms, 1000);
-  assert_true(o.deadline_s == 20);
+  assert_int_equal(bs_opts_parse_sweep(1, sweep, &w), BS_OK);
+  assert_int_equal(w.run.timeout_ms, 1000);
+  assert_null(w.run.artifacts);
+  assert_true(w.run.jobs >= 2);
+  assert_int_equal(w.rank, -1);
+  assert_int_equal(bs_opts_parse_fuzz(1, fuzz, &z), BS_OK);
+  assert_int_equal(z.run.timeout_ms, 1000);
+  assert_true(z.run.deadline_s == 20);
+  assert_int_equal(z.max_ranks, 4);
 }
 
 /* A world of more ranks per CPU than the default deadline was set for
  * gets as much more; a deadline the user gives stands. */
 static void test_deadline_scales_with_ranks_per_cpu(void **state) {
   (void)state;
-  bs_opts o;
-  bs_plan_defaults("run", &o);
+  bs_opts_run o;
+  char *run[] = {"run"};
+  parse(run, 1, &o);
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   int per = BS_RUN_DEADLINE_RANKS_PER_CPU * (int)(cpus < 1 ? 1 : cpus);
   assert_true(bs_plan_deadline_s(&o, 4) == BS_RUN_DEADLINE_S);
@@ -98,18 +102,18 @@ static void test_sweep_plans_and_runs(void **state) {
   char *argv[] = {"sweep",       "campaign-small", "--point",
                   "engine/send", "--sample",       "2",
                   "-q"};
-  parse("sweep", argv, 7, &w.o);
+  assert_int_equal(bs_opts_parse_sweep(7, argv, &w.o), BS_OK);
   const char *exe = getenv("BACKSTOP_BIN");
   assert_non_null(exe);
-  assert_int_equal(bs_plan_runs(&w.o, exe, &w.base, &w.nbase), BS_OK);
+  assert_int_equal(bs_plan_runs(&w.o.run, exe, &w.plan), BS_OK);
   w.batch = (bs_batch){.jobs = 2};
   assert_int_equal(bs_sweep_campaign_plan(&w), BS_OK);
-  assert_int_equal(w.nbase, 1);
+  assert_int_equal(w.plan.n, 1);
   assert_true(bs_sweep_campaign_count_ok(&w.sc[0]));
   assert_true(w.sc[0].total >= 2);
   assert_int_equal(w.n, 4); /* two reaches, transient and persistent */
   for (size_t i = 0; i < w.n; i++) {
-    const char *spec = w.cfgs[i].faults[w.cfgs[i].nfaults - 1];
+    const char *spec = w.runs[i].faults[w.runs[i].nfaults - 1].text;
     assert_non_null(strstr(spec, "name=engine/send,"));
     assert_int_equal(strstr(spec, ",persistent") != NULL, i % 2);
   }
@@ -125,7 +129,7 @@ static void test_fuzz_draws_its_budget(void **state) {
   BS_TEST_NEEDS_FAULTS();
   bs_fuzz_campaign z = {.t0 = bs_fuzz_campaign_now_s()};
   char *argv[] = {"fuzz", "campaign-small", "--seed", "1", "--runs", "4", "-q"};
-  parse("fuzz", argv, 7, &z.o);
+  assert_int_equal(bs_opts_parse_fuzz(7, argv, &z.o), BS_OK);
   assert_int_equal(bs_fuzz_campaign_init(&z, getenv("BACKSTOP_BIN")), BS_OK);
   assert_int_equal(z.npool, 1);
   z.batch = (bs_batch){.jobs = 2};
@@ -150,11 +154,11 @@ static void test_fuzz_draws_its_budget(void **state) {
  * one does not. */
 static void test_kill_matrix(void **state) {
   (void)state;
-  const bs_run_cfg base[] = {{.scn = bs_scenario_find("campaign-small")},
-                             {.scn = bs_scenario_find("campaign-target")}};
+  const bs_run base[] = {{.scn = bs_scenario_find("campaign-small")},
+                         {.scn = bs_scenario_find("campaign-target")}};
   int *mut;
   size_t n;
-  bs_run_cfg *all = bs_kill_matrix_plan(base, 2, true, &mut, &n);
+  bs_run *all = bs_kill_matrix_plan(base, 2, true, &mut, &n);
   assert_non_null(all);
   assert_int_equal(n, 3); /* the fixed core's two, one targeted */
   assert_int_equal(mut[0], -1);
@@ -162,7 +166,7 @@ static void test_kill_matrix(void **state) {
   assert_int_equal(mut[2], BS_MUT_PAUSE_NOT_IN_FINALLY);
   assert_ptr_equal(all[2].scn, base[1].scn);
   assert_int_equal(all[2].nmutants, 1);
-  assert_string_equal(all[2].mutants[0], "pause-not-in-finally");
+  assert_int_equal(all[2].mutants[0], BS_MUT_PAUSE_NOT_IN_FINALLY);
   assert_int_equal(all[2].run_index, 2);
   bs_result res[3] = {{.verdict = BS_PASS},
                       {.verdict = BS_PASS},

@@ -19,6 +19,7 @@
 #include "bs_fork.h"
 #include "catalog/bs_scenario.h"
 #include "run/bs_parent.h"
+#include "run/bs_run_all.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -195,14 +196,14 @@ static void test_kill_takes_group(void **state) {
 }
 
 /* Waits for the dump signal, then writes what it has. */
-static void dump_on_signal(int fd, const char *what) {
+static void dump_on_signal(int fd, const char *what, size_t n) {
   sigset_t set;
   int sig;
   sigemptyset(&set);
   sigaddset(&set, SIGUSR1);
   sigprocmask(SIG_BLOCK, &set, NULL);
   sigwait(&set, &sig);
-  bs_fork_write_all(fd, what, strlen(what));
+  bs_fork_write_all(fd, what, n);
 }
 
 /* Job 0 dumps when asked and ends; job 1 is deaf to it and is killed
@@ -210,7 +211,7 @@ static void dump_on_signal(int fd, const char *what) {
 static int child_asked(void *arg, size_t job, int fd) {
   (void)arg;
   if (job == 0) {
-    dump_on_signal(fd, "dumped");
+    dump_on_signal(fd, "dumped", 6);
     return 0;
   }
   sigset_t set;
@@ -290,16 +291,16 @@ static const bs_scenario fake = {.name = "fake",
                                  .min_ranks = 1,
                                  .expect = expect_nothing};
 
-static int child_result(const bs_run_cfg *cfg, int fd) {
+static int child_result(const bs_run *cfg, int fd) {
   if (cfg->seed == 1)
     sleep_forever();
   if (cfg->seed == 5) { /* hung, and dumps when asked: its own result */
     bs_result r;
     bs_buf b = {0};
-    assert_int_equal(bs_result_from_cfg(cfg, &r), BS_OK);
+    assert_int_equal(bs_result_from_run(cfg, &r), BS_OK);
     r.trace = strdup("art/fake/trace.json");
-    bs_result_write_json(&b, &r, 0);
-    dump_on_signal(fd, b.s);
+    bs_result_pack(&b, &r);
+    dump_on_signal(fd, b.s, b.len);
     bs_buf_free(&b);
     bs_result_free(&r);
     return 0;
@@ -310,11 +311,11 @@ static int child_result(const bs_run_cfg *cfg, int fd) {
     return 3;
   bs_result r;
   bs_buf b = {0};
-  assert_int_equal(bs_result_from_cfg(cfg, &r), BS_OK);
+  assert_int_equal(bs_result_from_run(cfg, &r), BS_OK);
   bs_oracle_result o = {"liveness", cfg->seed != 4, "rank 1 never returned"};
   bs_result_add_oracle(&r, &o);
   r.verdict = o.ok ? BS_PASS : BS_FAIL;
-  bs_result_write_json(&b, &r, 0);
+  bs_result_pack(&b, &r);
   int ok = bs_fork_write_all(fd, b.s, b.len);
   bs_buf_free(&b);
   bs_result_free(&r);
@@ -323,17 +324,17 @@ static int child_result(const bs_run_cfg *cfg, int fd) {
 
 static void test_exec_results(void **state) {
   (void)state;
-  bs_run_cfg cfgs[6];
+  bs_run cfgs[6];
   for (int i = 0; i < 6; i++)
-    cfgs[i] = (bs_run_cfg){.scn = &fake,
-                           .ranks = 2,
-                           .backend = "sim",
-                           .device = "host",
-                           .model = "tiny",
-                           .scale = 1,
-                           .cycles = 1,
-                           .seed = (uint64_t)i,
-                           .deadline_s = 0.3};
+    cfgs[i] = (bs_run){.scn = &fake,
+                       .ranks = 2,
+                       .backend = "sim",
+                       .device = "host",
+                       .model_name = "tiny",
+                       .scale = 1,
+                       .cycles = 1,
+                       .seed = (uint64_t)i,
+                       .deadline_s = 0.3};
   bs_result res[6];
   bs_parent_opts o = {.jobs = 6, .child = child_result};
   assert_int_equal(bs_parent_run(cfgs, 6, &o, res), BS_OK);
@@ -354,8 +355,8 @@ static void test_exec_results(void **state) {
   assert_int_equal(res[5].verdict, BS_HANG);
   assert_non_null(strstr(res[5].note, "after dumping"));
   assert_string_equal(res[5].trace, "art/fake/trace.json");
-  assert_int_equal(bs_parent_exit_code(res, 1), 0);
-  assert_int_equal(bs_parent_exit_code(res, 5), 1);
+  assert_int_equal(bs_run_all_exit_code(res, 1), 0);
+  assert_int_equal(bs_run_all_exit_code(res, 5), 1);
   for (int i = 0; i < 6; i++)
     bs_result_free(&res[i]);
 }

@@ -65,7 +65,11 @@ static void test_usage_errors(void **state) {
   usage("run steady-normal --ranks 16384 --model dense --scale 100",
         "; the largest that fits here: ");
   usage("run steady-normal --json /nonexistent/x.json",
-        "folder /nonexistent does not exist");
+        "--json: cannot write /nonexistent/x.json: No such file");
+  /* Checked by making them, not by access(): root may write anything. */
+  usage("run steady-normal --junit /proc/x.xml",
+        "--junit: cannot write /proc/x.xml");
+  usage("--version extra", "unexpected argument 'extra'");
   usage("run steady-normal --junit /nonexistent/x.xml", "--junit");
   usage("run steady-normal --artifacts ''", "--artifacts: an empty folder");
   usage("run steady-normal --ranks +4", "--ranks: '+4'");

@@ -18,13 +18,16 @@
 #include <unistd.h>
 
 #include "bs_fault_control.h"
+#include "bs_fault_parse.h"
 #include "bs_json.h"
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
 #include "catalog/bs_scenario.h"
 #include "model/bs_config.h"
+#include "model/bs_config_parse.h"
 #include "model/bs_model.h"
+#include "model/bs_model_parse.h"
 #include "oracles/bs_oracle.h"
 
 #define MAX_RANKS 64
@@ -112,7 +115,7 @@ static void check_sets(const bs_json *s, const char *name) {
   for (size_t i = 0; i < kv->n; i++)
     if (bs_config_set_kv(&cfg, kv->items[i].str) != BS_OK)
       fail_msg("%s: --set %s: %s", name, kv->items[i].str, bs_err()->message);
-  if (bs_config_validate(&cfg) != BS_OK)
+  if (bs_config_validate(&cfg, (bs_mutants){0}) != BS_OK)
     fail_msg("%s: configuration rejected: %s", name, bs_err()->message);
 }
 

@@ -494,7 +494,7 @@ static bs_status three_gathers(bs_comm *c, void *arg) {
 static bs_world *run_fault(const char *spec, bool fingerprint, bs_status want) {
   bs_fault_disarm_all();
   bs_fault_log_reset();
-  assert_int_equal(bs_fault_arm(spec, 0), BS_OK);
+  assert_int_equal(bs_test_arm(spec, 0), BS_OK);
   bs_world *w = run(4, 10000, fingerprint, three_gathers, want);
   bs_fault_disarm_all();
   assert_int_equal(bs_fault_log_count(), 1);
@@ -572,7 +572,7 @@ static void test_init_points_reached_after_failure(void **state) {
   bs_fault_disarm_all();
   bs_fault_log_reset();
   bs_fault_count_reset();
-  assert_int_equal(bs_fault_arm("name=comm/init_fail,rank=0,nth=1", 0), BS_OK);
+  assert_int_equal(bs_test_arm("name=comm/init_fail,rank=0,nth=1", 0), BS_OK);
   bs_world *w = run(2, 10000, true, init_after_failure, BS_ERR_ABORTED);
   static const bs_fault_point_id points[] = {
       BS_FP_COMM_INIT_SKIP, BS_FP_COMM_INIT_LATE, BS_FP_COMM_INIT_FAIL};

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_fault_parse.h"
 #include "explore/bs_sweep.h"
 
 /* A counting pass: engine/send 2x on ranks 0, 1 of cycle 0; copy/fail 10x

@@ -26,7 +26,7 @@ void bs_batch_end(bs_batch *b) {
   bs_progress_end(&b->line);
 }
 
-bs_status bs_batch_run(bs_batch *b, const bs_run_cfg *cfgs, size_t n,
+bs_status bs_batch_run(bs_batch *b, const bs_run *cfgs, size_t n,
                        bs_result *out) {
   bs_status st = BS_OK;
   size_t chunk = (size_t)(b->jobs > 0 ? b->jobs : 1) * BS_BATCH_CHUNK_PER_JOB;

@@ -4,10 +4,8 @@
 #include <string.h>
 
 #include "bs_mutant.h"
+#include "bs_vec.h"
 #include "catalog/bs_scenario.h"
-
-/* Storage the run configs point into: one name per mutant. */
-static const char *mutant_names[BS_MUT_COUNT];
 
 /* Whether scenario s lists mutant m in its targets. */
 static bool targets(const bs_scenario *s, int m) {
@@ -17,10 +15,10 @@ static bool targets(const bs_scenario *s, int m) {
   return false;
 }
 
-bs_run_cfg *bs_kill_matrix_plan(const bs_run_cfg *base, size_t nbase,
-                                bool targeted, int **mut, size_t *n) {
+bs_run *bs_kill_matrix_plan(const bs_run *base, size_t nbase, bool targeted,
+                            int **mut, size_t *n) {
   size_t cap = nbase * (BS_MUT_COUNT + 1);
-  bs_run_cfg *all = calloc(cap ? cap : 1, sizeof *all);
+  bs_run *all = calloc(cap ? cap : 1, sizeof *all);
   *mut = calloc(cap ? cap : 1, sizeof **mut);
   *n = 0;
   if (!all || !*mut) {
@@ -31,14 +29,13 @@ bs_run_cfg *bs_kill_matrix_plan(const bs_run_cfg *base, size_t nbase,
     for (size_t i = 0; i < nbase; i++) {
       if (m >= 0 && targeted && !targets(base[i].scn, m))
         continue;
-      bs_run_cfg *c = &all[*n];
+      bs_run *c = &all[*n];
       *c = base[i];
       c->run_index = *n; /* its own folder */
       (*mut)[(*n)++] = m;
       if (m < 0)
         continue;
-      mutant_names[m] = bs_mutant_name((bs_mutant)m);
-      c->mutants = &mutant_names[m];
+      c->mutants[0] = (bs_mutant)m;
       c->nmutants = 1;
     }
   return all;
@@ -61,14 +58,14 @@ static const char *untested(int m) {
 }
 
 static bs_status killed_by(bs_kill *k, const char *scenario) {
-  char **grown = realloc(k->killed_by, (k->nkilled + 1) * sizeof *grown);
-  if (!grown)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
-  k->killed_by = grown;
-  if (!(grown[k->nkilled] = strdup(scenario)))
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
-  k->nkilled++;
-  return BS_OK;
+  char *name = strdup(scenario);
+  bs_status st =
+      name ? bs_vec_push(&k->killed_by, &k->nkilled, NULL, &name, sizeof name,
+                         "kill matrix")
+           : bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: %s", scenario);
+  if (st != BS_OK)
+    free(name);
+  return st;
 }
 
 bs_status bs_kill_matrix_judge(const bs_result *res, const int *mut, size_t n,

@@ -8,15 +8,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 #include "report/bs_report.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* The fixed core's runs first (mut[] = -1), then each mutant over the same
  * runs, or (targeted) over the runs of the scenarios that target it. The
  * runs and *mut are malloc'd; NULL when out of memory. */
-bs_run_cfg *bs_kill_matrix_plan(const bs_run_cfg *base, size_t nbase,
-                                bool targeted, int **mut, size_t *n);
+bs_run *bs_kill_matrix_plan(const bs_run *base, size_t nbase, bool targeted,
+                            int **mut, size_t *n);
 /* k[BS_MUT_COUNT] from the matrix's results res[0..n) (mut[i]: run i's
  * mutant, -1 for the fixed core). */
 bs_status bs_kill_matrix_judge(const bs_result *res, const int *mut, size_t n,

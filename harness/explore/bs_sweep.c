@@ -136,7 +136,7 @@ bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed) {
   return BS_SWEEP_RECOVERED;
 }
 
-void bs_sweep_settle(const bs_run_cfg *cfg, bs_result *res, size_t armed,
+void bs_sweep_settle(const bs_run *cfg, bs_result *res, size_t armed,
                      bool strict) {
   if (res->verdict == BS_INTERRUPTED || bs_known_mark(cfg, res, strict))
     return;

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "bs_fault_control.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 typedef enum bs_sweep_outcome {
   BS_SWEEP_CONTAINED = 0, /* it fired, a phase failed, every invariant held */
@@ -70,7 +70,7 @@ bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed);
  * summary agree: known when bs_known says so (unless strict: then a
  * fail), pass when judged on a swept fault that fired and the run's own
  * verdict said vacuous only for a pre-empted scenario fault. */
-void bs_sweep_settle(const bs_run_cfg *cfg, bs_result *res, size_t armed,
+void bs_sweep_settle(const bs_run *cfg, bs_result *res, size_t armed,
                      bool strict);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "bs_buf.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 typedef struct bs_summary {
   size_t runs, pass, fail, hang, crash, vacuous, interrupted, known;

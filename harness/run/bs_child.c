@@ -5,7 +5,7 @@
 #include "run/bs_child_spawn.h"
 #include "run/bs_child_threads.h"
 
-int bs_child_run(const bs_run_cfg *cfg, int fd) {
+int bs_child_run(const bs_run *cfg, int fd) {
   /* Process 0 empties the run's folder before any process writes to it
    * (the others write theirs only at a deadline, long after). A folder
    * that cannot be emptied fails the writes that follow, which say so. */

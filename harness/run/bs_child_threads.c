@@ -6,11 +6,11 @@
 #include "run/bs_child_judge.h"
 #include "run/bs_hangdump.h"
 
-int bs_child_threads_run(const bs_run_cfg *cfg, int fd) {
+int bs_child_threads_run(const bs_run *cfg, int fd) {
   bs_record rec;
   bs_result res;
   bs_buf out = {0};
-  if (bs_result_from_cfg(cfg, &res) != BS_OK)
+  if (bs_result_from_run(cfg, &res) != BS_OK)
     return 4;
   /* A custom driver runs no ranks of its own: nothing for them to owe. */
   int ranks = cfg->scn->drive ? 0 : cfg->ranks;
@@ -28,7 +28,7 @@ int bs_child_threads_run(const bs_run_cfg *cfg, int fd) {
    * once (the parent's grace covers the rest). */
   bs_hangdump_end();
   bs_child_judge(cfg, st, &rec, &res);
-  bs_result_write_json(&out, &res, 0);
+  bs_result_pack(&out, &res);
   int ok = !out.oom && bs_fork_write_all(fd, out.s, out.len);
   bs_buf_free(&out);
   bs_result_free(&res);

@@ -23,7 +23,7 @@ enum { FREE = 0, RUN, DUMP };
 #define ASKED_POLL_NS 10000000L
 
 static struct {
-  const bs_run_cfg *cfg;
+  const bs_run *cfg;
   const bs_record *rec;
   int fd;
   bs_hangdump_fn part;
@@ -97,7 +97,7 @@ static int dump(void) {
   bs_record rec;
   bs_result res;
   bs_buf out = {0};
-  if (bs_result_from_cfg(hd.cfg, &res) != BS_OK ||
+  if (bs_result_from_run(hd.cfg, &res) != BS_OK ||
       bs_record_init(&rec, hd.cfg->ranks, hd.cfg->cycles) != BS_OK)
     return 0;
   rec.start_mono_ms = hd.rec->start_mono_ms;
@@ -115,7 +115,7 @@ static int dump(void) {
   if ((share & BS_HANGDUMP_WRITE) && hd.cfg->artifacts &&
       bs_artifacts_write(hd.cfg, &rec, &res) != BS_OK)
     bs_child_judge_unwritten(&res);
-  bs_result_write_json(&out, &res, 0);
+  bs_result_pack(&out, &res);
   if (!out.oom)
     bs_fork_write_all(hd.fd, out.s, out.len);
   return share;
@@ -159,7 +159,7 @@ static void *watch(void *arg) {
   bs_fork_exit(0); /* the ranks are stuck: nothing else can end them */
 }
 
-bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
+bs_status bs_hangdump_start(const bs_run *cfg, const bs_record *rec, int fd,
                             bs_hangdump_fn part, bs_hangdump_asked_fn asked,
                             void *arg) {
   hd.cfg = cfg;

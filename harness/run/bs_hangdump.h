@@ -10,9 +10,9 @@
 #ifndef BS_HANGDUMP_H
 #define BS_HANGDUMP_H
 
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 #include "record/bs_record.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* What a process-per-rank run's share in a dump asks for besides sending
  * the result (which every process does). */
@@ -40,7 +40,7 @@ void bs_hangdump_block(void);
  * rec: the run's record, for its start times (its phases are the ranks'
  * and are not read). part: NULL for a run whose ranks are all here;
  * asked: NULL for the signal alone; arg: theirs. */
-bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
+bs_status bs_hangdump_start(const bs_run *cfg, const bs_record *rec, int fd,
                             bs_hangdump_fn part, bs_hangdump_asked_fn asked,
                             void *arg);
 /* The run's own result is ready: when a dump has begun, waits for it to

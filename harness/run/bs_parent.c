@@ -10,7 +10,7 @@
 #include "report/bs_report.h"
 
 typedef struct exec_state {
-  const bs_run_cfg *cfgs;
+  const bs_run *cfgs;
   size_t n, started, done;
   bool *live; /* jobs running now, for the status line */
   const bs_parent_opts *o;
@@ -23,9 +23,9 @@ static int child(void *arg, size_t job, int fd) {
 }
 
 /* A result for a run that left none of its own. */
-static void without_result(const bs_run_cfg *cfg, const bs_job_out *j,
+static void without_result(const bs_run *cfg, const bs_job_out *j,
                            bs_result *r) {
-  if (bs_result_from_cfg(cfg, r) != BS_OK)
+  if (bs_result_from_run(cfg, r) != BS_OK)
     memset(r, 0, sizeof *r);
   if (j->end == BS_JOB_INTERRUPTED || j->end == BS_JOB_NOT_STARTED) {
     r->verdict = BS_INTERRUPTED;
@@ -51,10 +51,10 @@ static void without_result(const bs_run_cfg *cfg, const bs_job_out *j,
 /* A run past its deadline that dumped: its own result says what it left,
  * and whether its watchdog missed a wait (a hang) or the deadline cut off
  * waits the watchdog still bounded (a fail, bs_hangdump.c). */
-static bool dumped(const bs_run_cfg *cfg, const bs_job_out *j, bs_result *r) {
+static bool dumped(const bs_run *cfg, const bs_job_out *j, bs_result *r) {
   if (j->end != BS_JOB_KILLED || !j->payload || !j->len)
     return false;
-  if (bs_result_parse_json(j->payload, j->len, r) != BS_OK) {
+  if (bs_result_pack_read(j->payload, j->len, r) != BS_OK) {
     bs_err_clear();
     return false;
   }
@@ -71,12 +71,12 @@ static bool dumped(const bs_run_cfg *cfg, const bs_job_out *j, bs_result *r) {
   return true;
 }
 
-static void collect(const bs_run_cfg *cfg, const bs_job_out *j, bs_result *r) {
+static void collect(const bs_run *cfg, const bs_job_out *j, bs_result *r) {
   bool exited = j->end == BS_JOB_EXITED && j->code == 0;
   if (dumped(cfg, j, r)) {
     /* its own result, artifacts listed */
   } else if (!exited || !j->payload ||
-             bs_result_parse_json(j->payload, j->len, r) != BS_OK) {
+             bs_result_pack_read(j->payload, j->len, r) != BS_OK) {
     if (exited && !bs_err()->message[0])
       bs_err_fail(BS_ERR_INVALID, NULL, "empty output");
     without_result(cfg, j, r);
@@ -141,8 +141,8 @@ double bs_parent_grace_s(double deadline_s) {
   return g < 1 ? 1 : g > 10 ? 10 : g;
 }
 
-bs_status bs_parent_run(const bs_run_cfg *cfgs, size_t n,
-                        const bs_parent_opts *o, bs_result *out) {
+bs_status bs_parent_run(const bs_run *cfgs, size_t n, const bs_parent_opts *o,
+                        bs_result *out) {
   bs_status st = BS_OK;
   bs_job_out *jobs = calloc(n ? n : 1, sizeof *jobs);
   exec_state x = {.cfgs = cfgs, .n = n, .o = o, .res = out};
@@ -168,11 +168,4 @@ out:
   free(jobs);
   free(x.live);
   return st;
-}
-
-int bs_parent_exit_code(const bs_result *res, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (res[i].verdict != BS_PASS)
-      return 1;
-  return 0;
 }

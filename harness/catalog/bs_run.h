@@ -1,13 +1,22 @@
-/* The resolved configuration of one run: what the planner (plan/) makes of
- * a scenario and the options, and what every floor of a run reads (run,
- * driver, oracles, report). Below the catalogue: it names its scenario but
- * needs none of the catalogue's functions. */
-#ifndef BS_RUN_CFG_H
-#define BS_RUN_CFG_H
+/* One run, resolved: what the planner (plan/, explore/) makes of a
+ * scenario and the options, typed, and what every floor of a run reads
+ * (run, driver, oracles, report). Nothing below the planner parses a
+ * --set, a --fault or a model: the configuration, the fault specs, the
+ * mutants and the model are here as the planner made them; the strings
+ * the user gave are kept only for the repro line and the reports. Below
+ * the catalogue: it names its scenario but needs none of the catalogue's
+ * functions. */
+#ifndef BS_RUN_H
+#define BS_RUN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "bs_fault_control.h"
+#include "bs_mutant.h"
+#include "model/bs_config.h"
+#include "model/bs_model.h"
 
 typedef struct bs_scenario bs_scenario;
 
@@ -17,22 +26,42 @@ typedef struct bs_scenario bs_scenario;
  * (bs_plan_deadline_s). */
 #define BS_RUN_DEADLINE_S 60.0
 #define BS_RUN_DEADLINE_RANKS_PER_CPU 2048
+/* Mutants of a run at most: each once. */
+#define BS_RUN_MUTANTS_MAX BS_MUT_COUNT
 
-/* Everything one run needs, resolved from the scenario and the options. */
-typedef struct bs_run_cfg {
+/* One fault of a run: its spec parsed, and its text (a valid spec is
+ * shorter) for the reports and the repro line. */
+typedef struct bs_run_fault {
+  bs_fault_spec spec;
+  char text[256];
+} bs_run_fault;
+
+/* Everything one run needs. */
+typedef struct bs_run {
   const bs_scenario *scn;
   int ranks;
   const char *backend; /* "sim" | "nccl" */
   const char *device;  /* "host" | "cuda" */
-  const char *model;   /* preset or file */
+  /* The model at its scale, loaded once by the planner for every run of it
+   * (NULL for a scenario with its own driver, which loads none); its name
+   * as given (a preset or a file) for the reports. */
+  const bs_model_spec *model;
+  const char *model_name;
   double scale;
   int cycles;
-  const char *const *sets; /* the user's --set, after the scenario's */
-  size_t nsets;
-  const char *const *faults; /* the user's --fault, after the scenario's */
-  size_t nfaults;
-  const char *const *mutants;
+  /* The defaults, then the scenario's settings, then the user's --set;
+   * validated under the mutants (not for a scenario with its own driver,
+   * which builds its own configurations). */
+  bs_config config;
+  /* Armed in this order: the scenario's (its {last} this world's last
+   * rank: nown of them), then the user's. */
+  const bs_run_fault *faults;
+  size_t nfaults, nown;
+  bs_mutant mutants[BS_RUN_MUTANTS_MAX]; /* in the order given */
   size_t nmutants;
+  /* The user's --set as given: the repro line's. */
+  const char *const *sets;
+  size_t nsets;
   uint64_t seed;
   int timeout_ms;        /* watchdog: --timeout-ms, else the scenario's; 0: the
                           * communicator's default */
@@ -56,6 +85,6 @@ typedef struct bs_run_cfg {
   bool spawned;       /* one of those processes: its repro is a plain run */
   bool shares_gpu;    /* its NCCL ranks share a GPU: it runs alone */
   bool count_reaches; /* the result lists every reach count (sweep) */
-} bs_run_cfg;
+} bs_run;
 
 #endif
