@@ -8,9 +8,13 @@
 
 static const struct mutant_info {
   const char *name, *origin, *effect;
+  bool ordering;
 } mutants[BS_MUT_COUNT] = {
-#define BS_MUTANT(id, name_, origin_, effect_)                                 \
-  [BS_MUT_##id] = {.name = name_, .origin = origin_, .effect = effect_},
+#define BS_MUTANT(id, name_, origin_, effect_, ordering_)                      \
+  [BS_MUT_##id] = {.name = name_,                                              \
+                   .origin = origin_,                                          \
+                   .effect = effect_,                                          \
+                   .ordering = ordering_},
 #include "bs_mutants.def"
 #undef BS_MUTANT
 };
@@ -62,6 +66,10 @@ const char *bs_mutant_origin(bs_mutant m) {
 
 const char *bs_mutant_effect(bs_mutant m) {
   return valid(m) ? mutants[m].effect : "";
+}
+
+bool bs_mutant_ordering(bs_mutant m) {
+  return valid(m) && mutants[m].ordering;
 }
 
 int bs_mutant_parse(const char *name) {

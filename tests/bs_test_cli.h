@@ -52,6 +52,12 @@ static int backstop(const char *args) {
   return backstop_after("", args);
 }
 
+/* backstop() on real threads (BS_SCHEDULE=threads): what the parent's
+ * real-time deadline does to a run whose ranks wait in real time. */
+static inline int backstop_threads(const char *args) {
+  return backstop_after("BS_SCHEDULE=threads ", args);
+}
+
 /* The binary must exist; dir becomes a fresh /tmp/<prefix>XXXXXX. */
 static int cli_setup(const char *prefix) {
   const char *bin = getenv("BACKSTOP_BIN");

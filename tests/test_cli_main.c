@@ -402,9 +402,9 @@ static void test_hang_report_shown_and_kept(void **state) {
 static void test_deadline_before_watchdog(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  assert_int_equal(backstop("run steady-normal --ranks 2 --cycles 1 --fault "
-                            "name=comm/init_skip --deadline-s 2 --json d.json "
-                            "--artifacts art3"),
+  assert_int_equal(backstop_threads("run steady-normal --ranks 2 --cycles 1 "
+                                    "--fault name=comm/init_skip --deadline-s "
+                                    "2 --json d.json --artifacts art3"),
                    1);
   assert_non_null(strstr(err_text, "warning: steady-normal: --deadline-s 2 "
                                    "is shorter than the 20000 ms its faults "

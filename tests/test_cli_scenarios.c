@@ -215,11 +215,13 @@ static bool smoke_arms(const char *point) {
   return false;
 }
 
-static bool smoke_targets(const char *mutant) {
+/* Whether a scenario of label (NULL: any) targets mutant. */
+static bool targeted(const char *mutant, const char *label) {
   const bs_json *all = scenarios();
   for (size_t i = 0; i < all->n; i++) {
     const bs_json *t = list_of(&all->items[i], "targets");
-    for (size_t k = 0; k < t->n && has_label(&all->items[i], "@smoke"); k++)
+    bool of = !label || has_label(&all->items[i], label);
+    for (size_t k = 0; k < t->n && of; k++)
       if (strcmp(t->items[k].str, mutant) == 0)
         return true;
   }
@@ -235,10 +237,15 @@ static void test_default_suite_covers(void **state) {
   for (size_t i = 0; i < sizeof points / sizeof points[0]; i++)
     if (!smoke_arms(points[i]))
       fail_msg("no @smoke scenario arms %s", points[i]);
-  for (int m = 0; m < BS_MUT_COUNT; m++)
-    if (!smoke_targets(bs_mutant_name((bs_mutant)m)))
-      fail_msg("no @smoke scenario targets mutant %s",
-               bs_mutant_name((bs_mutant)m));
+  /* An ordering mutant's scenario stays out of the default suite until
+   * the kill matrix explores schedules (issue 34, phase 2): the default
+   * schedule does not expose it. */
+  for (int m = 0; m < BS_MUT_COUNT; m++) {
+    const char *name = bs_mutant_name((bs_mutant)m);
+    const char *label = bs_mutant_ordering((bs_mutant)m) ? NULL : "@smoke";
+    if (!targeted(name, label))
+      fail_msg("no %s scenario targets mutant %s", label ? label : "", name);
+  }
 }
 
 /* The oracle `name` of scn's run in report.json (NULL when absent). */

@@ -332,12 +332,15 @@ static int marked_threads(void) {
 
 /* backstop replay of a real hang (tests/data/fr/nccl/skip: rank 3 skips
  * its all_reduce) under a watchdog of 100 s, signalled once its ranks
- * run: it ends at once, and every process it started with it. */
+ * run: it ends at once, and every process it started with it. On real
+ * threads (BS_SCHEDULE=threads): a scheduled world waits its 100 s out on
+ * a virtual clock before any signal could come. */
 static void replay_interrupted(int sig, const char *extra) {
   char cmd[1024];
   snprintf(mark, sizeof mark, "%ld-%ld", (long)getpid(), (long)time(NULL));
   snprintf(cmd, sizeof cmd,
-           "cd %s && exec env BS_TEST_TREE=%s '%s' replay %s/fr/nccl/skip "
+           "cd %s && exec env BS_TEST_TREE=%s BS_SCHEDULE=threads '%s' "
+           "replay %s/fr/nccl/skip "
            "--timeout-ms 100000 %s >out.txt 2>err.txt",
            dir, mark, getenv("BACKSTOP_BIN"), BS_TEST_DATA, extra);
   pid_t pid = fork();

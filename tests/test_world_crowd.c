@@ -75,8 +75,10 @@ static bs_status barrier_last(bs_comm *c, void *arg) {
   return timed_barrier(c, x);
 }
 
+/* Real threads: a crowd is theirs (a scheduled world runs one rank at a
+ * time and has none). */
 static void run_crowd(int n, long spin_ms, bs_rank_fn fn, crowd_run *x) {
-  bs_world_opts o = {.size = n, .timeout_ms = 60000};
+  bs_world_opts o = {.size = n, .timeout_ms = 60000, .schedule = "threads"};
   bs_world *w = NULL;
   void **args = calloc((size_t)n, sizeof *args);
   assert_non_null(args);

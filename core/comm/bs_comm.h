@@ -71,6 +71,17 @@ typedef struct bs_world_opts {
   /* The processes that publish there (each fails and publishes once);
    * 0: global_size / size. */
   int procs;
+  /* How the ranks take turns, where every rank is a thread of this process
+   * on the sim: "random" or "pct:D" (one rank runs at a time, each point
+   * where it would block hands over to a scheduler that picks the next
+   * from schedule_seed, on a virtual clock: a run is a function of its
+   * options and seed, whatever the machine's load; bs_sched.h), or
+   * "threads" (real threads on the real clock, as TSan needs to see
+   * races). NULL: BS_SCHEDULE's, else threads. Other worlds (NCCL, ranks
+   * in several processes) run real threads on real time whatever it says;
+   * bs_world_sched_name tells which. */
+  const char *schedule;
+  uint64_t schedule_seed;
 } bs_world_opts;
 
 /* What the nccl backend finds here: NCCL's version code (23007 for 2.30.7),
@@ -110,6 +121,12 @@ const char *bs_world_report(const bs_world *w);
  * (ranks that never issued one since: the moment they all ended); < 0 when
  * nothing was contained. */
 double bs_world_detect_ms(const bs_world *w);
+/* The schedule the world runs ("threads", "random", "pct:3"), the decisions
+ * its scheduler made so far and their hash (FNV-1a of each decision's rank
+ * and virtual time: one seed, one schedule; 0 and 0 on real threads). */
+const char *bs_world_sched_name(const bs_world *w);
+uint64_t bs_world_sched_steps(const bs_world *w);
+uint64_t bs_world_sched_hash(const bs_world *w);
 /* Flight recorder of local rank r as JSON (caller frees; NULL on error). */
 char *bs_world_flight_json(const bs_world *w, int rank);
 /* As bs_world_flight_json, with the default group's members (every rank of
@@ -154,9 +171,20 @@ double bs_comm_cpu_wait_ms_since(const bs_comm *c, const bs_comm_times *t0);
 /* Around a wait of the rank, outside any collective, for other ranks of
  * this process (a start line they all reach): idle, it gives up its turn
  * to run (a world of more than 64 ranks runs 64 at once outside its
- * collectives), so that those it waits for can come; false takes one
- * again. Without it, 64 ranks waiting there wait for ever. */
+ * collectives; a scheduled world runs one: the rank steps outside the
+ * schedule), so that those it waits for can come; false takes one again.
+ * Without it, 64 ranks waiting there (one, scheduled) wait for ever. */
 void bs_comm_idle(bs_comm *c, bool idle);
+/* Work outside the communicator that a real rank spends time on (the
+ * exchange with its engine process: one step of the schedule, its real
+ * wait aside), as the time bytes take to move: on a scheduled world's
+ * virtual clock (a scheduling point); nothing on real threads, whose work
+ * takes its own time. */
+void bs_comm_spend(bs_comm *c, size_t bytes);
+/* The rank sleeps ms on its world's clock, outside the communicator (a
+ * rank busy elsewhere, a program's sleep): real time on real threads,
+ * virtual in a scheduled world, where the others run meanwhile. */
+void bs_comm_sleep_ms(bs_comm *c, int ms);
 /* Numbers this rank's next collective seq (a replay goes on where a job's
  * dumps start); BS_ERR_INVALID unless seq is past the last one issued. */
 bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq);

@@ -288,7 +288,8 @@ static void world_opts(const driver *d, bs_meet *m, bs_world_opts *wo) {
                         .size = bs_launcher_local_ranks(run),
                         .timeout_ms = run->timeout_ms,
                         .fingerprint = true,
-                        .flight_slots = FLIGHT_SLOTS};
+                        .flight_slots = FLIGHT_SLOTS,
+                        .schedule_seed = run->seed};
   if (!run->rendezvous)
     return;
   char dir[sizeof m->dir];

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bs_clock.h"
 #include "bs_digest.h"
@@ -106,8 +105,18 @@ double bs_comm_cpu_wait_ms_since(const bs_comm *c, const bs_comm_times *t0) {
 }
 
 void bs_comm_idle(bs_comm *c, bool idle) {
-  if (c)
+  if (c && !bs_world_sched_outside(c->w, idle))
     bs_world_turn(c, !idle);
+}
+
+void bs_comm_spend(bs_comm *c, size_t bytes) {
+  if (c)
+    bs_world_sched_spend(c->w, bs_world_sched_cost(bytes));
+}
+
+void bs_comm_sleep_ms(bs_comm *c, int ms) {
+  if (c && ms > 0)
+    bs_world_sched_sleep(c->w, (uint64_t)ms * 1000000ull);
 }
 
 /* The counter *last (NULL: no communicator) goes on at seq. */
@@ -252,6 +261,16 @@ static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
                      a->label ? a->label : "", cause[0] ? cause : "failed");
 }
 
+/* What the wait shown stands for costs its modelled time on a virtual
+ * clock, before the rank arrives: it moves its bytes. */
+static void spend(bs_comm *c, const bs_coll_args *shown) {
+  int n = bs_comm_front_size(c);
+  size_t bytes = bs_coll_in_bytes(shown, n) + bs_coll_out_bytes(shown, n);
+  if (shown->op == BS_COLL_SEND || shown->op == BS_COLL_RECV)
+    bytes = shown->count * bs_dtype_size(shown->dt);
+  bs_world_sched_spend(c->w, bs_world_sched_cost(bytes));
+}
+
 /* One wait in the backend (op(c, arg)), watched; shown is what the report
  * says the rank is doing (the user's collective during its fingerprint).
  * The p2p ops wait the same way (bs_comm_front_wait). */
@@ -260,6 +279,7 @@ bs_status bs_comm_front_wait(bs_comm *c, const bs_coll_args *shown,
                              bs_status (*op)(bs_comm *c, const void *arg),
                              const void *arg) {
   bs_world *w = c->w;
+  spend(c, shown);
   pos_enter(c, shown);
   bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* the world moves on */
   bs_watchdog_arm(w->wd, c->rank);
@@ -619,11 +639,9 @@ static bs_status swap_op(bs_comm *c, bs_coll_args *a) {
   return BS_OK;
 }
 
-static void sleep_ms(uint64_t ms) {
-  struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
-                        .tv_nsec = (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0)
-    ;
+/* A fault's wait: on the world's clock, virtual where it is scheduled. */
+static void sleep_ms(bs_comm *c, uint64_t ms) {
+  bs_world_sched_sleep(c->w, ms * 1000000ull);
 }
 
 /* failinfo of comm/diverge: odd issues an extra barrier first, even swaps
@@ -638,7 +656,7 @@ static bs_status inject_faults(bs_comm *c, bs_coll_args *a) {
             short_name(a->op), (unsigned long long)c->seq + 1);
   }
   if (bs_fault_hit(BS_FP_COMM_STALL, &info))
-    sleep_ms(info);
+    sleep_ms(c, info);
   if (bs_fault_hit(BS_FP_COMM_DIVERGE, &info)) {
     if ((info & 1) || a->op == BS_COLL_BARRIER) {
       bs_coll_args extra = {.op = BS_COLL_BARRIER};
@@ -688,10 +706,9 @@ out:
 /* comm/init_skip: the rank never joins; it waits, outside any collective,
  * for the world to fail (its peers' watchdog), within twice the timeout. */
 static bs_status skip_init(bs_comm *c, bs_coll_args *a) {
-  uint64_t until =
-      bs_clock_mono_ns() + 2ull * (uint64_t)c->w->o.timeout_ms * 1000000ull;
-  while (bs_world_abort_status(c->w) == BS_OK && bs_clock_mono_ns() < until)
-    sleep_ms(1);
+  uint64_t until = bs_world_sched_now(c->w) +
+                   2ull * (uint64_t)c->w->o.timeout_ms * 1000000ull;
+  bs_world_sched_until_failed(c->w, until);
   if (bs_world_abort_status(c->w) == BS_OK)
     bs_world_abort(c->w, BS_ERR_TIMEOUT, 0,
                    "rank %d never joined comm_init #%llu (fault "
@@ -708,7 +725,7 @@ static bs_status init_faults(bs_comm *c, bs_coll_args *a) {
   if (bs_fault_hit(BS_FP_COMM_INIT_SKIP, &info))
     return skip_init(c, a);
   if (bs_fault_hit(BS_FP_COMM_INIT_LATE, &info))
-    sleep_ms(info);
+    sleep_ms(c, info);
   if (bs_fault_hit(BS_FP_COMM_INIT_FAIL, &info)) {
     bs_world_abort(c->w, BS_ERR_ABORTED, 0,
                    "rank %d: communicator init #%llu failed (fault "

@@ -10,6 +10,7 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 
+#include "bs_sched.h"
 #include "comm/backend/bs_comm_backend.h"
 #include "comm/front/bs_world_crowd.h"
 
@@ -55,7 +56,12 @@ struct bs_world {
   void *const *args;
   bs_watchdog *wd;
   bool ran;
-  _Atomic int abort_st;      /* bs_status; BS_OK while healthy */
+  _Atomic int abort_st;         /* bs_status; BS_OK while healthy */
+  _Atomic uint32_t failed_word; /* moves as the world fails: waits end */
+  /* One rank at a time on virtual time (bs_world_sched.c); NULL: real
+   * threads on the real clock. */
+  bs_sched *sched;
+  char sched_name[32];       /* the schedule in effect ("threads", "pct:3") */
   pthread_mutex_t settle_mu; /* one rank settles, the others wait for it */
   bool settled;              /* the cause below is the job's, not this one's */
   /* A scan of a shared result (bs_coll_args.view), made by the first rank
@@ -76,8 +82,8 @@ struct bs_world {
   bs_error *rank_err;
   bs_pg **pgs; /* the process groups made here, by id - 1; under mu */
   int npgs, pgs_cap;
-  /* A world of more ranks than BS_WORLD_RUNNING_MAX: at most that many run
-   * outside a collective at once (bs_world_turn). */
+  /* A world of more ranks than BS_WORLD_RUNNING_MAX on real threads: at
+   * most that many run outside a collective at once (bs_world_turn). */
   bool turns;
   sem_t running;
   bs_world_crowd crowd; /* with turns: who waits on whom for a CPU */
