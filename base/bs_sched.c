@@ -44,6 +44,7 @@ struct bs_sched {
   bs_sched_heap timers;
   int bucket[BUCKETS]; /* waiters by what they wait on, hashed */
   _Atomic uint64_t now;
+  uint64_t origin; /* the clock's start: decisions hash the time since */
   /* The task holding the baton; NONE: no one (before the start, after the
    * end, or while the scheduler waits for tasks outside); DECIDING: the
    * stuck hook runs. */
@@ -108,6 +109,7 @@ bs_status bs_sched_create(int ntasks, const bs_sched_spec *spec,
   s->hash = 14695981039346656037ull; /* FNV-1a's offset basis */
   s->guard_ms = spec->guard_ms > 0 ? spec->guard_ms : DEFAULT_GUARD_MS;
   atomic_init(&s->now, origin_ns);
+  s->origin = origin_ns;
   init_sync(s);
   *out = s;
   st = bs_sched_pick_create(ntasks, spec, &s->pick);
@@ -181,7 +183,7 @@ static void ready(bs_sched *s, int k) {
 
 /* Locked: k runs next; the decision joins the hash and the trace. */
 static void decide(bs_sched *s, int k) {
-  uint64_t v[2] = {(uint64_t)k, atomic_load(&s->now)};
+  uint64_t v[2] = {(uint64_t)k, atomic_load(&s->now) - s->origin};
   const unsigned char *p = (const unsigned char *)v;
   for (size_t i = 0; i < sizeof v; i++)
     s->hash = (s->hash ^ p[i]) * 1099511628211ull;

@@ -89,8 +89,8 @@ void bs_sched_notify(bs_sched *s, const void *on);
 void bs_sched_outside(bs_sched *s, bool out);
 
 /* The decisions made so far, their hash (FNV-1a over each decision's task
- * and virtual time: one seed, one hash), and the tasks of the first up to
- * n of them into out (returns how many). */
+ * and virtual time since the origin: one seed, one hash), and the tasks of
+ * the first up to n of them into out (returns how many). */
 uint64_t bs_sched_steps(const bs_sched *s);
 uint64_t bs_sched_hash(const bs_sched *s);
 size_t bs_sched_trace(const bs_sched *s, int *out, size_t n);

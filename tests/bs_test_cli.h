@@ -48,7 +48,7 @@ static int backstop_after(const char *pre, const char *args) {
 }
 
 /* Runs "backstop ARGS" in dir; returns its exit status. */
-static int backstop(const char *args) {
+static inline int backstop(const char *args) {
   return backstop_after("", args);
 }
 
