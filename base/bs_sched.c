@@ -1,11 +1,13 @@
 /* The deterministic scheduler (bs_sched.h). One lock guards it all; the
  * baton is `current`, and a task runs only while it holds it. A task that
  * stops (waits, yields, ends, steps outside) decides who runs next on its
- * own thread, under the lock, and then sleeps on its own condition
- * variable until the baton comes back. */
+ * own thread, under the lock, posts that task's semaphore, and sleeps on
+ * its own until the baton comes back: a hand-over wakes one thread, which
+ * runs without taking the lock again. */
 #include "bs_sched.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,7 @@ typedef enum task_state {
 } task_state;
 
 typedef struct task {
-  pthread_cond_t cv;
+  sem_t go; /* posted once for each turn it is given */
   task_state state;
   const void *on; /* T_WAIT: what it waits on (NULL: a sleep) */
   int prev, next; /* the list of waiters of its bucket */
@@ -64,7 +66,7 @@ static _Thread_local int self_task = NONE;
 
 static void sched_free(bs_sched *s) {
   for (int i = 0; s->t && i < s->n; i++)
-    pthread_cond_destroy(&s->t[i].cv);
+    sem_destroy(&s->t[i].go);
   free(s->t);
   bs_sched_pick_destroy(s->pick);
   bs_sched_heap_fini(&s->timers);
@@ -81,7 +83,7 @@ static void init_sync(bs_sched *s) {
   pthread_condattr_destroy(&ca);
   pthread_mutex_init(&s->mu, NULL);
   for (int i = 0; i < s->n; i++) {
-    pthread_cond_init(&s->t[i].cv, NULL);
+    sem_init(&s->t[i].go, 0, 0);
     s->t[i].prev = s->t[i].next = NONE;
   }
   for (int b = 0; b < BUCKETS; b++)
@@ -191,7 +193,7 @@ static void decide(bs_sched *s, int k) {
   if (s->ntrace < TRACE_CAP)
     s->trace[s->ntrace++] = k;
   s->current = k;
-  pthread_cond_signal(&s->t[k].cv);
+  sem_post(&s->t[k].go);
 }
 
 /* Locked, nothing runnable and no one outside: the clock to the earliest
@@ -264,10 +266,10 @@ static void dispatch(bs_sched *s) {
   }
 }
 
-/* Locked: task k sleeps until it holds the baton. */
+/* Unlocked, after it stopped: task k sleeps until it holds the baton. */
 static void await_turn(bs_sched *s, int k) {
-  while (s->current != k)
-    pthread_cond_wait(&s->t[k].cv, &s->mu);
+  while (sem_wait(&s->t[k].go) != 0)
+    ;
 }
 
 /* Locked: task k stopped (its state says how); the next runs. */
@@ -287,8 +289,8 @@ void bs_sched_begin(bs_sched *s, int task) {
   bs_sched_pick_set(s->pick, task, true);
   s->begun++;
   pthread_cond_signal(&s->main_cv);
-  await_turn(s, task);
   pthread_mutex_unlock(&s->mu);
+  await_turn(s, task);
 }
 
 void bs_sched_end(bs_sched *s) {
@@ -325,8 +327,8 @@ void bs_sched_wait(bs_sched *s, const void *on, uint64_t until_ns) {
     bs_sched_heap_set(&s->timers, k, until_ns);
   bs_sched_pick_set(s->pick, k, false);
   hand_on(s, k);
-  await_turn(s, k);
   pthread_mutex_unlock(&s->mu);
+  await_turn(s, k);
 }
 
 void bs_sched_sleep(bs_sched *s, uint64_t ns) {
@@ -338,8 +340,8 @@ void bs_sched_yield(bs_sched *s) {
   int k = self_task;
   pthread_mutex_lock(&s->mu);
   hand_on(s, k);
-  await_turn(s, k);
   pthread_mutex_unlock(&s->mu);
+  await_turn(s, k);
 }
 
 void bs_sched_notify(bs_sched *s, const void *on) {
@@ -352,8 +354,9 @@ void bs_sched_notify(bs_sched *s, const void *on) {
   pthread_mutex_unlock(&s->mu);
 }
 
-/* Back from outside: it waits for its turn. When no one runs, the last one
- * back decides, so that the choice is among every task that went out. */
+/* Locked: back from outside, it waits for its turn. When no one runs, the
+ * last one back decides, so that the choice is among every task that went
+ * out. */
 static void come_back(bs_sched *s, int k) {
   s->outside--;
   s->comebacks++;
@@ -361,7 +364,6 @@ static void come_back(bs_sched *s, int k) {
   bs_sched_pick_set(s->pick, k, true);
   if (s->current == NONE && s->outside == 0)
     dispatch(s);
-  await_turn(s, k);
 }
 
 void bs_sched_outside(bs_sched *s, bool out) {
@@ -376,6 +378,8 @@ void bs_sched_outside(bs_sched *s, bool out) {
     hand_on(s, k);
   }
   pthread_mutex_unlock(&s->mu);
+  if (!out)
+    await_turn(s, k);
 }
 
 /* ---- the starting thread ---- */
