@@ -196,8 +196,8 @@ static void decide(bs_sched *s, int k) {
   sem_post(&s->t[k].go);
 }
 
-/* Locked, nothing runnable and no one outside: the clock to the earliest
- * timer, whose tasks (all of that time) may run; false when none is set. */
+/* Locked, nothing runnable: the clock to the earliest timer, whose tasks
+ * (all of that time) may run; false when none is set. */
 static bool advance(bs_sched *s) {
   uint64_t when = 0;
   int k = bs_sched_heap_top(&s->timers, &when);
