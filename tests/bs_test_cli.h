@@ -52,10 +52,13 @@ static inline int backstop(const char *args) {
   return backstop_after("", args);
 }
 
-/* backstop() on real threads (BS_SCHEDULE=threads): what the parent's
- * real-time deadline does to a run whose ranks wait in real time. */
+/* backstop() on real threads (--schedule threads, after args: the last
+ * one given wins): what the parent's real-time deadline does to a run
+ * whose ranks wait in real time. */
 static inline int backstop_threads(const char *args) {
-  return backstop_after("BS_SCHEDULE=threads ", args);
+  char with[900];
+  snprintf(with, sizeof with, "%s --schedule threads", args);
+  return backstop(with);
 }
 
 /* The binary must exist; dir becomes a fresh /tmp/<prefix>XXXXXX. */

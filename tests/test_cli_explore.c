@@ -77,7 +77,7 @@ static void test_sweep_finds_mutant(void **state) {
                             "--mutant pause-not-in-finally -q"),
                    1);
   has(out_text, "repro: backstop run steady-maincast --ranks 2 --seed 0 "
-                "--cycles 2 --timeout-ms 1000 --fault "
+                "--schedule random --cycles 2 --timeout-ms 1000 --fault "
                 "name=engine/send,rank=1,cycle=1,nth=1,persistent --mutant "
                 "pause-not-in-finally");
   has(out_text, "2 sweep runs: 0 contained-and-agreed, 0 recovered, 0 "
@@ -263,10 +263,8 @@ static void test_fuzz_finds_every_mutant(void **state) {
              "--timeout-ms 300 -q --json m.json",
              sel, name);
     /* An ordering mutant's race is a schedule's: found, reproduced and
-     * shrunk on scheduled worlds, where a run's seed is its schedule. */
-    const char *pre =
-        bs_mutant_ordering((bs_mutant)m) ? "BS_SCHEDULE=random " : "";
-    if (backstop_after(pre, cmd) != 1)
+     * shrunk on the scheduled worlds every run has by default. */
+    if (backstop(cmd) != 1)
       fail_msg("backstop %s: no unexplained finding:\n%s", cmd, out_text);
     char *text = slurp("m.json");
     assert_int_equal(bs_json_parse(text, strlen(text), &r), BS_OK);

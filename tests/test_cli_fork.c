@@ -349,8 +349,8 @@ static void test_exec_results(void **state) {
   assert_non_null(strstr(res[3].note, "exited with status 3"));
   assert_int_equal(res[4].verdict, BS_FAIL);
   assert_false(res[4].oracles[0].ok);
-  assert_string_equal(res[4].repro,
-                      "backstop run fake --ranks 2 --seed 4 --deadline-s 0.3");
+  assert_string_equal(res[4].repro, "backstop run fake --ranks 2 --seed 4 "
+                                    "--schedule threads --deadline-s 0.3");
   /* Past its deadline whatever it says; its artifacts kept. */
   assert_int_equal(res[5].verdict, BS_HANG);
   assert_non_null(strstr(res[5].note, "after dumping"));

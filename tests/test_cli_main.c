@@ -154,8 +154,8 @@ static void test_failure_leaves_reports(void **state) {
                             "--artifacts art"),
                    1);
   assert_non_null(strstr(out_text, "repro: backstop run steady-maincast "
-                                   "--ranks 2 --seed 0 --cycles 1 --mutant "
-                                   "same-tag-skip"));
+                                   "--ranks 2 --seed 0 --schedule random "
+                                   "--cycles 1 --mutant same-tag-skip"));
   char path[640];
   snprintf(path, sizeof path, "%s/j.xml", dir);
   char *xml = slurp(path);

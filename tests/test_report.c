@@ -53,7 +53,8 @@ static bs_run cfg(int ranks) {
               .faults = planned,
               .sets = user_sets,
               .nsets = 1,
-              .seed = 7};
+              .seed = 7,
+              .schedule = {.policy = BS_SCHED_PCT, .depth = 3, .seed = 9}};
   assert_int_equal(bs_plan_own_faults(&scn, ranks, planned, &c.nown), BS_OK);
   assert_int_equal(bs_plan_fault(user_faults[0], &planned[c.nown]), BS_OK);
   c.nfaults = c.nown + 1;
@@ -105,9 +106,13 @@ static void test_result_round_trip(void **state) {
   bs_result a, b;
   bs_buf j1 = {0}, j2 = {0};
   sample(&a, 0);
+  /* The schedule always, its seed where it is not --seed's. */
   assert_string_equal(a.repro, "backstop run engine-death --ranks 4 --seed 7 "
-                               "--set 'offload_target=disk x' --fault "
+                               "--schedule pct:3 --schedule-seed 9 --set "
+                               "'offload_target=disk x' --fault "
                                "name=copy/fail,prob=0.5");
+  assert_string_equal(a.schedule, "pct:3");
+  assert_int_equal(a.schedule_seed, 9);
   assert_int_equal(a.nfaults, 2);
   assert_string_equal(a.faults[0], "name=engine/send,rank=3,nth=2");
   /* A run that starts its ranks as processes says so, whether its result

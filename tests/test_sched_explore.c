@@ -153,8 +153,8 @@ static void test_scenario_explored(void **state) {
     fail_msg("no seed of 1..8 killed failure-before-ready");
 }
 
-/* The binary's worlds run the random schedule (its seed the run's);
- * this process's name theirs. */
+/* The binary's runs name their schedule (random by default, its seed the
+ * run's); this process's worlds take BS_SCHEDULE's where they name none. */
 static int setup(void **state) {
   (void)state;
   setenv("BS_SCHEDULE", "random", 1);

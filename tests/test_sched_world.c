@@ -162,18 +162,17 @@ static char *report_of(const char *path) {
   return s;
 }
 
-/* The fault scenarios and a fuzz seed under BS_SCHEDULE=random, after pre
- * (a taskset, or nothing): their reports, blanked, in one text. */
+/* The fault scenarios and a fuzz seed on scheduled worlds (the default
+ * random schedule), after pre (a taskset, or nothing): their reports,
+ * blanked, in one text. */
 static char *reports(const char *pre) {
   static const char *const runs[] = {
       "run @fault -q --json r.json",
       "fuzz --seed 3 --runs 12 -q --json r.json"};
-  char prefix[128];
   size_t len = 0;
   char *all = calloc(1, 1);
-  snprintf(prefix, sizeof prefix, "BS_SCHEDULE=random %s", pre);
   for (size_t i = 0; all && i < sizeof runs / sizeof *runs; i++) {
-    backstop_after(prefix, runs[i]);
+    backstop_after(pre, runs[i]);
     char *r = report_of("r.json");
     assert_true(strlen(r) > 100);
     char *grown = realloc(all, len + strlen(r) + 1);

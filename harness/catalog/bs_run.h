@@ -15,6 +15,7 @@
 
 #include "bs_fault_control.h"
 #include "bs_mutant.h"
+#include "bs_sched_spec.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
 
@@ -63,6 +64,12 @@ typedef struct bs_run {
   const char *const *sets;
   size_t nsets;
   uint64_t seed;
+  /* How its ranks take turns (base/bs_sched.h): random or pct:D, one rank
+   * at a time on virtual time from schedule.seed (--schedule-seed, else
+   * --seed), or threads. A world that is not every rank a thread of one
+   * process on the sim (--spawn, --rendezvous, nccl) runs threads: the
+   * planner says so here. */
+  bs_sched_spec schedule;
   int timeout_ms;        /* watchdog: --timeout-ms, else the scenario's; 0: the
                           * communicator's default */
   double deadline_s;     /* the parent kills the run past this */

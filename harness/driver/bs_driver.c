@@ -20,6 +20,7 @@
 typedef struct driver {
   const bs_run *run;
   bs_record *rec;
+  char schedule[32]; /* the run's, as the world takes it */
 } driver;
 
 typedef struct rank_ctx {
@@ -281,15 +282,18 @@ out:
   return st;
 }
 
-/* A process-per-rank run's processes meet in the run's folder. */
-static void world_opts(const driver *d, bs_meet *m, bs_world_opts *wo) {
+/* A process-per-rank run's processes meet in the run's folder. The run
+ * names its schedule (its repro line does), so BS_SCHEDULE changes none. */
+static void world_opts(driver *d, bs_meet *m, bs_world_opts *wo) {
   const bs_run *run = d->run;
+  bs_sched_spec_format(&run->schedule, d->schedule, sizeof d->schedule);
   *wo = (bs_world_opts){.backend = run->backend,
                         .size = bs_launcher_local_ranks(run),
                         .timeout_ms = run->timeout_ms,
                         .fingerprint = true,
                         .flight_slots = FLIGHT_SLOTS,
-                        .schedule_seed = run->seed};
+                        .schedule = d->schedule,
+                        .schedule_seed = run->schedule.seed};
   if (!run->rendezvous)
     return;
   char dir[sizeof m->dir];

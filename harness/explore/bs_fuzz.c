@@ -360,6 +360,7 @@ bs_status bs_fuzz_cfg_make(const bs_fuzz_run *r, const bs_run *base,
   c->sets = r->sets;
   c->nsets = r->nsets;
   c->seed = r->seed;
+  c->schedule.seed = r->seed; /* one seed, one history */
   BS_CHECK(
       run_config(r, bs_mutant_of(base->mutants, base->nmutants), &c->config));
   if (!r->scn->drive && models)
@@ -374,7 +375,7 @@ bs_status bs_fuzz_count_cfg(const bs_fuzz_run *r, const bs_run *base,
                             bs_models *models, bs_fuzz_cfg *out) {
   bs_status st = bs_fuzz_cfg_make(r, base, models, out);
   out->cfg.nfaults = out->cfg.nown;
-  out->cfg.seed = 0;
+  out->cfg.seed = out->cfg.schedule.seed = 0;
   out->cfg.count_reaches = true;
   return st;
 }

@@ -355,6 +355,9 @@ bs_status bs_fuzz_campaign_init(bs_fuzz_campaign *z, const char *exe) {
                      .exe = exe,
                      .nprocs = 1,
                      .spawn = o->spawn};
+  /* Processes run real threads (bs_opts.c refused a schedule for them). */
+  if (!o->spawn && strcmp(o->backend, "sim") == 0)
+    z->base.schedule = o->schedule;
   memcpy(z->base.mutants, o->mutants, o->nmutants * sizeof *o->mutants);
 out:
   return st;

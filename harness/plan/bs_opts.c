@@ -29,6 +29,8 @@ enum {
   O_FAULT,
   O_MUTANT,
   O_SEED,
+  O_SCHEDULE,
+  O_SCHEDULE_SEED,
   O_TIMEOUT,
   O_DEADLINE,
   O_JSON,
@@ -60,6 +62,8 @@ static const struct option longopts[] = {
     {"fault", required_argument, NULL, O_FAULT},
     {"mutant", required_argument, NULL, O_MUTANT},
     {"seed", required_argument, NULL, O_SEED},
+    {"schedule", required_argument, NULL, O_SCHEDULE},
+    {"schedule-seed", required_argument, NULL, O_SCHEDULE_SEED},
     {"timeout-ms", required_argument, NULL, O_TIMEOUT},
     {"deadline-s", required_argument, NULL, O_DEADLINE},
     {"jobs", required_argument, NULL, 'j'},
@@ -130,7 +134,7 @@ static bs_status parse_positive(const char *opt, const char *s, double max,
 }
 
 /* Decimal, or hex after 0x; never octal, a sign or a space. */
-static bs_status parse_seed(const char *s, uint64_t *out) {
+static bs_status parse_seed(const char *opt, const char *s, uint64_t *out) {
   char *end;
   errno = 0;
   bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
@@ -138,9 +142,9 @@ static bs_status parse_seed(const char *s, uint64_t *out) {
   unsigned long long v = strtoull(hex ? s + 2 : s, &end, hex ? 16 : 10);
   if (!digits || *end || errno)
     return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "--seed: '%s' is not an unsigned 64-bit integer "
+                       "%s: '%s' is not an unsigned 64-bit integer "
                        "(decimal without a leading zero, or 0x hex)",
-                       s);
+                       opt, s);
   *out = v;
   return BS_OK;
 }
@@ -362,8 +366,18 @@ static bs_status what_option(const parsing *p, int c, const char *arg) {
   case O_MUTANT:
     return add_mutant(p, arg);
   default: /* O_SEED */
-    return parse_seed(arg, &o->seed);
+    return parse_seed("--seed", arg, &o->seed);
   }
+}
+
+/* --schedule SPEC (base/bs_sched_spec.h) and --schedule-seed S. */
+static bs_status schedule_option(bs_opts_run *o, int c, const char *arg) {
+  if (c == O_SCHEDULE_SEED) {
+    o->schedule_seed_given = true;
+    return parse_seed("--schedule-seed", arg, &o->schedule.seed);
+  }
+  o->schedule_given = true;
+  return bs_opts_prefixed(bs_sched_spec_parse(arg, &o->schedule), "--schedule");
 }
 
 /* How runs are run and reported. */
@@ -399,6 +413,8 @@ static bs_status how_option(bs_opts_run *o, int c, const char *arg) {
 static bs_status option(const parsing *p, int c, const char *arg) {
   if (c >= O_TARGETED)
     return own_option(p, c, arg);
+  if (c == O_SCHEDULE || c == O_SCHEDULE_SEED)
+    return schedule_option(p->o, c, arg);
   if (c < O_TIMEOUT && c >= O_RANKS)
     return what_option(p, c, arg);
   return how_option(p->o, c, arg);
@@ -427,6 +443,23 @@ static bs_status check_procs(bs_opts_run *o) {
   BS_CHECK(bs_opts_prefixed(bs_file_mkdir_p(o->rdv), "--rendezvous"));
 out:
   return st;
+}
+
+/* A schedule named for ranks that cannot take one (processes, GPUs: real
+ * threads on real time) would not be the schedule they ran. */
+static bs_status check_schedule(const bs_opts_run *o) {
+  bool procs = o->spawn || o->rendezvous || strcmp(o->backend, "sim") != 0;
+  if (!procs || o->schedule.policy == BS_SCHED_THREADS ||
+      (!o->schedule_given && !o->schedule_seed_given))
+    return BS_OK;
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "--schedule%s: %s runs%s ranks on real threads and real "
+                     "time, whatever the schedule (--schedule threads)",
+                     o->schedule_given ? "" : "-seed",
+                     o->spawn        ? "--spawn"
+                     : o->rendezvous ? "--rendezvous"
+                                     : "--backend nccl",
+                     o->spawn || o->rendezvous ? " processes of" : "");
 }
 
 /* A report's path ("-": stdout) can be written, a file really made there
@@ -460,6 +493,7 @@ static void defaults(const parsing *p) {
   o->backend = "sim";
   o->scale = 1.0;
   o->cycles = -1;
+  o->schedule.policy = BS_SCHED_RANDOM;
   o->deadline_s = BS_RUN_DEADLINE_S;
   o->jobs = 2;
   o->repeat = 1;
@@ -497,6 +531,7 @@ static bs_status parse(const parsing *p, int argc, char **argv) {
     BS_CHECK(add(o->sel, &o->nsel, BS_OPTS_MAX, "selectors", argv[i]));
   BS_CHECK(bs_nccl_plan_device(o->backend, &o->device));
   BS_CHECK(check_procs(o));
+  BS_CHECK(check_schedule(o));
   BS_CHECK(check_outputs(o));
 out:
   return st;

@@ -49,6 +49,11 @@ typedef struct bs_opts_run {
   bs_mutant mutants[BS_RUN_MUTANTS_MAX];
   size_t nmutants;
   uint64_t seed;
+  /* --schedule (default random) and --schedule-seed (default: --seed);
+   * given: named by the user, not the default (sweep and fuzz draw one
+   * per run unless given). */
+  bs_sched_spec schedule;
+  bool schedule_given, schedule_seed_given;
   int timeout_ms;
   double deadline_s;
   bool deadline_given; /* --deadline-s: it wins over the scaled default */

@@ -202,6 +202,18 @@ static bs_status plan_faults(const bs_opts_run *o, const bs_scenario *s,
   return st;
 }
 
+/* The run's schedule: the options', seeded by --schedule-seed or else by
+ * the run's --seed; real threads for ranks that are not all threads of
+ * one process on the sim (processes and GPUs keep real time). */
+static bs_sched_spec plan_schedule(const bs_opts_run *o, bool spawn) {
+  bs_sched_spec s = o->schedule;
+  if (!o->schedule_seed_given)
+    s.seed = o->seed;
+  if (spawn || o->rendezvous || strcmp(o->backend, "sim") != 0)
+    s = (bs_sched_spec){.policy = BS_SCHED_THREADS};
+  return s;
+}
+
 /* c's fields from the options; its faults at out. */
 static void fill(const bs_opts_run *o, const bs_scenario *s, int ranks,
                  const char *exe, bs_run *c) {
@@ -227,6 +239,7 @@ static void fill(const bs_opts_run *o, const bs_scenario *s, int ranks,
       .rendezvous = o->rendezvous ? o->rdv : NULL,
       .spawn = o->spawn && !s->drive && ranks > 1,
   };
+  c->schedule = plan_schedule(o, c->spawn);
   memcpy(c->mutants, o->mutants, o->nmutants * sizeof *c->mutants);
 }
 
@@ -342,6 +355,10 @@ static bs_status plan_k(const bs_opts_run *o, const char *exe, bs_plan *p,
   c->run_index = p->n;
   for (size_t j = first; j < p->n; j++) /* the same run planned before */
     c->repeat += p->runs[j].ranks == ranks;
+  /* --repeat N runs N schedules: the k-th repeat's seed is k past the
+   * first's (real threads: the same run again, races by chance). */
+  if (c->schedule.policy != BS_SCHED_THREADS)
+    c->schedule.seed += (uint64_t)c->repeat;
   p->n++;
 out:
   return st;

@@ -20,16 +20,18 @@ static bs_status save_str(const char *path, const char *text) {
   return bs_file_publish(path, text, strlen(text));
 }
 
-/* Whether the run's repro line says more than its scenario, size, seed and
- * mutants (its faults, settings, cycles, deadline, process mode...). */
+/* Whether the run's repro line says more than its scenario, size, seed,
+ * default schedule and mutants (its faults, settings, cycles, deadline,
+ * process mode, another schedule...). */
 static bool has_options(const bs_run *cfg) {
   bs_run plain = *cfg;
   bs_buf b = {0};
   plain.nmutants = 0;
   bs_result_repro(&plain, &b);
   const char *seed = strstr(bs_buf_str(&b), " --seed ");
+  const char *rest = seed ? seed + 8 + strspn(seed + 8, "0123456789") : "";
   bool more = strncmp(bs_buf_str(&b), "backstop run ", 13) != 0 || !seed ||
-              seed[8 + strspn(seed + 8, "0123456789")] != '\0';
+              (*rest && strcmp(rest, " --schedule random") != 0);
   bs_buf_free(&b);
   return more;
 }

@@ -106,6 +106,8 @@ bs_status bs_result_from_run(const bs_run *run, bs_result *out) {
   snprintf(out->backend, sizeof out->backend, "%s", run->backend);
   snprintf(out->device, sizeof out->device, "%s", run->device);
   out->seed = run->seed;
+  bs_sched_spec_format(&run->schedule, out->schedule, sizeof out->schedule);
+  out->schedule_seed = run->schedule.seed;
   snprintf(out->model, sizeof out->model, "%s", run->model_name);
   out->scale = run->scale;
   out->cycles = run->cycles;

@@ -69,6 +69,8 @@ typedef struct bs_result {
   int ranks;
   char backend[8], device[8];
   uint64_t seed;
+  char schedule[32]; /* "random", "pct:3", "threads" (bs_sched_spec.h) */
+  uint64_t schedule_seed;
   char model[256];
   double scale;
   int cycles;

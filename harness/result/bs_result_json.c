@@ -3,6 +3,7 @@
  * parent packed, bs_result_pack). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bs_json_write.h"
 #include "result/bs_result.h"
@@ -105,6 +106,14 @@ void bs_result_json(bs_buf *b, const bs_result *r, int indent) {
   bs_json_write_str(b, r->device);
   key(b, indent, "seed", false);
   bs_buf_printf(b, "%llu", (unsigned long long)r->seed);
+  key(b, indent, "schedule", false);
+  bs_json_write_str(b, r->schedule);
+  /* Real threads take no seed: their interleaving is the OS's. */
+  key(b, indent, "schedule_seed", false);
+  if (strcmp(r->schedule, "threads") != 0)
+    bs_buf_printf(b, "%llu", (unsigned long long)r->schedule_seed);
+  else
+    bs_buf_printf(b, "null");
   key(b, indent, "model", false);
   bs_json_write_str(b, r->model);
   key(b, indent, "scale", false);

@@ -67,6 +67,8 @@ static bs_status take_fixed(bs_pack_cursor *c, bs_result *r) {
   memcpy(r->backend, fixed.backend, sizeof r->backend);
   memcpy(r->device, fixed.device, sizeof r->device);
   r->seed = fixed.seed;
+  memcpy(r->schedule, fixed.schedule, sizeof r->schedule);
+  r->schedule_seed = fixed.schedule_seed;
   memcpy(r->model, fixed.model, sizeof r->model);
   r->scale = fixed.scale;
   r->cycles = fixed.cycles;

@@ -51,6 +51,18 @@ static const char *shortest(double v, char *num) {
   return num;
 }
 
+/* Always the schedule, so that a repro line runs the same history
+ * whatever the default becomes; its seed where it is not --seed's. */
+static void schedule(bs_buf *b, const bs_run *cfg) {
+  char spec[32];
+  bs_sched_spec_format(&cfg->schedule, spec, sizeof spec);
+  opt(b, "--schedule", spec);
+  if (cfg->schedule.policy != BS_SCHED_THREADS &&
+      cfg->schedule.seed != cfg->seed)
+    bs_buf_printf(b, " --schedule-seed %llu",
+                  (unsigned long long)cfg->schedule.seed);
+}
+
 void bs_result_repro(const bs_run *cfg, bs_buf *b) {
   const char *model = cfg->model_name;
   const bs_scenario *s = cfg->scn;
@@ -61,6 +73,7 @@ void bs_result_repro(const bs_run *cfg, bs_buf *b) {
   shell_word(b, s->name);
   bs_buf_printf(b, " --ranks %d --seed %llu", cfg->ranks,
                 (unsigned long long)cfg->seed);
+  schedule(b, cfg);
   if (strcmp(cfg->backend, "sim") != 0)
     opt(b, "--backend", cfg->backend);
   if (strcmp(cfg->device, strcmp(cfg->backend, "sim") ? "cuda" : "host"))
