@@ -58,6 +58,9 @@ struct bs_sched {
   size_t ntrace;
   void (*stuck)(void *ctx);
   void *stuck_ctx;
+  uint64_t deadline; /* NEVER: none */
+  void (*past)(void *ctx);
+  void *past_ctx;
   int guard_ms;
 };
 
@@ -112,6 +115,7 @@ bs_status bs_sched_create(int ntasks, const bs_sched_spec *spec,
   s->guard_ms = spec->guard_ms > 0 ? spec->guard_ms : DEFAULT_GUARD_MS;
   atomic_init(&s->now, origin_ns);
   s->origin = origin_ns;
+  s->deadline = NEVER;
   init_sync(s);
   *out = s;
   st = bs_sched_pick_create(ntasks, spec, &s->pick);
@@ -132,6 +136,15 @@ void bs_sched_set_stuck(bs_sched *s, void (*stuck)(void *ctx), void *ctx) {
   pthread_mutex_lock(&s->mu);
   s->stuck = stuck;
   s->stuck_ctx = ctx;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void bs_sched_set_deadline(bs_sched *s, uint64_t until_ns,
+                           void (*past)(void *ctx), void *ctx) {
+  pthread_mutex_lock(&s->mu);
+  s->deadline = past ? until_ns : NEVER;
+  s->past = past;
+  s->past_ctx = ctx;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -196,6 +209,25 @@ static void decide(bs_sched *s, int k) {
   sem_post(&s->t[k].go);
 }
 
+/* Locked: hook(ctx) runs unlocked, the baton held by no task (DECIDING). */
+static void call_out(bs_sched *s, void (*hook)(void *ctx), void *ctx) {
+  int was = s->current;
+  s->current = DECIDING;
+  pthread_mutex_unlock(&s->mu);
+  hook(ctx);
+  pthread_mutex_lock(&s->mu);
+  s->current = was;
+}
+
+/* Locked: the clock would move to `when`, past the deadline: its hook
+ * (which ends the process, or else the deadline is gone). */
+static void deadline_passed(bs_sched *s) {
+  void (*past)(void *ctx) = s->past;
+  s->deadline = NEVER;
+  s->past = NULL;
+  call_out(s, past, s->past_ctx);
+}
+
 /* Locked, nothing runnable: the clock to the earliest timer, whose tasks
  * (all of that time) may run; false when none is set. */
 static bool advance(bs_sched *s) {
@@ -203,6 +235,10 @@ static bool advance(bs_sched *s) {
   int k = bs_sched_heap_top(&s->timers, &when);
   if (k < 0)
     return false;
+  if (when > s->deadline) { /* the hook ran unlocked: look again */
+    deadline_passed(s);
+    return true;
+  }
   if (when > atomic_load(&s->now))
     atomic_store(&s->now, when);
   while ((k = bs_sched_heap_top(&s->timers, &when)) >= 0 &&
@@ -232,14 +268,9 @@ static void fatal(bs_sched *s, const char *why) {
 /* Locked: every task waits and no timer is set. The stuck hook (unlocked,
  * the baton held by no task) should wake some. */
 static void unstick(bs_sched *s) {
-  int was = s->current;
   if (!s->stuck)
     fatal(s, "every task waits and none has a timer (a deadlock)");
-  s->current = DECIDING;
-  pthread_mutex_unlock(&s->mu);
-  s->stuck(s->stuck_ctx);
-  pthread_mutex_lock(&s->mu);
-  s->current = was;
+  call_out(s, s->stuck, s->stuck_ctx);
   if (bs_sched_pick_count(s->pick) == 0)
     fatal(s, "every task waits, none has a timer, and the stuck hook woke "
              "none");

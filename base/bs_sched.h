@@ -55,6 +55,14 @@ void bs_sched_destroy(bs_sched *s);
  * aborts, saying so. */
 void bs_sched_set_stuck(bs_sched *s, void (*stuck)(void *ctx), void *ctx);
 
+/* The clock's last point: when it would move past until_ns (every task
+ * waits and the earliest timer is later), past(ctx) runs as stuck does,
+ * on the deciding thread with every task parked, instead: a run's
+ * deadline on virtual time. It should end the process; if it returns,
+ * the clock moves on as if there were no deadline. */
+void bs_sched_set_deadline(bs_sched *s, uint64_t until_ns,
+                           void (*past)(void *ctx), void *ctx);
+
 /* On task's own thread, first: it joins (and its thread reads the virtual
  * clock from then on) and waits for its first turn. */
 void bs_sched_begin(bs_sched *s, int task);

@@ -20,6 +20,7 @@
 #include "explore/bs_kill_matrix.h"
 #include "explore/bs_sweep_campaign.h"
 #include "plan/bs_plan.h"
+#include "run/bs_parent.h"
 
 BS_SCENARIO(target){.name = "campaign-target",
                     .labels = "@test",
@@ -78,21 +79,17 @@ static void test_command_defaults(void **state) {
   assert_int_equal(z.max_ranks, 4);
 }
 
-/* A world of more ranks per CPU than the default deadline was set for
- * gets as much more; a deadline the user gives stands. */
-static void test_deadline_scales_with_ranks_per_cpu(void **state) {
+/* A deadline is the same whatever the world's size or the machine: on
+ * real threads the parent's, in real time; on a scheduled world on its
+ * virtual clock, the parent keeping only a generous guard in real time. */
+static void test_deadline_real_or_virtual(void **state) {
   (void)state;
-  bs_opts_run o;
-  char *run[] = {"run"};
-  parse(run, 1, &o);
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  int per = BS_RUN_DEADLINE_RANKS_PER_CPU * (int)(cpus < 1 ? 1 : cpus);
-  assert_true(bs_plan_deadline_s(&o, 4) == BS_RUN_DEADLINE_S);
-  assert_true(bs_plan_deadline_s(&o, per) == BS_RUN_DEADLINE_S);
-  assert_true(bs_plan_deadline_s(&o, 4 * per) == 4 * BS_RUN_DEADLINE_S);
-  o.deadline_given = true;
-  o.deadline_s = 30;
-  assert_true(bs_plan_deadline_s(&o, 4 * per) == 30);
+  bs_run r = {.deadline_s = BS_RUN_DEADLINE_S};
+  assert_true(bs_parent_limit_s(&r) == BS_RUN_DEADLINE_S);
+  r.schedule.policy = BS_SCHED_RANDOM;
+  assert_true(bs_parent_limit_s(&r) == BS_PARENT_GUARD_S);
+  r.deadline_s = 100;
+  assert_true(bs_parent_limit_s(&r) == 500);
 }
 
 static void test_sweep_plans_and_runs(void **state) {
@@ -193,7 +190,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plan_refuses),
       cmocka_unit_test(test_command_defaults),
-      cmocka_unit_test(test_deadline_scales_with_ranks_per_cpu),
+      cmocka_unit_test(test_deadline_real_or_virtual),
       cmocka_unit_test(test_sweep_plans_and_runs),
       cmocka_unit_test(test_fuzz_draws_its_budget),
       cmocka_unit_test(test_kill_matrix),

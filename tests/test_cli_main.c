@@ -397,23 +397,26 @@ static void test_hang_report_shown_and_kept(void **state) {
 
 /* `hang` is for a wait the watchdog should have ended: every rank skipping
  * an init waits out twice the 10 s default timeout, so a 2 s deadline ends
- * the run first. That is said before running and in the verdict (a fail:
- * the deadline was too short), and with a short timeout the run passes. */
+ * the run first (on its virtual clock: at once). That is said before
+ * running and in the verdict (a fail: the deadline was too short), and
+ * with a short timeout the run passes. */
 static void test_deadline_before_watchdog(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  assert_int_equal(backstop_threads("run steady-normal --ranks 2 --cycles 1 "
-                                    "--fault name=comm/init_skip --deadline-s "
-                                    "2 --json d.json --artifacts art3"),
+  assert_int_equal(backstop("run steady-normal --ranks 2 --cycles 1 "
+                            "--fault name=comm/init_skip --deadline-s "
+                            "2 --json d.json --artifacts art3"),
                    1);
   assert_non_null(strstr(err_text, "warning: steady-normal: --deadline-s 2 "
                                    "is shorter than the 20000 ms its faults "
                                    "make it wait (comm/init_skip"));
   assert_non_null(strstr(out_text, "FAIL  steady-normal"));
   assert_null(strstr(out_text, "HANG"));
-  assert_non_null(strstr(out_text, "FAIL liveness         killed at the 2 s "
-                                   "deadline while the watchdog was within "
+  assert_non_null(strstr(out_text, "FAIL liveness         stopped at the 2 "
+                                   "s deadline while the watchdog was within "
                                    "its 10000 ms timeout"));
+  assert_non_null(strstr(out_text, "stopped at its 2 s deadline on the "
+                                   "virtual clock"));
   assert_non_null(strstr(out_text, "the deadline was shorter than the "
                                    "timeouts the run needed"));
   char *json = slurp("d.json");

@@ -2,8 +2,9 @@
  * a schedule (the same decisions and hash every time), another seed
  * another; PCT's priorities; waits, notifies and timers on a virtual clock
  * that jumps to the next timer when every task waits (a 10 s sleep costs
- * no wall time); a deadlock is handed to the stuck hook at once; tasks
- * outside; the guard against a scheduler that makes no decision. */
+ * no wall time); a deadline's hook before the clock passes it; a deadlock is
+ * handed to the stuck hook at once; tasks outside; the guard against a
+ * scheduler that makes no decision. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -215,6 +216,46 @@ static void test_clock_jumps_to_next_timer(void **state) {
   bs_sched_destroy(r.s);
 }
 
+/* A deadline at 2.5 s of virtual time, tasks sleeping 1, 2 and 3 s: when
+ * the clock would move past it, the hook runs once, with the first two
+ * woken and every task parked; when it returns the clock moves on. */
+static atomic_int woken;
+static uint64_t hook_now;
+static int hook_woken, hook_running; /* asserted on the main thread */
+
+static void past_hook(void *ctx) {
+  run *r = ctx;
+  atomic_fetch_add(&r->stuck_calls, 1);
+  hook_now = bs_sched_now(r->s);
+  hook_woken = atomic_load(&woken);
+  hook_running = atomic_load(&r->running);
+}
+
+static void sleeps_past(run *r, int task) {
+  if (task == 0)
+    bs_sched_set_deadline(r->s, ORIGIN_NS + 2500000000ull, past_hook, r);
+  bs_sched_sleep(r->s, (uint64_t)(task + 1) * 1000000000ull);
+  enter(r);
+  atomic_fetch_add(&woken, 1);
+  leave(r);
+}
+
+static void test_deadline_before_the_clock_passes_it(void **state) {
+  (void)state;
+  run r = {0};
+  atomic_store(&woken, 0);
+  bs_sched_spec s = spec_of("random", 4);
+  double ms = run_tasks(&r, 3, &s, sleeps_past);
+  assert_int_equal(atomic_load(&r.stuck_calls), 1);
+  assert_true(hook_now == ORIGIN_NS + 2000000000ull);
+  assert_int_equal(hook_woken, 2);
+  assert_int_equal(hook_running, 0);
+  assert_int_equal(atomic_load(&woken), 3);
+  assert_true(bs_sched_now(r.s) == ORIGIN_NS + 3000000000ull);
+  assert_true(ms < 2000.0);
+  bs_sched_destroy(r.s);
+}
+
 /* Task 0 waits on a word with no bound; task 1 sleeps 1 s, then notifies:
  * task 0 runs again at 1 s. A wait with a bound no one notifies ends at
  * its bound. */
@@ -392,6 +433,7 @@ int main(void) {
       cmocka_unit_test(test_same_seed_same_schedule),
       cmocka_unit_test(test_pct_priorities),
       cmocka_unit_test(test_clock_jumps_to_next_timer),
+      cmocka_unit_test(test_deadline_before_the_clock_passes_it),
       cmocka_unit_test(test_wait_notify_and_bound),
       cmocka_unit_test(test_deadlock_to_stuck_hook),
       cmocka_unit_test(test_outside_and_back),

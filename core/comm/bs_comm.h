@@ -82,6 +82,14 @@ typedef struct bs_world_opts {
    * bs_world_sched_name tells which. */
   const char *schedule;
   uint64_t schedule_seed;
+  /* A scheduled world's deadline: when its virtual clock would pass
+   * deadline_ms (from the world's creation), past(past_ctx) runs on the
+   * deciding thread with every rank parked (a run's hang dump), and
+   * should end the process. 0 or NULL: none. Real threads have none:
+   * their deadline is their parent's, on real time. */
+  double deadline_ms;
+  void (*past)(void *ctx);
+  void *past_ctx;
 } bs_world_opts;
 
 /* What the nccl backend finds here: NCCL's version code (23007 for 2.30.7),
@@ -156,17 +164,11 @@ double bs_comm_cpu_wait_ms(const bs_comm *c);
  * a stretch that was the simulator's (bs_comm_cpu_wait_ms_since). */
 typedef struct bs_comm_times {
   double waited_ms; /* bs_comm_cpu_wait_ms */
-  double crowd_ms;  /* the world's crowded time (bs_world_crowd.h) */
-  double wall_ms, on_cpu_ms;
 } bs_comm_times;
 bs_comm_times bs_comm_times_now(const bs_comm *c);
 /* Of the time since t0 (on the rank's own thread), what it waited for a
- * CPU: bs_comm_cpu_wait_ms's share, or where more, the time it was off a
- * CPU while the world was crowded, at most (the lesser of the two): it
- * waited then for peers, or for a lock of a peer, queued for a CPU (a
- * failure wakes thousands of ranks at once, every one runnable). Off a
- * CPU with no crowd (every peer blocked: a wait for a timeout, a dead
- * rank) is the rank's own. */
+ * CPU: bs_comm_cpu_wait_ms's share. A scheduled world waits for none: its
+ * clock moves only as its ranks spend time. */
 double bs_comm_cpu_wait_ms_since(const bs_comm *c, const bs_comm_times *t0);
 /* Around a wait of the rank, outside any collective, for other ranks of
  * this process (a start line they all reach): idle, it gives up its turn

@@ -21,12 +21,10 @@
 
 typedef struct bs_scenario bs_scenario;
 
-/* backstop run's --deadline-s when none is given (a repro omits it), for
- * worlds of up to BS_RUN_DEADLINE_RANKS_PER_CPU simulated ranks per CPU;
- * larger ones get as much more as they have more ranks per CPU
- * (bs_plan_deadline_s). */
+/* backstop run's --deadline-s when none is given (a repro omits it),
+ * whatever the world's size: on a scheduled world's virtual clock, where
+ * no load or size of world makes a run slower. */
 #define BS_RUN_DEADLINE_S 60.0
-#define BS_RUN_DEADLINE_RANKS_PER_CPU 2048
 /* Mutants of a run at most: each once. */
 #define BS_RUN_MUTANTS_MAX BS_MUT_COUNT
 
@@ -70,10 +68,12 @@ typedef struct bs_run {
    * process on the sim (--spawn, --rendezvous, nccl) runs threads: the
    * planner says so here. */
   bs_sched_spec schedule;
-  int timeout_ms;        /* watchdog: --timeout-ms, else the scenario's; 0: the
-                          * communicator's default */
-  double deadline_s;     /* the parent kills the run past this */
-  bool deadline_scaled;  /* deadline_s is the default for its world's size */
+  int timeout_ms; /* watchdog: --timeout-ms, else the scenario's; 0: the
+                   * communicator's default */
+  /* Past this a run is stopped: on its scheduled world's virtual clock
+   * (the parent keeps a real-time guard: bs_parent.h), or by its parent
+   * in real time on real threads. */
+  double deadline_s;
   const char *artifacts; /* folder for failure artifacts; NULL: none */
   const char *exe;       /* the backstop binary (engine processes) */
   /* Process-per-rank (bs_launcher.h): this process runs the ranks

@@ -23,6 +23,18 @@ typedef struct driver {
   char schedule[32]; /* the run's, as the world takes it */
 } driver;
 
+/* The process's hook for a scheduled world's deadline (one run at a time
+ * per process). */
+static struct {
+  void (*past)(void *ctx);
+  void *ctx;
+} deadline;
+
+void bs_driver_set_deadline(void (*past)(void *ctx), void *ctx) {
+  deadline.past = past;
+  deadline.ctx = ctx;
+}
+
 typedef struct rank_ctx {
   driver *d;
   bs_comm *comm;
@@ -293,7 +305,10 @@ static void world_opts(driver *d, bs_meet *m, bs_world_opts *wo) {
                         .fingerprint = true,
                         .flight_slots = FLIGHT_SLOTS,
                         .schedule = d->schedule,
-                        .schedule_seed = run->schedule.seed};
+                        .schedule_seed = run->schedule.seed,
+                        .deadline_ms = run->deadline_s * 1e3,
+                        .past = deadline.past,
+                        .past_ctx = deadline.ctx};
   if (!run->rendezvous)
     return;
   char dir[sizeof m->dir];

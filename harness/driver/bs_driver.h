@@ -28,6 +28,12 @@ bs_pause_rule bs_driver_pause_rule(const bs_config *c);
  * model); what the core did is in rec, whatever it was. */
 bs_status bs_driver_lifecycle(const bs_run *cfg, bs_record *rec);
 
+/* What a scheduled world does at the run's deadline on its virtual clock
+ * (bs_world_opts.past): past(ctx), every rank parked; it ends the process
+ * (the run's hang dump: run/bs_hangdump.h). NULL: no virtual deadline
+ * (set by the process that runs the ranks, before bs_driver_run). */
+void bs_driver_set_deadline(void (*past)(void *ctx), void *ctx);
+
 /* The scenario's driver (its own or the lifecycle), with its faults and
  * mutants armed around it. */
 bs_status bs_driver_run(const bs_run *cfg, bs_record *rec);

@@ -386,7 +386,6 @@ static bs_status how_option(bs_opts_run *o, int c, const char *arg) {
   case O_TIMEOUT:
     return opt_int("--timeout-ms", arg, 1, INT_MAX, &o->timeout_ms);
   case O_DEADLINE:
-    o->deadline_given = true;
     return parse_positive("--deadline-s", arg, BS_OPTS_SECONDS_MAX,
                           &o->deadline_s);
   case 'j':

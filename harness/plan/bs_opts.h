@@ -56,7 +56,6 @@ typedef struct bs_opts_run {
   bool schedule_given, schedule_seed_given;
   int timeout_ms;
   double deadline_s;
-  bool deadline_given; /* --deadline-s: it wins over the scaled default */
   int jobs;
   /* Written by the lead process; each checked while parsing: it can be
    * written (a file made and removed), the artifacts a folder. */

@@ -20,21 +20,6 @@ bool bs_plan_lead(const bs_opts_run *o) {
   return o->procs.proc == 0;
 }
 
-/* A simulated world's ranks share this machine's CPUs: its time grows
- * with the ranks per CPU (docs/performance.md: 16,384 ranks took some
- * 90 s on 2 cores, 4,096 ranks 15-18 s), so a fixed default would kill a
- * large world that is merely slow. Past BS_RUN_DEADLINE_RANKS_PER_CPU ranks
- * per CPU the default grows in proportion (16,384 ranks on 2 CPUs: 240 s,
- * some 2.5 times what such a world takes); a deadline the user gives is
- * kept as it is. */
-double bs_plan_deadline_s(const bs_opts_run *o, int ranks) {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  double per = (double)BS_RUN_DEADLINE_RANKS_PER_CPU * (cpus < 1 ? 1 : cpus);
-  if (o->deadline_given || ranks <= per)
-    return o->deadline_s;
-  return o->deadline_s * (double)ranks / per;
-}
-
 int bs_plan_jobs(const bs_opts_run *o) {
   return o->rendezvous ? 1 : o->jobs;
 }
@@ -230,8 +215,7 @@ static void fill(const bs_opts_run *o, const bs_scenario *s, int ranks,
       .nsets = o->nsets,
       .seed = o->seed,
       .timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : s->timeout_ms,
-      .deadline_s = bs_plan_deadline_s(o, ranks),
-      .deadline_scaled = !o->deadline_given,
+      .deadline_s = o->deadline_s,
       .artifacts = o->artifacts,
       .exe = exe,
       .proc = o->procs.proc,
@@ -239,7 +223,7 @@ static void fill(const bs_opts_run *o, const bs_scenario *s, int ranks,
       .rendezvous = o->rendezvous ? o->rdv : NULL,
       .spawn = o->spawn && !s->drive && ranks > 1,
   };
-  c->schedule = plan_schedule(o, c->spawn);
+  c->schedule = plan_schedule(o, o->spawn);
   memcpy(c->mutants, o->mutants, o->nmutants * sizeof *c->mutants);
 }
 

@@ -35,10 +35,6 @@ typedef struct bs_plan {
  * order. Without --rendezvous: true and o->jobs. */
 bool bs_plan_lead(const bs_opts_run *o);
 int bs_plan_jobs(const bs_opts_run *o);
-/* The deadline of a run of `ranks` ranks: --deadline-s when given, else
- * the default, scaled up for worlds of more ranks per CPU than
- * BS_RUN_DEADLINE_RANKS_PER_CPU. */
-double bs_plan_deadline_s(const bs_opts_run *o, int ranks);
 
 /* s's configuration: the defaults, then its settings, then set[0..n),
  * validated under the mutants m as the run will be (unless s runs its own

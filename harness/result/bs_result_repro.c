@@ -87,8 +87,7 @@ void bs_result_repro(const bs_run *cfg, bs_buf *b) {
   if (cfg->timeout_ms > 0 && cfg->timeout_ms != s->timeout_ms)
     bs_buf_printf(b, " --timeout-ms %d", cfg->timeout_ms);
   /* A deadline decides a hang (and whether a slow watchdog got its turn). */
-  if (cfg->deadline_s > 0 && !cfg->deadline_scaled &&
-      cfg->deadline_s != BS_RUN_DEADLINE_S)
+  if (cfg->deadline_s > 0 && cfg->deadline_s != BS_RUN_DEADLINE_S)
     bs_buf_printf(b, " --deadline-s %s", shortest(cfg->deadline_s, num));
   for (size_t i = 0; i < cfg->nsets; i++)
     opt(b, "--set", cfg->sets[i]);

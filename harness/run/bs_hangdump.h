@@ -43,6 +43,12 @@ void bs_hangdump_block(void);
 bs_status bs_hangdump_start(const bs_run *cfg, const bs_record *rec, int fd,
                             bs_hangdump_fn part, bs_hangdump_asked_fn asked,
                             void *arg);
+/* A bs_world_opts.past hook: a scheduled world's virtual clock passed the
+ * run's deadline, every rank parked. Dumps as the signal would, from this
+ * thread, judges it (a deadline shorter than the waits the watchdog bounds
+ * is a fail that says so), sends the result and ends the process. */
+void bs_hangdump_past(void *ctx);
+
 /* The run's own result is ready: when a dump has begun, waits for it to
  * end the process; else ends the thread, and the run writes its result. */
 void bs_hangdump_end(void);

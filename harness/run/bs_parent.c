@@ -22,6 +22,34 @@ static int child(void *arg, size_t job, int fd) {
   return x->o->child(&x->cfgs[job], fd);
 }
 
+double bs_parent_limit_s(const bs_run *cfg) {
+  if (cfg->schedule.policy == BS_SCHED_THREADS)
+    return cfg->deadline_s;
+  double g = 5 * cfg->deadline_s;
+  return g > BS_PARENT_GUARD_S ? g : BS_PARENT_GUARD_S;
+}
+
+/* Killed past its real-time limit: a hang on real threads, the guard's
+ * crash on a scheduled world (whose own deadline is virtual). */
+static void killed(const bs_run *cfg, bs_result *r, const char *what) {
+  bool guard = cfg->schedule.policy != BS_SCHED_THREADS;
+  char *had = r->note; /* what the dump said of itself ("artifacts: ") */
+  r->note = NULL;
+  r->verdict = guard ? BS_CRASH : r->verdict == BS_FAIL ? BS_FAIL : BS_HANG;
+  if (guard)
+    bs_result_set_note(r,
+                       "killed by the real-time guard after %g s%s: a "
+                       "scheduled run's deadline is on its virtual clock, "
+                       "so this is a bug of the scheduler or of a wait it "
+                       "cannot see, not a verdict on the run%s%s",
+                       bs_parent_limit_s(cfg), what, had ? "; " : "",
+                       had ? had : "");
+  else
+    bs_result_set_note(r, "killed past the %g s deadline%s%s%s",
+                       cfg->deadline_s, what, had ? "; " : "", had ? had : "");
+  free(had);
+}
+
 /* A result for a run that left none of its own. */
 static void without_result(const bs_run *cfg, const bs_job_out *j,
                            bs_result *r) {
@@ -35,7 +63,7 @@ static void without_result(const bs_run *cfg, const bs_job_out *j,
                            : "while it ran (every process of it killed)");
   } else if (j->end == BS_JOB_KILLED) {
     r->verdict = BS_HANG;
-    bs_result_set_note(r, "killed past the %g s deadline", cfg->deadline_s);
+    killed(cfg, r, "");
   } else if (j->end == BS_JOB_SIGNALED) {
     r->verdict = BS_CRASH;
     bs_result_set_note(r, "died on signal %d (%s)", j->code,
@@ -58,16 +86,8 @@ static bool dumped(const bs_run *cfg, const bs_job_out *j, bs_result *r) {
     bs_err_clear();
     return false;
   }
-  if (r->verdict != BS_FAIL)
-    r->verdict = BS_HANG;
-  char *dump_note = r->note; /* what the dump says of itself ("artifacts: ") */
-  r->note = NULL;
-  bs_result_set_note(r,
-                     "killed past the %g s deadline, after dumping its "
-                     "ranks' flight recorders and where they were%s%s",
-                     cfg->deadline_s, dump_note ? "; " : "",
-                     dump_note ? dump_note : "");
-  free(dump_note);
+  killed(cfg, r,
+         ", after dumping its ranks' flight recorders and where they were");
   return true;
 }
 
@@ -151,8 +171,10 @@ bs_status bs_parent_run(const bs_run *cfgs, size_t n, const bs_parent_opts *o,
   x.live = calloc(n ? n : 1, sizeof *x.live);
   if (!jobs || !x.live)
     BS_FAIL(BS_ERR_NOMEM, NULL, "exec: %zu jobs", n);
-  for (size_t i = 0; i < n; i++)
-    deadline = cfgs[i].deadline_s > deadline ? cfgs[i].deadline_s : deadline;
+  for (size_t i = 0; i < n; i++) {
+    double limit = bs_parent_limit_s(&cfgs[i]);
+    deadline = limit > deadline ? limit : deadline;
+  }
   bs_fork r = {.njobs = n,
                .parallel = o->jobs,
                .deadline_s = deadline,

@@ -52,4 +52,12 @@ bs_status bs_parent_run(const bs_run *cfgs, size_t n, const bs_parent_opts *o,
 #define BS_DUMP_SIGNAL SIGUSR1
 double bs_parent_grace_s(double deadline_s);
 
+/* How long the parent lets a run take in real time: its deadline on real
+ * threads; a scheduled run's deadline is on its virtual clock, where it
+ * stops itself (bs_hangdump_past), so the parent only guards against a
+ * bug of the scheduler: BS_PARENT_GUARD_S, or five times the deadline
+ * where more. A run the guard kills is a crash that says so. */
+#define BS_PARENT_GUARD_S 300.0
+double bs_parent_limit_s(const bs_run *cfg);
+
 #endif

@@ -269,8 +269,8 @@ static bool send_cmd(int sock, const pool_cmd *c, int fd) {
  * parent sends at the deadline goes on to worker 0. Bounded by the
  * parent's kill (deadline and grace) and a second more. 0: a result. */
 static int relay(const bs_run *cfg, int from, int sig, int fd) {
-  double until = now_ms() + 1e3 * (cfg->deadline_s +
-                                   bs_parent_grace_s(cfg->deadline_s) + 1);
+  double limit = bs_parent_limit_s(cfg);
+  double until = now_ms() + 1e3 * (limit + bs_parent_grace_s(limit) + 1);
   size_t got = 0;
   for (;;) {
     struct pollfd p[2] = {{.fd = from, .events = POLLIN},

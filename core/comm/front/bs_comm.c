@@ -87,21 +87,12 @@ bs_comm_times bs_comm_times_now(const bs_comm *c) {
   if (!c || !c->w->turns)
     return t;
   t.waited_ms = bs_comm_cpu_wait_ms(c);
-  t.crowd_ms = (double)bs_world_crowd_ns(&c->w->crowd) / 1e6;
-  t.wall_ms = (double)bs_clock_mono_ns() / 1e6;
-  t.on_cpu_ms = (double)bs_clock_on_cpu_ns() / 1e6;
   return t;
 }
 
 double bs_comm_cpu_wait_ms_since(const bs_comm *c, const bs_comm_times *t0) {
   bs_comm_times t = bs_comm_times_now(c);
-  if (!c || !c->w->turns)
-    return 0.0;
-  double off = (t.wall_ms - t0->wall_ms) - (t.on_cpu_ms - t0->on_cpu_ms);
-  double crowd = t.crowd_ms - t0->crowd_ms;
-  double queued = crowd < off ? crowd : off;
-  double waited = t.waited_ms - t0->waited_ms;
-  return queued > waited ? queued : waited;
+  return t.waited_ms - t0->waited_ms;
 }
 
 void bs_comm_idle(bs_comm *c, bool idle) {
@@ -234,7 +225,6 @@ static void failed_now(bs_comm *c) {
   if (c->fail_ns)
     return;
   c->fail_ns = bs_clock_mono_ns();
-  c->fail_crowd_ns = c->w->turns ? bs_world_crowd_ns(&c->w->crowd) : 0;
   uint64_t delay = c->w->turns ? bs_clock_run_delay_ns() : 0;
   if (delay > c->run_delay_ns && c->run_delay_ns)
     c->queued_ns += delay - c->run_delay_ns;

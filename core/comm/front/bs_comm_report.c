@@ -78,7 +78,9 @@ bs_world_waits bs_comm_report_waits(const bs_world *w) {
   pthread_mutex_lock(&mw->mu);
   for (int i = 0; i < w->o.size; i++) {
     const bs_rank_pos *p = &w->pos[i];
-    double ms = (double)(now - p->since_ns) / 1e6;
+    /* A rank's virtual reads run a tick ahead of the world's clock each
+     * (bs_clock.h): a wait begun "after" now has lasted nothing. */
+    double ms = p->since_ns < now ? (double)(now - p->since_ns) / 1e6 : 0.0;
     if (p->state == BS_RANK_IN_COLL && ms > out.longest_ms)
       out.longest_ms = ms;
   }

@@ -12,7 +12,6 @@
 
 #include "bs_sched.h"
 #include "comm/backend/bs_comm_backend.h"
-#include "comm/front/bs_world_crowd.h"
 
 struct bs_comm {
   bs_world *w;
@@ -31,9 +30,7 @@ struct bs_comm {
    * simulator's cores shared by thousands of ranks, where a real rank has
    * its own, so not part of its detection time (bs_world_detect_ms). */
   uint64_t queued_ns;
-  uint64_t turn_wait_ns;  /* every wait for a turn */
-  bool wants;             /* counted in the crowd: it runs or waits to */
-  uint64_t fail_crowd_ns; /* the crowd clock at fail_ns */
+  uint64_t turn_wait_ns; /* every wait for a turn */
   /* Where more ranks than cores run, its run_delay (bs_clock_run_delay_ns)
    * as its last wait began: what it waited for a CPU from then until it
    * returned the failure joins queued_ns. */
@@ -77,7 +74,6 @@ struct bs_world {
   int fail_npos, fail_first; /* them, the first a global rank) */
   char cause[256];
   uint64_t stall_ns, end_ns;
-  uint64_t stall_crowd_ns; /* the crowd clock as the failure was recorded */
   bs_status *rank_st;
   bs_error *rank_err;
   bs_pg **pgs; /* the process groups made here, by id - 1; under mu */
@@ -86,7 +82,6 @@ struct bs_world {
    * most that many run outside a collective at once (bs_world_turn). */
   bool turns;
   sem_t running;
-  bs_world_crowd crowd; /* with turns: who waits on whom for a CPU */
 };
 
 #endif

@@ -127,7 +127,6 @@ bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
   pthread_mutex_init(&w->mu, NULL);
   pthread_mutex_init(&w->settle_mu, NULL);
   sem_init(&w->running, 0, BS_WORLD_RUNNING_MAX);
-  bs_world_crowd_init(&w->crowd, (int)sysconf(_SC_NPROCESSORS_ONLN));
   BS_CHECK(normalise(o, &w->o));
   BS_CHECK(pick_backend(&w->o, &w->be));
   w->o.backend = w->be->name;
@@ -136,6 +135,10 @@ bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
   w->turns = w->o.size > BS_WORLD_RUNNING_MAX && !w->sched;
   if (w->sched)
     bs_sched_set_stuck(w->sched, on_stuck, w);
+  if (w->sched && w->o.past && w->o.deadline_ms > 0)
+    bs_sched_set_deadline(
+        w->sched, bs_world_sched_now(w) + (uint64_t)(w->o.deadline_ms * 1e6),
+        w->o.past, w->o.past_ctx);
   BS_CHECK(alloc_ranks(w));
   BS_CHECK(w->be->world_init(w));
   *out = w;
@@ -164,7 +167,6 @@ void bs_world_destroy(bs_world *w) {
   pthread_mutex_destroy(&w->mu);
   pthread_mutex_destroy(&w->settle_mu);
   sem_destroy(&w->running);
-  bs_world_crowd_fini(&w->crowd);
   bs_sched_destroy(w->sched);
   free(w);
 }
@@ -175,12 +177,6 @@ void bs_world_turn(bs_comm *c, bool take) {
     c = c->parent;
   if (!w->turns)
     return;
-  /* From its turn's wait on, or running without one once the world
-   * failed. */
-  if (take != c->wants) {
-    c->wants = take;
-    bs_world_crowd_want(&w->crowd, take ? 1 : -1);
-  }
   /* Turns are kept after the world's failure too: 16,384 ranks returning
    * it at once, every one pausing its memory (mprotect, madvise), spun on
    * the process's mmap lock for seconds of CPU each, which no wait of
@@ -388,20 +384,6 @@ const char *bs_world_report(const bs_world *w) {
   return w && w->report ? w->report : "";
 }
 
-/* What rank c waited after the failure that was the simulator's: its
- * turn and CPU waits (queued_ns), or where more, the crowded time
- * (bs_world_crowd.h) until it returned the failure: a rank that has not
- * returned while more ranks want to run than there are CPUs is queued
- * behind them, for a CPU or for a lock one of them holds (thousands of
- * ranks woken by the failure at once). A rank left waiting for a timeout,
- * with every peer blocked, has no crowd behind it: that wait counts. */
-static uint64_t queued_after(const bs_world *w, const bs_comm *c) {
-  uint64_t crowded = c->fail_crowd_ns > w->stall_crowd_ns
-                         ? c->fail_crowd_ns - w->stall_crowd_ns
-                         : 0;
-  return crowded > c->queued_ns ? crowded : c->queued_ns;
-}
-
 /* The last local rank's return from a collective with the failure, less
  * what it waited for a turn after the failure (bs_comm.queued_ns); a
  * world whose ranks all died returned nothing to anyone (its peers, in
@@ -418,7 +400,7 @@ double bs_world_detect_ms(const bs_world *w) {
       continue;
     returned = true;
     uint64_t own = c->fail_ns > w->stall_ns ? c->fail_ns - w->stall_ns : 0;
-    uint64_t queued = queued_after(w, c);
+    uint64_t queued = c->queued_ns;
     own = own > queued ? own - queued : 0;
     d = own > d ? own : d;
   }
@@ -522,9 +504,6 @@ static bool fail_first(bs_world *w, bs_status why, uint64_t stall_ns,
     snprintf(w->cause, sizeof w->cause, "%s", cause);
     uint64_t now = bs_world_sched_now(w);
     w->stall_ns = stall_ns ? stall_ns : now;
-    /* Read now, not at an earlier stall: the crowded time it spans is
-     * then less, never more. */
-    w->stall_crowd_ns = w->turns ? bs_world_crowd_ns(&w->crowd) : 0;
     int n = pos ? npos : w->o.size;
     w->fail_pos = calloc((size_t)n, sizeof *w->fail_pos);
     w->fail_npos = w->fail_pos ? n : 0;
@@ -629,7 +608,6 @@ void bs_world_adopt(bs_world *w, bs_status st, uint64_t stall_ns,
   }
   snprintf(w->cause, sizeof w->cause, "%s", cause);
   w->stall_ns = stall_ns;
-  w->stall_crowd_ns = w->turns ? bs_world_crowd_ns(&w->crowd) : 0;
   write_report(w, st, bs_world_sched_now(w));
   atomic_store(&w->abort_st, (int)st);
   bs_world_sched_bump(w, &w->failed_word);
