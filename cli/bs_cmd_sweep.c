@@ -29,7 +29,7 @@ static void rows(const bs_sweep_campaign *w, const bs_swept *s, row *t) {
   for (size_t i = s->first; i < s->first + s->n; i++) {
     const bs_run *run = &w->runs[i];
     int p = bs_fault_catalogue_index(run->faults[run->nfaults - 1].spec.name);
-    t[p].swept += (i - s->first) % 2 == 0;
+    t[p].swept += w->first[i];
     t[p].out[bs_sweep_judge(&w->res[i], s->fixed)]++;
   }
 }
@@ -54,17 +54,21 @@ static void print_head(FILE *out, const bs_sweep_campaign *w,
           w->o.npoints || w->o.rank >= 0 || w->o.cycle >= 0
               ? " kept by the filters"
               : "",
-          s->n / 2);
-  if (s->total > s->n / 2) {
+          s->swept);
+  if (s->total > s->sampled) {
     char size[24];
     if (w->o.sample_pct)
       snprintf(size, sizeof size, "%d%%", w->o.sample_pct);
     else
       snprintf(size, sizeof size, "%zu", w->o.sample);
     fprintf(out, " (--sample %s: %zu reaches skipped)", size,
-            s->total - s->n / 2);
+            s->total - s->sampled);
   }
-  fprintf(out, ", each transient and persistent: %zu runs\n", s->n);
+  fprintf(out, ", each transient and persistent: %zu runs", s->n);
+  if (s->taken)
+    fprintf(out, " (%zu more taken by its own faults: not armed again)",
+            s->taken);
+  fputc('\n', out);
 }
 
 /* The interrupted column only when a signal cut runs short. */
@@ -109,7 +113,7 @@ static void report_scenario(FILE *out, const bs_sweep_campaign *w,
   for (size_t i = s->first; i < s->first + s->n; i++) {
     bs_sweep_outcome o = bs_sweep_judge(&w->res[i], s->fixed);
     outcomes[o]++;
-    if (o == BS_SWEEP_FAIL)
+    if (o == BS_SWEEP_FAIL || o == BS_SWEEP_VACUOUS)
       bs_report_table_line(out, &w->res[i], -1);
   }
 }
@@ -124,10 +128,10 @@ static void json_scenario(bs_buf *b, const bs_sweep_campaign *w,
   bs_buf_printf(b,
                 ", \"ranks\": %d, \"cycles\": %d, \"counted\": %s, "
                 "\"reaches\": %zu, \"swept\": %zu, \"skipped\": %zu, "
-                "\"points\": [",
+                "\"taken\": %zu, \"points\": [",
                 s->base->ranks, s->base->cycles,
                 bs_sweep_campaign_count_ok(s) ? "true" : "false", s->total,
-                s->n / 2, s->total - s->n / 2);
+                s->swept, s->total - s->sampled, s->taken);
   bool first = true;
   for (int p = 0; p < BS_FP_COUNT; p++) {
     if (!t[p].reaches)
@@ -171,10 +175,6 @@ static void json_matrix(bs_buf *b, const void *arg) {
   bs_buf_printf(b, "\n  ]");
 }
 
-static void junit_sweep(bs_buf *b, const bs_cmd_reports *r) {
-  bs_report_junit_sweep(b, r->runs, r->n);
-}
-
 static int save_reports(const bs_sweep_campaign *w) {
   size_t n = 0;
   bs_result *runs = listed(w, &n);
@@ -186,7 +186,6 @@ static int save_reports(const bs_sweep_campaign *w) {
                             .n = n,
                             .section = "sweep",
                             .section_json = json_matrix,
-                            .junit = junit_sweep,
                             .arg = w};
   int rc =
       bs_cmd_save_reports("sweep", w->o.run.json, w->o.run.junit, &reports);
@@ -195,10 +194,13 @@ static int save_reports(const bs_sweep_campaign *w) {
 }
 
 static int report(const bs_sweep_campaign *w, FILE *out) {
-  size_t outcomes[BS_SWEEP_OUTCOMES] = {0}, runs = 0, reaches = 0;
+  size_t outcomes[BS_SWEEP_OUTCOMES] = {0}, runs = 0, reaches = 0, swept = 0,
+         taken = 0;
   for (size_t i = 0; i < w->plan.n; i++) {
     report_scenario(out, w, &w->sc[i], outcomes);
     reaches += w->sc[i].total;
+    swept += w->sc[i].swept;
+    taken += w->sc[i].taken;
   }
   for (int o = 0; o < BS_SWEEP_OUTCOMES; o++)
     runs += outcomes[o];
@@ -212,14 +214,28 @@ static int report(const bs_sweep_campaign *w, FILE *out) {
     fprintf(out, ", %zu interrupted", outcomes[BS_SWEEP_INTERRUPTED]);
   fputc('\n', out);
   /* What a sample covered, stated. */
-  fprintf(out, "swept %zu of %zu reaches (%.1f%%)\n", w->n / 2, reaches,
-          reaches ? 100.0 * (double)(w->n / 2) / (double)reaches : 100.0);
+  fprintf(out, "swept %zu of %zu reaches (%.1f%%)", swept, reaches,
+          reaches ? 100.0 * (double)swept / (double)reaches : 100.0);
+  if (taken)
+    fprintf(out,
+            "; %zu runs taken by the scenarios' own faults (not armed "
+            "again)",
+            taken);
+  fputc('\n', out);
   if (outcomes[BS_SWEEP_KNOWN])
     fprintf(out,
             "known: the failures the configuration allows by design (%s); "
             "--strict fails them\n",
             w->o.strict ? "failing: --strict" : "not failing the exit status");
-  return (outcomes[BS_SWEEP_FAIL] > 0) | save_reports(w);
+  /* A reach armed that never fired proves nothing: it fails the sweep. */
+  if (outcomes[BS_SWEEP_VACUOUS])
+    fprintf(out,
+            "vacuous: %zu armed reach%s never fired (each a run to look "
+            "at: its repro line above)\n",
+            outcomes[BS_SWEEP_VACUOUS],
+            outcomes[BS_SWEEP_VACUOUS] == 1 ? "" : "es");
+  return (outcomes[BS_SWEEP_FAIL] + outcomes[BS_SWEEP_VACUOUS] > 0) |
+         save_reports(w);
 }
 
 static bs_status check_sweepable(const bs_opts_run *o) {

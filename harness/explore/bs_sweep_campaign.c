@@ -59,9 +59,10 @@ static bs_status plan_scenario(bs_sweep_campaign *w, bs_swept *s, size_t index,
   return bs_sweep_reaches(&s->count, &f, r, nr, &s->total);
 }
 
-/* A run of s's base with one more fault, spec (made here, parsed once). */
+/* A run of s's base with one more fault, spec (made here, parsed once);
+ * first: its reach's first run. */
 static bs_status add_run(bs_sweep_campaign *w, const bs_swept *s,
-                         const char *spec) {
+                         const char *spec, bool first) {
   bs_status st = BS_OK;
   const bs_run *base = s->base;
   bs_run_fault swept;
@@ -69,7 +70,10 @@ static bs_status add_run(bs_sweep_campaign *w, const bs_swept *s,
   BS_CHECK(
       bs_vec_reserve(&w->runs, &w->cap, w->n + 1, sizeof *w->runs, "sweep"));
   BS_CHECK(bs_vec_reserve(&w->at, &w->acap, w->n + 1, sizeof *w->at, "sweep"));
+  BS_CHECK(bs_vec_reserve(&w->first, &w->facap, w->n + 1, sizeof *w->first,
+                          "sweep"));
   w->at[w->n] = w->nfaults;
+  w->first[w->n] = first;
   BS_CHECK(bs_vec_append(&w->faults, &w->nfaults, &w->fcap, base->faults,
                          base->nfaults, sizeof swept, "sweep"));
   BS_CHECK(bs_vec_push(&w->faults, &w->nfaults, &w->fcap, &swept, sizeof swept,
@@ -82,16 +86,30 @@ out:
   return st;
 }
 
+/* Two runs per reach, transient and persistent, less those the base's own
+ * faults take (they would be the base run again, their swept fault never
+ * firing). */
 static bs_status add_runs(bs_sweep_campaign *w, bs_swept *s,
                           const bs_sweep_reach *r, size_t nr) {
   bs_status st = BS_OK;
   char spec[160];
+  const bs_run *b = s->base;
   s->first = w->n;
-  for (size_t i = 0; i < 2 * nr; i++) {
-    bs_sweep_spec(&r[i / 2], i % 2, spec, sizeof spec);
-    BS_CHECK(add_run(w, s, spec));
+  s->sampled = nr;
+  for (size_t i = 0; i < nr; i++) {
+    bool first = true;
+    for (int persistent = 0; persistent < 2; persistent++) {
+      if (bs_sweep_taken(b->faults, b->nfaults, &r[i], persistent)) {
+        s->taken++;
+        continue;
+      }
+      bs_sweep_spec(&r[i], persistent, spec, sizeof spec);
+      BS_CHECK(add_run(w, s, spec, first));
+      s->swept += first;
+      first = false;
+    }
   }
-  s->n = 2 * nr;
+  s->n = w->n - s->first;
 out:
   return st;
 }
@@ -156,5 +174,6 @@ void bs_sweep_campaign_free(bs_sweep_campaign *w) {
   free(w->runs);
   free(w->faults);
   free(w->at);
+  free(w->first);
   bs_plan_free(&w->plan);
 }

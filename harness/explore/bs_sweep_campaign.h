@@ -19,6 +19,9 @@ typedef struct bs_swept {
   bs_result count;
   size_t first, n; /* its runs in the run list */
   size_t total;    /* reaches the filters keep, before the sample */
+  size_t sampled;  /* of them, in the sample (all without one) */
+  size_t swept;    /* of those, reaches with a run */
+  size_t taken;    /* runs not armed: its own faults take them */
   size_t fixed;    /* armed faults before the swept one */
 } bs_swept;
 
@@ -32,13 +35,17 @@ typedef struct bs_sweep_campaign {
   bs_run *runs;
   bs_run_fault *faults;
   size_t *at;
+  bool *first; /* run i is its reach's first (transient, or persistent
+                * where its own faults take the transient one) */
   bs_result *res;
-  size_t n, cap, acap, nfaults, fcap; /* caps: of runs, at, faults */
+  size_t n, cap, acap, facap, nfaults, fcap; /* caps: of runs, at, first,
+                                              * faults */
   bs_batch batch;
 } bs_sweep_campaign;
 
 /* The counting pass, then the runs of every reach kept (cfgs, runs; res
- * sized for them). BS_ERR_NOMEM with no message when memory ran out. */
+ * sized for them), less those the scenario's own faults take
+ * (bs_sweep_taken). BS_ERR_NOMEM with no message when memory ran out. */
 bs_status bs_sweep_campaign_plan(bs_sweep_campaign *w);
 /* The options' filter for the index-th planned scenario (a small sample
  * goes on where the previous scenario's stopped). */
