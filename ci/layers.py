@@ -104,7 +104,8 @@ MEMBERS = {}
 # core's own headers.
 CORE_FACE = {
     "core/bs_actor.h", "core/sync/bs_sync_result.h",
-    "core/sync/bs_engine_main.h", "core/comm/bs_comm.h",
+    "core/sync/bs_engine_main.h", "core/sync/bs_engine_keep.h",
+    "core/comm/bs_comm.h",
     "core/dev/bs_dev.h", "core/comm/front/bs_comm_report.h",
     "core/model/bs_model.h", "core/model/bs_config.h",
     "core/bs_core_testing.h", "core/comm/bs_meet.h",

@@ -1,7 +1,8 @@
 /* The runner and the parent's side of a run: a child per job, results in
  * job order under -j, a child past its deadline is asked to dump, then is a
  * hang (and its process group dies with it), a child killed by a signal is
- * a crash. */
+ * a crash; workers serve job after job, each job ending as it would in a
+ * child of its own, a worker left unfit, crashed or killed replaced. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,6 +196,77 @@ static void test_kill_takes_group(void **state) {
   bs_fork_job_out_free(&out[0]);
 }
 
+/* ---- workers: one process serves job after job ---- */
+
+static int started; /* in a worker: its start hook ran */
+
+static void worker_started(void *arg) {
+  (void)arg;
+  started++;
+}
+
+/* Job 4 leaves its worker unfit (code 7), job 5 crashes it, job 6 hangs
+ * past its deadline; every job first writes its process and whether that
+ * process's start hook ran once. */
+static int child_in_worker(void *arg, size_t job, int fd) {
+  (void)arg;
+  char buf[64];
+  int n = snprintf(buf, sizeof buf, "%d %d", (int)getpid(), started);
+  bs_fork_write_all(fd, buf, (size_t)n);
+  if (job == 5)
+    raise(SIGSEGV);
+  if (job == 6)
+    sleep_forever();
+  return job == 4 ? 7 : 0;
+}
+
+static bool keep_unless_7(void *arg, int code) {
+  (void)arg;
+  return code != 7;
+}
+
+static double short_for_6(void *arg, size_t job) {
+  (void)arg;
+  return job == 6 ? 0.2 : 10;
+}
+
+static int pid_of(const bs_job_out *o) {
+  assert_non_null(o->payload);
+  assert_non_null(strstr(o->payload, " 1")); /* its worker's start ran */
+  return atoi(o->payload);
+}
+
+static void test_workers_serve_jobs(void **state) {
+  (void)state;
+  bs_job_out out[8];
+  bs_fork r = {.njobs = 8,
+               .parallel = 1,
+               .deadline_of = short_for_6,
+               .child = child_in_worker,
+               .reuse = true,
+               .start = worker_started,
+               .keep = keep_unless_7};
+  assert_int_equal(bs_fork_run(&r, out), BS_OK);
+  int first = pid_of(&out[0]);
+  assert_int_not_equal(first, (int)getpid());
+  for (int i = 0; i <= 4; i++) { /* one worker, as a child each would */
+    assert_int_equal(pid_of(&out[i]), first);
+    assert_int_equal(out[i].end, BS_JOB_EXITED);
+  }
+  assert_int_equal(out[4].code, 7);
+  /* Left unfit, crashed, killed: each job after in a fresh worker. */
+  assert_int_equal(out[5].end, BS_JOB_SIGNALED);
+  assert_int_equal(out[5].code, SIGSEGV);
+  assert_int_not_equal(pid_of(&out[5]), first);
+  assert_int_equal(out[6].end, BS_JOB_KILLED);
+  assert_int_not_equal(pid_of(&out[6]), pid_of(&out[5]));
+  assert_int_equal(out[7].end, BS_JOB_EXITED);
+  assert_int_equal(out[7].code, 0);
+  assert_int_not_equal(pid_of(&out[7]), pid_of(&out[6]));
+  for (int i = 0; i < 8; i++)
+    bs_fork_job_out_free(&out[i]);
+}
+
 /* Waits for the dump signal, then writes what it has. */
 static void dump_on_signal(int fd, const char *what, size_t n) {
   sigset_t set;
@@ -370,6 +442,7 @@ int main(void) {
       cmocka_unit_test(test_asked_to_dump),
       cmocka_unit_test(test_drain_is_bounded),
       cmocka_unit_test(test_exec_results),
+      cmocka_unit_test(test_workers_serve_jobs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

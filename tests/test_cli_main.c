@@ -215,6 +215,71 @@ static void test_same_seed_same_report(void **state) {
                     "--mutant local-hash-raise --mutant asleep-reads-device");
 }
 
+/* Blanks what differs between two processes of one run: the artifacts'
+ * paths (run leaves them, mutants does not) and the addresses a message
+ * names (0x7f...: ASLR). */
+static void blank_places(char *s) {
+  char *a = strstr(s, "\"artifacts\": {");
+  if (a) {
+    a += strlen("\"artifacts\": {");
+    char *end = strchr(a, '}');
+    memmove(a, end, strlen(end) + 1);
+  }
+  for (char *p = s; (p = strstr(p, "0x")); p += 2) {
+    size_t len = strspn(p + 2, "0123456789abcdef");
+    memmove(p + 2, p + 2 + len, strlen(p + 2 + len) + 1);
+  }
+}
+
+/* The run object of a JSON report whose repro line is repro, its times
+ * and places blanked (caller frees). */
+static char *run_object(const char *report, const char *repro) {
+  char key[600];
+  snprintf(key, sizeof key, "\"repro\": \"%s\"", repro);
+  const char *at = strstr(report, key);
+  assert_non_null(at);
+  const char *from = at;
+  while (from > report && strncmp(from, "\n    {\n", 7) != 0)
+    from--;
+  const char *to = strstr(at, "\n    }");
+  assert_non_null(to);
+  char *s = strndup(from, (size_t)(to - from));
+  blank_times(s);
+  blank_places(s);
+  return s;
+}
+
+/* Runs share a worker process (-j 1: one) that must be for each as a
+ * fresh child: the kill matrix of two scenarios (the fixed core's runs
+ * and every mutant's, failing ones among them: engine deaths, paused
+ * reads that unwind a rank and retire their worker) in one worker gives
+ * each run's report bytes as that run gives them in a command of its own. */
+static void test_shared_worker_as_fresh(void **state) {
+  (void)state;
+  backstop("mutants engine-death steady-offload-disaggregated --ranks 2 -j 1 "
+           "--json m.json");
+  char *matrix = slurp("m.json");
+  const char *p = matrix;
+  int runs = 0;
+  while ((p = strstr(p, "\"repro\": \"backstop "))) {
+    char repro[600], cmd[700];
+    p += strlen("\"repro\": \"");
+    snprintf(repro, sizeof repro, "%.*s", (int)strcspn(p, "\""), p);
+    snprintf(cmd, sizeof cmd, "%s -q --json one.json",
+             repro + strlen("backstop "));
+    backstop(cmd);
+    char *alone = slurp("one.json");
+    char *a = run_object(alone, repro), *b = run_object(matrix, repro);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    free(alone);
+    runs++;
+  }
+  assert_true(runs >= 2 * 13);
+  free(matrix);
+}
+
 static bs_json *parse_file(const char *name, bs_json *j) {
   char *text = slurp(name);
   assert_int_equal(bs_json_parse(text, strlen(text), j), BS_OK);
@@ -473,6 +538,7 @@ int main(void) {
       cmocka_unit_test(test_added_fault_judged_by_invariants),
       cmocka_unit_test(test_failure_leaves_reports),
       cmocka_unit_test(test_same_seed_same_report),
+      cmocka_unit_test(test_shared_worker_as_fresh),
       cmocka_unit_test(test_hang_report_shown_and_kept),
       cmocka_unit_test(test_copy_fault_spares_the_reference),
       cmocka_unit_test(test_deadline_before_watchdog),

@@ -84,14 +84,16 @@ static int marked(int *engines) {
 
 /* backstop CMD steady-normal, stalled: rank 0 sleeps a minute before a
  * collective (the watchdog and the deadline further still), in dir,
- * marked, a progress line for every run that ends (BS_PROGRESS_S=0). */
+ * marked, a progress line for every run that ends (BS_PROGRESS_S=0). On
+ * real threads: a scheduled world would sleep its minute out on its
+ * virtual clock before any signal could come. */
 static pid_t start_stalled_cmd(const char *command, const char *extra) {
   char cmd[1024];
   BS_TEST_NEEDS_FAULTS();
   snprintf(mark, sizeof mark, "%ld-%ld", (long)getpid(), (long)time(NULL));
   snprintf(cmd, sizeof cmd,
            "cd %s && exec env BS_TEST_TREE=%s BS_PROGRESS_S=0 '%s' %s "
-           "steady-normal --ranks 2 "
+           "steady-normal --ranks 2 --schedule threads "
            "--fault name=comm/stall,rank=0,nth=3,failinfo=60000 "
            "--timeout-ms 100000 --deadline-s 100 --json r.json %s "
            ">out.txt 2>err.txt",

@@ -162,6 +162,23 @@ static int on_hello(engine *e, uint64_t len) {
   return 0;
 }
 
+/* A kept engine's next rank (bs_engine_keep.h): as a fresh process. */
+static int on_reset(engine *e, uint64_t len) {
+  bs_emsg_reset m;
+  if (len != sizeof m || bs_wire_read(e->fd, &m, sizeof m, IO_MS) ||
+      m.rank < 0 || m.rank > INT_MAX)
+    return fatal(e, EXIT_PROTOCOL, "bad RESET frame");
+  e->rank = (int)m.rank;
+  bs_err_set_rank(e->rank);
+  e->pending = e->flipped = false;
+  e->n = 0;
+  memset(&e->begin, 0, sizeof e->begin);
+  memset(&e->reply, 0, sizeof e->reply);
+  if (bs_wire_frame(e->fd, BS_EMSG_RESET, NULL, 0, 0, IO_MS))
+    return fatal(e, EXIT_CLOSED, "connection lost while resetting");
+  return 0;
+}
+
 /* One frame, waited for up to wait_ms: 0 to go on, -1 after QUIT, else an
  * exit code. */
 static int serve_frame(engine *e, int wait_ms) {
@@ -177,6 +194,7 @@ static int serve_frame(engine *e, int wait_ms) {
          : h.type == BS_EMSG_TENSOR ? on_tensor(e, h.len)
          : h.type == BS_EMSG_END    ? on_end(e, h.len)
          : h.type == BS_EMSG_HELLO  ? on_hello(e, h.len)
+         : h.type == BS_EMSG_RESET  ? on_reset(e, h.len)
          : h.type == BS_EMSG_QUIT   ? -1
                                     : fatal(e, EXIT_PROTOCOL, "bad type");
 }

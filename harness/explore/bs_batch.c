@@ -33,6 +33,8 @@ bs_status bs_batch_run(bs_batch *b, const bs_run *cfgs, size_t n,
   bs_parent_opts po = {.jobs = b->jobs,
                        .verbosity = -1,
                        .child = bs_child_run,
+                       .start = bs_child_start,
+                       .keep = bs_child_keep,
                        .progress = &b->line,
                        .settle = b->settle,
                        .settle_arg = b->settle_arg};

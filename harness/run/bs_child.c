@@ -4,6 +4,19 @@
 #include "run/bs_child_part.h"
 #include "run/bs_child_spawn.h"
 #include "run/bs_child_threads.h"
+#include "sync/bs_engine_keep.h"
+
+/* Engines kept idle in a worker at most: the largest world of the suites
+ * and campaigns, with room. */
+#define KEPT_ENGINES 64
+
+void bs_child_start(void) {
+  bs_engine_keep(KEPT_ENGINES);
+}
+
+bool bs_child_keep(int code) {
+  return code == 0 && bs_child_threads_clean() && bs_engine_keep_busy() == 0;
+}
 
 int bs_child_run(const bs_run *cfg, int fd) {
   /* Process 0 empties the run's folder before any process writes to it

@@ -8,6 +8,8 @@
 #ifndef BS_CHILD_H
 #define BS_CHILD_H
 
+#include <stdbool.h>
+
 #include "catalog/bs_run.h"
 
 /* A bs_run_child_fn (bs_parent.h): the result (bs_result_pack) goes to fd. The
@@ -15,5 +17,12 @@
  * (bs_driver_user_faults): it describes the scenario's own faults, while
  * the invariants hold under any. */
 int bs_child_run(const bs_run *cfg, int fd);
+
+/* A worker's (bs_parent_opts start and keep): runs share it, and its
+ * ranks' engine processes (bs_engine_keep.h); after a run it is kept when
+ * the run gave its result (code 0), left every rank's engine stopped and
+ * no rank unwound: as a fresh child would be. */
+void bs_child_start(void);
+bool bs_child_keep(int code);
 
 #endif

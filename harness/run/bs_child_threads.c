@@ -6,6 +6,20 @@
 #include "run/bs_child_judge.h"
 #include "run/bs_hangdump.h"
 
+static bool clean = true;
+
+bool bs_child_threads_clean(void) {
+  return clean;
+}
+
+/* No rank unwound: each freed what it held. */
+static bool none_unwound(const bs_record *rec) {
+  for (int r = 0; r < rec->nranks; r++)
+    if (rec->rank[r].unwound)
+      return false;
+  return true;
+}
+
 int bs_child_threads_run(const bs_run *cfg, int fd) {
   bs_record rec;
   bs_result res;
@@ -23,6 +37,7 @@ int bs_child_threads_run(const bs_run *cfg, int fd) {
   if (st == BS_OK)
     st = bs_driver_run(cfg, &rec);
   bs_driver_set_deadline(NULL, NULL);
+  clean = st == BS_OK && none_unwound(&rec);
   if (st == BS_OK)
     st = bs_driver_inspect(cfg, &rec);
   rec.duration_ms = bs_record_now_ms(&rec);

@@ -3,9 +3,15 @@
 #ifndef BS_CHILD_THREADS_H
 #define BS_CHILD_THREADS_H
 
+#include <stdbool.h>
+
 #include "catalog/bs_run.h"
 
 /* A bs_run_child_fn (bs_parent.h). */
 int bs_child_threads_run(const bs_run *cfg, int fd);
+/* Whether the last run left the process as it found it: no rank unwound
+ * by a paused read (its actor, and its device's memory, left as they
+ * were). */
+bool bs_child_threads_clean(void);
 
 #endif

@@ -22,6 +22,35 @@ static int child(void *arg, size_t job, int fd) {
   return x->o->child(&x->cfgs[job], fd);
 }
 
+static double deadline_of(void *arg, size_t job) {
+  exec_state *x = arg;
+  return bs_parent_limit_s(&x->cfgs[job]);
+}
+
+static void worker_start(void *arg) {
+  exec_state *x = arg;
+  x->o->start();
+}
+
+static bool worker_keep(void *arg, int code) {
+  exec_state *x = arg;
+  return x->o->keep(code);
+}
+
+/* Whether the runs may share workers: every rank a thread of the child on
+ * the sim and the host (processes and GPUs: a child each, as the rank
+ * pool's runs). */
+static bool shareable(const bs_parent_opts *o, const bs_run *cfgs, size_t n) {
+  if (!o->keep || o->ended)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (cfgs[i].spawn || cfgs[i].rendezvous ||
+        strcmp(cfgs[i].backend, "sim") != 0 ||
+        strcmp(cfgs[i].device, "host") != 0)
+      return false;
+  return true;
+}
+
 double bs_parent_limit_s(const bs_run *cfg) {
   if (cfg->schedule.policy == BS_SCHED_THREADS)
     return cfg->deadline_s;
@@ -175,14 +204,19 @@ bs_status bs_parent_run(const bs_run *cfgs, size_t n, const bs_parent_opts *o,
     double limit = bs_parent_limit_s(&cfgs[i]);
     deadline = limit > deadline ? limit : deadline;
   }
+  bool reuse = shareable(o, cfgs, n);
   bs_fork r = {.njobs = n,
                .parallel = o->jobs,
                .deadline_s = deadline,
+               .deadline_of = deadline_of,
                .dump_signal = BS_DUMP_SIGNAL,
                .grace_s = bs_parent_grace_s(deadline),
                .child = child,
                .event = event,
-               .arg = &x};
+               .arg = &x,
+               .reuse = reuse,
+               .start = reuse && o->start ? worker_start : NULL,
+               .keep = reuse ? worker_keep : NULL};
   BS_CHECK(bs_fork_run(&r, jobs));
 out:
   for (size_t i = 0; jobs && i < n; i++)

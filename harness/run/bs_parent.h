@@ -33,6 +33,12 @@ typedef struct bs_parent_opts {
    * it (a campaign's own verdict); NULL: none. */
   void (*settle)(const bs_run *cfg, bs_result *res, void *arg);
   void *settle_arg;
+  /* Runs share workers (bs_fork.h, reuse) where every run may: each rank a
+   * thread of the child, on the sim and the host, outside the rank pool;
+   * start(): once in each worker; keep(code): after each run in it,
+   * whether the worker is as a fresh child would be. NULL: a child each. */
+  void (*start)(void);
+  bool (*keep)(int code);
 } bs_parent_opts;
 
 /* The progress of n runs on stderr for a command whose lines go to o->out

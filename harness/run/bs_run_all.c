@@ -13,7 +13,9 @@ bs_status bs_run_all(const bs_run *runs, size_t n, const bs_run_all_opts *o,
                        .verbosity = o->verbosity,
                        .out = o->out,
                        .tty = o->out && isatty(fileno(o->out)),
-                       .child = bs_child_run};
+                       .child = bs_child_run,
+                       .start = bs_child_start,
+                       .keep = bs_child_keep};
   bs_progress line;
   bs_parent_progress(&po, &line, o->label, n);
   bs_status st = bs_pool_run_all(runs, n, &po, res);
