@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bs_buf.h"
-#include "bs_fork_serve.h"
+#include "bs_fork_chan.h"
 #include "bs_span.h"
 #include "bs_stop.h"
 
@@ -106,6 +106,24 @@ static void close_others(const slot *slots, int nslots, const slot *mine) {
   }
 }
 
+/* A worker, the slot-th: serves the jobs its channel sends until it is
+ * closed or a job leaves it unfit (r->keep), then exits. */
+static _Noreturn void serve(const bs_fork *r, int ctl, int slot) {
+  size_t job;
+  int fd;
+  if (r->start)
+    r->start(r->arg, slot);
+  while (bs_fork_chan_next(ctl, &job, &fd)) {
+    bs_err_clear(); /* each job starts from no error, as a fresh child */
+    int code = r->child(r->arg, job, fd);
+    close(fd);
+    bs_fork_word w = {.code = code, .keep = !r->keep || r->keep(r->arg, code)};
+    if (!bs_fork_chan_answer(ctl, &w) || !w.keep)
+      bs_fork_exit(code);
+  }
+  bs_fork_exit(0);
+}
+
 /* Forks the child of slot s: its own process group, default signals,
  * dying with the parent; in it, body(r, mine, arg) never returns. */
 static bs_status fork_child(const bs_fork *r, slot *slots, int nslots, slot *s,
@@ -124,7 +142,7 @@ static bs_status fork_child(const bs_fork *r, slot *slots, int nslots, slot *s,
     default_signals();
     bs_stop_child(parent);
     if (r->reuse)
-      bs_fork_serve(r, mine);
+      serve(r, mine, (int)(s - slots));
     bs_fork_exit(r->child(r->arg, job, mine));
   }
   setpgid(pid, pid); /* also here: whichever runs first wins the race */
@@ -160,7 +178,7 @@ static bs_status hand_job(const bs_fork *r, slot *slots, int nslots, slot *s,
     BS_CHECK(fork_worker(r, slots, nslots, s));
   if (pipe2(fds, O_CLOEXEC) != 0)
     BS_FAIL(BS_ERR_INTERNAL, NULL, "runner: pipe: %s", strerror(errno));
-  bool sent = bs_fork_serve_send(s->ctl, job, fds[1]);
+  bool sent = bs_fork_chan_send(s->ctl, job, fds[1]);
   close(fds[1]);
   s->fd = fds[0];
   /* A worker that cannot take it has died: the job ends as it does. */
@@ -301,7 +319,7 @@ static void drain(slot *s) {
 
 /* The worker's word on its job (its channel closed: it is going). */
 static void hear(slot *s) {
-  if (bs_fork_serve_word(s->ctl, &s->word)) {
+  if (bs_fork_chan_word(s->ctl, &s->word)) {
     s->worded = true;
     return;
   }

@@ -55,12 +55,12 @@ typedef struct bs_fork {
   bs_child_fn child;
   bs_job_event_fn event; /* may be NULL */
   void *arg;
-  /* Workers (above): reuse them; start(arg) runs once in each as it is
-   * forked, keep(arg, code) after each of its jobs (code: the child's
-   * return), in the worker: whether it may serve another. NULLs: none,
-   * and keep always. */
+  /* Workers (above): reuse them; start(arg, slot) runs once in each as it
+   * is forked (slot: which of the `parallel` it is), keep(arg, code) after
+   * each of its jobs (code: the child's return), in the worker: whether it
+   * may serve another. NULLs: none, and keep always. */
   bool reuse;
-  void (*start)(void *arg);
+  void (*start)(void *arg, int slot);
   bool (*keep)(void *arg, int code);
 } bs_fork;
 

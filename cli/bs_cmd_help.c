@@ -162,7 +162,8 @@ static const char sweep_help[] =
     "               P%: that share of each scenario's reaches\n"
     "  --strict     a known reach fails too\n"
     "  --timeout-ms defaults to 1000 here (a rank that never joins an init\n"
-    "               costs one watchdog timeout); -j to twice the CPUs\n"
+    "               costs one watchdog timeout); -j to the CPUs (twice\n"
+    "               them with --schedule threads: real waits)\n"
     "exit status: 1 if any reach fails (or a counting pass does), 2 usage "
     "error\n  (a selection or filters that keep nothing to run)\n";
 
@@ -183,8 +184,8 @@ static const char fuzz_help[] =
     "  --max-ranks  largest world drawn (default 4)\n"
     "  --shrink-max runs spent shrinking one finding (default 120)\n"
     "  --strict     a known failure fails too\n"
-    "  --timeout-ms defaults to 1000, --deadline-s to 20, -j to twice the\n"
-    "               CPUs here (runs wait on watchdogs more than they compute)\n"
+    "  --timeout-ms defaults to 1000, --deadline-s to 20, -j to the CPUs\n"
+    "               here (twice them with --schedule threads: real waits)\n"
     "  -j, --json, --junit, --artifacts, -q, -v as for run (the reports\n"
     "  hold each finding's minimal run, and a fuzz section)\n"
     "exit status: 1 if any failure is unexplained (any at all with\n"

@@ -71,7 +71,14 @@ static void test_command_defaults(void **state) {
   assert_int_equal(bs_opts_parse_sweep(1, sweep, &w), BS_OK);
   assert_int_equal(w.run.timeout_ms, 1000);
   assert_null(w.run.artifacts);
-  assert_true(w.run.jobs >= 2);
+  /* A job per CPU on scheduled worlds, two on real threads (their waits
+   * are real). */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  assert_int_equal(w.run.jobs, cpus > 32 ? 32 : cpus);
+  char *threads[] = {"sweep", "--schedule", "threads"};
+  bs_opts_sweep t;
+  assert_int_equal(bs_opts_parse_sweep(3, threads, &t), BS_OK);
+  assert_int_equal(t.run.jobs, 2 * w.run.jobs);
   assert_int_equal(w.rank, -1);
   assert_int_equal(bs_opts_parse_fuzz(1, fuzz, &z), BS_OK);
   assert_int_equal(z.run.timeout_ms, 1000);

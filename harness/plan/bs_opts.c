@@ -501,13 +501,22 @@ static void defaults(const parsing *p) {
   if (!p->sweep && !p->fuzz)
     return;
   /* Thousands of runs: one that waits for the watchdog (a rank that never
-   * joins an init) or hangs costs that much, so both are short unless
-   * given; a repro line names the watchdog it ran with. Their runs wait on
-   * watchdogs more than they compute: twice the CPUs. */
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+   * joins an init) or hangs costs that much on real threads, so both are
+   * short unless given; a repro line names the watchdog it ran with. Their
+   * jobs: campaign_jobs, once the schedule is known. */
   o->timeout_ms = 1000;
   o->deadline_s = p->fuzz ? 20 : o->deadline_s;
-  o->jobs = cpus < 1 ? 2 : cpus > 32 ? 64 : (int)(2 * cpus);
+  o->jobs = 0;
+}
+
+/* A campaign's jobs unless -j: a CPU each for scheduled worlds (one rank
+ * runs at a time: each run is a CPU's work, with no wait), twice the CPUs
+ * on real threads (their runs wait on watchdogs in real time). */
+static void campaign_jobs(bs_opts_run *o) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  cpus = cpus < 1 ? 1 : cpus > 32 ? 32 : cpus;
+  if (o->jobs == 0)
+    o->jobs = (int)(o->schedule.policy == BS_SCHED_THREADS ? 2 * cpus : cpus);
 }
 
 static bs_status parse(const parsing *p, int argc, char **argv) {
@@ -532,6 +541,7 @@ static bs_status parse(const parsing *p, int argc, char **argv) {
   BS_CHECK(check_procs(o));
   BS_CHECK(check_schedule(o));
   BS_CHECK(check_outputs(o));
+  campaign_jobs(o);
 out:
   return st;
 }

@@ -120,8 +120,8 @@ bs_status bs_opts_choice(const char *opt, const char *v, const char *a,
 
 /* Each command's options from its arguments (argv[0]: the command itself),
  * its defaults first (sweep and fuzz: a 1000 ms watchdog, fuzz a 20 s
- * deadline, both twice the CPUs' jobs; run: the backstop-artifacts
- * folder). Reorder argv (getopt). */
+ * deadline, both a job per CPU, two on real threads; run: the
+ * backstop-artifacts folder). Reorder argv (getopt). */
 bs_status bs_opts_parse_run(int argc, char **argv, bs_opts_run *o);
 bs_status bs_opts_parse_mutants(int argc, char **argv, bs_opts_mutants *o);
 bs_status bs_opts_parse_sweep(int argc, char **argv, bs_opts_sweep *o);

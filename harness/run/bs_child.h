@@ -19,10 +19,12 @@
 int bs_child_run(const bs_run *cfg, int fd);
 
 /* A worker's (bs_parent_opts start and keep): runs share it, and its
- * ranks' engine processes (bs_engine_keep.h); after a run it is kept when
- * the run gave its result (code 0), left every rank's engine stopped and
- * no rank unwound: as a fresh child would be. */
-void bs_child_start(void);
+ * ranks' engine processes (bs_engine_keep.h), and the slot-th worker has
+ * a CPU of its own for its scheduled worlds (the slot-th it may use);
+ * after a run it is kept when the run gave its result (code 0), left
+ * every rank's engine stopped and no rank unwound: as a fresh child
+ * would be. */
+void bs_child_start(int slot);
 bool bs_child_keep(int code);
 
 #endif

@@ -27,9 +27,9 @@ static double deadline_of(void *arg, size_t job) {
   return bs_parent_limit_s(&x->cfgs[job]);
 }
 
-static void worker_start(void *arg) {
+static void worker_start(void *arg, int slot) {
   exec_state *x = arg;
-  x->o->start();
+  x->o->start(slot);
 }
 
 static bool worker_keep(void *arg, int code) {

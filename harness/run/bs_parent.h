@@ -35,9 +35,10 @@ typedef struct bs_parent_opts {
   void *settle_arg;
   /* Runs share workers (bs_fork.h, reuse) where every run may: each rank a
    * thread of the child, on the sim and the host, outside the rank pool;
-   * start(): once in each worker; keep(code): after each run in it,
-   * whether the worker is as a fresh child would be. NULL: a child each. */
-  void (*start)(void);
+   * start(slot): once in each worker, the slot-th of jobs; keep(code):
+   * after each run in it, whether the worker is as a fresh child would
+   * be. NULL: a child each. */
+  void (*start)(int slot);
   bool (*keep)(int code);
 } bs_parent_opts;
 

@@ -1,12 +1,10 @@
-#include "bs_fork_serve.h"
+#include "bs_fork_chan.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include "bs_err.h"
 
 /* A worker waits this long for its next job at most (its parent is alive
  * all along: a worker dies with it). */
@@ -16,7 +14,7 @@ typedef struct job_msg {
   size_t job;
 } job_msg;
 
-bool bs_fork_serve_send(int ctl, size_t job, int fd) {
+bool bs_fork_chan_send(int ctl, size_t job, int fd) {
   char ctlbuf[CMSG_SPACE(sizeof(int))];
   job_msg m = {.job = job};
   memset(ctlbuf, 0, sizeof ctlbuf);
@@ -33,15 +31,14 @@ bool bs_fork_serve_send(int ctl, size_t job, int fd) {
   return sendmsg(ctl, &h, MSG_NOSIGNAL) == (ssize_t)sizeof m;
 }
 
-bool bs_fork_serve_word(int ctl, bs_fork_word *w) {
+bool bs_fork_chan_word(int ctl, bs_fork_word *w) {
   ssize_t n;
   while ((n = recv(ctl, w, sizeof *w, 0)) < 0 && errno == EINTR)
     ;
   return n == (ssize_t)sizeof *w;
 }
 
-/* The next job and its pipe; false: the channel closed (or failed). */
-static bool next_job(int ctl, size_t *job, int *fd) {
+bool bs_fork_chan_next(int ctl, size_t *job, int *fd) {
   struct pollfd p = {.fd = ctl, .events = POLLIN};
   int r;
   while ((r = poll(&p, 1, IDLE_MS)) < 0 && errno == EINTR)
@@ -65,18 +62,6 @@ static bool next_job(int ctl, size_t *job, int *fd) {
   return true;
 }
 
-void bs_fork_serve(const bs_fork *r, int ctl) {
-  size_t job;
-  int fd;
-  if (r->start)
-    r->start(r->arg);
-  while (next_job(ctl, &job, &fd)) {
-    bs_err_clear(); /* each job starts from no error, as a fresh child */
-    int code = r->child(r->arg, job, fd);
-    close(fd);
-    bs_fork_word w = {.code = code, .keep = !r->keep || r->keep(r->arg, code)};
-    if (send(ctl, &w, sizeof w, MSG_NOSIGNAL) != (ssize_t)sizeof w || !w.keep)
-      bs_fork_exit(code);
-  }
-  bs_fork_exit(0);
+bool bs_fork_chan_answer(int ctl, const bs_fork_word *w) {
+  return send(ctl, w, sizeof *w, MSG_NOSIGNAL) == (ssize_t)sizeof *w;
 }
