@@ -63,10 +63,10 @@ static void junit_matrix(bs_buf *b, const bs_cmd_reports *r) {
 }
 
 static int report(const bs_opts_run *o, const bs_result *res, const int *mut,
-                  size_t n, size_t nbase) {
+                  const bool *explored, size_t n, size_t nbase) {
   bs_kill k[BS_MUT_COUNT];
   int rc = 1;
-  if (bs_kill_matrix_judge(res, mut, n, k) != BS_OK) {
+  if (bs_kill_matrix_judge(res, mut, explored, n, k) != BS_OK) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;
   }
@@ -100,6 +100,7 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
   bs_run *all = NULL;
   bs_result *res = NULL;
   int *mut = NULL;
+  bool *explored = NULL;
   size_t n = 0;
   if (bs_opts_parse_mutants(argc, argv, &om) != BS_OK)
     return bs_cmd_usage_error("mutants");
@@ -109,7 +110,7 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
     return bs_cmd_usage_error("mutants");
   int rc = 1;
   size_t nbase = plan.n;
-  all = bs_kill_matrix_plan(plan.runs, nbase, om.targeted, &mut, &n);
+  all = bs_kill_matrix_plan(plan.runs, nbase, om.targeted, &mut, &explored, &n);
   res = calloc(n ? n : 1, sizeof *res);
   /* Runs that pass are the expected case for a mutant matrix: only
    * failures of the fixed core are news, the matrix says the rest. */
@@ -123,9 +124,10 @@ int bs_cmd_mutants(int argc, char **argv, const char *exe) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;
   }
-  rc = report(o, res, mut, n, nbase);
+  rc = report(o, res, mut, explored, n, nbase);
 out:
   free(mut);
+  free(explored);
   for (size_t i = 0; res && i < n; i++)
     bs_result_free(&res[i]);
   free(res);

@@ -161,8 +161,9 @@ static void test_kill_matrix(void **state) {
   const bs_run base[] = {{.scn = bs_scenario_find("campaign-small")},
                          {.scn = bs_scenario_find("campaign-target")}};
   int *mut;
+  bool *explored;
   size_t n;
-  bs_run *all = bs_kill_matrix_plan(base, 2, true, &mut, &n);
+  bs_run *all = bs_kill_matrix_plan(base, 2, true, &mut, &explored, &n);
   assert_non_null(all);
   assert_int_equal(n, 3); /* the fixed core's two, one targeted */
   assert_int_equal(mut[0], -1);
@@ -176,7 +177,7 @@ static void test_kill_matrix(void **state) {
                       {.verdict = BS_PASS},
                       {.verdict = BS_FAIL, .scenario = "campaign-target"}};
   bs_kill k[BS_MUT_COUNT];
-  assert_int_equal(bs_kill_matrix_judge(res, mut, n, k), BS_OK);
+  assert_int_equal(bs_kill_matrix_judge(res, mut, explored, n, k), BS_OK);
   assert_int_equal(k[BS_MUT_PAUSE_NOT_IN_FINALLY].nkilled, 1);
   assert_string_equal(k[BS_MUT_PAUSE_NOT_IN_FINALLY].killed_by[0],
                       "campaign-target");
@@ -184,12 +185,59 @@ static void test_kill_matrix(void **state) {
   res[2].verdict = BS_VACUOUS; /* proves nothing: the mutant survives */
   for (int m = 0; m < BS_MUT_COUNT; m++)
     bs_report_kill_free(&k[m]);
-  assert_int_equal(bs_kill_matrix_judge(res, mut, n, k), BS_OK);
+  assert_int_equal(bs_kill_matrix_judge(res, mut, explored, n, k), BS_OK);
   assert_int_equal(k[BS_MUT_PAUSE_NOT_IN_FINALLY].nkilled, 0);
   assert_true(k[BS_MUT_PAUSE_NOT_IN_FINALLY].survived);
   for (int m = 0; m < BS_MUT_COUNT; m++)
     bs_report_kill_free(&k[m]);
   free(mut);
+  free(explored);
+  free(all);
+}
+
+/* An ordering mutant's scheduled run is explored: BS_KILL_SCHEDULES more
+ * schedules after its own, random and pct:3 seeded past its own seed, the
+ * same every time; a run killing it only under one is named with it. */
+static void test_kill_matrix_explores_schedules(void **state) {
+  (void)state;
+  bs_run base = {.scn = bs_scenario_find("campaign-small"),
+                 .schedule = {.policy = BS_SCHED_RANDOM, .seed = 5}};
+  int *mut;
+  bool *explored;
+  size_t n, at = 0;
+  bs_run *all = bs_kill_matrix_plan(&base, 1, false, &mut, &explored, &n);
+  assert_non_null(all);
+  assert_int_equal(n, 1 + BS_MUT_COUNT + BS_KILL_SCHEDULES);
+  while (at < n && mut[at] != BS_MUT_FAILURE_BEFORE_READY)
+    at++;
+  assert_false(explored[at]);
+  assert_true(all[at].schedule.seed == 5);
+  static const char *const want[] = {"random", "pct:3", "random", "pct:3"};
+  for (int k = 1; k <= BS_KILL_SCHEDULES; k++) {
+    char spec[32];
+    assert_int_equal(mut[at + k], BS_MUT_FAILURE_BEFORE_READY);
+    assert_true(explored[at + k]);
+    bs_sched_spec_format(&all[at + k].schedule, spec, sizeof spec);
+    assert_string_equal(spec, want[k - 1]);
+    assert_true(all[at + k].schedule.seed == 5 + (uint64_t)(k + 1) / 2);
+  }
+  bs_result *res = calloc(n, sizeof *res);
+  assert_non_null(res);
+  res[at + 2] = (bs_result){.verdict = BS_FAIL,
+                            .scenario = "campaign-small",
+                            .schedule = "pct:3",
+                            .schedule_seed = 6};
+  res[at + 3] = res[at + 2]; /* named once: the first that killed it */
+  bs_kill k[BS_MUT_COUNT];
+  assert_int_equal(bs_kill_matrix_judge(res, mut, explored, n, k), BS_OK);
+  assert_int_equal(k[BS_MUT_FAILURE_BEFORE_READY].nkilled, 1);
+  assert_string_equal(k[BS_MUT_FAILURE_BEFORE_READY].killed_by[0],
+                      "campaign-small (--schedule pct:3 --schedule-seed 6)");
+  for (int m = 0; m < BS_MUT_COUNT; m++)
+    bs_report_kill_free(&k[m]);
+  free(res);
+  free(mut);
+  free(explored);
   free(all);
 }
 
@@ -201,6 +249,7 @@ int main(void) {
       cmocka_unit_test(test_sweep_plans_and_runs),
       cmocka_unit_test(test_fuzz_draws_its_budget),
       cmocka_unit_test(test_kill_matrix),
+      cmocka_unit_test(test_kill_matrix_explores_schedules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -338,6 +338,48 @@ static void test_shrink(void **state) {
   assert_int_equal(c[8].faults[0].cycle, 1);
   assert_true(c[9].faults[1].prob == 1.0);
   assert_int_equal(bs_fuzz_shrink(&r, NONE, c, 3), 3); /* bounded */
+  /* A drawn schedule, last: the run's own seed, one change point fewer,
+   * random. */
+  r.seed = 5;
+  r.schedule = (bs_sched_spec){.policy = BS_SCHED_PCT, .depth = 3, .seed = 77};
+  size_t m = bs_fuzz_shrink(&r, NONE, c, 64);
+  assert_int_equal(m, n + 3);
+  assert_true(c[n].schedule.seed == 5 && c[n].schedule.depth == 3);
+  assert_true(c[n + 1].schedule.seed == 77 && c[n + 1].schedule.depth == 2);
+  assert_int_equal(c[n + 2].schedule.policy, BS_SCHED_RANDOM);
+}
+
+/* Each run draws its schedule from a stream of its own (the rest of the
+ * draw as without it): random and PCT, seeded by the run's seed or one of
+ * its own, the same for the same seed; a campaign's --schedule (and
+ * --schedule-seed) instead wherever given. */
+static void test_draw_schedule(void **state) {
+  (void)state;
+  bs_fuzz_pool p = of(2, 3), threads = of(2, 3);
+  p.schedule.policy = BS_SCHED_RANDOM;
+  size_t pct = 0, own = 0;
+  for (size_t i = 0; i < 200; i++) {
+    bs_fuzz_run a, b, t;
+    bs_fuzz_draw(7, i, &p, &a);
+    bs_fuzz_draw(7, i, &p, &b);
+    bs_fuzz_draw(7, i, &threads, &t);
+    assert_memory_equal(&a.schedule, &b.schedule, sizeof a.schedule);
+    assert_int_equal(t.schedule.policy, BS_SCHED_THREADS);
+    t.schedule = a.schedule; /* nothing else of the draw moved */
+    assert_memory_equal(&a, &t, sizeof a);
+    pct += a.schedule.policy == BS_SCHED_PCT;
+    own += a.schedule.seed != a.seed;
+    assert_true(a.schedule.policy != BS_SCHED_PCT ||
+                (a.schedule.depth >= 2 && a.schedule.depth <= 4));
+  }
+  assert_true(pct > 20 && pct < 90);
+  assert_true(own > 60 && own < 140);
+  p.schedule = (bs_sched_spec){.policy = BS_SCHED_PCT, .depth = 5, .seed = 3};
+  p.schedule_given = p.schedule_seeded = true;
+  bs_fuzz_run g;
+  bs_fuzz_draw(7, 11, &p, &g);
+  assert_true(g.schedule.policy == BS_SCHED_PCT && g.schedule.depth == 5 &&
+              g.schedule.seed == 3);
 }
 
 /* A vacuous run is a pass when a drawn fault fired (another's reaches cut
@@ -449,6 +491,7 @@ int main(void) {
       cmocka_unit_test(test_spec),
       cmocka_unit_test(test_cfg_make),
       cmocka_unit_test(test_shrink),
+      cmocka_unit_test(test_draw_schedule),
       cmocka_unit_test(test_verdict),
       cmocka_unit_test(test_drawn_hit),
       cmocka_unit_test(test_known),

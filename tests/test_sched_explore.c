@@ -7,7 +7,8 @@
  * splits them, that schedule splits them again every time it is run, and
  * the fixed core splits them under none of the same schedules. Then the
  * same through the binary: comm-init-fail, the scenario that targets the
- * mutant, passes at its default schedule and fails under others. */
+ * mutant, passes at its default schedule and fails under others; the kill
+ * matrix finds it so, and its repro fails every time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,6 +154,33 @@ static void test_scenario_explored(void **state) {
     fail_msg("no seed of 1..8 killed failure-before-ready");
 }
 
+/* The kill matrix explores schedules for the ordering mutant and names the
+ * one that killed it; that schedule's repro line fails every time it is
+ * run, and --repeat runs one schedule per repeat: the first (the default)
+ * passes, the later ones name their own seeds and fail where it kills. */
+static void test_matrix_kill_reproduces(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  /* Exit 1: the mutants comm-init-fail does not target survive it. */
+  assert_int_equal(backstop("mutants comm-init-fail --targeted -q"), 1);
+  const char *row = strstr(out_text, "failure-before-ready");
+  while (row && !strstr(row, "comm-init-fail (--schedule "))
+    row = strstr(row + 1, "failure-before-ready");
+  assert_non_null(row);
+  const char *how = strstr(row, "(--schedule ") + 1;
+  char run[300];
+  snprintf(run, sizeof run,
+           "run comm-init-fail --mutant failure-before-ready -q %.*s",
+           (int)strcspn(how, ")"), how);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(backstop(run), 1);
+  assert_int_equal(backstop("run comm-init-fail --mutant failure-before-ready "
+                            "-q --repeat 3"),
+                   1);
+  assert_non_null(strstr(out_text, "--schedule random --schedule-seed 1 "));
+  assert_null(strstr(out_text, "--schedule random --mutant"));
+}
+
 /* The binary's runs name their schedule (random by default, its seed the
  * run's); this process's worlds take BS_SCHEDULE's where they name none. */
 static int setup(void **state) {
@@ -173,6 +201,7 @@ int main(void) {
       cmocka_unit_test(test_fixed_core_survives_the_exploration),
       cmocka_unit_test(test_seeds_are_interleavings),
       cmocka_unit_test(test_scenario_explored),
+      cmocka_unit_test(test_matrix_kill_reproduces),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -234,6 +234,27 @@ static int own_cycles(const bs_scenario *s) {
   return need;
 }
 
+void bs_fuzz_draw_schedule(uint64_t seed, size_t index, bool seeded,
+                           bs_sched_spec *s) {
+  rng g = {mix64(seed ^ 0x5c4ed01e5ull) ^ mix64(index + 1)};
+  bool pct = one_in(&g, 4);
+  s->policy = pct ? BS_SCHED_PCT : BS_SCHED_RANDOM;
+  s->depth = pct ? (int)pick(&g, 2, 4) : 0;
+  s->horizon = 0;
+  if (one_in(&g, 2) && !seeded)
+    s->seed = next(&g) >> 32;
+}
+
+/* r's schedule: the campaign's, else drawn (bs_fuzz_draw_schedule; the
+ * other draws are as they were without it). */
+static void draw_schedule(uint64_t seed, const bs_fuzz_pool *pool,
+                          bs_fuzz_run *r) {
+  r->schedule = pool->schedule;
+  r->schedule.seed = pool->schedule_seeded ? pool->schedule.seed : r->seed;
+  if (!pool->schedule_given && pool->schedule.policy != BS_SCHED_THREADS)
+    bs_fuzz_draw_schedule(seed, r->index, pool->schedule_seeded, &r->schedule);
+}
+
 void bs_fuzz_draw(uint64_t seed, size_t index, const bs_fuzz_pool *pool,
                   bs_fuzz_run *out) {
   rng g = {mix64(seed) ^ mix64(index + 1)};
@@ -244,6 +265,8 @@ void bs_fuzz_draw(uint64_t seed, size_t index, const bs_fuzz_pool *pool,
   if (out->scn->drive) {
     out->ranks = out->scn->default_ranks;
     out->cycles = out->scn->cycles;
+    out->schedule = pool->schedule;
+    out->schedule.seed = pool->schedule_seeded ? pool->schedule.seed : 0;
     return;
   }
   int lo = out->scn->min_ranks > 1 ? out->scn->min_ranks : 1;
@@ -261,6 +284,7 @@ void bs_fuzz_draw(uint64_t seed, size_t index, const bs_fuzz_pool *pool,
   draw_sets(&g, pool->mutants, out);
   if (out->model && !model_fits(out, pool))
     out->model = NULL;
+  draw_schedule(seed, pool, out);
 }
 
 void bs_fuzz_draw_faults(uint64_t seed, const bs_result *count,
@@ -360,7 +384,8 @@ bs_status bs_fuzz_cfg_make(const bs_fuzz_run *r, const bs_run *base,
   c->sets = r->sets;
   c->nsets = r->nsets;
   c->seed = r->seed;
-  c->schedule.seed = r->seed; /* one seed, one history */
+  if (base->schedule.policy != BS_SCHED_THREADS)
+    c->schedule = r->schedule;
   BS_CHECK(
       run_config(r, bs_mutant_of(base->mutants, base->nmutants), &c->config));
   if (!r->scn->drive && models)
@@ -508,11 +533,37 @@ static size_t plainer_faults(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
   return n;
 }
 
+/* The run's own seed for its schedule, fewer PCT change points, random:
+ * what the default would run, as near as it still fails. */
+static size_t plainer_schedule(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
+                               size_t max) {
+  bs_fuzz_run c = *r;
+  if (r->schedule.policy == BS_SCHED_THREADS)
+    return n;
+  if (r->schedule.seed != r->seed) {
+    c.schedule.seed = r->seed;
+    n = add(out, n, max, &c);
+  }
+  c = *r;
+  if (r->schedule.policy == BS_SCHED_PCT && r->schedule.depth > 1) {
+    c.schedule.depth--;
+    n = add(out, n, max, &c);
+  }
+  c = *r;
+  if (r->schedule.policy == BS_SCHED_PCT) {
+    c.schedule.policy = BS_SCHED_RANDOM;
+    c.schedule.depth = 0;
+    n = add(out, n, max, &c);
+  }
+  return n;
+}
+
 size_t bs_fuzz_shrink(const bs_fuzz_run *r, bs_mutants m, bs_fuzz_run *out,
                       size_t max) {
   size_t n = fewer_items(r, m, out, 0, max);
   n = smaller_world(r, out, n, max);
-  return plainer_faults(r, out, n, max);
+  n = plainer_faults(r, out, n, max);
+  return plainer_schedule(r, out, n, max);
 }
 
 /* ---- known truths ---- */

@@ -41,6 +41,9 @@ typedef struct bs_fuzz_run {
   bs_fuzz_fault faults[BS_FUZZ_FAULTS];
   size_t nfaults;
   uint64_t seed; /* the run's own --seed */
+  /* Its schedule: drawn (random or pct:D, seeded by the run's seed or one
+   * of its own), or the campaign's --schedule. */
+  bs_sched_spec schedule;
 } bs_fuzz_run;
 
 /* What runs are drawn from: the scenarios, at most max_ranks ranks, the
@@ -52,16 +55,29 @@ typedef struct bs_fuzz_pool {
   int max_ranks;
   bs_mutants mutants;
   bs_models *models;
+  /* The campaign's --schedule (policy, and seed when seeded): drawn for
+   * each run unless given. */
+  bs_sched_spec schedule;
+  bool schedule_given, schedule_seeded;
 } bs_fuzz_pool;
 
 /* The index-th run of seed's stream over the pool's scenarios, its
  * configuration (no faults yet): at most max_ranks ranks (at least the
  * scenario's minimum), settings its configuration validates under the
- * pool's mutants, a model that lays out over its world. A scenario with
+ * pool's mutants, a model that lays out over its world, and its schedule
+ * (a stream of its own: random three times in four, else pct:2..4; seeded
+ * half the time by the run's seed, else by one drawn). A scenario with
  * its own driver (config-matrix) takes no ranks, cycles, model, settings
  * or faults of the draw: it runs as it is. */
 void bs_fuzz_draw(uint64_t seed, size_t index, const bs_fuzz_pool *pool,
                   bs_fuzz_run *out);
+
+/* A schedule drawn from its own stream of seed and index: random three
+ * times in four, else pct:2..4; its seed (s->seed, as given) replaced
+ * half the time by one drawn, unless seeded (the user named it). What
+ * fuzz's runs and sweep's scenarios are run under unless --schedule. */
+void bs_fuzz_draw_schedule(uint64_t seed, size_t index, bool seeded,
+                           bs_sched_spec *s);
 
 /* Draws r's 1-3 faults (its own stream of the seed and r->index) from
  * count, the counting run of r's configuration (bs_fuzz_count_cfg): a
@@ -137,8 +153,9 @@ void bs_fuzz_signature(const bs_result *r, char *out, size_t n);
 
 /* Runs one step smaller than r, most promising first (a fault, a setting
  * dropped where the rest validates under m; the scenario's model; fewer
- * ranks; fewer cycles; a lower nth or a plainer fault); up to max in out,
- * how many returned. */
+ * ranks; fewer cycles; a lower nth or a plainer fault; a plainer
+ * schedule: the run's own seed, fewer PCT change points, random); up to
+ * max in out, how many returned. */
 size_t bs_fuzz_shrink(const bs_fuzz_run *r, bs_mutants m, bs_fuzz_run *out,
                       size_t max);
 

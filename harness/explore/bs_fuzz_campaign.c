@@ -204,7 +204,10 @@ static bs_fuzz_pool draw_pool(bs_fuzz_campaign *z) {
                         .n = z->npool,
                         .max_ranks = z->o.max_ranks,
                         .mutants = mutants(z),
-                        .models = &z->models};
+                        .models = &z->models,
+                        .schedule = z->base.schedule,
+                        .schedule_given = z->o.run.schedule_given,
+                        .schedule_seeded = z->o.run.schedule_seed_given};
 }
 
 static bool budget_left(const bs_fuzz_campaign *z) {

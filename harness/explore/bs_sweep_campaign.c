@@ -5,6 +5,7 @@
 
 #include "bs_vec.h"
 #include "catalog/bs_scenario.h"
+#include "explore/bs_fuzz.h"
 
 bs_sweep_filter bs_sweep_campaign_filter(const bs_sweep_campaign *w,
                                          size_t index) {
@@ -136,10 +137,23 @@ out:
   return st;
 }
 
+/* Each scenario's schedule, unless --schedule: drawn from the campaign's
+ * seed and its place in the plan, for its counting pass and every run of
+ * its reaches alike (their reaches are the counting pass's). */
+static void draw_schedules(bs_sweep_campaign *w) {
+  const bs_opts_run *o = &w->o.run;
+  for (size_t i = 0; i < w->plan.n; i++) {
+    bs_sched_spec *s = &w->plan.runs[i].schedule;
+    if (!o->schedule_given && s->policy != BS_SCHED_THREADS)
+      bs_fuzz_draw_schedule(o->seed, i, o->schedule_seed_given, s);
+  }
+}
+
 bs_status bs_sweep_campaign_plan(bs_sweep_campaign *w) {
   bs_status st = BS_OK;
   if (!(w->sc = calloc(w->plan.n ? w->plan.n : 1, sizeof *w->sc)))
     return BS_ERR_NOMEM;
+  draw_schedules(w);
   BS_CHECK(count_pass(w));
   BS_CHECK(plan_runs(w));
   if (!(w->res = calloc(w->n ? w->n : 1, sizeof *w->res)))
