@@ -225,9 +225,11 @@ static void campaign_interrupted(const char *cmd_args, const char *after) {
 
 /* Every run stalled 300 ms before a collective (the counting pass too,
  * which ends). */
+/* A stall of 300 ms in real time (real threads: a scheduled world's would
+ * cost none), so that the signal finds the campaign under way. */
 #define STALLED                                                                \
   " --fault name=comm/stall,rank=0,nth=3,failinfo=300 --timeout-ms 100000 "    \
-  "--deadline-s 100"
+  "--deadline-s 100 --schedule threads"
 
 /* The number after key in text; -1 when key is not there. */
 static long count_after(const char *text, const char *key) {
@@ -296,7 +298,8 @@ static void test_mutants_count_interrupted(void **state) {
  * short as interrupted, and none of them as drawn-and-not-fired. */
 static void test_fuzz_counts_interrupted(void **state) {
   (void)state;
-  campaign_interrupted("fuzz steady-normal --seed 3 --runs 300 --max-ranks 1",
+  campaign_interrupted("fuzz steady-normal --seed 3 --runs 300 --max-ranks 1 "
+                       "--schedule threads",
                        "fuzz: 1/");
   char *out = slurp("out.txt"), *json = slurp("r.json");
   const char *fuzz = strstr(json, "\"fuzz\": ");

@@ -1,9 +1,10 @@
 /* Scheduled worlds on virtual time: a watchdog of 10 s waited out in no
  * wall time, detection and the record on the virtual clock; a rank's
  * exchanges with its engine process (a real process) are steps whose
- * outcome and cost do not depend on how long the OS takes; and a run is a
- * function of its seed: the same schedule and the same report bytes,
- * detect_ms included, quiet, beside 64 busy threads and on one core. */
+ * outcome and cost do not depend on how long the OS takes. That a run's
+ * report bytes are a function of its seed, quiet and beside 64 busy
+ * processes, is tests/same_bytes.sh's (ctest suite_same_bytes); on one
+ * core is how every scheduled run runs (its worker's CPU: run/bs_child.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,66 +148,6 @@ static void test_engine_exchange_is_one_step(void **state) {
   assert_true(other.hash != quiet.hash);
 }
 
-/* ---- the same report bytes ---- */
-
-/* The report with its wall times blanked: every "duration_ms"; detect_ms,
- * on the virtual clock, stays. */
-static char *report_of(const char *path) {
-  char *s = slurp(path);
-  for (char *p = s; (p = strstr(p, "\"duration_ms\": "));) {
-    p += strlen("\"duration_ms\": ");
-    size_t len = strcspn(p, ",\n}");
-    *p = '_';
-    memmove(p + 1, p + len, strlen(p + len) + 1);
-  }
-  return s;
-}
-
-/* The fault scenarios and a fuzz seed on scheduled worlds (the default
- * random schedule), after pre (a taskset, or nothing): their reports,
- * blanked, in one text. */
-static char *reports(const char *pre) {
-  static const char *const runs[] = {
-      "run @fault -q --json r.json",
-      "fuzz --seed 3 --runs 12 -q --json r.json"};
-  size_t len = 0;
-  char *all = calloc(1, 1);
-  for (size_t i = 0; all && i < sizeof runs / sizeof *runs; i++) {
-    backstop_after(pre, runs[i]);
-    char *r = report_of("r.json");
-    assert_true(strlen(r) > 100);
-    char *grown = realloc(all, len + strlen(r) + 1);
-    assert_non_null(grown);
-    all = grown;
-    memcpy(all + len, r, strlen(r) + 1);
-    len += strlen(r);
-    free(r);
-  }
-  assert_non_null(all);
-  return all;
-}
-
-/* 64 busy threads on the machine's few cores slow every hand-over of a
- * scheduled world's (each waits for a CPU): some 30 s of a 2-core
- * machine's, quiet it is one. */
-static void test_same_bytes_quiet_loaded_one_core(void **state) {
-  (void)state;
-  BS_TEST_NEEDS_FAULTS();
-  char *quiet = reports("");
-  assert_non_null(strstr(quiet, "\"detect_ms\": 1"));
-  load(true);
-  char *loaded = reports("");
-  load(false);
-  assert_string_equal(loaded, quiet);
-  free(loaded);
-  if (system("taskset -c 0 true >/dev/null 2>&1") == 0) {
-    char *one = reports("taskset -c 0 ");
-    assert_string_equal(one, quiet);
-    free(one);
-  }
-  free(quiet);
-}
-
 static int setup(void **state) {
   (void)state;
   return cli_setup("bs_schedw_");
@@ -223,7 +164,6 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_watchdog_costs_no_wall_time),
       cmocka_unit_test(test_engine_exchange_is_one_step),
-      cmocka_unit_test(test_same_bytes_quiet_loaded_one_core),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
