@@ -28,6 +28,7 @@
 /* A worker told to leave (its channel closed, or its word said so) gets
  * this long to exit by itself (writing its coverage counters and spans). */
 #define LEAVE_MS 2000
+#define IDLE_MS (3600 * 1000)
 
 typedef struct slot {
   pid_t pid; /* the child (a worker: busy or idle); 0: none */
@@ -107,18 +108,19 @@ static void close_others(const slot *slots, int nslots, const slot *mine) {
 }
 
 /* A worker, the slot-th: serves the jobs its channel sends until it is
- * closed or a job leaves it unfit (r->keep), then exits. */
+ * closed or a job leaves it unfit (r->keep), then exits. It waits an hour
+ * at most for the next (its parent is alive all along: it dies with it). */
 static _Noreturn void serve(const bs_fork *r, int ctl, int slot) {
   size_t job;
   int fd;
   if (r->start)
     r->start(r->arg, slot);
-  while (bs_fork_chan_next(ctl, &job, &fd)) {
+  while (bs_fork_chan_get(ctl, &job, sizeof job, &fd, IDLE_MS) && fd >= 0) {
     bs_err_clear(); /* each job starts from no error, as a fresh child */
     int code = r->child(r->arg, job, fd);
     close(fd);
     bs_fork_word w = {.code = code, .keep = !r->keep || r->keep(r->arg, code)};
-    if (!bs_fork_chan_answer(ctl, &w) || !w.keep)
+    if (!bs_fork_chan_put(ctl, &w, sizeof w, -1) || !w.keep)
       bs_fork_exit(code);
   }
   bs_fork_exit(0);
@@ -178,7 +180,7 @@ static bs_status hand_job(const bs_fork *r, slot *slots, int nslots, slot *s,
     BS_CHECK(fork_worker(r, slots, nslots, s));
   if (pipe2(fds, O_CLOEXEC) != 0)
     BS_FAIL(BS_ERR_INTERNAL, NULL, "runner: pipe: %s", strerror(errno));
-  bool sent = bs_fork_chan_send(s->ctl, job, fds[1]);
+  bool sent = bs_fork_chan_put(s->ctl, &job, sizeof job, fds[1]);
   close(fds[1]);
   s->fd = fds[0];
   /* A worker that cannot take it has died: the job ends as it does. */
@@ -319,7 +321,7 @@ static void drain(slot *s) {
 
 /* The worker's word on its job (its channel closed: it is going). */
 static void hear(slot *s) {
-  if (bs_fork_chan_word(s->ctl, &s->word)) {
+  if (bs_fork_chan_get(s->ctl, &s->word, sizeof s->word, NULL, 0)) {
     s->worded = true;
     return;
   }

@@ -6,62 +6,52 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* A worker waits this long for its next job at most (its parent is alive
- * all along: a worker dies with it). */
-enum { IDLE_MS = 3600 * 1000 };
-
-typedef struct job_msg {
-  size_t job;
-} job_msg;
-
-bool bs_fork_chan_send(int ctl, size_t job, int fd) {
-  char ctlbuf[CMSG_SPACE(sizeof(int))];
-  job_msg m = {.job = job};
-  memset(ctlbuf, 0, sizeof ctlbuf);
-  struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
-  struct msghdr h = {.msg_iov = &iov,
-                     .msg_iovlen = 1,
-                     .msg_control = ctlbuf,
-                     .msg_controllen = sizeof ctlbuf};
-  struct cmsghdr *c = CMSG_FIRSTHDR(&h);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof fd);
-  memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  return sendmsg(ctl, &h, MSG_NOSIGNAL) == (ssize_t)sizeof m;
+bool bs_fork_chan_put(int sock, const void *msg, size_t len, int fd) {
+  char ctl[CMSG_SPACE(sizeof(int))];
+  memset(ctl, 0, sizeof ctl);
+  struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
+  struct msghdr h = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (fd >= 0) {
+    h.msg_control = ctl;
+    h.msg_controllen = sizeof ctl;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof fd);
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  return sendmsg(sock, &h, MSG_NOSIGNAL) == (ssize_t)len;
 }
 
-bool bs_fork_chan_word(int ctl, bs_fork_word *w) {
-  ssize_t n;
-  while ((n = recv(ctl, w, sizeof *w, 0)) < 0 && errno == EINTR)
-    ;
-  return n == (ssize_t)sizeof *w;
+/* The descriptor a message carried, -1: none. */
+static int carried(struct msghdr *h) {
+  struct cmsghdr *c = CMSG_FIRSTHDR(h);
+  int fd = -1;
+  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+    memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return fd;
 }
 
-bool bs_fork_chan_next(int ctl, size_t *job, int *fd) {
-  struct pollfd p = {.fd = ctl, .events = POLLIN};
+bool bs_fork_chan_get(int sock, void *msg, size_t len, int *fd, int wait_ms) {
+  struct pollfd p = {.fd = sock, .events = POLLIN};
   int r;
-  while ((r = poll(&p, 1, IDLE_MS)) < 0 && errno == EINTR)
+  while ((r = poll(&p, 1, wait_ms)) < 0 && errno == EINTR)
     ;
   if (r <= 0)
     return false;
-  char ctlbuf[CMSG_SPACE(sizeof(int))];
-  job_msg m;
-  struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+  char ctl[CMSG_SPACE(sizeof(int))];
+  struct iovec iov = {.iov_base = msg, .iov_len = len};
   struct msghdr h = {.msg_iov = &iov,
                      .msg_iovlen = 1,
-                     .msg_control = ctlbuf,
-                     .msg_controllen = sizeof ctlbuf};
-  if (recvmsg(ctl, &h, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof m)
-    return false;
-  struct cmsghdr *c = CMSG_FIRSTHDR(&h);
-  if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-    return false;
-  memcpy(fd, CMSG_DATA(c), sizeof *fd);
-  *job = m.job;
-  return true;
-}
-
-bool bs_fork_chan_answer(int ctl, const bs_fork_word *w) {
-  return send(ctl, w, sizeof *w, MSG_NOSIGNAL) == (ssize_t)sizeof *w;
+                     .msg_control = ctl,
+                     .msg_controllen = sizeof ctl};
+  ssize_t n;
+  while ((n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    ;
+  int got = n >= 0 ? carried(&h) : -1;
+  if (fd)
+    *fd = got;
+  else if (got >= 0)
+    close(got);
+  return n == (ssize_t)len;
 }

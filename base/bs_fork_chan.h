@@ -1,9 +1,9 @@
-/* A reused child of the runner (bs_fork.h, reuse) and its parent: the
- * worker's channel. The parent sends each job's index with the write end
- * of that job's pipe (SCM_RIGHTS); the worker runs the job into it,
- * closes it, and answers with a word: the child's return and whether it
- * may serve another (bs_fork.keep). A worker told no more (its channel
- * closed) or that may not go on exits. */
+/* A channel between processes of the runner: fixed-size messages over a
+ * SOCK_SEQPACKET socket, each with a descriptor or none (SCM_RIGHTS). A
+ * reused child (bs_fork.h, reuse) gets each job's index with the write
+ * end of that job's pipe and answers with a word: the child's return and
+ * whether it may serve another (bs_fork.keep); the rank pool's workers
+ * get their runs so (harness/run/bs_pool.c). */
 #ifndef BS_FORK_CHAN_H
 #define BS_FORK_CHAN_H
 
@@ -15,18 +15,13 @@ typedef struct bs_fork_word {
   bool keep; /* the worker serves another */
 } bs_fork_word;
 
-/* In the parent: job and its pipe's write end to the worker; false when
- * the worker is gone. */
-bool bs_fork_chan_send(int ctl, size_t job, int fd);
-/* In the parent, ctl readable: the worker's word; false when its channel
- * closed (it is going) or the word is not one. */
-bool bs_fork_chan_word(int ctl, bs_fork_word *w);
-
-/* In the worker: the next job and its pipe (waited for, bounded); false
- * when the channel closed (or failed). */
-bool bs_fork_chan_next(int ctl, size_t *job, int *fd);
-/* In the worker: its word on the job just run; false when the parent is
- * gone. */
-bool bs_fork_chan_answer(int ctl, const bs_fork_word *w);
+/* msg (len bytes) over sock, with descriptor fd (-1: none); false when
+ * the other end is gone. */
+bool bs_fork_chan_put(int sock, const void *msg, size_t len, int fd);
+/* The next message of len bytes, waited for up to wait_ms, and the
+ * descriptor it carries in *fd (-1: none; fd NULL: none wanted); false
+ * when the channel closed, the wait ran out or it is not such a
+ * message. */
+bool bs_fork_chan_get(int sock, void *msg, size_t len, int *fd, int wait_ms);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "bs_clock.h"
 #include "bs_file.h"
+#include "bs_fork_chan.h"
 #include "bs_span.h"
 #include "bs_stop.h"
 #include "catalog/bs_launcher.h"
@@ -84,25 +85,7 @@ bool bs_pool_wanted(const bs_run *cfgs, size_t n, int jobs) {
 /* Waits (bounded) for the next run; false: the parent closed the channel,
  * or the wait or the message failed. */
 static bool recv_cmd(int sock, pool_cmd *c, int *fd) {
-  struct pollfd p = {.fd = sock, .events = POLLIN};
-  int r;
-  while ((r = poll(&p, 1, IDLE_MS)) < 0 && errno == EINTR)
-    ;
-  if (r <= 0)
-    return false;
-  char ctl[CMSG_SPACE(sizeof(int))];
-  struct iovec iov = {.iov_base = c, .iov_len = sizeof *c};
-  struct msghdr m = {.msg_iov = &iov,
-                     .msg_iovlen = 1,
-                     .msg_control = ctl,
-                     .msg_controllen = sizeof ctl};
-  *fd = -1;
-  if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof *c)
-    return false;
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
-    memcpy(fd, CMSG_DATA(h), sizeof *fd);
-  return c->job < pool.n;
+  return bs_fork_chan_get(sock, c, sizeof *c, fd, IDLE_MS) && c->job < pool.n;
 }
 
 /* Whether the run, as process 0 published it in the run's folder, passed
@@ -248,23 +231,6 @@ out:
 
 /* ---- a run's child ---- */
 
-static bool send_cmd(int sock, const pool_cmd *c, int fd) {
-  char ctl[CMSG_SPACE(sizeof(int))];
-  memset(ctl, 0, sizeof ctl);
-  struct iovec iov = {.iov_base = (void *)c, .iov_len = sizeof *c};
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (fd >= 0) {
-    m.msg_control = ctl;
-    m.msg_controllen = sizeof ctl;
-    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = SCM_RIGHTS;
-    h->cmsg_len = CMSG_LEN(sizeof fd);
-    memcpy(CMSG_DATA(h), &fd, sizeof fd);
-  }
-  return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)sizeof *c;
-}
-
 /* Worker 0's result to fd until it closes the pipe; the dump signal the
  * parent sends at the deadline goes on to worker 0. Bounded by the
  * parent's kill (deadline and grace) and a second more. 0: a result. */
@@ -327,7 +293,7 @@ int bs_pool_run(const bs_run *cfg, int fd) {
   bool sent = sig >= 0;
   for (int p = 0; sent && p < cfg->ranks; p++) {
     c.proc = p;
-    sent = send_cmd(pool.w[p].fd, &c, p == 0 ? res[1] : -1);
+    sent = bs_fork_chan_put(pool.w[p].fd, &c, sizeof c, p == 0 ? res[1] : -1);
   }
   close(res[1]);
   if (sent)
