@@ -1,27 +1,18 @@
 #include "bs_buf.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_vec.h"
+
+/* From 256 bytes: most strings are lines and short reports. */
 static bool reserve(bs_buf *b, size_t extra) {
-  if (b->oom)
-    return false;
-  if (b->len + extra + 1 <= b->cap)
-    return true;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap < b->len + extra + 1)
-    cap *= 2;
-  char *s = realloc(b->s, cap);
-  if (!s) {
+  size_t need = b->len + extra + 1;
+  if (!b->oom && !bs_vec_grow(&b->s, &b->cap, need < 256 ? 256 : need, 1))
     b->oom = true;
-    return false;
-  }
-  b->s = s;
-  b->cap = cap;
-  return true;
+  return !b->oom;
 }
 
 void bs_buf_append(bs_buf *b, const char *s, size_t n) {
@@ -43,58 +34,6 @@ void bs_buf_printf(bs_buf *b, const char *fmt, ...) {
   vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
   va_end(ap);
   b->len += (size_t)n;
-}
-
-void bs_buf_json_str(bs_buf *b, const char *s) {
-  if (!s) {
-    bs_buf_append(b, "null", 4);
-    return;
-  }
-  bs_buf_append(b, "\"", 1);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    switch (*p) {
-    case '"':
-      bs_buf_append(b, "\\\"", 2);
-      break;
-    case '\\':
-      bs_buf_append(b, "\\\\", 2);
-      break;
-    case '\n':
-      bs_buf_append(b, "\\n", 2);
-      break;
-    case '\t':
-      bs_buf_append(b, "\\t", 2);
-      break;
-    case '\r':
-      bs_buf_append(b, "\\r", 2);
-      break;
-    default:
-      if (*p < 0x20)
-        bs_buf_printf(b, "\\u%04x", *p);
-      else
-        bs_buf_append(b, (const char *)p, 1);
-    }
-  }
-  bs_buf_append(b, "\"", 1);
-}
-
-void bs_buf_json_strs(bs_buf *b, const char *const *s, size_t n) {
-  bs_buf_append(b, "[", 1);
-  for (size_t i = 0; s && i < n && s[i]; i++) {
-    if (i)
-      bs_buf_append(b, ", ", 2);
-    bs_buf_json_str(b, s[i]);
-  }
-  bs_buf_append(b, "]", 1);
-}
-
-void bs_buf_json_num(bs_buf *b, double v) {
-  if (!isfinite(v))
-    bs_buf_append(b, "null", 4);
-  else if (v == (double)(long long)v && fabs(v) < 1e15)
-    bs_buf_printf(b, "%lld", (long long)v);
-  else
-    bs_buf_printf(b, "%.15g", v); /* short, and exact for what we write */
 }
 
 void bs_buf_xml(bs_buf *b, const char *s) {

@@ -3,10 +3,22 @@
 #ifndef BS_CLOCK_H
 #define BS_CLOCK_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
-/* CLOCK_MONOTONIC in nanoseconds: every duration the comm layer measures. */
+/* The calling thread's clock in nanoseconds: every duration the comm layer
+ * and the run record measure. CLOCK_MONOTONIC, or on a rank of a scheduled
+ * world the virtual clock its scheduler advances (bs_sched.h), so that
+ * whatever a rank times is a function of the run's seed; there each read
+ * is BS_CLOCK_TICK_NS past the thread's last one at least. */
 uint64_t bs_clock_mono_ns(void);
+#define BS_CLOCK_TICK_NS 1000
+/* CLOCK_MONOTONIC in nanoseconds, on every thread: the real time a process
+ * spends (phase spans, real-time bounds). */
+uint64_t bs_clock_real_ns(void);
+/* The calling thread reads bs_clock_mono_ns from *now from here on (NULL:
+ * CLOCK_MONOTONIC again). */
+void bs_clock_set_virtual(const _Atomic uint64_t *now);
 
 /* The flight recorder's clock: wall-clock nanoseconds as PyTorch's dumps carry
  * them, read as CLOCK_REALTIME once per process and advanced by

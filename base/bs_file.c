@@ -1,6 +1,7 @@
 #include "bs_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,7 +18,14 @@
 #define WAIT_POLL_FIRST_NS 1000000L
 #define WAIT_POLL_LAST_NS 16000000L
 
-bs_status bs_file_mkdir_p(const char *path) {
+/* The folders of path that mkdir made, deepest last: their lengths. */
+typedef struct made_dirs {
+  size_t len[64];
+  size_t n;
+} made_dirs;
+
+/* mkdir -p path, noting what it made. */
+static bs_status make_dirs(const char *path, made_dirs *m) {
   char tmp[1024];
   snprintf(tmp, sizeof tmp, "%s", path);
   for (char *p = tmp + 1;; p++) {
@@ -25,7 +33,10 @@ bs_status bs_file_mkdir_p(const char *path) {
     if (c != '/' && c != '\0')
       continue;
     *p = '\0';
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+    bool made = mkdir(tmp, 0755) == 0;
+    if (made && m->n < sizeof m->len / sizeof m->len[0])
+      m->len[m->n++] = strlen(tmp);
+    if (!made && errno != EEXIST)
       return bs_err_fail(BS_ERR_INVALID, NULL, "cannot create %s: %s", tmp,
                          strerror(errno));
     *p = c;
@@ -34,10 +45,28 @@ bs_status bs_file_mkdir_p(const char *path) {
   }
 }
 
+static void unmake_dirs(const char *path, const made_dirs *m) {
+  char tmp[1024];
+  for (size_t i = m->n; i-- > 0;) {
+    snprintf(tmp, sizeof tmp, "%.*s", (int)m->len[i], path);
+    rmdir(tmp);
+  }
+}
+
+bs_status bs_file_mkdir_p(const char *path) {
+  made_dirs made = {0};
+  return make_dirs(path, &made);
+}
+
+/* The temporary a file is written to before it is renamed to path. */
+static void temp_of(const char *path, char *out, size_t n) {
+  snprintf(out, n, "%s.tmp.%ld", path, (long)getpid());
+}
+
 bs_status bs_file_publish(const char *path, const void *data, size_t n) {
   bs_status st = BS_OK;
   char tmp[1100];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  temp_of(path, tmp, sizeof tmp);
   FILE *f = fopen(tmp, "wb");
   bool ok = f && (n == 0 || fwrite(data, n, 1, f) == 1);
   if (f && fclose(f) != 0)
@@ -48,6 +77,40 @@ bs_status bs_file_publish(const char *path, const void *data, size_t n) {
     BS_FAIL(BS_ERR_INVALID, NULL, "cannot write %s: %s", path, strerror(e));
   }
 out:
+  return st;
+}
+
+bs_status bs_file_probe(const char *path) {
+  struct stat sb;
+  char tmp[1100];
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+    return bs_err_fail(BS_ERR_INVALID, NULL, "cannot write %s: %s", path,
+                       S_ISDIR(sb.st_mode) ? "a folder" : "not a regular file");
+  temp_of(path, tmp, sizeof tmp);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return bs_err_fail(BS_ERR_INVALID, NULL, "cannot write %s: %s", path,
+                       strerror(errno));
+  close(fd);
+  unlink(tmp);
+  return BS_OK;
+}
+
+bs_status bs_file_probe_dir(const char *path) {
+  struct stat sb;
+  char probe[1100];
+  made_dirs made = {0};
+  if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode))
+    return bs_err_fail(BS_ERR_INVALID, NULL, "%s is a file, not a folder",
+                       path);
+  bs_status st = make_dirs(path, &made);
+  snprintf(probe, sizeof probe, "%s/.backstop-probe.%ld", path, (long)getpid());
+  if (st == BS_OK && mkdir(probe, 0755) != 0)
+    st = bs_err_fail(BS_ERR_INVALID, NULL, "cannot write in %s: %s", path,
+                     strerror(errno));
+  else if (st == BS_OK)
+    rmdir(probe);
+  unmake_dirs(path, &made);
   return st;
 }
 

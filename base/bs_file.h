@@ -17,6 +17,17 @@ bs_status bs_file_mkdir_p(const char *path);
  * reader sees the whole file or none. */
 bs_status bs_file_publish(const char *path, const void *data, size_t n);
 
+/* Whether bs_file_publish could write path, by doing what it does: path is
+ * not there or a regular file, and the temporary it writes beside path is
+ * made and removed (as root too, where access() says yes to anything).
+ * BS_ERR_INVALID naming path and why. */
+bs_status bs_file_probe(const char *path);
+/* Whether files can be made in the folder path: one there is written to
+ * (a folder made and removed in it), one that is not is made (mkdir -p)
+ * and removed again with the folders it needed. BS_ERR_INVALID naming
+ * path and why: a file, not a folder, or what mkdir said. */
+bs_status bs_file_probe_dir(const char *path);
+
 /* Reads path whole (*data NUL-terminated, caller frees). BS_ERR_INVALID
  * naming path and why. */
 bs_status bs_file_read(const char *path, char **data, size_t *n);

@@ -1,14 +1,23 @@
-/* The runner: one forked child per scenario run, a hard deadline enforced
- * by the parent. Fork happens before any thread exists in the parent (the
+/* The runner: each job in a forked child, a hard deadline enforced by the
+ * parent. Fork happens before any thread exists in the parent (the
  * parent never creates one); each child gets its own process group, so a
  * run that must be killed takes its engine processes with it. The child
  * writes its result to a pipe; the parent polls every pipe, so a child
  * that writes a lot never blocks, and kills a child past its deadline:
  * first it asks (dump_signal), so that a hung run leaves what it knows,
- * then, grace_s later, it kills. */
+ * then, grace_s later, it kills.
+ *
+ * With reuse, a child is a worker that serves job after job (at most
+ * `parallel` of them): each job gets a pipe of its own (its end passed
+ * over the worker's channel), and after it the worker says whether it is
+ * still as a fresh one would be (keep); one that is not, that died, or
+ * whose job passed its deadline is gone and a fresh one forked for the
+ * next job. Nothing else changes: a job's end, code and output are what a
+ * child of its own would have given. */
 #ifndef BS_FORK_H
 #define BS_FORK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "bs_err.h"
@@ -38,12 +47,21 @@ typedef void (*bs_job_event_fn)(void *arg, size_t job, const bs_job_out *out);
 typedef struct bs_fork {
   size_t njobs;
   int parallel;      /* at most this many children at once (>= 1) */
-  double deadline_s; /* per job, from its fork */
-  int dump_signal;   /* sent to the child at its deadline; 0: kill at once */
-  double grace_s;    /* from the signal to the kill */
+  double deadline_s; /* per job, from its start */
+  /* Job `job`'s deadline instead (NULL: deadline_s for every job). */
+  double (*deadline_of)(void *arg, size_t job);
+  int dump_signal; /* sent to the child at its deadline; 0: kill at once */
+  double grace_s;  /* from the signal to the kill */
   bs_child_fn child;
   bs_job_event_fn event; /* may be NULL */
   void *arg;
+  /* Workers (above): reuse them; start(arg, slot) runs once in each as it
+   * is forked (slot: which of the `parallel` it is), keep(arg, code) after
+   * each of its jobs (code: the child's return), in the worker: whether it
+   * may serve another. NULLs: none, and keep always. */
+  bool reuse;
+  void (*start)(void *arg, int slot);
+  bool (*keep)(void *arg, int code);
 } bs_fork;
 
 /* out holds njobs entries, filled in job order whatever the schedule.

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bs_buf.h"
+#include "bs_vec.h"
 
 typedef struct parser {
   const char *s;
@@ -216,22 +217,13 @@ static bs_status parse_number(parser *p, bs_json *out) {
 
 static bs_status parse_value(parser *p, bs_json *out);
 
-static bs_status grow(bs_json *j, bool with_keys) {
-  /* Capacity is implicit: 4, then doubled whenever n reaches a power of 2. */
-  if (j->n != 0 && (j->n < 4 || (j->n & (j->n - 1)) != 0))
-    return BS_OK;
-  size_t cap = j->n ? j->n * 2 : 4;
-  bs_json *items = realloc(j->items, cap * sizeof *items);
-  if (!items)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "json: out of memory");
-  j->items = items;
-  if (with_keys) {
-    char **keys = realloc(j->keys, cap * sizeof *keys);
-    if (!keys)
-      return bs_err_fail(BS_ERR_NOMEM, NULL, "json: out of memory");
-    j->keys = keys;
-  }
-  return BS_OK;
+static bs_status make_room(bs_json *j, bool with_keys) {
+  size_t cap = j->cap;
+  bs_status st =
+      bs_vec_reserve(&j->items, &j->cap, j->n + 1, sizeof *j->items, "json");
+  if (st == BS_OK && with_keys && j->cap != cap)
+    st = bs_vec_reserve(&j->keys, NULL, j->cap, sizeof *j->keys, "json");
+  return st;
 }
 
 /* Arrays and objects: one loop, objects read a key first. */
@@ -244,7 +236,7 @@ static bs_status parse_container(parser *p, bs_json *out, bool obj) {
   if (eat(p, close))
     goto out;
   do {
-    BS_CHECK(grow(out, obj));
+    BS_CHECK(make_room(out, obj));
     if (obj) {
       skip_ws(p);
       BS_CHECK(parse_string(p, &out->keys[out->n]));

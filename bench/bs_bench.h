@@ -39,7 +39,10 @@ typedef struct bs_bench_opts {
   const char *peer;    /* torch_nccl_peer.py for the detection figures */
   int replay;          /* > 0: only the replay figure, of this many ranks */
   int scale_ranks[BS_BENCH_MAX_SCALES]; /* --scale-ranks: world sizes */
-  int nscale; /* > 0: only the large-world figures, at scale_ranks */
+  int nscale;     /* > 0: only the large-world figures, at scale_ranks */
+  bool campaigns; /* only the campaigns' figures */
+  double fuzz_s;  /* their fuzz's budget (default 60 s) */
+  const char *sweep_sample; /* their sweep's --sample; NULL: every reach */
 } bs_bench_opts;
 
 #define BS_BENCH_MAX_RANKS 64
@@ -107,6 +110,13 @@ bs_status bs_bench_detect(const bs_bench_opts *o, char **table, char **json);
  * every run passed and the replay named the world's culprit. */
 bs_status bs_bench_scale(const bs_bench_opts *o, char **table, char **json,
                          bool *passed);
+
+/* The campaigns' figures (bs_bench_campaigns.c): the default suite's wall
+ * time, fuzz's runs judged a minute, the full sweep's wall time at 4
+ * ranks, each a backstop command of its own; their table and JSON (caller
+ * frees); *passed: every command exited 0. */
+bs_status bs_bench_campaigns(const bs_bench_opts *o, char **table, char **json,
+                             bool *passed);
 
 /* NULL when absent. */
 const bs_bench_fig *bs_bench_report_find(const bs_bench_report *r,

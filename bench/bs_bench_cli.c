@@ -10,6 +10,7 @@
 #include "bs_bench.h"
 #include "bs_bench_hangs.h"
 #include "bs_bench_replay.h"
+#include "bs_num.h"
 #include "comm/bs_comm.h"
 #include "run/bs_nccl_plan.h"
 
@@ -25,6 +26,7 @@ static const char usage[] =
     "                      [--json FILE] [--detect R [--peer SCRIPT]]\n"
     "                      | --replay N | --scale-ranks N[,N...]\n"
     "                      | --hangs N (backstop bench --hangs 1 --help)\n"
+    "                      | --campaigns [--fuzz-s T] [--sweep-sample P%]\n"
     "  --device  device memory (default host; cuda with --backend nccl)\n"
     "  --backend communicator of the MainCast all-gather (default nccl on\n"
     "            cuda, sim on host)\n"
@@ -48,39 +50,34 @@ static const char usage[] =
     "            size (2..16384, e.g. 1024,4096,16384), each a run of its "
     "own:\n"
     "            wall time, peak memory, verdict; then the replay at the\n"
-    "            largest\n";
+    "            largest\n"
+    "  --campaigns instead: the default suite's wall time (best of\n"
+    "            --repeat), fuzz seed 1's runs judged a minute over --fuzz-s\n"
+    "            (default 60) seconds, the sweep of every reach of every\n"
+    "            scenario at 4 ranks (--sweep-sample P%: a share): its wall\n"
+    "            time; each a backstop command; exit 1 when one fails\n";
 
 static bs_status bad(const char *opt, const char *want, const char *v) {
   return bs_err_fail(BS_ERR_INVALID, NULL, "%s: expected %s, got '%s'", opt,
                      want, v);
 }
 
-static bs_status parse_real(const char *opt, const char *v, double max,
-                            double *out) {
-  char *end = NULL;
-  errno = 0;
-  double d = strtod(v, &end);
-  if (errno || end == v || *end || !isfinite(d) || d <= 0 || d > max) {
-    char want[64];
-    snprintf(want, sizeof want, "a number in (0, %g]", max);
-    return bad(opt, want, v);
-  }
-  *out = d;
-  return BS_OK;
+static bs_status option_real(const char *opt, const char *v, double max,
+                             double *out) {
+  char want[64];
+  if (bs_num_positive(v, max, out))
+    return BS_OK;
+  snprintf(want, sizeof want, "a number in (0, %g]", max);
+  return bad(opt, want, v);
 }
 
-static bs_status parse_int(const char *opt, const char *v, long min, long max,
-                           int *out) {
-  char *end = NULL;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  if (errno || end == v || *end || n < min || n > max) {
-    char want[64];
-    snprintf(want, sizeof want, "an integer in [%ld, %ld]", min, max);
-    return bad(opt, want, v);
-  }
-  *out = (int)n;
-  return BS_OK;
+static bs_status option_int(const char *opt, const char *v, int min, int max,
+                            int *out) {
+  char want[64];
+  if (bs_num_int(v, min, max, out))
+    return BS_OK;
+  snprintf(want, sizeof want, "an integer in [%d, %d]", min, max);
+  return bad(opt, want, v);
 }
 
 static bs_status set_device(bs_bench_opts *o, const char *opt, const char *v) {
@@ -105,27 +102,27 @@ static bs_status set_model(bs_bench_opts *o, const char *opt, const char *v) {
 }
 
 static bs_status set_scale(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_real(opt, v, MAX_SCALE, &o->scale);
+  return option_real(opt, v, MAX_SCALE, &o->scale);
 }
 
 static bs_status set_gb(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_real(opt, v, MAX_GB, &o->gb);
+  return option_real(opt, v, MAX_GB, &o->gb);
 }
 
 static bs_status set_threads(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_int(opt, v, 1, MAX_THREADS, &o->threads);
+  return option_int(opt, v, 1, MAX_THREADS, &o->threads);
 }
 
 static bs_status set_ranks(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_int(opt, v, 1, BS_BENCH_MAX_RANKS, &o->ranks);
+  return option_int(opt, v, 1, BS_BENCH_MAX_RANKS, &o->ranks);
 }
 
 static bs_status set_repeat(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_int(opt, v, 1, MAX_REPEAT, &o->repeat);
+  return option_int(opt, v, 1, MAX_REPEAT, &o->repeat);
 }
 
 static bs_status set_detect(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_int(opt, v, 1, MAX_REPEAT, &o->detect);
+  return option_int(opt, v, 1, MAX_REPEAT, &o->detect);
 }
 
 static bs_status set_peer(bs_bench_opts *o, const char *opt, const char *v) {
@@ -136,7 +133,7 @@ static bs_status set_peer(bs_bench_opts *o, const char *opt, const char *v) {
 }
 
 static bs_status set_replay(bs_bench_opts *o, const char *opt, const char *v) {
-  return parse_int(opt, v, 2, BS_WORLD_MAX_RANKS, &o->replay);
+  return option_int(opt, v, 2, BS_WORLD_MAX_RANKS, &o->replay);
 }
 
 /* "1024,4096,16384": each a world size of `backstop run`. */
@@ -149,14 +146,31 @@ static bs_status set_scale_ranks(bs_bench_opts *o, const char *opt,
     if (o->nscale == BS_BENCH_MAX_SCALES || len == 0 || len >= sizeof item)
       return bad(opt, "up to 8 world sizes, comma-separated", v);
     snprintf(item, sizeof item, "%.*s", (int)len, p);
-    bs_status st = parse_int(opt, item, 2, BS_WORLD_MAX_RANKS,
-                             &o->scale_ranks[o->nscale++]);
+    bs_status st = option_int(opt, item, 2, BS_WORLD_MAX_RANKS,
+                              &o->scale_ranks[o->nscale++]);
     if (st != BS_OK)
       return st;
     p += len;
     if (!*p)
       return BS_OK;
   }
+}
+
+static bs_status set_fuzz_s(bs_bench_opts *o, const char *opt, const char *v) {
+  return option_real(opt, v, 86400, &o->fuzz_s);
+}
+
+/* "P%", P in 1..100. */
+static bs_status set_sweep_sample(bs_bench_opts *o, const char *opt,
+                                  const char *v) {
+  int pct = 0;
+  size_t len = strlen(v);
+  char num[16];
+  snprintf(num, sizeof num, "%.*s", len ? (int)len - 1 : 0, v);
+  if (len < 2 || v[len - 1] != '%' || !bs_num_int(num, 1, 100, &pct))
+    return bad(opt, "a share P% of each scenario's reaches, P in 1..100", v);
+  o->sweep_sample = v;
+  return BS_OK;
 }
 
 static bs_status set_json(bs_bench_opts *o, const char *opt, const char *v) {
@@ -186,6 +200,8 @@ static const struct {
     {"--peer", set_peer},
     {"--replay", set_replay},
     {"--scale-ranks", set_scale_ranks},
+    {"--fuzz-s", set_fuzz_s},
+    {"--sweep-sample", set_sweep_sample},
 };
 
 /* "--name value" or "--name=value"; *used: how many argv slots it took. */
@@ -213,11 +229,13 @@ bs_status bs_bench_cli_parse(int argc, char **argv, bs_bench_opts *o,
   bs_status st = BS_OK;
   if (!o || !help || argc < 0 || (argc > 0 && !argv))
     BS_FAIL(BS_ERR_INVALID, NULL, "bench: NULL argument");
-  *o = (bs_bench_opts){.repeat = 3, .ranks = 1};
+  *o = (bs_bench_opts){.repeat = 3, .ranks = 1, .fuzz_s = 60};
   *help = false;
   for (int i = 1, used = 1; i < argc; i += used) {
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      *help = true;
+    bool flag = !strcmp(argv[i], "--campaigns");
+    if (flag || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      o->campaigns |= flag;
+      *help |= !flag;
       used = 1;
       continue;
     }
@@ -295,13 +313,15 @@ static int detect(const bs_bench_opts *o) {
   return rc;
 }
 
-/* --scale-ranks: the table on stdout, the JSON file; 1 when a run did not
- * pass (the figures are all there still). */
-static int scale(const bs_bench_opts *o) {
+/* --scale-ranks, --campaigns (fn): the table on stdout, the JSON file; 1
+ * when a run did not pass (the figures are all there still). */
+static int commands(const bs_bench_opts *o,
+                    bs_status (*fn)(const bs_bench_opts *, char **, char **,
+                                    bool *)) {
   char *table = NULL, *json = NULL;
   int rc = 0;
   bool passed = false;
-  if (bs_bench_scale(o, &table, &json, &passed) != BS_OK)
+  if (fn(o, &table, &json, &passed) != BS_OK)
     rc = failure();
   else if (fputs(table, stdout), o->json && write_file(o->json, json) != BS_OK)
     rc = usage_error(NULL);
@@ -353,7 +373,9 @@ int bs_bench_cli_main(int argc, char **argv) {
   if (o.detect)
     return detect(&o);
   if (o.nscale)
-    return scale(&o);
+    return commands(&o, bs_bench_scale);
+  if (o.campaigns)
+    return commands(&o, bs_bench_campaigns);
   if (o.replay)
     return replay_main(&o);
   bs_status st = bs_bench_model(&o, &m);

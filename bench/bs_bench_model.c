@@ -9,6 +9,7 @@
 
 #include "bs_bench.h"
 #include "bs_buf.h"
+#include "model/bs_model_parse.h"
 
 enum { BENCH_LAYERS = 32, BENCH_HIDDEN = 64, BENCH_VOCAB = 4 * BENCH_HIDDEN };
 

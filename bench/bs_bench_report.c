@@ -10,6 +10,7 @@
 
 #include "bs_bench.h"
 #include "bs_buf.h"
+#include "bs_json_write.h"
 
 #define GB 1e9
 
@@ -69,25 +70,18 @@ char *bs_bench_report_table(const bs_bench_report *r) {
 static void json_fig(bs_buf *b, const bs_bench_report *r,
                      const bs_bench_fig *f) {
   const bs_bench_fig *c = bs_bench_report_find(r, f->ceiling);
-  bs_buf_json_str(b, f->name);
-  bs_buf_printf(b, ": {\"kind\": ");
-  bs_buf_json_str(b, f->is_ceiling ? "ceiling" : "figure");
-  bs_buf_printf(b, ", \"metric\": ");
-  bs_buf_json_str(b, f->busbw ? "busbw" : "throughput");
-  bs_buf_printf(b, ", \"bytes\": ");
-  bs_buf_json_num(b, f->bytes);
-  bs_buf_printf(b, ", \"seconds\": ");
-  bs_buf_json_num(b, f->seconds);
-  bs_buf_printf(b, ", \"gbps\": ");
-  bs_buf_json_num(b, f->gbps);
-  bs_buf_printf(b, ", \"s_per_gb\": ");
-  bs_buf_json_num(b, s_per_gb(f));
-  bs_buf_printf(b, ", \"ceiling\": ");
-  bs_buf_json_str(b, c ? c->name : NULL);
-  bs_buf_printf(b, ", \"ceiling_gbps\": ");
-  bs_buf_json_num(b, c ? c->gbps : NAN);
-  bs_buf_printf(b, ", \"ratio\": ");
-  bs_buf_json_num(b, f->ratio); /* NaN (no ceiling) is written as null */
+  bs_json_write_str(b, f->name);
+  bs_json_write_field_str(b, ": {", "kind",
+                          f->is_ceiling ? "ceiling" : "figure");
+  bs_json_write_field_str(b, ", ", "metric", f->busbw ? "busbw" : "throughput");
+  bs_json_write_field_num(b, ", ", "bytes", f->bytes);
+  bs_json_write_field_num(b, ", ", "seconds", f->seconds);
+  bs_json_write_field_num(b, ", ", "gbps", f->gbps);
+  bs_json_write_field_num(b, ", ", "s_per_gb", s_per_gb(f));
+  bs_json_write_field_str(b, ", ", "ceiling", c ? c->name : NULL);
+  bs_json_write_field_num(b, ", ", "ceiling_gbps", c ? c->gbps : NAN);
+  /* NaN (no ceiling) is written as null */
+  bs_json_write_field_num(b, ", ", "ratio", f->ratio);
   bs_buf_printf(b, "}");
 }
 
@@ -100,36 +94,28 @@ static void json_provenance(bs_buf *b) {
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
   if (gethostname(host, sizeof host - 1) != 0)
     host[0] = '\0';
-  bs_buf_printf(b, "  \"date\": ");
-  bs_buf_json_str(b, date);
-  bs_buf_printf(b, ",\n  \"host\": ");
-  bs_buf_json_str(b, host);
+  bs_json_write_field_str(b, "  ", "date", date);
+  bs_json_write_field_str(b, ",\n  ", "host", host);
   bs_buf_printf(b, ",\n");
 }
 
 char *bs_bench_report_json(const bs_bench_report *r) {
   bs_buf b = {0};
   bs_buf_printf(&b, "{\n  \"schema\": 1,\n  \"command\": \"bench\",\n");
-  bs_buf_printf(&b, "  \"version\": ");
-  bs_buf_json_str(&b, BS_VERSION);
+  bs_json_write_field_str(&b, "  ", "version", BS_VERSION);
   bs_buf_printf(&b, ",\n");
   json_provenance(&b);
-  bs_buf_printf(&b, "  \"device\": ");
-  bs_buf_json_str(&b, r->device);
-  bs_buf_printf(&b, ",\n  \"backend\": ");
-  bs_buf_json_str(&b, r->backend);
-  bs_buf_printf(&b, ",\n  \"model\": ");
-  bs_buf_json_str(&b, r->model);
-  bs_buf_printf(&b, ",\n  \"scale\": ");
-  bs_buf_json_num(&b, r->scale);
+  bs_json_write_field_str(&b, "  ", "device", r->device);
+  bs_json_write_field_str(&b, ",\n  ", "backend", r->backend);
+  bs_json_write_field_str(&b, ",\n  ", "model", r->model);
+  bs_json_write_field_num(&b, ",\n  ", "scale", r->scale);
   bs_buf_printf(&b,
                 ",\n  \"weight_bytes\": %zu,\n  \"tensors\": %zu,\n"
                 "  \"threads\": %d,\n  \"repeat\": %d,\n  \"ranks\": %d,\n",
                 r->weight_bytes, r->tensors, r->threads, r->repeat, r->ranks);
   /* The hashing scale factor: T threads over one. */
   const bs_bench_fig *sha = bs_bench_report_find(r, "sha256_verify");
-  bs_buf_printf(&b, "  \"sha256_scale\": ");
-  bs_buf_json_num(&b, sha ? sha->ratio : NAN);
+  bs_json_write_field_num(&b, "  ", "sha256_scale", sha ? sha->ratio : NAN);
   bs_buf_printf(&b, ",\n  \"figures\": {");
   for (size_t i = 0; i < r->n; i++) {
     bs_buf_printf(&b, "%s\n    ", i ? "," : "");

@@ -16,6 +16,7 @@
 #include "bs_bench_impl.h"
 #include "bs_bench_replay.h"
 #include "bs_file.h"
+#include "bs_json_write.h"
 
 #define SCALE_DEADLINE_S "600"
 
@@ -119,7 +120,7 @@ static char *scale_json(const scale_fig *f, size_t n,
         "%.3f, \"peak_bytes\": %zu, \"verdict\": \"%s\", \"detail\": ",
         i ? "," : "", f[i].scenario, f[i].ranks, f[i].seconds, f[i].peak_bytes,
         f[i].verdict);
-    bs_buf_json_str(&b, f[i].detail);
+    bs_json_write_str(&b, f[i].detail);
     bs_buf_printf(&b, "}");
   }
   /* bs_bench_replay_text's object is {"replay": {...}}\n: its member. */

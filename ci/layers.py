@@ -9,7 +9,10 @@ include folder a target adds). Above the core, only its face (CORE_FACE)
 is included, the tests and the benchmark aside. Modules (a .c and its .h; a header with no
 .c calls nothing) form no circle either. And every function a .c exports
 is named after its file: bs_comm_p2p.c defines bs_comm_p2p_*, never a
-bare bs_comm_* (the name says where to look).
+bare bs_comm_* (the name says where to look). The parsers of a run's
+strings (PARSERS: a --set, a --fault, a model) are included by the planner
+and above only: the floors of the harness below harness/plan, the dumps
+reader and the scenarios read the typed run.
 
 --picture prints the picture of the imports (a Mermaid flowchart of the
 parts, floor by floor, with an arrow for each part a part includes) that
@@ -17,9 +20,13 @@ docs/imports.md holds; --picture-check FILE fails when FILE is not that
 picture (the picture went stale).
 
 --sizes prints the function sizes (median, mean, 90th percentile).
+--readme prints the README's diagram of the floors (FLOORS and SAY);
+--readme-check FILE fails when FILE's is stale, --readme-fix FILE
+rewrites it.
 
 Usage: layers.py ROOT [--self-test | --picture | --picture-check FILE |
-                       --sizes]"""
+                       --sizes | --readme | --readme-check FILE |
+                       --readme-fix FILE]"""
 import os
 import re
 import subprocess
@@ -37,7 +44,7 @@ FLOORS = [
     ["harness/run"],
     ["harness/driver"],
     ["harness/oracles", "harness/report"],
-    ["harness/verdict", "harness/record"],
+    ["harness/result", "harness/record"],
     ["harness/catalog"],
     ["dumps"],
     ["core/bs_actor", "core/bs_core_testing"],
@@ -50,6 +57,38 @@ FLOORS = [
     ["faults", "kernels"],
     ["base"],
 ]
+# What each part holds, in a line: the README's diagram of the floors
+# (--readme) is made from FLOORS and this.
+SAY = {
+    "cli": "the commands: options, help, exit statuses",
+    "bench": "`backstop bench`: ratios to ceilings of the same run",
+    "scenarios": "sc_*.c, one scenario each, self-registered",
+    "harness/plan": "options -> typed runs (bs_run), each resolved once",
+    "harness/explore": "sweep, fuzz, the kill matrix, the batch runner",
+    "harness/run": "parent -fork-> child: ranks as threads, part, spawn",
+    "harness/driver": "arms faults, sets mutants, drives each rank's actor",
+    "harness/oracles": "the invariants, from the record only; the judge",
+    "harness/report": "table, JSON, JUnit; artifacts (FR pickles, trace)",
+    "harness/result": "a run's result, verdict, armed faults; JSON, packed",
+    "harness/record": "the run record: each rank's phases and their state",
+    "harness/catalog": "the scenarios, the typed run (bs_run), the launcher",
+    "dumps": "Flight Recorder dumps: read, analyze, replay",
+    "core/bs_actor": "init, sleep, update_weights, wake_up, switch_model",
+    "core/bs_core_testing": "the hooks the harness observes the core by",
+    "core/sync": "weight sync -> engine process (wire, SHA256)",
+    "core/backup": "Normal | MainCast (cast, all-gather, extras)",
+    "core/train": "distributed optimizer, param sync",
+    "core/model": "specs, params, DDP buffers, config validation",
+    "core/comm": "front/ (flight recorder, watchdog) | sim | nccl",
+    "core/memsaver": "tagged regions, pause/resume, the paused-read trap",
+    "core/dev": "bs_dev: host (mmap, PROT_NONE) | cuda (cuMem VMM)",
+    "faults": "libfiu points and mutant switches, one .def row each",
+    "kernels": "cast, Adam, grad, bit flip, poison: C | CUDA",
+    "base": "status, errors, files, JSON, fork, stop, SHA256, clocks",
+}
+# The library (CMakeLists.txt's bs_part) each part is built into.
+LIBRARY = [("core/", "bs_core"), ("harness/", "bs_harness"),
+           ("scenarios", "(objects)"), ("tests", "(tests)")]
 # Where a path-qualified include ("comm/bs_comm.h") is looked up: the
 # folders the build puts on include paths.
 ROOTS = [".", "base", "faults", "kernels", "core", "harness", "cli", "bench",
@@ -65,10 +104,12 @@ MEMBERS = {}
 # core's own headers.
 CORE_FACE = {
     "core/bs_actor.h", "core/sync/bs_sync_result.h",
-    "core/sync/bs_engine_main.h", "core/comm/bs_comm.h",
+    "core/sync/bs_engine_main.h", "core/sync/bs_engine_keep.h",
+    "core/comm/bs_comm.h",
     "core/dev/bs_dev.h", "core/comm/front/bs_comm_report.h",
     "core/model/bs_model.h", "core/model/bs_config.h",
     "core/bs_core_testing.h", "core/comm/bs_meet.h",
+    "core/model/bs_model_parse.h", "core/model/bs_config_parse.h",
 }
 # Staged for the face's headers, which include them (included from above
 # by nothing else).
@@ -83,19 +124,18 @@ SEES_CORE_WHOLE = ("tests", "bench")
 # (CMakeLists.txt); the tests see the harness whole.
 HARNESS_FACE = {
     "harness/catalog/bs_scenario.h", "harness/catalog/bs_launcher.h",
-    "harness/driver/bs_driver.h", "harness/explore/bs_batch.h",
     "harness/explore/bs_fuzz_campaign.h", "harness/explore/bs_kill_matrix.h",
     "harness/explore/bs_sweep_campaign.h", "harness/oracles/bs_expect.h",
     "harness/oracles/bs_oracle.h", "harness/plan/bs_footprint.h",
-    "harness/plan/bs_plan.h", "harness/record/bs_schedule.h",
-    "harness/report/bs_report.h", "harness/run/bs_child.h",
-    "harness/run/bs_nccl_plan.h", "harness/run/bs_parent.h",
-    "harness/run/bs_pool.h",
+    "harness/plan/bs_opts.h", "harness/plan/bs_plan.h",
+    "harness/record/bs_schedule.h", "harness/report/bs_report.h",
+    "harness/run/bs_nccl_plan.h", "harness/run/bs_run_all.h",
 }
 HARNESS_CARRIED = {
-    "harness/catalog/bs_run_cfg.h", "harness/explore/bs_fuzz.h",
-    "harness/explore/bs_sweep.h", "harness/record/bs_record.h",
-    "harness/verdict/bs_result.h",
+    "harness/catalog/bs_run.h", "harness/explore/bs_batch.h",
+    "harness/explore/bs_fuzz.h", "harness/explore/bs_sweep.h",
+    "harness/plan/bs_models.h", "harness/record/bs_record.h",
+    "harness/result/bs_result.h",
 }
 # The dumps reader's face: what the harness, cli and bench include of it.
 DUMPS_FACE = {
@@ -112,6 +152,28 @@ FACES = [
      HARNESS_CARRIED),
     ("dumps/", DUMPS_FACE, ("tests",), "DUMPS_FACE", "bs_dumps", set()),
 ]
+# The parsers of a run's strings: settings (--set), fault specs (--fault,
+# a scenario's, sweep's and fuzz's) and models. A run is resolved once, by
+# the planner (harness/plan, and harness/explore on its floor) or above it
+# (the commands, the benchmark); below it every floor reads the typed run
+# (harness/catalog/bs_run.h), and so do the scenarios. The core and the
+# fault layer hold the parsers and may include them.
+PARSERS = {
+    "core/model/bs_config_parse.h", "core/model/bs_model_parse.h",
+    "faults/bs_fault_parse.h",
+}
+PLANNER = "harness/plan"
+
+
+def below_planner(part):
+    """Whether a part reads only the typed run: a harness floor below the
+    planner, the dumps reader, a scenario."""
+    if part == "scenarios":
+        return True
+    return (part.startswith("harness/") or part == "dumps") and \
+        FLOOR[part] > FLOOR[PLANNER]
+
+
 # Headers private to some folders of a part: who may include them. The
 # world's structures are the front's and the simulator's (the world's own
 # machinery); the NCCL backend reads the front through bs_comm_backend.h.
@@ -249,6 +311,10 @@ def check(root, files, extra=(), graph=None):
         a, b = part_of(f), part_of(t)
         if a is None or b is None:
             continue
+        if t in PARSERS and below_planner(a):
+            errors.append(f'{f}:{line}: includes "{inc}", a parser of a '
+                          f"run's strings, below {PLANNER} (ci/layers.py "
+                          f"PARSERS: read the typed run, bs_run.h)")
         if t in PRIVATE and not f.startswith(PRIVATE[t]):
             errors.append(f'{f}:{line}: includes "{inc}", private to '
                           f"{', '.join(PRIVATE[t])} (ci/layers.py PRIVATE)")
@@ -309,6 +375,45 @@ def picture(root, files):
             lines.append(f"  {ident[a]} --> {ident[b]}")
     lines.append("```")
     return "\n".join(lines) + "\n"
+
+
+def library(part):
+    for prefix, lib in LIBRARY:
+        if part.startswith(prefix):
+            return lib
+    return "bs_" + part
+
+
+README_BEGIN = "<!-- ci/layers.py --readme: begin -->"
+README_END = "<!-- ci/layers.py --readme: end -->"
+
+
+def readme():
+    """The floors as the README shows them: a row a part, its library and
+    what it holds; a floor includes its own (no circle) and those below."""
+    rows = [README_BEGIN, "```",
+            "floor  part                  library     holds",
+            "-----  --------------------  ----------  " + "-" * 52]
+    for i, floor in enumerate(FLOORS):
+        if floor == ["tests"]:
+            continue
+        for k, p in enumerate(floor):
+            mark = f"{i:>3} v" if k == 0 else "     "
+            rows.append(f"{mark}  {p:<20}  {library(p):<10}  {SAY[p]}")
+    rows += ["```", README_END]
+    return "\n".join(rows) + "\n"
+
+
+def readme_check(path):
+    with open(path) as fh:
+        text = fh.read()
+    a, b = text.find(README_BEGIN), text.find(README_END)
+    if a < 0 or b < 0:
+        return f"{path}: no {README_BEGIN} ... {README_END} block"
+    if text[a:b + len(README_END) + 1] != readme():
+        return (f"{path}: the floors' diagram is stale: regenerate it with "
+                f"ci/layers.py . --readme-fix {path}")
+    return None
 
 
 # A function definition at the start of a line: its head up to the name.
@@ -432,6 +537,10 @@ def self_test(root, files):
         [("harness/report/bs_artifacts.c", "dumps/bs_dumps_int.h", 1)],
         # The dumps reader above the harness.
         [("dumps/bs_dumps.c", "record/bs_record.h", 1)],
+        # A parser below the planner: a run's driver, oracle, a scenario.
+        [("harness/driver/bs_driver.c", "model/bs_config_parse.h", 1)],
+        [("harness/result/bs_armed.c", "bs_fault_parse.h", 1)],
+        [("scenarios/sc_corrupt_extras.c", "model/bs_model_parse.h", 1)],
     ]
     bad = 0
     before = set(check(root, files))
@@ -452,7 +561,7 @@ def self_test(root, files):
     named = set(names(root, files))
     for f, text in [("core/comm/front/bs_comm_p2p.c",
                      "bs_status bs_comm_send(bs_comm *c,\n int peer) {\n}\n"),
-                    ("harness/dumps/bs_dumps_judge.c",
+                    ("dumps/bs_dumps_judge.c",
                      "void bs_dumps_view_free(bs_dumps_view *v) {}\n")]:
         if not set(names(root, files, [(f, text)])) - named:
             print(f"layers: not caught: {f}: {text!r}", file=sys.stderr)
@@ -465,6 +574,25 @@ def main():
     files = sources(root)
     if "--self-test" in sys.argv:
         return 1 if self_test(root, files) else 0
+    if "--readme" in sys.argv:
+        sys.stdout.write(readme())
+        return 0
+    if "--readme-fix" in sys.argv or "--readme-check" in sys.argv:
+        fix = "--readme-fix" in sys.argv
+        path = sys.argv[sys.argv.index("--readme-fix" if fix else
+                                       "--readme-check") + 1]
+        err = readme_check(path)
+        if err and fix:
+            with open(path) as fh:
+                text = fh.read()
+            a, b = text.find(README_BEGIN), text.find(README_END)
+            with open(path, "w") as fh:
+                fh.write(text[:a] + readme() +
+                         text[b + len(README_END) + 1:])
+            return 0
+        if err:
+            print(err, file=sys.stderr)
+        return 1 if err else 0
     if "--sizes" in sys.argv:
         n = sizes(root, files)
         print(f"{len(n)} functions outside tests/: median "
@@ -483,7 +611,11 @@ def main():
               f"ci/layers.py . --picture > {path}", file=sys.stderr)
         return 1
     errors = (check(root, files) + names(root, files) + faces_staged(root) +
-              calls(root, files))
+              calls(root, files) +
+              [f"ci/layers.py: part {p} has no line in SAY" for ps in FLOORS
+               for p in ps if p != "tests" and p not in SAY] +
+              [f"ci/layers.py: SAY's {p} is no part of FLOORS" for p in SAY
+               if p not in FLOOR])
     for e in errors:
         print(e, file=sys.stderr)
     return 1 if errors else 0

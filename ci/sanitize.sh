@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Builds the asan (ASan+UBSan) and tsan presets and runs the tests under
-# each: the core must stay clean under both. Left out: label repeat
-# (test_cli_explore's fuzz campaigns, suite_same_bytes's suites run twice),
-# runs the other tests make too, some 2 of each sanitizer's 4.5 minutes
-# on the 2-core machine; BS_SANITIZE_ALL=1 runs them as well.
+# each: the core must stay clean under both, on scheduled worlds (the
+# default: one rank at a time on virtual time) and on real threads (the
+# suites' _threads tests, --schedule threads, and the core's own tests,
+# whose worlds name no schedule: TSan sees races only where threads run
+# at once). Left out: label repeat (test_cli_explore's fuzz campaigns,
+# suite_same_bytes's suites run twice), runs the other tests make too;
+# BS_SANITIZE_ALL=1 runs them as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)

@@ -7,6 +7,7 @@
 
 #include "bs_cmd.h"
 #include "bs_fault_control.h"
+#include "bs_fault_parse.h"
 #include "bs_mutant.h"
 #include "catalog/bs_scenario.h"
 #include "oracles/bs_oracle.h"

@@ -4,6 +4,7 @@
 #include "bs_buf.h"
 #include "bs_cmd.h"
 #include "bs_fault_control.h"
+#include "bs_json_write.h"
 
 static void print_text(bs_buf *b, const bs_fault_point *p) {
   bs_buf_printf(b, "%-18s %s\n%-18s failinfo: %s\n", p->name, p->where, "",
@@ -16,12 +17,12 @@ static void print_json(bs_buf *b, const bs_fault_point *p) {
   bs_buf_printf(b, "%s\n  {", p->id ? "," : "");
   for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
     bs_buf_printf(b, "%s\"%s\": ", i ? ", " : "", fields[i][0]);
-    bs_buf_json_str(b, fields[i][1]);
+    bs_json_write_str(b, fields[i][1]);
   }
   bs_buf_printf(b, ", \"explains\": [");
   for (const bs_status *s = p->explains; *s != BS_OK; s++) {
     bs_buf_printf(b, "%s", s == p->explains ? "" : ", ");
-    bs_buf_json_str(b, bs_status_name(*s));
+    bs_json_write_str(b, bs_status_name(*s));
   }
   bs_buf_printf(b, "]}");
 }

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "bs_cmd.h"
-#include "bs_opts.h"
-#include "explore/bs_batch.h"
+#include "bs_json_write.h"
 #include "explore/bs_fuzz_campaign.h"
+#include "plan/bs_opts.h"
 #include "report/bs_report.h"
 
 #define DEFAULT_RUNS 100
@@ -69,7 +69,7 @@ static void print_summary(FILE *out, const bs_fuzz_campaign *z) {
   fprintf(out,
           "fuzz seed %llu: %zu runs: %zu pass, %zu vacuous, %zu fail, %zu "
           "hang, %zu crash",
-          (unsigned long long)z->o.seed, z->runs, z->count[BS_PASS],
+          (unsigned long long)z->o.run.seed, z->runs, z->count[BS_PASS],
           z->count[BS_VACUOUS], z->count[BS_FAIL], z->count[BS_HANG],
           z->count[BS_CRASH]);
   if (z->count[BS_INTERRUPTED]) /* cut short by a signal (bs_stop.h) */
@@ -79,13 +79,14 @@ static void print_summary(FILE *out, const bs_fuzz_campaign *z) {
           bs_fuzz_campaign_unexplained(z));
 }
 
-static void json_findings(bs_buf *b, const bs_fuzz_campaign *z) {
+static void json_findings(bs_buf *b, const void *arg) {
+  const bs_fuzz_campaign *z = arg;
   bs_buf_printf(b,
                 "{\"seed\": %llu, \"runs\": %zu, \"pass\": %zu, \"vacuous\": "
                 "%zu, \"fail\": %zu, \"hang\": %zu, \"crash\": %zu, "
                 "\"interrupted\": %zu, \"counting_runs\": %zu, "
                 "\"counting_failed\": %zu, \"findings\": [",
-                (unsigned long long)z->o.seed, z->runs, z->count[BS_PASS],
+                (unsigned long long)z->o.run.seed, z->runs, z->count[BS_PASS],
                 z->count[BS_VACUOUS], z->count[BS_FAIL], z->count[BS_HANG],
                 z->count[BS_CRASH], z->count[BS_INTERRUPTED], z->nc,
                 z->count_failed);
@@ -95,20 +96,19 @@ static void json_findings(bs_buf *b, const bs_fuzz_campaign *z) {
     bs_fuzz_campaign_repro(z, &f->minimal, minimal, sizeof minimal);
     bs_buf_printf(b, "%s\n    {\"run\": %zu, \"failure\": ", i ? "," : "",
                   f->drawn.index);
-    bs_buf_json_str(b, f->sig);
+    bs_json_write_str(b, f->sig);
     bs_buf_printf(b, ", \"alike\": %zu, \"known\": ", f->alike);
-    bs_buf_json_str(b, f->why[0] ? f->why : NULL);
+    bs_json_write_str(b, f->why[0] ? f->why : NULL);
     bs_buf_printf(b, ", \"reproduced\": %s, \"drawn\": ",
                   f->reproduced ? "true" : "false");
-    bs_buf_json_str(b, f->drawn_repro);
-    bs_buf_printf(b, ", \"minimal\": ");
-    bs_buf_json_str(b, minimal);
+    bs_json_write_str(b, f->drawn_repro);
+    bs_json_write_field_str(b, ", ", "minimal", minimal);
     bs_buf_printf(b, ", \"shrink_runs\": %zu}", f->shrink_runs);
   }
   bs_buf_printf(b, "%s], \"points\": [", z->nf ? "\n  " : "");
   for (int p = 0; p < BS_FP_COUNT; p++) {
     bs_buf_printf(b, "%s{\"point\": ", p ? ", " : "");
-    bs_buf_json_str(b, bs_fault_catalogue_get(p)->name);
+    bs_json_write_str(b, bs_fault_catalogue_get(p)->name);
     bs_buf_printf(b, ", \"drawn\": %zu, \"fired\": %zu}", z->drawn[p],
                   z->fired[p]);
   }
@@ -118,7 +118,6 @@ static void json_findings(bs_buf *b, const bs_fuzz_campaign *z) {
 /* The reports hold the minimal run of each finding. */
 static int save_reports(const bs_fuzz_campaign *z) {
   bs_result *res = calloc(z->nf ? z->nf : 1, sizeof *res);
-  bs_buf b = {0}, m = {0};
   int rc = !res;
   /* A finding that did not fail again is reported as it first failed; a
    * known one as known (bs_known.h), its truth as the note, unless
@@ -130,27 +129,22 @@ static int save_reports(const bs_fuzz_campaign *z) {
       res[i].note = (char *)z->f[i].why;
     }
   }
-  if (res && z->o.json) {
-    bs_report_json(&b, res, z->nf, NULL, 0);
-    json_findings(&m, z);
-    bs_report_json_add(&b, "fuzz", bs_buf_str(&m));
-    rc |= bs_cmd_save("fuzz", z->o.json, &b);
-  }
-  bs_buf_free(&b);
-  bs_buf_free(&m);
-  if (res && z->o.junit) {
-    bs_report_junit(&b, res, z->nf);
-    rc |= bs_cmd_save("fuzz", z->o.junit, &b);
-    bs_buf_free(&b);
-  }
+  bs_cmd_reports reports = {.runs = res,
+                            .n = z->nf,
+                            .section = "fuzz",
+                            .section_json = json_findings,
+                            .arg = z};
+  if (res)
+    rc |= bs_cmd_save_reports("fuzz", z->o.run.json, z->o.run.junit, &reports);
   free(res);
   return rc;
 }
 
 /* ---- options ---- */
 
-static bs_status check_fuzzable(const bs_opts *o) {
-  if (o->runs && o->time_s > 0)
+static bs_status check_fuzzable(const bs_opts_fuzz *z) {
+  const bs_opts_run *o = &z->run;
+  if (z->runs && z->time_s > 0)
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "--runs and --time-s: give one budget");
   const char *given =
@@ -177,7 +171,7 @@ static bs_status check_fuzzable(const bs_opts *o) {
 static bs_status setup(bs_fuzz_campaign *z, int argc, char **argv,
                        const char *exe) {
   bs_status st = BS_OK;
-  BS_CHECK(bs_opts_parse("fuzz", argc, argv, &z->o));
+  BS_CHECK(bs_opts_parse_fuzz(argc, argv, &z->o));
   BS_CHECK(check_fuzzable(&z->o));
   if (!z->o.runs && z->o.time_s <= 0)
     z->o.runs = DEFAULT_RUNS;
@@ -191,7 +185,7 @@ int bs_cmd_fuzz(int argc, char **argv, const char *exe) {
   int rc = 1;
   if (setup(&z, argc, argv, exe) != BS_OK)
     return bs_cmd_usage_error("fuzz");
-  z.batch = (bs_batch){.jobs = bs_plan_jobs(&z.o), .out = stderr};
+  z.batch = (bs_batch){.jobs = bs_plan_jobs(&z.o.run), .out = stderr};
   if (bs_fuzz_campaign_draw(&z) != BS_OK ||
       bs_fuzz_campaign_shrink(&z) != BS_OK) {
     bs_batch_end(&z.batch);
@@ -199,11 +193,11 @@ int bs_cmd_fuzz(int argc, char **argv, const char *exe) {
     goto out;
   }
   bs_batch_end(&z.batch);
-  for (size_t i = 0; i < z.nf && z.o.verbosity >= -1; i++)
+  for (size_t i = 0; i < z.nf && z.o.run.verbosity >= -1; i++)
     print_finding(stdout, &z, i);
   if (z.nf)
     fputc('\n', stdout);
-  if (z.o.verbosity >= 0) {
+  if (z.o.run.verbosity >= 0) {
     print_points(stdout, &z);
     print_counting(stdout, &z);
   }

@@ -5,26 +5,23 @@
 
 #include "bs_buf.h"
 #include "bs_cmd.h"
+#include "bs_json_write.h"
 #include "catalog/bs_scenario.h"
 
 static void scenario_json(bs_buf *b, const bs_scenario *s) {
-  bs_buf_printf(b, "{\"name\": ");
-  bs_buf_json_str(b, s->name);
-  bs_buf_printf(b, ", \"labels\": ");
-  bs_buf_json_str(b, s->labels);
-  bs_buf_printf(b, ", \"summary\": ");
-  bs_buf_json_str(b, s->summary);
-  bs_buf_printf(b, ", \"model\": ");
-  bs_buf_json_str(b, s->model);
+  bs_json_write_field_str(b, "{", "name", s->name);
+  bs_json_write_field_str(b, ", ", "labels", s->labels);
+  bs_json_write_field_str(b, ", ", "summary", s->summary);
+  bs_json_write_field_str(b, ", ", "model", s->model);
   bs_buf_printf(b,
                 ", \"cycles\": %d, \"default_ranks\": %d, "
                 "\"min_ranks\": %d, \"timeout_ms\": %d, \"sets\": ",
                 s->cycles, s->default_ranks, s->min_ranks, s->timeout_ms);
-  bs_buf_json_strs(b, s->sets, SIZE_MAX);
+  bs_json_write_strs(b, s->sets, SIZE_MAX);
   bs_buf_printf(b, ", \"faults\": ");
-  bs_buf_json_strs(b, s->faults, SIZE_MAX);
+  bs_json_write_strs(b, s->faults, SIZE_MAX);
   bs_buf_printf(b, ", \"targets\": ");
-  bs_buf_json_strs(b, s->targets, SIZE_MAX);
+  bs_json_write_strs(b, s->targets, SIZE_MAX);
   bs_buf_printf(b, "}");
 }
 

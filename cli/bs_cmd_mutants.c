@@ -7,13 +7,10 @@
 
 #include "bs_cmd.h"
 #include "bs_mutant.h"
-#include "bs_opts.h"
 #include "explore/bs_kill_matrix.h"
+#include "plan/bs_plan.h"
 #include "report/bs_report.h"
-#include "run/bs_child.h"
-#include "run/bs_nccl_plan.h"
-#include "run/bs_parent.h"
-#include "run/bs_pool.h"
+#include "run/bs_run_all.h"
 
 #define MUTANT_SUITE "@mutant-target"
 
@@ -46,36 +43,30 @@ static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
   return rc;
 }
 
-/* --json: every run and the kill list; --junit: the fixed core's runs
- * and one test per mutant (bs_report_junit_mutants). */
-static int save_reports(const bs_opts *o, const bs_result *res, const int *mut,
-                        size_t n, size_t nbase, const bs_kill *k) {
-  int rc = 0;
-  bs_buf b = {0};
-  if (o->json) {
-    bs_report_json(&b, res, n, k, BS_MUT_COUNT);
-    rc |= bs_report_save(o->json, &b) != BS_OK;
-    bs_buf_free(&b);
-  }
-  if (o->junit) {
-    double secs[BS_MUT_COUNT] = {0};
-    for (size_t i = 0; i < n; i++)
-      if (mut[i] >= 0)
-        secs[mut[i]] += res[i].duration_ms / 1e3;
-    bs_report_junit_mutants(&b, res, nbase, k, secs, BS_MUT_COUNT);
-    rc |= bs_report_save(o->junit, &b) != BS_OK;
-    bs_buf_free(&b);
-  }
-  if (rc)
-    fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
-  return rc;
+/* The matrix's runs: mut[i] is run i's mutant (-1: the fixed core, the
+ * first nbase). */
+typedef struct matrix {
+  const bs_result *res;
+  const int *mut;
+  size_t n, nbase;
+} matrix;
+
+/* --junit: the fixed core's runs and one test per mutant, timed by its
+ * runs (bs_report_junit_mutants). */
+static void junit_matrix(bs_buf *b, const bs_cmd_reports *r) {
+  const matrix *x = r->arg;
+  double secs[BS_MUT_COUNT] = {0};
+  for (size_t i = 0; i < x->n; i++)
+    if (x->mut[i] >= 0)
+      secs[x->mut[i]] += x->res[i].duration_ms / 1e3;
+  bs_report_junit_mutants(b, x->res, x->nbase, r->kills, secs, r->nkills);
 }
 
-static int report(const bs_opts *o, const bs_result *res, const int *mut,
-                  size_t n, size_t nbase) {
+static int report(const bs_opts_run *o, const bs_result *res, const int *mut,
+                  const bool *explored, size_t n, size_t nbase) {
   bs_kill k[BS_MUT_COUNT];
   int rc = 1;
-  if (bs_kill_matrix_judge(res, mut, n, k) != BS_OK) {
+  if (bs_kill_matrix_judge(res, mut, explored, n, k) != BS_OK) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;
   }
@@ -87,8 +78,15 @@ static int report(const bs_opts *o, const bs_result *res, const int *mut,
   rc = print_matrix(out, res, nbase, k);
   if (!lead)
     fclose(out);
+  matrix x = {.res = res, .mut = mut, .n = n, .nbase = nbase};
+  bs_cmd_reports reports = {.runs = res,
+                            .n = n,
+                            .kills = k,
+                            .nkills = BS_MUT_COUNT,
+                            .junit = junit_matrix,
+                            .arg = &x};
   if (lead)
-    rc |= save_reports(o, res, mut, n, nbase, k);
+    rc |= bs_cmd_save_reports("mutants", o->json, o->junit, &reports);
 out:
   for (int m = 0; m < BS_MUT_COUNT; m++)
     bs_report_kill_free(&k[m]);
@@ -96,43 +94,44 @@ out:
 }
 
 int bs_cmd_mutants(int argc, char **argv, const char *exe) {
-  bs_opts o;
-  bs_run_cfg *base = NULL, *all = NULL;
+  bs_opts_mutants om;
+  bs_opts_run *o = &om.run;
+  bs_plan plan;
+  bs_run *all = NULL;
   bs_result *res = NULL;
   int *mut = NULL;
-  size_t nbase = 0, n = 0;
-  if (bs_opts_parse("mutants", argc, argv, &o) != BS_OK)
+  bool *explored = NULL;
+  size_t n = 0;
+  if (bs_opts_parse_mutants(argc, argv, &om) != BS_OK)
     return bs_cmd_usage_error("mutants");
-  if (o.nsel == 0)
-    o.sel[o.nsel++] = MUTANT_SUITE;
-  if (bs_plan_runs(&o, exe, &base, &nbase) != BS_OK)
+  if (o->nsel == 0)
+    o->sel[o->nsel++] = MUTANT_SUITE;
+  if (bs_plan_runs(o, exe, &plan) != BS_OK)
     return bs_cmd_usage_error("mutants");
   int rc = 1;
-  all = bs_kill_matrix_plan(base, nbase, o.targeted, &mut, &n);
+  size_t nbase = plan.n;
+  all = bs_kill_matrix_plan(plan.runs, nbase, om.targeted, &mut, &explored, &n);
   res = calloc(n ? n : 1, sizeof *res);
   /* Runs that pass are the expected case for a mutant matrix: only
    * failures of the fixed core are news, the matrix says the rest. */
-  bs_parent_opts eo = {.jobs = bs_nccl_plan_jobs(all, n, bs_plan_jobs(&o)),
-                       .verbosity = o.verbosity > 0 ? 1 : -1,
-                       .out = bs_plan_lead(&o) ? stdout : NULL,
-                       .tty = bs_plan_lead(&o) && isatty(STDOUT_FILENO),
-                       .child = bs_child_run};
-  bs_progress line;
-  bs_parent_progress(&eo, &line, "mutants", n);
-  bs_status st = all && res ? bs_pool_run_all(all, n, &eo, res)
+  bs_run_all_opts ro = {.jobs = bs_plan_jobs(o),
+                        .verbosity = o->verbosity > 0 ? 1 : -1,
+                        .out = bs_plan_lead(o) ? stdout : NULL,
+                        .label = "mutants"};
+  bs_status st = all && res ? bs_run_all(all, n, &ro, res)
                             : bs_err_fail(BS_ERR_NOMEM, NULL, "%zu results", n);
-  bs_progress_end(&line);
   if (st != BS_OK) {
     fprintf(stderr, "backstop mutants: %s\n", bs_err()->message);
     goto out;
   }
-  rc = report(&o, res, mut, n, nbase);
+  rc = report(o, res, mut, explored, n, nbase);
 out:
   free(mut);
+  free(explored);
   for (size_t i = 0; res && i < n; i++)
     bs_result_free(&res[i]);
   free(res);
   free(all);
-  free(base);
+  bs_plan_free(&plan);
   return rc;
 }

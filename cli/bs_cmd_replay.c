@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "bs_cmd.h"
-#include "bs_opts.h"
 #include "catalog/bs_launcher.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
 #include "dumps/bs_replay.h"
 #include "plan/bs_footprint.h"
+#include "plan/bs_opts.h"
 #include "run/bs_nccl_plan.h"
 
 typedef struct replay_args {

@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include "bs_cmd.h"
-#include "bs_opts.h"
+#include "bs_json_write.h"
 #include "bs_stop.h"
-#include "explore/bs_batch.h"
 #include "explore/bs_sweep_campaign.h"
+#include "plan/bs_plan.h"
 #include "report/bs_report.h"
 
 /* ---- the matrix ---- */
@@ -27,18 +27,16 @@ static void rows(const bs_sweep_campaign *w, const bs_swept *s, row *t) {
       t[r->point].reaches += (size_t)r->count;
   }
   for (size_t i = s->first; i < s->first + s->n; i++) {
-    bs_fault_spec spec;
-    if (bs_fault_spec_parse(w->runs[i].spec, &spec) != BS_OK)
-      continue;
-    int p = bs_fault_catalogue_index(spec.name);
-    t[p].swept += (i - s->first) % 2 == 0;
+    const bs_run *run = &w->runs[i];
+    int p = bs_fault_catalogue_index(run->faults[run->nfaults - 1].spec.name);
+    t[p].swept += w->first[i];
     t[p].out[bs_sweep_judge(&w->res[i], s->fixed)]++;
   }
 }
 
 static void print_head(FILE *out, const bs_sweep_campaign *w,
                        const bs_swept *s) {
-  const bs_run_cfg *b = s->base;
+  const bs_run *b = s->base;
   fprintf(out, "\nsweep %s, %d rank%s, %d cycle%s: ", b->scn->name, b->ranks,
           b->ranks == 1 ? "" : "s", b->cycles, b->cycles == 1 ? "" : "s");
   if (!bs_sweep_campaign_count_ok(s)) {
@@ -53,20 +51,24 @@ static void print_head(FILE *out, const bs_sweep_campaign *w,
     return;
   }
   fprintf(out, "%zu reaches%s; %zu swept", s->total,
-          w->o.npoints || w->o.sweep_rank >= 0 || w->o.sweep_cycle >= 0
+          w->o.npoints || w->o.rank >= 0 || w->o.cycle >= 0
               ? " kept by the filters"
               : "",
-          s->n / 2);
-  if (s->total > s->n / 2) {
+          s->swept);
+  if (s->total > s->sampled) {
     char size[24];
     if (w->o.sample_pct)
       snprintf(size, sizeof size, "%d%%", w->o.sample_pct);
     else
       snprintf(size, sizeof size, "%zu", w->o.sample);
     fprintf(out, " (--sample %s: %zu reaches skipped)", size,
-            s->total - s->n / 2);
+            s->total - s->sampled);
   }
-  fprintf(out, ", each transient and persistent: %zu runs\n", s->n);
+  fprintf(out, ", each transient and persistent: %zu runs", s->n);
+  if (s->taken)
+    fprintf(out, " (%zu more taken by its own faults: not armed again)",
+            s->taken);
+  fputc('\n', out);
 }
 
 /* The interrupted column only when a signal cut runs short. */
@@ -94,7 +96,7 @@ static void print_matrix(FILE *out, const row *t, int ncols) {
 static void report_scenario(FILE *out, const bs_sweep_campaign *w,
                             const bs_swept *s, size_t *outcomes) {
   row t[BS_FP_COUNT];
-  bool quiet = w->o.verbosity < 0 && bs_sweep_campaign_count_ok(s);
+  bool quiet = w->o.run.verbosity < 0 && bs_sweep_campaign_count_ok(s);
   if (!quiet)
     print_head(out, w, s);
   if (!bs_sweep_campaign_count_ok(s)) {
@@ -111,7 +113,7 @@ static void report_scenario(FILE *out, const bs_sweep_campaign *w,
   for (size_t i = s->first; i < s->first + s->n; i++) {
     bs_sweep_outcome o = bs_sweep_judge(&w->res[i], s->fixed);
     outcomes[o]++;
-    if (o == BS_SWEEP_FAIL)
+    if (o == BS_SWEEP_FAIL || o == BS_SWEEP_VACUOUS)
       bs_report_table_line(out, &w->res[i], -1);
   }
 }
@@ -122,21 +124,20 @@ static void json_scenario(bs_buf *b, const bs_sweep_campaign *w,
                           const bs_swept *s) {
   row t[BS_FP_COUNT];
   rows(w, s, t);
-  bs_buf_printf(b, "{\"scenario\": ");
-  bs_buf_json_str(b, s->base->scn->name);
+  bs_json_write_field_str(b, "{", "scenario", s->base->scn->name);
   bs_buf_printf(b,
                 ", \"ranks\": %d, \"cycles\": %d, \"counted\": %s, "
                 "\"reaches\": %zu, \"swept\": %zu, \"skipped\": %zu, "
-                "\"points\": [",
+                "\"taken\": %zu, \"points\": [",
                 s->base->ranks, s->base->cycles,
                 bs_sweep_campaign_count_ok(s) ? "true" : "false", s->total,
-                s->n / 2, s->total - s->n / 2);
+                s->swept, s->total - s->sampled, s->taken);
   bool first = true;
   for (int p = 0; p < BS_FP_COUNT; p++) {
     if (!t[p].reaches)
       continue;
     bs_buf_printf(b, "%s{\"point\": ", first ? "" : ", ");
-    bs_buf_json_str(b, bs_fault_catalogue_get(p)->name);
+    bs_json_write_str(b, bs_fault_catalogue_get(p)->name);
     bs_buf_printf(b, ", \"reaches\": %zu, \"swept\": %zu", t[p].reaches,
                   t[p].swept);
     for (int o = 0; o < BS_SWEEP_OUTCOMES; o++)
@@ -151,9 +152,9 @@ static void json_scenario(bs_buf *b, const bs_sweep_campaign *w,
  * did not pass (cut short by a signal, or failed) stands for its
  * scenario's runs. Shallow copies, owned by the campaign. */
 static bs_result *listed(const bs_sweep_campaign *w, size_t *n) {
-  bs_result *all = calloc(w->n + w->nbase + 1, sizeof *all);
+  bs_result *all = calloc(w->n + w->plan.n + 1, sizeof *all);
   *n = 0;
-  for (size_t i = 0; all && i < w->nbase; i++) {
+  for (size_t i = 0; all && i < w->plan.n; i++) {
     const bs_swept *s = &w->sc[i];
     if (!bs_sweep_campaign_count_ok(s))
       all[(*n)++] = s->count;
@@ -163,42 +164,43 @@ static bs_result *listed(const bs_sweep_campaign *w, size_t *n) {
   return all;
 }
 
+/* The JSON report's "sweep": a matrix per scenario. */
+static void json_matrix(bs_buf *b, const void *arg) {
+  const bs_sweep_campaign *w = arg;
+  bs_buf_printf(b, "[");
+  for (size_t i = 0; i < w->plan.n; i++) {
+    bs_buf_printf(b, "%s\n    ", i ? "," : "");
+    json_scenario(b, w, &w->sc[i]);
+  }
+  bs_buf_printf(b, "\n  ]");
+}
+
 static int save_reports(const bs_sweep_campaign *w) {
-  bs_buf b = {0}, m = {0};
   size_t n = 0;
   bs_result *runs = listed(w, &n);
-  int rc = 0;
   if (!runs) {
     fprintf(stderr, "backstop sweep: out of memory writing the reports\n");
     return 1;
   }
-  if (w->o.json) {
-    bs_report_json(&b, runs, n, NULL, 0);
-    bs_buf_printf(&m, "[");
-    for (size_t i = 0; i < w->nbase; i++) {
-      bs_buf_printf(&m, "%s\n    ", i ? "," : "");
-      json_scenario(&m, w, &w->sc[i]);
-    }
-    bs_buf_printf(&m, "\n  ]");
-    bs_report_json_add(&b, "sweep", bs_buf_str(&m));
-    rc |= bs_cmd_save("sweep", w->o.json, &b);
-    bs_buf_free(&b);
-    bs_buf_free(&m);
-  }
-  if (w->o.junit) {
-    bs_report_junit_sweep(&b, runs, n);
-    rc |= bs_cmd_save("sweep", w->o.junit, &b);
-    bs_buf_free(&b);
-  }
+  bs_cmd_reports reports = {.runs = runs,
+                            .n = n,
+                            .section = "sweep",
+                            .section_json = json_matrix,
+                            .arg = w};
+  int rc =
+      bs_cmd_save_reports("sweep", w->o.run.json, w->o.run.junit, &reports);
   free(runs);
   return rc;
 }
 
 static int report(const bs_sweep_campaign *w, FILE *out) {
-  size_t outcomes[BS_SWEEP_OUTCOMES] = {0}, runs = 0, reaches = 0;
-  for (size_t i = 0; i < w->nbase; i++) {
+  size_t outcomes[BS_SWEEP_OUTCOMES] = {0}, runs = 0, reaches = 0, swept = 0,
+         taken = 0;
+  for (size_t i = 0; i < w->plan.n; i++) {
     report_scenario(out, w, &w->sc[i], outcomes);
     reaches += w->sc[i].total;
+    swept += w->sc[i].swept;
+    taken += w->sc[i].taken;
   }
   for (int o = 0; o < BS_SWEEP_OUTCOMES; o++)
     runs += outcomes[o];
@@ -212,17 +214,31 @@ static int report(const bs_sweep_campaign *w, FILE *out) {
     fprintf(out, ", %zu interrupted", outcomes[BS_SWEEP_INTERRUPTED]);
   fputc('\n', out);
   /* What a sample covered, stated. */
-  fprintf(out, "swept %zu of %zu reaches (%.1f%%)\n", w->n / 2, reaches,
-          reaches ? 100.0 * (double)(w->n / 2) / (double)reaches : 100.0);
+  fprintf(out, "swept %zu of %zu reaches (%.1f%%)", swept, reaches,
+          reaches ? 100.0 * (double)swept / (double)reaches : 100.0);
+  if (taken)
+    fprintf(out,
+            "; %zu runs taken by the scenarios' own faults (not armed "
+            "again)",
+            taken);
+  fputc('\n', out);
   if (outcomes[BS_SWEEP_KNOWN])
     fprintf(out,
             "known: the failures the configuration allows by design (%s); "
             "--strict fails them\n",
             w->o.strict ? "failing: --strict" : "not failing the exit status");
-  return (outcomes[BS_SWEEP_FAIL] > 0) | save_reports(w);
+  /* A reach armed that never fired proves nothing: it fails the sweep. */
+  if (outcomes[BS_SWEEP_VACUOUS])
+    fprintf(out,
+            "vacuous: %zu armed reach%s never fired (each a run to look "
+            "at: its repro line above)\n",
+            outcomes[BS_SWEEP_VACUOUS],
+            outcomes[BS_SWEEP_VACUOUS] == 1 ? "" : "es");
+  return (outcomes[BS_SWEEP_FAIL] + outcomes[BS_SWEEP_VACUOUS] > 0) |
+         save_reports(w);
 }
 
-static bs_status check_sweepable(const bs_opts *o) {
+static bs_status check_sweepable(const bs_opts_run *o) {
   if (o->nsel == 0)
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "name the scenario to sweep (backstop sweep SCENARIO)");
@@ -240,13 +256,13 @@ static bs_status check_sweepable(const bs_opts *o) {
 /* A sweep whose every counting pass ran clean but whose filters keep no
  * reach runs nothing: a usage error, as an empty selection is. */
 static bool nothing_kept(const bs_sweep_campaign *w) {
-  for (size_t i = 0; i < w->nbase; i++)
+  for (size_t i = 0; i < w->plan.n; i++)
     if (!bs_sweep_campaign_count_ok(&w->sc[i]))
       return false;
   if (w->n)
     return false;
   bs_err_fail(BS_ERR_INVALID, NULL, "the selection runs nothing: %s",
-              w->o.npoints || w->o.sweep_rank >= 0 || w->o.sweep_cycle >= 0
+              w->o.npoints || w->o.rank >= 0 || w->o.cycle >= 0
                   ? "--point, --rank and --cycle keep no reach of it"
                   : "no fault point is reached in its runs");
   return true;
@@ -255,11 +271,11 @@ static bool nothing_kept(const bs_sweep_campaign *w) {
 int bs_cmd_sweep(int argc, char **argv, const char *exe) {
   bs_sweep_campaign w = {0};
   int rc = 1;
-  if (bs_opts_parse("sweep", argc, argv, &w.o) != BS_OK ||
-      check_sweepable(&w.o) != BS_OK ||
-      bs_plan_runs(&w.o, exe, &w.base, &w.nbase) != BS_OK)
+  if (bs_opts_parse_sweep(argc, argv, &w.o) != BS_OK ||
+      check_sweepable(&w.o.run) != BS_OK ||
+      bs_plan_runs(&w.o.run, exe, &w.plan) != BS_OK)
     return bs_cmd_usage_error("sweep");
-  w.batch = (bs_batch){.jobs = bs_plan_jobs(&w.o), .out = stderr};
+  w.batch = (bs_batch){.jobs = bs_plan_jobs(&w.o.run), .out = stderr};
   if (bs_sweep_campaign_plan(&w) != BS_OK)
     goto failed;
   if (nothing_kept(&w)) {

@@ -69,15 +69,25 @@ static int dispatch(int argc, char **argv, const char *exe) {
   return bs_cmd_help_unknown(cmd);
 }
 
+/* `backstop --version`: it takes nothing more (docs/cli.md). */
+static int version(int argc, char **argv) {
+  if (argc > 2) {
+    fprintf(stderr,
+            "backstop --version: unexpected argument '%s' (it takes none)\n",
+            argv[2]);
+    return 2;
+  }
+  printf("backstop %s\n", BS_VERSION);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     return bs_cmd_help_none();
   }
   const char *cmd = argv[1];
-  if (strcmp(cmd, "--version") == 0) {
-    printf("backstop %s\n", BS_VERSION);
-    return 0;
-  }
+  if (strcmp(cmd, "--version") == 0)
+    return version(argc, argv);
   if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 ||
       strcmp(cmd, "-h") == 0)
     return bs_cmd_help(argc - 1, argv + 1);

@@ -633,7 +633,9 @@ static bs_status pause_after_sync(bs_actor *a, bs_status st) {
 static bs_status reconnect(bs_actor *a) {
   if (!a->cfg.offload_train || !a->eng)
     return BS_OK;
-  return agree(a, bs_engine_reconnect(a->eng));
+  bs_status st = bs_engine_reconnect(a->eng);
+  bs_comm_spend(a->comm, 0); /* a round trip: one step, modelled */
+  return agree(a, st);
 }
 
 bs_status bs_actor_update_weights(bs_actor *a, bs_sync_result *res) {

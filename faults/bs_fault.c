@@ -26,15 +26,10 @@ void bs_fault_set_cycle(int cycle) {
 
 #ifndef FIU_ENABLE
 
-bs_status bs_fault_arm(const char *text, uint64_t seed) {
-  bs_status st = BS_OK;
-  bs_fault_spec spec;
+bs_status bs_fault_arm(const bs_fault_spec *spec, uint64_t seed) {
   (void)seed;
-  BS_CHECK(bs_fault_spec_parse(text, &spec));
-  BS_FAIL(BS_ERR_UNSUPPORTED, NULL,
-          "fault spec '%.80s': built without libfiu (BS_FIU=OFF)", text);
-out:
-  return st;
+  return bs_err_fail(BS_ERR_UNSUPPORTED, NULL,
+                     "fault %s: built without libfiu (BS_FIU=OFF)", spec->name);
 }
 
 void bs_fault_disarm_all(void) {}
@@ -235,23 +230,19 @@ static bool add_spec(const bs_fault_spec *s, uint64_t seed, bool *first) {
   return ok;
 }
 
-bs_status bs_fault_arm(const char *text, uint64_t seed) {
+bs_status bs_fault_arm(const bs_fault_spec *spec, uint64_t seed) {
   bs_status st = BS_OK;
-  bs_fault_spec spec;
   bool first = false;
-  BS_CHECK(bs_fault_spec_parse(text, &spec));
   ensure_fiu();
-  if (!add_spec(&spec, seed, &first))
-    BS_FAIL(BS_ERR_INVALID, NULL,
-            "fault spec '%.80s': too many faults armed (max %d)", text,
-            BS_FAULT_MAX_SPECS);
+  if (!add_spec(spec, seed, &first))
+    BS_FAIL(BS_ERR_INVALID, NULL, "fault %s: too many faults armed (max %d)",
+            spec->name, BS_FAULT_MAX_SPECS);
   /* Outside specs_mu: fiu_fail holds libfiu's lock while the callback takes
    * specs_mu, so the reverse order here could deadlock. */
   if (first &&
-      fiu_enable_external(spec.name, 1, (void *)(uintptr_t)spec.failinfo, 0,
+      fiu_enable_external(spec->name, 1, (void *)(uintptr_t)spec->failinfo, 0,
                           on_armed_point) != 0)
-    BS_FAIL(BS_ERR_INTERNAL, NULL, "fault spec '%.80s': libfiu refused '%s'",
-            text, spec.name);
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "fault %s: libfiu refused it", spec->name);
 out:
   return st;
 }

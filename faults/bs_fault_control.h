@@ -77,7 +77,8 @@ int bs_fault_catalogue_index(const char *name);
 /* Whether a firing of point id can explain the status st. */
 bool bs_fault_catalogue_explains(bs_fault_point_id id, bs_status st);
 
-/* A parsed spec: name=POINT[,rank=R][,cycle=C][,nth=K][,times=T]
+/* A parsed spec (bs_fault_parse.h parses one):
+ * name=POINT[,rank=R][,cycle=C][,nth=K][,times=T]
  * [,persistent][,prob=P][,failinfo=I][,onetime]. */
 typedef struct bs_fault_spec {
   char name[BS_FAULT_NAME_MAX]; /* catalogue point or "prefix*" */
@@ -90,22 +91,15 @@ typedef struct bs_fault_spec {
   bool onetime;
 } bs_fault_spec;
 
-/* Validates without arming (the CLI's usage check): BS_ERR_INVALID with a
- * one-line message naming the problem. */
-bs_status bs_fault_spec_parse(const char *text, bs_fault_spec *out);
-/* True for a catalogue name, or "PREFIX*" where PREFIX starts one. */
-bool bs_fault_spec_name_valid(const char *name);
-/* " (did you mean 'engine/send'?)" for a name that names no point, or "". */
-const char *bs_fault_spec_near(const char *name);
 /* libfiu's matching: exact, or a trailing '*' matches a prefix. */
 bool bs_fault_spec_matches(const char *pattern, const char *point);
 /* The same for a catalogue point. */
 bool bs_fault_spec_matches_point(const char *pattern, bs_fault_point_id point);
 
-/* Arms a fault from its spec (docs/cli.md "Fault spec"); BS_ERR_INVALID with a
- * message naming the problem for a malformed spec or an unknown point;
- * BS_ERR_UNSUPPORTED when built without libfiu. */
-bs_status bs_fault_arm(const char *spec, uint64_t seed);
+/* Arms a parsed fault (docs/cli.md "Fault spec": bs_fault_spec_parse made
+ * it, when the run was planned); BS_ERR_INVALID when BS_FAULT_MAX_SPECS
+ * are armed already, BS_ERR_UNSUPPORTED when built without libfiu. */
+bs_status bs_fault_arm(const bs_fault_spec *spec, uint64_t seed);
 /* Disarms what bs_fault_arm armed and restarts the reach counts. */
 void bs_fault_disarm_all(void);
 size_t bs_fault_armed_count(void);

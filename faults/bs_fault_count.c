@@ -44,7 +44,7 @@ static count_slot *probe(count_slot *t, size_t n, int key, int rank,
 
 /* Doubles the table (or makes the first); false when out of memory. Call
  * with count_mu held. */
-static bool grow(void) {
+static bool rehash(void) {
   size_t n = nslots ? 2 * nslots : COUNT_SLOTS_MIN;
   count_slot *t = calloc(n, sizeof *t);
   if (!t)
@@ -60,7 +60,7 @@ static bool grow(void) {
 
 /* NULL when the table cannot grow. Call with count_mu held. */
 static count_slot *slot_find(int key, int rank, int cycle) {
-  if (2 * (nused + 1) > nslots && !grow())
+  if (2 * (nused + 1) > nslots && !rehash())
     return NULL;
   count_slot *s = probe(slots, nslots, key, rank, cycle);
   if (!s->used) {

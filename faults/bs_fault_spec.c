@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_fault_parse.h"
 #include "bs_near.h"
 
 #define SPEC_MAX 256

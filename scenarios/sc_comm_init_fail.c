@@ -22,7 +22,7 @@ static bool expect(const bs_record *r, char *d, size_t n) {
 
 BS_SCENARIO(comm_init_fail){
     .name = "comm-init-fail",
-    .labels = "@fault",
+    .labels = "@fault @mutant-target",
     .summary = "rank 0's init of an asleep weight sync's temporary "
                "communicator fails",
     .details =
@@ -35,7 +35,13 @@ BS_SCENARIO(comm_init_fail){
         "Expects: the failed init fails the world, so the peers waiting in "
         "it stop at once: every rank fails update_weights with aborted, "
         "contained in under half the timeout, and the run stops; pause "
-        "safety holds.",
+        "safety holds.\n"
+        "Targets failure-before-ready, an ordering bug: rank 0 fails the "
+        "world right after sleep's last round, and a peer that looks at the "
+        "failure before at that round fails sleep alone. Whether a peer "
+        "looks before it is the schedule's: found by exploring schedules "
+        "(random with several seeds, or pct: BS_SCHEDULE), not by the default "
+        "one (on real threads, by chance).",
     .cycles = 2,
     .min_ranks = 2,
     .timeout_ms = 2000,
@@ -44,4 +50,5 @@ BS_SCENARIO(comm_init_fail){
     .expect = expect,
     .expects = "every rank fails update_weights with aborted, contained in "
                "under half the timeout; the run stops",
+    .targets = BS_LIST("failure-before-ready"),
 };

@@ -8,28 +8,37 @@
 #include "model/bs_config.h"
 #include "oracles/bs_expect.h"
 
-/* Every rule's violation (at most 2 settings each) and one more setting. */
-#define KV_MAX 64
-
-/* What validating the defaults, rematerialize as given, then kv... gave. */
+/* What validating a configuration gave: its status, message, and the
+ * configuration as validation left it. */
 typedef struct outcome {
   bs_status st;
   char msg[sizeof bs_err()->message];
   bs_config cfg;
 } outcome;
 
-static void validate(const char *const *kv, size_t n, bool remat, outcome *o) {
-  bs_config_defaults(&o->cfg);
-  o->cfg.rematerialize = remat;
-  bs_err_clear();
-  o->st = BS_OK;
-  for (size_t i = 0; i < n && o->st == BS_OK; i++)
-    if (kv[i])
-      o->st = bs_config_set_kv(&o->cfg, kv[i]);
-  if (o->st == BS_OK)
-    o->st = bs_config_validate(&o->cfg);
+/* The defaults with rematerialize as given. */
+static bs_config base(bool remat) {
+  bs_config c;
+  bs_config_defaults(&c);
+  c.rematerialize = remat;
+  return c;
+}
+
+/* Validates cfg under the run's mutants (disk-offload-accepted waives a
+ * rule: bs_config_validate). st: how building cfg went. */
+static void validate(bs_config cfg, bs_status st, bs_mutants m, outcome *o) {
+  o->cfg = cfg;
+  o->st = st == BS_OK ? bs_config_validate(&o->cfg, m) : st;
   snprintf(o->msg, sizeof o->msg, "%s", o->st ? bs_err()->message : "");
   bs_err_clear();
+}
+
+/* The defaults, rematerialize as given, with rule r broken. */
+static void broken(const bs_config_rule *r, bool remat, bs_mutants m,
+                   outcome *o) {
+  bs_config c = base(remat);
+  bs_err_clear();
+  validate(c, bs_config_break_rule(&c, r), m, o);
 }
 
 /* Another rule with the same message as rule i, NULL when its own. */
@@ -44,12 +53,12 @@ static const char *shared_message(const bs_config_rule *rules, size_t n,
 /* Rule i: its violation is rejected under rematerialize with its own
  * message, and the same settings are fine without it. */
 static bs_status check_rule(bs_record *rec, const bs_config_rule *rules,
-                            size_t n, size_t i) {
+                            size_t n, size_t i, bs_mutants m) {
   const bs_config_rule *r = &rules[i];
   const char *other = shared_message(rules, n, i);
   outcome on, off;
-  validate(r->violation, 2, true, &on);
-  validate(r->violation, 2, false, &off);
+  broken(r, true, m, &on);
+  broken(r, false, m, &off);
   bool ok = on.st == BS_ERR_CONFIG && strcmp(on.msg, r->message) == 0 &&
             off.st == BS_OK && !other;
   return bs_record_check(
@@ -64,21 +73,22 @@ static bs_status check_rule(bs_record *rec, const bs_config_rule *rules,
 /* Every rule broken at once: the backend rule answers (it is checked
  * first), and debug_train_only turns rematerialize off silently. */
 static bs_status check_all_at_once(bs_record *rec, const bs_config_rule *rules,
-                                   size_t n) {
-  bs_status st = BS_OK;
-  const char *kv[KV_MAX] = {0};
-  size_t m = 0;
+                                   size_t n, bs_mutants m) {
+  bs_status st = BS_OK, made = BS_OK;
+  size_t nviolations = 0;
   outcome all, quiet;
-  for (size_t i = 0; i < n && m + 3 <= KV_MAX; i++)
-    for (size_t j = 0; j < 2 && rules[i].violation[j]; j++)
-      kv[m++] = rules[i].violation[j];
-  validate(kv, m, true, &all);
-  kv[m++] = "debug_train_only=1";
-  validate(kv, m, true, &quiet);
+  bs_config c = base(true);
+  for (size_t i = 0; i < n && made == BS_OK; i++) {
+    made = bs_config_break_rule(&c, &rules[i]);
+    nviolations += 1 + (rules[i].violation[1] != NULL);
+  }
+  validate(c, made, m, &all);
+  c.debug_train_only = true;
+  validate(c, made, m, &quiet);
   BS_CHECK(bs_record_check(rec, "backend-checked-first",
                            n > 0 && all.st == BS_ERR_CONFIG &&
                                !strcmp(all.msg, rules[0].message),
-                           "%zu violations at once: %s: %.160s", m - 1,
+                           "%zu violations at once: %s: %.160s", nviolations,
                            bs_status_name(all.st), all.msg));
   BS_CHECK(bs_record_check(
       rec, "debug-train-only-disables",
@@ -90,26 +100,42 @@ out:
   return st;
 }
 
+static void with_ci_test(bs_config *c) {
+  c->ci_test = true;
+}
+
+static void with_cpu_offload(bs_config *c) {
+  c->precision_aware_optimizer = true;
+  c->optimizer_cpu_offload = true;
+}
+
+static void with_ref_and_teacher(bs_config *c) {
+  c->with_ref = true;
+  c->with_teacher = true;
+}
+
 typedef struct accepted_case {
   const char *name;
-  const char *kv[2];
-  bool ci; /* ci_test: the check must be armed */
+  void (*set)(bs_config *c); /* NULL: the defaults */
+  bool ci;                   /* ci_test: the check must be armed */
 } accepted_case;
 
 static const accepted_case accepted[] = {
-    {"accepts-defaults", {NULL}, false},
-    {"accepts-ci-test-arming-the-check", {"ci_test=1"}, true},
-    {"accepts-precision-aware-with-cpu-offload",
-     {"precision_aware_optimizer=1", "optimizer_cpu_offload=1"},
-     false},
-    {"accepts-ref-and-teacher", {"with_ref=1", "with_teacher=1"}, false},
+    {"accepts-defaults", NULL, false},
+    {"accepts-ci-test-arming-the-check", with_ci_test, true},
+    {"accepts-precision-aware-with-cpu-offload", with_cpu_offload, false},
+    {"accepts-ref-and-teacher", with_ref_and_teacher, false},
 };
 
 /* Accepted with its consequences: rematerialize stays on, the param
  * buffers lose their host backup, the check is armed exactly by ci_test. */
-static bs_status check_accepted(bs_record *rec, const accepted_case *c) {
+static bs_status check_accepted(bs_record *rec, const accepted_case *c,
+                                bs_mutants m) {
   outcome o;
-  validate(c->kv, 2, true, &o);
+  bs_config cfg = base(true);
+  if (c->set)
+    c->set(&cfg);
+  validate(cfg, BS_OK, m, &o);
   bool backup = bs_config_param_buffers_cpu_backup(&o.cfg);
   bool ok = o.st == BS_OK && o.cfg.rematerialize && !backup &&
             o.cfg.check_rematerialize == c->ci;
@@ -120,20 +146,21 @@ static bs_status check_accepted(bs_record *rec, const accepted_case *c) {
       backup, o.st ? ": " : "", o.msg);
 }
 
-static bs_status drive(const bs_run_cfg *run, bs_record *rec) {
+static bs_status drive(const bs_run *run, bs_record *rec) {
   bs_status st = BS_OK;
   size_t n;
   const bs_config_rule *rules = bs_config_rules(&n);
+  bs_mutants m = bs_mutant_of(run->mutants, run->nmutants);
   if (run->nsets)
     BS_FAIL(BS_ERR_INVALID, NULL,
             "config-matrix builds its own configurations: --set %s does not "
             "apply",
             run->sets[0]);
   for (size_t i = 0; i < n; i++)
-    BS_CHECK(check_rule(rec, rules, n, i));
-  BS_CHECK(check_all_at_once(rec, rules, n));
+    BS_CHECK(check_rule(rec, rules, n, i, m));
+  BS_CHECK(check_all_at_once(rec, rules, n, m));
   for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
-    BS_CHECK(check_accepted(rec, &accepted[i]));
+    BS_CHECK(check_accepted(rec, &accepted[i], m));
 out:
   return st;
 }

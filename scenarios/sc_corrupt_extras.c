@@ -21,26 +21,21 @@ static const char *extra_kind(const bs_tensor_spec *t) {
 
 /* Looks the tensor rank 0's failure names up in the run's model: the
  * record holds names only, the model spec says what they are. */
-static bs_status inspect(const bs_run_cfg *run, bs_record *rec) {
-  bs_status st = BS_OK;
-  bs_model_spec m = {0};
+static bs_status inspect(const bs_run *run, bs_record *rec) {
+  const bs_model_spec *m = run->model;
   const bs_event *e = rec->nranks ? bs_expect_first_failure(rec, 0) : NULL;
   const char *name = e ? e->err.tensor : "";
   const bs_tensor_spec *t = NULL;
-  BS_CHECK(bs_model_load(run->model, run->scale, &m));
-  for (size_t i = 0; i < m.n && !t; i++)
-    if (strcmp(m.t[i].name, name) == 0)
-      t = &m.t[i];
+  for (size_t i = 0; i < m->n && !t; i++)
+    if (strcmp(m->t[i].name, name) == 0)
+      t = &m->t[i];
   const char *kind = t ? extra_kind(t) : NULL;
-  BS_CHECK(bs_record_check(rec, "names-an-extra", kind != NULL,
-                           "the failure names '%.80s': %s of model %s", name,
-                           kind ? kind
-                           : t  ? "not an extra"
-                                : "no tensor",
-                           m.name));
-out:
-  bs_model_free(&m);
-  return st;
+  return bs_record_check(rec, "names-an-extra", kind != NULL,
+                         "the failure names '%.80s': %s of model %s", name,
+                         kind ? kind
+                         : t  ? "not an extra"
+                              : "no tensor",
+                         m->name);
 }
 
 static bool expect(const bs_record *r, char *d, size_t n) {

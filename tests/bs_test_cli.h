@@ -48,8 +48,17 @@ static int backstop_after(const char *pre, const char *args) {
 }
 
 /* Runs "backstop ARGS" in dir; returns its exit status. */
-static int backstop(const char *args) {
+static inline int backstop(const char *args) {
   return backstop_after("", args);
+}
+
+/* backstop() on real threads (--schedule threads, after args: the last
+ * one given wins): what the parent's real-time deadline does to a run
+ * whose ranks wait in real time. */
+static inline int backstop_threads(const char *args) {
+  char with[900];
+  snprintf(with, sizeof with, "%s --schedule threads", args);
+  return backstop(with);
 }
 
 /* The binary must exist; dir becomes a fresh /tmp/<prefix>XXXXXX. */

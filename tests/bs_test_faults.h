@@ -10,6 +10,11 @@
 #ifndef BS_TEST_FAULTS_H
 #define BS_TEST_FAULTS_H
 
+#include <stdint.h>
+
+#include "bs_fault_control.h"
+#include "bs_fault_parse.h"
+
 #ifdef FIU_ENABLE
 #define BS_TEST_NEEDS_FAULTS() ((void)0)
 #else
@@ -19,6 +24,14 @@
     skip();                                                                    \
   } while (0)
 #endif
+
+/* Arms a fault from its text: the planner parses a run's specs once
+ * (bs_run.h), a test gives them as text. */
+static inline bs_status bs_test_arm(const char *text, uint64_t seed) {
+  bs_fault_spec s;
+  bs_status st = bs_fault_spec_parse(text, &s);
+  return st == BS_OK ? bs_fault_arm(&s, seed) : st;
+}
 
 #define BS_TEST_SKIP_WITHOUT_FAULTS(name)                                      \
   static void name(void **state) {                                             \

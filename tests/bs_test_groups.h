@@ -51,14 +51,13 @@ static inline bs_world *tg_run(bs_rank_fn fn, tg_plan *p, int timeout_ms,
 }
 
 /* A rank that skipped its part waits (outside any op) until a peer's op
- * failed, as a rank busy elsewhere would, within 10 s. */
+ * failed, as a rank busy elsewhere would, within 10 s of its world's
+ * clock. */
 static inline void tg_wait(bs_comm *c, tg_plan *p) {
-  (void)c;
   if (p->skipper_exits)
     return;
-  struct timespec nap = {0, 10 * 1000000L};
   for (int i = 0; i < 1000 && !atomic_load(&p->failed); i++)
-    nanosleep(&nap, NULL);
+    bs_comm_sleep_ms(c, 10);
 }
 
 /* TP groups {0,1},{2,3}, DP groups {0,2},{1,3}: an all_reduce in each. */

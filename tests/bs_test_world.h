@@ -22,8 +22,10 @@
 #include "bs_actor_testing.h"
 #include "bs_fault_control.h"
 #include "bs_mutant.h"
+#include "bs_test_faults.h"
 #include "comm/bs_comm.h"
 #include "memsaver/bs_memsaver.h"
+#include "model/bs_model_parse.h"
 
 #define TW_MAX 8
 #define TW_SELF "/proc/self/exe"
@@ -131,7 +133,7 @@ static inline void tw_expect_all(const tw *t, bs_status want,
 }
 
 static inline void tw_arm(const char *spec) {
-  assert_int_equal(bs_fault_arm(spec, 0), BS_OK);
+  assert_int_equal(bs_test_arm(spec, 0), BS_OK);
 }
 
 /* ---- helpers for rank bodies ---- */

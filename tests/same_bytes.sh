@@ -2,14 +2,16 @@
 # One seed, the same report bytes (apart from `_ms` fields), on a quiet or
 # a loaded machine (docs/cli.md):
 #   same_bytes.sh BACKSTOP
-# runs every scenario (the default suite, then @fault) quietly, then again
-# under two busy loops, and compares the JSON reports; then one fuzz seed
-# twice, the second under the loops. The fuzz seed draws faults that cost
-# watchdog timeouts (comm/init_skip: a rank never joins a re-init), so a
-# verdict that hung on the machine's speed would differ: it must keep
-# drawing one. Exit 0 only when every pair is the same; a difference is
-# printed as a diff.
-set -u
+# runs the default suite, @fault, a 200-run fuzz seed and a sweep sample
+# (two reaches of every scenario at 4 ranks) quietly, then again beside 64
+# runnable busy processes, and compares the JSON reports. The busy ones run
+# at the lowest priority (nice 19): they take every CPU cycle backstop
+# leaves and preempt its threads at every turn, without making the pass 30
+# times as long. The fuzz seed draws faults that cost watchdog timeouts
+# (comm/init_skip: a rank never joins a re-init), so a verdict that hung on
+# the machine's speed would differ: it must keep drawing one. Exit 0 only
+# when every pair is the same; a difference is printed as a diff.
+set -uf # no globbing: the jobs name scenario globs
 bin=$1
 dir=$(mktemp -d /tmp/bs_same.XXXXXX) || exit 1
 loops=""
@@ -41,12 +43,12 @@ report() {
 }
 
 rc=0
-# Two busy loops: the 2-core CI runner, fully loaded.
-set -- "suite run -j 2" "fault run @fault -j 2" "fuzz fuzz --seed 3 --runs 16 -j 2"
+set -- "suite run -j 2" "fault run @fault -j 2" \
+  "fuzz fuzz --seed 3 --runs 200" "sweep sweep * --ranks 4 --sample 2"
 for pass in q l; do
   if [ "$pass" = l ]; then
-    for _ in 1 2; do
-      (while :; do :; done) &
+    for _ in $(seq 64); do
+      nice -n 19 sh -c 'while :; do :; done' &
       loops="$loops $!"
     done
   fi
@@ -83,5 +85,6 @@ if ! grep -Eq '"point": "comm/init_skip", "drawn": [0-9]+, "fired": [1-9]' \
     "timeout compared"
   rc=1
 fi
-[ "$rc" = 0 ] && echo "same_bytes: $# reports the same quiet and loaded"
+[ "$rc" = 0 ] && echo "same_bytes: $# reports the same quiet and beside 64" \
+  "busy processes"
 exit "$rc"

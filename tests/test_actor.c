@@ -537,12 +537,13 @@ static void test_mutant_disk_offload_accepted(void **state) {
     bs_config_defaults(&cfg);
     cfg.rematerialize = true;
     cfg.offload_target = BS_OFFLOAD_DISK;
-    bs_mutant_set(BS_MUT_DISK_OFFLOAD_ACCEPTED, mutant);
-    bs_status st = bs_config_validate(&cfg);
+    bs_mutants m = {0};
+    if (mutant)
+      m = bs_mutant_with(m, BS_MUT_DISK_OFFLOAD_ACCEPTED);
+    bs_status st = bs_config_validate(&cfg, m);
     assert_int_equal(st, mutant ? BS_OK : BS_ERR_CONFIG);
     if (!mutant)
       assert_non_null(strstr(bs_err()->message, "offload-train-target disk"));
-    bs_mutant_reset();
     bs_err_clear();
   }
 }

@@ -13,6 +13,7 @@
 #include "bs_fault_control.h"
 #include "bs_test_faults.h"
 #include "memsaver/bs_memsaver_testing.h"
+#include "model/bs_model_parse.h"
 
 /* One rank under offload: buffers without cpu backup, as in the lifecycle
  * where the Normal backuper is the only copy of the param buffer. */
@@ -352,7 +353,7 @@ static void test_failed_backup_invalidates(void **state) {
   assert_int_equal(bs_backuper_backup(w->b, "actor"), BS_OK);
   bs_err_set_rank(0); /* faults fire in a rank's work only */
   bs_fault_disarm_all();
-  assert_int_equal(bs_fault_arm("name=copy/fail,nth=3", 0), BS_OK);
+  assert_int_equal(bs_test_arm("name=copy/fail,nth=3", 0), BS_OK);
   bs_err_clear();
   assert_int_equal(bs_backuper_backup(w->b, "actor"), BS_ERR_COPY);
   bs_fault_disarm_all();
@@ -362,7 +363,7 @@ static void test_failed_backup_invalidates(void **state) {
   assert_int_equal(bs_backuper_backup(w->b, "actor"), BS_OK);
   assert_int_equal(bs_backuper_restore(w->b, "actor"), BS_OK);
 
-  assert_int_equal(bs_fault_arm("name=backup/pin_alloc,nth=2", 0), BS_OK);
+  assert_int_equal(bs_test_arm("name=backup/pin_alloc,nth=2", 0), BS_OK);
   bs_err_clear();
   assert_int_equal(bs_backuper_backup(w->b, "ref"), BS_ERR_NOMEM);
   bs_fault_disarm_all();

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bs_bench.c"
+#include "bs_bench_campaigns.c"
 #include "bs_bench_cli.c"
 #include "bs_bench_detect.c"
 #include "bs_bench_exec.c"
@@ -400,6 +401,10 @@ static void test_bad_options_exit_2(void **state) {
       {{"bench", "--scale-ranks", ",1024"}, 3, "--scale-ranks"},
       {{"bench", "--scale-ranks", "2,3,4,5,6,7,8,9,10"}, 3, "--scale-ranks"},
       {{"bench", "--scale-ranks"}, 2, "--scale-ranks"},
+      {{"bench", "--fuzz-s", "0"}, 3, "--fuzz-s"},
+      {{"bench", "--sweep-sample", "3"}, 3, "--sweep-sample"},
+      {{"bench", "--sweep-sample", "101%"}, 3, "--sweep-sample"},
+      {{"bench", "--sweep-sample", "%"}, 3, "--sweep-sample"},
       {{"bench", "--backend", "nccl", "--device", "host"},
        5,
        "--backend nccl needs --device cuda"},
@@ -580,6 +585,37 @@ static void test_replay_figure(void **state) {
   bs_err_clear();
 }
 
+/* --campaigns: its options, and its figures in the table and the JSON
+ * (each a command's wall time, runs and rate: fuzz's a minute). */
+static void test_campaign_figures(void **state) {
+  (void)state;
+  bs_bench_opts o;
+  bool help = false;
+  const char *argv[] = {"bench", "--campaigns",    "--fuzz-s",
+                        "5",     "--sweep-sample", "3%"};
+  assert_int_equal(parse(&o, &help, 6, argv), BS_OK);
+  assert_true(o.campaigns && !help);
+  assert_true(o.fuzz_s == 5);
+  assert_string_equal(o.sweep_sample, "3%");
+  camp_fig f[3] = {
+      {.name = "default suite", .seconds = 0.1, .runs = 22, .rate = 220},
+      {.name = "fuzz seed 1", .seconds = 6, .runs = 600, .rate = 7200},
+      {.name = "full sweep",
+       .seconds = 300,
+       .runs = 69000,
+       .rate = 230,
+       .rc = 1,
+       .detail = "2 vacuous"}};
+  char *table = camp_table(f, 3), *json = camp_json(f, 3);
+  assert_non_null(strstr(table, "7200/min"));
+  assert_non_null(strstr(table, "1, 2 vacuous"));
+  assert_non_null(strstr(json, "\"runs_a_minute\": 7200.0"));
+  assert_non_null(strstr(json, "\"figure\": \"full sweep\", \"seconds\": "
+                               "300.000, \"runs\": 69000"));
+  free(table);
+  free(json);
+}
+
 /* --scale-ranks: the sizes in order; a run's verdict and its failed
  * oracle read from its report; the table and the JSON hold every figure
  * and the replay. */
@@ -655,6 +691,7 @@ int main(void) {
       cmocka_unit_test(test_cuda_device),
       cmocka_unit_test(test_replay_figure),
       cmocka_unit_test(test_scale_figures),
+      cmocka_unit_test(test_campaign_figures),
   };
   int failed =
       cmocka_run_group_tests_name("report", report, run_tiny, free_tiny);

@@ -77,7 +77,7 @@ static void test_sweep_finds_mutant(void **state) {
                             "--mutant pause-not-in-finally -q"),
                    1);
   has(out_text, "repro: backstop run steady-maincast --ranks 2 --seed 0 "
-                "--cycles 2 --timeout-ms 1000 --fault "
+                "--schedule random --cycles 2 --timeout-ms 1000 --fault "
                 "name=engine/send,rank=1,cycle=1,nth=1,persistent --mutant "
                 "pause-not-in-finally");
   has(out_text, "2 sweep runs: 0 contained-and-agreed, 0 recovered, 0 "
@@ -94,20 +94,39 @@ static void test_sweep_finds_mutant(void **state) {
  * counted beside the outcomes, not failing the exit status, alike in the
  * summary, the JSON and the JUnit (skipped, valid against the schema);
  * --strict fails them. */
-/* A reach that never fires fails no sweep: its JUnit skips it, as the
- * summary and the exit status count it (engine-death's rank 1 engine is
- * dead by its 2nd bucket of cycle 1). */
-static void test_sweep_vacuous_skipped(void **state) {
+/* The sweep counts what it arms: engine-death's own fault takes rank 1's
+ * 2nd bucket send of cycle 1 (and, persistent, every one from it: there
+ * is none after), so neither run of that reach is armed again; the 1st
+ * reach's two runs fire. A reach armed that never fires fails the sweep:
+ * a fault of the user's (armed first) that fires at random pre-empts the
+ * swept one where it fires. */
+static void test_sweep_counts_what_it_arms(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
   assert_int_equal(backstop("sweep engine-death --ranks 2 --point engine/send "
-                            "--rank 1 --cycle 1 --junit v.xml"),
+                            "--rank 1 --cycle 1 --junit v.xml --json v.json"),
                    0);
-  has(out_text, "4 sweep runs: 2 contained-and-agreed, 0 recovered, 2 "
+  has(out_text, "1 swept, each transient and persistent: 2 runs (2 more "
+                "taken by its own faults: not armed again)");
+  has(out_text, "swept 1 of 2 reaches (50.0%); 2 runs taken by the "
+                "scenarios' own faults");
+  has(out_text, "2 sweep runs: 2 contained-and-agreed, 0 recovered, 0 "
                 "vacuous, 0 known, 0 fail");
   char *xml = slurp("v.xml");
-  has(xml, "tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"2\"");
-  has(xml, "<skipped message=\"vacuous: ");
+  has(xml, "tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"0\"");
+  free(xml);
+  char *json = slurp("v.json");
+  has(json, "\"swept\": 1, \"skipped\": 0, \"taken\": 2");
+  free(json);
+  assert_int_equal(backstop("sweep steady-normal --ranks 2 --point engine/send "
+                            "--rank 0 --cycle 1 --fault "
+                            "name=engine/send,rank=0,cycle=1,prob=0.5 "
+                            "--junit w.xml"),
+                   1);
+  has(out_text, "vacuous: ");
+  has(out_text, "never fired");
+  xml = slurp("w.xml");
+  has(xml, "<failure type=\"vacuous\"");
   free(xml);
 }
 
@@ -262,6 +281,8 @@ static void test_fuzz_finds_every_mutant(void **state) {
              "fuzz%s --mutant %s --seed 1 --runs 8 --shrink-max 4 -j 4 "
              "--timeout-ms 300 -q --json m.json",
              sel, name);
+    /* An ordering mutant's race is a schedule's: found, reproduced and
+     * shrunk on the scheduled worlds every run has by default. */
     if (backstop(cmd) != 1)
       fail_msg("backstop %s: no unexplained finding:\n%s", cmd, out_text);
     char *text = slurp("m.json");
@@ -299,7 +320,7 @@ int main(void) {
       cmocka_unit_test(test_sweep_fixed_core),
       cmocka_unit_test(test_sweep_finds_mutant),
       cmocka_unit_test(test_sweep_known),
-      cmocka_unit_test(test_sweep_vacuous_skipped),
+      cmocka_unit_test(test_sweep_counts_what_it_arms),
       cmocka_unit_test(test_nothing_to_run),
       cmocka_unit_test(test_fuzz_same_seed),
       cmocka_unit_test(test_fuzz_draws_reached),

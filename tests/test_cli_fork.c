@@ -1,7 +1,8 @@
 /* The runner and the parent's side of a run: a child per job, results in
  * job order under -j, a child past its deadline is asked to dump, then is a
  * hang (and its process group dies with it), a child killed by a signal is
- * a crash. */
+ * a crash; workers serve job after job, each job ending as it would in a
+ * child of its own, a worker left unfit, crashed or killed replaced. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include "bs_fork.h"
 #include "catalog/bs_scenario.h"
 #include "run/bs_parent.h"
+#include "run/bs_run_all.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -194,15 +196,86 @@ static void test_kill_takes_group(void **state) {
   bs_fork_job_out_free(&out[0]);
 }
 
+/* ---- workers: one process serves job after job ---- */
+
+static int started; /* in a worker: its start hook ran */
+
+static void worker_started(void *arg, int slot) {
+  (void)arg;
+  started += slot == 0; /* -j 1: the one worker is the first */
+}
+
+/* Job 4 leaves its worker unfit (code 7), job 5 crashes it, job 6 hangs
+ * past its deadline; every job first writes its process and whether that
+ * process's start hook ran once. */
+static int child_in_worker(void *arg, size_t job, int fd) {
+  (void)arg;
+  char buf[64];
+  int n = snprintf(buf, sizeof buf, "%d %d", (int)getpid(), started);
+  bs_fork_write_all(fd, buf, (size_t)n);
+  if (job == 5)
+    raise(SIGSEGV);
+  if (job == 6)
+    sleep_forever();
+  return job == 4 ? 7 : 0;
+}
+
+static bool keep_unless_7(void *arg, int code) {
+  (void)arg;
+  return code != 7;
+}
+
+static double short_for_6(void *arg, size_t job) {
+  (void)arg;
+  return job == 6 ? 0.2 : 10;
+}
+
+static int pid_of(const bs_job_out *o) {
+  assert_non_null(o->payload);
+  assert_non_null(strstr(o->payload, " 1")); /* its worker's start ran */
+  return atoi(o->payload);
+}
+
+static void test_workers_serve_jobs(void **state) {
+  (void)state;
+  bs_job_out out[8];
+  bs_fork r = {.njobs = 8,
+               .parallel = 1,
+               .deadline_of = short_for_6,
+               .child = child_in_worker,
+               .reuse = true,
+               .start = worker_started,
+               .keep = keep_unless_7};
+  assert_int_equal(bs_fork_run(&r, out), BS_OK);
+  int first = pid_of(&out[0]);
+  assert_int_not_equal(first, (int)getpid());
+  for (int i = 0; i <= 4; i++) { /* one worker, as a child each would */
+    assert_int_equal(pid_of(&out[i]), first);
+    assert_int_equal(out[i].end, BS_JOB_EXITED);
+  }
+  assert_int_equal(out[4].code, 7);
+  /* Left unfit, crashed, killed: each job after in a fresh worker. */
+  assert_int_equal(out[5].end, BS_JOB_SIGNALED);
+  assert_int_equal(out[5].code, SIGSEGV);
+  assert_int_not_equal(pid_of(&out[5]), first);
+  assert_int_equal(out[6].end, BS_JOB_KILLED);
+  assert_int_not_equal(pid_of(&out[6]), pid_of(&out[5]));
+  assert_int_equal(out[7].end, BS_JOB_EXITED);
+  assert_int_equal(out[7].code, 0);
+  assert_int_not_equal(pid_of(&out[7]), pid_of(&out[6]));
+  for (int i = 0; i < 8; i++)
+    bs_fork_job_out_free(&out[i]);
+}
+
 /* Waits for the dump signal, then writes what it has. */
-static void dump_on_signal(int fd, const char *what) {
+static void dump_on_signal(int fd, const char *what, size_t n) {
   sigset_t set;
   int sig;
   sigemptyset(&set);
   sigaddset(&set, SIGUSR1);
   sigprocmask(SIG_BLOCK, &set, NULL);
   sigwait(&set, &sig);
-  bs_fork_write_all(fd, what, strlen(what));
+  bs_fork_write_all(fd, what, n);
 }
 
 /* Job 0 dumps when asked and ends; job 1 is deaf to it and is killed
@@ -210,7 +283,7 @@ static void dump_on_signal(int fd, const char *what) {
 static int child_asked(void *arg, size_t job, int fd) {
   (void)arg;
   if (job == 0) {
-    dump_on_signal(fd, "dumped");
+    dump_on_signal(fd, "dumped", 6);
     return 0;
   }
   sigset_t set;
@@ -290,16 +363,16 @@ static const bs_scenario fake = {.name = "fake",
                                  .min_ranks = 1,
                                  .expect = expect_nothing};
 
-static int child_result(const bs_run_cfg *cfg, int fd) {
+static int child_result(const bs_run *cfg, int fd) {
   if (cfg->seed == 1)
     sleep_forever();
   if (cfg->seed == 5) { /* hung, and dumps when asked: its own result */
     bs_result r;
     bs_buf b = {0};
-    assert_int_equal(bs_result_from_cfg(cfg, &r), BS_OK);
+    assert_int_equal(bs_result_from_run(cfg, &r), BS_OK);
     r.trace = strdup("art/fake/trace.json");
-    bs_result_write_json(&b, &r, 0);
-    dump_on_signal(fd, b.s);
+    bs_result_pack(&b, &r);
+    dump_on_signal(fd, b.s, b.len);
     bs_buf_free(&b);
     bs_result_free(&r);
     return 0;
@@ -310,11 +383,11 @@ static int child_result(const bs_run_cfg *cfg, int fd) {
     return 3;
   bs_result r;
   bs_buf b = {0};
-  assert_int_equal(bs_result_from_cfg(cfg, &r), BS_OK);
+  assert_int_equal(bs_result_from_run(cfg, &r), BS_OK);
   bs_oracle_result o = {"liveness", cfg->seed != 4, "rank 1 never returned"};
   bs_result_add_oracle(&r, &o);
   r.verdict = o.ok ? BS_PASS : BS_FAIL;
-  bs_result_write_json(&b, &r, 0);
+  bs_result_pack(&b, &r);
   int ok = bs_fork_write_all(fd, b.s, b.len);
   bs_buf_free(&b);
   bs_result_free(&r);
@@ -323,17 +396,17 @@ static int child_result(const bs_run_cfg *cfg, int fd) {
 
 static void test_exec_results(void **state) {
   (void)state;
-  bs_run_cfg cfgs[6];
+  bs_run cfgs[6];
   for (int i = 0; i < 6; i++)
-    cfgs[i] = (bs_run_cfg){.scn = &fake,
-                           .ranks = 2,
-                           .backend = "sim",
-                           .device = "host",
-                           .model = "tiny",
-                           .scale = 1,
-                           .cycles = 1,
-                           .seed = (uint64_t)i,
-                           .deadline_s = 0.3};
+    cfgs[i] = (bs_run){.scn = &fake,
+                       .ranks = 2,
+                       .backend = "sim",
+                       .device = "host",
+                       .model_name = "tiny",
+                       .scale = 1,
+                       .cycles = 1,
+                       .seed = (uint64_t)i,
+                       .deadline_s = 0.3};
   bs_result res[6];
   bs_parent_opts o = {.jobs = 6, .child = child_result};
   assert_int_equal(bs_parent_run(cfgs, 6, &o, res), BS_OK);
@@ -348,14 +421,14 @@ static void test_exec_results(void **state) {
   assert_non_null(strstr(res[3].note, "exited with status 3"));
   assert_int_equal(res[4].verdict, BS_FAIL);
   assert_false(res[4].oracles[0].ok);
-  assert_string_equal(res[4].repro,
-                      "backstop run fake --ranks 2 --seed 4 --deadline-s 0.3");
+  assert_string_equal(res[4].repro, "backstop run fake --ranks 2 --seed 4 "
+                                    "--schedule threads --deadline-s 0.3");
   /* Past its deadline whatever it says; its artifacts kept. */
   assert_int_equal(res[5].verdict, BS_HANG);
   assert_non_null(strstr(res[5].note, "after dumping"));
   assert_string_equal(res[5].trace, "art/fake/trace.json");
-  assert_int_equal(bs_parent_exit_code(res, 1), 0);
-  assert_int_equal(bs_parent_exit_code(res, 5), 1);
+  assert_int_equal(bs_run_all_exit_code(res, 1), 0);
+  assert_int_equal(bs_run_all_exit_code(res, 5), 1);
   for (int i = 0; i < 6; i++)
     bs_result_free(&res[i]);
 }
@@ -369,6 +442,7 @@ int main(void) {
       cmocka_unit_test(test_asked_to_dump),
       cmocka_unit_test(test_drain_is_bounded),
       cmocka_unit_test(test_exec_results),
+      cmocka_unit_test(test_workers_serve_jobs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

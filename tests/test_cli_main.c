@@ -65,7 +65,11 @@ static void test_usage_errors(void **state) {
   usage("run steady-normal --ranks 16384 --model dense --scale 100",
         "; the largest that fits here: ");
   usage("run steady-normal --json /nonexistent/x.json",
-        "folder /nonexistent does not exist");
+        "--json: cannot write /nonexistent/x.json: No such file");
+  /* Checked by making them, not by access(): root may write anything. */
+  usage("run steady-normal --junit /proc/x.xml",
+        "--junit: cannot write /proc/x.xml");
+  usage("--version extra", "unexpected argument 'extra'");
   usage("run steady-normal --junit /nonexistent/x.xml", "--junit");
   usage("run steady-normal --artifacts ''", "--artifacts: an empty folder");
   usage("run steady-normal --ranks +4", "--ranks: '+4'");
@@ -150,8 +154,8 @@ static void test_failure_leaves_reports(void **state) {
                             "--artifacts art"),
                    1);
   assert_non_null(strstr(out_text, "repro: backstop run steady-maincast "
-                                   "--ranks 2 --seed 0 --cycles 1 --mutant "
-                                   "same-tag-skip"));
+                                   "--ranks 2 --seed 0 --schedule random "
+                                   "--cycles 1 --mutant same-tag-skip"));
   char path[640];
   snprintf(path, sizeof path, "%s/j.xml", dir);
   char *xml = slurp(path);
@@ -209,6 +213,72 @@ static void test_same_seed_same_report(void **state) {
                     "11");
   same_report_twice("hash-mismatch steady-offload-disaggregated --ranks 3 "
                     "--mutant local-hash-raise --mutant asleep-reads-device");
+}
+
+/* Blanks what differs between two processes of one run: the artifacts'
+ * paths (run leaves them, mutants does not) and the addresses a message
+ * names (0x7f...: ASLR). */
+static void blank_places(char *s) {
+  char *a = strstr(s, "\"artifacts\": {");
+  if (a) {
+    a += strlen("\"artifacts\": {");
+    char *end = strchr(a, '}');
+    memmove(a, end, strlen(end) + 1);
+  }
+  for (char *p = s; (p = strstr(p, "0x")); p += 2) {
+    size_t len = strspn(p + 2, "0123456789abcdef");
+    memmove(p + 2, p + 2 + len, strlen(p + 2 + len) + 1);
+  }
+}
+
+/* The run object of a JSON report whose repro line is repro, its times
+ * and places blanked (caller frees). */
+static char *run_object(const char *report, const char *repro) {
+  char key[600];
+  snprintf(key, sizeof key, "\"repro\": \"%s\"", repro);
+  const char *at = strstr(report, key);
+  assert_non_null(at);
+  const char *from = at;
+  while (from > report && strncmp(from, "\n    {\n", 7) != 0)
+    from--;
+  const char *to = strstr(at, "\n    }");
+  assert_non_null(to);
+  char *s = strndup(from, (size_t)(to - from));
+  blank_times(s);
+  blank_places(s);
+  return s;
+}
+
+/* Runs share a worker process (-j 1: one) that must be for each as a
+ * fresh child: the kill matrix of two scenarios (the fixed core's runs
+ * and every mutant's, failing ones among them: engine deaths, paused
+ * reads that unwind a rank and retire their worker) in one worker gives
+ * the report bytes of each run of the second (each right after one of the
+ * first in the worker) as that run gives them in a command of its own. */
+static void test_shared_worker_as_fresh(void **state) {
+  (void)state;
+  backstop("mutants engine-death steady-offload-disaggregated --ranks 2 -j 1 "
+           "--json m.json");
+  char *matrix = slurp("m.json");
+  const char *p = matrix;
+  int runs = 0;
+  while ((p = strstr(p, "\"repro\": \"backstop run steady-offload"))) {
+    char repro[600], cmd[700];
+    p += strlen("\"repro\": \"");
+    snprintf(repro, sizeof repro, "%.*s", (int)strcspn(p, "\""), p);
+    snprintf(cmd, sizeof cmd, "%s -q --json one.json",
+             repro + strlen("backstop "));
+    backstop(cmd);
+    char *alone = slurp("one.json");
+    char *a = run_object(alone, repro), *b = run_object(matrix, repro);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    free(alone);
+    runs++;
+  }
+  assert_true(runs >= 13);
+  free(matrix);
 }
 
 static bs_json *parse_file(const char *name, bs_json *j) {
@@ -393,23 +463,26 @@ static void test_hang_report_shown_and_kept(void **state) {
 
 /* `hang` is for a wait the watchdog should have ended: every rank skipping
  * an init waits out twice the 10 s default timeout, so a 2 s deadline ends
- * the run first. That is said before running and in the verdict (a fail:
- * the deadline was too short), and with a short timeout the run passes. */
+ * the run first (on its virtual clock: at once). That is said before
+ * running and in the verdict (a fail: the deadline was too short), and
+ * with a short timeout the run passes. */
 static void test_deadline_before_watchdog(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  assert_int_equal(backstop("run steady-normal --ranks 2 --cycles 1 --fault "
-                            "name=comm/init_skip --deadline-s 2 --json d.json "
-                            "--artifacts art3"),
+  assert_int_equal(backstop("run steady-normal --ranks 2 --cycles 1 "
+                            "--fault name=comm/init_skip --deadline-s "
+                            "2 --json d.json --artifacts art3"),
                    1);
   assert_non_null(strstr(err_text, "warning: steady-normal: --deadline-s 2 "
                                    "is shorter than the 20000 ms its faults "
                                    "make it wait (comm/init_skip"));
   assert_non_null(strstr(out_text, "FAIL  steady-normal"));
   assert_null(strstr(out_text, "HANG"));
-  assert_non_null(strstr(out_text, "FAIL liveness         killed at the 2 s "
-                                   "deadline while the watchdog was within "
+  assert_non_null(strstr(out_text, "FAIL liveness         stopped at the 2 "
+                                   "s deadline while the watchdog was within "
                                    "its 10000 ms timeout"));
+  assert_non_null(strstr(out_text, "stopped at its 2 s deadline on the "
+                                   "virtual clock"));
   assert_non_null(strstr(out_text, "the deadline was shorter than the "
                                    "timeouts the run needed"));
   char *json = slurp("d.json");
@@ -466,6 +539,7 @@ int main(void) {
       cmocka_unit_test(test_added_fault_judged_by_invariants),
       cmocka_unit_test(test_failure_leaves_reports),
       cmocka_unit_test(test_same_seed_same_report),
+      cmocka_unit_test(test_shared_worker_as_fresh),
       cmocka_unit_test(test_hang_report_shown_and_kept),
       cmocka_unit_test(test_copy_fault_spares_the_reference),
       cmocka_unit_test(test_deadline_before_watchdog),

@@ -22,9 +22,8 @@
 
 static bs_scenario scn = {.name = "rank-death"};
 
-static bs_run_cfg cfg(int ranks) {
-  return (bs_run_cfg){
-      .scn = &scn, .ranks = ranks, .backend = "nccl", .nprocs = 1};
+static bs_run cfg(int ranks) {
+  return (bs_run){.scn = &scn, .ranks = ranks, .backend = "nccl", .nprocs = 1};
 }
 
 static bs_nccl_info info(int version, int gpus) {
@@ -35,7 +34,7 @@ static bs_nccl_info info(int version, int gpus) {
 
 static void test_own_gpus_are_threads(void **state) {
   (void)state;
-  bs_run_cfg c = cfg(8);
+  bs_run c = cfg(8);
   bs_nccl_info in = info(22809, 8);
   unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
   unsetenv("NCCL_MAX_NCHANNELS");
@@ -47,7 +46,7 @@ static void test_own_gpus_are_threads(void **state) {
 
 static void test_shared_gpu_spawns(void **state) {
   (void)state;
-  bs_run_cfg c = cfg(8);
+  bs_run c = cfg(8);
   bs_nccl_info in = info(23007, 1);
   unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
   unsetenv("NCCL_MAX_NCHANNELS");
@@ -72,7 +71,7 @@ static void test_shared_gpu_spawns(void **state) {
 
 static void test_old_nccl_refuses_sharing(void **state) {
   (void)state;
-  bs_run_cfg c = cfg(4);
+  bs_run c = cfg(4);
   bs_nccl_info in = info(22809, 1);
   bs_err_clear();
   assert_int_equal(bs_nccl_plan_place(&c, &in), BS_ERR_INVALID);
@@ -85,7 +84,7 @@ static void test_old_nccl_refuses_sharing(void **state) {
 
 static void test_launcher_with_shared_threads_refused(void **state) {
   (void)state;
-  bs_run_cfg c = cfg(8);
+  bs_run c = cfg(8);
   c.nprocs = 2; /* 4 ranks a process */
   c.rendezvous = "/tmp/x";
   bs_nccl_info in = info(23007, 1);
@@ -107,7 +106,7 @@ static void test_shared_gpu_runs_alone_unless_mps(void **state) {
   assert_non_null(mkdtemp(dir));
   snprintf(pipe_path, sizeof pipe_path, "%s/control", dir);
   setenv("CUDA_MPS_PIPE_DIRECTORY", dir, 1);
-  bs_run_cfg cs[2] = {cfg(8), cfg(2)};
+  bs_run cs[2] = {cfg(8), cfg(2)};
   assert_int_equal(bs_nccl_plan_jobs(cs, 2, 4), 4); /* no sharing */
   cs[0].shares_gpu = true;
   assert_false(bs_nccl_plan_mps());

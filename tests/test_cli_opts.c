@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "bs_opts.h"
 #include "catalog/bs_scenario.h"
-#include "verdict/bs_result.h"
+#include "plan/bs_opts.h"
+#include "plan/bs_plan.h"
+#include "result/bs_result.h"
 
 BS_SCENARIO(alpha){.name = "alpha-one",
                    .labels = "@smoke @fault",
@@ -38,7 +40,11 @@ BS_SCENARIO(gamma){.name = "alpha-two",
 BS_SCENARIO(delta){.name = "delta-defaults", .default_ranks = 2};
 BS_SCENARIO(epsilon){.name = "epsilon-no-cycles", .cycles = BS_NO_CYCLES};
 
-static bs_opts o;
+/* The options parsed last (the run's part of the others'). */
+static bs_opts_run o;
+static bs_opts_mutants om;
+static bs_opts_sweep os;
+static bs_opts_fuzz of;
 
 /* Parses a space-separated command line. */
 static bs_status parse(const char *cmd, const char *line) {
@@ -50,7 +56,20 @@ static bs_status parse(const char *cmd, const char *line) {
   for (char *t = strtok(buf, " "); t; t = strtok(NULL, " "))
     argv[argc++] = t;
   bs_err_clear();
-  return bs_opts_parse(cmd, argc, argv, &o);
+  bs_status st;
+  if (strcmp(cmd, "mutants") == 0) {
+    st = bs_opts_parse_mutants(argc, argv, &om);
+    o = om.run;
+  } else if (strcmp(cmd, "sweep") == 0) {
+    st = bs_opts_parse_sweep(argc, argv, &os);
+    o = os.run;
+  } else if (strcmp(cmd, "fuzz") == 0) {
+    st = bs_opts_parse_fuzz(argc, argv, &of);
+    o = of.run;
+  } else {
+    st = bs_opts_parse_run(argc, argv, &o);
+  }
+  return st;
 }
 
 static void test_good(void **state) {
@@ -113,7 +132,8 @@ static void test_bad(void **state) {
   bad("run", "--ranks +4", "--ranks: '+4'");
   bad("run", "--cycles 03", "--cycles: '03'");
   bad("run", "--artifacts=", "--artifacts: an empty folder name");
-  bad("run", "--json /no/such/dir/r.json", "folder /no/such/dir does not");
+  bad("run", "--json /no/such/dir/r.json",
+      "--json: cannot write /no/such/dir/r.json: No such file");
   bad("run", "--scale 0", "--scale: '0' is not a number in (0, 1e+09]");
   bad("run", "--cycles many", "--cycles: 'many'");
   bad("run", "-j 0", "-j: '0'");
@@ -124,7 +144,35 @@ static void test_bad(void **state) {
   bad("run", "--fault name=engine/send,nth=x", "--fault: ");
   bad("run", "--mutant no-such-bug", "--mutant: unknown mutant 'no-such-bug'");
   bad("mutants", "--mutant same-tag-skip", "not an option of mutants");
-  bad("run", "--model /no/such/file.model", "--model /no/such/file.model");
+  bs_err_clear();
+}
+
+/* Every output is checked before anything runs, by making it (as root
+ * too: access() says yes to anything there). */
+static void test_outputs(void **state) {
+  (void)state;
+  char dir[] = "/tmp/bs_test_outputs_XXXXXX", file[64], line[160];
+  assert_non_null(mkdtemp(dir));
+  snprintf(file, sizeof file, "%s/f", dir);
+  FILE *f = fopen(file, "w");
+  assert_non_null(f);
+  fclose(f);
+  bad("run", "--junit /proc/x.xml", "--junit: cannot write /proc/x.xml");
+  snprintf(line, sizeof line, "--json %s", dir);
+  bad("run", line, "a folder");
+  snprintf(line, sizeof line, "--artifacts %s", file);
+  bad("run", line, "is a file, not a folder");
+  bad("run", "--artifacts /proc/no/such", "--artifacts: cannot create /proc/");
+  /* A folder that is not there is made and removed again; a file that is
+   * there is kept as it was. */
+  snprintf(line, sizeof line, "--artifacts %s/a/b --json %s", dir, file);
+  assert_int_equal(parse("run", line), BS_OK);
+  snprintf(line, sizeof line, "%s/a", dir);
+  assert_int_equal(access(line, F_OK), -1);
+  assert_int_equal(access(file, F_OK), 0);
+  assert_int_equal(unlink(file), 0);
+  assert_int_equal(rmdir(dir), 0);
+  assert_int_equal(parse("run", "--json -"), BS_OK);
   bs_err_clear();
 }
 
@@ -193,64 +241,70 @@ static void test_select(void **state) {
 
 static void test_plan(void **state) {
   (void)state;
-  bs_run_cfg *runs;
-  size_t n;
+  bs_plan p;
+  const bs_run *runs;
   assert_int_equal(parse("run", "alpha-* beta --ranks 2,3 --seed 5"), BS_OK);
-  assert_int_equal(bs_plan_runs(&o, "/bin/backstop", &runs, &n), BS_OK);
-  assert_int_equal(n, 6);
+  assert_int_equal(bs_plan_runs(&o, "/bin/backstop", &p), BS_OK);
+  runs = p.runs;
+  assert_int_equal(p.n, 6);
   assert_string_equal(runs[0].scn->name, "alpha-one");
   assert_int_equal(runs[0].ranks, 2);
   assert_int_equal(runs[1].ranks, 3);
   assert_string_equal(runs[4].scn->name, "beta");
-  assert_string_equal(runs[4].model, "dense");
+  assert_string_equal(runs[4].model_name, "dense");
+  assert_ptr_equal(runs[4].model, runs[5].model); /* loaded once */
+  assert_true(runs[4].config.rematerialize);      /* beta's own --set */
   assert_int_equal(runs[4].cycles, 3);
   assert_int_equal(runs[4].seed, 5);
   assert_string_equal(runs[4].exe, "/bin/backstop");
-  free(runs);
+  bs_plan_free(&p);
   /* no selector: the default suite at each scenario's default size */
   assert_int_equal(parse("run", ""), BS_OK);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_OK);
-  assert_int_equal(n, 1);
-  assert_int_equal(runs[0].ranks, 4);
-  free(runs);
+  assert_int_equal(bs_plan_runs(&o, "b", &p), BS_OK);
+  assert_int_equal(p.n, 1);
+  assert_int_equal(p.runs[0].ranks, 4);
+  bs_plan_free(&p);
   /* in a matrix, sizes below a scenario's minimum are skipped */
   assert_int_equal(parse("run", "alpha-one beta --ranks 1,2"), BS_OK);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_OK);
-  assert_int_equal(n, 3);
-  assert_string_equal(runs[0].scn->name, "alpha-one");
-  assert_int_equal(runs[0].ranks, 2);
-  free(runs);
+  assert_int_equal(bs_plan_runs(&o, "b", &p), BS_OK);
+  assert_int_equal(p.n, 3);
+  assert_string_equal(p.runs[0].scn->name, "alpha-one");
+  assert_int_equal(p.runs[0].ranks, 2);
+  bs_plan_free(&p);
   assert_int_equal(parse("run", "alpha-one --ranks 1"), BS_OK);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_plan_runs(&o, "b", &p), BS_ERR_INVALID);
   assert_string_equal(bs_err()->message,
                       "alpha-one needs at least 2 ranks, --ranks gave 1");
-  assert_null(runs);
+  assert_null(p.runs);
   assert_int_equal(parse("run", "beta --fault name=engine/send,rank=2"), BS_OK);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_plan_runs(&o, "b", &p), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "rank 2 is outside the world"));
   /* beta's rematerialize=1 with colocate=0 is rejected by validation */
   assert_int_equal(parse("run", "beta --set colocate=0"), BS_OK);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_plan_runs(&o, "b", &p), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "beta: configuration rejected"));
   assert_int_equal(parse("run", "nothing-here"), BS_OK);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_ERR_INVALID);
+  assert_int_equal(bs_plan_runs(&o, "b", &p), BS_ERR_INVALID);
+  assert_int_equal(parse("run", "alpha-one --model /no/such/file.model"),
+                   BS_OK);
+  assert_int_equal(bs_plan_runs(&o, "b", &p), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "--model /no/such/file.model"));
   bs_err_clear();
 }
 
 /* Plans "SEL [--timeout-ms T]" and returns the first run's watchdog and
  * whether its repro command names --timeout-ms. */
 static int planned_timeout(const char *line, bool *in_repro) {
-  bs_run_cfg *runs;
-  size_t n;
+  bs_plan p;
   bs_buf b = {0};
   assert_int_equal(parse("run", line), BS_OK);
-  assert_int_equal(bs_plan_runs(&o, "b", &runs, &n), BS_OK);
-  assert_true(n >= 1);
-  int ms = runs[0].timeout_ms;
-  bs_result_repro(&runs[0], &b);
+  assert_int_equal(bs_plan_runs(&o, "b", &p), BS_OK);
+  assert_true(p.n >= 1);
+  int ms = p.runs[0].timeout_ms;
+  bs_result_repro(&p.runs[0], &b);
   *in_repro = strstr(bs_buf_str(&b), "--timeout-ms") != NULL;
   bs_buf_free(&b);
-  free(runs);
+  bs_plan_free(&p);
   return ms;
 }
 
@@ -293,6 +347,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good),
       cmocka_unit_test(test_bad),
+      cmocka_unit_test(test_outputs),
       cmocka_unit_test(test_number_bounds),
       cmocka_unit_test(test_select),
       cmocka_unit_test(test_plan),

@@ -12,11 +12,13 @@
 
 #include <cmocka.h>
 
+#include "bs_file.h"
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
 #include "catalog/bs_launcher.h"
 #include "dev/bs_dev.h"
+#include "result/bs_result.h"
 
 static const char *const launcher_vars[] = {"BS_PROC_RANK",
                                             "BS_PROC_SIZE",
@@ -128,6 +130,16 @@ static char *outcomes(const char *file) {
   return r;
 }
 
+/* The verdict process 0 left in a run's folder for its peers (packed). */
+static void verdict_in(const char *path, bs_result *r) {
+  char *data = NULL, full[256];
+  size_t n = 0;
+  snprintf(full, sizeof full, "%s/%s", dir, path);
+  assert_int_equal(bs_file_read(full, &data, &n), BS_OK);
+  assert_int_equal(bs_result_pack_read(data, n, r), BS_OK);
+  free(data);
+}
+
 /* One process of one: the same verdicts and rank outcomes as without the
  * rendezvous, the run's part and verdict left in the job's folder. */
 static void test_one_process(void **state) {
@@ -150,13 +162,14 @@ static void test_one_process(void **state) {
   assert_non_null(strstr(a, "\"where\": \"core/comm/front/bs_comm.c:"));
   free(a);
   free(b);
-  char *part = slurp("rv/j1/run1/part0"),
-       *res = slurp("rv/j1/run1/result.json");
+  char *part = slurp("rv/j1/run1/part0");
+  bs_result res;
   assert_true(strlen(part) > 0);
-  assert_non_null(strstr(res, "rank-divergence"));
+  verdict_in("rv/j1/run1/result.bin", &res);
+  assert_string_equal(res.scenario, "rank-divergence");
   assert_non_null(strstr(out_text, "2 passed"));
   free(part);
-  free(res);
+  bs_result_free(&res);
   /* The same job id again: refused before anything runs, its verdicts not
    * reported as this job's. */
   setenv("BS_JOB_ID", "j1", 1);
@@ -186,10 +199,12 @@ static void test_mutants(void **state) {
   assert_non_null(strstr(out_text, "skip-frozen-backup       frozen-params"));
   for (int m = 0; m < BS_MUT_COUNT; m++) {
     char path[64];
-    snprintf(path, sizeof path, "rv/j3/run%d/result.json", m + 1);
-    char *res = slurp(path);
-    assert_non_null(strstr(res, bs_mutant_name((bs_mutant)m)));
-    free(res);
+    snprintf(path, sizeof path, "rv/j3/run%d/result.bin", m + 1);
+    bs_result res;
+    verdict_in(path, &res);
+    assert_int_equal(res.nmutants, 1);
+    assert_string_equal(res.mutants[0], bs_mutant_name((bs_mutant)m));
+    bs_result_free(&res);
   }
 }
 
@@ -309,7 +324,7 @@ static void test_missing_process(void **state) {
     free(out);
   }
   /* Nobody published a verdict for process 1, the parent stopped it. */
-  assert_int_equal(access("rv/j2/run0/result.json", F_OK), -1);
+  assert_int_equal(access("rv/j2/run0/result.bin", F_OK), -1);
 }
 
 /* A run stuck past its deadline: rank 3 stalls 60 s before collective #3,
@@ -413,7 +428,7 @@ static void test_launcher_hang_dumps(void **state) {
   assert_non_null(strstr(o0, "job id j6 (BS_JOB_ID) was used before: rv/j6 "
                              "holds proc0 from an earlier run"));
   assert_non_null(strstr(o1, "rv/j6 holds proc1 from an earlier run"));
-  assert_int_equal(access("rv/j6/run0/result.json", F_OK), -1);
+  assert_int_equal(access("rv/j6/run0/result.bin", F_OK), -1);
   char *again = slurp("rv/j6/run0/dump1");
   assert_string_equal(again, dump);
   free(again);

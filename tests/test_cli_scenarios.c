@@ -18,13 +18,16 @@
 #include <unistd.h>
 
 #include "bs_fault_control.h"
+#include "bs_fault_parse.h"
 #include "bs_json.h"
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
 #include "catalog/bs_scenario.h"
 #include "model/bs_config.h"
+#include "model/bs_config_parse.h"
 #include "model/bs_model.h"
+#include "model/bs_model_parse.h"
 #include "oracles/bs_oracle.h"
 
 #define MAX_RANKS 64
@@ -112,7 +115,7 @@ static void check_sets(const bs_json *s, const char *name) {
   for (size_t i = 0; i < kv->n; i++)
     if (bs_config_set_kv(&cfg, kv->items[i].str) != BS_OK)
       fail_msg("%s: --set %s: %s", name, kv->items[i].str, bs_err()->message);
-  if (bs_config_validate(&cfg) != BS_OK)
+  if (bs_config_validate(&cfg, (bs_mutants){0}) != BS_OK)
     fail_msg("%s: configuration rejected: %s", name, bs_err()->message);
 }
 
@@ -212,11 +215,13 @@ static bool smoke_arms(const char *point) {
   return false;
 }
 
-static bool smoke_targets(const char *mutant) {
+/* Whether a scenario of label (NULL: any) targets mutant. */
+static bool targeted(const char *mutant, const char *label) {
   const bs_json *all = scenarios();
   for (size_t i = 0; i < all->n; i++) {
     const bs_json *t = list_of(&all->items[i], "targets");
-    for (size_t k = 0; k < t->n && has_label(&all->items[i], "@smoke"); k++)
+    bool of = !label || has_label(&all->items[i], label);
+    for (size_t k = 0; k < t->n && of; k++)
       if (strcmp(t->items[k].str, mutant) == 0)
         return true;
   }
@@ -232,10 +237,15 @@ static void test_default_suite_covers(void **state) {
   for (size_t i = 0; i < sizeof points / sizeof points[0]; i++)
     if (!smoke_arms(points[i]))
       fail_msg("no @smoke scenario arms %s", points[i]);
-  for (int m = 0; m < BS_MUT_COUNT; m++)
-    if (!smoke_targets(bs_mutant_name((bs_mutant)m)))
-      fail_msg("no @smoke scenario targets mutant %s",
-               bs_mutant_name((bs_mutant)m));
+  /* An ordering mutant's scenario stays out of the default suite until
+   * the kill matrix explores schedules (issue 34, phase 2): the default
+   * schedule does not expose it. */
+  for (int m = 0; m < BS_MUT_COUNT; m++) {
+    const char *name = bs_mutant_name((bs_mutant)m);
+    const char *label = bs_mutant_ordering((bs_mutant)m) ? NULL : "@smoke";
+    if (!targeted(name, label))
+      fail_msg("no %s scenario targets mutant %s", label ? label : "", name);
+  }
 }
 
 /* The oracle `name` of scn's run in report.json (NULL when absent). */

@@ -84,14 +84,16 @@ static int marked(int *engines) {
 
 /* backstop CMD steady-normal, stalled: rank 0 sleeps a minute before a
  * collective (the watchdog and the deadline further still), in dir,
- * marked, a progress line for every run that ends (BS_PROGRESS_S=0). */
+ * marked, a progress line for every run that ends (BS_PROGRESS_S=0). On
+ * real threads: a scheduled world would sleep its minute out on its
+ * virtual clock before any signal could come. */
 static pid_t start_stalled_cmd(const char *command, const char *extra) {
   char cmd[1024];
   BS_TEST_NEEDS_FAULTS();
   snprintf(mark, sizeof mark, "%ld-%ld", (long)getpid(), (long)time(NULL));
   snprintf(cmd, sizeof cmd,
            "cd %s && exec env BS_TEST_TREE=%s BS_PROGRESS_S=0 '%s' %s "
-           "steady-normal --ranks 2 "
+           "steady-normal --ranks 2 --schedule threads "
            "--fault name=comm/stall,rank=0,nth=3,failinfo=60000 "
            "--timeout-ms 100000 --deadline-s 100 --json r.json %s "
            ">out.txt 2>err.txt",
@@ -223,9 +225,11 @@ static void campaign_interrupted(const char *cmd_args, const char *after) {
 
 /* Every run stalled 300 ms before a collective (the counting pass too,
  * which ends). */
+/* A stall of 300 ms in real time (real threads: a scheduled world's would
+ * cost none), so that the signal finds the campaign under way. */
 #define STALLED                                                                \
   " --fault name=comm/stall,rank=0,nth=3,failinfo=300 --timeout-ms 100000 "    \
-  "--deadline-s 100"
+  "--deadline-s 100 --schedule threads"
 
 /* The number after key in text; -1 when key is not there. */
 static long count_after(const char *text, const char *key) {
@@ -294,7 +298,8 @@ static void test_mutants_count_interrupted(void **state) {
  * short as interrupted, and none of them as drawn-and-not-fired. */
 static void test_fuzz_counts_interrupted(void **state) {
   (void)state;
-  campaign_interrupted("fuzz steady-normal --seed 3 --runs 300 --max-ranks 1",
+  campaign_interrupted("fuzz steady-normal --seed 3 --runs 300 --max-ranks 1 "
+                       "--schedule threads",
                        "fuzz: 1/");
   char *out = slurp("out.txt"), *json = slurp("r.json");
   const char *fuzz = strstr(json, "\"fuzz\": ");
@@ -332,12 +337,15 @@ static int marked_threads(void) {
 
 /* backstop replay of a real hang (tests/data/fr/nccl/skip: rank 3 skips
  * its all_reduce) under a watchdog of 100 s, signalled once its ranks
- * run: it ends at once, and every process it started with it. */
+ * run: it ends at once, and every process it started with it. On real
+ * threads (BS_SCHEDULE=threads): a scheduled world waits its 100 s out on
+ * a virtual clock before any signal could come. */
 static void replay_interrupted(int sig, const char *extra) {
   char cmd[1024];
   snprintf(mark, sizeof mark, "%ld-%ld", (long)getpid(), (long)time(NULL));
   snprintf(cmd, sizeof cmd,
-           "cd %s && exec env BS_TEST_TREE=%s '%s' replay %s/fr/nccl/skip "
+           "cd %s && exec env BS_TEST_TREE=%s BS_SCHEDULE=threads '%s' "
+           "replay %s/fr/nccl/skip "
            "--timeout-ms 100000 %s >out.txt 2>err.txt",
            dir, mark, getenv("BACKSTOP_BIN"), BS_TEST_DATA, extra);
   pid_t pid = fork();

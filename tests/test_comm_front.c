@@ -21,24 +21,25 @@
 #include "comm/front/bs_comm_state.h"
 #include "comm/front/bs_pg.h"
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The schedule of run()'s worlds: NULL (BS_SCHEDULE's, the suite's
+ * default) but for the tests of what real threads do. */
+static const char *schedule;
+
 /* Runs fn on n ranks; the world is returned for inspection. Every run must
  * come back in well under 2 s (bounds that prove nothing waited for a 10 s
  * timeout it should not have needed). */
 static bs_world *run(int n, int timeout_ms, bool fingerprint, bs_rank_fn fn,
                      bs_status want) {
-  bs_world_opts o = {
-      .size = n, .timeout_ms = timeout_ms, .fingerprint = fingerprint};
+  bs_world_opts o = {.size = n,
+                     .timeout_ms = timeout_ms,
+                     .fingerprint = fingerprint,
+                     .schedule = schedule};
   bs_world *w = NULL;
   assert_int_equal(bs_world_create(&o, &w), BS_OK);
   double t0 = now_ms();
@@ -137,7 +138,7 @@ static bs_status slow_rank(bs_comm *c, void *arg) {
   bs_status st = BS_OK;
   for (int i = 0; i < 2 && st == BS_OK; i++) {
     if (bs_comm_rank(c) == 1)
-      sleep_ms(150);
+      bs_comm_sleep_ms(c, 150);
     st = bs_comm_all_reduce(c, &v, &sum, 1, BS_I32, BS_SUM);
   }
   return st == BS_OK && sum != bs_comm_size(c) ? BS_ERR_INTERNAL : st;
@@ -155,7 +156,7 @@ static void test_slow_rank_is_not_a_hang(void **state) {
 static bs_status stuck_rank(bs_comm *c, void *arg) {
   (void)arg;
   if (bs_comm_rank(c) == 3)
-    sleep_ms(300);
+    bs_comm_sleep_ms(c, 300);
   return bs_comm_barrier(c);
 }
 
@@ -164,7 +165,7 @@ static bs_status late_first(bs_comm *c, void *arg) {
   (void)arg;
   int r = bs_comm_rank(c);
   if (r == 0 || r == 3)
-    sleep_ms(r == 0 ? 20 : 700);
+    bs_comm_sleep_ms(c, r == 0 ? 20 : 700);
   return bs_comm_barrier(c);
 }
 
@@ -187,7 +188,7 @@ static atomic_bool start_stuck;
 static bs_status staggered(bs_comm *c, void *arg) {
   (void)arg;
   int r = bs_comm_rank(c);
-  sleep_ms(r == 5 && atomic_load(&start_stuck) ? 550 : 50L * r);
+  bs_comm_sleep_ms(c, r == 5 && atomic_load(&start_stuck) ? 550 : 50 * r);
   return bs_comm_barrier(c);
 }
 
@@ -220,18 +221,21 @@ static bs_status take_turns(bs_comm *c, void *arg) {
     int was = atomic_load(&most_running);
     while (n > was && !atomic_compare_exchange_weak(&most_running, &was, n))
       ;
-    sleep_ms(2);
+    bs_comm_sleep_ms(c, 2);
     atomic_fetch_sub(&now_running, 1);
     st = bs_comm_barrier(c);
   }
   return st;
 }
 
+/* Turns are real threads' (a scheduled world runs one rank at a time). */
 static void test_ranks_take_turns(void **state) {
   (void)state;
   enum { N = BS_WORLD_RUNNING_MAX + 32 };
   atomic_store(&most_running, 0);
+  schedule = "threads";
   bs_world *w = run(N, 1000, true, take_turns, BS_OK);
+  schedule = NULL;
   assert_true(atomic_load(&most_running) <= BS_WORLD_RUNNING_MAX);
   assert_true(atomic_load(&most_running) > 1);
   bs_world_destroy(w);
@@ -260,7 +264,7 @@ static bs_status stuck_then_follow(bs_comm *c, void *arg) {
   if (st != BS_OK)
     return st;
   if (bs_comm_rank(c) == 3)
-    sleep_ms(400);
+    bs_comm_sleep_ms(c, 400);
   st = bs_comm_barrier(c);
   if (st == BS_ERR_TIMEOUT)
     st = bs_comm_barrier(c);
@@ -292,7 +296,8 @@ static void test_timeout_record_same_on_every_rank(void **state) {
 static bs_status aborts(bs_comm *c, void *arg) {
   (void)arg;
   if (bs_comm_rank(c) == 0) {
-    sleep_ms(200); /* the others are in the barrier by then, TSan or not */
+    bs_comm_sleep_ms(
+        c, 200); /* the others are in the barrier by then, TSan or not */
     bs_comm_abort(c, "operator said stop");
   }
   return bs_comm_barrier(c);
@@ -494,7 +499,7 @@ static bs_status three_gathers(bs_comm *c, void *arg) {
 static bs_world *run_fault(const char *spec, bool fingerprint, bs_status want) {
   bs_fault_disarm_all();
   bs_fault_log_reset();
-  assert_int_equal(bs_fault_arm(spec, 0), BS_OK);
+  assert_int_equal(bs_test_arm(spec, 0), BS_OK);
   bs_world *w = run(4, 10000, fingerprint, three_gathers, want);
   bs_fault_disarm_all();
   assert_int_equal(bs_fault_log_count(), 1);
@@ -553,7 +558,7 @@ static bs_status init_after_failure(bs_comm *c, void *arg) {
     return st;
   if (bs_comm_rank(c) == 1)
     while (bs_world_abort_status(c->w) == BS_OK)
-      sleep_ms(1);
+      bs_comm_sleep_ms(c, 1);
   return bs_comm_init(c, "wake_up");
 }
 
@@ -572,7 +577,7 @@ static void test_init_points_reached_after_failure(void **state) {
   bs_fault_disarm_all();
   bs_fault_log_reset();
   bs_fault_count_reset();
-  assert_int_equal(bs_fault_arm("name=comm/init_fail,rank=0,nth=1", 0), BS_OK);
+  assert_int_equal(bs_test_arm("name=comm/init_fail,rank=0,nth=1", 0), BS_OK);
   bs_world *w = run(2, 10000, true, init_after_failure, BS_ERR_ABORTED);
   static const bs_fault_point_id points[] = {
       BS_FP_COMM_INIT_SKIP, BS_FP_COMM_INIT_LATE, BS_FP_COMM_INIT_FAIL};
@@ -631,7 +636,7 @@ static bs_status skip_init(bs_comm *c, void *arg) {
   bs_status st = BS_OK;
   BS_CHECK(bs_comm_destroy(c));
   if (bs_comm_rank(c) == 2) {
-    sleep_ms(600);
+    bs_comm_sleep_ms(c, 600);
     return bs_comm_barrier(c) == BS_ERR_STATE ? BS_ERR_TIMEOUT : BS_OK;
   }
   BS_CHECK(bs_comm_init(c, "wake_up"));

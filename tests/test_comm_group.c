@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "bs_test_groups.h"
 #include "comm/bs_comm.h"
@@ -205,10 +204,9 @@ static atomic_int ring_failed;
 
 /* The skip rank stays (bounded) until a neighbour's wait failed: one that
  * returned at once would fail the world before rank 3 sent. */
-static void stay_until_failed(void) {
-  struct timespec ts = {0, 10 * 1000000L};
+static void stay_until_failed(bs_comm *c) {
   for (int i = 0; i < 1000 && !atomic_load(&ring_failed); i++)
-    nanosleep(&ts, NULL);
+    bs_comm_sleep_ms(c, 10);
 }
 
 static bs_status ring_own(bs_comm *c, void *arg) {
@@ -218,7 +216,7 @@ static bs_status ring_own(bs_comm *c, void *arg) {
   bs_status st = BS_OK;
   for (uint64_t step = 0; st == BS_OK && step < 2; step++) {
     if (step == 1 && r == p->skip_rank) {
-      stay_until_failed();
+      stay_until_failed(c);
       break;
     }
     bs_p2p_op ops[2] = {i64_op(true, &out, next, 2 * step + 1),
@@ -319,11 +317,6 @@ static long thread_wakes(void) {
   return u.ru_nvcsw;
 }
 
-static void nap_ms(int ms) {
-  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
-
 enum { LATE_MS = 500, MAX_WAKES = 50 };
 
 /* Every rank in one group; rank 3 comes LATE_MS late to its barrier, and
@@ -336,7 +329,7 @@ static bs_status late_in_group(bs_comm *c, void *arg) {
   if (st != BS_OK)
     return st;
   if (bs_comm_rank(c) == 3)
-    nap_ms(LATE_MS);
+    bs_comm_sleep_ms(c, LATE_MS);
   long before = thread_wakes();
   st = bs_comm_barrier(g);
   if (bs_comm_rank(c) == 0)
@@ -368,7 +361,7 @@ static bs_status late_send(bs_comm *c, void *arg) {
   float buf[TG_COUNT] = {0};
   bs_status st = BS_OK;
   if (r == 0) {
-    nap_ms(LATE_MS);
+    bs_comm_sleep_ms(c, LATE_MS);
     st = bs_comm_p2p_send(c, buf, TG_COUNT, BS_F32, 1);
   } else if (r == 1) {
     long before = thread_wakes();
@@ -411,13 +404,13 @@ static bs_status desync_beside(bs_comm *c, void *arg) {
     atomic_store(&p->failed, 1);
   } else if (r < 2) {
     for (int i = 0; i < 1000 && !atomic_load(&p->bad); i++)
-      nap_ms(10);
-    nap_ms(100); /* rank 2 asleep in it */
+      bs_comm_sleep_ms(c, 10);
+    bs_comm_sleep_ms(c, 100); /* rank 2 asleep in it */
     st = bs_comm_all_reduce(g, buf, buf, r ? TG_COUNT / 2 : TG_COUNT, BS_F32,
                             BS_SUM);
   } else {
     for (int i = 0; i < 3000 && !atomic_load(&p->failed); i++)
-      nap_ms(10);
+      bs_comm_sleep_ms(c, 10);
   }
   bs_comm_group_free(g);
   return st;

@@ -443,8 +443,7 @@ static void test_deadlock_different_sizes(void **state) {
 static bs_status dies_late(bs_comm *c, void *arg) {
   (void)arg;
   if (bs_comm_rank(c) == 0) {
-    struct timespec ts = {0, 20 * 1000000L};
-    nanosleep(&ts, NULL); /* let the others block first */
+    bs_comm_sleep_ms(c, 20); /* let the others block first */
     bs_comm_die(c, "test kills it");
     return bs_comm_barrier(c); /* a dead rank cannot take part any more */
   }
@@ -505,9 +504,11 @@ static bs_status fails_after_round(bs_comm *c, void *arg) {
   return st;
 }
 
+/* Real threads: the window is held open by a real wait of the peer's (the
+ * scheduled worlds find it by exploring schedules: test_sched_explore). */
 static void test_failure_after_round_completes(void **state) {
   (void)state;
-  bs_world_opts o = {.size = 2, .timeout_ms = 10000};
+  bs_world_opts o = {.size = 2, .timeout_ms = 10000, .schedule = "threads"};
   bs_world *w = NULL;
   atomic_store(&late_step, 0);
   assert_int_equal(bs_world_create(&o, &w), BS_OK);

@@ -11,6 +11,10 @@
 #include "bs_err.h"
 #include "bs_mutant.h"
 #include "model/bs_config.h"
+#include "model/bs_config_parse.h"
+
+/* No mutant: the fixed core's validation. */
+static const bs_mutants NONE = {0};
 
 #define REMAT "--rematerialize-param-from-master-weight"
 
@@ -76,7 +80,7 @@ static void test_defaults_accepted(void **state) {
   (void)state;
   bs_config c;
   bs_config_defaults(&c);
-  assert_int_equal(bs_config_validate(&c), BS_OK);
+  assert_int_equal(bs_config_validate(&c, NONE), BS_OK);
   assert_true(c.colocate && c.offload_train && c.use_distributed_optimizer);
   assert_true(c.compute_advantages_and_returns);
   assert_false(c.rematerialize); /* the Normal backuper */
@@ -113,7 +117,8 @@ static void test_every_rejection(void **state) {
       assert_int_equal(bs_config_set_kv(&c, r[i].violation[k]), BS_OK);
     for (size_t j = 0; j < n; j++)
       assert_int_equal(r[j].violated(&c), i == j);
-    expect_err(bs_config_validate(&c), BS_ERR_CONFIG, expected_rules[i].substr);
+    expect_err(bs_config_validate(&c, NONE), BS_ERR_CONFIG,
+               expected_rules[i].substr);
     assert_true(c.rematerialize); /* a rejection changes nothing */
   }
 }
@@ -122,7 +127,8 @@ static void test_lora_by_adapter_path(void **state) {
   (void)state;
   bs_config c = remat();
   assert_int_equal(bs_config_set(&c, "lora_adapter_path", "/ckpt/a"), BS_OK);
-  expect_err(bs_config_validate(&c), BS_ERR_CONFIG, "does not support LoRA");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_CONFIG,
+             "does not support LoRA");
 }
 
 static void test_backend_checked_first(void **state) {
@@ -133,12 +139,13 @@ static void test_backend_checked_first(void **state) {
   c.offload_target = BS_OFFLOAD_DISK;
   c.indep_dp = c.keep_old_actor = true;
   c.num_critic_only_steps = 3;
-  expect_err(bs_config_validate(&c), BS_ERR_CONFIG, "--train-backend fsdp");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_CONFIG,
+             "--train-backend fsdp");
   /* megatron again: now the first rule in order, not the last, fires */
   c.backend = BS_BACKEND_MEGATRON;
-  expect_err(bs_config_validate(&c), BS_ERR_CONFIG, "LoRA");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_CONFIG, "LoRA");
   c.lora_rank = 0;
-  expect_err(bs_config_validate(&c), BS_ERR_CONFIG, "--indep-dp");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_CONFIG, "--indep-dp");
 }
 
 static void test_debug_train_only_disables(void **state) {
@@ -147,7 +154,7 @@ static void test_debug_train_only_disables(void **state) {
   c.debug_train_only = c.ci_test = true;
   c.backend = BS_BACKEND_FSDP; /* would be rejected otherwise */
   c.offload_target = BS_OFFLOAD_DISK;
-  assert_int_equal(bs_config_validate(&c), BS_OK);
+  assert_int_equal(bs_config_validate(&c, NONE), BS_OK);
   assert_int_equal(bs_err()->code, BS_OK);
   assert_false(c.rematerialize);
   assert_false(c.check_rematerialize);
@@ -156,10 +163,10 @@ static void test_debug_train_only_disables(void **state) {
 static void test_ci_test_arms_check(void **state) {
   (void)state;
   bs_config c = remat();
-  assert_int_equal(bs_config_validate(&c), BS_OK);
+  assert_int_equal(bs_config_validate(&c, NONE), BS_OK);
   assert_false(c.check_rematerialize);
   c.ci_test = true;
-  assert_int_equal(bs_config_validate(&c), BS_OK);
+  assert_int_equal(bs_config_validate(&c, NONE), BS_OK);
   assert_true(c.check_rematerialize);
   assert_true(c.rematerialize);
   assert_false(bs_config_param_buffers_cpu_backup(&c));
@@ -167,7 +174,8 @@ static void test_ci_test_arms_check(void **state) {
   c = remat();
   c.ci_test = true;
   c.overlap_param_gather = true;
-  expect_err(bs_config_validate(&c), BS_ERR_CONFIG, "--overlap-param-gather");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_CONFIG,
+             "--overlap-param-gather");
   assert_false(c.check_rematerialize);
 }
 
@@ -175,31 +183,37 @@ static void test_accepted_combinations(void **state) {
   (void)state;
   bs_config c = remat();
   c.precision_aware_optimizer = c.optimizer_cpu_offload = true;
-  assert_int_equal(bs_config_validate(&c), BS_OK);
+  assert_int_equal(bs_config_validate(&c, NONE), BS_OK);
   c = remat();
   c.with_ref = c.with_teacher = true;
-  assert_int_equal(bs_config_validate(&c), BS_OK);
+  assert_int_equal(bs_config_validate(&c, NONE), BS_OK);
   assert_true(c.rematerialize);
   /* rematerialize off: nothing is checked */
   c.rematerialize = false;
   c.backend = BS_BACKEND_FSDP;
   c.lora_rank = 8;
-  assert_int_equal(bs_config_validate(&c), BS_OK);
+  assert_int_equal(bs_config_validate(&c, NONE), BS_OK);
 }
 
 static void test_disk_offload_mutant(void **state) {
   (void)state;
   bs_config c = remat();
   c.offload_target = BS_OFFLOAD_DISK;
-  expect_err(bs_config_validate(&c), BS_ERR_CONFIG, "offload-train-target");
+  bs_mutants gap = bs_mutant_with(NONE, BS_MUT_DISK_OFFLOAD_ACCEPTED);
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_CONFIG,
+             "offload-train-target");
+  /* given, not the process's switch (the planner validates every run) */
   bs_mutant_set(BS_MUT_DISK_OFFLOAD_ACCEPTED, true);
-  assert_int_equal(bs_config_validate(&c), BS_OK);
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_CONFIG,
+             "offload-train-target");
+  bs_mutant_reset();
+  assert_int_equal(bs_config_validate(&c, gap), BS_OK);
   /* the mutant skips that rule only */
   c.keep_old_actor = true;
-  expect_err(bs_config_validate(&c), BS_ERR_CONFIG, "--keep-old-actor");
-  bs_mutant_reset();
+  expect_err(bs_config_validate(&c, gap), BS_ERR_CONFIG, "--keep-old-actor");
   c.keep_old_actor = false;
-  expect_err(bs_config_validate(&c), BS_ERR_CONFIG, "offload-train-target");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_CONFIG,
+             "offload-train-target");
 }
 
 /* bit b of i */
@@ -379,19 +393,20 @@ static void test_validate_ranges(void **state) {
   bs_config c;
   bs_config_defaults(&c);
   c.lora_rank = -1;
-  expect_err(bs_config_validate(&c), BS_ERR_INVALID, "lora_rank");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_INVALID, "lora_rank");
   bs_config_defaults(&c);
   c.sim.lr = NAN;
-  expect_err(bs_config_validate(&c), BS_ERR_INVALID, "lr is out of range");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_INVALID,
+             "lr is out of range");
   bs_config_defaults(&c);
   c.sim.bucket_numel = 0;
-  expect_err(bs_config_validate(&c), BS_ERR_INVALID, "bucket_numel");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_INVALID, "bucket_numel");
   bs_config_defaults(&c);
   c.backend = (bs_train_backend)7;
-  expect_err(bs_config_validate(&c), BS_ERR_INVALID, "megatron|fsdp");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_INVALID, "megatron|fsdp");
   bs_config_defaults(&c);
   memset(c.lora_adapter_path, 'x', sizeof c.lora_adapter_path);
-  expect_err(bs_config_validate(&c), BS_ERR_INVALID, "lora_adapter_path");
+  expect_err(bs_config_validate(&c, NONE), BS_ERR_INVALID, "lora_adapter_path");
 }
 
 int main(void) {

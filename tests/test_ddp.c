@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/bs_ddp.h"
+#include "model/bs_model_parse.h"
 
 static const size_t bucket_sizes[] = {0, 1, 700, 4096};
 #define NBUCKET_SIZES (sizeof bucket_sizes / sizeof bucket_sizes[0])

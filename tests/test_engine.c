@@ -27,6 +27,7 @@
 #include "bs_fault_control.h"
 #include "bs_test_faults.h"
 #include "sync/bs_engine.h"
+#include "sync/bs_engine_keep.h"
 #include "sync/bs_engine_main.h"
 #include "sync/bs_sync_testing.h"
 #include "sync/bs_wire.h"
@@ -183,6 +184,42 @@ static void test_clean_updates(void **state) {
   }
   assert_int_equal(bs_engine_stop(e), BS_OK); /* exit status 0 */
   assert_int_equal(bs_err()->code, BS_OK);
+}
+
+/* Kept engines (bs_engine_keep.h): a rank's engine stopped is kept and the
+ * next rank's start takes it (reset: its rank, answers as a fresh one); a
+ * dead one is never kept (its rank's next engine is a new process); with
+ * keeping off, those kept quit and are reaped (teardown). */
+static void test_kept_engines(void **state) {
+  (void)state;
+  bs_engine *e = NULL;
+  update u;
+  bs_engine_result res;
+  make_update(&u, 3);
+  bs_engine_keep(2);
+  assert_int_equal(bs_engine_start(SELF, NULL, 0, &e), BS_OK);
+  pid_t first = bs_engine_pid(e);
+  assert_int_equal(bs_engine_keep_busy(), 1);
+  assert_int_equal(run_update(e, &u, 0, NULL), BS_OK);
+  assert_int_equal(bs_engine_stop(e), BS_OK);
+  assert_int_equal(bs_engine_keep_busy(), 0);
+  assert_int_equal(bs_engine_start(SELF, NULL, 5, &e), BS_OK);
+  assert_int_equal(bs_engine_pid(e), first); /* kept, not spawned */
+  assert_int_equal(bs_engine_rank(e), 5);
+  u.digests[2].b[0] ^= 1;
+  expect_err(run_update(e, &u, 9, &res), BS_ERR_ENGINE_VERIFY,
+             "engine of rank 5: 1/4 received tensors do not match");
+  assert_int_equal(res.nmismatch, 1); /* nothing of the last update kept */
+  bs_engine_result_free(&res);
+  bs_err_clear();
+  assert_int_equal(kill(first, SIGKILL), 0);
+  wait_dead(e);
+  bs_engine_stop(e);
+  bs_err_clear();
+  assert_int_equal(bs_engine_start(SELF, NULL, 1, &e), BS_OK);
+  assert_true(bs_engine_pid(e) != first); /* a death is never kept */
+  assert_int_equal(bs_engine_stop(e), BS_OK);
+  bs_engine_keep(0);
 }
 
 static void test_wrong_expected_digest(void **state) {
@@ -596,6 +633,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_clean_updates, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shared_process, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kept_engines, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wrong_expected_digest, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_kill_mid_stream_then_restart, setup,

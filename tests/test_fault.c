@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bs_fault_control.h"
+#include "bs_fault_parse.h"
 #include "bs_test_faults.h"
 
 #define MAX_RANKS 4
@@ -63,7 +64,7 @@ static void run_ranks(rank_job *jobs, int n, bs_fault_point_id point,
 
 static void arm_ok(const char *spec, uint64_t seed) {
   bs_err_clear();
-  bs_status st = bs_fault_arm(spec, seed);
+  bs_status st = bs_test_arm(spec, seed);
   if (st != BS_OK)
     fail_msg("arming '%s': %s", spec, bs_err()->message);
 }
@@ -299,7 +300,7 @@ static void test_parse_bad(void **state) {
                bs_err()->message, bad[i].says);
     assert_null(strchr(bs_err()->message, '\n'));
     bs_err_clear();
-    assert_int_equal(bs_fault_arm(bad[i].spec, 0), BS_ERR_INVALID);
+    assert_int_equal(bs_test_arm(bad[i].spec, 0), BS_ERR_INVALID);
     assert_non_null(strstr(bs_err()->message, bad[i].says));
   }
   assert_int_equal(bs_fault_armed_count(), 0);
@@ -318,8 +319,8 @@ static void test_parse_bad(void **state) {
 #ifndef FIU_ENABLE
 static void test_arm_unsupported(void **state) {
   (void)state;
-  assert_int_equal(bs_fault_arm("name=engine/send", 0), BS_ERR_UNSUPPORTED);
-  assert_int_equal(bs_fault_arm("name=engine/sned", 0), BS_ERR_INVALID);
+  assert_int_equal(bs_test_arm("name=engine/send", 0), BS_ERR_UNSUPPORTED);
+  assert_int_equal(bs_test_arm("name=engine/sned", 0), BS_ERR_INVALID);
   uint64_t info = 0;
   assert_false(bs_fault_hit(BS_FP_ENGINE_SEND, &info));
 }
@@ -632,7 +633,7 @@ static void test_table_full(void **state) {
   for (int i = 0; i < BS_FAULT_MAX_SPECS; i++)
     arm_ok("name=comm/stall,rank=5", 0);
   bs_err_clear();
-  assert_int_equal(bs_fault_arm("name=copy/fail", 0), BS_ERR_INVALID);
+  assert_int_equal(bs_test_arm("name=copy/fail", 0), BS_ERR_INVALID);
   assert_non_null(strstr(bs_err()->message, "too many faults"));
   assert_int_equal(bs_fault_armed_count(), BS_FAULT_MAX_SPECS);
 }

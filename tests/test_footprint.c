@@ -15,6 +15,7 @@
 #include "bs_limits.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
+#include "model/bs_model_parse.h"
 #include "plan/bs_footprint.h"
 
 static char dir[64];

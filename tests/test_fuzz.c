@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bs_fault_control.h"
+#include "bs_fault_parse.h"
 #include "bs_test_faults.h"
 #include "catalog/bs_scenario.h"
 #include "explore/bs_fuzz.h"
@@ -18,7 +19,7 @@
 #include "run/bs_child.h"
 #include "run/bs_parent.h"
 
-static bs_status drive(const bs_run_cfg *cfg, bs_record *rec) {
+static bs_status drive(const bs_run *cfg, bs_record *rec) {
   (void)cfg, (void)rec;
   return BS_OK;
 }
@@ -42,6 +43,14 @@ BS_SCENARIO(fz_driver){.name = "fz-driver",
                        .drive = drive};
 
 static const bs_scenario *pool[3];
+static bs_models models; /* the draws' */
+static const bs_mutants NONE = {0};
+
+/* The draws of the first n scenarios of pool, at most max_ranks ranks. */
+static bs_fuzz_pool of(size_t n, int max_ranks) {
+  return (bs_fuzz_pool){
+      .scn = pool, .n = n, .max_ranks = max_ranks, .models = &models};
+}
 
 static int setup(void **state) {
   (void)state;
@@ -49,6 +58,12 @@ static int setup(void **state) {
   pool[1] = bs_scenario_find("fz-maincast");
   pool[2] = bs_scenario_find("fz-driver");
   return pool[0] && pool[1] && pool[2] ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  bs_models_free(&models);
+  return 0;
 }
 
 /* A counting run that reached two points on rank 0 in cycle 0. */
@@ -63,15 +78,16 @@ static const bs_result *reached_rank0(void) {
 static void test_draw(void **state) {
   (void)state;
   const bs_result *count = reached_rank0();
+  bs_fuzz_pool p = of(3, 3);
   bs_fuzz_run a, b;
   size_t differ = 0, drivers = 0;
   for (size_t i = 0; i < 200; i++) {
-    bs_fuzz_draw(7, i, 3, pool, 3, &a);
+    bs_fuzz_draw(7, i, &p, &a);
     bs_fuzz_draw_faults(7, count, &a);
-    bs_fuzz_draw(7, i, 3, pool, 3, &b);
+    bs_fuzz_draw(7, i, &p, &b);
     bs_fuzz_draw_faults(7, count, &b);
     assert_memory_equal(&a, &b, sizeof a);
-    bs_fuzz_draw(8, i, 3, pool, 3, &b);
+    bs_fuzz_draw(8, i, &p, &b);
     bs_fuzz_draw_faults(8, count, &b);
     differ += memcmp(&a, &b, sizeof a) != 0;
     assert_int_equal(a.index, i);
@@ -119,10 +135,11 @@ static void test_draw_reached(void **state) {
                                {BS_FP_ENGINE_SEND, 1, 0, 2},
                                {BS_FP_COPY_FAIL, 1, 1, 10}};
   bs_result count = {.reaches = r, .nreaches = 3};
+  bs_fuzz_pool p = of(2, 2);
   size_t faults = 0, send = 0, pinned_rank = 0, pinned_cycle = 0, high = 0;
   for (size_t i = 0; i < 300; i++) {
     bs_fuzz_run a, b;
-    bs_fuzz_draw(3, i, 2, pool, 2, &a);
+    bs_fuzz_draw(3, i, &p, &a);
     a.ranks = 2; /* the world the counts came from */
     a.cycles = 2;
     b = a;
@@ -151,7 +168,7 @@ static void test_draw_reached(void **state) {
   assert_true(high > faults / 10);
   bs_result none = {0};
   bs_fuzz_run c;
-  bs_fuzz_draw(3, 0, 2, pool, 2, &c);
+  bs_fuzz_draw(3, 0, &p, &c);
   bs_fuzz_draw_faults(3, &none, &c);
   assert_int_equal(c.nfaults, 0);
 }
@@ -170,7 +187,8 @@ static void test_plain_fails(void **state) {
                      .reaches = r,
                      .nreaches = 1};
   bs_fuzz_run a;
-  bs_fuzz_draw(5, 1, 2, pool, 2, &a);
+  bs_fuzz_pool p = of(2, 2);
+  bs_fuzz_draw(5, 1, &p, &a);
   assert_false(bs_fuzz_plain_fails(&count));
   bs_fuzz_draw_faults(5, &count, &a);
   assert_true(a.nfaults >= 1);
@@ -196,19 +214,19 @@ static bool maincast_only(int point) {
  * draws from it: every drawn fault at a point it reached, nth within the
  * reaches; how many drawn faults were at MainCast-only points. */
 static size_t draws_of_real_count(const bs_scenario *scn) {
-  bs_run_cfg base = {.backend = "sim",
-                     .device = "host",
-                     .scale = 1.0,
-                     .timeout_ms = 1000,
-                     .deadline_s = 60,
-                     .exe = getenv("BACKSTOP_BIN"), /* the engines' */
-                     .nprocs = 1};
+  bs_run base = {.backend = "sim",
+                 .device = "host",
+                 .scale = 1.0,
+                 .timeout_ms = 1000,
+                 .deadline_s = 60,
+                 .exe = getenv("BACKSTOP_BIN"), /* the engines' */
+                 .nprocs = 1};
   bs_fuzz_run r = {.scn = scn, .ranks = 2, .cycles = 2};
   bs_fuzz_cfg c;
   bs_result count;
   bs_parent_opts o = {.jobs = 1, .verbosity = -1, .child = bs_child_run};
   size_t maincast = 0;
-  bs_fuzz_count_cfg(&r, &base, &c);
+  assert_int_equal(bs_fuzz_count_cfg(&r, &base, &models, &c), BS_OK);
   assert_int_equal(c.cfg.nfaults, 0);
   assert_true(c.cfg.count_reaches);
   assert_int_equal(bs_parent_run(&c.cfg, 1, &o, &count), BS_OK);
@@ -269,18 +287,18 @@ static void test_spec(void **state) {
  * only where there is more than one rank to spread. */
 static void test_cfg_make(void **state) {
   (void)state;
-  bs_run_cfg base = {.backend = "sim", .spawn = true, .scale = 1.0};
+  bs_run base = {.backend = "sim", .spawn = true, .scale = 1.0};
   bs_fuzz_run r = {.scn = pool[0], .ranks = 1, .cycles = 2, .seed = 9};
   bs_fuzz_cfg c;
-  bs_fuzz_cfg_make(&r, &base, &c);
+  assert_int_equal(bs_fuzz_cfg_make(&r, &base, &models, &c), BS_OK);
   assert_int_equal(c.cfg.ranks, 1);
   assert_int_equal(c.cfg.cycles, 2);
   assert_false(c.cfg.spawn);
   r.ranks = 3;
-  bs_fuzz_cfg_make(&r, &base, &c);
+  assert_int_equal(bs_fuzz_cfg_make(&r, &base, &models, &c), BS_OK);
   assert_true(c.cfg.spawn);
   base.spawn = false;
-  bs_fuzz_cfg_make(&r, &base, &c);
+  assert_int_equal(bs_fuzz_cfg_make(&r, &base, &models, &c), BS_OK);
   assert_false(c.cfg.spawn);
 }
 
@@ -306,7 +324,7 @@ static void test_shrink(void **state) {
                                 .times = 1,
                                 .prob = 0.5};
   bs_fuzz_run c[64];
-  size_t n = bs_fuzz_shrink(&r, c, 64);
+  size_t n = bs_fuzz_shrink(&r, NONE, c, 64);
   /* 2 faults, 1 set, the model, ranks 2..3, cycles 1..2 (ruled out by the
    * fault in cycle 2), nth 1..2, an earlier cycle, fault 1 plainer. */
   assert_int_equal(n, 2 + 1 + 1 + 2 + 0 + 2 + 1 + 1);
@@ -319,7 +337,49 @@ static void test_shrink(void **state) {
   assert_int_equal(c[6].faults[0].nth, 1);
   assert_int_equal(c[8].faults[0].cycle, 1);
   assert_true(c[9].faults[1].prob == 1.0);
-  assert_int_equal(bs_fuzz_shrink(&r, c, 3), 3); /* bounded */
+  assert_int_equal(bs_fuzz_shrink(&r, NONE, c, 3), 3); /* bounded */
+  /* A drawn schedule, last: the run's own seed, one change point fewer,
+   * random. */
+  r.seed = 5;
+  r.schedule = (bs_sched_spec){.policy = BS_SCHED_PCT, .depth = 3, .seed = 77};
+  size_t m = bs_fuzz_shrink(&r, NONE, c, 64);
+  assert_int_equal(m, n + 3);
+  assert_true(c[n].schedule.seed == 5 && c[n].schedule.depth == 3);
+  assert_true(c[n + 1].schedule.seed == 77 && c[n + 1].schedule.depth == 2);
+  assert_int_equal(c[n + 2].schedule.policy, BS_SCHED_RANDOM);
+}
+
+/* Each run draws its schedule from a stream of its own (the rest of the
+ * draw as without it): random and PCT, seeded by the run's seed or one of
+ * its own, the same for the same seed; a campaign's --schedule (and
+ * --schedule-seed) instead wherever given. */
+static void test_draw_schedule(void **state) {
+  (void)state;
+  bs_fuzz_pool p = of(2, 3), threads = of(2, 3);
+  p.schedule.policy = BS_SCHED_RANDOM;
+  size_t pct = 0, own = 0;
+  for (size_t i = 0; i < 200; i++) {
+    bs_fuzz_run a, b, t;
+    bs_fuzz_draw(7, i, &p, &a);
+    bs_fuzz_draw(7, i, &p, &b);
+    bs_fuzz_draw(7, i, &threads, &t);
+    assert_memory_equal(&a.schedule, &b.schedule, sizeof a.schedule);
+    assert_int_equal(t.schedule.policy, BS_SCHED_THREADS);
+    t.schedule = a.schedule; /* nothing else of the draw moved */
+    assert_memory_equal(&a, &t, sizeof a);
+    pct += a.schedule.policy == BS_SCHED_PCT;
+    own += a.schedule.seed != a.seed;
+    assert_true(a.schedule.policy != BS_SCHED_PCT ||
+                (a.schedule.depth >= 2 && a.schedule.depth <= 4));
+  }
+  assert_true(pct > 20 && pct < 90);
+  assert_true(own > 60 && own < 140);
+  p.schedule = (bs_sched_spec){.policy = BS_SCHED_PCT, .depth = 5, .seed = 3};
+  p.schedule_given = p.schedule_seeded = true;
+  bs_fuzz_run g;
+  bs_fuzz_draw(7, 11, &p, &g);
+  assert_true(g.schedule.policy == BS_SCHED_PCT && g.schedule.depth == 5 &&
+              g.schedule.seed == 3);
 }
 
 /* A vacuous run is a pass when a drawn fault fired (another's reaches cut
@@ -403,19 +463,21 @@ static void test_known(void **state) {
   bs_fuzz_signature(&r, sig, sizeof sig);
   assert_string_equal(sig, "fail bit-identity");
   assert_true(bs_fuzz_is_finding(&r));
-  assert_true(bs_fuzz_known(&mc, &r, why, sizeof why));
+  assert_true(bs_fuzz_known(&mc, NONE, &r, why, sizeof why));
   assert_non_null(strstr(why, "cycles 0 and 1"));
   r = failing("bit-identity", "rank 0, cycle 1 restore: ...", "master/corrupt",
               &a);
-  assert_false(bs_fuzz_known(&mc, &r, why, sizeof why)); /* it must catch */
+  assert_false(
+      bs_fuzz_known(&mc, NONE, &r, why, sizeof why)); /* it must catch */
   mc.sets[0] = "ci_test=0";
   mc.nsets = 1;
-  assert_true(bs_fuzz_known(&mc, &r, why, sizeof why));
+  assert_true(bs_fuzz_known(&mc, NONE, &r, why, sizeof why));
   assert_non_null(strstr(why, "ci_test=1"));
   r = failing("bit-identity", "rank 0, cycle 1 restore: ...", "copy/fail", &a);
-  assert_false(bs_fuzz_known(&mc, &r, why, sizeof why)); /* no corruption */
+  assert_false(
+      bs_fuzz_known(&mc, NONE, &r, why, sizeof why)); /* no corruption */
   r = failing("agreement", "rank 0 ...", "master/corrupt", &a);
-  assert_false(bs_fuzz_known(&mc, &r, why, sizeof why));
+  assert_false(bs_fuzz_known(&mc, NONE, &r, why, sizeof why));
   r.verdict = BS_VACUOUS;
   assert_false(bs_fuzz_is_finding(&r));
 }
@@ -429,9 +491,10 @@ int main(void) {
       cmocka_unit_test(test_spec),
       cmocka_unit_test(test_cfg_make),
       cmocka_unit_test(test_shrink),
+      cmocka_unit_test(test_draw_schedule),
       cmocka_unit_test(test_verdict),
       cmocka_unit_test(test_drawn_hit),
       cmocka_unit_test(test_known),
   };
-  return cmocka_run_group_tests(tests, setup, NULL);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }

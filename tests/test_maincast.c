@@ -9,6 +9,7 @@
 #include "backup/bs_maincast_plan.h"
 #include "bs_actor_testing.h"
 #include "memsaver/bs_memsaver_testing.h"
+#include "model/bs_model_parse.h"
 #include "train/bs_optimizer.h"
 
 static void mc_init(tw *t, int n, const char *preset) {

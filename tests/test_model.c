@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "model/bs_model.h"
+#include "model/bs_model_parse.h"
 
 typedef struct counts {
   size_t n, frozen, expert, expert_bias, fp32, lora, buffer, integer, in_ddp,

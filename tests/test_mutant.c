@@ -15,7 +15,7 @@ static const char *const spec_names[BS_MUT_COUNT] = {
     "same-tag-skip",         "asleep-reads-device",
     "offload-drops-backup",  "lora-double-backup",
     "disk-offload-accepted", "free-paused-double-release",
-    "check-window-cleared",
+    "check-window-cleared",  "failure-before-ready",
 };
 
 static int reset(void **state) {

@@ -17,6 +17,7 @@
 #include "memsaver/bs_memsaver_testing.h"
 #include "model/bs_ddp.h"
 #include "model/bs_model.h"
+#include "model/bs_model_parse.h"
 #include "train/bs_optimizer.h"
 #include "train/bs_train_testing.h"
 

@@ -9,7 +9,9 @@
 
 #include "bs_fault_control.h"
 #include "bs_kernels.h"
+#include "bs_test_faults.h"
 #include "memsaver/bs_memsaver_testing.h"
+#include "model/bs_model_parse.h"
 #include "model/bs_params.h"
 
 typedef struct world {
@@ -167,7 +169,7 @@ static void test_fill_observe_bypasses_copy_fault(void **state) {
   assert_int_equal(bs_params_create(w.dev, w.ms, &w.m, 1, 777, true, &b),
                    BS_OK);
   bs_err_set_rank(0); /* nth counts a rank's reaches */
-  assert_int_equal(bs_fault_arm("name=copy/fail,nth=1", 0), BS_OK);
+  assert_int_equal(bs_test_arm("name=copy/fail,nth=1", 0), BS_OK);
   assert_int_equal(bs_params_fill_observe(a, 5), BS_OK);
   assert_int_equal(bs_fault_log_count(), 0);
   assert_int_equal(bs_params_fill(b, 5), BS_ERR_COPY);

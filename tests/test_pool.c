@@ -14,6 +14,7 @@
 
 #include <ctype.h>
 
+#include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
 
@@ -80,7 +81,7 @@ static int same_in_pool(const char *args, int runs, int ranks) {
  * run would fail the fixed core's, or change another mutant's verdict. */
 static void test_mutants_then_core(void **state) {
   (void)state;
-  same_in_pool("mutants frozen-params --ranks 2", 12, 2);
+  same_in_pool("mutants frozen-params --ranks 2", BS_MUT_COUNT + 1, 2);
 }
 
 /* A run whose fault fired (its workers replaced) between clean ones, and a

@@ -15,7 +15,8 @@
 
 #include "bs_json.h"
 #include "catalog/bs_scenario.h"
-#include "oracles/bs_verdict.h"
+#include "oracles/bs_judge.h"
+#include "plan/bs_plan.h"
 #include "report/bs_report.h"
 #include "report/bs_trace.h"
 
@@ -38,37 +39,49 @@ static const bs_scenario scn = {.name = "engine-death",
 static const char *const user_faults[] = {"name=copy/fail,prob=0.5"};
 static const char *const user_sets[] = {"offload_target=disk x"};
 
-static bs_run_cfg cfg(int ranks) {
-  return (bs_run_cfg){.scn = &scn,
-                      .ranks = ranks,
-                      .backend = "sim",
-                      .device = "host",
-                      .model = "tiny",
-                      .scale = 1,
-                      .cycles = 3,
-                      .faults = user_faults,
-                      .nfaults = 1,
-                      .sets = user_sets,
-                      .nsets = 1,
-                      .seed = 7};
+/* The faults of the run cfg() makes, as its plan parses them. */
+static bs_run_fault planned[BS_SCENARIO_FAULTS_MAX + 1];
+
+static bs_run cfg(int ranks) {
+  bs_run c = {.scn = &scn,
+              .ranks = ranks,
+              .backend = "sim",
+              .device = "host",
+              .model_name = "tiny",
+              .scale = 1,
+              .cycles = 3,
+              .faults = planned,
+              .sets = user_sets,
+              .nsets = 1,
+              .seed = 7,
+              .schedule = {.policy = BS_SCHED_PCT, .depth = 3, .seed = 9}};
+  assert_int_equal(bs_plan_own_faults(&scn, ranks, planned, &c.nown), BS_OK);
+  assert_int_equal(bs_plan_fault(user_faults[0], &planned[c.nown]), BS_OK);
+  c.nfaults = c.nown + 1;
+  return c;
 }
 
-/* The verdict on rec of a 2-rank, 1-cycle run that armed faults[0]. */
-static void decide_armed(const char *const *faults, const bs_record *rec,
+/* The verdict on rec of a 2-rank, 1-cycle run that armed the fault
+ * spec. */
+static void decide_armed(const char *spec, const bs_record *rec,
                          bs_result *res) {
   static const bs_scenario steady = {
       .name = "steady", .model = "tiny", .cycles = 1};
-  bs_run_cfg c = cfg(2);
-  c.faults = faults;
+  bs_run_fault f;
+  bs_run c = cfg(2);
+  assert_int_equal(bs_plan_fault(spec, &f), BS_OK);
+  c.faults = &f;
+  c.nfaults = 1;
+  c.nown = 0;
   c.scn = &steady;
-  assert_int_equal(bs_result_from_cfg(&c, res), BS_OK);
-  assert_int_equal(bs_verdict_decide(rec, NULL, res), BS_OK);
+  assert_int_equal(bs_result_from_run(&c, res), BS_OK);
+  assert_int_equal(bs_judge(&c, rec, NULL, res), BS_OK);
 }
 
 /* A failed run with every field set; times and paths from `salt`. */
 static void sample(bs_result *r, double salt) {
-  bs_run_cfg c = cfg(4);
-  assert_int_equal(bs_result_from_cfg(&c, r), BS_OK);
+  bs_run c = cfg(4);
+  assert_int_equal(bs_result_from_run(&c, r), BS_OK);
   r->verdict = BS_FAIL;
   r->duration_ms = 41.7 + salt;
   r->detect_ms = 3.25 + salt;
@@ -93,22 +106,29 @@ static void test_result_round_trip(void **state) {
   bs_result a, b;
   bs_buf j1 = {0}, j2 = {0};
   sample(&a, 0);
+  /* The schedule always, its seed where it is not --seed's. */
   assert_string_equal(a.repro, "backstop run engine-death --ranks 4 --seed 7 "
-                               "--set 'offload_target=disk x' --fault "
+                               "--schedule pct:3 --schedule-seed 9 --set "
+                               "'offload_target=disk x' --fault "
                                "name=copy/fail,prob=0.5");
+  assert_string_equal(a.schedule, "pct:3");
+  assert_int_equal(a.schedule_seed, 9);
   assert_int_equal(a.nfaults, 2);
   assert_string_equal(a.faults[0], "name=engine/send,rank=3,nth=2");
   /* A run that starts its ranks as processes says so, whether its result
    * comes from those processes or from the parent (a hang). */
-  bs_run_cfg sc = cfg(4);
+  bs_run sc = cfg(4);
   sc.spawn = true;
   bs_result sr;
-  assert_int_equal(bs_result_from_cfg(&sc, &sr), BS_OK);
+  assert_int_equal(bs_result_from_run(&sc, &sr), BS_OK);
   assert_non_null(strstr(sr.repro, "name=copy/fail,prob=0.5 --spawn"));
   bs_result_free(&sr);
-  bs_result_write_json(&j1, &a, 2);
-  assert_int_equal(bs_result_parse_json(j1.s, j1.len, &b), BS_OK);
-  bs_result_write_json(&j2, &b, 2);
+  bs_buf packed = {0};
+  bs_result_pack(&packed, &a);
+  assert_int_equal(bs_result_pack_read(packed.s, packed.len, &b), BS_OK);
+  bs_buf_free(&packed);
+  bs_result_json(&j1, &a, 2);
+  bs_result_json(&j2, &b, 2);
   assert_string_equal(j1.s, j2.s);
   assert_int_equal(b.verdict, BS_FAIL);
   assert_string_equal(b.oracles[1].detail, "rank 3 <resident> & more");
@@ -121,19 +141,31 @@ static void test_result_round_trip(void **state) {
   bs_buf_free(&j2);
 }
 
-static void test_result_parse_rejects(void **state) {
+/* A packed result cut short, with bytes past its end, or of another
+ * build is refused, saying so. */
+static void test_result_pack_rejects(void **state) {
   (void)state;
-  bs_result r;
-  static const char *const bad[] = {
-      "", "[]", "{\"scenario\": 1}", "{\"scenario\": \"x\"",
-      "{\"scenario\": \"x\", \"backend\": \"sim\"}"};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+  bs_result a, r;
+  bs_buf b = {0};
+  sample(&a, 0);
+  bs_result_pack(&b, &a);
+  const size_t cuts[] = {0, 4, 60, b.len / 2, b.len - 1};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
     bs_err_clear();
-    assert_int_equal(bs_result_parse_json(bad[i], strlen(bad[i]), &r),
-                     BS_ERR_INVALID);
-    assert_true(strlen(bs_err()->message) > 0);
+    assert_int_equal(bs_result_pack_read(b.s, cuts[i], &r), BS_ERR_INVALID);
+    assert_non_null(strstr(bs_err()->message, "run result"));
   }
+  bs_buf_append(&b, "x", 1);
   bs_err_clear();
+  assert_int_equal(bs_result_pack_read(b.s, b.len, &r), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "past its end"));
+  b.s[0] ^= 1;
+  bs_err_clear();
+  assert_int_equal(bs_result_pack_read(b.s, b.len, &r), BS_ERR_INVALID);
+  assert_non_null(strstr(bs_err()->message, "this build"));
+  bs_err_clear();
+  bs_buf_free(&b);
+  bs_result_free(&a);
 }
 
 /* Blanks every value of a key ("duration_ms": 41.7 -> "duration_ms": _). */
@@ -172,8 +204,8 @@ static void blank(char *s, const char *key) {
 static void report(bs_buf *b, double salt) {
   bs_result r[2];
   sample(&r[0], salt);
-  bs_run_cfg c = cfg(2);
-  assert_int_equal(bs_result_from_cfg(&c, &r[1]), BS_OK);
+  bs_run c = cfg(2);
+  assert_int_equal(bs_result_from_run(&c, &r[1]), BS_OK);
   bs_kill k = {.name = "local-hash-raise", .survived = false};
   char *by = strdup("hash-mismatch");
   k.killed_by = &by;
@@ -281,8 +313,8 @@ static void test_junit(void **state) {
   bs_result r[2];
   bs_buf b = {0};
   sample(&r[0], 0);
-  bs_run_cfg c = cfg(2);
-  assert_int_equal(bs_result_from_cfg(&c, &r[1]), BS_OK);
+  bs_run c = cfg(2);
+  assert_int_equal(bs_result_from_run(&c, &r[1]), BS_OK);
   r[1].verdict = BS_HANG;
   bs_result_set_note(&r[1], "killed past the 60 s deadline");
   bs_report_junit(&b, r, 2);
@@ -373,9 +405,9 @@ static void test_trace_and_verdict(void **state) {
   bs_buf_free(&b);
 
   bs_result res;
-  bs_run_cfg c = cfg(2);
-  assert_int_equal(bs_result_from_cfg(&c, &res), BS_OK);
-  assert_int_equal(bs_verdict_decide(&rec, expect_ok, &res), BS_OK);
+  bs_run c = cfg(2);
+  assert_int_equal(bs_result_from_run(&c, &res), BS_OK);
+  assert_int_equal(bs_judge(&c, &rec, expect_ok, &res), BS_OK);
   /* engine-dead with no fired fault: "explained" fails the run */
   assert_int_equal(res.verdict, BS_FAIL);
   char failed[256];
@@ -415,7 +447,7 @@ static void test_vacuous_verdict(void **state) {
   rec.reaches[0] = reach;
   rec.nreaches = 1;
   bs_result res;
-  decide_armed(one, &rec, &res);
+  decide_armed(one[0], &rec, &res);
   assert_int_equal(res.verdict, BS_VACUOUS);
   assert_string_equal(res.note, "name=engine/send,rank=1,cycle=0,nth=3 never "
                                 "fired: its point was reached 2 times on rank "
@@ -430,7 +462,7 @@ static void test_vacuous_verdict(void **state) {
   rec.fired = calloc(2, sizeof *rec.fired);
   rec.fired[0] = (bs_fault_fired){BS_FP_ENGINE_SEND, 1, 0, 3, 0, 0};
   rec.nfired = 1;
-  decide_armed(one, &rec, &res);
+  decide_armed(one[0], &rec, &res);
   assert_int_equal(res.verdict, BS_PASS);
   assert_null(res.note);
   assert_int_equal(res.armed[0].nfired, 1);
@@ -438,9 +470,12 @@ static void test_vacuous_verdict(void **state) {
   /* What goes through the pipe comes back whole. */
   bs_buf j1 = {0}, j2 = {0};
   bs_result back;
-  bs_result_write_json(&j1, &res, 0);
-  assert_int_equal(bs_result_parse_json(j1.s, j1.len, &back), BS_OK);
-  bs_result_write_json(&j2, &back, 0);
+  bs_buf packed = {0};
+  bs_result_pack(&packed, &res);
+  assert_int_equal(bs_result_pack_read(packed.s, packed.len, &back), BS_OK);
+  bs_buf_free(&packed);
+  bs_result_json(&j1, &res, 0);
+  bs_result_json(&j2, &back, 0);
   assert_string_equal(j1.s, j2.s);
   assert_non_null(strstr(j1.s, "\"armed\": [{\"spec\": \"name=engine/send,"
                                "rank=1,cycle=0,nth=3\", \"external\": false, "
@@ -470,7 +505,7 @@ static void test_armed_firings_in_order(void **state) {
   }
   rec.nfired = N;
   bs_result res;
-  decide_armed(one, &rec, &res);
+  decide_armed(one[0], &rec, &res);
   const bs_armed *a = &res.armed[0];
   assert_int_equal(a->fired_total, N);
   assert_int_equal(a->nfired, BS_ARMED_FIRED_MAX);
@@ -510,7 +545,7 @@ static void test_json_reader(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_result_round_trip),
-      cmocka_unit_test(test_result_parse_rejects),
+      cmocka_unit_test(test_result_pack_rejects),
       cmocka_unit_test(test_report_json),
       cmocka_unit_test(test_report_deterministic),
       cmocka_unit_test(test_junit),

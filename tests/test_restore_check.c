@@ -15,6 +15,7 @@
 #include "backup/bs_backup_testing.h"
 #include "backup/bs_restore_check.h"
 #include "bs_mutant.h"
+#include "model/bs_model_parse.h"
 
 #define MAXT 64
 

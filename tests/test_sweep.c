@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_fault_parse.h"
 #include "explore/bs_sweep.h"
+#include "plan/bs_plan.h"
 
 /* A counting pass: engine/send 2x on ranks 0, 1 of cycle 0; copy/fail 10x
  * on rank 0 of cycles 0 and 1. */
@@ -84,9 +86,39 @@ static void test_sample(void **state) {
   free(r);
 }
 
+/* A reach the run's own faults take for sure is not armed again: in the
+ * window of a fault of its point, rank and cycle that always fires;
+ * persistent, every reach from it on. */
+static void test_taken_by_own_faults(void **state) {
+  (void)state;
+  bs_run_fault own[2];
+  assert_int_equal(
+      bs_plan_fault("name=engine/send,rank=1,cycle=1,nth=2", &own[0]), BS_OK);
+  bs_sweep_reach r = {BS_FP_ENGINE_SEND, 1, 1, 2, 2};
+  assert_true(bs_sweep_taken(own, 1, &r, false));
+  assert_true(bs_sweep_taken(own, 1, &r, true));
+  r.nth = 1; /* its first reach is no one's; from it on, the first */
+  assert_false(bs_sweep_taken(own, 1, &r, false));
+  assert_false(bs_sweep_taken(own, 1, &r, true));
+  r.rank = 0;
+  r.nth = 2;
+  assert_false(bs_sweep_taken(own, 1, &r, false));
+  /* Every reach of the cycle (no nth), but not at random or once. */
+  assert_int_equal(bs_plan_fault("name=engine/*,rank=0,cycle=1", &own[1]),
+                   BS_OK);
+  r.nth = 1;
+  assert_true(bs_sweep_taken(own, 2, &r, true));
+  assert_int_equal(
+      bs_plan_fault("name=engine/send,rank=0,cycle=1,prob=0.5", &own[1]),
+      BS_OK);
+  assert_false(bs_sweep_taken(own, 2, &r, false));
+  assert_int_equal(bs_plan_fault("name=engine/send,onetime", &own[1]), BS_OK);
+  assert_false(bs_sweep_taken(own, 2, &r, false));
+}
+
 static void test_spec_and_judge(void **state) {
   (void)state;
-  bs_sweep_reach x = {BS_FP_COMM_STALL, 3, 1, 7};
+  bs_sweep_reach x = {BS_FP_COMM_STALL, 3, 1, 7, 9};
   char spec[128];
   bs_sweep_spec(&x, false, spec, sizeof spec);
   assert_string_equal(spec, "name=comm/stall,rank=3,cycle=1,nth=7");
@@ -118,6 +150,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_reach),
       cmocka_unit_test(test_sample),
+      cmocka_unit_test(test_taken_by_own_faults),
       cmocka_unit_test(test_spec_and_judge),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,8 +105,8 @@ static void test_suite_traces_nest(void **state) {
                             "--fault name=comm/stall,rank=1,failinfo=2 "
                             "--mutant local-hash-raise"),
                    1);
-  assert_int_equal(backstop("run steady-normal --ranks 4 -q --artifacts art "
-                            "--fault name=comm/stall,rank=3,nth=3,"
+  assert_int_equal(backstop("run steady-normal --ranks 4 -q --artifacts "
+                            "art --fault name=comm/stall,rank=3,nth=3,"
                             "failinfo=60000 --timeout-ms 100000 "
                             "--deadline-s 1"),
                    1);

@@ -5,6 +5,7 @@
 #include "bs_test_faults.h"
 #include "bs_test_world.h"
 
+#include "model/bs_model_parse.h"
 #include "sync/bs_engine_main.h"
 #include "sync/bs_sync_testing.h"
 #include "sync/bs_weight_sync.h"

@@ -71,6 +71,25 @@ typedef struct bs_world_opts {
   /* The processes that publish there (each fails and publishes once);
    * 0: global_size / size. */
   int procs;
+  /* How the ranks take turns, where every rank is a thread of this process
+   * on the sim: "random" or "pct:D" (one rank runs at a time, each point
+   * where it would block hands over to a scheduler that picks the next
+   * from schedule_seed, on a virtual clock: a run is a function of its
+   * options and seed, whatever the machine's load; bs_sched.h), or
+   * "threads" (real threads on the real clock, as TSan needs to see
+   * races). NULL: BS_SCHEDULE's, else threads. Other worlds (NCCL, ranks
+   * in several processes) run real threads on real time whatever it says;
+   * bs_world_sched_name tells which. */
+  const char *schedule;
+  uint64_t schedule_seed;
+  /* A scheduled world's deadline: when its virtual clock would pass
+   * deadline_ms (from the world's creation), past(past_ctx) runs on the
+   * deciding thread with every rank parked (a run's hang dump), and
+   * should end the process. 0 or NULL: none. Real threads have none:
+   * their deadline is their parent's, on real time. */
+  double deadline_ms;
+  void (*past)(void *ctx);
+  void *past_ctx;
 } bs_world_opts;
 
 /* What the nccl backend finds here: NCCL's version code (23007 for 2.30.7),
@@ -110,6 +129,12 @@ const char *bs_world_report(const bs_world *w);
  * (ranks that never issued one since: the moment they all ended); < 0 when
  * nothing was contained. */
 double bs_world_detect_ms(const bs_world *w);
+/* The schedule the world runs ("threads", "random", "pct:3"), the decisions
+ * its scheduler made so far and their hash (FNV-1a of each decision's rank
+ * and virtual time: one seed, one schedule; 0 and 0 on real threads). */
+const char *bs_world_sched_name(const bs_world *w);
+uint64_t bs_world_sched_steps(const bs_world *w);
+uint64_t bs_world_sched_hash(const bs_world *w);
 /* Flight recorder of local rank r as JSON (caller frees; NULL on error). */
 char *bs_world_flight_json(const bs_world *w, int rank);
 /* As bs_world_flight_json, with the default group's members (every rank of
@@ -139,24 +164,29 @@ double bs_comm_cpu_wait_ms(const bs_comm *c);
  * a stretch that was the simulator's (bs_comm_cpu_wait_ms_since). */
 typedef struct bs_comm_times {
   double waited_ms; /* bs_comm_cpu_wait_ms */
-  double crowd_ms;  /* the world's crowded time (bs_world_crowd.h) */
-  double wall_ms, on_cpu_ms;
 } bs_comm_times;
 bs_comm_times bs_comm_times_now(const bs_comm *c);
 /* Of the time since t0 (on the rank's own thread), what it waited for a
- * CPU: bs_comm_cpu_wait_ms's share, or where more, the time it was off a
- * CPU while the world was crowded, at most (the lesser of the two): it
- * waited then for peers, or for a lock of a peer, queued for a CPU (a
- * failure wakes thousands of ranks at once, every one runnable). Off a
- * CPU with no crowd (every peer blocked: a wait for a timeout, a dead
- * rank) is the rank's own. */
+ * CPU: bs_comm_cpu_wait_ms's share. A scheduled world waits for none: its
+ * clock moves only as its ranks spend time. */
 double bs_comm_cpu_wait_ms_since(const bs_comm *c, const bs_comm_times *t0);
 /* Around a wait of the rank, outside any collective, for other ranks of
  * this process (a start line they all reach): idle, it gives up its turn
  * to run (a world of more than 64 ranks runs 64 at once outside its
- * collectives), so that those it waits for can come; false takes one
- * again. Without it, 64 ranks waiting there wait for ever. */
+ * collectives; a scheduled world runs one: the rank steps outside the
+ * schedule), so that those it waits for can come; false takes one again.
+ * Without it, 64 ranks waiting there (one, scheduled) wait for ever. */
 void bs_comm_idle(bs_comm *c, bool idle);
+/* Work outside the communicator that a real rank spends time on (the
+ * exchange with its engine process: one step of the schedule, its real
+ * wait aside), as the time bytes take to move: on a scheduled world's
+ * virtual clock (a scheduling point); nothing on real threads, whose work
+ * takes its own time. */
+void bs_comm_spend(bs_comm *c, size_t bytes);
+/* The rank sleeps ms on its world's clock, outside the communicator (a
+ * rank busy elsewhere, a program's sleep): real time on real threads,
+ * virtual in a scheduled world, where the others run meanwhile. */
+void bs_comm_sleep_ms(bs_comm *c, int ms);
 /* Numbers this rank's next collective seq (a replay goes on where a job's
  * dumps start); BS_ERR_INVALID unless seq is past the last one issued. */
 bs_status bs_comm_set_next_seq(bs_comm *c, uint64_t seq);

@@ -14,6 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bs_vec.h"
+
 enum { PINNED_ALIGN = 64 };
 
 /* The ranges that have physical memory now (one bs_dev per rank thread:
@@ -78,14 +80,9 @@ static void host_va_release(bs_dev *d, void *va, size_t n) {
  * fresh memory, as the seam promises. */
 static bs_status host_phys_map(bs_dev *d, void *va, size_t n) {
   host_impl *h = impl(d);
-  if (h->count == h->cap) {
-    size_t cap = h->cap ? 2 * h->cap : 16;
-    struct range *grown = realloc(h->r, cap * sizeof *grown);
-    if (!grown)
-      return bs_err_fail(BS_ERR_NOMEM, NULL, "map table of %zu ranges", cap);
-    h->r = grown;
-    h->cap = cap;
-  }
+  if (bs_vec_reserve(&h->r, &h->cap, h->count + 1, sizeof *h->r, "map table") !=
+      BS_OK)
+    return BS_ERR_NOMEM;
   if (mprotect(va, n, PROT_READ | PROT_WRITE) != 0)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "map of %zu bytes: %s", n,
                        strerrordesc_np(errno));

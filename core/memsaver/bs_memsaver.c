@@ -16,6 +16,7 @@
 
 #include "bs_fault.h"
 #include "bs_mutant.h"
+#include "bs_vec.h"
 #include "memsaver/bs_memsaver_testing.h"
 
 /* How the library prefixes what it prints before exit(1). */
@@ -151,19 +152,6 @@ static bs_status check_alloc_args(const bs_memsaver *ms, const char *tag,
   return BS_OK;
 }
 
-static bs_status grow(bs_memsaver *ms) {
-  size_t cap = ms->cap ? 2 * ms->cap : 16;
-  ms_alloc *p = NULL;
-  if (ms->n < ms->cap)
-    return BS_OK;
-  p = realloc(ms->allocs, cap * sizeof *p);
-  if (!p)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "alloc: out of host memory");
-  ms->allocs = p;
-  ms->cap = cap;
-  return BS_OK;
-}
-
 /* Mappings are whole device pages. */
 static size_t page_round(const bs_memsaver *ms, size_t bytes) {
   size_t page = bs_dev_page(ms->dev);
@@ -177,7 +165,8 @@ bs_status bs_memsaver_alloc(bs_memsaver *ms, const char *tag, bool cpu_backup,
   bool mapped = false;
   BS_CHECK(check_alloc_args(ms, tag, bytes, ptr));
   *ptr = NULL;
-  BS_CHECK(grow(ms));
+  BS_CHECK(bs_vec_reserve(&ms->allocs, &ms->cap, ms->n + 1, sizeof *ms->allocs,
+                          "alloc"));
   a.bytes = page_round(ms, bytes);
   snprintf(a.tag, sizeof a.tag, "%s", tag);
   BS_CHECK(bs_dev_va_reserve(ms->dev, a.bytes, (void **)&a.va));

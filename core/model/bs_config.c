@@ -11,6 +11,7 @@
 
 #include "bs_mutant.h"
 #include "bs_near.h"
+#include "model/bs_config_parse.h"
 
 #define REMAT "--rematerialize-param-from-master-weight"
 
@@ -311,6 +312,47 @@ out:
   return st;
 }
 
+/* The bytes of the key's field. */
+static size_t field_size(const bs_config_key *k) {
+  switch (k->kind) {
+  case BS_CFG_BOOL:
+    return sizeof(bool);
+  case BS_CFG_SIZE:
+    return sizeof(size_t);
+  case BS_CFG_DOUBLE:
+    return sizeof(double);
+  case BS_CFG_STRING:
+    return k->size;
+  default: /* BS_CFG_INT, BS_CFG_CHOICE (an enum: int-sized) */
+    return sizeof(int);
+  }
+}
+
+bs_status bs_config_setting_parse(const char *kv, bs_config_setting *out) {
+  bs_status st = BS_OK;
+  bs_config tmp;
+  bs_config_defaults(&tmp);
+  BS_CHECK(bs_config_set_kv(&tmp, kv));
+  char key[64];
+  snprintf(key, sizeof key, "%.*s", (int)strcspn(kv, "="), kv);
+  out->key = bs_config_key_find(key);
+  memcpy(out->value, cfield(&tmp, out->key), field_size(out->key));
+out:
+  return st;
+}
+
+void bs_config_apply(bs_config *cfg, const bs_config_setting *s) {
+  memcpy(field(cfg, s->key), s->value, field_size(s->key));
+}
+
+bs_status bs_config_break_rule(bs_config *cfg, const bs_config_rule *r) {
+  bs_status st = BS_OK;
+  for (size_t i = 0; i < 2 && r->violation[i]; i++)
+    BS_CHECK(bs_config_set_kv(cfg, r->violation[i]));
+out:
+  return st;
+}
+
 bs_status bs_config_get(const bs_config *cfg, const char *key, char *buf,
                         size_t n) {
   bs_status st = BS_OK;
@@ -364,11 +406,7 @@ static bool bad_offload(const bs_config *c) {
   return !c->offload_train;
 }
 static bool bad_disk(const bs_config *c) {
-  /* Mutant disk-offload-accepted (origin: a validation gap, docs/behavior.md
-   * §8): without this rule a disk-offloaded job starts and its rebuild has
-   * no host backup to replace. */
-  return c->offload_target == BS_OFFLOAD_DISK &&
-         !bs_mutant_on(BS_MUT_DISK_OFFLOAD_ACCEPTED);
+  return c->offload_target == BS_OFFLOAD_DISK;
 }
 static bool bad_dist_opt(const bs_config *c) {
   return !c->use_distributed_optimizer;
@@ -481,7 +519,16 @@ out:
   return st;
 }
 
-bs_status bs_config_validate(bs_config *cfg) {
+/* Whether the run's mutants take rule r out of the validation. Mutant
+ * disk-offload-accepted (origin: a validation gap, docs/behavior.md §8):
+ * without the disk rule a disk-offloaded job starts and its rebuild has no
+ * host backup to replace. */
+static bool waived(const bs_config_rule *r, bs_mutants m) {
+  return r->violated == bad_disk &&
+         bs_mutant_in(m, BS_MUT_DISK_OFFLOAD_ACCEPTED);
+}
+
+bs_status bs_config_validate(bs_config *cfg, bs_mutants m) {
   bs_status st = BS_OK;
   BS_CHECK(check_ranges(cfg));
   /* The optimizer refuses it at init: say so before anything runs. */
@@ -498,7 +545,7 @@ bs_status bs_config_validate(bs_config *cfg) {
     goto out;
   }
   for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
-    if (rules[i].violated(cfg))
+    if (rules[i].violated(cfg) && !waived(&rules[i], m))
       BS_FAIL(BS_ERR_CONFIG, NULL, "%s", rules[i].message);
   if (cfg->ci_test)
     cfg->check_rematerialize = true;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "bs_err.h"
+#include "bs_mutant.h"
 
 typedef enum bs_train_backend {
   BS_BACKEND_MEGATRON = 0,
@@ -89,11 +90,15 @@ const bs_config_key *bs_config_key_find(const char *name);
 /* "0|1|true|false", "megatron|fsdp", "an integer in [0, 2147483647]"... */
 void bs_config_key_accepts(const bs_config_key *k, char *buf, size_t n);
 
-/* Sets one key. BS_ERR_INVALID naming the key and the accepted values for an
- * unknown key or a bad value; cfg is unchanged then. */
-bs_status bs_config_set(bs_config *cfg, const char *key, const char *value);
-/* The CLI form "KEY=VALUE". */
-bs_status bs_config_set_kv(bs_config *cfg, const char *kv);
+/* One --set KEY=VALUE, parsed once while a run is planned
+ * (bs_config_setting_parse, model/bs_config_parse.h): its key, and the
+ * value as the key's field holds it. */
+typedef struct bs_config_setting {
+  const bs_config_key *key;
+  unsigned char value[BS_CONFIG_PATH_MAX];
+} bs_config_setting;
+/* What bs_config_set_kv(cfg, KV) does for the KV s was parsed from. */
+void bs_config_apply(bs_config *cfg, const bs_config_setting *s);
 /* The value of key as --set would take it back; BS_ERR_INVALID if unknown. */
 bs_status bs_config_get(const bs_config *cfg, const char *key, char *buf,
                         size_t n);
@@ -112,14 +117,17 @@ typedef struct bs_config_rule {
 } bs_config_rule;
 
 const bs_config_rule *bs_config_rules(size_t *n);
+/* cfg with r's violation set (a scenario that drives every rule). */
+bs_status bs_config_break_rule(bs_config *cfg, const bs_config_rule *r);
 
 /* Range checks of every key (BS_ERR_INVALID), optimizer CPU offload
  * without the precision-aware optimizer (BS_ERR_CONFIG: the optimizer
  * would refuse it at init), then, when rematerialize is on: debug_train_only
  * silently turns it off (BS_OK); otherwise the backend first, then each rule in
- * order (BS_ERR_CONFIG, the rule's message). On acceptance ci_test turns
- * check_rematerialize on. */
-bs_status bs_config_validate(bs_config *cfg);
+ * order (BS_ERR_CONFIG, the rule's message), less those the mutants m take
+ * out (a run's mutants, given: the core's switches are the running run's).
+ * On acceptance ci_test turns check_rematerialize on. */
+bs_status bs_config_validate(bs_config *cfg, bs_mutants m);
 
 /* ---- derived predicates (docs/behavior.md §2, §5) ---- */
 

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_vec.h"
+#include "model/bs_model_parse.h"
+
 /* Far above any model this framework runs, far below size_t overflow. */
 #define NUMEL_MAX ((int64_t)1 << 40)
 #define DIM_MAX ((int64_t)1 << 31)
@@ -169,14 +172,8 @@ out:
 static bs_status push_tensor(parser *p, bs_tensor_spec **out) {
   bs_status st = BS_OK;
   bs_model_spec *m = p->m;
-  if (m->n == p->cap) {
-    size_t cap = p->cap ? 2 * p->cap : 16;
-    bs_tensor_spec *t = realloc(m->t, cap * sizeof *t);
-    if (!t)
-      BS_FAIL(BS_ERR_NOMEM, NULL, "model spec: out of memory");
-    m->t = t;
-    p->cap = cap;
-  }
+  BS_CHECK(
+      bs_vec_reserve(&m->t, &p->cap, m->n + 1, sizeof *m->t, "model spec"));
   *out = memset(&m->t[m->n], 0, sizeof m->t[0]);
 out:
   return st;
@@ -303,14 +300,10 @@ static bs_status read_file(const char *path, char **text) {
             "expected a preset or a readable model file, got '%s': %s", path,
             strerrordesc_np(errno));
   while (buf && r > 0) {
-    if (len + 1 == cap) {
-      char *nb = cap < FILE_MAX ? realloc(buf, 2 * cap) : NULL;
-      if (!nb)
-        BS_FAIL(BS_ERR_INVALID, NULL, "model file '%s': larger than %zu MiB",
-                path, FILE_MAX >> 20);
-      buf = nb;
-      cap *= 2;
-    }
+    if (len + 1 == cap &&
+        (cap >= FILE_MAX || !bs_vec_grow(&buf, &cap, cap + 1, 1)))
+      BS_FAIL(BS_ERR_INVALID, NULL, "model file '%s': larger than %zu MiB",
+              path, FILE_MAX >> 20);
     r = fread(buf + len, 1, cap - 1 - len, f);
     len += r;
   }

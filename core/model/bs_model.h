@@ -51,15 +51,6 @@ typedef struct bs_model_spec {
   size_t n;
 } bs_model_spec;
 
-/* Parse text; errors (BS_ERR_INVALID) read "FILE:LINE: expected ..., got ...".
- */
-bs_status bs_model_parse(const char *text, const char *filename, double scale,
-                         bs_model_spec *out);
-/* A preset by name: tiny, dense, moe, frozen, lora. */
-bs_status bs_model_preset(const char *name, double scale, bs_model_spec *out);
-/* A preset name or a file path. */
-bs_status bs_model_load(const char *preset_or_file, double scale,
-                        bs_model_spec *out);
 void bs_model_free(bs_model_spec *m);
 /* NULL-terminated list of preset names. */
 const char *const *bs_model_preset_list(void);

@@ -18,6 +18,7 @@
 #include "bs_fault.h"
 #include "bs_limits.h"
 #include "bs_span.h"
+#include "sync/bs_engine_keep.h"
 #include "sync/bs_sync_testing.h"
 #include "sync/bs_wire.h"
 
@@ -179,14 +180,51 @@ static void fresh(bs_engine *e) {
   e->reaped = e->status_known = e->death_reported = e->in_update = false;
 }
 
-/* A process of this rank's own. */
+/* A kept engine (bs_engine_keep.h) made this rank's: RESET answered
+ * within the timeout; false (it ended: reaped) when it does not. */
+static bool adopt(bs_engine *e, pid_t pid, int fd) {
+  bs_emsg_reset m = {.rank = e->rank};
+  bs_eframe h;
+  int err = bs_wire_frame(fd, BS_EMSG_RESET, &m, sizeof m, 0, e->timeout_ms);
+  if (!err)
+    err = bs_wire_read(fd, &h, sizeof h, e->timeout_ms);
+  if (!err && h.magic == BS_ENGINE_MAGIC && h.type == BS_EMSG_RESET && !h.len) {
+    e->pid = pid;
+    e->fd = fd;
+    return true;
+  }
+  close(fd);
+  kill(pid, SIGKILL);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  return false;
+}
+
+/* A process of this rank's own: a kept one when one answers, else a
+ * fresh one. */
 static bs_status spawn(bs_engine *e) {
   bs_status st = BS_OK;
+  pid_t pid;
+  int fd;
   e->g = NULL;
-  BS_CHECK(spawn_procs(e, e->rank, 1, &e->pid, &e->fd));
+  bool kept = false;
+  while (!kept && bs_engine_keep_take(&pid, &fd))
+    kept = adopt(e, pid, fd);
+  if (!kept)
+    BS_CHECK(spawn_procs(e, e->rank, 1, &e->pid, &e->fd));
   fresh(e);
 out:
   return st;
+}
+
+/* An idle engine of the rank's own, alive between updates, kept for the
+ * next rank instead of ended; false when it is not kept. */
+static bool park(bs_engine *e) {
+  if (e->g || e->fd < 0 || e->reaped || e->death_reported || e->in_update ||
+      !bs_engine_alive(e) || !bs_engine_keep_park(e->pid, e->fd))
+    return false;
+  e->fd = -1;
+  return true;
 }
 
 /* Under groups_mu: out of the registry (a no-op when already out). */
@@ -315,6 +353,7 @@ bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
   e->fd = e->pid = -1;
   e->timeout_ms = DEFAULT_TIMEOUT_MS;
   BS_CHECK(world > BS_ENGINE_PROCS_MAX ? join_group(e, world) : spawn(e));
+  bs_engine_keep_use(1);
   *out = e;
   e = NULL;
 out:
@@ -333,6 +372,9 @@ bs_status bs_engine_stop(bs_engine *e) {
   char how[64];
   if (!e)
     return BS_OK;
+  bs_engine_keep_use(-1);
+  if (park(e))
+    goto out;
   bool known_dead = e->death_reported || e->reaped;
   end_process(e, true);
   bool clean =

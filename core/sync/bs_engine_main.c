@@ -13,6 +13,8 @@
 
 #include "bs_digest.h"
 #include "bs_dtype.h"
+#include "bs_num.h"
+#include "bs_vec.h"
 #include "sync/bs_engine.h"
 #include "sync/bs_wire.h"
 
@@ -43,16 +45,6 @@ static int fatal(const engine *e, int code, const char *what) {
   return code;
 }
 
-static int parse_int(const char *s, int *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = s ? strtol(s, &end, 10) : -1;
-  if (!s || errno || *end || v < 0 || v > INT_MAX)
-    return -1;
-  *out = (int)v;
-  return 0;
-}
-
 static int parse_args(engine *e, int argc, char **argv) {
   e->fd = -1;
   e->rank = -1;
@@ -64,7 +56,7 @@ static int parse_args(engine *e, int argc, char **argv) {
                : strcmp(argv[i], "--idle-ms") == 0 ? &e->idle_ms
                : strcmp(argv[i], "--count") == 0   ? &e->count
                                                    : NULL;
-    if (!dst || i + 1 >= argc || parse_int(argv[i + 1], dst) != 0)
+    if (!dst || i + 1 >= argc || !bs_num_int(argv[i + 1], 0, INT_MAX, dst))
       return -1;
   }
   if (e->fd < 0 || e->rank < 0 || e->count < 1 ||
@@ -93,14 +85,8 @@ static int verify_pending(engine *e, bool last) {
     return 0;
   e->pending = false;
   maybe_flip(e, last);
-  if (e->n == e->dcap) {
-    size_t cap = e->dcap ? 2 * e->dcap : 64;
-    bs_digest *d = realloc(e->digests, cap * sizeof *d);
-    if (!d)
-      return fatal(e, EXIT_NOMEM, "out of memory for digests");
-    e->digests = d;
-    e->dcap = cap;
-  }
+  if (!bs_vec_grow(&e->digests, &e->dcap, e->n + 1, sizeof *e->digests))
+    return fatal(e, EXIT_NOMEM, "out of memory for digests");
   bs_digest *got = &e->digests[e->n];
   if (bs_digest_sha256(e->buf ? (void *)e->buf : (void *)"", e->meta.nbytes,
                        got))
@@ -136,11 +122,10 @@ static int on_tensor(engine *e, uint64_t len) {
       m->nbytes > MAX_TENSOR_BYTES ||
       len != sizeof *m + m->name_len + m->nbytes)
     return fatal(e, EXIT_PROTOCOL, "bad TENSOR frame");
+  /* Exactly the largest tensor so far: no doubling of a tensor's bytes. */
   if (m->nbytes > e->cap) {
-    unsigned char *b = realloc(e->buf, m->nbytes);
-    if (!b)
+    if (!bs_vec_grow(&e->buf, NULL, m->nbytes, 1))
       return fatal(e, EXIT_NOMEM, "out of memory for a tensor");
-    e->buf = b;
     e->cap = m->nbytes;
   }
   e->name[m->name_len] = '\0';
@@ -177,6 +162,23 @@ static int on_hello(engine *e, uint64_t len) {
   return 0;
 }
 
+/* A kept engine's next rank (bs_engine_keep.h): as a fresh process. */
+static int on_reset(engine *e, uint64_t len) {
+  bs_emsg_reset m;
+  if (len != sizeof m || bs_wire_read(e->fd, &m, sizeof m, IO_MS) ||
+      m.rank < 0 || m.rank > INT_MAX)
+    return fatal(e, EXIT_PROTOCOL, "bad RESET frame");
+  e->rank = (int)m.rank;
+  bs_err_set_rank(e->rank);
+  e->pending = e->flipped = false;
+  e->n = 0;
+  memset(&e->begin, 0, sizeof e->begin);
+  memset(&e->reply, 0, sizeof e->reply);
+  if (bs_wire_frame(e->fd, BS_EMSG_RESET, NULL, 0, 0, IO_MS))
+    return fatal(e, EXIT_CLOSED, "connection lost while resetting");
+  return 0;
+}
+
 /* One frame, waited for up to wait_ms: 0 to go on, -1 after QUIT, else an
  * exit code. */
 static int serve_frame(engine *e, int wait_ms) {
@@ -192,6 +194,7 @@ static int serve_frame(engine *e, int wait_ms) {
          : h.type == BS_EMSG_TENSOR ? on_tensor(e, h.len)
          : h.type == BS_EMSG_END    ? on_end(e, h.len)
          : h.type == BS_EMSG_HELLO  ? on_hello(e, h.len)
+         : h.type == BS_EMSG_RESET  ? on_reset(e, h.len)
          : h.type == BS_EMSG_QUIT   ? -1
                                     : fatal(e, EXIT_PROTOCOL, "bad type");
 }

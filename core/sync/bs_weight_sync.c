@@ -166,6 +166,9 @@ out:
   return st;
 }
 
+/* The bucket's stream to the engine: one step of a scheduled world (the
+ * rank holds it through the socket's real waits, so how long the engine
+ * process takes changes nothing), then the bytes' modelled time. */
 static bs_status send_bucket(ws *w, size_t k) {
   bs_status st = BS_OK;
   size_t off = 0;
@@ -177,6 +180,7 @@ static bs_status send_bucket(ws *w, size_t k) {
     off += e->bytes;
   }
 out:
+  bs_comm_spend(w->o->comm, off);
   return st;
 }
 
@@ -225,6 +229,7 @@ static void finish(ws *w, bs_sync_result *res) {
   if (!w->in_update || !w->engine_ok)
     return;
   bs_status s = bs_engine_update_end(w->o->engine, &er);
+  bs_comm_spend(w->o->comm, w->n * sizeof(bs_digest)); /* the answer */
   note(w, s);
   if (w->local == BS_OK && res)
     take_result(w, &er, res);
@@ -237,6 +242,7 @@ static void begin(ws *w) {
     return;
   }
   bs_status s = bs_engine_update_begin(w->o->engine, w->o->cycle);
+  bs_comm_spend(w->o->comm, 0);
   w->in_update = w->engine_ok = s == BS_OK;
   note(w, s);
 }

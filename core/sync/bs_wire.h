@@ -4,8 +4,10 @@
  *
  *   trainer -> engine: BEGIN, TENSOR..., END  (one weight update)
  *                      HELLO                  (the session, re-established)
+ *                      RESET                  (a kept engine's next rank)
  *                      QUIT                   (exit 0)
- *   engine -> trainer: REPLY, after END; HELLO, after HELLO
+ *   engine -> trainer: REPLY, after END; HELLO, after HELLO; RESET, after
+ *                      RESET
  *
  * Every frame is a bs_eframe header followed by `len` payload bytes. */
 #ifndef BS_WIRE_H
@@ -24,7 +26,8 @@ enum {
   BS_EMSG_END,
   BS_EMSG_QUIT,
   BS_EMSG_REPLY,
-  BS_EMSG_HELLO
+  BS_EMSG_HELLO,
+  BS_EMSG_RESET
 };
 
 typedef struct bs_eframe {
@@ -50,6 +53,12 @@ typedef struct bs_emsg_tensor {
 typedef struct bs_emsg_end {
   uint64_t ntensors; /* sent in this update, for a count check */
 } bs_emsg_end;
+
+/* RESET: the engine serves rank from now on, as a fresh one would (an
+ * update abandoned dropped); it answers with an empty RESET. */
+typedef struct bs_emsg_reset {
+  int64_t rank;
+} bs_emsg_reset;
 
 /* REPLY: this, then ntensors SHA256 digests of what was received. */
 typedef struct bs_emsg_reply {

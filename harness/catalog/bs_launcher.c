@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bs_num.h"
+
 /* Index and count variables of the launchers, most specific first. */
 static const char *const pairs[][2] = {
     {"BS_PROC_RANK", "BS_PROC_SIZE"},
@@ -24,15 +26,11 @@ static const char *const job_vars[] = {"BS_JOB_ID", "PMIX_NAMESPACE",
 
 static bs_status env_int(const char *var, const char *s, long lo, long hi,
                          int *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi)
-    return bs_err_fail(BS_ERR_INVALID, NULL,
-                       "environment: %s='%s' is not an integer in [%ld, %ld]",
-                       var, s, lo, hi);
-  *out = (int)v;
-  return BS_OK;
+  if (bs_num_int(s, (int)lo, (int)hi, out))
+    return BS_OK;
+  return bs_err_fail(BS_ERR_INVALID, NULL,
+                     "environment: %s='%s' is not an integer in [%ld, %ld]",
+                     var, s, lo, hi);
 }
 
 static bs_status from_pair(const char *const v[2], bs_launcher *p) {
@@ -117,14 +115,14 @@ out:
   return st;
 }
 
-void bs_launcher_run_dir(const bs_run_cfg *cfg, char *out, size_t n) {
+void bs_launcher_run_dir(const bs_run *cfg, char *out, size_t n) {
   snprintf(out, n, "%s/run%zu", cfg->rendezvous, cfg->run_index);
 }
 
-int bs_launcher_local_ranks(const bs_run_cfg *cfg) {
+int bs_launcher_local_ranks(const bs_run *cfg) {
   return cfg->nprocs > 1 ? cfg->ranks / cfg->nprocs : cfg->ranks;
 }
 
-int bs_launcher_first_rank(const bs_run_cfg *cfg) {
+int bs_launcher_first_rank(const bs_run *cfg) {
   return cfg->nprocs > 1 ? cfg->proc * bs_launcher_local_ranks(cfg) : 0;
 }

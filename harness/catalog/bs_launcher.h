@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "bs_err.h"
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 
 #define BS_LAUNCHER_MAX 1024
 
@@ -44,10 +44,10 @@ bs_status bs_launcher_from_env(bs_launcher *p);
 bs_status bs_launcher_claim(const bs_launcher *p, const char *job_dir);
 
 /* The run's shared folder: <rendezvous>/run<run_index>. */
-void bs_launcher_run_dir(const bs_run_cfg *cfg, char *out, size_t n);
+void bs_launcher_run_dir(const bs_run *cfg, char *out, size_t n);
 
 /* The local ranks of the run: first and count. */
-int bs_launcher_first_rank(const bs_run_cfg *cfg);
-int bs_launcher_local_ranks(const bs_run_cfg *cfg);
+int bs_launcher_first_rank(const bs_run *cfg);
+int bs_launcher_local_ranks(const bs_run *cfg);
 
 #endif

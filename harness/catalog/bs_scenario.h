@@ -30,18 +30,18 @@
 #include <stdint.h>
 
 #include "bs_err.h"
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 
 typedef struct bs_record bs_record;
 
 /* The scenario's own oracle: reads the record, says why in detail. */
 typedef bool (*bs_expect_fn)(const bs_record *rec, char *detail, size_t n);
 /* A custom driver for scenarios that are not the standard lifecycle. */
-typedef bs_status (*bs_drive_fn)(const bs_run_cfg *cfg, bs_record *rec);
+typedef bs_status (*bs_drive_fn)(const bs_run *cfg, bs_record *rec);
 /* Runs after the driver, with the run's configuration: records what the
  * expectation needs that the core does not (what the run's model says of a
  * tensor, say) as checks (bs_record_check), which the reports list. */
-typedef bs_status (*bs_inspect_fn)(const bs_run_cfg *cfg, bs_record *rec);
+typedef bs_status (*bs_inspect_fn)(const bs_run *cfg, bs_record *rec);
 
 struct bs_scenario {
   const char *name;        /* what `backstop run NAME` takes */
@@ -84,6 +84,8 @@ struct bs_scenario {
   static const bs_scenario bs_scenario_##id =
 
 #define BS_SCENARIO_MAX 256
+/* Faults of a scenario's own at most (.faults). */
+#define BS_SCENARIO_FAULTS_MAX 4
 
 /* Adds a copy of s, its defaults filled in, to the catalogue (kept sorted
  * by name; a duplicate name or a full catalogue is reported on stderr and

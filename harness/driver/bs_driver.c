@@ -18,11 +18,22 @@
 #define FLIGHT_SLOTS 8192
 
 typedef struct driver {
-  const bs_run_cfg *run;
-  bs_config cfg;
-  bs_model_spec model;
+  const bs_run *run;
   bs_record *rec;
+  char schedule[32]; /* the run's, as the world takes it */
 } driver;
+
+/* The process's hook for a scheduled world's deadline (one run at a time
+ * per process). */
+static struct {
+  void (*past)(void *ctx);
+  void *ctx;
+} deadline;
+
+void bs_driver_set_deadline(void (*past)(void *ctx), void *ctx) {
+  deadline.past = past;
+  deadline.ctx = ctx;
+}
 
 typedef struct rank_ctx {
   driver *d;
@@ -33,33 +44,13 @@ typedef struct rank_ctx {
   bs_sync_result sync;
 } rank_ctx;
 
-bs_status bs_driver_config(const bs_run_cfg *run, bs_config *out) {
-  bs_status st = BS_OK;
-  bs_config_defaults(out);
-  for (const char *const *kv = run->scn->sets; kv && *kv; kv++)
-    BS_CHECK(bs_config_set_kv(out, *kv));
-  for (size_t i = 0; i < run->nsets; i++)
-    BS_CHECK(bs_config_set_kv(out, run->sets[i]));
-out:
-  return st;
-}
-
-bs_status bs_driver_arm(const bs_run_cfg *run) {
+bs_status bs_driver_arm(const bs_run *run) {
   bs_status st = BS_OK;
   bs_driver_disarm();
-  for (const char *const *f = run->scn->faults; f && *f; f++) {
-    char spec[256];
-    bs_scenario_fault_expand(*f, run->ranks, spec, sizeof spec);
-    BS_CHECK(bs_fault_arm(spec, run->seed));
-  }
   for (size_t i = 0; i < run->nfaults; i++)
-    BS_CHECK(bs_fault_arm(run->faults[i], run->seed));
-  for (size_t i = 0; i < run->nmutants; i++) {
-    int m = bs_mutant_parse(run->mutants[i]);
-    if (m < 0)
-      BS_FAIL(BS_ERR_INVALID, NULL, "unknown mutant '%s'", run->mutants[i]);
-    bs_mutant_set((bs_mutant)m, true);
-  }
+    BS_CHECK(bs_fault_arm(&run->faults[i].spec, run->seed));
+  for (size_t i = 0; i < run->nmutants; i++)
+    bs_mutant_set(run->mutants[i], true);
 out:
   return st;
 }
@@ -176,8 +167,8 @@ static void record_chain(rank_ctx *x) {
 }
 
 static bs_status do_init(rank_ctx *x) {
-  bs_actor_opts o = {.cfg = &x->d->cfg,
-                     .model = &x->d->model,
+  bs_actor_opts o = {.cfg = &x->d->run->config,
+                     .model = x->d->run->model,
                      .seed = x->d->run->seed,
                      .engine_exe = x->d->run->exe};
   bs_status st = bs_actor_init(x->comm, &o, &x->actor);
@@ -223,7 +214,7 @@ static bs_status one_cycle(rank_ctx *x, int c) {
   BS_CHECK(run_phase(x, "train_step", c, do_step));
   /* The real job offloads (sleeps) only under offload_train: a trainer
    * that neither offloads nor colocates keeps no backup to sync from. */
-  if (x->d->cfg.offload_train)
+  if (x->d->run->config.offload_train)
     BS_CHECK(run_phase(x, "sleep", c, do_sleep));
 out:
   return st;
@@ -303,14 +294,21 @@ out:
   return st;
 }
 
-/* A process-per-rank run's processes meet in the run's folder. */
-static void world_opts(const driver *d, bs_meet *m, bs_world_opts *wo) {
-  const bs_run_cfg *run = d->run;
+/* A process-per-rank run's processes meet in the run's folder. The run
+ * names its schedule (its repro line does), so BS_SCHEDULE changes none. */
+static void world_opts(driver *d, bs_meet *m, bs_world_opts *wo) {
+  const bs_run *run = d->run;
+  bs_sched_spec_format(&run->schedule, d->schedule, sizeof d->schedule);
   *wo = (bs_world_opts){.backend = run->backend,
                         .size = bs_launcher_local_ranks(run),
                         .timeout_ms = run->timeout_ms,
                         .fingerprint = true,
-                        .flight_slots = FLIGHT_SLOTS};
+                        .flight_slots = FLIGHT_SLOTS,
+                        .schedule = d->schedule,
+                        .schedule_seed = run->schedule.seed,
+                        .deadline_ms = run->deadline_s * 1e3,
+                        .past = deadline.past,
+                        .past_ctx = deadline.ctx};
   if (!run->rendezvous)
     return;
   char dir[sizeof m->dir];
@@ -354,8 +352,8 @@ static bs_status initial_digests(const driver *d, bs_digests *out) {
   const char **of = NULL;
   bs_tname *names = NULL;
   size_t n = 0;
-  BS_CHECK(bs_actor_observe_initial(&d->model, &d->cfg, d->run->seed, &dig, &of,
-                                    &n));
+  BS_CHECK(bs_actor_observe_initial(d->run->model, &d->run->config,
+                                    d->run->seed, &dig, &of, &n));
   names = calloc(n ? n : 1, sizeof *names);
   if (!names)
     BS_FAIL(BS_ERR_NOMEM, NULL, "digests of %zu initial tensors", n);
@@ -369,7 +367,7 @@ out:
   return st;
 }
 
-bs_status bs_driver_lifecycle(const bs_run_cfg *run, bs_record *rec) {
+bs_status bs_driver_lifecycle(const bs_run *run, bs_record *rec) {
   bs_status st = BS_OK;
   driver d = {.run = run, .rec = rec};
   int n = bs_launcher_local_ranks(run), first = bs_launcher_first_rank(run);
@@ -377,11 +375,9 @@ bs_status bs_driver_lifecycle(const bs_run_cfg *run, bs_record *rec) {
   rank_ctx *ctx = calloc((size_t)n, sizeof *ctx);
   if (!devs || !ctx)
     BS_FAIL(BS_ERR_NOMEM, NULL, "world of %d ranks", n);
-  BS_CHECK(bs_driver_config(run, &d.cfg));
-  BS_CHECK(bs_config_validate(&d.cfg));
-  BS_CHECK(bs_model_load(run->model, run->scale, &d.model));
-  rec->budget = bs_driver_budget(&d.cfg, &d.model);
-  rec->pause_rule = bs_driver_pause_rule(&d.cfg);
+  /* The configuration and the model are the planner's (bs_run.h). */
+  rec->budget = bs_driver_budget(&run->config, run->model);
+  rec->pause_rule = bs_driver_pause_rule(&run->config);
   BS_CHECK(initial_digests(&d, &rec->init_ref));
   BS_CHECK(run_world(&d, devs, ctx));
 out:
@@ -391,11 +387,10 @@ out:
       bs_dev_destroy(devs[i]);
   free(devs);
   free(ctx);
-  bs_model_free(&d.model);
   return st;
 }
 
-bs_status bs_driver_run(const bs_run_cfg *run, bs_record *rec) {
+bs_status bs_driver_run(const bs_run *run, bs_record *rec) {
   bs_status st = BS_OK;
   const bs_scenario *s = run->scn;
   snprintf(rec->backend, sizeof rec->backend, "%s", run->backend);
@@ -407,8 +402,8 @@ out:
   return st;
 }
 
-bool bs_driver_user_faults(const bs_run_cfg *run, const bs_record *rec) {
-  if (run->nfaults || bs_fault_external_list(NULL, 0))
+bool bs_driver_user_faults(const bs_run *run, const bs_record *rec) {
+  if (run->nfaults > run->nown || bs_fault_external_list(NULL, 0))
     return true;
   for (size_t i = 0; i < rec->nfired; i++)
     if (rec->fired[i].spec < 0)
@@ -416,7 +411,7 @@ bool bs_driver_user_faults(const bs_run_cfg *run, const bs_record *rec) {
   return false;
 }
 
-bs_status bs_driver_inspect(const bs_run_cfg *run, bs_record *rec) {
+bs_status bs_driver_inspect(const bs_run *run, bs_record *rec) {
   /* Part of the expectation, so skipped where it is: the user's faults are
    * not the ones the scenario's expectation describes. */
   if (!run->scn->inspect || bs_driver_user_faults(run, rec))

@@ -45,14 +45,9 @@ typedef struct tally {
   const char *point;
 } tally;
 
-static void add(tally *t, const char *spec) {
-  bs_fault_spec f;
+static void add(tally *t, const bs_fault_spec *f) {
   const char *point = NULL;
-  if (bs_fault_spec_parse(spec, &f) != BS_OK) {
-    bs_err_clear(); /* the run itself says what is wrong with it */
-    return;
-  }
-  double ms = cost_ms(&f, t->timeout_ms, &point);
+  double ms = cost_ms(f, t->timeout_ms, &point);
   t->total += ms;
   if (ms > t->most) {
     t->most = ms;
@@ -60,16 +55,11 @@ static void add(tally *t, const char *spec) {
   }
 }
 
-double bs_driver_waits_ms(const bs_run_cfg *cfg, char *why, size_t n) {
+double bs_driver_waits_ms(const bs_run *cfg, char *why, size_t n) {
   tally t = {.timeout_ms =
                  cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS};
-  for (const char *const *f = cfg->scn->faults; f && *f; f++) {
-    char spec[256];
-    bs_scenario_fault_expand(*f, cfg->ranks, spec, sizeof spec);
-    add(&t, spec);
-  }
   for (size_t i = 0; i < cfg->nfaults; i++)
-    add(&t, cfg->faults[i]);
+    add(&t, &cfg->faults[i].spec);
   if (why && n)
     snprintf(why, n, "%s: %.0f ms with a %d ms watchdog",
              t.point ? t.point : "none", t.most, t.timeout_ms);

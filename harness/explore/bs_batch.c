@@ -26,13 +26,15 @@ void bs_batch_end(bs_batch *b) {
   bs_progress_end(&b->line);
 }
 
-bs_status bs_batch_run(bs_batch *b, const bs_run_cfg *cfgs, size_t n,
+bs_status bs_batch_run(bs_batch *b, const bs_run *cfgs, size_t n,
                        bs_result *out) {
   bs_status st = BS_OK;
   size_t chunk = (size_t)(b->jobs > 0 ? b->jobs : 1) * BS_BATCH_CHUNK_PER_JOB;
   bs_parent_opts po = {.jobs = b->jobs,
                        .verbosity = -1,
                        .child = bs_child_run,
+                       .start = bs_child_start,
+                       .keep = bs_child_keep,
                        .progress = &b->line,
                        .settle = b->settle,
                        .settle_arg = b->settle_arg};

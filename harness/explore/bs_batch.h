@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "bs_progress.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* Runs per job in a chunk: enough to keep every job busy past a slow run
  * (the line is rewritten between chunks). */
@@ -25,13 +25,13 @@ typedef struct bs_batch {
   bs_progress line;   /* bs_batch_run's and bs_batch_line's */
   /* Each run's result as it ends, before the line counts it (the
    * parent's settle); NULL: none. */
-  void (*settle)(const bs_run_cfg *cfg, bs_result *res, void *arg);
+  void (*settle)(const bs_run *cfg, bs_result *res, void *arg);
   void *settle_arg;
 } bs_batch;
 
 /* Runs cfgs[0..n) (out[i] for cfgs[i]); only the runner failing is an
  * error. */
-bs_status bs_batch_run(bs_batch *b, const bs_run_cfg *cfgs, size_t n,
+bs_status bs_batch_run(bs_batch *b, const bs_run *cfgs, size_t n,
                        bs_result *out);
 
 /* Shows the progress line (bs_progress_show), what after the counts. */

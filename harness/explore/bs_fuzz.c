@@ -7,11 +7,10 @@
 #include "bs_actor.h"
 #include "bs_buf.h"
 #include "bs_fault_control.h"
-#include "driver/bs_driver.h"
 #include "explore/bs_known.h"
-#include "model/bs_config.h"
-#include "model/bs_model.h"
+#include "model/bs_config_parse.h"
 #include "oracles/bs_oracle.h"
+#include "plan/bs_plan.h"
 
 /* ---- the stream ---- */
 
@@ -154,26 +153,34 @@ static void draw_fault(rng *g, const bs_result *count, bs_fuzz_fault *f) {
   f->failinfo = draw_failinfo(g, f);
 }
 
-/* The scenario's settings, then the run's, validated. */
-static bool valid(const bs_fuzz_run *r) {
-  bs_run_cfg c = {.scn = r->scn, .sets = r->sets, .nsets = r->nsets};
+/* r's configuration as its run's is planned: the scenario's settings,
+ * then the run's (parsed here, once), validated under m. */
+static bs_status run_config(const bs_fuzz_run *r, bs_mutants m,
+                            bs_config *out) {
+  bs_status st = BS_OK;
+  bs_config_setting set[BS_FUZZ_SETS];
+  for (size_t i = 0; i < r->nsets; i++)
+    BS_CHECK(bs_config_setting_parse(r->sets[i], &set[i]));
+  BS_CHECK(bs_plan_config(r->scn, set, r->nsets, m, out));
+out:
+  return st;
+}
+
+static bool valid(const bs_fuzz_run *r, bs_mutants m) {
   bs_config cfg;
-  bool ok =
-      bs_driver_config(&c, &cfg) == BS_OK && bs_config_validate(&cfg) == BS_OK;
+  bool ok = run_config(r, m, &cfg) == BS_OK;
   bs_err_clear();
   return ok;
 }
 
 /* The drawn model lays out over the drawn world with a bucket for each of
  * the scenario's model chunks (what the run's plan requires). */
-static bool model_fits(const bs_fuzz_run *r) {
-  bs_run_cfg c = {.scn = r->scn, .sets = r->sets, .nsets = r->nsets};
+static bool model_fits(const bs_fuzz_run *r, const bs_fuzz_pool *pool) {
   bs_config cfg;
-  bs_model_spec m = {0};
-  bool ok = bs_driver_config(&c, &cfg) == BS_OK &&
-            bs_model_load(r->model, 1.0, &m) == BS_OK &&
-            bs_actor_layout_check(&m, r->ranks, &cfg) == BS_OK;
-  bs_model_free(&m);
+  const bs_model_spec *m;
+  bool ok = run_config(r, pool->mutants, &cfg) == BS_OK &&
+            bs_models_get(pool->models, r->model, 1.0, &m) == BS_OK &&
+            bs_actor_layout_check(m, r->ranks, &cfg) == BS_OK;
   bs_err_clear();
   return ok;
 }
@@ -199,7 +206,7 @@ static bool key_set(const bs_fuzz_run *r, const char *s) {
   return false;
 }
 
-static void draw_sets(rng *g, bs_fuzz_run *r) {
+static void draw_sets(rng *g, bs_mutants m, bs_fuzz_run *r) {
   size_t want = one_in(g, 2) ? 0 : (size_t)pick(g, 1, BS_FUZZ_SETS - 1);
   r->nsets = 0;
   for (size_t i = 0; i < want; i++) {
@@ -209,7 +216,7 @@ static void draw_sets(rng *g, bs_fuzz_run *r) {
   }
   if (one_in(g, 4))
     draw_violation(g, r);
-  if (!valid(r)) /* the scenario's own settings, which validate */
+  if (!valid(r, m)) /* the scenario's own settings, which validate */
     r->nsets = 0;
 }
 
@@ -217,27 +224,49 @@ static void draw_sets(rng *g, bs_fuzz_run *r) {
  * to cycle C waits for C + 1 (a run of fewer is vacuous whatever it draws). */
 static int own_cycles(const bs_scenario *s) {
   int need = 1;
-  for (size_t i = 0; s->faults && s->faults[i]; i++) {
-    char text[256];
-    bs_fault_spec f;
-    bs_scenario_fault_expand(s->faults[i], 1, text, sizeof text);
-    if (bs_fault_spec_parse(text, &f) == BS_OK && f.cycle >= need)
-      need = f.cycle + 1;
-  }
-  bs_err_clear();
+  bs_run_fault own[BS_SCENARIO_FAULTS_MAX];
+  size_t n = 0;
+  if (bs_plan_own_faults(s, 1, own, &n) != BS_OK)
+    bs_err_clear(); /* the run itself says so */
+  for (size_t i = 0; i < n; i++)
+    if (own[i].spec.cycle >= need)
+      need = own[i].spec.cycle + 1;
   return need;
 }
 
-void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
-                  const bs_scenario *const *pool, size_t npool,
+void bs_fuzz_draw_schedule(uint64_t seed, size_t index, bool seeded,
+                           bs_sched_spec *s) {
+  rng g = {mix64(seed ^ 0x5c4ed01e5ull) ^ mix64(index + 1)};
+  bool pct = one_in(&g, 4);
+  s->policy = pct ? BS_SCHED_PCT : BS_SCHED_RANDOM;
+  s->depth = pct ? (int)pick(&g, 2, 4) : 0;
+  s->horizon = 0;
+  if (one_in(&g, 2) && !seeded)
+    s->seed = next(&g) >> 32;
+}
+
+/* r's schedule: the campaign's, else drawn (bs_fuzz_draw_schedule; the
+ * other draws are as they were without it). */
+static void draw_schedule(uint64_t seed, const bs_fuzz_pool *pool,
+                          bs_fuzz_run *r) {
+  r->schedule = pool->schedule;
+  r->schedule.seed = pool->schedule_seeded ? pool->schedule.seed : r->seed;
+  if (!pool->schedule_given && pool->schedule.policy != BS_SCHED_THREADS)
+    bs_fuzz_draw_schedule(seed, r->index, pool->schedule_seeded, &r->schedule);
+}
+
+void bs_fuzz_draw(uint64_t seed, size_t index, const bs_fuzz_pool *pool,
                   bs_fuzz_run *out) {
   rng g = {mix64(seed) ^ mix64(index + 1)};
-  *out =
-      (bs_fuzz_run){.index = index, .scn = pool[pick(&g, 0, (long)npool - 1)]};
+  int max_ranks = pool->max_ranks;
+  *out = (bs_fuzz_run){.index = index,
+                       .scn = pool->scn[pick(&g, 0, (long)pool->n - 1)]};
   /* Its own driver (config-matrix) takes nothing: it runs as it is. */
   if (out->scn->drive) {
     out->ranks = out->scn->default_ranks;
     out->cycles = out->scn->cycles;
+    out->schedule = pool->schedule;
+    out->schedule.seed = pool->schedule_seeded ? pool->schedule.seed : 0;
     return;
   }
   int lo = out->scn->min_ranks > 1 ? out->scn->min_ranks : 1;
@@ -252,9 +281,10 @@ void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
       np++;
     out->model = presets[pick(&g, 0, (long)np - 1)];
   }
-  draw_sets(&g, out);
-  if (out->model && !model_fits(out))
+  draw_sets(&g, pool->mutants, out);
+  if (out->model && !model_fits(out, pool))
     out->model = NULL;
+  draw_schedule(seed, pool, out);
 }
 
 void bs_fuzz_draw_faults(uint64_t seed, const bs_result *count,
@@ -324,35 +354,58 @@ void bs_fuzz_spec(const bs_fuzz_fault *f, char *out, size_t n) {
   bs_buf_free(&b);
 }
 
-void bs_fuzz_cfg_make(const bs_fuzz_run *r, const bs_run_cfg *base,
-                      bs_fuzz_cfg *out) {
-  memset(out, 0, sizeof *out);
-  out->cfg = *base;
-  out->cfg.scn = r->scn;
-  out->cfg.ranks = r->ranks;
-  out->cfg.spawn = base->spawn && r->ranks > 1; /* one rank: one process */
-  out->cfg.cycles = r->cycles;
-  out->cfg.model = r->model ? r->model : r->scn->model;
-  out->cfg.sets = r->sets;
-  out->cfg.nsets = r->nsets;
-  out->cfg.seed = r->seed;
-  out->cfg.nfaults = r->nfaults;
-  for (size_t i = 0; i < r->nfaults; i++)
-    bs_fuzz_spec(&r->faults[i], out->specs[i], sizeof out->specs[i]);
-  bs_fuzz_cfg_link(out);
+/* The scenario's faults in the run's world, then the drawn ones. */
+static bs_status run_faults(const bs_fuzz_run *r, bs_fuzz_cfg *out) {
+  bs_status st = BS_OK;
+  char spec[160];
+  size_t n = 0;
+  BS_CHECK(bs_plan_own_faults(r->scn, r->ranks, out->faults, &n));
+  out->cfg.nown = n;
+  for (size_t i = 0; i < r->nfaults; i++) {
+    bs_fuzz_spec(&r->faults[i], spec, sizeof spec);
+    BS_CHECK(bs_plan_fault(spec, &out->faults[n++]));
+  }
+  out->cfg.nfaults = n;
+out:
+  return st;
 }
 
-void bs_fuzz_count_cfg(const bs_fuzz_run *r, const bs_run_cfg *base,
-                       bs_fuzz_cfg *out) {
-  bs_fuzz_cfg_make(r, base, out);
-  out->cfg.nfaults = 0;
-  out->cfg.seed = 0;
+bs_status bs_fuzz_cfg_make(const bs_fuzz_run *r, const bs_run *base,
+                           bs_models *models, bs_fuzz_cfg *out) {
+  bs_status st = BS_OK;
+  bs_run *c = &out->cfg;
+  memset(out, 0, sizeof *out);
+  *c = *base;
+  c->scn = r->scn;
+  c->ranks = r->ranks;
+  c->spawn = base->spawn && r->ranks > 1; /* one rank: one process */
+  c->cycles = r->cycles;
+  c->model_name = r->model ? r->model : r->scn->model;
+  c->sets = r->sets;
+  c->nsets = r->nsets;
+  c->seed = r->seed;
+  if (base->schedule.policy != BS_SCHED_THREADS)
+    c->schedule = r->schedule;
+  BS_CHECK(
+      run_config(r, bs_mutant_of(base->mutants, base->nmutants), &c->config));
+  if (!r->scn->drive && models)
+    BS_CHECK(bs_models_get(models, c->model_name, 1.0, &c->model));
+  BS_CHECK(run_faults(r, out));
+out:
+  bs_fuzz_cfg_link(out);
+  return st;
+}
+
+bs_status bs_fuzz_count_cfg(const bs_fuzz_run *r, const bs_run *base,
+                            bs_models *models, bs_fuzz_cfg *out) {
+  bs_status st = bs_fuzz_cfg_make(r, base, models, out);
+  out->cfg.nfaults = out->cfg.nown;
+  out->cfg.seed = out->cfg.schedule.seed = 0;
   out->cfg.count_reaches = true;
+  return st;
 }
 
 void bs_fuzz_cfg_link(bs_fuzz_cfg *c) {
-  for (size_t i = 0; i < c->cfg.nfaults; i++)
-    c->faults[i] = c->specs[i];
   c->cfg.faults = c->faults;
 }
 
@@ -404,8 +457,8 @@ static size_t add(bs_fuzz_run *out, size_t n, size_t max,
   return n < max ? n + 1 : n;
 }
 
-static size_t fewer_items(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
-                          size_t max) {
+static size_t fewer_items(const bs_fuzz_run *r, bs_mutants m, bs_fuzz_run *out,
+                          size_t n, size_t max) {
   for (size_t i = 0; i < r->nfaults; i++) {
     bs_fuzz_run c = *r;
     memmove(&c.faults[i], &c.faults[i + 1],
@@ -417,7 +470,7 @@ static size_t fewer_items(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
     bs_fuzz_run c = *r;
     memmove(&c.sets[i], &c.sets[i + 1], (c.nsets - i - 1) * sizeof c.sets[0]);
     c.nsets--;
-    if (valid(&c))
+    if (valid(&c, m))
       n = add(out, n, max, &c);
   }
   if (r->model) {
@@ -480,16 +533,47 @@ static size_t plainer_faults(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
   return n;
 }
 
-size_t bs_fuzz_shrink(const bs_fuzz_run *r, bs_fuzz_run *out, size_t max) {
-  size_t n = fewer_items(r, out, 0, max);
+/* The run's own seed for its schedule, fewer PCT change points, random:
+ * what the default would run, as near as it still fails. */
+static size_t plainer_schedule(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
+                               size_t max) {
+  bs_fuzz_run c = *r;
+  if (r->schedule.policy == BS_SCHED_THREADS)
+    return n;
+  if (r->schedule.seed != r->seed) {
+    c.schedule.seed = r->seed;
+    n = add(out, n, max, &c);
+  }
+  c = *r;
+  if (r->schedule.policy == BS_SCHED_PCT && r->schedule.depth > 1) {
+    c.schedule.depth--;
+    n = add(out, n, max, &c);
+  }
+  c = *r;
+  if (r->schedule.policy == BS_SCHED_PCT) {
+    c.schedule.policy = BS_SCHED_RANDOM;
+    c.schedule.depth = 0;
+    n = add(out, n, max, &c);
+  }
+  return n;
+}
+
+size_t bs_fuzz_shrink(const bs_fuzz_run *r, bs_mutants m, bs_fuzz_run *out,
+                      size_t max) {
+  size_t n = fewer_items(r, m, out, 0, max);
   n = smaller_world(r, out, n, max);
-  return plainer_faults(r, out, n, max);
+  n = plainer_faults(r, out, n, max);
+  return plainer_schedule(r, out, n, max);
 }
 
 /* ---- known truths ---- */
 
-bool bs_fuzz_known(const bs_fuzz_run *r, const bs_result *res, char *why,
-                   size_t n) {
-  bs_run_cfg c = {.scn = r->scn, .sets = r->sets, .nsets = r->nsets};
+bool bs_fuzz_known(const bs_fuzz_run *r, bs_mutants m, const bs_result *res,
+                   char *why, size_t n) {
+  bs_run c = {.scn = r->scn, .sets = r->sets, .nsets = r->nsets};
+  if (run_config(r, m, &c.config) != BS_OK) {
+    bs_err_clear(); /* not validated: its check counts as off */
+    c.config.rematerialize = false;
+  }
   return bs_known(&c, res, why, n);
 }

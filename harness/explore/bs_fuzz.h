@@ -13,8 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bs_mutant.h"
 #include "catalog/bs_scenario.h"
-#include "verdict/bs_result.h"
+#include "plan/bs_models.h"
+#include "result/bs_result.h"
 
 #define BS_FUZZ_FAULTS 3
 #define BS_FUZZ_SETS 3
@@ -39,17 +41,43 @@ typedef struct bs_fuzz_run {
   bs_fuzz_fault faults[BS_FUZZ_FAULTS];
   size_t nfaults;
   uint64_t seed; /* the run's own --seed */
+  /* Its schedule: drawn (random or pct:D, seeded by the run's seed or one
+   * of its own), or the campaign's --schedule. */
+  bs_sched_spec schedule;
 } bs_fuzz_run;
 
-/* The index-th run of seed's stream over the scenarios of pool, its
+/* What runs are drawn from: the scenarios, at most max_ranks ranks, the
+ * mutants the runs have (their configurations validate under them) and
+ * the models drawn, each loaded once. */
+typedef struct bs_fuzz_pool {
+  const bs_scenario *const *scn;
+  size_t n;
+  int max_ranks;
+  bs_mutants mutants;
+  bs_models *models;
+  /* The campaign's --schedule (policy, and seed when seeded): drawn for
+   * each run unless given. */
+  bs_sched_spec schedule;
+  bool schedule_given, schedule_seeded;
+} bs_fuzz_pool;
+
+/* The index-th run of seed's stream over the pool's scenarios, its
  * configuration (no faults yet): at most max_ranks ranks (at least the
  * scenario's minimum), settings its configuration validates under the
- * mutants set in this process. A scenario with its own driver
- * (config-matrix) takes no ranks, cycles, model, settings or faults of the
- * draw: it runs as it is. */
-void bs_fuzz_draw(uint64_t seed, size_t index, int max_ranks,
-                  const bs_scenario *const *pool, size_t npool,
+ * pool's mutants, a model that lays out over its world, and its schedule
+ * (a stream of its own: random three times in four, else pct:2..4; seeded
+ * half the time by the run's seed, else by one drawn). A scenario with
+ * its own driver (config-matrix) takes no ranks, cycles, model, settings
+ * or faults of the draw: it runs as it is. */
+void bs_fuzz_draw(uint64_t seed, size_t index, const bs_fuzz_pool *pool,
                   bs_fuzz_run *out);
+
+/* A schedule drawn from its own stream of seed and index: random three
+ * times in four, else pct:2..4; its seed (s->seed, as given) replaced
+ * half the time by one drawn, unless seeded (the user named it). What
+ * fuzz's runs and sweep's scenarios are run under unless --schedule. */
+void bs_fuzz_draw_schedule(uint64_t seed, size_t index, bool seeded,
+                           bs_sched_spec *s);
 
 /* Draws r's 1-3 faults (its own stream of the seed and r->index) from
  * count, the counting run of r's configuration (bs_fuzz_count_cfg): a
@@ -76,22 +104,24 @@ bool bs_fuzz_plain_fails(const bs_result *count);
  * the run's seed or faults). */
 void bs_fuzz_key(const bs_fuzz_run *r, char *out, size_t n);
 
-/* The run as a run configuration: base's backend, device, watchdog,
- * deadline, mutants and binary, with the run's own fields. Strings live in
- * the struct: link it where it stays (bs_fuzz_cfg_link) before use. */
+/* The run resolved (planned, bs_plan.h): base's backend, device,
+ * watchdog, deadline, mutants and binary, with the run's own world, model
+ * (from models), configuration (validated under base's mutants) and faults
+ * (the scenario's, then the drawn ones, parsed); models NULL: no model
+ * (the repro line needs its name only). The faults live in the struct:
+ * link it where it stays (bs_fuzz_cfg_link) before use. */
 typedef struct bs_fuzz_cfg {
-  bs_run_cfg cfg;
-  char specs[BS_FUZZ_FAULTS][160];
-  const char *faults[BS_FUZZ_FAULTS];
+  bs_run cfg;
+  bs_run_fault faults[BS_SCENARIO_FAULTS_MAX + BS_FUZZ_FAULTS];
 } bs_fuzz_cfg;
-void bs_fuzz_cfg_make(const bs_fuzz_run *r, const bs_run_cfg *base,
-                      bs_fuzz_cfg *out);
+bs_status bs_fuzz_cfg_make(const bs_fuzz_run *r, const bs_run *base,
+                           bs_models *models, bs_fuzz_cfg *out);
 void bs_fuzz_cfg_link(bs_fuzz_cfg *c);
 /* The counting run of r's configuration: no faults but the scenario's,
  * seed 0 (the reaches are the configuration's: bs_fuzz_key), every reach
- * counted (bs_run_cfg's count_reaches). */
-void bs_fuzz_count_cfg(const bs_fuzz_run *r, const bs_run_cfg *base,
-                       bs_fuzz_cfg *out);
+ * counted (bs_run's count_reaches). */
+bs_status bs_fuzz_count_cfg(const bs_fuzz_run *r, const bs_run *base,
+                            bs_models *models, bs_fuzz_cfg *out);
 
 /* "name=P[,rank=R][,cycle=C][,nth=K][,times=T|,persistent][,prob=P]
  * [,failinfo=I][,onetime]". */
@@ -122,16 +152,19 @@ bool bs_fuzz_is_finding(const bs_result *r);
 void bs_fuzz_signature(const bs_result *r, char *out, size_t n);
 
 /* Runs one step smaller than r, most promising first (a fault, a setting
- * dropped; the scenario's model; fewer ranks; fewer cycles; a lower nth or
- * a plainer fault); up to max in out, how many returned. */
-size_t bs_fuzz_shrink(const bs_fuzz_run *r, bs_fuzz_run *out, size_t max);
+ * dropped where the rest validates under m; the scenario's model; fewer
+ * ranks; fewer cycles; a lower nth or a plainer fault; a plainer
+ * schedule: the run's own seed, fewer PCT change points, random); up to
+ * max in out, how many returned. */
+size_t bs_fuzz_shrink(const bs_fuzz_run *r, bs_mutants m, bs_fuzz_run *out,
+                      size_t max);
 
-/* A failure that is the truth about the configuration, not a bug: a
- * corruption that the core's own SHA256 restore check does not cover
- * reached the weights, so only bit identity broke. why says which
- * settings make the core catch it (the check on: ci_test=1 or
- * check_rematerialize=1, within its window). */
-bool bs_fuzz_known(const bs_fuzz_run *r, const bs_result *res, char *why,
-                   size_t n);
+/* A failure that is the truth about the configuration (r's, validated
+ * under m), not a bug: a corruption that the core's own SHA256 restore
+ * check does not cover reached the weights, so only bit identity broke.
+ * why says which settings make the core catch it (the check on:
+ * ci_test=1 or check_rematerialize=1, within its window; bs_known.h). */
+bool bs_fuzz_known(const bs_fuzz_run *r, bs_mutants m, const bs_result *res,
+                   char *why, size_t n);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "bs_mutant.h"
 #include "bs_stop.h"
+#include "bs_vec.h"
 
 #define CANDIDATES_MAX 48
 
@@ -15,6 +16,11 @@ double bs_fuzz_campaign_now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The mutants of every run: what its configuration validates under. */
+static bs_mutants mutants(const bs_fuzz_campaign *z) {
+  return bs_mutant_of(z->base.mutants, z->base.nmutants);
+}
+
 /* ---- running drawn or shrunk runs ---- */
 
 /* Runs r[0..n) in parallel, or their counting runs; res[i] for r[i]. */
@@ -22,11 +28,12 @@ static bs_status run_or_count(bs_fuzz_campaign *z, const bs_fuzz_run *r,
                               size_t n, bool counting, bs_result *res) {
   bs_status st = BS_OK;
   bs_fuzz_cfg *c = calloc(n ? n : 1, sizeof *c);
-  bs_run_cfg *cfgs = calloc(n ? n : 1, sizeof *cfgs);
+  bs_run *cfgs = calloc(n ? n : 1, sizeof *cfgs);
   if (!c || !cfgs)
     BS_FAIL(BS_ERR_NOMEM, NULL, "fuzz: %zu runs", n);
   for (size_t i = 0; i < n; i++) {
-    (counting ? bs_fuzz_count_cfg : bs_fuzz_cfg_make)(&r[i], &z->base, &c[i]);
+    BS_CHECK((counting ? bs_fuzz_count_cfg
+                       : bs_fuzz_cfg_make)(&r[i], &z->base, &z->models, &c[i]));
     c[i].cfg.run_index = i;
     cfgs[i] = c[i].cfg;
   }
@@ -82,12 +89,11 @@ static bs_status count_new(bs_fuzz_campaign *z, const bs_fuzz_run *r,
   bs_status st = BS_OK;
   bs_fuzz_run *uncounted = calloc(n ? n : 1, sizeof *uncounted);
   bs_result *res = calloc(n ? n : 1, sizeof *res);
-  bs_fuzz_counted *grown = realloc(z->c, (z->nc + n + 1) * sizeof *grown);
   size_t m = 0, first = z->nc;
-  if (grown)
-    z->c = grown;
-  if (!uncounted || !res || !grown)
+  if (!uncounted || !res)
     BS_FAIL(BS_ERR_NOMEM, NULL, "fuzz: %zu counting runs", n);
+  BS_CHECK(bs_vec_reserve(&z->c, &z->ccap, z->nc + n, sizeof *z->c,
+                          "fuzz: counting runs"));
   for (size_t i = 0; i < n; i++) {
     bs_fuzz_counted *c = &z->c[z->nc];
     bs_fuzz_key(&r[i], c->key, sizeof c->key);
@@ -120,7 +126,8 @@ void bs_fuzz_campaign_repro(const bs_fuzz_campaign *z, const bs_fuzz_run *r,
                             char *out, size_t n) {
   bs_fuzz_cfg c;
   bs_buf b = {0};
-  bs_fuzz_cfg_make(r, &z->base, &c);
+  if (bs_fuzz_cfg_make(r, &z->base, NULL, &c) != BS_OK)
+    bs_err_clear(); /* drawn valid: as far as it got, it names the run */
   bs_result_repro(&c.cfg, &b);
   snprintf(out, n, "%s", bs_buf_str(&b));
   bs_buf_free(&b);
@@ -156,10 +163,9 @@ static bs_status note_finding(bs_fuzz_campaign *z, const bs_fuzz_run *r,
       bs_result_free(res);
       return BS_OK;
     }
-  bs_fuzz_finding *grown = realloc(z->f, (z->nf + 1) * sizeof *grown);
-  if (!grown)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "fuzz: %zu findings", z->nf + 1);
-  z->f = grown;
+  if (bs_vec_reserve(&z->f, &z->fcap, z->nf + 1, sizeof *z->f,
+                     "fuzz: findings") != BS_OK)
+    return BS_ERR_NOMEM;
   bs_fuzz_finding *f = &z->f[z->nf++];
   *f = (bs_fuzz_finding){.drawn = *r, .minimal = *r, .first = *res};
   snprintf(f->sig, sizeof f->sig, "%s", sig);
@@ -192,6 +198,18 @@ static void tally(bs_fuzz_campaign *z, const bs_fuzz_run *r,
   }
 }
 
+/* What the seed's runs are drawn from. */
+static bs_fuzz_pool draw_pool(bs_fuzz_campaign *z) {
+  return (bs_fuzz_pool){.scn = z->pool,
+                        .n = z->npool,
+                        .max_ranks = z->o.max_ranks,
+                        .mutants = mutants(z),
+                        .models = &z->models,
+                        .schedule = z->base.schedule,
+                        .schedule_given = z->o.run.schedule_given,
+                        .schedule_seeded = z->o.run.schedule_seed_given};
+}
+
 static bool budget_left(const bs_fuzz_campaign *z) {
   if (bs_stop_signal()) /* interrupted: what was judged is reported */
     return false;
@@ -215,16 +233,16 @@ bs_status bs_fuzz_campaign_draw(bs_fuzz_campaign *z) {
   z->batch.total = z->o.time_s > 0 ? 0 : (size_t)z->o.runs;
   z->batch.budget_s = z->o.time_s;
   progress(z); /* its counts (of verdicts it judges again) from the start */
+  bs_fuzz_pool pool = draw_pool(z);
   while (budget_left(z)) {
     size_t n = z->o.time_s > 0 ? chunk : (size_t)z->o.runs - z->runs;
     n = n < chunk ? n : chunk;
     for (size_t i = 0; i < n; i++)
-      bs_fuzz_draw(z->o.seed, z->runs + i, z->o.max_ranks, z->pool, z->npool,
-                   &r[i]);
+      bs_fuzz_draw(z->o.run.seed, z->runs + i, &pool, &r[i]);
     BS_CHECK(count_new(z, r, n));
     for (size_t i = 0; i < n; i++)
       if (!r[i].scn->drive)
-        bs_fuzz_draw_faults(z->o.seed, count_of(z, &r[i]), &r[i]);
+        bs_fuzz_draw_faults(z->o.run.seed, count_of(z, &r[i]), &r[i]);
     BS_CHECK(run_all(z, r, n, res));
     for (size_t i = 0; i < n; i++) {
       /* How many passes were pre-empted is timing (bs_fuzz_drawn_hit). */
@@ -253,7 +271,7 @@ static bs_status shrink_round(bs_fuzz_campaign *z, bs_fuzz_finding *f,
   bs_status st = BS_OK;
   bs_fuzz_run cand[CANDIDATES_MAX];
   bs_result res[CANDIDATES_MAX];
-  size_t n = bs_fuzz_shrink(&f->minimal, cand, CANDIDATES_MAX);
+  size_t n = bs_fuzz_shrink(&f->minimal, mutants(z), cand, CANDIDATES_MAX);
   *smaller = false;
   size_t max = (size_t)z->o.shrink_max;
   if (n > max - f->shrink_runs)
@@ -290,7 +308,7 @@ static bs_status shrink(bs_fuzz_campaign *z, bs_fuzz_finding *f) {
        smaller && f->shrink_runs < (size_t)z->o.shrink_max;)
     BS_CHECK(shrink_round(z, f, &smaller));
   if (f->reproduced &&
-      bs_fuzz_known(&f->minimal, &f->result, f->why, sizeof f->why))
+      bs_fuzz_known(&f->minimal, mutants(z), &f->result, f->why, sizeof f->why))
     return BS_OK;
   f->why[0] = '\0';
 out:
@@ -323,26 +341,27 @@ size_t bs_fuzz_campaign_unexplained(const bs_fuzz_campaign *z) {
 bs_status bs_fuzz_campaign_init(bs_fuzz_campaign *z, const char *exe) {
   bs_status st = BS_OK;
   static const char *const all[] = {"*"};
-  BS_CHECK(bs_scenario_select(z->o.nsel ? z->o.sel : all,
-                              z->o.nsel ? z->o.nsel : 1, z->pool, &z->npool));
+  const bs_opts_run *o = &z->o.run;
+  BS_CHECK(bs_scenario_select(o->nsel ? o->sel : all, o->nsel ? o->nsel : 1,
+                              z->pool, &z->npool));
 #ifndef FIU_ENABLE
   BS_FAIL(BS_ERR_INVALID, NULL,
           "built without fault points (BS_FIU=OFF): nothing to fuzz");
 #endif
-  /* Draws validate under the mutants, as the runs will. */
-  for (size_t i = 0; i < z->o.nmutants; i++)
-    bs_mutant_set((bs_mutant)bs_mutant_parse(z->o.mutants[i]), true);
-  z->base = (bs_run_cfg){.backend = z->o.backend,
-                         .device = z->o.device,
-                         .scale = 1.0,
-                         .mutants = z->o.mutants,
-                         .nmutants = z->o.nmutants,
-                         .timeout_ms = z->o.timeout_ms,
-                         .deadline_s = z->o.deadline_s,
-                         .artifacts = z->o.artifacts,
-                         .exe = exe,
-                         .nprocs = 1,
-                         .spawn = z->o.spawn};
+  z->base = (bs_run){.backend = o->backend,
+                     .device = o->device,
+                     .scale = 1.0,
+                     .nmutants = o->nmutants,
+                     .timeout_ms = o->timeout_ms,
+                     .deadline_s = o->deadline_s,
+                     .artifacts = o->artifacts,
+                     .exe = exe,
+                     .nprocs = 1,
+                     .spawn = o->spawn};
+  /* Processes run real threads (bs_opts.c refused a schedule for them). */
+  if (!o->spawn && strcmp(o->backend, "sim") == 0)
+    z->base.schedule = o->schedule;
+  memcpy(z->base.mutants, o->mutants, o->nmutants * sizeof *o->mutants);
 out:
   return st;
 }
@@ -356,4 +375,5 @@ void bs_fuzz_campaign_free(bs_fuzz_campaign *z) {
   for (size_t i = 0; i < z->nc; i++)
     bs_result_free(&z->c[i].count);
   free(z->c);
+  bs_models_free(&z->models);
 }

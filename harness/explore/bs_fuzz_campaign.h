@@ -34,19 +34,21 @@ typedef struct bs_fuzz_counted {
 } bs_fuzz_counted;
 
 typedef struct bs_fuzz_campaign {
-  bs_opts o;
+  bs_opts_fuzz o;
   const bs_scenario *pool[BS_SCENARIO_MAX];
   size_t npool;
-  bs_run_cfg base;
+  bs_models models; /* the drawn runs' models, each loaded once */
+  bs_run base;
   bs_batch batch;
   size_t runs; /* drawn so far */
   size_t count[BS_VERDICT_COUNT];
   size_t drawn[BS_FP_COUNT], fired[BS_FP_COUNT]; /* per point: fired or
                                                   * pre-empted */
   bs_fuzz_finding *f;
-  size_t nf;
-  bs_fuzz_counted *c;      /* the counting runs so far */
-  size_t nc, count_failed; /* failed with no drawn fault */
+  size_t nf, fcap;
+  bs_fuzz_counted *c; /* the counting runs so far */
+  size_t nc, ccap;
+  size_t count_failed; /* failed with no drawn fault */
   double t0;
 } bs_fuzz_campaign;
 
@@ -54,8 +56,8 @@ typedef struct bs_fuzz_campaign {
 double bs_fuzz_campaign_now_s(void);
 
 /* After z->o is parsed and checked (z->o.runs or z->o.time_s set): the
- * pool of scenarios, the mutants set for the draws, the base of every
- * run. Usage errors are BS_ERR_INVALID. */
+ * pool of scenarios and the base of every run (its mutants, which the
+ * draws validate under). Usage errors are BS_ERR_INVALID. */
 bs_status bs_fuzz_campaign_init(bs_fuzz_campaign *z, const char *exe);
 /* Draws and runs the seed's stream until the budget is spent. */
 bs_status bs_fuzz_campaign_draw(bs_fuzz_campaign *z);

@@ -4,10 +4,8 @@
 #include <string.h>
 
 #include "bs_mutant.h"
+#include "bs_vec.h"
 #include "catalog/bs_scenario.h"
-
-/* Storage the run configs point into: one name per mutant. */
-static const char *mutant_names[BS_MUT_COUNT];
 
 /* Whether scenario s lists mutant m in its targets. */
 static bool targets(const bs_scenario *s, int m) {
@@ -17,30 +15,52 @@ static bool targets(const bs_scenario *s, int m) {
   return false;
 }
 
-bs_run_cfg *bs_kill_matrix_plan(const bs_run_cfg *base, size_t nbase,
-                                bool targeted, int **mut, size_t *n) {
-  size_t cap = nbase * (BS_MUT_COUNT + 1);
-  bs_run_cfg *all = calloc(cap ? cap : 1, sizeof *all);
+bs_sched_spec bs_kill_matrix_schedule(const bs_sched_spec *s, int k) {
+  bs_sched_spec e = *s;
+  e.policy = k % 2 ? BS_SCHED_RANDOM : BS_SCHED_PCT;
+  e.depth = k % 2 ? 0 : 3;
+  e.horizon = 0;
+  e.seed = s->seed + (uint64_t)(k + 1) / 2;
+  return e;
+}
+
+/* The runs of mutant m (-1: the fixed core) over base[i]: the run itself,
+ * then, for an ordering mutant on a scheduled world, its explored
+ * schedules. */
+static void add_runs(const bs_run *base, int m, bs_run *all, int *mut,
+                     bool *explored, size_t *n) {
+  bool explore = m >= 0 && bs_mutant_ordering((bs_mutant)m) &&
+                 base->schedule.policy != BS_SCHED_THREADS;
+  for (int k = 0; k <= (explore ? BS_KILL_SCHEDULES : 0); k++) {
+    bs_run *c = &all[*n];
+    *c = *base;
+    c->run_index = *n; /* its own folder */
+    if (k)
+      c->schedule = bs_kill_matrix_schedule(&base->schedule, k);
+    explored[*n] = k > 0;
+    mut[(*n)++] = m;
+    if (m < 0)
+      continue;
+    c->mutants[0] = (bs_mutant)m;
+    c->nmutants = 1;
+  }
+}
+
+bs_run *bs_kill_matrix_plan(const bs_run *base, size_t nbase, bool targeted,
+                            int **mut, bool **explored, size_t *n) {
+  size_t cap = nbase * (BS_MUT_COUNT * (BS_KILL_SCHEDULES + 1) + 1);
+  bs_run *all = calloc(cap ? cap : 1, sizeof *all);
   *mut = calloc(cap ? cap : 1, sizeof **mut);
+  *explored = calloc(cap ? cap : 1, sizeof **explored);
   *n = 0;
-  if (!all || !*mut) {
+  if (!all || !*mut || !*explored) {
     free(all);
     return NULL;
   }
   for (int m = -1; m < BS_MUT_COUNT; m++)
-    for (size_t i = 0; i < nbase; i++) {
-      if (m >= 0 && targeted && !targets(base[i].scn, m))
-        continue;
-      bs_run_cfg *c = &all[*n];
-      *c = base[i];
-      c->run_index = *n; /* its own folder */
-      (*mut)[(*n)++] = m;
-      if (m < 0)
-        continue;
-      mutant_names[m] = bs_mutant_name((bs_mutant)m);
-      c->mutants = &mutant_names[m];
-      c->nmutants = 1;
-    }
+    for (size_t i = 0; i < nbase; i++)
+      if (m < 0 || !targeted || targets(base[i].scn, m))
+        add_runs(&base[i], m, all, *mut, *explored, n);
   return all;
 }
 
@@ -60,19 +80,37 @@ static const char *untested(int m) {
   return why;
 }
 
-static bs_status killed_by(bs_kill *k, const char *scenario) {
-  char **grown = realloc(k->killed_by, (k->nkilled + 1) * sizeof *grown);
-  if (!grown)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
-  k->killed_by = grown;
-  if (!(grown[k->nkilled] = strdup(scenario)))
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: out of memory");
-  k->nkilled++;
-  return BS_OK;
+static bs_status add_killer(bs_kill *k, const char *what) {
+  char *name = strdup(what);
+  bs_status st = name
+                     ? bs_vec_push(&k->killed_by, &k->nkilled, NULL, &name,
+                                   sizeof name, "kill matrix")
+                     : bs_err_fail(BS_ERR_NOMEM, NULL, "kill matrix: %s", what);
+  if (st != BS_OK)
+    free(name);
+  return st;
 }
 
-bs_status bs_kill_matrix_judge(const bs_result *res, const int *mut, size_t n,
-                               bs_kill *k) {
+/* r killed k: named by its scenario, with the explored schedule it took
+ * (once: the first run of the scenario to kill it, in the matrix's
+ * order, its own schedule before the explored ones). */
+static bs_status killed_by(bs_kill *k, const bs_result *r, bool explored) {
+  size_t len = strlen(r->scenario);
+  for (size_t i = 0; i < k->nkilled; i++)
+    if (!strncmp(k->killed_by[i], r->scenario, len) &&
+        (!k->killed_by[i][len] || k->killed_by[i][len] == ' '))
+      return BS_OK;
+  char name[160];
+  if (explored)
+    snprintf(name, sizeof name, "%s (--schedule %s --schedule-seed %llu)",
+             r->scenario, r->schedule, (unsigned long long)r->schedule_seed);
+  else
+    snprintf(name, sizeof name, "%s", r->scenario);
+  return add_killer(k, name);
+}
+
+bs_status bs_kill_matrix_judge(const bs_result *res, const int *mut,
+                               const bool *explored, size_t n, bs_kill *k) {
   bs_status st = BS_OK;
   for (int m = 0; m < BS_MUT_COUNT; m++) {
     memset(&k[m], 0, sizeof k[m]);
@@ -85,7 +123,7 @@ bs_status bs_kill_matrix_judge(const bs_result *res, const int *mut, size_t n,
     if (mut[i] >= 0 && v == BS_INTERRUPTED)
       k[mut[i]].interrupted = true;
     else if (mut[i] >= 0 && v != BS_PASS && v != BS_VACUOUS)
-      BS_CHECK(killed_by(&k[mut[i]], res[i].scenario));
+      BS_CHECK(killed_by(&k[mut[i]], &res[i], explored && explored[i]));
   }
   for (int m = 0; m < BS_MUT_COUNT; m++) {
     k[m].interrupted &= k[m].nkilled == 0;

@@ -4,8 +4,6 @@
 #include <string.h>
 
 #include "bs_fault_control.h"
-#include "driver/bs_driver.h"
-#include "model/bs_config.h"
 
 /* A point whose firing can corrupt bytes (its .def row says so). */
 static bool corrupts(bs_fault_point_id point) {
@@ -32,7 +30,7 @@ static bool only_corruption(const bs_result *res, const char **detail) {
   return corrupted && *detail != NULL && res->verdict == BS_FAIL;
 }
 
-bool bs_known(const bs_run_cfg *c, const bs_result *res, char *why, size_t n) {
+bool bs_known(const bs_run *c, const bs_result *res, char *why, size_t n) {
   const char *detail;
   int rank = -1, cycle = -1;
   char phase[32] = "";
@@ -41,12 +39,8 @@ bool bs_known(const bs_run_cfg *c, const bs_result *res, char *why, size_t n) {
           3 ||
       strcmp(phase, "restore") != 0)
     return false;
-  bs_config cfg;
-  bool checked = bs_driver_config(c, &cfg) == BS_OK &&
-                 bs_config_validate(&cfg) == BS_OK && cfg.rematerialize &&
-                 cfg.check_rematerialize;
-  bs_err_clear();
-  if (!checked) {
+  /* The run's configuration as the planner resolved and validated it. */
+  if (!c->config.rematerialize || !c->config.check_rematerialize) {
     snprintf(why, n,
              "a corrupted restore reached the weights with the core's SHA256 "
              "restore check off: it catches it with rematerialize=1 and "
@@ -64,7 +58,7 @@ bool bs_known(const bs_run_cfg *c, const bs_result *res, char *why, size_t n) {
   return false;
 }
 
-bool bs_known_mark(const bs_run_cfg *cfg, bs_result *res, bool strict) {
+bool bs_known_mark(const bs_run *cfg, bs_result *res, bool strict) {
   char why[400];
   if (!bs_known(cfg, res, why, sizeof why))
     return false;

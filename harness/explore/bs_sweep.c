@@ -38,8 +38,11 @@ static bs_status expand(const bs_result *count, const bs_sweep_filter *f,
     const bs_fault_reach *r = &count->reaches[i];
     for (long k = 1; bs_sweep_keeps(f, r) && k <= r->count; k++) {
       bs_sweep_reach *x = &(*out)[(*n)++];
-      *x = (bs_sweep_reach){
-          .point = r->point, .rank = r->rank, .cycle = r->cycle, .nth = k};
+      *x = (bs_sweep_reach){.point = r->point,
+                            .rank = r->rank,
+                            .cycle = r->cycle,
+                            .nth = k,
+                            .of = r->count};
     }
   }
 out:
@@ -113,6 +116,29 @@ out:
   return st;
 }
 
+/* Whether f fires at the nth reach of r's point, rank and cycle whatever
+ * came before (bs_fault.c's filters, less the draws and onetime's mark). */
+static bool takes(const bs_fault_spec *f, const bs_sweep_reach *r, long nth) {
+  bool window =
+      !f->nth || (nth >= f->nth && (!f->times || nth - f->nth < f->times));
+  return bs_fault_spec_matches_point(f->name, r->point) &&
+         (f->rank < 0 || f->rank == r->rank) &&
+         (f->cycle < 0 || f->cycle == r->cycle) && window && f->prob >= 1.0 &&
+         !f->onetime;
+}
+
+bool bs_sweep_taken(const bs_run_fault *faults, size_t n,
+                    const bs_sweep_reach *r, bool persistent) {
+  for (long k = r->nth; k <= (persistent ? r->of : r->nth); k++) {
+    bool any = false;
+    for (size_t i = 0; i < n && !any; i++)
+      any = takes(&faults[i].spec, r, k);
+    if (!any)
+      return false;
+  }
+  return true;
+}
+
 void bs_sweep_spec(const bs_sweep_reach *r, bool persistent, char *out,
                    size_t n) {
   snprintf(out, n, "name=%s,rank=%d,cycle=%d,nth=%ld%s",
@@ -136,7 +162,7 @@ bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed) {
   return BS_SWEEP_RECOVERED;
 }
 
-void bs_sweep_settle(const bs_run_cfg *cfg, bs_result *res, size_t armed,
+void bs_sweep_settle(const bs_run *cfg, bs_result *res, size_t armed,
                      bool strict) {
   if (res->verdict == BS_INTERRUPTED || bs_known_mark(cfg, res, strict))
     return;

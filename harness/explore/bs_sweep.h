@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "bs_fault_control.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 typedef enum bs_sweep_outcome {
   BS_SWEEP_CONTAINED = 0, /* it fired, a phase failed, every invariant held */
@@ -27,11 +27,11 @@ typedef enum bs_sweep_outcome {
  * "interrupted". */
 const char *bs_sweep_outcome_name(bs_sweep_outcome o);
 
-/* The nth reach of point on rank in cycle. */
+/* The nth reach of point on rank in cycle, of `of` there. */
 typedef struct bs_sweep_reach {
   bs_fault_point_id point;
   int rank, cycle;
-  long nth;
+  long nth, of;
 } bs_sweep_reach;
 
 typedef struct bs_sweep_filter {
@@ -56,6 +56,15 @@ bool bs_sweep_keeps(const bs_sweep_filter *f, const bs_fault_reach *r);
 bs_status bs_sweep_reaches(const bs_result *count, const bs_sweep_filter *f,
                            bs_sweep_reach **out, size_t *n, size_t *total);
 
+/* Whether the run's own faults (faults[0..n): the scenario's and the
+ * user's, armed before the swept one, which fires only where none of them
+ * does) take the reach's run for sure: the reach (persistent: every reach
+ * from it on in its cycle) is in the window of a fault of its point, rank
+ * and cycle that always fires (no prob=, no onetime). Such a run is not
+ * armed: its swept fault could never fire. */
+bool bs_sweep_taken(const bs_run_fault *faults, size_t n,
+                    const bs_sweep_reach *r, bool persistent);
+
 /* "name=P,rank=R,cycle=C,nth=K" (and ",persistent"). */
 void bs_sweep_spec(const bs_sweep_reach *r, bool persistent, char *out,
                    size_t n);
@@ -70,7 +79,7 @@ bs_sweep_outcome bs_sweep_judge(const bs_result *res, size_t armed);
  * summary agree: known when bs_known says so (unless strict: then a
  * fail), pass when judged on a swept fault that fired and the run's own
  * verdict said vacuous only for a pre-empted scenario fault. */
-void bs_sweep_settle(const bs_run_cfg *cfg, bs_result *res, size_t armed,
+void bs_sweep_settle(const bs_run *cfg, bs_result *res, size_t armed,
                      bool strict);
 
 #endif

@@ -1,7 +1,7 @@
 /* The sweep campaign (docs/cli.md `sweep`): a counting pass of every planned
  * run (bs_plan_runs), then two runs per reach its filters keep
  * (bs_sweep.h: transient and persistent), run in parallel. backstop sweep
- * parses the options into o and the plan into base, and prints the
+ * parses the options into o and plans its runs into plan, and prints the
  * matrix of points x outcomes. */
 #ifndef BS_SWEEP_CAMPAIGN_H
 #define BS_SWEEP_CAMPAIGN_H
@@ -15,31 +15,37 @@
 
 /* One scenario at one size: its counting pass and its share of the runs. */
 typedef struct bs_swept {
-  const bs_run_cfg *base;
+  const bs_run *base;
   bs_result count;
   size_t first, n; /* its runs in the run list */
   size_t total;    /* reaches the filters keep, before the sample */
+  size_t sampled;  /* of them, in the sample (all without one) */
+  size_t swept;    /* of those, reaches with a run */
+  size_t taken;    /* runs not armed: its own faults take them */
   size_t fixed;    /* armed faults before the swept one */
 } bs_swept;
 
-/* A run's fault list: the user's faults, then the swept spec. */
-typedef struct bs_sweep_run {
-  char spec[160];
-  const char *faults[BS_FAULT_MAX_SPECS + 1];
-} bs_sweep_run;
-
 typedef struct bs_sweep_campaign {
-  bs_opts o;
-  bs_run_cfg *base, *cfgs;
-  bs_swept *sc;
-  bs_sweep_run *runs;
+  bs_opts_sweep o;
+  bs_plan plan; /* each scenario at each size: its counting pass */
+  bs_swept *sc; /* one per planned run */
+  /* The runs: each its base's faults, then its swept spec, parsed; run
+   * i's faults start at faults[at[i]] (linked once the lists stop
+   * growing). */
+  bs_run *runs;
+  bs_run_fault *faults;
+  size_t *at;
+  bool *first; /* run i is its reach's first (transient, or persistent
+                * where its own faults take the transient one) */
   bs_result *res;
-  size_t nbase, n;
+  size_t n, cap, acap, facap, nfaults, fcap; /* caps: of runs, at, first,
+                                              * faults */
   bs_batch batch;
 } bs_sweep_campaign;
 
 /* The counting pass, then the runs of every reach kept (cfgs, runs; res
- * sized for them). BS_ERR_NOMEM with no message when memory ran out. */
+ * sized for them), less those the scenario's own faults take
+ * (bs_sweep_taken). BS_ERR_NOMEM with no message when memory ran out. */
 bs_status bs_sweep_campaign_plan(bs_sweep_campaign *w);
 /* The options' filter for the index-th planned scenario (a small sample
  * goes on where the previous scenario's stopped). */

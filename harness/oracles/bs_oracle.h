@@ -10,7 +10,7 @@
 
 #include "catalog/bs_scenario.h"
 #include "record/bs_record.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 typedef bool (*bs_oracle_fn)(const bs_record *r, char *detail, size_t n);
 

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "bs_clock.h"
+#include "bs_vec.h"
 
 bs_status bs_record_init(bs_record *r, int nranks, int cycles) {
   memset(r, 0, sizeof *r);
@@ -82,14 +83,8 @@ double bs_record_now_ms(const bs_record *r) {
 bs_event *bs_record_begin(bs_record *r, int rank, const char *phase,
                           int cycle) {
   bs_rank_rec *rr = &r->rank[rank];
-  if (rr->n == rr->cap) {
-    size_t cap = rr->cap ? rr->cap * 2 : 16;
-    bs_event *ev = realloc(rr->ev, cap * sizeof *ev);
-    if (!ev)
-      return NULL;
-    rr->ev = ev;
-    rr->cap = cap;
-  }
+  if (!bs_vec_grow(&rr->ev, &rr->cap, rr->n + 1, sizeof *rr->ev))
+    return NULL;
   bs_event *e = &rr->ev[rr->n++];
   memset(e, 0, sizeof *e);
   snprintf(e->phase, sizeof e->phase, "%s", phase);
@@ -121,19 +116,13 @@ bs_event *bs_record_last(const bs_record *r, int rank) {
 
 bs_status bs_record_check(bs_record *r, const char *name, bool ok,
                           const char *fmt, ...) {
-  bs_check *c = realloc(r->checks, (r->nchecks + 1) * sizeof *c);
-  if (!c)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "check %s", name);
-  r->checks = c;
-  c = &c[r->nchecks++];
-  memset(c, 0, sizeof *c);
-  snprintf(c->name, sizeof c->name, "%s", name);
-  c->ok = ok;
+  bs_check c = {.ok = ok};
+  snprintf(c.name, sizeof c.name, "%s", name);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(c->detail, sizeof c->detail, fmt, ap);
+  vsnprintf(c.detail, sizeof c.detail, fmt, ap);
   va_end(ap);
-  return BS_OK;
+  return bs_vec_push(&r->checks, &r->nchecks, NULL, &c, sizeof c, "check");
 }
 
 bool bs_record_event_failed(const bs_event *e) {

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_pack.h"
+#include "bs_vec.h"
+
 #define MAGIC "bsrec\0\3\0"
 
 /* The layout the part was written with: a mismatch means another build. */
@@ -26,42 +29,22 @@ static void sizes(uint32_t s[7]) {
 
 /* ---- writing ---- */
 
-static void put(bs_buf *b, const void *p, size_t n) {
-  if (n)
-    bs_buf_append(b, p, n);
-}
-
-static void put_size(bs_buf *b, size_t v) {
-  uint64_t u = v;
-  put(b, &u, sizeof u);
-}
-
-/* A count, then the items: what take_array reads. */
-static void put_array(bs_buf *b, const void *p, size_t n, size_t each) {
-  put_size(b, n);
-  put(b, p, n * each);
-}
-
-static void put_str(bs_buf *b, const char *s) {
-  put_array(b, s, s ? strlen(s) + 1 : 0, 1);
-}
-
 static void put_digests(bs_buf *b, const bs_digests *d) {
-  put_array(b, d->d, d->n, sizeof *d->d);
-  put_size(b, d->npaused);
-  put_array(b, d->names, d->n, sizeof *d->names);
+  bs_pack_put_array(b, d->d, d->n, sizeof *d->d);
+  bs_pack_put_size(b, d->npaused);
+  bs_pack_put_array(b, d->names, d->n, sizeof *d->names);
 }
 
 static void put_rank(bs_buf *b, const bs_rank_rec *rr) {
-  put_size(b, rr->n);
-  put(b, &rr->returned, sizeof rr->returned);
-  put(b, &rr->unwound, sizeof rr->unwound);
-  put(b, &rr->end, sizeof rr->end);
-  put(b, &rr->end_err, sizeof rr->end_err);
-  put(b, &rr->exit_status, sizeof rr->exit_status);
-  put_str(b, rr->flight);
+  bs_pack_put_size(b, rr->n);
+  bs_pack_put(b, &rr->returned, sizeof rr->returned);
+  bs_pack_put(b, &rr->unwound, sizeof rr->unwound);
+  bs_pack_put(b, &rr->end, sizeof rr->end);
+  bs_pack_put(b, &rr->end_err, sizeof rr->end_err);
+  bs_pack_put(b, &rr->exit_status, sizeof rr->exit_status);
+  bs_pack_put_str(b, rr->flight);
   for (size_t i = 0; i < rr->n; i++) {
-    put(b, &rr->ev[i], sizeof rr->ev[i]);
+    bs_pack_put(b, &rr->ev[i], sizeof rr->ev[i]);
     put_digests(b, &rr->ev[i].live);
     put_digests(b, &rr->ev[i].recv);
   }
@@ -74,73 +57,26 @@ void bs_record_part_write(const bs_record *r, int first, int n, bs_buf *b) {
               .start_real_ms = r->start_real_ms};
   memcpy(h.magic, MAGIC, sizeof h.magic);
   sizes(h.sizes);
-  put(b, &h, sizeof h);
+  bs_pack_put(b, &h, sizeof h);
   for (int k = first; k < first + n; k++)
     put_rank(b, &r->rank[k]);
-  put_array(b, r->fired, r->nfired, sizeof *r->fired);
-  put_array(b, r->reaches, r->nreaches, sizeof *r->reaches);
-  put_array(b, r->reads, r->nreads, sizeof *r->reads);
-  put_array(b, r->checks, r->nchecks, sizeof *r->checks);
-  put_str(b, r->world_report);
-  put(b, &r->detect_ms, sizeof r->detect_ms);
+  bs_pack_put_array(b, r->fired, r->nfired, sizeof *r->fired);
+  bs_pack_put_array(b, r->reaches, r->nreaches, sizeof *r->reaches);
+  bs_pack_put_array(b, r->reads, r->nreads, sizeof *r->reads);
+  bs_pack_put_array(b, r->checks, r->nchecks, sizeof *r->checks);
+  bs_pack_put_str(b, r->world_report);
+  bs_pack_put(b, &r->detect_ms, sizeof r->detect_ms);
 }
 
 /* ---- reading ---- */
 
-typedef struct cursor {
-  const char *p, *end;
-  const char *what;
-} cursor;
-
-static bs_status take(cursor *c, void *dst, size_t n) {
-  if ((size_t)(c->end - c->p) < n)
-    return bs_err_fail(BS_ERR_INVALID, NULL, "%s: truncated", c->what);
-  if (n)
-    memcpy(dst, c->p, n);
-  c->p += n;
-  return BS_OK;
-}
-
-/* A count of items of size each that must fit in what is left. */
-static bs_status take_count(cursor *c, size_t each, size_t *out) {
-  uint64_t v = 0;
-  bs_status st = take(c, &v, sizeof v);
-  if (st == BS_OK && each && v > (uint64_t)(c->end - c->p) / each)
-    st = bs_err_fail(BS_ERR_INVALID, NULL, "%s: count %llu past its end",
-                     c->what, (unsigned long long)v);
-  *out = (size_t)v;
-  return st;
-}
-
-/* n items of size each, malloc'd (NULL when n is 0). */
-static bs_status take_array(cursor *c, size_t each, void **out, size_t *n) {
-  bs_status st = BS_OK;
-  *out = NULL;
-  BS_CHECK(take_count(c, each, n));
-  if (*n && !(*out = malloc(*n * each)))
-    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu items", c->what, *n);
-  BS_CHECK(take(c, *out, *n * each));
-out:
-  return st;
-}
-
-static bs_status take_str(cursor *c, char **out) {
-  bs_status st = BS_OK;
-  size_t n = 0;
-  BS_CHECK(take_array(c, 1, (void **)out, &n));
-  if (n && (*out)[n - 1] != '\0')
-    BS_FAIL(BS_ERR_INVALID, NULL, "%s: unterminated string", c->what);
-out:
-  return st;
-}
-
-static bs_status take_digests(cursor *c, bs_digests *d) {
+static bs_status take_digests(bs_pack_cursor *c, bs_digests *d) {
   bs_status st = BS_OK;
   size_t n = 0;
   memset(d, 0, sizeof *d);
-  BS_CHECK(take_array(c, sizeof *d->d, (void **)&d->d, &d->n));
-  BS_CHECK(take_count(c, 0, &d->npaused));
-  BS_CHECK(take_array(c, sizeof *d->names, (void **)&d->names, &n));
+  BS_CHECK(bs_pack_take_array(c, sizeof *d->d, (void **)&d->d, &d->n));
+  BS_CHECK(bs_pack_take_count(c, 0, &d->npaused));
+  BS_CHECK(bs_pack_take_array(c, sizeof *d->names, (void **)&d->names, &n));
   if (n != d->n || d->npaused > d->n)
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: %zu digests, %zu names, %zu paused",
             c->what, d->n, n, d->npaused);
@@ -148,11 +84,11 @@ out:
   return st;
 }
 
-static bs_status take_events(cursor *c, bs_rank_rec *rr) {
+static bs_status take_events(bs_pack_cursor *c, bs_rank_rec *rr) {
   bs_status st = BS_OK;
   for (size_t i = 0; i < rr->n; i++) {
     bs_event *e = &rr->ev[i];
-    BS_CHECK(take(c, e, sizeof *e));
+    BS_CHECK(bs_pack_take(c, e, sizeof *e));
     memset(&e->live, 0, sizeof e->live);
     memset(&e->recv, 0, sizeof e->recv);
     BS_CHECK(take_digests(c, &e->live));
@@ -162,17 +98,17 @@ out:
   return st;
 }
 
-static bs_status take_rank(cursor *c, bs_rank_rec *rr) {
+static bs_status take_rank(bs_pack_cursor *c, bs_rank_rec *rr) {
   bs_status st = BS_OK;
   memset(rr, 0, sizeof *rr);
   size_t n = 0;
-  BS_CHECK(take_count(c, sizeof *rr->ev, &n));
-  BS_CHECK(take(c, &rr->returned, sizeof rr->returned));
-  BS_CHECK(take(c, &rr->unwound, sizeof rr->unwound));
-  BS_CHECK(take(c, &rr->end, sizeof rr->end));
-  BS_CHECK(take(c, &rr->end_err, sizeof rr->end_err));
-  BS_CHECK(take(c, &rr->exit_status, sizeof rr->exit_status));
-  BS_CHECK(take_str(c, &rr->flight));
+  BS_CHECK(bs_pack_take_count(c, sizeof *rr->ev, &n));
+  BS_CHECK(bs_pack_take(c, &rr->returned, sizeof rr->returned));
+  BS_CHECK(bs_pack_take(c, &rr->unwound, sizeof rr->unwound));
+  BS_CHECK(bs_pack_take(c, &rr->end, sizeof rr->end));
+  BS_CHECK(bs_pack_take(c, &rr->end_err, sizeof rr->end_err));
+  BS_CHECK(bs_pack_take(c, &rr->exit_status, sizeof rr->exit_status));
+  BS_CHECK(bs_pack_take_str(c, &rr->flight));
   if (n && !(rr->ev = calloc(n, sizeof *rr->ev)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %zu events", c->what, n);
   rr->n = rr->cap = n; /* calloc'd: untaken events free as empty */
@@ -181,11 +117,11 @@ out:
   return st;
 }
 
-static bs_status take_header(cursor *c, const bs_record *r, header *h) {
+static bs_status take_header(bs_pack_cursor *c, const bs_record *r, header *h) {
   bs_status st = BS_OK;
   uint32_t want[7];
   sizes(want);
-  BS_CHECK(take(c, h, sizeof *h));
+  BS_CHECK(bs_pack_take(c, h, sizeof *h));
   if (memcmp(h->magic, MAGIC, sizeof h->magic) != 0 ||
       memcmp(h->sizes, want, sizeof want) != 0)
     BS_FAIL(BS_ERR_INVALID, NULL,
@@ -223,23 +159,24 @@ static void part_free(part *p) {
   free(p->report);
 }
 
-static bs_status take_part(cursor *c, const bs_record *r, part *p) {
+static bs_status take_part(bs_pack_cursor *c, const bs_record *r, part *p) {
   bs_status st = BS_OK;
   BS_CHECK(take_header(c, r, &p->h));
   if (p->h.n && !(p->rank = calloc((size_t)p->h.n, sizeof *p->rank)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: %d ranks", c->what, p->h.n);
   for (int k = 0; k < p->h.n; k++)
     BS_CHECK(take_rank(c, &p->rank[k]));
-  BS_CHECK(take_array(c, sizeof *p->fired, (void **)&p->fired, &p->nfired));
   BS_CHECK(
-      take_array(c, sizeof *p->reaches, (void **)&p->reaches, &p->nreaches));
-  BS_CHECK(take_array(c, sizeof *p->reads, (void **)&p->reads, &p->nreads));
-  BS_CHECK(take_array(c, sizeof *p->checks, (void **)&p->checks, &p->nchecks));
-  BS_CHECK(take_str(c, &p->report));
-  BS_CHECK(take(c, &p->detect_ms, sizeof p->detect_ms));
-  if (c->p != c->end)
-    BS_FAIL(BS_ERR_INVALID, NULL, "%s: %zu bytes past its end", c->what,
-            (size_t)(c->end - c->p));
+      bs_pack_take_array(c, sizeof *p->fired, (void **)&p->fired, &p->nfired));
+  BS_CHECK(bs_pack_take_array(c, sizeof *p->reaches, (void **)&p->reaches,
+                              &p->nreaches));
+  BS_CHECK(
+      bs_pack_take_array(c, sizeof *p->reads, (void **)&p->reads, &p->nreads));
+  BS_CHECK(bs_pack_take_array(c, sizeof *p->checks, (void **)&p->checks,
+                              &p->nchecks));
+  BS_CHECK(bs_pack_take_str(c, &p->report));
+  BS_CHECK(bs_pack_take(c, &p->detect_ms, sizeof p->detect_ms));
+  BS_CHECK(bs_pack_end(c));
 out:
   return st;
 }
@@ -247,17 +184,10 @@ out:
 /* dst[*n ..] = src[0 .. m]; src is consumed either way. */
 static bs_status append(void **dst, size_t *n, void **src, size_t m,
                         size_t each) {
-  if (m == 0)
-    return BS_OK;
-  char *a = realloc(*dst, (*n + m) * each);
-  if (!a)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "merging %zu items", m);
-  memcpy(a + *n * each, *src, m * each);
-  *dst = a;
-  *n += m;
+  bs_status st = bs_vec_append(dst, n, NULL, *src, m, each, "merging");
   free(*src);
   *src = NULL;
-  return BS_OK;
+  return st;
 }
 
 bs_status bs_record_part_add_report(bs_record *r, int first, int n,
@@ -290,7 +220,7 @@ static void rebase(bs_rank_rec *rr, double shift_ms) {
 bs_status bs_record_part_merge(bs_record *r, const char *data, size_t n,
                                const char *what) {
   bs_status st = BS_OK;
-  cursor c = {.p = data, .end = data + n, .what = what};
+  bs_pack_cursor c = {.p = data, .end = data + n, .what = what};
   part p = {0};
   BS_CHECK(take_part(&c, r, &p));
   for (int k = 0; k < p.h.n; k++) {

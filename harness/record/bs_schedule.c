@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bs_buf.h"
 #include "bs_json.h"
 
 static double ns_to_ms(const bs_json *e, const char *key) {
@@ -12,27 +11,48 @@ static double ns_to_ms(const bs_json *e, const char *key) {
   return ns < 0 ? -1 : ns / 1e6;
 }
 
-/* "[[128]] BFloat16 -> [[512]] BFloat16": sizes and dtypes of an entry. */
+/* Appends s to out[*len..n), cut at the end (every rank's is cut alike). */
+static void put(char *out, size_t n, size_t *len, const char *s) {
+  size_t k = strlen(s);
+  if (*len + k >= n)
+    k = *len < n - 1 ? n - 1 - *len : 0;
+  memcpy(out + *len, s, k);
+  *len += k;
+  out[*len] = '\0';
+}
+
+/* An array of sizes, "[128x4]". */
+static void sizes(const bs_json *x, char *out, size_t n, size_t *len) {
+  char num[32];
+  for (size_t j = 0; j < x->n; j++) {
+    snprintf(num, sizeof num, "%s%.0f", j ? "x" : "[", x->items[j].num);
+    put(out, n, len, num);
+  }
+  put(out, n, len, "]");
+}
+
+/* "[[128]] BFloat16 -> [[512]] BFloat16": sizes and dtypes of an entry,
+ * written in place (every rank's every collective has one: the uniform
+ * schedule oracle reads thousands a run). */
 static void shape_of(const bs_json *e, char *out, size_t n) {
   static const char *const keys[] = {"input_sizes", "input_dtypes",
                                      "output_sizes", "output_dtypes"};
-  bs_buf b = {0};
+  size_t len = 0;
+  out[0] = '\0';
   for (size_t k = 0; k < 4; k++) {
     const bs_json *v = bs_json_get(e, keys[k]);
     if (k == 2)
-      bs_buf_printf(&b, " -> ");
+      put(out, n, &len, " -> ");
     for (size_t i = 0; v && v->type == BS_JARR && i < v->n; i++) {
       const bs_json *x = &v->items[i];
-      if (x->type == BS_JSTR)
-        bs_buf_printf(&b, " %s", x->str);
-      for (size_t j = 0; x->type == BS_JARR && j < x->n; j++)
-        bs_buf_printf(&b, "%s%.0f", j ? "x" : "[", x->items[j].num);
+      if (x->type == BS_JSTR) {
+        put(out, n, &len, " ");
+        put(out, n, &len, x->str);
+      }
       if (x->type == BS_JARR)
-        bs_buf_printf(&b, "]");
+        sizes(x, out, n, &len);
     }
   }
-  snprintf(out, n, "%s", bs_buf_str(&b));
-  bs_buf_free(&b);
 }
 
 static int by_seq(const void *a, const void *b) {

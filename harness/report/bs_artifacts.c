@@ -20,25 +20,28 @@ static bs_status save_str(const char *path, const char *text) {
   return bs_file_publish(path, text, strlen(text));
 }
 
-/* Whether the run's repro line says more than its scenario, size, seed and
- * mutants (its faults, settings, cycles, deadline, process mode...). */
-static bool has_options(const bs_run_cfg *cfg) {
-  bs_run_cfg plain = *cfg;
+/* Whether the run's repro line says more than its scenario, size, seed,
+ * default schedule and mutants (its faults, settings, cycles, deadline,
+ * process mode, another schedule...). */
+static bool has_options(const bs_run *cfg) {
+  bs_run plain = *cfg;
   bs_buf b = {0};
   plain.nmutants = 0;
   bs_result_repro(&plain, &b);
   const char *seed = strstr(bs_buf_str(&b), " --seed ");
+  const char *rest = seed ? seed + 8 + strspn(seed + 8, "0123456789") : "";
   bool more = strncmp(bs_buf_str(&b), "backstop run ", 13) != 0 || !seed ||
-              seed[8 + strspn(seed + 8, "0123456789")] != '\0';
+              (*rest && strcmp(rest, " --schedule random") != 0);
   bs_buf_free(&b);
   return more;
 }
 
-void bs_artifacts_run_dir(const bs_run_cfg *cfg, char *out, size_t n) {
+void bs_artifacts_run_dir(const bs_run *cfg, char *out, size_t n) {
   int len = snprintf(out, n, "%s/%s-r%d-s%llu", cfg->artifacts, cfg->scn->name,
                      cfg->ranks, (unsigned long long)cfg->seed);
   for (size_t i = 0; i < cfg->nmutants && len >= 0 && (size_t)len < n; i++)
-    len += snprintf(out + len, n - (size_t)len, "-%s", cfg->mutants[i]);
+    len += snprintf(out + len, n - (size_t)len, "-%s",
+                    bs_mutant_name(cfg->mutants[i]));
   bs_buf b = {0};
   bs_digest d;
   char hex[65];
@@ -55,7 +58,7 @@ void bs_artifacts_run_dir(const bs_run_cfg *cfg, char *out, size_t n) {
   bs_buf_free(&b);
 }
 
-bs_status bs_artifacts_clear(const bs_run_cfg *cfg) {
+bs_status bs_artifacts_clear(const bs_run *cfg) {
   char base[768];
   if (!cfg->artifacts)
     return BS_OK;
@@ -112,14 +115,14 @@ out:
   return st;
 }
 
-bs_status bs_artifacts_write_flights(const bs_run_cfg *cfg,
-                                     const bs_record *rec, bs_result *res) {
+bs_status bs_artifacts_write_flights(const bs_run *cfg, const bs_record *rec,
+                                     bs_result *res) {
   char base[768];
   bs_artifacts_run_dir(cfg, base, sizeof base);
   return write_flights(base, rec, res);
 }
 
-bs_status bs_artifacts_write(const bs_run_cfg *cfg, const bs_record *rec,
+bs_status bs_artifacts_write(const bs_run *cfg, const bs_record *rec,
                              bs_result *res) {
   bs_status st = BS_OK;
   char base[768], path[1024];

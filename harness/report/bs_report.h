@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "bs_buf.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 typedef struct bs_summary {
   size_t runs, pass, fail, hang, crash, vacuous, interrupted, known;
@@ -40,9 +40,6 @@ void bs_report_json_add(bs_buf *b, const char *key, const char *json);
 /* One testsuite, one testcase per run; a failure lists the failed
  * oracles (or says hang/crash). */
 void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n);
-/* As bs_report_junit, for sweep: a vacuous run (its reach never fired,
- * which fails no sweep) is <skipped>, as the exit status has it. */
-void bs_report_junit_sweep(bs_buf *b, const bs_result *runs, size_t n);
 /* `mutants --junit`: the fixed core's runs, then one test per mutant (a
  * failure when it survived, skipped when untested); secs[m]: the time of
  * mutant m's runs. */

@@ -3,23 +3,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_json_write.h"
+
 static void kills_json(bs_buf *b, const bs_kill *kills, size_t n) {
   bs_buf_printf(b, ",\n  \"mutants\": [");
   for (size_t i = 0; i < n; i++) {
     bs_buf_printf(b, "%s\n    {\"name\": ", i ? "," : "");
-    bs_buf_json_str(b, kills[i].name);
+    bs_json_write_str(b, kills[i].name);
     bs_buf_printf(b, ", \"killed_by\": [");
     for (size_t k = 0; k < kills[i].nkilled; k++) {
       bs_buf_printf(b, "%s", k ? ", " : "");
-      bs_buf_json_str(b, kills[i].killed_by[k]);
+      bs_json_write_str(b, kills[i].killed_by[k]);
     }
     bs_buf_printf(b, "], \"survived\": %s",
                   kills[i].survived ? "true" : "false");
     if (kills[i].interrupted)
       bs_buf_printf(b, ", \"interrupted\": true");
     if (kills[i].untested) {
-      bs_buf_printf(b, ", \"untested\": ");
-      bs_buf_json_str(b, kills[i].untested);
+      bs_json_write_field_str(b, ", ", "untested", kills[i].untested);
     }
     bs_buf_printf(b, "}");
   }
@@ -30,11 +31,11 @@ void bs_report_json(bs_buf *b, const bs_result *runs, size_t n,
                     const bs_kill *kills, size_t nkills) {
   bs_summary s = bs_report_summarize(runs, n);
   bs_buf_printf(b, "{\n  \"schema\": 1,\n  \"version\": ");
-  bs_buf_json_str(b, BS_VERSION);
+  bs_json_write_str(b, BS_VERSION);
   bs_buf_printf(b, ",\n  \"runs\": [");
   for (size_t i = 0; i < n; i++) {
     bs_buf_printf(b, "%s\n", i ? "," : "");
-    bs_result_write_json(b, &runs[i], 4);
+    bs_result_json(b, &runs[i], 4);
   }
   bs_buf_printf(b,
                 "%s],\n  \"summary\": {\"runs\": %zu, \"pass\": %zu, "
@@ -55,6 +56,6 @@ void bs_report_json_add(bs_buf *b, const char *key, const char *json) {
   b->len -= n;
   b->s[b->len] = '\0';
   bs_buf_printf(b, ",\n  ");
-  bs_buf_json_str(b, key);
+  bs_json_write_str(b, key);
   bs_buf_printf(b, ": %s\n}\n", json);
 }

@@ -78,10 +78,7 @@ static void problem(bs_buf *b, const bs_result *r) {
   bs_buf_printf(b, "</%s>\n", tag);
 }
 
-/* vacuous_skips: a vacuous run is <skipped> (sweep: a reach that never
- * fired fails nothing), else a <failure>. */
-static void testcase(bs_buf *b, const bs_result *runs, size_t i,
-                     bool vacuous_skips) {
+static void testcase(bs_buf *b, const bs_result *runs, size_t i) {
   const bs_result *r = &runs[i];
   bs_buf_printf(b, "    <testcase classname=\"backstop.");
   bs_buf_xml(b, r->scenario);
@@ -95,12 +92,6 @@ static void testcase(bs_buf *b, const bs_result *runs, size_t i,
   if (r->verdict == BS_KNOWN) {
     bs_buf_printf(b, ">\n      <skipped message=\"known: ");
     bs_buf_xml(b, r->note ? r->note : "");
-    bs_buf_printf(b, "\"/>\n    </testcase>\n");
-    return;
-  }
-  if (r->verdict == BS_VACUOUS && vacuous_skips) {
-    bs_buf_printf(b, ">\n      <skipped message=\"vacuous: ");
-    bs_buf_xml(b, r->note ? r->note : "the swept fault never fired");
     bs_buf_printf(b, "\"/>\n    </testcase>\n");
     return;
   }
@@ -151,32 +142,23 @@ static void suite_close(bs_buf *b) {
                    "  </testsuite>\n</testsuites>\n");
 }
 
-static counts runs_counts(const bs_result *runs, size_t n, bool vacuous_skips) {
+static counts runs_counts(const bs_result *runs, size_t n) {
   bs_summary s = bs_report_summarize(runs, n);
   counts c = {.tests = s.runs,
-              .failures = s.fail + (vacuous_skips ? 0 : s.vacuous),
+              .failures = s.fail + s.vacuous,
               .errors = s.hang + s.crash + s.interrupted,
-              .skipped = s.known + (vacuous_skips ? s.vacuous : 0)};
+              .skipped = s.known};
   for (size_t i = 0; i < n; i++)
     c.secs += runs[i].duration_ms / 1e3;
   return c;
 }
 
-static void junit(bs_buf *b, const bs_result *runs, size_t n,
-                  bool vacuous_skips) {
-  counts c = runs_counts(runs, n, vacuous_skips);
+void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n) {
+  counts c = runs_counts(runs, n);
   suite_open(b, &c);
   for (size_t i = 0; i < n; i++)
-    testcase(b, runs, i, vacuous_skips);
+    testcase(b, runs, i);
   suite_close(b);
-}
-
-void bs_report_junit(bs_buf *b, const bs_result *runs, size_t n) {
-  junit(b, runs, n, false);
-}
-
-void bs_report_junit_sweep(bs_buf *b, const bs_result *runs, size_t n) {
-  junit(b, runs, n, true);
 }
 
 /* One mutant as a test: it passes when a scenario killed it. */
@@ -207,7 +189,7 @@ static void mutant_case(bs_buf *b, const bs_kill *k, double secs) {
 void bs_report_junit_mutants(bs_buf *b, const bs_result *fixed, size_t nfixed,
                              const bs_kill *kills, const double *secs,
                              size_t nkills) {
-  counts c = runs_counts(fixed, nfixed, false);
+  counts c = runs_counts(fixed, nfixed);
   c.tests += nkills;
   for (size_t m = 0; m < nkills; m++) {
     c.failures += kills[m].survived;
@@ -217,7 +199,7 @@ void bs_report_junit_mutants(bs_buf *b, const bs_result *fixed, size_t nfixed,
   }
   suite_open(b, &c);
   for (size_t i = 0; i < nfixed; i++)
-    testcase(b, fixed, i, false);
+    testcase(b, fixed, i);
   for (size_t m = 0; m < nkills; m++)
     mutant_case(b, &kills[m], secs[m]);
   suite_close(b);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_json_write.h"
 #include "record/bs_schedule.h"
 
 /* Times go out in tenths of a microsecond, both end points rounded alike
@@ -22,7 +23,7 @@ static void meta(bs_buf *b, const char *what, int tid, const char *name) {
                 "{\"name\": \"%s\", \"ph\": \"M\", \"pid\": 0, "
                 "\"tid\": %d, \"args\": {\"name\": ",
                 what, tid);
-  bs_buf_json_str(b, name);
+  bs_json_write_str(b, name);
   bs_buf_printf(b, "}}");
 }
 
@@ -47,14 +48,12 @@ static span phase_span(const bs_event *e, double end_ms) {
 }
 
 static void phase(bs_buf *b, const bs_event *e, int tid, span s) {
-  bs_buf_printf(b, ",\n{\"name\": ");
-  bs_buf_json_str(b, e->phase);
+  bs_json_write_field_str(b, ",\n{", "name", e->phase);
   slice(b, "phase", s.t0, s.t1, tid);
   bs_buf_printf(b, ", \"args\": {\"cycle\": %d, \"status\": \"%s\"", e->cycle,
                 bs_status_name(e->status));
   if (e->status != BS_OK) {
-    bs_buf_printf(b, ", \"message\": ");
-    bs_buf_json_str(b, e->err.message);
+    bs_json_write_field_str(b, ", ", "message", e->err.message);
   }
   bs_buf_printf(b, "}}");
 }
@@ -103,11 +102,9 @@ static void collective(bs_buf *b, const bs_coll_rec *c, int tid,
   bs_buf_printf(b, ",\n{\"name\": \"%s #%ld\"", c->op, c->seq);
   slice(b, "collective", s.t0, s.t1, tid);
   bs_buf_printf(b, ", \"args\": {\"seq\": %ld, \"state\": ", c->seq);
-  bs_buf_json_str(b, c->state);
-  bs_buf_printf(b, ", \"label\": ");
-  bs_buf_json_str(b, c->label);
-  bs_buf_printf(b, ", \"shape\": ");
-  bs_buf_json_str(b, c->shape);
+  bs_json_write_str(b, c->state);
+  bs_json_write_field_str(b, ", ", "label", c->label);
+  bs_json_write_field_str(b, ", ", "shape", c->shape);
   bs_buf_printf(b, "}}");
 }
 
@@ -144,8 +141,7 @@ static size_t flight_phases(bs_buf *b, const bs_schedule *s,
         (name && !strcmp(name, c->phase)))
       continue;
     name = c->phase;
-    bs_buf_printf(b, ",\n{\"name\": ");
-    bs_buf_json_str(b, name);
+    bs_json_write_field_str(b, ",\n{", "name", name);
     slice(b, "phase", ph[k].t0, ph[k].t1, tid);
     bs_buf_printf(b,
                   ", \"args\": {\"from\": \"flight recorder\", "

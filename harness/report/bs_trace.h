@@ -5,7 +5,7 @@
 
 #include "bs_buf.h"
 #include "record/bs_record.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* Trace-event JSON ({"traceEvents": [...]}) of the record. */
 void bs_trace_json(bs_buf *b, const bs_record *rec, const char *title);

@@ -6,7 +6,7 @@
 
 #include "catalog/bs_scenario.h"
 #include "driver/bs_driver.h"
-#include "oracles/bs_verdict.h"
+#include "oracles/bs_judge.h"
 #include "report/bs_artifacts.h"
 
 /* The sweep's counting pass: every reach, in one order whatever process
@@ -29,7 +29,7 @@ void bs_child_judge_unwritten(bs_result *res) {
   bs_result_add_note(res, what);
 }
 
-void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
+void bs_child_judge(const bs_run *cfg, bs_status setup, bs_record *rec,
                     bs_result *res) {
   char why[400] = "";
   if (setup != BS_OK)
@@ -37,7 +37,7 @@ void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
   bs_err_clear();
   bs_expect_fn expect =
       bs_driver_user_faults(cfg, rec) ? NULL : cfg->scn->expect;
-  if (bs_verdict_decide(rec, expect, res) != BS_OK)
+  if (bs_judge(cfg, rec, expect, res) != BS_OK)
     bs_result_set_note(res, "judging failed: %s", bs_err()->message);
   if (setup != BS_OK) {
     res->verdict = BS_FAIL;

@@ -4,9 +4,9 @@
 #ifndef BS_CHILD_JUDGE_H
 #define BS_CHILD_JUDGE_H
 
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 #include "record/bs_record.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* The verdict on rec (setup: the driver's own failure, its record in
  * bs_err()); artifacts written when it is not a pass. */
@@ -14,7 +14,7 @@
  * stderr and added to its note, whatever the note said already. */
 void bs_child_judge_unwritten(bs_result *res);
 
-void bs_child_judge(const bs_run_cfg *cfg, bs_status setup, bs_record *rec,
+void bs_child_judge(const bs_run *cfg, bs_status setup, bs_record *rec,
                     bs_result *res);
 
 #endif

@@ -25,7 +25,7 @@
 #define PEER_MARGIN 0.05
 
 typedef struct proc_run {
-  const bs_run_cfg *cfg;
+  const bs_run *cfg;
   pid_t *procs; /* the other processes, when this one started them */
   char dir[1024];
   bs_record rec;
@@ -42,7 +42,7 @@ static void part_path(const proc_run *p, int proc, char *out, size_t n) {
 }
 
 static void result_path(const proc_run *p, char *out, size_t n) {
-  snprintf(out, n, "%s/result.json", p->dir);
+  snprintf(out, n, "%s/result.bin", p->dir);
 }
 
 /* A setup failure becomes a check, so that process 0 reports it. */
@@ -59,7 +59,7 @@ static void setup_check(proc_run *p, bs_status st, const char *what) {
 /* Drives this process's ranks (a custom driver, which keeps all its ranks
  * in one process, runs in process 0 alone). */
 static void drive(proc_run *p) {
-  const bs_run_cfg *cfg = p->cfg;
+  const bs_run *cfg = p->cfg;
   if (cfg->proc == 0 || !cfg->scn->drive)
     setup_check(p, bs_driver_run(cfg, &p->rec), "setup");
 }
@@ -230,7 +230,7 @@ static void world_block(bs_record *d) {
 /* Process 0's share: its own ranks (their part when they had finished),
  * then every other process's, within half the grace. */
 static void dump_lead(const proc_run *p, bs_record *d) {
-  const bs_run_cfg *cfg = p->cfg;
+  const bs_run *cfg = p->cfg;
   char part[1100], *data = NULL;
   size_t n = 0;
   double until = bs_record_now_ms(d) + bs_parent_grace_s(cfg->deadline_s) * 500;
@@ -286,7 +286,7 @@ static int dump_part(bs_record *d, bs_result *res, void *arg) {
   return BS_HANGDUMP_WRITE | (p->procs ? 0 : BS_HANGDUMP_STAY);
 }
 
-static int send_json(int fd, const char *s, size_t n) {
+static int send_result(int fd, const char *s, size_t n) {
   return bs_fork_write_all(fd, s, n) ? 0 : 5;
 }
 
@@ -298,11 +298,11 @@ static int lead(proc_run *p, int fd) {
   p->rec.duration_ms = bs_record_now_ms(&p->rec);
   bs_hangdump_end(); /* before judging: a dump that began writes instead */
   bs_child_judge(p->cfg, BS_OK, &p->rec, &p->res);
-  bs_result_write_json(&out, &p->res, 0);
+  bs_result_pack(&out, &p->res);
   result_path(p, path, sizeof path);
   if (!out.oom && bs_file_publish(path, out.s, out.len) != BS_OK)
     fprintf(stderr, "backstop: %s\n", bs_err()->message);
-  int rc = out.oom ? 5 : send_json(fd, out.s, out.len);
+  int rc = out.oom ? 5 : send_result(fd, out.s, out.len);
   bs_buf_free(&out);
   return rc;
 }
@@ -312,8 +312,8 @@ static int fail_run(proc_run *p, int fd, const char *why) {
   bs_buf out = {0};
   p->res.verdict = BS_FAIL;
   bs_result_set_note(&p->res, "process %d: %s", p->cfg->proc, why);
-  bs_result_write_json(&out, &p->res, 0);
-  int rc = out.oom ? 5 : send_json(fd, out.s, out.len);
+  bs_result_pack(&out, &p->res);
+  int rc = out.oom ? 5 : send_result(fd, out.s, out.len);
   bs_buf_free(&out);
   return rc;
 }
@@ -328,7 +328,7 @@ static int peer(proc_run *p, int fd) {
   bs_status st = bs_file_wait(path, wait_left_ms(p, PEER_MARGIN), &data, &n);
   bs_hangdump_end();
   if (st == BS_OK) {
-    rc = send_json(fd, data, n);
+    rc = send_result(fd, data, n);
   } else {
     snprintf(why, sizeof why, "no verdict from process 0: %s",
              bs_err()->message);
@@ -354,11 +354,11 @@ static bs_status fresh_folder(const proc_run *p) {
   return st;
 }
 
-int bs_child_part_run(const bs_run_cfg *cfg, int fd, pid_t *procs) {
+int bs_child_part_run(const bs_run *cfg, int fd, pid_t *procs) {
   proc_run p = {.cfg = cfg, .procs = procs};
   int rc = 4;
   bs_launcher_run_dir(cfg, p.dir, sizeof p.dir);
-  if (bs_result_from_cfg(cfg, &p.res) != BS_OK)
+  if (bs_result_from_run(cfg, &p.res) != BS_OK)
     return rc;
   if (bs_record_init(&p.rec, cfg->scn->drive ? 0 : cfg->ranks, cfg->cycles) !=
       BS_OK)

@@ -10,13 +10,13 @@
 
 #include <sys/types.h>
 
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 
 /* A bs_run_child_fn (bs_parent.h) for cfg->rendezvous runs, but for procs:
  * in process 0, the other processes' ids when it started them itself
  * (bs_child_spawn.h; cfg->nprocs of them, procs[0] unused): a dump asked
  * of it is passed on to them. NULL: a launcher's processes, each asked by
  * its own parent. */
-int bs_child_part_run(const bs_run_cfg *cfg, int fd, pid_t *procs);
+int bs_child_part_run(const bs_run *cfg, int fd, pid_t *procs);
 
 #endif

@@ -17,7 +17,7 @@
 #include "run/bs_hangdump.h"
 #include "run/bs_pool.h"
 
-static void start(const bs_run_cfg *base, int p, pid_t *pid) {
+static void start(const bs_run *base, int p, pid_t *pid) {
   pid_t parent = getpid();
   bs_span_mark_fork();
   *pid = fork();
@@ -25,13 +25,13 @@ static void start(const bs_run_cfg *base, int p, pid_t *pid) {
     return;
   bs_span_forked();
   bs_stop_child(parent); /* it dies with the run's process */
-  bs_run_cfg c = *base;
+  bs_run c = *base;
   c.proc = p;
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
   bs_fork_exit(bs_child_part_run(&c, null, NULL));
 }
 
-int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
+int bs_child_spawn_run(const bs_run *cfg, int fd) {
   char dir[64];
   int n = cfg->ranks, rc = bs_pool_run(cfg, fd);
   if (rc >= 0) /* the pool's workers ran it */
@@ -42,7 +42,7 @@ int bs_child_spawn_run(const bs_run_cfg *cfg, int fd) {
     free(pids);
     return rc;
   }
-  bs_run_cfg base = *cfg;
+  bs_run base = *cfg;
   base.spawn = false;
   base.spawned = true;
   base.rendezvous = dir;

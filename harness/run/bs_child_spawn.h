@@ -1,4 +1,4 @@
-/* A run whose NCCL ranks would share a GPU (bs_run_cfg.spawn): its child
+/* A run whose NCCL ranks would share a GPU (bs_run.spawn): its child
  * starts one process per rank, in a fresh folder of its own, and they run
  * it as a launcher's processes would (bs_child_part.c): process p drives
  * rank p, process 0 (the child itself) merges the parts, judges and sends
@@ -9,9 +9,9 @@
 #ifndef BS_CHILD_SPAWN_H
 #define BS_CHILD_SPAWN_H
 
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 
 /* A bs_run_child_fn (bs_parent.h). */
-int bs_child_spawn_run(const bs_run_cfg *cfg, int fd);
+int bs_child_spawn_run(const bs_run *cfg, int fd);
 
 #endif

@@ -6,11 +6,25 @@
 #include "run/bs_child_judge.h"
 #include "run/bs_hangdump.h"
 
-int bs_child_threads_run(const bs_run_cfg *cfg, int fd) {
+static bool clean = true;
+
+bool bs_child_threads_clean(void) {
+  return clean;
+}
+
+/* No rank unwound: each freed what it held. */
+static bool none_unwound(const bs_record *rec) {
+  for (int r = 0; r < rec->nranks; r++)
+    if (rec->rank[r].unwound)
+      return false;
+  return true;
+}
+
+int bs_child_threads_run(const bs_run *cfg, int fd) {
   bs_record rec;
   bs_result res;
   bs_buf out = {0};
-  if (bs_result_from_cfg(cfg, &res) != BS_OK)
+  if (bs_result_from_run(cfg, &res) != BS_OK)
     return 4;
   /* A custom driver runs no ranks of its own: nothing for them to owe. */
   int ranks = cfg->scn->drive ? 0 : cfg->ranks;
@@ -18,8 +32,12 @@ int bs_child_threads_run(const bs_run_cfg *cfg, int fd) {
   rec.deadline_ms = cfg->deadline_s * 1e3;
   if (st == BS_OK)
     st = bs_hangdump_start(cfg, &rec, fd, NULL, NULL, NULL);
+  /* A scheduled world stops at its deadline on its own clock. */
+  bs_driver_set_deadline(bs_hangdump_past, NULL);
   if (st == BS_OK)
     st = bs_driver_run(cfg, &rec);
+  bs_driver_set_deadline(NULL, NULL);
+  clean = st == BS_OK && none_unwound(&rec);
   if (st == BS_OK)
     st = bs_driver_inspect(cfg, &rec);
   rec.duration_ms = bs_record_now_ms(&rec);
@@ -28,7 +46,7 @@ int bs_child_threads_run(const bs_run_cfg *cfg, int fd) {
    * once (the parent's grace covers the rest). */
   bs_hangdump_end();
   bs_child_judge(cfg, st, &rec, &res);
-  bs_result_write_json(&out, &res, 0);
+  bs_result_pack(&out, &res);
   int ok = !out.oom && bs_fork_write_all(fd, out.s, out.len);
   bs_buf_free(&out);
   bs_result_free(&res);

@@ -23,7 +23,7 @@ enum { FREE = 0, RUN, DUMP };
 #define ASKED_POLL_NS 10000000L
 
 static struct {
-  const bs_run_cfg *cfg;
+  const bs_run *cfg;
   const bs_record *rec;
   int fd;
   bs_hangdump_fn part;
@@ -32,6 +32,7 @@ static struct {
   pthread_t thread;
   bool started;
   const char *by; /* who asked for the dump */
+  bool virtual_;  /* the world's virtual clock passed the deadline */
   /* Of the pipe: FREE, RUN or DUMP. The run claims it (RUN) before it
    * signals the thread to end, so a signal that finds it taken ends it. */
   atomic_int owner;
@@ -70,6 +71,7 @@ static void take_world(const bs_world *w, void *arg) {
  * bs_driver_waits_ms) was cut off by the deadline, not missed by the
  * watchdog: a fail that says so. */
 static void judge_deadline(bs_result *res) {
+  const char *how = hd.virtual_ ? "stopped" : "killed";
   const bs_world_waits *w = &hd.waits;
   char why[160];
   double faults_ms = bs_driver_waits_ms(hd.cfg, why, sizeof why);
@@ -82,11 +84,11 @@ static void judge_deadline(bs_result *res) {
     snprintf(waited, sizeof waited, "the longest wait in a collective: %.0f ms",
              w->longest_ms);
   snprintf(o.detail, sizeof o.detail,
-           "killed at the %.0f s deadline while the watchdog was within its "
-           "%d ms timeout (%s; the faults' waits: %s): the deadline was "
-           "shorter than the timeouts the run needed (raise --deadline-s or "
-           "lower --timeout-ms)",
-           hd.cfg->deadline_s, w->timeout_ms, waited, why);
+           "%s at the %.0f s deadline while the watchdog was within its %d "
+           "ms timeout (%s; the faults' waits: %s): the deadline was shorter "
+           "than the timeouts the run needed (raise --deadline-s or lower "
+           "--timeout-ms)",
+           how, hd.cfg->deadline_s, w->timeout_ms, waited, why);
   if (bs_result_add_oracle(res, &o) == BS_OK)
     res->verdict = BS_FAIL;
   bs_err_clear();
@@ -97,7 +99,7 @@ static int dump(void) {
   bs_record rec;
   bs_result res;
   bs_buf out = {0};
-  if (bs_result_from_cfg(hd.cfg, &res) != BS_OK ||
+  if (bs_result_from_run(hd.cfg, &res) != BS_OK ||
       bs_record_init(&rec, hd.cfg->ranks, hd.cfg->cycles) != BS_OK)
     return 0;
   rec.start_mono_ms = hd.rec->start_mono_ms;
@@ -112,10 +114,17 @@ static int dump(void) {
     rec.world_report = strdup("backstop: hang outside the communicator: no "
                               "world was running when the run passed its "
                               "deadline\n");
+  /* Past a real deadline the parent says how it ended (bs_parent.c). */
+  if (hd.virtual_)
+    bs_result_set_note(&res,
+                       "stopped at its %g s deadline on the virtual clock, "
+                       "after dumping its ranks' flight recorders and where "
+                       "they were",
+                       hd.cfg->deadline_s);
   if ((share & BS_HANGDUMP_WRITE) && hd.cfg->artifacts &&
       bs_artifacts_write(hd.cfg, &rec, &res) != BS_OK)
     bs_child_judge_unwritten(&res);
-  bs_result_write_json(&out, &res, 0);
+  bs_result_pack(&out, &res);
   if (!out.oom)
     bs_fork_write_all(hd.fd, out.s, out.len);
   return share;
@@ -159,7 +168,19 @@ static void *watch(void *arg) {
   bs_fork_exit(0); /* the ranks are stuck: nothing else can end them */
 }
 
-bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
+void bs_hangdump_past(void *ctx) {
+  int free_ = FREE;
+  (void)ctx;
+  if (!atomic_compare_exchange_strong(&hd.owner, &free_, DUMP))
+    for (;;) /* the parent's dump came first: it ends the process */
+      pause();
+  hd.by = "its virtual clock";
+  hd.virtual_ = true;
+  dump(); /* its share is the whole run: threads of this process */
+  bs_fork_exit(0);
+}
+
+bs_status bs_hangdump_start(const bs_run *cfg, const bs_record *rec, int fd,
                             bs_hangdump_fn part, bs_hangdump_asked_fn asked,
                             void *arg) {
   hd.cfg = cfg;
@@ -168,6 +189,7 @@ bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
   hd.part = part;
   hd.asked = asked;
   hd.arg = arg;
+  hd.virtual_ = false;
   atomic_store(&hd.owner, FREE);
   bs_hangdump_block();
   hd.started = pthread_create(&hd.thread, NULL, watch, NULL) == 0;

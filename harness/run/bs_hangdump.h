@@ -10,9 +10,9 @@
 #ifndef BS_HANGDUMP_H
 #define BS_HANGDUMP_H
 
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 #include "record/bs_record.h"
-#include "verdict/bs_result.h"
+#include "result/bs_result.h"
 
 /* What a process-per-rank run's share in a dump asks for besides sending
  * the result (which every process does). */
@@ -40,9 +40,15 @@ void bs_hangdump_block(void);
  * rec: the run's record, for its start times (its phases are the ranks'
  * and are not read). part: NULL for a run whose ranks are all here;
  * asked: NULL for the signal alone; arg: theirs. */
-bs_status bs_hangdump_start(const bs_run_cfg *cfg, const bs_record *rec, int fd,
+bs_status bs_hangdump_start(const bs_run *cfg, const bs_record *rec, int fd,
                             bs_hangdump_fn part, bs_hangdump_asked_fn asked,
                             void *arg);
+/* A bs_world_opts.past hook: a scheduled world's virtual clock passed the
+ * run's deadline, every rank parked. Dumps as the signal would, from this
+ * thread, judges it (a deadline shorter than the waits the watchdog bounds
+ * is a fail that says so), sends the result and ends the process. */
+void bs_hangdump_past(void *ctx);
+
 /* The run's own result is ready: when a dump has begun, waits for it to
  * end the process; else ends the thread, and the run writes its result. */
 void bs_hangdump_end(void);

@@ -71,7 +71,7 @@ static bool ask(probe *p) {
 
 /* Processes of this job on this host: the launcher's local size when it
  * says, else every process of the job. */
-static int host_procs(const bs_run_cfg *c) {
+static int host_procs(const bs_run *c) {
   static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
                                      "MPI_LOCALNRANKS", "LOCAL_WORLD_SIZE",
                                      "SLURM_NTASKS_PER_NODE"};
@@ -104,7 +104,7 @@ bs_status bs_nccl_plan_shared_gpu(int on_host, const bs_nccl_info *in) {
   return BS_OK;
 }
 
-bs_status bs_nccl_plan_place(bs_run_cfg *c, const bs_nccl_info *in) {
+bs_status bs_nccl_plan_place(bs_run *c, const bs_nccl_info *in) {
   bs_status st = BS_OK;
   int local = bs_launcher_local_ranks(c), gpus = in->gpus;
   int on_host = local * (c->rendezvous ? host_procs(c) : 1);
@@ -174,7 +174,7 @@ bs_status bs_nccl_plan_require(const char *backend, const char *device,
   return usable(&p, asked, backend, device);
 }
 
-bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n) {
+bs_status bs_nccl_plan(bs_run *cfgs, size_t n) {
   bs_status st = BS_OK;
   bs_nccl_info in;
   bool asked = false;
@@ -201,7 +201,7 @@ bool bs_nccl_plan_mps(void) {
   return stat(path, &sb) == 0 && (S_ISSOCK(sb.st_mode) || S_ISFIFO(sb.st_mode));
 }
 
-int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs) {
+int bs_nccl_plan_jobs(const bs_run *cfgs, size_t n, int jobs) {
   bool shared = false;
   for (size_t i = 0; i < n; i++)
     shared |= cfgs[i].shares_gpu;

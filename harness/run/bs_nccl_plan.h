@@ -2,7 +2,7 @@
  * a probe child (CUDA must not start in a process that forks the runs)
  * which NCCL the backend loads and how many GPUs it sees. Ranks that would
  * share a GPU as threads of one process deadlock in CUDA, so such a run
- * gets one process per rank, started by its child (bs_run_cfg.spawn);
+ * gets one process per rank, started by its child (bs_run.spawn);
  * under an outside launcher that cannot be done, and it is a usage error
  * naming the process mode. A shared GPU needs NCCL >= 2.30: below that, a
  * usage error that says where a newer NCCL comes from. Sets
@@ -14,13 +14,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 #include "comm/bs_comm.h"
 
 /* BS_ERR_INVALID (a usage error) with a one-line message, also when a run
  * asks for NCCL or a GPU this machine lacks (refused before anything runs,
  * not a run that fails); BS_OK when no run uses nccl or cuda. */
-bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n);
+bs_status bs_nccl_plan(bs_run *cfgs, size_t n);
 
 /* Runs in parallel: jobs, unless a run's NCCL ranks share a GPU: then one
  * at a time. Two such runs starve each other's processes of GPU time, and
@@ -29,7 +29,7 @@ bs_status bs_nccl_plan(bs_run_cfg *cfgs, size_t n);
  * run timed out in its first all-gather at a 2 s watchdog). MPS still
  * makes each run faster (its ranks' kernels run side by side); a note on
  * stderr says when it is there. */
-int bs_nccl_plan_jobs(const bs_run_cfg *cfgs, size_t n, int jobs);
+int bs_nccl_plan_jobs(const bs_run *cfgs, size_t n, int jobs);
 
 /* Whether a CUDA MPS control daemon is running for this user: its control
  * socket ($CUDA_MPS_PIPE_DIRECTORY, else /tmp/nvidia-mps)/control exists
@@ -55,6 +55,6 @@ bs_status bs_nccl_plan_require(const char *backend, const char *device,
 bs_status bs_nccl_plan_shared_gpu(int on_host, const bs_nccl_info *in);
 
 /* The decision for one nccl run, given what the probe found. */
-bs_status bs_nccl_plan_place(bs_run_cfg *c, const bs_nccl_info *in);
+bs_status bs_nccl_plan_place(bs_run *c, const bs_nccl_info *in);
 
 #endif

@@ -15,15 +15,16 @@
 
 #include "bs_clock.h"
 #include "bs_file.h"
+#include "bs_fork_chan.h"
 #include "bs_span.h"
 #include "bs_stop.h"
 #include "catalog/bs_launcher.h"
 #include "catalog/bs_scenario.h"
 #include "dev/bs_dev.h"
+#include "result/bs_result.h"
 #include "run/bs_child_part.h"
 #include "run/bs_hangdump.h"
 #include "run/bs_parent.h"
-#include "verdict/bs_result.h"
 
 /* A worker's word after a run that ended well (its peers read the verdict
  * and return within ms of process 0); an idle worker's wait for its next
@@ -52,7 +53,7 @@ typedef struct worker {
 } worker;
 
 static struct {
-  const bs_run_cfg *cfgs;
+  const bs_run *cfgs;
   size_t n;
   int size; /* workers; 0: no pool */
   worker w[BS_POOL_MAX];
@@ -69,7 +70,7 @@ static void job_dir(size_t job, char *out, size_t n) {
   snprintf(out, n, "%s/job%zu", pool.dir, job);
 }
 
-bool bs_pool_wanted(const bs_run_cfg *cfgs, size_t n, int jobs) {
+bool bs_pool_wanted(const bs_run *cfgs, size_t n, int jobs) {
   const char *v = getenv("BS_RANK_POOL");
   if (!v || strcmp(v, "1") != 0 || jobs != 1)
     return false;
@@ -84,25 +85,7 @@ bool bs_pool_wanted(const bs_run_cfg *cfgs, size_t n, int jobs) {
 /* Waits (bounded) for the next run; false: the parent closed the channel,
  * or the wait or the message failed. */
 static bool recv_cmd(int sock, pool_cmd *c, int *fd) {
-  struct pollfd p = {.fd = sock, .events = POLLIN};
-  int r;
-  while ((r = poll(&p, 1, IDLE_MS)) < 0 && errno == EINTR)
-    ;
-  if (r <= 0)
-    return false;
-  char ctl[CMSG_SPACE(sizeof(int))];
-  struct iovec iov = {.iov_base = c, .iov_len = sizeof *c};
-  struct msghdr m = {.msg_iov = &iov,
-                     .msg_iovlen = 1,
-                     .msg_control = ctl,
-                     .msg_controllen = sizeof ctl};
-  *fd = -1;
-  if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof *c)
-    return false;
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
-    memcpy(fd, CMSG_DATA(h), sizeof *fd);
-  return c->job < pool.n;
+  return bs_fork_chan_get(sock, c, sizeof *c, fd, IDLE_MS) && c->job < pool.n;
 }
 
 /* Whether the run, as process 0 published it in the run's folder, passed
@@ -110,15 +93,15 @@ static bool recv_cmd(int sock, pool_cmd *c, int *fd) {
  * mutant before it arms the next run's, and the core's state is the
  * run's own; tests/test_pool.c compares every fault scenario's report in
  * and out of the pool). */
-static bool passed(const bs_run_cfg *cfg) {
+static bool passed(const bs_run *cfg) {
   char dir[1024], path[1100], *data = NULL;
   size_t n = 0;
   bs_result r;
   bool ok = false;
   bs_launcher_run_dir(cfg, dir, sizeof dir);
-  snprintf(path, sizeof path, "%s/result.json", dir);
+  snprintf(path, sizeof path, "%s/result.bin", dir);
   if (bs_file_read(path, &data, &n) == BS_OK &&
-      bs_result_parse_json(data, n, &r) == BS_OK) {
+      bs_result_pack_read(data, n, &r) == BS_OK) {
     ok = r.verdict == BS_PASS;
     bs_result_free(&r);
   }
@@ -157,7 +140,7 @@ static bool dump_pending(void) {
 static int serve_one(const pool_cmd *c, int fd, bool *clean) {
   char dir[1024];
   job_dir(c->job, dir, sizeof dir);
-  bs_run_cfg cfg = pool.cfgs[c->job];
+  bs_run cfg = pool.cfgs[c->job];
   cfg.spawn = false;
   cfg.spawned = true;
   cfg.rendezvous = dir;
@@ -220,7 +203,7 @@ static bs_status fork_worker(int i) {
   return BS_OK;
 }
 
-bs_status bs_pool_start(const bs_run_cfg *cfgs, size_t n) {
+bs_status bs_pool_start(const bs_run *cfgs, size_t n) {
   bs_status st = BS_OK;
   int size = 0;
   for (size_t i = 0; i < n; i++)
@@ -248,29 +231,12 @@ out:
 
 /* ---- a run's child ---- */
 
-static bool send_cmd(int sock, const pool_cmd *c, int fd) {
-  char ctl[CMSG_SPACE(sizeof(int))];
-  memset(ctl, 0, sizeof ctl);
-  struct iovec iov = {.iov_base = (void *)c, .iov_len = sizeof *c};
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (fd >= 0) {
-    m.msg_control = ctl;
-    m.msg_controllen = sizeof ctl;
-    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = SCM_RIGHTS;
-    h->cmsg_len = CMSG_LEN(sizeof fd);
-    memcpy(CMSG_DATA(h), &fd, sizeof fd);
-  }
-  return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)sizeof *c;
-}
-
 /* Worker 0's result to fd until it closes the pipe; the dump signal the
  * parent sends at the deadline goes on to worker 0. Bounded by the
  * parent's kill (deadline and grace) and a second more. 0: a result. */
-static int relay(const bs_run_cfg *cfg, int from, int sig, int fd) {
-  double until = now_ms() + 1e3 * (cfg->deadline_s +
-                                   bs_parent_grace_s(cfg->deadline_s) + 1);
+static int relay(const bs_run *cfg, int from, int sig, int fd) {
+  double limit = bs_parent_limit_s(cfg);
+  double until = now_ms() + 1e3 * (limit + bs_parent_grace_s(limit) + 1);
   size_t got = 0;
   for (;;) {
     struct pollfd p[2] = {{.fd = from, .events = POLLIN},
@@ -295,7 +261,7 @@ static int relay(const bs_run_cfg *cfg, int from, int sig, int fd) {
 }
 
 /* Whether cfg is a run the pool serves (every worker it needs there). */
-static bool served(const bs_run_cfg *cfg) {
+static bool served(const bs_run *cfg) {
   if (!pool.size || cfg < pool.cfgs || cfg >= pool.cfgs + pool.n ||
       !cfg->spawn || cfg->ranks > pool.size)
     return false;
@@ -305,7 +271,7 @@ static bool served(const bs_run_cfg *cfg) {
   return true;
 }
 
-int bs_pool_run(const bs_run_cfg *cfg, int fd) {
+int bs_pool_run(const bs_run *cfg, int fd) {
   if (!served(cfg))
     return -1;
   int res[2], rc = 4, sig = -1;
@@ -327,7 +293,7 @@ int bs_pool_run(const bs_run_cfg *cfg, int fd) {
   bool sent = sig >= 0;
   for (int p = 0; sent && p < cfg->ranks; p++) {
     c.proc = p;
-    sent = send_cmd(pool.w[p].fd, &c, p == 0 ? res[1] : -1);
+    sent = bs_fork_chan_put(pool.w[p].fd, &c, sizeof c, p == 0 ? res[1] : -1);
   }
   close(res[1]);
   if (sent)
@@ -444,8 +410,8 @@ void bs_pool_stop(void) {
   memset(&pool, 0, sizeof pool);
 }
 
-bs_status bs_pool_run_all(const bs_run_cfg *cfgs, size_t n,
-                          const bs_parent_opts *o, bs_result *out) {
+bs_status bs_pool_run_all(const bs_run *cfgs, size_t n, const bs_parent_opts *o,
+                          bs_result *out) {
   bs_status st = BS_OK;
   bs_parent_opts po = *o;
   bool pooled = bs_pool_wanted(cfgs, n, o->jobs);

@@ -1,4 +1,4 @@
-/* A pool of rank workers for process-per-rank runs (bs_run_cfg.spawn):
+/* A pool of rank workers for process-per-rank runs (bs_run.spawn):
  * processes that the parent forks once, before any CUDA starts, and that
  * run one rank's process of run after run, so each keeps its CUDA context
  * (and loaded NCCL) across the runs of a suite or campaign instead of
@@ -26,30 +26,30 @@
 #include <stddef.h>
 
 #include "bs_fork.h"
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 #include "run/bs_parent.h"
 
 #define BS_POOL_MAX 64 /* workers at most: the largest run's ranks */
 
 /* bs_parent_run, in the pool when bs_pool_wanted says so: started before
  * the runner forks any run, ended after the last. */
-bs_status bs_pool_run_all(const bs_run_cfg *cfgs, size_t n,
-                          const bs_parent_opts *o, bs_result *out);
+bs_status bs_pool_run_all(const bs_run *cfgs, size_t n, const bs_parent_opts *o,
+                          bs_result *out);
 
 /* Whether runs cfgs[0..n) one at a time (jobs) would use the pool:
  * BS_RANK_POOL=1, jobs == 1 and a run that spawns its ranks. */
-bool bs_pool_wanted(const bs_run_cfg *cfgs, size_t n, int jobs);
+bool bs_pool_wanted(const bs_run *cfgs, size_t n, int jobs);
 
 /* In the parent, before the runner starts: forks as many workers as the
  * largest spawned run of cfgs has ranks (cfgs must outlive the pool), and
  * makes the pool the one bs_pool_run finds. BS_ERR_INTERNAL when a
  * worker cannot be forked. */
-bs_status bs_pool_start(const bs_run_cfg *cfgs, size_t n);
+bs_status bs_pool_start(const bs_run *cfgs, size_t n);
 
 /* In a run's child: runs cfg (one of the pool's cfgs) on the workers and
  * writes its result to fd; a bs_run_child_fn's exit status. -1: there is
  * no pool for cfg (the caller spawns its processes itself). */
-int bs_pool_run(const bs_run_cfg *cfg, int fd);
+int bs_pool_run(const bs_run *cfg, int fd);
 
 /* In the parent as run `job` ended (out: how its child ended): waits
  * (bounded) for each of its workers' word, keeps those that say they are

@@ -149,6 +149,34 @@ void bs_world_set_impl(bs_world *w, void *impl);
  * has failed a rank runs without one: its failure returns at once. */
 void bs_world_turn(bs_comm *c, bool take);
 
+/* How the world's ranks wait and what time it is for them
+ * (bs_world_sched.c): under the world's scheduler, one rank at a time on
+ * virtual time, or as real threads on the real clock. The schedule is the
+ * options' (else BS_SCHEDULE's, else threads); a world that is not every
+ * rank a thread of this process on the sim runs real threads. */
+bs_status bs_world_sched_create(bs_world *w);
+/* The world's clock: virtual, or CLOCK_MONOTONIC (from any thread). */
+uint64_t bs_world_sched_now(const bs_world *w);
+/* On a rank: it sleeps ns (real or virtual). */
+void bs_world_sched_sleep(bs_world *w, uint64_t ns);
+/* On a rank: work that takes a real rank ns, spent on the virtual clock (a
+ * scheduling point); nothing on real threads, whose work takes its time. */
+void bs_world_sched_spend(bs_world *w, uint64_t ns);
+/* The modelled time of moving bytes (a collective's, an engine stream's). */
+uint64_t bs_world_sched_cost(size_t bytes);
+/* On a rank: sleeps while *word is seen, at most ns (a futex, or the
+ * scheduler's wait); bs_world_sched_bump moves the word and wakes its
+ * sleepers, from any thread, any lock held. */
+void bs_world_sched_wait(bs_world *w, _Atomic uint32_t *word, uint32_t seen,
+                         uint64_t ns);
+void bs_world_sched_bump(bs_world *w, _Atomic uint32_t *word);
+/* On a rank: waits until the world fails or its clock reaches until_ns. */
+void bs_world_sched_until_failed(bs_world *w, uint64_t until_ns);
+/* On a rank of a scheduled world: it steps outside the schedule (true)
+ * around a wait the scheduler cannot see, or back (false); false, doing
+ * nothing, where the world has no scheduler. */
+bool bs_world_sched_outside(bs_world *w, bool out);
+
 /* Records the first failure of the world (cause, report, stall time) and
  * sets its abort status; returns the status in effect (an earlier failure
  * wins). The report describes the world's ranks, or the npos global ranks

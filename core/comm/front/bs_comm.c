@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bs_clock.h"
 #include "bs_digest.h"
@@ -88,26 +87,27 @@ bs_comm_times bs_comm_times_now(const bs_comm *c) {
   if (!c || !c->w->turns)
     return t;
   t.waited_ms = bs_comm_cpu_wait_ms(c);
-  t.crowd_ms = (double)bs_world_crowd_ns(&c->w->crowd) / 1e6;
-  t.wall_ms = (double)bs_clock_mono_ns() / 1e6;
-  t.on_cpu_ms = (double)bs_clock_on_cpu_ns() / 1e6;
   return t;
 }
 
 double bs_comm_cpu_wait_ms_since(const bs_comm *c, const bs_comm_times *t0) {
   bs_comm_times t = bs_comm_times_now(c);
-  if (!c || !c->w->turns)
-    return 0.0;
-  double off = (t.wall_ms - t0->wall_ms) - (t.on_cpu_ms - t0->on_cpu_ms);
-  double crowd = t.crowd_ms - t0->crowd_ms;
-  double queued = crowd < off ? crowd : off;
-  double waited = t.waited_ms - t0->waited_ms;
-  return queued > waited ? queued : waited;
+  return t.waited_ms - t0->waited_ms;
 }
 
 void bs_comm_idle(bs_comm *c, bool idle) {
-  if (c)
+  if (c && !bs_world_sched_outside(c->w, idle))
     bs_world_turn(c, !idle);
+}
+
+void bs_comm_spend(bs_comm *c, size_t bytes) {
+  if (c)
+    bs_world_sched_spend(c->w, bs_world_sched_cost(bytes));
+}
+
+void bs_comm_sleep_ms(bs_comm *c, int ms) {
+  if (c && ms > 0)
+    bs_world_sched_sleep(c->w, (uint64_t)ms * 1000000ull);
 }
 
 /* The counter *last (NULL: no communicator) goes on at seq. */
@@ -225,7 +225,6 @@ static void failed_now(bs_comm *c) {
   if (c->fail_ns)
     return;
   c->fail_ns = bs_clock_mono_ns();
-  c->fail_crowd_ns = c->w->turns ? bs_world_crowd_ns(&c->w->crowd) : 0;
   uint64_t delay = c->w->turns ? bs_clock_run_delay_ns() : 0;
   if (delay > c->run_delay_ns && c->run_delay_ns)
     c->queued_ns += delay - c->run_delay_ns;
@@ -252,6 +251,16 @@ static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
                      a->label ? a->label : "", cause[0] ? cause : "failed");
 }
 
+/* What the wait shown stands for costs its modelled time on a virtual
+ * clock, before the rank arrives: it moves its bytes. */
+static void spend(bs_comm *c, const bs_coll_args *shown) {
+  int n = bs_comm_front_size(c);
+  size_t bytes = bs_coll_in_bytes(shown, n) + bs_coll_out_bytes(shown, n);
+  if (shown->op == BS_COLL_SEND || shown->op == BS_COLL_RECV)
+    bytes = shown->count * bs_dtype_size(shown->dt);
+  bs_world_sched_spend(c->w, bs_world_sched_cost(bytes));
+}
+
 /* One wait in the backend (op(c, arg)), watched; shown is what the report
  * says the rank is doing (the user's collective during its fingerprint).
  * The p2p ops wait the same way (bs_comm_front_wait). */
@@ -260,6 +269,7 @@ bs_status bs_comm_front_wait(bs_comm *c, const bs_coll_args *shown,
                              bs_status (*op)(bs_comm *c, const void *arg),
                              const void *arg) {
   bs_world *w = c->w;
+  spend(c, shown);
   pos_enter(c, shown);
   bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* the world moves on */
   bs_watchdog_arm(w->wd, c->rank);
@@ -619,11 +629,9 @@ static bs_status swap_op(bs_comm *c, bs_coll_args *a) {
   return BS_OK;
 }
 
-static void sleep_ms(uint64_t ms) {
-  struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
-                        .tv_nsec = (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0)
-    ;
+/* A fault's wait: on the world's clock, virtual where it is scheduled. */
+static void sleep_ms(bs_comm *c, uint64_t ms) {
+  bs_world_sched_sleep(c->w, ms * 1000000ull);
 }
 
 /* failinfo of comm/diverge: odd issues an extra barrier first, even swaps
@@ -638,7 +646,7 @@ static bs_status inject_faults(bs_comm *c, bs_coll_args *a) {
             short_name(a->op), (unsigned long long)c->seq + 1);
   }
   if (bs_fault_hit(BS_FP_COMM_STALL, &info))
-    sleep_ms(info);
+    sleep_ms(c, info);
   if (bs_fault_hit(BS_FP_COMM_DIVERGE, &info)) {
     if ((info & 1) || a->op == BS_COLL_BARRIER) {
       bs_coll_args extra = {.op = BS_COLL_BARRIER};
@@ -688,10 +696,9 @@ out:
 /* comm/init_skip: the rank never joins; it waits, outside any collective,
  * for the world to fail (its peers' watchdog), within twice the timeout. */
 static bs_status skip_init(bs_comm *c, bs_coll_args *a) {
-  uint64_t until =
-      bs_clock_mono_ns() + 2ull * (uint64_t)c->w->o.timeout_ms * 1000000ull;
-  while (bs_world_abort_status(c->w) == BS_OK && bs_clock_mono_ns() < until)
-    sleep_ms(1);
+  uint64_t until = bs_world_sched_now(c->w) +
+                   2ull * (uint64_t)c->w->o.timeout_ms * 1000000ull;
+  bs_world_sched_until_failed(c->w, until);
   if (bs_world_abort_status(c->w) == BS_OK)
     bs_world_abort(c->w, BS_ERR_TIMEOUT, 0,
                    "rank %d never joined comm_init #%llu (fault "
@@ -708,7 +715,7 @@ static bs_status init_faults(bs_comm *c, bs_coll_args *a) {
   if (bs_fault_hit(BS_FP_COMM_INIT_SKIP, &info))
     return skip_init(c, a);
   if (bs_fault_hit(BS_FP_COMM_INIT_LATE, &info))
-    sleep_ms(info);
+    sleep_ms(c, info);
   if (bs_fault_hit(BS_FP_COMM_INIT_FAIL, &info)) {
     bs_world_abort(c->w, BS_ERR_ABORTED, 0,
                    "rank %d: communicator init #%llu failed (fault "

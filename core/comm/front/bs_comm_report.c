@@ -4,7 +4,6 @@
  * deadlock detector or the timeout caught it. */
 #include "comm/front/bs_comm_report.h"
 
-#include "bs_clock.h"
 #include "comm/front/bs_comm_state.h"
 
 #include <stdio.h>
@@ -75,11 +74,13 @@ bs_world_waits bs_comm_report_waits(const bs_world *w) {
   bs_world_waits out = {.longest_ms = -1.0,
                         .timeout_ms = w->o.timeout_ms,
                         .failed = atomic_load(&mw->abort_st) != BS_OK};
-  uint64_t now = bs_clock_mono_ns();
+  uint64_t now = bs_world_sched_now(w); /* virtual where scheduled */
   pthread_mutex_lock(&mw->mu);
   for (int i = 0; i < w->o.size; i++) {
     const bs_rank_pos *p = &w->pos[i];
-    double ms = (double)(now - p->since_ns) / 1e6;
+    /* A rank's virtual reads run a tick ahead of the world's clock each
+     * (bs_clock.h): a wait begun "after" now has lasted nothing. */
+    double ms = p->since_ns < now ? (double)(now - p->since_ns) / 1e6 : 0.0;
     if (p->state == BS_RANK_IN_COLL && ms > out.longest_ms)
       out.longest_ms = ms;
   }

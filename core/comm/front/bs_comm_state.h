@@ -10,8 +10,8 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 
+#include "bs_sched.h"
 #include "comm/backend/bs_comm_backend.h"
-#include "comm/front/bs_world_crowd.h"
 
 struct bs_comm {
   bs_world *w;
@@ -30,9 +30,7 @@ struct bs_comm {
    * simulator's cores shared by thousands of ranks, where a real rank has
    * its own, so not part of its detection time (bs_world_detect_ms). */
   uint64_t queued_ns;
-  uint64_t turn_wait_ns;  /* every wait for a turn */
-  bool wants;             /* counted in the crowd: it runs or waits to */
-  uint64_t fail_crowd_ns; /* the crowd clock at fail_ns */
+  uint64_t turn_wait_ns; /* every wait for a turn */
   /* Where more ranks than cores run, its run_delay (bs_clock_run_delay_ns)
    * as its last wait began: what it waited for a CPU from then until it
    * returned the failure joins queued_ns. */
@@ -55,7 +53,12 @@ struct bs_world {
   void *const *args;
   bs_watchdog *wd;
   bool ran;
-  _Atomic int abort_st;      /* bs_status; BS_OK while healthy */
+  _Atomic int abort_st;         /* bs_status; BS_OK while healthy */
+  _Atomic uint32_t failed_word; /* moves as the world fails: waits end */
+  /* One rank at a time on virtual time (bs_world_sched.c); NULL: real
+   * threads on the real clock. */
+  bs_sched *sched;
+  char sched_name[32];       /* the schedule in effect ("threads", "pct:3") */
   pthread_mutex_t settle_mu; /* one rank settles, the others wait for it */
   bool settled;              /* the cause below is the job's, not this one's */
   /* A scan of a shared result (bs_coll_args.view), made by the first rank
@@ -71,16 +74,14 @@ struct bs_world {
   int fail_npos, fail_first; /* them, the first a global rank) */
   char cause[256];
   uint64_t stall_ns, end_ns;
-  uint64_t stall_crowd_ns; /* the crowd clock as the failure was recorded */
   bs_status *rank_st;
   bs_error *rank_err;
   bs_pg **pgs; /* the process groups made here, by id - 1; under mu */
   int npgs, pgs_cap;
-  /* A world of more ranks than BS_WORLD_RUNNING_MAX: at most that many run
-   * outside a collective at once (bs_world_turn). */
+  /* A world of more ranks than BS_WORLD_RUNNING_MAX on real threads: at
+   * most that many run outside a collective at once (bs_world_turn). */
   bool turns;
   sem_t running;
-  bs_world_crowd crowd; /* with turns: who waits on whom for a CPU */
 };
 
 #endif

@@ -19,7 +19,8 @@ struct bs_watchdog {
   atomic_bool fired;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  bool stop; /* under mu */
+  bool stop;     /* under mu */
+  bool threaded; /* its thread runs (not a bs_watchdog_create one) */
   pthread_t thread;
 };
 
@@ -81,49 +82,65 @@ bs_status bs_watchdog_start(int slots, int timeout_ms, bs_watchdog_fire_fn fire,
   return bs_watchdog_start_ticking(slots, timeout_ms, fire, NULL, 0, ctx, out);
 }
 
+/* A tenth of the timeout: late by at most 10%, idle otherwise. */
+static uint64_t poll_of(uint64_t timeout_ns, void (*tick)(void *ctx),
+                        int period_ms) {
+  uint64_t ns = timeout_ns / 10;
+  if (ns < 1000000ull)
+    ns = 1000000ull;
+  if (ns > 100000000ull)
+    ns = 100000000ull;
+  if (tick && ns > (uint64_t)period_ms * 1000000ull)
+    ns = (uint64_t)period_ms * 1000000ull;
+  return ns;
+}
+
+bs_status bs_watchdog_create(int slots, int timeout_ms, bs_watchdog **out) {
+  bs_status st = BS_OK;
+  bs_watchdog *wd = NULL;
+  pthread_condattr_t ca;
+  if (slots <= 0 || timeout_ms <= 0 || !out)
+    BS_FAIL(BS_ERR_INVALID, NULL, "watchdog: bad argument (%d slots, %d ms)",
+            slots, timeout_ms);
+  wd = calloc(1, sizeof *wd);
+  if (!wd || !(wd->armed = calloc((size_t)slots, sizeof *wd->armed))) {
+    free(wd);
+    BS_FAIL(BS_ERR_NOMEM, NULL, "watchdog: out of memory");
+  }
+  wd->slots = slots;
+  wd->timeout_ns = (uint64_t)timeout_ms * 1000000ull;
+  pthread_mutex_init(&wd->mu, NULL);
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&wd->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  *out = wd;
+out:
+  return st;
+}
+
 bs_status bs_watchdog_start_ticking(int slots, int timeout_ms,
                                     bs_watchdog_fire_fn fire,
                                     void (*tick)(void *ctx), int period_ms,
                                     void *ctx, bs_watchdog **out) {
   bs_status st = BS_OK;
   bs_watchdog *wd = NULL;
-  pthread_condattr_t ca;
-  if (slots <= 0 || timeout_ms <= 0 || !fire || !out ||
-      (tick && period_ms <= 0))
+  if (!fire || (tick && period_ms <= 0))
     BS_FAIL(BS_ERR_INVALID, NULL,
-            "watchdog: bad argument (%d slots, %d ms, tick every %d ms)", slots,
-            timeout_ms, period_ms);
-  wd = calloc(1, sizeof *wd);
-  if (!wd || !(wd->armed = calloc((size_t)slots, sizeof *wd->armed))) {
-    free(wd);
-    wd = NULL;
-    BS_FAIL(BS_ERR_NOMEM, NULL, "watchdog: out of memory");
-  }
-  wd->slots = slots;
-  wd->timeout_ns = (uint64_t)timeout_ms * 1000000ull;
-  /* A tenth of the timeout: late by at most 10%, idle otherwise. */
-  wd->poll_ns = wd->timeout_ns / 10;
-  if (wd->poll_ns < 1000000ull)
-    wd->poll_ns = 1000000ull;
-  if (wd->poll_ns > 100000000ull)
-    wd->poll_ns = 100000000ull;
-  if (tick && wd->poll_ns > (uint64_t)period_ms * 1000000ull)
-    wd->poll_ns = (uint64_t)period_ms * 1000000ull;
+            "watchdog: bad argument (no callback, or a tick every %d ms)",
+            period_ms);
+  BS_CHECK(bs_watchdog_create(slots, timeout_ms, &wd));
+  wd->poll_ns = poll_of(wd->timeout_ns, tick, period_ms);
   wd->tick = tick;
   wd->fire = fire;
   wd->ctx = ctx;
-  pthread_mutex_init(&wd->mu, NULL);
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&wd->cv, &ca);
-  pthread_condattr_destroy(&ca);
   /* Before the thread starts: its tick may hold the watchdog (*out). */
   *out = wd;
   if (pthread_create(&wd->thread, NULL, watch, wd) != 0) {
     wd_free(wd);
-    wd = NULL;
     BS_FAIL(BS_ERR_NOMEM, NULL, "watchdog: cannot start its thread");
   }
+  wd->threaded = true;
 out:
   /* Only a failure writes it again: the running tick may be reading it. */
   if (st != BS_OK && out)
@@ -138,7 +155,8 @@ void bs_watchdog_stop(bs_watchdog *wd) {
   wd->stop = true;
   pthread_cond_signal(&wd->cv);
   pthread_mutex_unlock(&wd->mu);
-  pthread_join(wd->thread, NULL);
+  if (wd->threaded)
+    pthread_join(wd->thread, NULL);
   wd_free(wd);
 }
 

@@ -26,7 +26,11 @@ bs_status bs_watchdog_start_ticking(int slots, int timeout_ms,
                                     bs_watchdog_fire_fn fire,
                                     void (*tick)(void *ctx), int period_ms,
                                     void *ctx, bs_watchdog **out);
-/* Joins the thread and frees; NULL is fine. */
+/* Its slots and holds without a thread: the waits it would watch bound
+ * themselves (a scheduled world's, on virtual time), and read their start
+ * here (bs_watchdog_since). */
+bs_status bs_watchdog_create(int slots, int timeout_ms, bs_watchdog **out);
+/* Joins the thread (if any) and frees; NULL is fine. */
 void bs_watchdog_stop(bs_watchdog *wd);
 void bs_watchdog_arm(bs_watchdog *wd, int slot);
 void bs_watchdog_disarm(bs_watchdog *wd, int slot);

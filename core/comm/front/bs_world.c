@@ -106,6 +106,15 @@ void bs_world_leave(bs_comm *c, bs_rank_state how, const char *why) {
   w->be->rank_gone(c);
 }
 
+/* Every rank of a scheduled world waits and none has a timer: no wait of
+ * theirs can end (a deadlock the scheduler saw), so the world fails at
+ * once rather than never. */
+static void on_stuck(void *ctx) {
+  bs_world_abort(ctx, BS_ERR_DESYNC, 0,
+                 "every rank waits for another and no wait of theirs can end "
+                 "(a deadlock)");
+}
+
 bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
   bs_status st = BS_OK;
   bs_world *w = NULL;
@@ -118,11 +127,18 @@ bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
   pthread_mutex_init(&w->mu, NULL);
   pthread_mutex_init(&w->settle_mu, NULL);
   sem_init(&w->running, 0, BS_WORLD_RUNNING_MAX);
-  bs_world_crowd_init(&w->crowd, (int)sysconf(_SC_NPROCESSORS_ONLN));
   BS_CHECK(normalise(o, &w->o));
-  w->turns = w->o.size > BS_WORLD_RUNNING_MAX;
   BS_CHECK(pick_backend(&w->o, &w->be));
   w->o.backend = w->be->name;
+  BS_CHECK(bs_world_sched_create(w));
+  /* Scheduled, one rank runs at a time: no turns to take. */
+  w->turns = w->o.size > BS_WORLD_RUNNING_MAX && !w->sched;
+  if (w->sched)
+    bs_sched_set_stuck(w->sched, on_stuck, w);
+  if (w->sched && w->o.past && w->o.deadline_ms > 0)
+    bs_sched_set_deadline(
+        w->sched, bs_world_sched_now(w) + (uint64_t)(w->o.deadline_ms * 1e6),
+        w->o.past, w->o.past_ctx);
   BS_CHECK(alloc_ranks(w));
   BS_CHECK(w->be->world_init(w));
   *out = w;
@@ -151,7 +167,7 @@ void bs_world_destroy(bs_world *w) {
   pthread_mutex_destroy(&w->mu);
   pthread_mutex_destroy(&w->settle_mu);
   sem_destroy(&w->running);
-  bs_world_crowd_fini(&w->crowd);
+  bs_sched_destroy(w->sched);
   free(w);
 }
 
@@ -161,12 +177,6 @@ void bs_world_turn(bs_comm *c, bool take) {
     c = c->parent;
   if (!w->turns)
     return;
-  /* From its turn's wait on, or running without one once the world
-   * failed. */
-  if (take != c->wants) {
-    c->wants = take;
-    bs_world_crowd_want(&w->crowd, take ? 1 : -1);
-  }
   /* Turns are kept after the world's failure too: 16,384 ranks returning
    * it at once, every one pausing its memory (mprotect, madvise), spun on
    * the process's mmap lock for seconds of CPU each, which no wait of
@@ -198,6 +208,8 @@ void bs_world_turn(bs_comm *c, bool take) {
 static void *rank_main(void *p) {
   bs_comm *c = p;
   bs_world *w = c->w;
+  if (w->sched) /* from here on the rank runs when scheduled */
+    bs_sched_begin(w->sched, c->rank);
   bs_err_set_rank(c->grank);
   bs_err_clear();
   bs_world_turn(c, true);
@@ -216,6 +228,8 @@ static void *rank_main(void *p) {
   w->rank_st[c->rank] = st;
   w->rank_err[c->rank] = *bs_err();
   pthread_mutex_unlock(&w->mu);
+  if (w->sched)
+    bs_sched_end(w->sched);
   return NULL;
 }
 
@@ -227,6 +241,8 @@ static void on_watchdog(void *ctx, int slot, uint64_t armed_ns) {
 
 /* A rank whose thread never started is dead: its peers must not wait. */
 static void never_started(bs_world *w, int rank) {
+  if (w->sched)
+    bs_sched_absent(w->sched, rank);
   pthread_mutex_lock(&w->mu);
   w->rank_st[rank] = BS_ERR_RANK_DEAD;
   snprintf(w->rank_err[rank].message, sizeof w->rank_err[rank].message,
@@ -273,6 +289,8 @@ static bs_status spawn_and_join(bs_world *w) {
     if (!started[i])
       never_started(w, i);
   }
+  if (w->sched)
+    bs_sched_run(w->sched);
   for (int i = 0; i < w->o.size; i++)
     if (started[i])
       pthread_join(t[i], NULL);
@@ -317,13 +335,18 @@ bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
   w->args = args;
   for (int i = 0; i < w->o.size; i++)
     w->comms[i].dev = devs ? devs[i] : NULL;
-  BS_CHECK(bs_watchdog_start_ticking(w->o.size, w->o.timeout_ms, on_watchdog,
-                                     w->o.abort_dir ? poll_shared : w->be->tick,
-                                     tick_ms(w), w, &w->wd));
+  /* Scheduled, the waits it watches bound themselves on virtual time: no
+   * thread of its own looks at the real clock. */
+  if (w->sched)
+    BS_CHECK(bs_watchdog_create(w->o.size, w->o.timeout_ms, &w->wd));
+  else
+    BS_CHECK(bs_watchdog_start_ticking(
+        w->o.size, w->o.timeout_ms, on_watchdog,
+        w->o.abort_dir ? poll_shared : w->be->tick, tick_ms(w), w, &w->wd));
   bs_world_running(w, true);
   st = spawn_and_join(w);
   bs_world_running(w, false);
-  w->end_ns = bs_clock_mono_ns();
+  w->end_ns = bs_world_sched_now(w);
   bs_watchdog_stop(w->wd);
   w->wd = NULL;
   report_dead(w);
@@ -361,20 +384,6 @@ const char *bs_world_report(const bs_world *w) {
   return w && w->report ? w->report : "";
 }
 
-/* What rank c waited after the failure that was the simulator's: its
- * turn and CPU waits (queued_ns), or where more, the crowded time
- * (bs_world_crowd.h) until it returned the failure: a rank that has not
- * returned while more ranks want to run than there are CPUs is queued
- * behind them, for a CPU or for a lock one of them holds (thousands of
- * ranks woken by the failure at once). A rank left waiting for a timeout,
- * with every peer blocked, has no crowd behind it: that wait counts. */
-static uint64_t queued_after(const bs_world *w, const bs_comm *c) {
-  uint64_t crowded = c->fail_crowd_ns > w->stall_crowd_ns
-                         ? c->fail_crowd_ns - w->stall_crowd_ns
-                         : 0;
-  return crowded > c->queued_ns ? crowded : c->queued_ns;
-}
-
 /* The last local rank's return from a collective with the failure, less
  * what it waited for a turn after the failure (bs_comm.queued_ns); a
  * world whose ranks all died returned nothing to anyone (its peers, in
@@ -391,7 +400,7 @@ double bs_world_detect_ms(const bs_world *w) {
       continue;
     returned = true;
     uint64_t own = c->fail_ns > w->stall_ns ? c->fail_ns - w->stall_ns : 0;
-    uint64_t queued = queued_after(w, c);
+    uint64_t queued = c->queued_ns;
     own = own > queued ? own - queued : 0;
     d = own > d ? own : d;
   }
@@ -493,11 +502,8 @@ static bool fail_first(bs_world *w, bs_status why, uint64_t stall_ns,
   pthread_mutex_lock(&w->mu);
   if (bs_world_abort_status(w) == BS_OK) {
     snprintf(w->cause, sizeof w->cause, "%s", cause);
-    uint64_t now = bs_clock_mono_ns();
+    uint64_t now = bs_world_sched_now(w);
     w->stall_ns = stall_ns ? stall_ns : now;
-    /* Read now, not at an earlier stall: the crowded time it spans is
-     * then less, never more. */
-    w->stall_crowd_ns = w->turns ? bs_world_crowd_ns(&w->crowd) : 0;
     int n = pos ? npos : w->o.size;
     w->fail_pos = calloc((size_t)n, sizeof *w->fail_pos);
     w->fail_npos = w->fail_pos ? n : 0;
@@ -506,6 +512,7 @@ static bool fail_first(bs_world *w, bs_status why, uint64_t stall_ns,
       memcpy(w->fail_pos, pos ? pos : w->pos, (size_t)n * sizeof *pos);
     write_report(w, why, now);
     atomic_store(&w->abort_st, (int)why);
+    bs_world_sched_bump(w, &w->failed_word);
     first = true;
   }
   pthread_mutex_unlock(&w->mu);
@@ -601,9 +608,9 @@ void bs_world_adopt(bs_world *w, bs_status st, uint64_t stall_ns,
   }
   snprintf(w->cause, sizeof w->cause, "%s", cause);
   w->stall_ns = stall_ns;
-  w->stall_crowd_ns = w->turns ? bs_world_crowd_ns(&w->crowd) : 0;
-  write_report(w, st, bs_clock_mono_ns());
+  write_report(w, st, bs_world_sched_now(w));
   atomic_store(&w->abort_st, (int)st);
+  bs_world_sched_bump(w, &w->failed_word);
   pthread_mutex_unlock(&w->mu);
 }
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "bs_span.h"
+#include "bs_vec.h"
 #include "cuda/bs_kernels_cuda.h"
 
 /* The ABI version asked of the driver: the _v10020 signatures below. */
@@ -131,17 +132,7 @@ static bool overlaps(const table *t, uintptr_t va, size_t n) {
 }
 
 static bs_status table_add(table *t, mapping m) {
-  if (t->n == t->cap) {
-    size_t cap = t->cap ? 2 * t->cap : 16;
-    mapping *grown = realloc(t->e, cap * sizeof *grown);
-    if (!grown)
-      return bs_err_fail(BS_ERR_NOMEM, NULL,
-                         "cuda address table of %zu entries", cap);
-    t->e = grown;
-    t->cap = cap;
-  }
-  t->e[t->n++] = m;
-  return BS_OK;
+  return bs_vec_push(&t->e, &t->n, &t->cap, &m, sizeof m, "cuda address table");
 }
 
 /* Order does not matter: the last entry takes m's place. */

@@ -135,12 +135,12 @@ static void sim_nudge(bs_world *w) {
   int n = 0;
   bs_pg **pgs = bs_world_pgs_copy(w, &n);
   sim *s = w->impl;
-  bs_rounds_nudge(&s->r);
-  bs_p2p_nudge(s->p2p);
+  bs_rounds_nudge(&s->r, w);
+  bs_p2p_nudge(s->p2p, w);
   for (int i = 0; pgs && i < n; i++)
     if ((s = pgs[i]->impl)) {
-      bs_rounds_nudge(&s->r);
-      bs_p2p_nudge(s->p2p);
+      bs_rounds_nudge(&s->r, w);
+      bs_p2p_nudge(s->p2p, w);
     }
   free(pgs);
 }

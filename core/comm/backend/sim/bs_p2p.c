@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "bs_clock.h"
-#include "comm/backend/sim/bs_futex.h"
 
 typedef struct post {
   int src, dst;
@@ -94,8 +93,8 @@ static bs_status copy(bs_comm *c, void *dst, const void *src, size_t n,
   return bs_dev_copy_observe(c->dev, dst, src, n, dir);
 }
 
-void bs_p2p_nudge(bs_p2p *p) {
-  bs_futex_bump(&p->epoch);
+void bs_p2p_nudge(bs_p2p *p, bs_world *w) {
+  bs_world_sched_bump(w, &p->epoch);
 }
 
 /* When rank c's wait from since times out: a timeout after the world's
@@ -110,7 +109,7 @@ static void nap(bs_p2p *p, bs_comm *c, uint32_t seen, uint64_t since) {
   uint64_t now = bs_clock_mono_ns(), until = until_of(p, c, since);
   pthread_mutex_unlock(&p->mu);
   if (until > now)
-    bs_futex_wait(&p->epoch, seen, until - now);
+    bs_world_sched_wait(c->w, &p->epoch, seen, until - now);
   pthread_mutex_lock(&p->mu);
 }
 
@@ -159,7 +158,7 @@ static bs_status post_sends(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
     while (*tail)
       tail = &(*tail)->next;
     *tail = q;
-    bs_futex_bump(&p->epoch);
+    bs_world_sched_bump(c->w, &p->epoch);
     pthread_mutex_unlock(&p->mu);
   }
 out:
@@ -221,7 +220,7 @@ static bs_status take(bs_p2p *p, bs_comm *c, int me, post *q,
   }
   bs_status st = copy(c, op->buf, q->data, want, BS_H2D);
   q->taken = true;
-  bs_futex_bump(&p->epoch);
+  bs_world_sched_bump(c->w, &p->epoch);
   return st;
 }
 
@@ -332,9 +331,8 @@ bs_status bs_p2p_run(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
 }
 
 void bs_p2p_leave(bs_p2p *p, bs_world *w, int me) {
-  (void)w;
   pthread_mutex_lock(&p->mu);
   p->gone[me] = true;
-  bs_futex_bump(&p->epoch);
+  bs_world_sched_bump(w, &p->epoch);
   pthread_mutex_unlock(&p->mu);
 }

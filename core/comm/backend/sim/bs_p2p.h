@@ -24,7 +24,7 @@ bs_status bs_p2p_run(bs_p2p *p, bs_comm *c, int me, const bs_p2p_op *ops,
                      size_t n, bool *done);
 /* Without the lock (any lock may be held): every waiter looks again at
  * the world's failure, set before. */
-void bs_p2p_nudge(bs_p2p *p);
+void bs_p2p_nudge(bs_p2p *p, bs_world *w);
 /* Rank me left: its peers must not wait for it. */
 void bs_p2p_leave(bs_p2p *p, bs_world *w, int me);
 

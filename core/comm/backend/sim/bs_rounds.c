@@ -8,7 +8,7 @@
 
 #include "bs_clock.h"
 #include "bs_kernels.h"
-#include "comm/backend/sim/bs_futex.h"
+#include "bs_mutant.h"
 
 void bs_rounds_lock(bs_rounds *r) {
   if (pthread_mutex_lock(r->mu) == EOWNERDEAD)
@@ -23,13 +23,13 @@ void bs_rounds_unlock(bs_rounds *r) {
 static void broadcast(bs_rounds *r, bs_world *w) {
   if (r->publish)
     r->publish(r, w);
-  bs_rounds_nudge(r);
+  bs_rounds_nudge(r, w);
 }
 
 /* The epoch moves after the failure is set: a waiter that read it before
  * either sees the failure or finds the futex word changed. */
-void bs_rounds_nudge(bs_rounds *r) {
-  bs_futex_bump(&r->b->epoch);
+void bs_rounds_nudge(bs_rounds *r, bs_world *w) {
+  bs_world_sched_bump(w, &r->b->epoch);
 }
 
 /* Every rank has left the rounds below `below`. */
@@ -48,6 +48,16 @@ static uint64_t assembling(const bs_rounds_board *b) {
   return atomic_load(&b->executing[d & 1]) ? d + 1 : d;
 }
 
+/* Mutant failure-before-ready (this sim before 69a4020): a waiter looks at
+ * the world's failure before at its round, so a round its peers completed
+ * fails here alone when one of them went on and failed the world before
+ * this rank looked (a race of real threads; an interleaving of a
+ * scheduled world's). */
+static bool failure_first(const bs_comm *c) {
+  return bs_mutant_on(BS_MUT_FAILURE_BEFORE_READY) &&
+         bs_world_abort_status(c->w) != BS_OK;
+}
+
 /* Waits (unlocked) until ready for round; a timeout fails the world itself
  * rather than trusting the watchdog thread to be scheduled. The epoch is
  * read before the checks: a broadcast after them ends the sleep at once. */
@@ -60,6 +70,8 @@ static bs_status wait_for(bs_rounds *r, bs_comm *c, uint64_t round,
     since = bs_watchdog_since(c->w->wd, since);
     uint64_t until = since + r->timeout_ns;
     uint32_t seen = atomic_load(&r->b->epoch);
+    if (failure_first(c))
+      return bs_world_abort_status(c->w);
     if (ready(r->b, round))
       return BS_OK;
     if (r->poll) {
@@ -82,8 +94,8 @@ static bs_status wait_for(bs_rounds *r, bs_comm *c, uint64_t round,
       return ab;
     }
     uint64_t ns = until - now;
-    bs_futex_wait(&r->b->epoch, seen,
-                  r->slice_ns && r->slice_ns < ns ? r->slice_ns : ns);
+    bs_world_sched_wait(c->w, &r->b->epoch, seen,
+                        r->slice_ns && r->slice_ns < ns ? r->slice_ns : ns);
   }
 }
 

@@ -111,7 +111,7 @@ void bs_rounds_wake(bs_world *w);
 /* Without the lock (any lock may be held): r's waiters wake and look at
  * the world's failure, set before. For a board of one process only (no
  * publish: the other processes learn of a failure under the lock). */
-void bs_rounds_nudge(bs_rounds *r);
+void bs_rounds_nudge(bs_rounds *r, bs_world *w);
 bs_status bs_rounds_rank_init(bs_comm *c);
 /* The rank leaves the boards of every group it is in (their pg->impl, a
  * bs_rounds first): their peers must not wait for it. */

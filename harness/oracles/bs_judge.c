@@ -1,9 +1,9 @@
-#include "oracles/bs_verdict.h"
+#include "oracles/bs_judge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "oracles/bs_armed.h"
+#include "result/bs_armed.h"
 
 /* A rank's outcome: its first failed phase, else its last phase. */
 static void outcome(const bs_record *rec, int k, bs_rank_outcome *o) {
@@ -56,10 +56,11 @@ static bs_status add_check(bs_result *res, const bs_check *c) {
 }
 
 /* Every invariant held but an armed fault never fired: no evidence. */
-static bs_status vacuous(const bs_record *rec, bs_result *res) {
+static bs_status vacuous(const bs_run *run, const bs_record *rec,
+                         bs_result *res) {
   bs_status st = BS_OK;
   char why[600];
-  BS_CHECK(bs_armed_collect(rec, res));
+  BS_CHECK(bs_armed_collect(run, rec, res));
   if (res->verdict == BS_PASS && bs_armed_vacuous(res, why, sizeof why)) {
     res->verdict = BS_VACUOUS;
     BS_CHECK(bs_result_set_note(res, "%s", why));
@@ -68,8 +69,8 @@ out:
   return st;
 }
 
-bs_status bs_verdict_decide(const bs_record *rec, bs_expect_fn expect,
-                            bs_result *res) {
+bs_status bs_judge(const bs_run *run, const bs_record *rec, bs_expect_fn expect,
+                   bs_result *res) {
   bs_status st = BS_OK;
   bs_oracle_result *o = calloc(bs_oracle_max(), sizeof *o);
   if (!o)
@@ -90,7 +91,7 @@ bs_status bs_verdict_decide(const bs_record *rec, bs_expect_fn expect,
   }
   memory(rec, res);
   res->detect_ms = rec->detect_ms;
-  BS_CHECK(vacuous(rec, res));
+  BS_CHECK(vacuous(run, rec, res));
 out:
   free(o);
   return st;

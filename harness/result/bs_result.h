@@ -1,7 +1,7 @@
-/* The outcome of one scenario run: what the child sends its parent through
- * the pipe, and what every report (table, JSON, JUnit) is made from. Its
- * wire form is the run object of docs/cli.md's JSON report, so the child writes
- * exactly what the report will hold. */
+/* The outcome of one scenario run: what the child hands its parent through
+ * the pipe (packed: bs_result_pack), and what every report (table, JSON,
+ * JUnit) is made from; the JSON run object of docs/cli.md is written once,
+ * for the user (bs_result_json). */
 #ifndef BS_RESULT_H
 #define BS_RESULT_H
 
@@ -11,7 +11,7 @@
 
 #include "bs_buf.h"
 #include "bs_fault_control.h"
-#include "catalog/bs_run_cfg.h"
+#include "catalog/bs_run.h"
 
 /* vacuous: every invariant held but an armed fault never fired, so the run
  * proves nothing about it (docs/cli.md "Fault spec"); a failed oracle is a fail
@@ -45,8 +45,9 @@ typedef struct bs_oracle_result {
 
 /* One armed fault of the run and what became of it. */
 typedef struct bs_armed {
-  char spec[256]; /* the spec, or the libfiu command that armed it */
-  bool external;  /* armed through libfiu's own tools */
+  char spec[256];        /* the spec, or the libfiu command that armed it */
+  bool external;         /* armed through libfiu's own tools */
+  bs_fault_spec filters; /* the spec's (external: rank and cycle -1) */
   bs_fault_fired fired[BS_ARMED_FIRED_MAX]; /* by cycle, rank, point, nth */
   size_t nfired, fired_total;
   /* The most reaches of a point it names on one rank in one cycle that its
@@ -68,6 +69,8 @@ typedef struct bs_result {
   int ranks;
   char backend[8], device[8];
   uint64_t seed;
+  char schedule[32]; /* "random", "pct:3", "threads" (bs_sched_spec.h) */
+  uint64_t schedule_seed;
   char model[256];
   double scale;
   int cycles;
@@ -75,7 +78,7 @@ typedef struct bs_result {
   size_t nfaults;
   bs_armed *armed; /* those, then any armed from outside */
   size_t narmed;
-  /* Every reach count of the run: only for a counting pass (bs_run_cfg's
+  /* Every reach count of the run: only for a counting pass (bs_run's
    * count_reaches), the sweep's map of the fault space. */
   bs_fault_reach *reaches;
   size_t nreaches;
@@ -98,8 +101,8 @@ typedef struct bs_result {
 } bs_result;
 
 /* The identity fields (scenario, ranks, ..., effective faults, repro) from
- * a run's configuration; verdict pass, nothing else yet. */
-bs_status bs_result_from_cfg(const bs_run_cfg *cfg, bs_result *out);
+ * a run; verdict pass, nothing else yet. */
+bs_status bs_result_from_run(const bs_run *run, bs_result *out);
 void bs_result_free(bs_result *r);
 
 bs_status bs_result_set_note(bs_result *r, const char *fmt, ...)
@@ -114,15 +117,18 @@ bs_status bs_result_add_armed(bs_result *r, const bs_armed *a);
 /* Names of failed oracles, comma-separated ("" when none). */
 void bs_result_failed_oracles(const bs_result *r, char *out, size_t n);
 
-/* The run object of docs/cli.md. indent: spaces before each line (0: one line).
- */
-void bs_result_write_json(bs_buf *b, const bs_result *r, int indent);
-/* Reads back what bs_result_write_json wrote; BS_ERR_INVALID naming the
- * missing or mistyped field. */
-bs_status bs_result_parse_json(const char *text, size_t len, bs_result *out);
+/* The run object of docs/cli.md. indent: spaces before each line (0: one
+ * line). */
+void bs_result_json(bs_buf *b, const bs_result *r, int indent);
+/* The result as bytes of this build (a header that checks the layout,
+ * then each field), what a run's child hands its parent and process 0
+ * its peers; bs_result_pack_read reads them back whole or says
+ * (BS_ERR_INVALID, naming what) what is wrong with them. */
+void bs_result_pack(bs_buf *b, const bs_result *r);
+bs_status bs_result_pack_read(const char *data, size_t n, bs_result *out);
 
 /* "backstop run NAME --ranks N --seed S [options that differ from the
  * defaults]" for cfg. */
-void bs_result_repro(const bs_run_cfg *cfg, bs_buf *b);
+void bs_result_repro(const bs_run *cfg, bs_buf *b);
 
 #endif

@@ -1,4 +1,4 @@
-#include "oracles/bs_armed.h"
+#include "result/bs_armed.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +74,9 @@ static void take_reaches(const bs_record *rec, const owner *o, bs_armed *a) {
 
 static bs_status add(const bs_record *rec, const owner *o, const char *spec,
                      bs_result *res) {
-  bs_armed a = {.external = o->spec < 0};
+  bs_armed a = {.external = o->spec < 0, .filters = {.rank = -1, .cycle = -1}};
+  if (o->filters)
+    a.filters = *o->filters;
   snprintf(a.spec, sizeof a.spec, "%s", spec);
   take_firings(rec, o, &a);
   take_reaches(rec, o, &a);
@@ -106,17 +108,14 @@ out:
   return st;
 }
 
-bs_status bs_armed_collect(const bs_record *rec, bs_result *res) {
+bs_status bs_armed_collect(const bs_run *run, const bs_record *rec,
+                           bs_result *res) {
   bs_status st = BS_OK;
   enum { EXT_MAX = 32 };
   bs_fault_external ext[EXT_MAX];
-  for (size_t i = 0; i < res->nfaults; i++) {
-    bs_fault_spec s;
-    if (bs_fault_spec_parse(res->faults[i], &s) != BS_OK)
-      BS_FAIL(BS_ERR_INVALID, NULL, "armed fault %zu: %s", i,
-              bs_err()->message);
-    owner o = {.spec = (int)i, .filters = &s};
-    BS_CHECK(add(rec, &o, res->faults[i], res));
+  for (size_t i = 0; i < run->nfaults; i++) {
+    owner o = {.spec = (int)i, .filters = &run->faults[i].spec};
+    BS_CHECK(add(rec, &o, run->faults[i].text, res));
   }
   size_t next = bs_fault_external_list(ext, EXT_MAX);
   next = next < EXT_MAX ? next : EXT_MAX;
@@ -129,14 +128,6 @@ bs_status bs_armed_collect(const bs_record *rec, bs_result *res) {
   BS_CHECK(add_unlisted(rec, ext, next, res));
 out:
   return st;
-}
-
-/* The spec's filters (an external fault has none of ours). */
-static bs_fault_spec filters(const bs_armed *a) {
-  bs_fault_spec s = {.rank = -1, .cycle = -1};
-  if (!a->external && bs_fault_spec_parse(a->spec, &s) != BS_OK)
-    bs_err_clear();
-  return s;
 }
 
 /* Where the filters point: "on rank 4 in cycle 2", "in cycle 1", ... */
@@ -152,7 +143,7 @@ static void scope(const bs_fault_spec *s, char *out, size_t n) {
 }
 
 static void never_fired(const bs_armed *a, char *why, size_t n) {
-  bs_fault_spec s = filters(a);
+  bs_fault_spec s = a->filters;
   const bs_fault_point *p = bs_fault_catalogue_find(s.name);
   char at[64];
   scope(&s, at, sizeof at);

@@ -1,0 +1,47 @@
+#include "bs_num.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+bool bs_num_plain(const char *s) {
+  if (!s || !isdigit((unsigned char)s[0]) || (s[0] == '0' && s[1]))
+    return false;
+  for (const char *p = s; *p; p++)
+    if (!isdigit((unsigned char)*p))
+      return false;
+  return true;
+}
+
+bool bs_num_long(const char *s, long lo, long hi, long *out) {
+  char *end;
+  if (!bs_num_plain(s))
+    return false;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (*end || errno || v < lo || v > hi)
+    return false;
+  *out = v;
+  return true;
+}
+
+bool bs_num_int(const char *s, int lo, int hi, int *out) {
+  long v;
+  if (!bs_num_long(s, lo, hi, &v))
+    return false;
+  *out = (int)v;
+  return true;
+}
+
+bool bs_num_positive(const char *s, double max, double *out) {
+  char *end;
+  if (!s || !*s)
+    return false;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (*end || errno || !isfinite(v) || v <= 0 || v > max)
+    return false;
+  *out = v;
+  return true;
+}

@@ -1,0 +1,108 @@
+/* base's shared helpers: the growable array, the number readers and the
+ * JSON writer (every report's bytes go through it: the suites compare
+ * them; here its edges). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_err.h"
+#include "bs_json_write.h"
+#include "bs_num.h"
+#include "bs_vec.h"
+
+static void test_vec_push_grows(void **state) {
+  (void)state;
+  int *a = NULL;
+  size_t n = 0, cap = 0;
+  for (int i = 0; i < 1000; i++)
+    assert_int_equal(bs_vec_push(&a, &n, &cap, &i, sizeof i, "ints"), BS_OK);
+  assert_int_equal(n, 1000);
+  assert_true(cap >= n && cap < 2 * n);
+  for (int i = 0; i < 1000; i++)
+    assert_int_equal(a[i], i);
+  free(a);
+}
+
+static void test_vec_exact_and_append(void **state) {
+  (void)state;
+  long *a = NULL;
+  size_t n = 0;
+  const long more[3] = {7, 8, 9};
+  assert_int_equal(bs_vec_append(&a, &n, NULL, more, 3, sizeof *a, "longs"),
+                   BS_OK);
+  assert_int_equal(bs_vec_append(&a, &n, NULL, more, 0, sizeof *a, "longs"),
+                   BS_OK);
+  assert_int_equal(n, 3);
+  assert_int_equal(a[2], 9);
+  free(a);
+}
+
+static void test_vec_overflow(void **state) {
+  (void)state;
+  char *a = NULL;
+  size_t cap = 0;
+  assert_false(bs_vec_grow(&a, &cap, SIZE_MAX / 2, 4));
+  assert_null(a);
+  assert_int_equal(cap, 0);
+  assert_int_equal(bs_vec_reserve(&a, &cap, SIZE_MAX / 2, 4, "huge"),
+                   BS_ERR_NOMEM);
+  assert_non_null(strstr(bs_err()->message, "huge: out of memory"));
+  bs_err_clear();
+}
+
+static void test_num(void **state) {
+  (void)state;
+  long v = -1;
+  int i = -1;
+  double d = -1;
+  assert_true(bs_num_long("0", 0, 5, &v) && v == 0);
+  assert_true(bs_num_int("42", 1, 42, &i) && i == 42);
+  const char *bad[] = {"", "+4", " 4", "010", "4 ", "-1", "0x1", "4.0", NULL};
+  for (int k = 0; bad[k]; k++)
+    assert_false(bs_num_long(bad[k], -10, 10, &v));
+  assert_false(bs_num_long(NULL, 0, 1, &v));
+  assert_false(bs_num_int("43", 1, 42, &i));
+  assert_false(bs_num_long("99999999999999999999999", 0, 1, &v));
+  assert_true(bs_num_positive("0.5", 1, &d) && d == 0.5);
+  assert_false(bs_num_positive("0", 1, &d));
+  assert_false(bs_num_positive("nan", 1, &d));
+  assert_false(bs_num_positive("2", 1, &d));
+  assert_false(bs_num_positive("", 1, &d));
+}
+
+static void test_json_write(void **state) {
+  (void)state;
+  bs_buf b = {0};
+  bs_json_write_str(&b, "a\"b\\c\nd\te\rf\001g");
+  bs_buf_printf(&b, " ");
+  bs_json_write_str(&b, NULL);
+  bs_json_write_field_num(&b, ", ", "n", 3);
+  bs_json_write_field_num(&b, ", ", "x", 0.25);
+  bs_json_write_field_num(&b, ", ", "nan", NAN);
+  bs_json_write_field_str(&b, "{", "k", "v");
+  static const char *const l[] = {"x", "y", NULL};
+  bs_json_write_strs(&b, l, SIZE_MAX);
+  bs_json_write_strs(&b, NULL, 3);
+  assert_string_equal(
+      bs_buf_str(&b),
+      "\"a\\\"b\\\\c\\nd\\te\\rf\\u0001g\" null, \"n\": 3, "
+      "\"x\": 0.25, \"nan\": null{\"k\": \"v\"[\"x\", \"y\"][]");
+  bs_buf_free(&b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_vec_push_grows),
+      cmocka_unit_test(test_vec_exact_and_append),
+      cmocka_unit_test(test_vec_overflow),
+      cmocka_unit_test(test_num),
+      cmocka_unit_test(test_json_write),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,169 @@
+/* Scheduled worlds on virtual time: a watchdog of 10 s waited out in no
+ * wall time, detection and the record on the virtual clock; a rank's
+ * exchanges with its engine process (a real process) are steps whose
+ * outcome and cost do not depend on how long the OS takes. That a run's
+ * report bytes are a function of its seed, quiet and beside 64 busy
+ * processes, is tests/same_bytes.sh's (ctest suite_same_bytes); on one
+ * core is how every scheduled run runs (its worker's CPU: run/bs_child.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bs_clock.h"
+#include "bs_test_cli.h"
+#include "bs_test_faults.h"
+#include "bs_test_world.h"
+#include "sync/bs_engine_main.h"
+
+/* ---- load ---- */
+
+enum { BUSY = 64 };
+static atomic_bool busy_stop;
+static pthread_t busy[BUSY];
+
+static void *spin(void *arg) {
+  (void)arg;
+  volatile uint64_t x = 0;
+  while (!atomic_load(&busy_stop))
+    x = x + 1;
+  return NULL;
+}
+
+static void load(bool on) {
+  atomic_store(&busy_stop, !on);
+  for (int i = 0; i < BUSY; i++)
+    if (on)
+      assert_int_equal(pthread_create(&busy[i], NULL, spin, NULL), 0);
+    else
+      pthread_join(busy[i], NULL);
+}
+
+static double wall_ms(void) {
+  return (double)bs_clock_real_ns() / 1e6;
+}
+
+/* ---- the watchdog on virtual time ---- */
+
+/* Rank 3 is busy elsewhere for a minute, then ends; its peers wait for it
+ * in a barrier under a 10 s watchdog. */
+static bs_status late_rank(bs_comm *c, void *arg) {
+  (void)arg;
+  if (bs_comm_rank(c) != 3)
+    return bs_comm_barrier(c);
+  bs_comm_sleep_ms(c, 60000);
+  return BS_OK;
+}
+
+static void test_watchdog_costs_no_wall_time(void **state) {
+  (void)state;
+  static const char *const schedules[] = {"random", "pct:3"};
+  for (size_t i = 0; i < 2; i++) {
+    bs_world_opts o = {.size = 4,
+                       .timeout_ms = 10000,
+                       .fingerprint = true,
+                       .schedule = schedules[i]};
+    bs_world *w = NULL;
+    assert_int_equal(bs_world_create(&o, &w), BS_OK);
+    double t0 = wall_ms();
+    assert_int_equal(bs_world_run(w, NULL, late_rank, NULL), BS_ERR_TIMEOUT);
+    double took = wall_ms() - t0;
+    bs_err_clear();
+    assert_non_null(strstr(bs_world_report(w), "missing from #1: rank 3"));
+    /* Caught at the timeout, to the tick, in a small share of a second. */
+    double d = bs_world_detect_ms(w);
+    if (d < 10000.0 || d > 10000.1 || took > 1000.0)
+      fail_msg("%s: detect_ms %.3f, %.0f ms of wall time", schedules[i], d,
+               took);
+    bs_world_destroy(w);
+  }
+}
+
+/* ---- the engine exchange ---- */
+
+/* init (an engine per rank), one weight sync, the end. */
+static bs_status syncs(bs_comm *c, void *arg) {
+  tw *t = arg;
+  bs_actor *a = NULL;
+  bs_sync_result res = {0};
+  bs_actor_opts o = {
+      .cfg = &t->cfg, .model = &t->model, .seed = 7, .engine_exe = TW_SELF};
+  bs_status st = bs_actor_init(c, &o, &a);
+  if (st == BS_OK)
+    st = bs_actor_update_weights(a, &res);
+  t->out[bs_comm_rank(c)] = (long)res.ntensors;
+  bs_sync_result_free(&res);
+  bs_status end = bs_actor_end(a);
+  return st != BS_OK ? st : end;
+}
+
+typedef struct sync_run {
+  uint64_t hash, steps;
+  long tensors;
+} sync_run;
+
+static sync_run sync_world(uint64_t seed) {
+  tw t;
+  bs_dev *devs[2] = {0};
+  void *args[2] = {&t, &t};
+  bs_world_opts o = {.size = 2,
+                     .timeout_ms = 10000,
+                     .fingerprint = true,
+                     .schedule = "random",
+                     .schedule_seed = seed};
+  tw_init(&t, 2, "tiny");
+  for (int r = 0; r < 2; r++)
+    assert_int_equal(bs_dev_host_create(&devs[r]), BS_OK);
+  assert_int_equal(bs_world_create(&o, &t.w), BS_OK);
+  assert_int_equal(bs_world_run(t.w, devs, syncs, args), BS_OK);
+  sync_run out = {bs_world_sched_hash(t.w), bs_world_sched_steps(t.w),
+                  t.out[0] + t.out[1]};
+  for (int r = 0; r < 2; r++)
+    bs_dev_destroy(devs[r]);
+  tw_free(&t);
+  return out;
+}
+
+/* The engines are real processes, slower under load; each exchange with
+ * one is a step of its rank's, so the decisions and their virtual times
+ * (the hash) are the same quiet and loaded. */
+static void test_engine_exchange_is_one_step(void **state) {
+  (void)state;
+  sync_run quiet = sync_world(3);
+  assert_true(quiet.tensors > 0);
+  load(true);
+  sync_run loaded = sync_world(3);
+  load(false);
+  assert_true(loaded.hash == quiet.hash);
+  assert_true(loaded.steps == quiet.steps);
+  assert_int_equal(loaded.tensors, quiet.tensors);
+  sync_run other = sync_world(4);
+  assert_true(other.hash != quiet.hash);
+}
+
+static int setup(void **state) {
+  (void)state;
+  return cli_setup("bs_schedw_");
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return cli_teardown();
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "engine") == 0)
+    return bs_engine_main(argc - 1, argv + 1);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_watchdog_costs_no_wall_time),
+      cmocka_unit_test(test_engine_exchange_is_one_step),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
