@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bs_corpus_int.h"
+#include "bs_json_write.h"
 
 const char *bs_corpus_prog_name(const bs_corpus *c, int g) {
   return g ? c->groups[g - 1].name : "0";
@@ -79,7 +80,7 @@ static void put_make(bs_buf *b, const bs_corpus *c, const bs_corpus_maker *m) {
     bs_buf_printf(b, "{\"how\": \"group\", \"ranks\": ");
     put_ints(b, g->ranks, g->n);
     bs_buf_printf(b, ", \"desc\": ");
-    bs_buf_json_str(b, strcmp(g->desc, "undefined") ? g->desc : NULL);
+    bs_json_write_str(b, strcmp(g->desc, "undefined") ? g->desc : NULL);
     bs_buf_printf(b, "}");
   }
 }
@@ -122,13 +123,13 @@ bs_status bs_corpus_prog_json(const bs_corpus *c, bs_buf *b) {
                 (unsigned long long)c->seed, (unsigned long long)c->index,
                 c->world, c->fr_buffer ? c->fr_buffer : 2000,
                 has_p2p(c) ? "true" : "false");
-  bs_buf_json_str(b, c->what);
+  bs_json_write_str(b, c->what);
   put_layout(b, c);
   bs_buf_printf(b, ",\n \"groups\": [");
   for (int g = 0; g < c->ngroups; g++) {
     bs_buf_printf(b, "%s\n  {\"name\": \"%s\", \"desc\": ", g ? "," : "",
                   c->groups[g].name);
-    bs_buf_json_str(b, c->groups[g].desc);
+    bs_json_write_str(b, c->groups[g].desc);
     bs_buf_printf(b, ", \"ranks\": ");
     put_ints(b, c->groups[g].ranks, c->groups[g].n);
     bs_buf_printf(b, "}");

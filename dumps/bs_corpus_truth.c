@@ -20,6 +20,7 @@
 #include "bs_dumps_finding.h"
 #include "bs_dumps_json.h"
 #include "bs_json.h"
+#include "bs_json_write.h"
 
 typedef struct node {
   int g;
@@ -436,9 +437,9 @@ static void put_root(const truth *t, const troot *x, bs_buf *b) {
                 "\"op\": %llu, \"p2p\": %s, \"mismatch\": ",
                 x->rank, kind_names[x->kind], bs_corpus_prog_name(c, x->g),
                 (unsigned long long)x->seq, x->p2p ? "true" : "false");
-  bs_buf_json_str(b, x->kind == K_MISMATCH
-                         ? bs_dumps_finding_mismatch_name(x->mismatch)
-                         : NULL);
+  bs_json_write_str(b, x->kind == K_MISMATCH
+                           ? bs_dumps_finding_mismatch_name(x->mismatch)
+                           : NULL);
   bs_buf_printf(b, ", \"order_known\": %s, \"even_split\": %s, \"held\": [",
                 x->known ? "true" : "false", x->even ? "true" : "false");
   for (int h = 0; h < x->nheld; h++) {
@@ -492,7 +493,7 @@ static char *json(const truth *t) {
                 ",\n \"program\": {\"seed\": %llu, \"index\": %llu, "
                 "\"fault\": ",
                 (unsigned long long)c->seed, (unsigned long long)c->index);
-  bs_buf_json_str(&b, c->what);
+  bs_json_write_str(&b, c->what);
   bs_buf_printf(&b, "}}\n");
   return bs_buf_take(&b);
 }

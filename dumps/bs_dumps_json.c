@@ -7,6 +7,7 @@
 
 #include "bs_buf.h"
 #include "bs_dumps_graph.h"
+#include "bs_json_write.h"
 
 static const char *verdict_name(bs_dumps_finding f) {
   return f == BS_DUMPS_DESYNC ? "desync"
@@ -34,12 +35,12 @@ static void put_ref(const bs_dumps_graph *g, bs_dumps_ref at, bs_buf *b) {
   bs_dumps_graph_describe(g, at, what, sizeof what);
   what[strcspn(what, " ")] = '\0';
   bs_buf_printf(b, "{\"group\": ");
-  bs_buf_json_str(b, grp->name);
+  bs_json_write_str(b, grp->name);
   bs_buf_printf(b, ", \"desc\": ");
-  bs_buf_json_str(b, grp->desc);
+  bs_json_write_str(b, grp->desc);
   bs_buf_printf(b, ", \"op\": %llu, \"p2p\": %s, \"op_name\": ",
                 (unsigned long long)at.seq, at.p2p ? "true" : "false");
-  bs_buf_json_str(b, what);
+  bs_json_write_str(b, what);
   bs_buf_printf(b, "}");
 }
 
@@ -58,16 +59,16 @@ static void put_root(const bs_dumps_graph *g, const bs_dumps_root *r,
   const bs_dump_group *grp = &g->d->groups[r->at.group];
   bs_buf_printf(b, "{\"rank\": %d, \"kind\": \"%s\", \"group\": ", r->rank,
                 bs_dumps_graph_kind_name(r->kind));
-  bs_buf_json_str(b, grp->name);
+  bs_json_write_str(b, grp->name);
   bs_buf_printf(b, ", \"desc\": ");
-  bs_buf_json_str(b, grp->desc);
+  bs_json_write_str(b, grp->desc);
   bs_buf_printf(b, ", \"op\": %llu, \"p2p\": %s, \"at\": ",
                 (unsigned long long)r->at.seq, r->at.p2p ? "true" : "false");
   put_ref(g, r->at, b);
   bs_buf_printf(b, ", \"mismatch\": ");
-  bs_buf_json_str(b, r->kind == BS_ROOT_MISMATCH
-                         ? bs_dumps_finding_mismatch_name(r->mismatch)
-                         : NULL);
+  bs_json_write_str(b, r->kind == BS_ROOT_MISMATCH
+                           ? bs_dumps_finding_mismatch_name(r->mismatch)
+                           : NULL);
   bs_buf_printf(b, ", \"went_on\": ");
   put_ref(g, r->kind == BS_ROOT_SKIPPED ? r->went : (bs_dumps_ref){.group = -1},
           b);
@@ -81,7 +82,7 @@ static void put_root(const bs_dumps_graph *g, const bs_dumps_root *r,
                 r->order_known ? "true" : "false");
   put_held(g, r, b);
   bs_buf_printf(b, ", \"frame\": ");
-  bs_buf_json_str(b, r->frame[0] ? r->frame : NULL);
+  bs_json_write_str(b, r->frame[0] ? r->frame : NULL);
   bs_buf_printf(b, "}");
 }
 
@@ -147,9 +148,9 @@ static void put_head(const bs_dumps_graph *g, bs_buf *b) {
                 "{\"schema\": \"%s\", \"verdict\": \"%s\", \"ranks\": %d, "
                 "\"dumps\": %zu, \"version\": ",
                 BS_DUMPS_JSON_SCHEMA, verdict_name(g->finding), d->ranks, d->n);
-  bs_buf_json_str(b, d->version);
+  bs_json_write_str(b, d->version);
   bs_buf_printf(b, ", \"comm_lib\": ");
-  bs_buf_json_str(b, d->lib);
+  bs_json_write_str(b, d->lib);
 }
 
 char *bs_dumps_json_of(const bs_dumps_graph *g) {
@@ -171,7 +172,7 @@ char *bs_dumps_json_of(const bs_dumps_graph *g) {
   bs_buf_printf(&b, "],\n \"cycles\": ");
   put_cycles(g, &b);
   bs_buf_printf(&b, ",\n \"unknown\": ");
-  bs_buf_json_strs(&b, (const char *const *)g->unknown, g->nunknown);
+  bs_json_write_strs(&b, (const char *const *)g->unknown, g->nunknown);
   bs_buf_printf(&b, "}\n");
   free(pick);
   return bs_buf_take(&b);

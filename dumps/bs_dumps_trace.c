@@ -9,6 +9,7 @@
 
 #include "bs_buf.h"
 #include "bs_dumps_graph.h"
+#include "bs_json_write.h"
 
 typedef struct clock {
   uint64_t t0, end; /* ns: the first time held, the last */
@@ -67,7 +68,7 @@ static void meta(bs_buf *b, const char *what, int pid, int tid,
                 ",\n{\"name\": \"%s\", \"ph\": \"M\", \"pid\": %d, \"tid\": "
                 "%d, \"args\": {\"name\": ",
                 what, pid, tid);
-  bs_buf_json_str(b, name);
+  bs_json_write_str(b, name);
   bs_buf_printf(b, "}}");
 }
 
@@ -85,7 +86,7 @@ static void slices(const bs_dumps_graph *g, const clock *k, const bs_dump *dp,
     snprintf(name, sizeof name, "%s #%llu", c->p2p ? "p2p" : c->op,
              (unsigned long long)c->seq);
     bs_buf_printf(b, ",\n{\"name\": ");
-    bs_buf_json_str(b, name);
+    bs_json_write_str(b, name);
     bs_buf_printf(b,
                   ", \"cat\": \"%s\", \"ph\": "
                   "\"X\", \"ts\": %.1f, \"dur\": %.1f, \"pid\": %d, \"tid\": "
