@@ -15,6 +15,7 @@
 #include "bs_bench_impl.h"
 #include "bs_bench_trace.h"
 #include "bs_file.h"
+#include "bs_num.h"
 #include "dumps/bs_corpus.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
@@ -72,18 +73,12 @@ static const char hangs_usage[] =
 
 static bool hangs_number(const char *opt, const char *v, long lo, long hi,
                          long *out) {
-  char *end;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  if (errno || end == v || *end || n < lo || n > hi) {
-    fprintf(stderr,
-            "backstop bench: %s: expected an integer in [%ld, %ld], "
-            "got '%s'\n",
-            opt, lo, hi, v);
-    return false;
-  }
-  *out = n;
-  return true;
+  if (bs_num_long(v, lo, hi, out))
+    return true;
+  fprintf(stderr,
+          "backstop bench: %s: expected an integer in [%ld, %ld], got '%s'\n",
+          opt, lo, hi, v);
+  return false;
 }
 
 /* The numbers' options and where each goes. */
@@ -134,11 +129,13 @@ static int hangs_parse(int argc, char **argv, hangs_opts *o) {
                     .frt_sample = 100,
                     .settle_ms = 10,
                     .timeout_ms = 2000};
-  for (int i = 1; i < argc; i++) {
+  /* --help anywhere, even where a value was expected (--hangs --help). */
+  for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       fputs(hangs_usage, stdout);
       return 0;
     }
+  for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--check") || !strcmp(argv[i], "--spawn")) {
       *(argv[i][2] == 'c' ? &o->check : &o->spawn) = true;
       continue;
@@ -158,9 +155,8 @@ static int hangs_parse(int argc, char **argv, hangs_opts *o) {
     return 2;
   }
   if (!o->count && !o->score) {
-    fprintf(stderr,
-            "backstop bench: --hangs: expected a hangs_number of programs "
-            "above 0, or --score DIR\n");
+    fprintf(stderr, "backstop bench: --hangs: expected a number of programs "
+                    "above 0, or --score DIR\n");
     return 2;
   }
   return -1;
