@@ -23,11 +23,20 @@ void bs_buf_append(bs_buf *b, const char *s, size_t n) {
   b->s[b->len] = '\0';
 }
 
+/* Formatted into the room there is first: most fit, and are formatted
+ * once (the flight recorder's dumps print a few fields an entry). */
 void bs_buf_printf(bs_buf *b, const char *fmt, ...) {
   va_list ap;
+  size_t room = b->s && !b->oom ? b->cap - b->len : 0;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  int n = vsnprintf(room ? b->s + b->len : NULL, room, fmt, ap);
   va_end(ap);
+  if (n >= 0 && (size_t)n < room) {
+    b->len += (size_t)n;
+    return;
+  }
+  if (room)
+    b->s[b->len] = '\0'; /* what did not fit is not kept */
   if (n < 0 || !reserve(b, (size_t)n))
     return;
   va_start(ap, fmt);

@@ -1,7 +1,8 @@
 /* The JSON writer: values and an object's fields appended to a bs_buf, the
  * one way the tree writes JSON (reports, run objects, traces, the bench's
- * figures; bs_json.h reads it back). Layout (spaces, new lines) is the
- * caller's: a field is its separator, its key and its value. */
+ * figures, the flight recorders' dumps; bs_json.h reads it back). Layout
+ * (spaces, new lines) is the caller's: a field is its separator, its key
+ * and its value. */
 #ifndef BS_JSON_WRITE_H
 #define BS_JSON_WRITE_H
 

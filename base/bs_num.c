@@ -34,6 +34,34 @@ bool bs_num_int(const char *s, int lo, int hi, int *out) {
   return true;
 }
 
+bool bs_num_ull(const char *s, unsigned long long lo, unsigned long long hi,
+                unsigned long long *out) {
+  char *end;
+  if (!bs_num_plain(s))
+    return false;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end || errno || v < lo || v > hi)
+    return false;
+  *out = v;
+  return true;
+}
+
+bool bs_num_hex(const char *s, unsigned long long *out) {
+  char *end;
+  if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2])
+    return false;
+  for (const char *p = s + 2; *p; p++)
+    if (!isxdigit((unsigned char)*p))
+      return false;
+  errno = 0;
+  unsigned long long v = strtoull(s + 2, &end, 16);
+  if (*end || errno)
+    return false;
+  *out = v;
+  return true;
+}
+
 bool bs_num_positive(const char *s, double max, double *out) {
   char *end;
   if (!s || !*s)

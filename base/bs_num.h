@@ -12,6 +12,11 @@ bool bs_num_plain(const char *s);
 /* A plain decimal in [lo, hi]; *out untouched when it is not one. */
 bool bs_num_long(const char *s, long lo, long hi, long *out);
 bool bs_num_int(const char *s, int lo, int hi, int *out);
+bool bs_num_ull(const char *s, unsigned long long lo, unsigned long long hi,
+                unsigned long long *out);
+/* Hex digits after 0x or 0X, and nothing else (no sign, no space, no
+ * second 0x), up to ULLONG_MAX; *out untouched when it is not one. */
+bool bs_num_hex(const char *s, unsigned long long *out);
 /* A finite number in (0, max] (strtod's forms); *out untouched else. */
 bool bs_num_positive(const char *s, double max, double *out);
 

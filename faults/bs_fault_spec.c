@@ -3,7 +3,6 @@
  * thing wrong with it, since the CLI prints it as its usage error. */
 #include "bs_fault_control.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 
 #include "bs_fault_parse.h"
 #include "bs_near.h"
+#include "bs_num.h"
 
 #define SPEC_MAX 256
 
@@ -55,16 +55,11 @@ static bs_status parse_uint(const char *text, const char *key, const char *val,
   bs_status st = BS_OK;
   if (val[0] == '-')
     SPEC_FAIL("fault spec '%.80s': %s=%s is negative", text, key, val);
-  if (val[0] < '0' || val[0] > '9')
+  if (!bs_num_plain(val))
     SPEC_FAIL("fault spec '%.80s': %s=%s is not a decimal integer", text, key,
               val);
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(val, &end, 10);
-  if (*end != '\0')
-    SPEC_FAIL("fault spec '%.80s': %s=%s is not a decimal integer", text, key,
-              val);
-  if (errno == ERANGE || v < lo || v > hi)
+  unsigned long long v = 0;
+  if (!bs_num_ull(val, lo, hi, &v))
     SPEC_FAIL("fault spec '%.80s': %s=%s is out of range [%llu, %llu]", text,
               key, val, lo, hi);
   *out = v;

@@ -1,6 +1,7 @@
 /* base's shared helpers: the growable array, the number readers and the
  * JSON writer (every report's bytes go through it: the suites compare
  * them; here its edges). */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +77,37 @@ static void test_num(void **state) {
   assert_false(bs_num_positive("", 1, &d));
 }
 
+static void test_num_ull_hex(void **state) {
+  (void)state;
+  unsigned long long u = 0;
+  assert_true(bs_num_ull("18446744073709551615", 0, ULLONG_MAX, &u) &&
+              u == ULLONG_MAX);
+  assert_false(bs_num_ull("18446744073709551616", 0, ULLONG_MAX, &u));
+  assert_false(bs_num_ull("007", 0, 10, &u));
+  assert_false(bs_num_ull("11", 0, 10, &u));
+  assert_true(bs_num_hex("0xFf", &u) && u == 255);
+  const char *bad[] = {"0x", "ff", "0x0x5", "0x-1", "0x 1", "0x1g", NULL};
+  for (int k = 0; bad[k]; k++)
+    assert_false(bs_num_hex(bad[k], &u));
+  assert_false(bs_num_hex(NULL, &u));
+  assert_true(u == 255);
+}
+
+/* A printf that fits the room there is, then one that does not. */
+static void test_buf_printf_room(void **state) {
+  (void)state;
+  bs_buf b = {0};
+  bs_buf_printf(&b, "%d", 12);
+  char big[600];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  bs_buf_printf(&b, "<%s>", big);
+  assert_int_equal(b.len, 2 + 1 + strlen(big) + 1);
+  assert_int_equal(strlen(bs_buf_str(&b)), b.len);
+  assert_memory_equal(bs_buf_str(&b), "12<xx", 5);
+  bs_buf_free(&b);
+}
+
 static void test_json_write(void **state) {
   (void)state;
   bs_buf b = {0};
@@ -102,6 +134,8 @@ int main(void) {
       cmocka_unit_test(test_vec_exact_and_append),
       cmocka_unit_test(test_vec_overflow),
       cmocka_unit_test(test_num),
+      cmocka_unit_test(test_num_ull_hex),
+      cmocka_unit_test(test_buf_printf_room),
       cmocka_unit_test(test_json_write),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_vec.h"
 #include "oracles/bs_oracle.h"
 
 static bs_record rec;
@@ -46,14 +47,11 @@ static void all(const char *phase, int cycle, bs_status st) {
 }
 
 static void fired(const char *point, int rank, int cycle) {
-  bs_fault_fired *f = realloc(rec.fired, (rec.nfired + 1) * sizeof *f);
-  assert_non_null(f);
-  rec.fired = f;
-  memset(&f[rec.nfired], 0, sizeof *f);
-  f[rec.nfired].point = bs_fault_catalogue_find(point)->id;
-  f[rec.nfired].rank = rank;
-  f[rec.nfired].cycle = cycle;
-  rec.nfired++;
+  bs_fault_fired f = {.point = bs_fault_catalogue_find(point)->id,
+                      .rank = rank,
+                      .cycle = cycle};
+  assert_int_equal(
+      bs_vec_push(&rec.fired, &rec.nfired, NULL, &f, sizeof f, "fired"), BS_OK);
 }
 
 #define HAS(s) assert_non_null(strstr(detail, (s)))

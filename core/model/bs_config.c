@@ -11,6 +11,7 @@
 
 #include "bs_mutant.h"
 #include "bs_near.h"
+#include "bs_num.h"
 #include "model/bs_config_parse.h"
 
 #define REMAT "--rematerialize-param-from-master-weight"
@@ -192,15 +193,22 @@ static bool parse_bool(const char *s, bool *out) {
   return true;
 }
 
-/* A decimal number that fills the whole string; strtod also takes "nan"
- * and "inf", which the range check rejects. */
+/* A number that fills the whole string: an integer is a plain decimal
+ * (bs_num: no key takes a negative one); a real is what strtod reads
+ * (bs_num has no reader of [0, max]: "0" is a value here), "nan" and
+ * "inf" too, which the range check rejects. */
 static bool parse_number(const char *s, bool integer, double *out) {
-  if (!*s || (integer && strspn(s, "0123456789-+") != strlen(s)))
-    return false;
+  long l;
+  if (integer) {
+    if (!bs_num_long(s, 0, LONG_MAX, &l))
+      return false;
+    *out = (double)l;
+    return true;
+  }
   char *end = NULL;
   errno = 0;
-  double v = integer ? (double)strtoll(s, &end, 10) : strtod(s, &end);
-  if (errno != 0 || *end != '\0')
+  double v = strtod(s, &end);
+  if (!*s || errno != 0 || *end != '\0')
     return false;
   *out = v;
   return true;

@@ -1,7 +1,5 @@
 #include "plan/bs_opts.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -135,12 +133,8 @@ static bs_status parse_positive(const char *opt, const char *s, double max,
 
 /* Decimal, or hex after 0x; never octal, a sign or a space. */
 static bs_status parse_seed(const char *opt, const char *s, uint64_t *out) {
-  char *end;
-  errno = 0;
-  bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  bool digits = hex ? isxdigit((unsigned char)s[2]) : bs_num_plain(s);
-  unsigned long long v = strtoull(hex ? s + 2 : s, &end, hex ? 16 : 10);
-  if (!digits || *end || errno)
+  unsigned long long v;
+  if (!bs_num_ull(s, 0, UINT64_MAX, &v) && !bs_num_hex(s, &v))
     return bs_err_fail(BS_ERR_INVALID, NULL,
                        "%s: '%s' is not an unsigned 64-bit integer "
                        "(decimal without a leading zero, or 0x hex)",

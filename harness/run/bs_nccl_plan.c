@@ -1,6 +1,7 @@
 #include "run/bs_nccl_plan.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "bs_fork.h"
+#include "bs_num.h"
 #include "bs_stop.h"
 #include "catalog/bs_launcher.h"
 #include "catalog/bs_scenario.h"
@@ -76,9 +78,9 @@ static int host_procs(const bs_run *c) {
                                      "MPI_LOCALNRANKS", "LOCAL_WORLD_SIZE",
                                      "SLURM_NTASKS_PER_NODE"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-    const char *v = getenv(vars[i]);
-    if (v && atoi(v) > 0)
-      return atoi(v);
+    int n;
+    if (bs_num_int(getenv(vars[i]), 1, INT_MAX, &n))
+      return n;
   }
   return c->nprocs > 0 ? c->nprocs : 1;
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_vec.h"
+
 static bs_status check_members(const bs_comm *c, const char *name,
                                const int *members, int n) {
   int size = c->w->o.global_size;
@@ -40,14 +42,8 @@ static bs_status pg_new(bs_world *w, const char *name, const char *desc,
                         const int *members, int n, bs_pg **out) {
   bs_status st = BS_OK;
   bs_pg *pg = calloc(1, sizeof *pg);
-  if (w->npgs == w->pgs_cap) {
-    int cap = w->pgs_cap ? 2 * w->pgs_cap : 8;
-    bs_pg **grown = realloc(w->pgs, (size_t)cap * sizeof *grown);
-    if (!grown)
-      BS_FAIL(BS_ERR_NOMEM, NULL, "group %s: out of memory", name);
-    w->pgs = grown;
-    w->pgs_cap = cap;
-  }
+  if (!bs_vec_grow(&w->pgs, &w->pgs_cap, (size_t)w->npgs + 1, sizeof *w->pgs))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "group %s: out of memory", name);
   if (!pg || !(pg->members = malloc((size_t)n * sizeof *pg->members)) ||
       !(pg->last_done = calloc((size_t)n, sizeof *pg->last_done)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "group %s: out of memory", name);

@@ -77,7 +77,8 @@ struct bs_world {
   bs_status *rank_st;
   bs_error *rank_err;
   bs_pg **pgs; /* the process groups made here, by id - 1; under mu */
-  int npgs, pgs_cap;
+  int npgs;
+  size_t pgs_cap;
   /* A world of more ranks than BS_WORLD_RUNNING_MAX on real threads: at
    * most that many run outside a collective at once (bs_world_turn). */
   bool turns;

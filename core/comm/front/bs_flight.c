@@ -2,16 +2,21 @@
 
 #include <pthread.h>
 #include <stdio.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_buf.h"
 #include "bs_clock.h"
+#include "bs_json_write.h"
+#include "bs_vec.h"
 #include "comm/front/bs_watchdog.h"
 
 enum { RING_FIRST = 32 }; /* entries allocated at first */
+
+/* A string literal appended to a dump. */
+#define PUT(b, lit) bs_buf_append((b), (lit), sizeof(lit) - 1)
 
 typedef struct flight_pg {
   int id;
@@ -29,6 +34,7 @@ struct bs_flight {
   size_t cap;
   flight_pg *pgs; /* besides the default group */
   int npgs;
+  size_t pgs_cap;
 };
 
 /* Readers take a const recorder; the lock is the one mutable part. */
@@ -78,12 +84,11 @@ static void ring_room(bs_flight *f) {
   if (f->next_id < f->cap || f->cap == f->slots)
     return;
   size_t cap = 2 * f->cap < f->slots ? 2 * f->cap : f->slots;
-  bs_flight_entry *grown = realloc(f->ring, cap * sizeof *grown);
-  if (!grown) {
+  /* Exactly cap (no bs_vec doubling past it): the ring stops at slots. */
+  if (!bs_vec_grow(&f->ring, NULL, cap, sizeof *f->ring)) {
     f->slots = f->cap;
     return;
   }
-  f->ring = grown;
   f->cap = cap;
 }
 
@@ -146,15 +151,11 @@ bs_status bs_flight_add_pg(bs_flight *f, int id, const char *name,
                            const char *desc, const int *members, int n) {
   bs_status st = BS_OK;
   pthread_mutex_t *mu = lock(f);
-  flight_pg *grown = realloc(f->pgs, (size_t)(f->npgs + 1) * sizeof *grown);
-  char *ranks = ranks_text(members, n);
-  if (!grown || !ranks) {
-    free(ranks);
-    if (grown)
-      f->pgs = grown;
+  bool room =
+      bs_vec_grow(&f->pgs, &f->pgs_cap, (size_t)f->npgs + 1, sizeof *f->pgs);
+  char *ranks = room ? ranks_text(members, n) : NULL;
+  if (!ranks)
     BS_FAIL(BS_ERR_NOMEM, NULL, "flight recorder: group %s", name);
-  }
-  f->pgs = grown;
   flight_pg *g = &f->pgs[f->npgs++];
   *g = (flight_pg){.id = id, .ranks = ranks};
   snprintf(g->name, sizeof g->name, "%s", name);
@@ -212,67 +213,47 @@ static const char *torch_dtype(bs_dtype dt) {
   return (unsigned)dt < BS_DTYPE_COUNT ? names[dt] : "Undefined";
 }
 
-/* Every string we print is ours, but escape anyway: the dump must parse. */
-/* s quoted, its plain runs written whole (a group's ranks are
- * thousands of characters). */
-static void put_str(FILE *o, const char *s) {
-  fputc('"', o);
-  while (s && *s) {
-    size_t plain = 0;
-    while (s[plain] && s[plain] != '"' && s[plain] != '\\' &&
-           (unsigned char)s[plain] >= 0x20)
-      plain++;
-    fwrite(s, 1, plain, o);
-    s += plain;
-    if (!*s)
-      break;
-    unsigned char ch = (unsigned char)*s++;
-    if (ch == '"' || ch == '\\')
-      fprintf(o, "\\%c", ch);
-    else
-      fprintf(o, "\\u%04x", ch);
-  }
-  fputc('"', o);
-}
-
-static void put_time(FILE *o, const char *key, uint64_t ns) {
+static void put_time(bs_buf *o, const char *key, uint64_t ns) {
   if (ns)
-    fprintf(o, ",\"%s\":%llu", key, (unsigned long long)ns);
+    bs_buf_printf(o, ",\"%s\":%llu", key, (unsigned long long)ns);
   else
-    fprintf(o, ",\"%s\":null", key);
+    bs_buf_printf(o, ",\"%s\":null", key);
 }
 
-static void put_sizes(FILE *o, const char *what, const bs_flight_entry *e,
+static void put_sizes(bs_buf *o, const char *what, const bs_flight_entry *e,
                       size_t numel, bs_dtype dt) {
   if (e->has_data) {
-    fprintf(o, ",\"%s_sizes\":[[%zu]],\"%s_dtypes\":[", what, numel, what);
-    put_str(o, torch_dtype(dt));
-    fputc(']', o);
+    bs_buf_printf(o, ",\"%s_sizes\":[[%zu]],\"%s_dtypes\":[", what, numel,
+                  what);
+    bs_json_write_str(o, torch_dtype(dt));
+    PUT(o, "]");
   } else {
-    fprintf(o, ",\"%s_sizes\":[],\"%s_dtypes\":[]", what, what);
+    bs_buf_printf(o, ",\"%s_sizes\":[],\"%s_dtypes\":[]", what, what);
   }
 }
 
 /* No Python stack here: the frames name where the collective came from,
  * innermost first (the front's own exchange, then the lifecycle phase). */
-static void put_frames(FILE *o, const bs_flight_entry *e) {
+static void put_frames(bs_buf *o, const bs_flight_entry *e) {
   const char *names[2] = {e->label, e->phase[0] ? e->phase : NULL};
   bool comma = false;
-  fputs("\"frames\":[", o);
+  PUT(o, "\"frames\":[");
   for (int i = 0; i < 2; i++) {
     if (!names[i])
       continue;
-    fputs(comma ? ",{\"name\":" : "{\"name\":", o);
-    put_str(o, names[i]);
-    fputs(",\"filename\":\"backstop\",\"line\":0}", o);
+    if (comma)
+      PUT(o, ",");
+    PUT(o, "{\"name\":");
+    bs_json_write_str(o, names[i]);
+    PUT(o, ",\"filename\":\"backstop\",\"line\":0}");
     comma = true;
   }
-  fputc(']', o);
+  PUT(o, "]");
 }
 
 /* The op's name as PyTorch profiles it: a send or recv names the group
  * ranks it goes between. */
-static void put_profiling_name(FILE *o, const bs_flight_entry *e) {
+static void put_profiling_name(bs_buf *o, const bs_flight_entry *e) {
   char name[96];
   if (e->is_p2p)
     snprintf(name, sizeof name, "%s %d%s%d", e->profiling_name, e->me,
@@ -281,91 +262,91 @@ static void put_profiling_name(FILE *o, const bs_flight_entry *e) {
     snprintf(name, sizeof name, "nccl:%s", e->name);
   else
     snprintf(name, sizeof name, "%s", e->profiling_name);
-  put_str(o, name);
+  bs_json_write_str(o, name);
 }
 
-static void put_entry(FILE *o, const bs_flight *f, const bs_flight_entry *e,
+static void put_entry(bs_buf *o, const bs_flight *f, const bs_flight_entry *e,
                       const bs_flight_meta *m) {
   const flight_pg *pg = pg_of(f, e->pg);
-  fputc('{', o);
+  PUT(o, "{");
   put_frames(o, e);
-  fprintf(o, ",\"record_id\":%llu,\"pg_id\":%d,\"process_group\":[",
-          (unsigned long long)e->record_id, pg ? pg->id : 0);
-  put_str(o, pg ? pg->name : "0");
-  fputc(',', o);
-  put_str(o, pg ? pg->desc : "default_pg");
-  fprintf(o,
-          "],\"thread_name\":\"rank %d\",\"thread_id\":"
-          "\"%llu\",\"collective_seq_id\":%llu,\"p2p_seq_id\":%llu,"
-          "\"op_id\":%llu,\"profiling_name\":",
-          m->rank, (unsigned long long)e->thread_id,
-          (unsigned long long)e->collective_seq_id,
-          (unsigned long long)e->p2p_seq_id,
-          (unsigned long long)(e->collective_seq_id + e->p2p_seq_id));
+  bs_buf_printf(o, ",\"record_id\":%llu,\"pg_id\":%d,\"process_group\":[",
+                (unsigned long long)e->record_id, pg ? pg->id : 0);
+  bs_json_write_str(o, pg ? pg->name : "0");
+  PUT(o, ",");
+  bs_json_write_str(o, pg ? pg->desc : "default_pg");
+  bs_buf_printf(o,
+                "],\"thread_name\":\"rank %d\",\"thread_id\":"
+                "\"%llu\",\"collective_seq_id\":%llu,\"p2p_seq_id\":%llu,"
+                "\"op_id\":%llu,\"profiling_name\":",
+                m->rank, (unsigned long long)e->thread_id,
+                (unsigned long long)e->collective_seq_id,
+                (unsigned long long)e->p2p_seq_id,
+                (unsigned long long)(e->collective_seq_id + e->p2p_seq_id));
   put_profiling_name(o, e);
   put_time(o, "time_created_ns", e->time_created_ns);
   if (e->state == BS_FLIGHT_COMPLETED && e->time_discovered_started_ns)
-    fprintf(o, ",\"duration_ms\":%.6f",
-            (double)(e->time_discovered_completed_ns -
-                     e->time_discovered_started_ns) /
-                1e6);
+    bs_buf_printf(o, ",\"duration_ms\":%.6f",
+                  (double)(e->time_discovered_completed_ns -
+                           e->time_discovered_started_ns) /
+                      1e6);
   put_sizes(o, "input", e, e->input_numel, e->input_dtype);
   put_sizes(o, "output", e, e->output_numel, e->output_dtype);
-  fputs(",\"state\":", o);
-  put_str(o, bs_flight_state_name(e->state));
+  PUT(o, ",\"state\":");
+  bs_json_write_str(o, bs_flight_state_name(e->state));
   put_time(o, "time_discovered_started_ns", e->time_discovered_started_ns);
   put_time(o, "time_discovered_completed_ns", e->time_discovered_completed_ns);
-  fprintf(o, ",\"retired\":%s,\"timeout_ms\":%d,\"is_p2p\":%s",
-          e->state == BS_FLIGHT_COMPLETED ? "true" : "false", m->timeout_ms,
-          e->is_p2p ? "true" : "false");
+  bs_buf_printf(o, ",\"retired\":%s,\"timeout_ms\":%d,\"is_p2p\":%s",
+                e->state == BS_FLIGHT_COMPLETED ? "true" : "false",
+                m->timeout_ms, e->is_p2p ? "true" : "false");
   if (e->label) {
-    fputs(",\"label\":", o);
-    put_str(o, e->label);
+    PUT(o, ",\"label\":");
+    bs_json_write_str(o, e->label);
   }
-  fputc('}', o);
+  PUT(o, "}");
 }
 
 /* The last collective each state reached in group pg, as PyTorch's
  * pg_status (-1: none). */
-static void put_pg_status(FILE *o, const bs_flight *f, int pg,
+static void put_pg_status(bs_buf *o, const bs_flight *f, int pg,
                           const char *name) {
   long long last[3] = {-1, -1, -1};
   bs_flight_entry e;
   for (size_t i = 0; get_locked(f, i, &e); i++)
     for (int s = 0; e.pg == pg && !e.is_p2p && s <= (int)e.state && s < 3; s++)
       last[s] = (long long)e.collective_seq_id;
-  put_str(o, name);
-  fprintf(o,
-          ":{\"last_enqueued_collective\":%lld,"
-          "\"last_started_collective\":%lld,"
-          "\"last_completed_collective\":%lld}",
-          last[0], last[1], last[2]);
+  bs_json_write_str(o, name);
+  bs_buf_printf(o,
+                ":{\"last_enqueued_collective\":%lld,"
+                "\"last_started_collective\":%lld,"
+                "\"last_completed_collective\":%lld}",
+                last[0], last[1], last[2]);
 }
 
 /* Keyed by pg_id, as PyTorch keys it (not by the group's name: a reader
  * takes the status of the group whose entries carry that pg_id). */
-static void put_status(FILE *o, const bs_flight *f) {
-  fputs(",\"pg_status\":{", o);
+static void put_status(bs_buf *o, const bs_flight *f) {
+  PUT(o, ",\"pg_status\":{");
   put_pg_status(o, f, 0, "0");
   for (int i = 0; i < f->npgs; i++) {
     char id[16];
     snprintf(id, sizeof id, "%d", f->pgs[i].id);
-    fputc(',', o);
+    PUT(o, ",");
     put_pg_status(o, f, f->pgs[i].id, id);
   }
-  fputc('}', o);
+  PUT(o, "}");
 }
 
-static void put_pg(FILE *o, const char *name, const char *desc,
+static void put_pg(bs_buf *o, const char *name, const char *desc,
                    const char *ranks) {
-  put_str(o, name);
-  fputs(":{\"name\":", o);
-  put_str(o, name);
-  fputs(",\"desc\":", o);
-  put_str(o, desc);
-  fputs(",\"ranks\":", o);
-  put_str(o, ranks);
-  fputc('}', o);
+  bs_json_write_str(o, name);
+  PUT(o, ":{\"name\":");
+  bs_json_write_str(o, name);
+  PUT(o, ",\"desc\":");
+  bs_json_write_str(o, desc);
+  PUT(o, ",\"ranks\":");
+  bs_json_write_str(o, ranks);
+  PUT(o, "}");
 }
 
 /* "0, 1, ..., size-1", made once for the world's size: every rank's dump
@@ -377,14 +358,13 @@ static const char *rank_list(int size) {
   static int list_size = -1;
   pthread_mutex_lock(&mu);
   if (list_size != size) {
-    size_t cap = (size_t)size * 8 + 1, n = 0;
-    char *l = malloc(cap);
-    for (int r = 0; l && r < size; r++)
-      n += (size_t)snprintf(l + n, cap - n, r ? ", %d" : "%d", r);
-    if (l) {
-      l[n] = '\0';
+    bs_buf l = {0};
+    for (int r = 0; r < size; r++)
+      bs_buf_printf(&l, r ? ", %d" : "%d", r);
+    char *made = bs_buf_take(&l);
+    if (made) {
       free(list);
-      list = l;
+      list = made;
       list_size = size;
     }
   }
@@ -394,14 +374,14 @@ static const char *rank_list(int size) {
 }
 
 /* The default group's members, as PyTorch writes the list: "[0, 1, ...]". */
-static void put_world(FILE *o, int size) {
+static void put_world(bs_buf *o, int size) {
   const char *list = rank_list(size);
-  fputc('[', o);
+  PUT(o, "[");
   if (list)
-    fputs(list, o);
+    bs_buf_append(o, list, strlen(list));
   for (int r = 0; !list && r < size; r++)
-    fprintf(o, r ? ", %d" : "%d", r);
-  fputc(']', o);
+    bs_buf_printf(o, r ? ", %d" : "%d", r);
+  PUT(o, "]");
 }
 
 #define DEFAULT_PG                                                             \
@@ -410,49 +390,50 @@ static void put_world(FILE *o, int size) {
 /* Every process group of the rank: the default one (every rank of the
  * world, or its mark), then those it made, the ranks as PyTorch writes the
  * list (a string). */
-static void put_pg_config(FILE *o, const bs_flight *f, int size, bool mark) {
-  fputs(DEFAULT_PG, o);
+static void put_pg_config(bs_buf *o, const bs_flight *f, int size, bool mark) {
+  PUT(o, DEFAULT_PG);
   if (mark)
-    fputs(BS_FLIGHT_WORLD, o);
+    PUT(o, BS_FLIGHT_WORLD);
   else
     put_world(o, size);
-  fputs("\"}", o);
+  PUT(o, "\"}");
   for (int i = 0; i < f->npgs; i++) {
-    fputc(',', o);
+    PUT(o, ",");
     put_pg(o, f->pgs[i].name, f->pgs[i].desc, f->pgs[i].ranks);
   }
-  fputc('}', o);
+  PUT(o, "}");
 }
 
 char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *o = open_memstream(&buf, &len);
-  if (!o)
-    return NULL;
-  __fsetlocking(o, FSETLOCKING_BYCALLER); /* the stream is this call's */
-  fprintf(o, "{\"version\":\"2.10\",\"rank\":%d,\"comm_size\":%d,\"backend\":",
-          m->rank, m->size);
-  put_str(o, m->backend);
-  fputs(",\"comm_lib_version\":", o);
-  put_str(o, m->comm_lib_version ? m->comm_lib_version : m->backend);
+  bs_buf o = {0};
+  bs_buf_printf(&o,
+                "{\"version\":\"2.10\",\"rank\":%d,\"comm_size\":%d,"
+                "\"backend\":",
+                m->rank, m->size);
+  bs_json_write_str(&o, m->backend ? m->backend : "");
+  PUT(&o, ",\"comm_lib_version\":");
+  bs_json_write_str(&o, m->comm_lib_version ? m->comm_lib_version
+                        : m->backend        ? m->backend
+                                            : "");
   pthread_mutex_t *mu = lock(f);
-  put_pg_config(o, f, m->size, m->world_marked);
-  put_status(o, f);
-  fputs(",\"entries\":[", o);
+  put_pg_config(&o, f, m->size, m->world_marked);
+  put_status(&o, f);
+  PUT(&o, ",\"entries\":[");
   bs_flight_entry e;
   for (size_t i = 0; get_locked(f, i, &e); i++) {
     if (i)
-      fputc(',', o);
-    put_entry(o, f, &e, m);
+      PUT(&o, ",");
+    put_entry(&o, f, &e, m);
   }
   pthread_mutex_unlock(mu);
-  fputs("]}\n", o);
-  if (fclose(o) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  PUT(&o, "]}\n");
+  return bs_buf_take(&o);
+}
+
+/* The world's size from a dump this recorder wrote (its "comm_size" is
+ * ours, a plain decimal: not user input, so no bs_num). */
+static int dump_size(const char *size_at) {
+  return atoi(size_at + strlen("\"comm_size\":"));
 }
 
 char *bs_flight_json_expand(const char *json) {
@@ -460,17 +441,11 @@ char *bs_flight_json_expand(const char *json) {
   const char *size_at = strstr(json, "\"comm_size\":");
   if (!at || !size_at)
     return strdup(json);
-  char *buf = NULL;
-  size_t len = 0, head = (size_t)(at - json) + strlen(DEFAULT_PG);
-  FILE *o = open_memstream(&buf, &len);
-  if (!o)
-    return NULL;
-  fwrite(json, 1, head, o);
-  put_world(o, atoi(size_at + strlen("\"comm_size\":")));
-  fputs(json + head + strlen(BS_FLIGHT_WORLD), o);
-  if (fclose(o) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  bs_buf o = {0};
+  size_t head = (size_t)(at - json) + strlen(DEFAULT_PG);
+  bs_buf_append(&o, json, head);
+  put_world(&o, dump_size(size_at));
+  const char *rest = json + head + strlen(BS_FLIGHT_WORLD);
+  bs_buf_append(&o, rest, strlen(rest));
+  return bs_buf_take(&o);
 }

@@ -12,6 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_buf.h"
+
+static void put(bs_buf *o, const char *s) {
+  bs_buf_append(o, s, strlen(s));
+}
+
 /* A stand-in (a->name) shows its count and dtype only: the reduction or
  * root of the op standing in for it are not the recorded op's. */
 static void describe_coll(const bs_coll_args *a, char *buf, size_t n) {
@@ -91,16 +97,16 @@ static int run_end(const int *idx, int m, numbering k, int a, int *step) {
 
 /* "rank 3", "ranks 0-6,9" or "ranks 1,3,...,13": the m ranks
  * idx[0..m-1] (ascending). */
-static void put_list(FILE *o, const int *idx, int m, numbering k) {
-  fputs(m == 1 ? "rank " : "ranks ", o);
+static void put_list(bs_buf *o, const int *idx, int m, numbering k) {
+  put(o, m == 1 ? "rank " : "ranks ");
   for (int a = 0; a < m; a++) {
     int step = 1, z = run_end(idx, m, k, a, &step);
     int first = rank_at(k, idx[a]);
-    fprintf(o, a ? ",%d" : "%d", first);
+    bs_buf_printf(o, a ? ",%d" : "%d", first);
     if (z > a && step == 1)
-      fprintf(o, "-%d", rank_at(k, idx[z]));
+      bs_buf_printf(o, "-%d", rank_at(k, idx[z]));
     else if (z > a)
-      fprintf(o, ",%d,...,%d", first + step, rank_at(k, idx[z]));
+      bs_buf_printf(o, ",%d,...,%d", first + step, rank_at(k, idx[z]));
     a = z;
   }
 }
@@ -115,21 +121,13 @@ static int picked(const bool *pick, int n, int *idx) {
 }
 
 char *bs_report_block_ranks(const bool *pick, int n) {
-  char *buf = NULL;
-  size_t len = 0;
+  bs_buf o = {0};
   int *idx = malloc((n > 0 ? (size_t)n : 1) * sizeof *idx);
-  FILE *o = idx ? open_memstream(&buf, &len) : NULL;
-  if (!o) {
-    free(idx);
+  if (!idx)
     return NULL;
-  }
-  put_list(o, idx, picked(pick, n, idx), (numbering){0, NULL});
+  put_list(&o, idx, picked(pick, n, idx), (numbering){0, NULL});
   free(idx);
-  if (fclose(o) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  return bs_buf_take(&o);
 }
 
 /* The ranks grouped by equal descriptions, made once by sorting (thousands
@@ -243,16 +241,16 @@ static int group_size(const groups *g, int x) {
 }
 
 /* One line per group of alike ranks, in order of their lowest rank. */
-static void put_groups(FILE *o, const bs_report_block *b, const groups *g) {
+static void put_groups(bs_buf *o, const bs_report_block *b, const groups *g) {
   for (int x = 0; x < g->count; x++) {
     const int *member = g->member + g->start[x];
-    fputs("  ", o);
+    put(o, "  ");
     put_list(o, member, group_size(g, x), numbering_of(b));
-    fprintf(o, ": %s\n", b->ranks[member[0]].desc);
+    bs_buf_printf(o, ": %s\n", b->ranks[member[0]].desc);
   }
 }
 
-static void put_missing(FILE *o, const bs_report_block *b, uint64_t seq,
+static void put_missing(bs_buf *o, const bs_report_block *b, uint64_t seq,
                         int *idx) {
   int m = 0;
   for (int i = 0; i < b->n; i++) {
@@ -260,15 +258,16 @@ static void put_missing(FILE *o, const bs_report_block *b, uint64_t seq,
     if (!(r->in_coll && r->seq == seq))
       idx[m++] = i;
   }
-  fprintf(o, "  missing from #%llu: ", (unsigned long long)seq);
+  bs_buf_printf(o, "  missing from #%llu: ", (unsigned long long)seq);
   if (m)
     put_list(o, idx, m, numbering_of(b));
   else if (b->world > b->n) /* a process's block: the others say theirs */
-    fprintf(o, "none of the %d here (the other %d: their processes' blocks)",
-            b->n, b->world - b->n);
+    bs_buf_printf(o,
+                  "none of the %d here (the other %d: their processes' blocks)",
+                  b->n, b->world - b->n);
   else
-    fputs("none (every rank is there, in a different collective)", o);
-  fputc('\n', o);
+    put(o, "none (every rank is there, in a different collective)");
+  bs_buf_append(o, "\n", 1);
 }
 
 /* The largest group; a tie goes to the one with the lowest rank. */
@@ -282,14 +281,14 @@ static int largest(const groups *g, bool *tie) {
   return best;
 }
 
-static void put_why(FILE *o, const char *const *desc, const groups *g, int best,
-                    bool tie, numbering k) {
+static void put_why(bs_buf *o, const char *const *desc, const groups *g,
+                    int best, bool tie, numbering k) {
   const int *member = g->member + g->start[best];
-  fputs(tie ? "an even split: " : "against the majority: ", o);
+  put(o, tie ? "an even split: " : "against the majority: ");
   put_list(o, member, group_size(g, best), k);
-  fprintf(o, " in %s", desc[member[0]]);
+  bs_buf_printf(o, " in %s", desc[member[0]]);
   if (tie)
-    fputs(", the group with the lowest rank, taken as right", o);
+    put(o, ", the group with the lowest rank, taken as right");
 }
 
 int bs_report_block_culprits(const char *const *desc, int n, int first_rank,
@@ -299,7 +298,7 @@ int bs_report_block_culprits(const char *const *desc, int n, int first_rank,
   bool tie = false;
   groups g;
   groups_make(&g, desc, n); /* out of memory: no groups, no one blamed */
-  FILE *o = why_n ? fmemopen(why, why_n, "w") : NULL;
+  bs_buf o = {0};
   if (g.count)
     best = largest(&g, &tie);
   for (int i = 0; i < n; i++) {
@@ -309,19 +308,20 @@ int bs_report_block_culprits(const char *const *desc, int n, int first_rank,
       culprit[i] = g.count == 1 && !desc[i];
     blamed += culprit[i];
   }
-  if (o && g.count > 1)
-    put_why(o, desc, &g, best, tie, (numbering){first_rank, rank_of});
-  else if (o && blamed)
-    fprintf(o, "missing from #%llu", (unsigned long long)seq);
-  if (o)
-    fclose(o);
+  if (why_n && g.count > 1)
+    put_why(&o, desc, &g, best, tie, (numbering){first_rank, rank_of});
+  else if (why_n && blamed)
+    bs_buf_printf(&o, "missing from #%llu", (unsigned long long)seq);
+  if (why_n)
+    snprintf(why, why_n, "%s", bs_buf_str(&o));
+  bs_buf_free(&o);
   groups_free(&g);
   return blamed;
 }
 
 /* Blamed as bs_report_block_culprits says of the stuck collective, or as
  * the caller says. */
-static void put_culprit(FILE *o, const bs_report_block *b, uint64_t seq,
+static void put_culprit(bs_buf *o, const bs_report_block *b, uint64_t seq,
                         const char **desc, bool *pick, int *idx) {
   char why[2 * BS_REPORT_DESC + 160] = "";
   const char *reason = b->culprit_why;
@@ -338,43 +338,36 @@ static void put_culprit(FILE *o, const bs_report_block *b, uint64_t seq,
   }
   int blamed = picked(pick, b->n, idx);
   if (blamed) {
-    fputs("  culprit: ", o);
+    put(o, "  culprit: ");
     put_list(o, idx, blamed, numbering_of(b));
-    fprintf(o, " (%s)\n", reason ? reason : "");
+    bs_buf_printf(o, " (%s)\n", reason ? reason : "");
   }
 }
 
 char *bs_report_block_format(const bs_report_block *b) {
   char *buf = NULL;
-  size_t len = 0;
+  bs_buf o = {0};
   size_t n = b->n > 0 ? (size_t)b->n : 1;
   groups g = {0};
   bool *pick = calloc(n, sizeof *pick);
   int *idx = malloc(n * sizeof *idx);
   const char **desc = malloc(n * sizeof *desc);
-  FILE *o = NULL;
   if (!pick || !idx || !desc)
     goto out;
   for (int i = 0; i < b->n; i++)
     desc[i] = b->ranks[i].desc;
   if (!groups_make(&g, desc, b->n))
     goto out;
-  o = open_memstream(&buf, &len);
-  if (!o)
-    goto out;
   uint64_t seq = stuck_seq(b);
-  fprintf(o, "backstop: %s at collective #%llu (%s)\n", b->status,
-          (unsigned long long)seq, b->source);
-  fprintf(o, "  cause: %s\n", b->cause);
-  put_groups(o, b, &g);
-  put_missing(o, b, seq, idx);
-  put_culprit(o, b, seq, desc, pick, idx);
+  bs_buf_printf(&o, "backstop: %s at collective #%llu (%s)\n", b->status,
+                (unsigned long long)seq, b->source);
+  bs_buf_printf(&o, "  cause: %s\n", b->cause);
+  put_groups(&o, b, &g);
+  put_missing(&o, b, seq, idx);
+  put_culprit(&o, b, seq, desc, pick, idx);
   if (b->tail)
-    fputs(b->tail, o);
-  if (fclose(o) != 0) {
-    free(buf);
-    buf = NULL;
-  }
+    put(&o, b->tail);
+  buf = bs_buf_take(&o);
 out:
   groups_free(&g);
   free(pick);

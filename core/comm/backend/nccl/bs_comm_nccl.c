@@ -216,7 +216,10 @@ static bs_status run(bs_comm *c, const bs_coll_args *a, const void *send,
   return settle(c, since, true, bs_coll_name(a->op));
 }
 
-static bs_status grow(bs_comm *c, scratch *s, size_t n) {
+/* Room for n bytes of device scratch. Not bs_vec: this is GPU memory
+ * (cudaMalloc, no realloc), and what it held need not be kept, so a
+ * larger one replaces it. */
+static bs_status scratch_room(bs_comm *c, scratch *s, size_t n) {
   if (s->n >= n)
     return BS_OK;
   cudaFree(s->p);
@@ -241,8 +244,8 @@ static bs_status run_host(bs_comm *c, const bs_coll_args *a) {
   size_t in = bs_coll_in_bytes(a, bs_comm_front_size(c));
   size_t outn = bs_coll_out_bytes(a, bs_comm_front_size(c));
   cudaError_t e = cudaSuccess;
-  BS_CHECK(grow(c, &nr->xin, in ? in : 1));
-  BS_CHECK(grow(c, &nr->xout, outn ? outn : 1));
+  BS_CHECK(scratch_room(c, &nr->xin, in ? in : 1));
+  BS_CHECK(scratch_room(c, &nr->xout, outn ? outn : 1));
   if (in && (e = cudaMemcpyAsync(nr->xin.p, a->send, in, cudaMemcpyHostToDevice,
                                  nr->stream)))
     BS_CHECK(fail_cuda(c, e, "exchange upload"));

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 
+#include "bs_vec.h"
 #include "comm/backend/sim/bs_p2p.h"
 
 typedef struct sim {
@@ -25,11 +26,11 @@ static bs_status sim_room(bs_rounds *r, int rank, const bs_coll_args *a,
                           size_t n) {
   sim *s = (sim *)r;
   (void)a;
+  /* Exactly n (cap NULL): a rank's input can be a model's weights, too
+   * big to double. */
   if (n > s->cap[rank]) {
-    void *p = realloc(s->buf[rank], n);
-    if (!p)
+    if (!bs_vec_grow(&s->buf[rank], NULL, n, 1))
       return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: %zu bytes of staging", n);
-    s->buf[rank] = p;
     s->cap[rank] = n;
   }
   r->in[rank] = s->buf[rank]; /* its last input may have been borrowed */

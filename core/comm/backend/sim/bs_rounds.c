@@ -9,6 +9,7 @@
 #include "bs_clock.h"
 #include "bs_kernels.h"
 #include "bs_mutant.h"
+#include "bs_vec.h"
 
 void bs_rounds_lock(bs_rounds *r) {
   if (pthread_mutex_lock(r->mu) == EOWNERDEAD)
@@ -403,11 +404,11 @@ static void prepare_for_all(bs_rounds *r, const bs_coll_args *a, int p) {
     r->b->prepared[p] = true; /* nothing staged to keep */
     return;
   }
+  /* Exactly need (cap NULL): the result of a collective of weights is too
+   * big to double. */
   if (need > r->red_cap[p]) {
-    void *grown = realloc(r->red[p], need);
-    if (!grown)
+    if (!bs_vec_grow(&r->red[p], NULL, need, 1))
       return;
-    r->red[p] = grown;
     r->red_cap[p] = need;
   }
   bs_error saved = *bs_err(); /* this rank's own failure, if it has one */
