@@ -6,12 +6,15 @@
 #define BS_NUM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Digits only, no sign, no space, no leading zero ("0" itself is one). */
 bool bs_num_plain(const char *s);
 /* A plain decimal in [lo, hi]; *out untouched when it is not one. */
 bool bs_num_long(const char *s, long lo, long hi, long *out);
 bool bs_num_int(const char *s, int lo, int hi, int *out);
+/* bs_num_long of the n bytes at s (a name's digits, a line of a header). */
+bool bs_num_longn(const char *s, size_t n, long lo, long hi, long *out);
 /* A finite number in (0, max] (strtod's forms); *out untouched else. */
 bool bs_num_positive(const char *s, double max, double *out);
 
