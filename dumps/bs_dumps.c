@@ -11,6 +11,7 @@
 
 #include "bs_dumps_int.h"
 #include "bs_strpool.h"
+#include "bs_vec.h"
 
 /* ---- one dump ---- */
 
@@ -110,17 +111,11 @@ static int group_of(bs_strpool *pool, bs_dumps_prep *p,
   for (size_t k = 0; k < p->ng; k++)
     if (p->name[k] == name && p->desc[k] == desc)
       return (int)k;
-  if (p->ng == p->cap) {
-    size_t c = p->cap ? 2 * p->cap : 4;
-    const char **n = realloc(p->name, c * sizeof *n);
-    if (n)
-      p->name = n;
-    const char **d = n ? realloc(p->desc, c * sizeof *d) : NULL;
-    if (!d)
-      return -1;
-    p->desc = d;
-    p->cap = c;
-  }
+  size_t capn = p->cap, capd = p->cap; /* name and desc grow alike */
+  if (!bs_vec_grow(&p->name, &capn, p->ng + 1, sizeof *p->name) ||
+      !bs_vec_grow(&p->desc, &capd, p->ng + 1, sizeof *p->desc))
+    return -1;
+  p->cap = capn;
   p->name[p->ng] = name;
   p->desc[p->ng] = desc;
   return (int)p->ng++;
@@ -131,14 +126,8 @@ static bs_dump_pg *slot(bs_dump *dump, int g, size_t *cap) {
   for (size_t k = 0; k < dump->npg; k++)
     if (dump->pg[k].group == g)
       return &dump->pg[k];
-  if (dump->npg == *cap) {
-    size_t c = *cap ? 2 * *cap : 4;
-    bs_dump_pg *grown = realloc(dump->pg, c * sizeof *grown);
-    if (!grown)
-      return NULL;
-    dump->pg = grown;
-    *cap = c;
-  }
+  if (!bs_vec_grow(&dump->pg, cap, dump->npg + 1, sizeof *dump->pg))
+    return NULL;
   dump->pg[dump->npg] = (bs_dump_pg){.group = g,
                                      .last_enqueued = -1,
                                      .last_started = -1,
@@ -348,10 +337,8 @@ bs_status bs_dumps_commit(bs_dumps *d, const bs_dval *root, bs_dumps_prep *p) {
   BS_CHECK(bs_dumps_groups_config(d, root, p->dump.file));
   lib_of(d, root, bs_dval_get(root, "entries"));
   BS_CHECK(adopt_groups(d, p));
-  bs_dump *grown = realloc(d->d, (d->n + 1) * sizeof *grown);
-  if (!grown)
+  if (!bs_vec_grow(&d->d, NULL, d->n + 1, sizeof *d->d))
     BS_FAIL(BS_ERR_NOMEM, NULL, "dumps: %zu ranks", d->n + 1);
-  d->d = grown;
   d->d[d->n++] = p->dump;
   memset(&p->dump, 0, sizeof p->dump); /* the folder's now */
   d->seen[d->d[d->n - 1].rank] = true;
@@ -394,10 +381,8 @@ bs_status bs_dumps_add_unreadable(bs_dumps *d, const char *name,
   BS_CHECK(bs_dumps_start(d));
   if (d->seen[rank])
     goto out;
-  bs_dump_bad *grown = realloc(d->bad, (d->nbad + 1) * sizeof *grown);
-  if (!grown)
+  if (!bs_vec_grow(&d->bad, NULL, d->nbad + 1, sizeof *d->bad))
     BS_FAIL(BS_ERR_NOMEM, NULL, "dumps: %zu ranks", d->nbad + 1);
-  d->bad = grown;
   bs_dump_bad *b = &d->bad[d->nbad++];
   b->rank = rank;
   d->seen[rank] = true;

@@ -12,6 +12,7 @@
 #include "bs_dumps_int.h"
 #include "bs_dumps_members.h"
 #include "bs_strpool.h"
+#include "bs_vec.h"
 
 struct bs_dumps_groups {
   bs_dump_group *g;
@@ -51,24 +52,16 @@ static void reindex(bs_dumps_groups *t) {
     t->idx[place(t, t->g[i].name)] = (int)i;
 }
 
-/* Room for one more group in g and idx. */
-static bool grow(bs_dumps_groups *t) {
-  if (t->n == t->cap) {
-    size_t cap = t->cap ? 2 * t->cap : 8;
-    bs_dump_group *g = realloc(t->g, cap * sizeof *g);
-    if (!g)
-      return false;
-    t->g = g;
-    t->cap = cap;
-  }
+/* Room for one more group in g and idx (made again, twice the size, when
+ * it would be half full). */
+static bool room(bs_dumps_groups *t) {
+  if (!bs_vec_grow(&t->g, &t->cap, t->n + 1, sizeof *t->g))
+    return false;
   if (2 * (t->n + 1) < t->nidx)
     return true;
   size_t nidx = t->nidx ? 2 * t->nidx : 16;
-  int *idx = malloc(nidx * sizeof *idx);
-  if (!idx)
+  if (!bs_vec_grow(&t->idx, NULL, nidx, sizeof *t->idx))
     return false;
-  free(t->idx);
-  t->idx = idx;
   t->nidx = nidx;
   reindex(t);
   return true;
@@ -84,7 +77,7 @@ int bs_dumps_groups_of(bs_dumps *d, const char *name, const char *desc) {
       t->g[i].desc = desc;
     return i;
   }
-  if (!grow(t))
+  if (!room(t))
     return -1;
   t->g[t->n] = (bs_dump_group){.name = name, .desc = desc};
   t->idx[place(t, name)] = (int)t->n;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_vec.h"
+
 /* A group name torch made ("4"), as its number; -1: another name. */
 static long number(const char *name) {
   char *end;
@@ -24,10 +26,8 @@ static int by_int(const void *a, const void *b) {
 }
 
 static bool join(bs_dump_group *g, int r) {
-  int *grown = realloc(g->ranks, ((size_t)g->n + 1) * sizeof *grown);
-  if (!grown)
+  if (!bs_vec_grow(&g->ranks, NULL, (size_t)g->n + 1, sizeof *g->ranks))
     return false;
-  g->ranks = grown;
   g->ranks[g->n++] = r;
   qsort(g->ranks, (size_t)g->n, sizeof *g->ranks, by_int);
   return true;
