@@ -5,11 +5,13 @@
  * files do), both are read. */
 #include "bs_dumps.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bs_dumps_int.h"
+#include "bs_num.h"
 #include "bs_strpool.h"
 #include "bs_vec.h"
 
@@ -24,11 +26,10 @@ static int rank_of(const bs_dval *root, const char *name) {
   name = base ? base + 1 : name; /* node1/rank_2: its file's name */
   size_t stem = strcspn(name, ".");
   size_t k = stem;
+  long rank;
   while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
     k--;
-  if (k == stem || stem - k > 5)
-    return -1;
-  return atoi(name + k);
+  return bs_num_longn(name + k, stem - k, 0, 99999, &rank) ? (int)rank : -1;
 }
 
 static void lib_of(bs_dumps *d, const bs_dval *root, const bs_dval *es) {
@@ -47,16 +48,15 @@ static void lib_of(bs_dumps *d, const bs_dval *root, const bs_dval *es) {
   }
 }
 
-/* pg_status: {"<pg_id>": {"last_completed_collective": 3 or "3", ...}}. */
+/* pg_status: {"<pg_id>": {"last_completed_collective": 3 or "3", ...}};
+ * a string not a count ("-1" too) is none, -1. */
 static int64_t int_of(const bs_dval *o, const char *key) {
   const bs_dval *v = bs_dval_get(o, key);
-  char *end;
+  long x;
   if (v && v->kind == BS_DV_INT)
     return v->i;
-  if (v && v->kind == BS_DV_STR) {
-    long long x = strtoll(v->s, &end, 10);
-    return end != v->s && !*end ? x : -1;
-  }
+  if (v && v->kind == BS_DV_STR && bs_num_long(v->s, 0, LONG_MAX, &x))
+    return x;
   return -1;
 }
 
@@ -69,10 +69,10 @@ static bs_dumps_status *statuses(const bs_dval *root, size_t *n) {
     return NULL;
   for (size_t i = 0; i < m; i++) {
     const bs_dval *g = s->kids[2 * i + 1];
-    char buf[24], *end;
+    char buf[24];
     const char *key = bs_dval_key(s->kids[2 * i], buf, sizeof buf);
-    long long id = key ? strtoll(key, &end, 10) : 0;
-    if (!key || end == key || *end || g->kind != BS_DV_DICT)
+    long id; /* a negative one no entry names (status_of) */
+    if (!key || !bs_num_long(key, 0, LONG_MAX, &id) || g->kind != BS_DV_DICT)
       continue;
     out[(*n)++] =
         (bs_dumps_status){.pg_id = id,

@@ -4,6 +4,7 @@
  * pg_config that names no group the entries are in ({"": {"name": ""}}):
  * then a group's members are the ranks whose dumps hold its entries, and
  * the default group's every rank the folder has a dump of. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "bs_dumps_int.h"
 #include "bs_dumps_members.h"
+#include "bs_num.h"
 #include "bs_strpool.h"
 #include "bs_vec.h"
 
@@ -84,6 +86,23 @@ int bs_dumps_groups_of(bs_dumps *d, const char *name, const char *desc) {
   return (int)t->n++;
 }
 
+/* The ranks of "[0, 1, 2]" (a list as Python prints it) into m[*k...]
+ * (one past the bound: -1). */
+static bs_status text_ranks(const char *s, const char *file, int *m, int *k) {
+  const char *p = s + strspn(s, "[( ");
+  long r;
+  while (*p && *p != ']' && *p != ')' && *k < BS_DUMPS_MAX_RANKS) {
+    size_t len = strcspn(p, ", ])");
+    if (!bs_num_longn(p, len, 0, LONG_MAX, &r))
+      return bs_err_fail(BS_ERR_INVALID, NULL, "%s: pg_config ranks '%.60s'",
+                         file, s);
+    m[(*k)++] = r >= BS_DUMPS_MAX_RANKS ? -1 : (int)r;
+    p += len;
+    p += strspn(p, ", ");
+  }
+  return BS_OK;
+}
+
 /* "[0, 1, 2]" (as PyTorch writes it) or a list of integers: distinct
  * global ranks. */
 static bs_status parse_ranks(const bs_dval *v, const char *file, int **out,
@@ -99,16 +118,7 @@ static bs_status parse_ranks(const bs_dval *v, const char *file, int **out,
       if (v->kids[i]->kind == BS_DV_INT)
         m[k++] = (int)v->kids[i]->i;
   } else if (v && v->kind == BS_DV_STR) {
-    const char *p = v->s + strspn(v->s, "[( ");
-    char *end;
-    while (*p && *p != ']' && *p != ')' && k < BS_DUMPS_MAX_RANKS) {
-      long r = strtol(p, &end, 10);
-      if (end == p)
-        BS_FAIL(BS_ERR_INVALID, NULL, "%s: pg_config ranks '%.60s'", file,
-                v->s);
-      m[k++] = r < 0 || r >= BS_DUMPS_MAX_RANKS ? -1 : (int)r;
-      p = end + strspn(end, ", ");
-    }
+    BS_CHECK(text_ranks(v->s, file, m, &k));
   }
   for (int i = 0; i < k; i++) {
     if (m[i] < 0 || m[i] >= BS_DUMPS_MAX_RANKS || dup[m[i]])
@@ -187,10 +197,9 @@ static bool is_default(const bs_dump_group *g) {
 /* Numeric names in number order ("2" before "10"), then the others. */
 static int by_name(const void *a, const void *b) {
   const bs_dump_group *x = a, *y = b;
-  char *ex, *ey;
-  unsigned long long nx = strtoull(x->name, &ex, 10);
-  unsigned long long ny = strtoull(y->name, &ey, 10);
-  bool numx = x->name[0] && !*ex, numy = y->name[0] && !*ey;
+  long nx = 0, ny = 0;
+  bool numx = bs_num_long(x->name, 0, LONG_MAX, &nx);
+  bool numy = bs_num_long(y->name, 0, LONG_MAX, &ny);
   if (numx && numy && nx != ny)
     return nx < ny ? -1 : 1;
   if (numx != numy)
@@ -263,9 +272,9 @@ static bs_status last_hint(bs_dumps_groups *t) {
   bs_dump_group *last = NULL;
   long top = 0;
   for (size_t i = 0; t->nameless && i < t->n; i++) {
-    char *end;
-    long n = strtol(t->g[i].name, &end, 10);
-    if (t->g[i].name[0] && !*end && n > top && !is_default(&t->g[i])) {
+    long n = 0;
+    if (bs_num_long(t->g[i].name, 1, LONG_MAX, &n) && n > top &&
+        !is_default(&t->g[i])) {
       top = n;
       last = &t->g[i];
     }

@@ -1,16 +1,17 @@
 /* Members of groups no pg_config lists (bs_dumps_members.h). */
 #include "bs_dumps_members.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_num.h"
 #include "bs_vec.h"
 
 /* A group name torch made ("4"), as its number; -1: another name. */
 static long number(const char *name) {
-  char *end;
-  long n = name[0] ? strtol(name, &end, 10) : -1;
-  return n >= 0 && name[0] && !*end ? n : -1;
+  long n;
+  return bs_num_long(name, 0, LONG_MAX, &n) ? n : -1;
 }
 
 static bool has(const bs_dump_group *g, int r) {
