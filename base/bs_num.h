@@ -1,7 +1,7 @@
-/* Numbers read from the command line and the environment: a whole string
- * or nothing. An integer is a plain decimal, digits only: what strtol
- * would take besides ("+4", " 4", "010" read as octal) is refused. The
- * callers word their own usage errors. */
+/* Numbers read from the command line, the environment and the text of
+ * dumps: a whole string or nothing. An integer is a plain decimal, digits
+ * only: what strtol would take besides ("+4", " 4", "010" read as octal)
+ * is refused. The callers word their own usage errors. */
 #ifndef BS_NUM_H
 #define BS_NUM_H
 
