@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 bool bs_num_plain(const char *s) {
   if (!s || !isdigit((unsigned char)s[0]) || (s[0] == '0' && s[1]))
@@ -60,6 +61,15 @@ bool bs_num_hex(const char *s, unsigned long long *out) {
     return false;
   *out = v;
   return true;
+}
+
+bool bs_num_longn(const char *s, size_t n, long lo, long hi, long *out) {
+  char buf[24]; /* a long's digits and more: a longer plain decimal is out */
+  if (!s || n >= sizeof buf || memchr(s, '\0', n))
+    return false;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  return bs_num_long(buf, lo, hi, out);
 }
 
 bool bs_num_positive(const char *s, double max, double *out) {

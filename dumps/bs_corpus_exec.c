@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bs_corpus_int.h"
+#include "bs_vec.h"
 
 size_t bs_corpus_exec_limit(const bs_corpus *c, int r) {
   const bs_corpus_rank *rk = &c->rank[r];
@@ -65,16 +66,12 @@ static struct pair *pair_of(counts *k, uint64_t key) {
 }
 
 static uint32_t *seq_count(counts *k, int g, uint64_t s) {
-  if (s >= k->cap[g]) {
-    size_t cap = k->cap[g] ? 2 * k->cap[g] : 64;
-    while (cap <= s)
-      cap *= 2;
-    uint32_t *grown = realloc(k->by_seq[g], cap * sizeof *grown);
-    if (!grown)
+  size_t had = k->cap[g]; /* every seq below the capacity is counted */
+  if (s >= had) {
+    if (!bs_vec_grow(&k->by_seq[g], &k->cap[g], (size_t)s + 1,
+                     sizeof *k->by_seq[g]))
       return NULL;
-    memset(grown + k->cap[g], 0, (cap - k->cap[g]) * sizeof *grown);
-    k->by_seq[g] = grown;
-    k->cap[g] = cap;
+    memset(k->by_seq[g] + had, 0, (k->cap[g] - had) * sizeof *k->by_seq[g]);
   }
   return &k->by_seq[g][s];
 }
@@ -87,14 +84,8 @@ typedef struct exec {
 } exec;
 
 static bool entry(bs_corpus_state *st, bs_corpus_issued e) {
-  if (st->n == st->cap) {
-    size_t cap = st->cap ? 2 * st->cap : 32;
-    bs_corpus_issued *grown = realloc(st->e, cap * sizeof *grown);
-    if (!grown)
-      return false;
-    st->e = grown;
-    st->cap = cap;
-  }
+  if (!bs_vec_grow(&st->e, &st->cap, st->n + 1, sizeof *st->e))
+    return false;
   st->e[st->n++] = e;
   return true;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bs_corpus_int.h"
+#include "bs_vec.h"
 
 /* ---- drawing ---- */
 
@@ -74,11 +75,8 @@ static int world_of(const mesh *m) {
 
 static int add_group(bs_corpus *c, const int *ranks, int n, const char *desc,
                      int dim) {
-  bs_corpus_group *grown =
-      realloc(c->groups, ((size_t)c->ngroups + 1) * sizeof *grown);
-  if (!grown)
+  if (!bs_vec_grow(&c->groups, NULL, (size_t)c->ngroups + 1, sizeof *c->groups))
     return -1;
-  c->groups = grown;
   bs_corpus_group *g = &c->groups[c->ngroups];
   *g = (bs_corpus_group){.n = n, .dim = dim};
   if (!(g->ranks = malloc((size_t)n * sizeof *g->ranks)))
@@ -90,11 +88,8 @@ static int add_group(bs_corpus *c, const int *ranks, int n, const char *desc,
 }
 
 static bool add_make(bs_corpus *c, bs_corpus_maker mk) {
-  bs_corpus_maker *grown =
-      realloc(c->make, ((size_t)c->nmake + 1) * sizeof *grown);
-  if (!grown)
+  if (!bs_vec_grow(&c->make, NULL, (size_t)c->nmake + 1, sizeof *c->make))
     return false;
-  c->make = grown;
   c->make[c->nmake++] = mk;
   return true;
 }
@@ -169,14 +164,8 @@ static bool make_groups(bs_corpus *c, rng *r, mesh *m) {
 /* ---- ops ---- */
 
 static bool push(bs_corpus_rank *rk, bs_corpus_op op) {
-  if (rk->n == rk->cap) {
-    size_t cap = rk->cap ? 2 * rk->cap : 32;
-    bs_corpus_op *grown = realloc(rk->op, cap * sizeof *grown);
-    if (!grown)
-      return false;
-    rk->op = grown;
-    rk->cap = cap;
-  }
+  if (!bs_vec_grow(&rk->op, &rk->cap, rk->n + 1, sizeof *rk->op))
+    return false;
   rk->op[rk->n++] = op;
   return true;
 }

@@ -21,6 +21,7 @@
 #include "bs_pickle.h"
 #include "bs_replay_int.h"
 #include "bs_replay_procs.h"
+#include "bs_vec.h"
 
 typedef struct sim {
   const bs_corpus *c;
@@ -74,15 +75,12 @@ static bs_status agree(sim *s) {
       int g = c->rank[r].op[e->op].g;
       if (e->p2p || e->seq < s->nagreed[g])
         continue;
-      const bs_corpus_op **grown =
-          realloc(s->agreed[g], (e->seq + 1) * sizeof *grown);
-      if (!grown)
+      if (!bs_vec_grow(&s->agreed[g], NULL, e->seq + 1, sizeof *s->agreed[g]))
         return bs_err_fail(BS_ERR_NOMEM, NULL, "corpus: ops");
-      s->agreed[g] = grown;
       for (size_t k = s->nagreed[g]; k <= e->seq; k++)
-        grown[k] = NULL;
+        s->agreed[g][k] = NULL;
       s->nagreed[g] = e->seq + 1;
-      grown[e->seq] = &c->rank[r].op[e->op];
+      s->agreed[g][e->seq] = &c->rank[r].op[e->op];
     }
   return BS_OK;
 }
@@ -92,21 +90,6 @@ static bs_status agree(sim *s) {
 static bs_dtype dtype_of(int dt) {
   static const bs_dtype map[] = {BS_F32, BS_BF16, BS_I32, BS_I64};
   return (unsigned)dt < 4 ? map[dt] : BS_F32;
-}
-
-static bs_status push(bs_replay_plan *p, const bs_replay_step *st) {
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? 2 * p->cap : 32;
-    bs_replay_step *grown = realloc(p->s, cap * sizeof *grown);
-    if (!grown)
-      return bs_err_fail(BS_ERR_NOMEM, NULL, "corpus: %zu steps", cap);
-    p->s = grown;
-    p->cap = cap;
-  }
-  p->s[p->n] = *st;
-  p->s[p->n].order = p->n;
-  p->n++;
-  return BS_OK;
 }
 
 static bs_replay_step coll_step(const bs_corpus_op *o, int g, uint64_t seq) {
@@ -146,7 +129,7 @@ static bs_status plan(sim *s, int r) {
                                   .peer = e->peer,
                                   .batch = batch}
                : coll_step(s->agreed[o->g][e->seq], o->g, e->seq);
-    BS_CHECK(push(p, &step));
+    BS_CHECK(bs_replay_plan_push(p, &step));
   }
 out:
   return st;

@@ -21,6 +21,7 @@
 #include "bs_dumps_json.h"
 #include "bs_json.h"
 #include "bs_json_write.h"
+#include "bs_vec.h"
 
 typedef struct node {
   int g;
@@ -44,7 +45,8 @@ typedef struct troot {
 typedef struct truth {
   bs_corpus *c;
   node *n;
-  int nn, cap;
+  int nn;
+  size_t cap;
   troot r[512];
   int nr;
   int *in; /* by rank: its node, -1 */
@@ -60,14 +62,8 @@ static bool dumped(const bs_corpus *c, int r) {
 }
 
 static node *new_node(truth *t) {
-  if (t->nn == t->cap) {
-    int cap = t->cap ? 2 * t->cap : 32;
-    node *grown = realloc(t->n, (size_t)cap * sizeof *grown);
-    if (!grown)
-      return NULL;
-    t->n = grown;
-    t->cap = cap;
-  }
+  if (!bs_vec_grow(&t->n, &t->cap, (size_t)t->nn + 1, sizeof *t->n))
+    return NULL;
   memset(&t->n[t->nn], 0, sizeof t->n[0]);
   return &t->n[t->nn++];
 }

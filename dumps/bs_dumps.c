@@ -5,12 +5,15 @@
  * files do), both are read. */
 #include "bs_dumps.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bs_dumps_int.h"
+#include "bs_num.h"
 #include "bs_strpool.h"
+#include "bs_vec.h"
 
 /* ---- one dump ---- */
 
@@ -23,11 +26,10 @@ static int rank_of(const bs_dval *root, const char *name) {
   name = base ? base + 1 : name; /* node1/rank_2: its file's name */
   size_t stem = strcspn(name, ".");
   size_t k = stem;
+  long rank;
   while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
     k--;
-  if (k == stem || stem - k > 5)
-    return -1;
-  return atoi(name + k);
+  return bs_num_longn(name + k, stem - k, 0, 99999, &rank) ? (int)rank : -1;
 }
 
 static void lib_of(bs_dumps *d, const bs_dval *root, const bs_dval *es) {
@@ -46,16 +48,15 @@ static void lib_of(bs_dumps *d, const bs_dval *root, const bs_dval *es) {
   }
 }
 
-/* pg_status: {"<pg_id>": {"last_completed_collective": 3 or "3", ...}}. */
+/* pg_status: {"<pg_id>": {"last_completed_collective": 3 or "3", ...}};
+ * a string not a count ("-1" too) is none, -1. */
 static int64_t int_of(const bs_dval *o, const char *key) {
   const bs_dval *v = bs_dval_get(o, key);
-  char *end;
+  long x;
   if (v && v->kind == BS_DV_INT)
     return v->i;
-  if (v && v->kind == BS_DV_STR) {
-    long long x = strtoll(v->s, &end, 10);
-    return end != v->s && !*end ? x : -1;
-  }
+  if (v && v->kind == BS_DV_STR && bs_num_long(v->s, 0, LONG_MAX, &x))
+    return x;
   return -1;
 }
 
@@ -68,10 +69,10 @@ static bs_dumps_status *statuses(const bs_dval *root, size_t *n) {
     return NULL;
   for (size_t i = 0; i < m; i++) {
     const bs_dval *g = s->kids[2 * i + 1];
-    char buf[24], *end;
+    char buf[24];
     const char *key = bs_dval_key(s->kids[2 * i], buf, sizeof buf);
-    long long id = key ? strtoll(key, &end, 10) : 0;
-    if (!key || end == key || *end || g->kind != BS_DV_DICT)
+    long id; /* a negative one no entry names (status_of) */
+    if (!key || !bs_num_long(key, 0, LONG_MAX, &id) || g->kind != BS_DV_DICT)
       continue;
     out[(*n)++] =
         (bs_dumps_status){.pg_id = id,
@@ -110,17 +111,11 @@ static int group_of(bs_strpool *pool, bs_dumps_prep *p,
   for (size_t k = 0; k < p->ng; k++)
     if (p->name[k] == name && p->desc[k] == desc)
       return (int)k;
-  if (p->ng == p->cap) {
-    size_t c = p->cap ? 2 * p->cap : 4;
-    const char **n = realloc(p->name, c * sizeof *n);
-    if (n)
-      p->name = n;
-    const char **d = n ? realloc(p->desc, c * sizeof *d) : NULL;
-    if (!d)
-      return -1;
-    p->desc = d;
-    p->cap = c;
-  }
+  size_t capn = p->cap, capd = p->cap; /* name and desc grow alike */
+  if (!bs_vec_grow(&p->name, &capn, p->ng + 1, sizeof *p->name) ||
+      !bs_vec_grow(&p->desc, &capd, p->ng + 1, sizeof *p->desc))
+    return -1;
+  p->cap = capn;
   p->name[p->ng] = name;
   p->desc[p->ng] = desc;
   return (int)p->ng++;
@@ -131,14 +126,8 @@ static bs_dump_pg *slot(bs_dump *dump, int g, size_t *cap) {
   for (size_t k = 0; k < dump->npg; k++)
     if (dump->pg[k].group == g)
       return &dump->pg[k];
-  if (dump->npg == *cap) {
-    size_t c = *cap ? 2 * *cap : 4;
-    bs_dump_pg *grown = realloc(dump->pg, c * sizeof *grown);
-    if (!grown)
-      return NULL;
-    dump->pg = grown;
-    *cap = c;
-  }
+  if (!bs_vec_grow(&dump->pg, cap, dump->npg + 1, sizeof *dump->pg))
+    return NULL;
   dump->pg[dump->npg] = (bs_dump_pg){.group = g,
                                      .last_enqueued = -1,
                                      .last_started = -1,
@@ -348,10 +337,8 @@ bs_status bs_dumps_commit(bs_dumps *d, const bs_dval *root, bs_dumps_prep *p) {
   BS_CHECK(bs_dumps_groups_config(d, root, p->dump.file));
   lib_of(d, root, bs_dval_get(root, "entries"));
   BS_CHECK(adopt_groups(d, p));
-  bs_dump *grown = realloc(d->d, (d->n + 1) * sizeof *grown);
-  if (!grown)
+  if (!bs_vec_grow(&d->d, NULL, d->n + 1, sizeof *d->d))
     BS_FAIL(BS_ERR_NOMEM, NULL, "dumps: %zu ranks", d->n + 1);
-  d->d = grown;
   d->d[d->n++] = p->dump;
   memset(&p->dump, 0, sizeof p->dump); /* the folder's now */
   d->seen[d->d[d->n - 1].rank] = true;
@@ -394,10 +381,8 @@ bs_status bs_dumps_add_unreadable(bs_dumps *d, const char *name,
   BS_CHECK(bs_dumps_start(d));
   if (d->seen[rank])
     goto out;
-  bs_dump_bad *grown = realloc(d->bad, (d->nbad + 1) * sizeof *grown);
-  if (!grown)
+  if (!bs_vec_grow(&d->bad, NULL, d->nbad + 1, sizeof *d->bad))
     BS_FAIL(BS_ERR_NOMEM, NULL, "dumps: %zu ranks", d->nbad + 1);
-  d->bad = grown;
   bs_dump_bad *b = &d->bad[d->nbad++];
   b->rank = rank;
   d->seen[rank] = true;

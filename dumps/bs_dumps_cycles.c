@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "bs_vec.h"
+
 typedef struct tarjan {
   const bs_dumps_graph *g;
   int *index, *low, *stack, *edge; /* edge: the next missing member to try */
@@ -42,10 +44,8 @@ static bs_status pop(tarjan *t, bs_dumps_graph *g, int k) {
     t->sp = from;
     return BS_OK;
   }
-  bs_dumps_cycle *grown = realloc(g->cycle, (g->ncycles + 1) * sizeof *grown);
+  bool grown = bs_vec_grow(&g->cycle, NULL, g->ncycles + 1, sizeof *g->cycle);
   int *nodes = malloc((size_t)n * sizeof *nodes);
-  if (grown)
-    g->cycle = grown;
   if (!grown || !nodes) {
     free(nodes);
     return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: cycles");

@@ -3,6 +3,7 @@
  * differently (a seq as collective_seq_id or seq_id, a time as null or 0,
  * pg_status as numbers or strings, no is_p2p before 2.3) every form is
  * read. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "bs_buf.h"
 #include "bs_dumps_int.h"
 #include "bs_dval.h"
+#include "bs_num.h"
 #include "bs_strpool.h"
 
 static const char *keep_str(bs_strpool *pool, const char *text, bool *oom) {
@@ -154,6 +156,13 @@ static uint64_t ns_of(const bs_dval *v) {
   return x > 0 ? (uint64_t)x : 0;
 }
 
+/* The peer's group rank after an arrow; -1 for none, "?" (any source) or
+ * another text. */
+static int peer_of(const char *arrow) {
+  int peer;
+  return arrow && bs_num_int(arrow + 2, 0, INT_MAX, &peer) ? peer : -1;
+}
+
 /* The op, its kind and (p2p) the peer's group rank from " 1->2" or
  * " 3<-0" ("?": any source). */
 static const char *op_of(bs_strpool *pool, const char *name, bs_dump_coll *c,
@@ -168,13 +177,11 @@ static const char *op_of(bs_strpool *pool, const char *name, bs_dump_coll *c,
   c->kind = BS_DUMP_COLL;
   c->peer = -1;
   if (len == 4 && !strncmp(op, "send", 4)) {
-    const char *arrow = strstr(meta, "->");
     c->kind = BS_DUMP_SEND;
-    c->peer = arrow ? atoi(arrow + 2) : -1;
+    c->peer = peer_of(strstr(meta, "->"));
   } else if (len == 4 && !strncmp(op, "recv", 4)) {
-    const char *arrow = strstr(meta, "<-");
     c->kind = BS_DUMP_RECV;
-    c->peer = arrow && arrow[2] != '?' ? atoi(arrow + 2) : -1;
+    c->peer = peer_of(strstr(meta, "<-"));
   }
   return keep_str(pool, buf, oom);
 }

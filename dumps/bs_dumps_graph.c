@@ -13,6 +13,7 @@
 #include "bs_buf.h"
 #include "bs_dumps_cycles.h"
 #include "bs_dumps_roots.h"
+#include "bs_vec.h"
 
 const char *bs_dumps_graph_kind_name(bs_dumps_root_kind k) {
   static const char *const names[] = {
@@ -24,23 +25,15 @@ const char *bs_dumps_graph_kind_name(bs_dumps_root_kind k) {
 }
 
 static bool push_int(int **v, int *n, int x) {
-  int *grown = realloc(*v, ((size_t)*n + 1) * sizeof *grown);
-  if (!grown)
+  if (!bs_vec_grow(v, NULL, (size_t)*n + 1, sizeof **v))
     return false;
-  *v = grown;
   (*v)[(*n)++] = x;
   return true;
 }
 
 static bs_dumps_node *new_node(bs_dumps_graph *g, bs_dumps_ref at) {
-  if (g->nnodes == g->capnodes) {
-    size_t cap = g->capnodes ? 2 * g->capnodes : 16;
-    bs_dumps_node *grown = realloc(g->node, cap * sizeof *grown);
-    if (!grown)
-      return NULL;
-    g->node = grown;
-    g->capnodes = cap;
-  }
+  if (!bs_vec_grow(&g->node, &g->capnodes, g->nnodes + 1, sizeof *g->node))
+    return NULL;
   bs_dumps_node *k = &g->node[g->nnodes++];
   *k = (bs_dumps_node){.at = at, .waiter = -1, .scc = -1};
   return k;
@@ -164,15 +157,10 @@ static __attribute__((format(printf, 2, 3))) void note(bs_dumps_graph *g,
   va_end(ap);
   if (k < 0)
     return;
-  if (g->nunknown == g->capunknown) {
-    size_t cap = g->capunknown ? 2 * g->capunknown : 8;
-    char **grown = realloc(g->unknown, cap * sizeof *grown);
-    if (!grown) {
-      free(line);
-      return;
-    }
-    g->unknown = grown;
-    g->capunknown = cap;
+  if (!bs_vec_grow(&g->unknown, &g->capunknown, g->nunknown + 1,
+                   sizeof *g->unknown)) {
+    free(line);
+    return;
   }
   g->unknown[g->nunknown++] = line;
 }

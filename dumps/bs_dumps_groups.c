@@ -4,6 +4,7 @@
  * pg_config that names no group the entries are in ({"": {"name": ""}}):
  * then a group's members are the ranks whose dumps hold its entries, and
  * the default group's every rank the folder has a dump of. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,9 @@
 
 #include "bs_dumps_int.h"
 #include "bs_dumps_members.h"
+#include "bs_num.h"
 #include "bs_strpool.h"
+#include "bs_vec.h"
 
 struct bs_dumps_groups {
   bs_dump_group *g;
@@ -51,24 +54,16 @@ static void reindex(bs_dumps_groups *t) {
     t->idx[place(t, t->g[i].name)] = (int)i;
 }
 
-/* Room for one more group in g and idx. */
-static bool grow(bs_dumps_groups *t) {
-  if (t->n == t->cap) {
-    size_t cap = t->cap ? 2 * t->cap : 8;
-    bs_dump_group *g = realloc(t->g, cap * sizeof *g);
-    if (!g)
-      return false;
-    t->g = g;
-    t->cap = cap;
-  }
+/* Room for one more group in g and idx (made again, twice the size, when
+ * it would be half full). */
+static bool room(bs_dumps_groups *t) {
+  if (!bs_vec_grow(&t->g, &t->cap, t->n + 1, sizeof *t->g))
+    return false;
   if (2 * (t->n + 1) < t->nidx)
     return true;
   size_t nidx = t->nidx ? 2 * t->nidx : 16;
-  int *idx = malloc(nidx * sizeof *idx);
-  if (!idx)
+  if (!bs_vec_grow(&t->idx, NULL, nidx, sizeof *t->idx))
     return false;
-  free(t->idx);
-  t->idx = idx;
   t->nidx = nidx;
   reindex(t);
   return true;
@@ -84,11 +79,28 @@ int bs_dumps_groups_of(bs_dumps *d, const char *name, const char *desc) {
       t->g[i].desc = desc;
     return i;
   }
-  if (!grow(t))
+  if (!room(t))
     return -1;
   t->g[t->n] = (bs_dump_group){.name = name, .desc = desc};
   t->idx[place(t, name)] = (int)t->n;
   return (int)t->n++;
+}
+
+/* The ranks of "[0, 1, 2]" (a list as Python prints it) into m[*k...]
+ * (one past the bound: -1). */
+static bs_status text_ranks(const char *s, const char *file, int *m, int *k) {
+  const char *p = s + strspn(s, "[( ");
+  long r;
+  while (*p && *p != ']' && *p != ')' && *k < BS_DUMPS_MAX_RANKS) {
+    size_t len = strcspn(p, ", ])");
+    if (!bs_num_longn(p, len, 0, LONG_MAX, &r))
+      return bs_err_fail(BS_ERR_INVALID, NULL, "%s: pg_config ranks '%.60s'",
+                         file, s);
+    m[(*k)++] = r >= BS_DUMPS_MAX_RANKS ? -1 : (int)r;
+    p += len;
+    p += strspn(p, ", ");
+  }
+  return BS_OK;
 }
 
 /* "[0, 1, 2]" (as PyTorch writes it) or a list of integers: distinct
@@ -106,16 +118,7 @@ static bs_status parse_ranks(const bs_dval *v, const char *file, int **out,
       if (v->kids[i]->kind == BS_DV_INT)
         m[k++] = (int)v->kids[i]->i;
   } else if (v && v->kind == BS_DV_STR) {
-    const char *p = v->s + strspn(v->s, "[( ");
-    char *end;
-    while (*p && *p != ']' && *p != ')' && k < BS_DUMPS_MAX_RANKS) {
-      long r = strtol(p, &end, 10);
-      if (end == p)
-        BS_FAIL(BS_ERR_INVALID, NULL, "%s: pg_config ranks '%.60s'", file,
-                v->s);
-      m[k++] = r < 0 || r >= BS_DUMPS_MAX_RANKS ? -1 : (int)r;
-      p = end + strspn(end, ", ");
-    }
+    BS_CHECK(text_ranks(v->s, file, m, &k));
   }
   for (int i = 0; i < k; i++) {
     if (m[i] < 0 || m[i] >= BS_DUMPS_MAX_RANKS || dup[m[i]])
@@ -194,10 +197,9 @@ static bool is_default(const bs_dump_group *g) {
 /* Numeric names in number order ("2" before "10"), then the others. */
 static int by_name(const void *a, const void *b) {
   const bs_dump_group *x = a, *y = b;
-  char *ex, *ey;
-  unsigned long long nx = strtoull(x->name, &ex, 10);
-  unsigned long long ny = strtoull(y->name, &ey, 10);
-  bool numx = x->name[0] && !*ex, numy = y->name[0] && !*ey;
+  long nx = 0, ny = 0;
+  bool numx = bs_num_long(x->name, 0, LONG_MAX, &nx);
+  bool numy = bs_num_long(y->name, 0, LONG_MAX, &ny);
   if (numx && numy && nx != ny)
     return nx < ny ? -1 : 1;
   if (numx != numy)
@@ -270,9 +272,9 @@ static bs_status last_hint(bs_dumps_groups *t) {
   bs_dump_group *last = NULL;
   long top = 0;
   for (size_t i = 0; t->nameless && i < t->n; i++) {
-    char *end;
-    long n = strtol(t->g[i].name, &end, 10);
-    if (t->g[i].name[0] && !*end && n > top && !is_default(&t->g[i])) {
+    long n = 0;
+    if (bs_num_long(t->g[i].name, 1, LONG_MAX, &n) && n > top &&
+        !is_default(&t->g[i])) {
       top = n;
       last = &t->g[i];
     }

@@ -19,6 +19,7 @@
 #include "bs_dumps_many.h"
 #include "bs_dval.h"
 #include "bs_file.h"
+#include "bs_vec.h"
 
 static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -29,10 +30,8 @@ static int by_name(const void *a, const void *b) {
 
 static bs_status add_name(const char *dir, const char *name, char ***names,
                           size_t *n) {
-  char **grown = realloc(*names, (*n + 1) * sizeof *grown);
-  if (grown)
-    *names = grown;
-  if (!grown || !(grown[*n] = strdup(name)))
+  if (!bs_vec_grow(names, NULL, *n + 1, sizeof **names) ||
+      !((*names)[*n] = strdup(name)))
     return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: out of memory", dir);
   (*n)++;
   return BS_OK;
@@ -171,13 +170,9 @@ static void skip(folder *f, const char *name) {
 }
 
 static bs_status note_bad(folder *f, const char *name, const char *why) {
-  char **b = realloc(f->bad, (f->nbad + 1) * sizeof *b);
-  if (b)
-    f->bad = b;
-  char **w = b ? realloc(f->why, (f->nbad + 1) * sizeof *w) : NULL;
-  if (w)
-    f->why = w;
-  if (!b || !w || !(f->bad[f->nbad] = strdup(name)))
+  if (!bs_vec_grow(&f->bad, NULL, f->nbad + 1, sizeof *f->bad) ||
+      !bs_vec_grow(&f->why, NULL, f->nbad + 1, sizeof *f->why) ||
+      !(f->bad[f->nbad] = strdup(name)))
     return bs_err_fail(BS_ERR_NOMEM, NULL, "%s: out of memory", f->dir);
   if (!(f->why[f->nbad] = strdup(why))) {
     free(f->bad[f->nbad]);

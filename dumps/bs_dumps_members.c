@@ -1,14 +1,17 @@
 /* Members of groups no pg_config lists (bs_dumps_members.h). */
 #include "bs_dumps_members.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_num.h"
+#include "bs_vec.h"
+
 /* A group name torch made ("4"), as its number; -1: another name. */
 static long number(const char *name) {
-  char *end;
-  long n = name[0] ? strtol(name, &end, 10) : -1;
-  return n >= 0 && name[0] && !*end ? n : -1;
+  long n;
+  return bs_num_long(name, 0, LONG_MAX, &n) ? n : -1;
 }
 
 static bool has(const bs_dump_group *g, int r) {
@@ -24,10 +27,8 @@ static int by_int(const void *a, const void *b) {
 }
 
 static bool join(bs_dump_group *g, int r) {
-  int *grown = realloc(g->ranks, ((size_t)g->n + 1) * sizeof *grown);
-  if (!grown)
+  if (!bs_vec_grow(&g->ranks, NULL, (size_t)g->n + 1, sizeof *g->ranks))
     return false;
-  g->ranks = grown;
   g->ranks[g->n++] = r;
   qsort(g->ranks, (size_t)g->n, sizeof *g->ranks, by_int);
   return true;

@@ -315,6 +315,8 @@ static vslot *slot(vslot *t, size_t n, vkey k) {
       return &t[at];
 }
 
+/* Doubles the cache (kept at most half full); not bs_vec: its slots are
+ * hashed again into a new, empty table. */
 static bool grow(bs_dumps_order *o) {
   size_t n = o->ncache ? 2 * o->ncache : 64;
   vslot *t = calloc(n, sizeof *t);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bs_dumps_judge.h"
+#include "bs_vec.h"
 
 /* ---- counting a rank's ops to and from each peer ---- */
 
@@ -25,10 +26,8 @@ static tally *tally_of(tallies *ts, int peer) {
   for (size_t i = 0; i < ts->n; i++)
     if (ts->t[i].peer == peer)
       return &ts->t[i];
-  tally *grown = realloc(ts->t, (ts->n + 1) * sizeof *grown);
-  if (!grown)
+  if (!bs_vec_grow(&ts->t, NULL, ts->n + 1, sizeof *ts->t))
     return NULL;
-  ts->t = grown;
   ts->t[ts->n] = (tally){.peer = peer};
   return &ts->t[ts->n++];
 }

@@ -4,17 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_vec.h"
+
 static bs_dumps_root *root_for(bs_dumps_graph *g, int r) {
   if (g->rootix[r] >= 0)
     return &g->root[g->rootix[r]];
-  if (g->nroots == g->caproots) {
-    size_t cap = g->caproots ? 2 * g->caproots : 8;
-    bs_dumps_root *grown = realloc(g->root, cap * sizeof *grown);
-    if (!grown)
-      return NULL;
-    g->root = grown;
-    g->caproots = cap;
-  }
+  if (!bs_vec_grow(&g->root, &g->caproots, g->nroots + 1, sizeof *g->root))
+    return NULL;
   g->rootix[r] = (int)g->nroots;
   bs_dumps_root *rt = &g->root[g->nroots++];
   *rt = (bs_dumps_root){.rank = r, .frame = ""};
@@ -25,6 +21,19 @@ static bool same_ref(bs_dumps_ref a, bs_dumps_ref b) {
   return a.group == b.group && a.seq == b.seq && a.p2p == b.p2p;
 }
 
+/* Room for one more in rt's held, held_kind and held_went (they grow
+ * alike). */
+static bool room(bs_dumps_root *rt) {
+  size_t need = (size_t)rt->nheld + 1;
+  size_t c[3] = {rt->capheld, rt->capheld, rt->capheld};
+  if (!bs_vec_grow(&rt->held, &c[0], need, sizeof *rt->held) ||
+      !bs_vec_grow(&rt->held_kind, &c[1], need, sizeof *rt->held_kind) ||
+      !bs_vec_grow(&rt->held_went, &c[2], need, sizeof *rt->held_went))
+    return false;
+  rt->capheld = c[0];
+  return true;
+}
+
 /* One more stuck op rank r is missing from, with what it did there. */
 static bs_status held(bs_dumps_graph *g, int r, bs_dumps_ref at,
                       bs_dumps_root_kind kind, bs_dumps_ref went) {
@@ -32,24 +41,7 @@ static bs_status held(bs_dumps_graph *g, int r, bs_dumps_ref at,
   for (int i = 0; rt && i < rt->nheld; i++)
     if (same_ref(rt->held[i], at))
       return BS_OK;
-  if (rt && rt->nheld == rt->capheld) {
-    int cap = rt->capheld ? 2 * rt->capheld : 4;
-    bs_dumps_ref *h = realloc(rt->held, (size_t)cap * sizeof *h);
-    if (h)
-      rt->held = h;
-    bs_dumps_root_kind *k =
-        h ? realloc(rt->held_kind, (size_t)cap * sizeof *k) : NULL;
-    if (k)
-      rt->held_kind = k;
-    bs_dumps_ref *w =
-        k ? realloc(rt->held_went, (size_t)cap * sizeof *w) : NULL;
-    if (w)
-      rt->held_went = w;
-    rt = w ? rt : NULL;
-    if (rt)
-      rt->capheld = cap;
-  }
-  if (!rt)
+  if (!rt || !room(rt))
     return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: roots");
   rt->held[rt->nheld] = at;
   rt->held_kind[rt->nheld] = kind;

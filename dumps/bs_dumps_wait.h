@@ -40,7 +40,8 @@ typedef struct bs_dumps_root {
   bs_dumps_ref *held;
   bs_dumps_root_kind *held_kind;
   bs_dumps_ref *held_went;
-  int nheld, capheld;
+  int nheld;
+  size_t capheld;
   bs_dumps_ref went; /* SKIPPED: the op it went on into */
   bool waits;        /* SKIPPED: and it waits in a stuck op */
   bs_dumps_ref now;  /* that stuck op (waits) */

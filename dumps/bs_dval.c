@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_vec.h"
+
 enum { BLOCK = 1 << 16, ALIGN = 16 };
 
 /* n bytes of the arena (aligned), NULL when out of memory. */
@@ -17,14 +19,11 @@ static void *take(bs_dval_doc *doc, size_t n) {
   }
   if (doc->cur == doc->nblocks) {
     size_t size = n > BLOCK ? n : BLOCK;
-    char **b = realloc(doc->blocks, (doc->nblocks + 1) * sizeof *b);
-    if (b)
-      doc->blocks = b;
-    size_t *s = b ? realloc(doc->sizes, (doc->nblocks + 1) * sizeof *s) : NULL;
-    if (s)
-      doc->sizes = s;
-    char *block = s ? malloc(size) : NULL;
-    if (!block)
+    size_t need = doc->nblocks + 1;
+    char *block = NULL;
+    if (!bs_vec_grow(&doc->blocks, NULL, need, sizeof *doc->blocks) ||
+        !bs_vec_grow(&doc->sizes, NULL, need, sizeof *doc->sizes) ||
+        !(block = malloc(size)))
       return NULL;
     doc->blocks[doc->nblocks] = block;
     doc->sizes[doc->nblocks++] = size;
@@ -44,6 +43,8 @@ bs_dval *bs_dval_new(bs_dval_doc *doc, bs_dval_kind k) {
   return v;
 }
 
+/* Not bs_vec: the kids live in the arena, which frees nothing before
+ * bs_dval_reset, so they are copied into a larger piece of it. */
 bool bs_dval_reserve(bs_dval_doc *doc, bs_dval *c, size_t need) {
   if (need <= c->cap)
     return true;

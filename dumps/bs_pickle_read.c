@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bs_pickle.h"
+#include "bs_vec.h"
 
 enum { MAX_MARKS = BS_JSON_MAX_DEPTH };
 
@@ -122,20 +123,6 @@ static bs_status nomem(void) {
   return bs_err_fail(BS_ERR_NOMEM, NULL, "pickle: out of memory");
 }
 
-static bool grow(void *arr, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap)
-    return true;
-  size_t c = *cap ? *cap * 2 : 16;
-  while (c < need)
-    c *= 2;
-  void *p = realloc(*(void **)arr, c * size);
-  if (!p)
-    return false;
-  *(void **)arr = p;
-  *cap = c;
-  return true;
-}
-
 static bs_dval *make(reader *r, bs_dval_kind k) {
   bs_dval *v = bs_dval_new(r->doc, k);
   r->nvals += v != NULL;
@@ -145,7 +132,7 @@ static bs_dval *make(reader *r, bs_dval_kind k) {
 static bs_status push(reader *r, bs_dval *v) {
   if (!v)
     return nomem();
-  if (!grow(&r->stack, &r->capstack, r->nstack + 1, sizeof *r->stack))
+  if (!bs_vec_grow(&r->stack, &r->capstack, r->nstack + 1, sizeof *r->stack))
     return nomem();
   r->stack[r->nstack++] = v;
   return BS_OK;
@@ -308,7 +295,7 @@ static bs_status put_memo(reader *r, uint64_t idx) {
   if (idx > r->nvals)
     return bad(r, "a memo index beyond the values read");
   if (idx >= r->nmemo) {
-    if (!grow(&r->memo, &r->capmemo, (size_t)idx + 1, sizeof *r->memo))
+    if (!bs_vec_grow(&r->memo, &r->capmemo, (size_t)idx + 1, sizeof *r->memo))
       return nomem();
     memset(r->memo + r->nmemo, 0,
            ((size_t)idx + 1 - r->nmemo) * sizeof *r->memo);

@@ -133,6 +133,8 @@ void bs_replay_ops_said(const bs_replay_state *r, struct bs_buf *out);
 bs_status bs_replay_plan_groups(bs_replay_state *r);
 /* Rank's ops in the order it made them, across its groups. */
 bs_status bs_replay_plan_rank(bs_replay_state *r, int rank);
+/* Appends a copy of s to p, its order the count before it. */
+bs_status bs_replay_plan_push(bs_replay_plan *p, const bs_replay_step *s);
 /* Frees what the plans of ranks without a dump were made from. */
 void bs_replay_plan_free(bs_replay_state *r);
 /* Sets every plan's buffer sizes; returns their total over the ranks. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bs_replay_int.h"
+#include "bs_vec.h"
 
 /* The k-th of PyTorch's comma-separated dtype names, as Backstop's (or
  * one of its size: s->dt_name then names it). */
@@ -37,15 +38,9 @@ static bs_status size_of(const bs_dump_coll *c, int rank, bool by_out,
   return dtype_at(dts, 0, s) ? BS_OK : no_dtype(c, rank, dts);
 }
 
-static bs_status push(bs_replay_plan *p, const bs_replay_step *s) {
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? 2 * p->cap : 16;
-    bs_replay_step *grown = realloc(p->s, cap * sizeof *grown);
-    if (!grown)
-      return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu steps", cap);
-    p->s = grown;
-    p->cap = cap;
-  }
+bs_status bs_replay_plan_push(bs_replay_plan *p, const bs_replay_step *s) {
+  if (!bs_vec_grow(&p->s, &p->cap, p->n + 1, sizeof *p->s))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu steps", p->n + 1);
   p->s[p->n] = *s;
   p->s[p->n].order = p->n;
   p->n++;
@@ -68,7 +63,7 @@ static bs_status plan_coll(bs_replay_state *r, int rank, const bs_dump_coll *c,
     s->shape = c->in;
     s->shape_dt = c->in_dt;
   }
-  BS_CHECK(push(&r->plan[rank], s));
+  BS_CHECK(bs_replay_plan_push(&r->plan[rank], s));
   s->seq = 0;
 out:
   return st;
@@ -88,7 +83,7 @@ static bs_status p2p_step(bs_replay_state *r, int rank, const bs_dump_coll *c,
             "of the job",
             rank, (unsigned long long)c->seq, c->op, peer);
   BS_CHECK(size_of(c, rank, false, &s));
-  BS_CHECK(push(&r->plan[rank], &s));
+  BS_CHECK(bs_replay_plan_push(&r->plan[rank], &s));
 out:
   return st;
 }
@@ -163,13 +158,9 @@ static bs_status make_done(bs_replay_state *r, int g) {
     const bs_dump_coll *done = completed_by_all(r->d, g, seq);
     if (!done)
       break;
-    if (dl->ndone[g] == cap) {
-      cap = cap ? 2 * cap : 16;
-      const bs_dump_coll **grown = realloc(dl->done[g], cap * sizeof *grown);
-      if (!grown)
-        return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu ops", cap);
-      dl->done[g] = grown;
-    }
+    if (!bs_vec_grow(&dl->done[g], &cap, dl->ndone[g] + 1, sizeof *dl->done[g]))
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu ops",
+                         dl->ndone[g] + 1);
     dl->done[g][dl->ndone[g]++] = done;
   }
   return BS_OK;
@@ -209,14 +200,9 @@ static bs_status make_p2p(bs_replay_state *r) {
         if (!c->p2p || c->nparts || c->peer < 0 ||
             c->state != BS_DUMP_COMPLETED || c->kind == BS_DUMP_COLL)
           continue;
-        if (dl->np2p == cap) {
-          cap = cap ? 2 * cap : 64;
-          struct bs_replay_dumpless_p2p *grown =
-              realloc(dl->p2p, cap * sizeof *grown);
-          if (!grown)
-            return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu p2p ops", cap);
-          dl->p2p = grown;
-        }
+        if (!bs_vec_grow(&dl->p2p, &cap, dl->np2p + 1, sizeof *dl->p2p))
+          return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu p2p ops",
+                             dl->np2p + 1);
         dl->p2p[dl->np2p] =
             (struct bs_replay_dumpless_p2p){.peer = c->peer,
                                             .rank = d->d[i].rank,

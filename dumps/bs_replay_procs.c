@@ -11,6 +11,7 @@
 #include "bs_dumps_report.h"
 #include "bs_file.h"
 #include "bs_fork.h"
+#include "bs_num.h"
 #include "bs_replay_read.h"
 #include "comm/bs_meet.h"
 #include "comm/front/bs_comm_report.h"
@@ -138,20 +139,26 @@ typedef struct sent {
   size_t report_len;
 } sent;
 
+/* The number in [0, hi] on the line at *at, which is then the next
+ * line's; false when the line holds none. */
+static bool line_num(const char **at, long hi, long *out) {
+  const char *nl = strchr(*at, '\n');
+  if (!nl || !bs_num_longn(*at, (size_t)(nl - *at), 0, hi, out))
+    return false;
+  *at = nl + 1;
+  return true;
+}
+
 static sent take(const bs_job_out *o) {
   sent s = {0};
-  if (o->end != BS_JOB_EXITED || !o->payload)
+  const char *at = o->payload;
+  long code, len;
+  if (o->end != BS_JOB_EXITED || !at ||
+      !line_num(&at, BS_STATUS_COUNT - 1, &code) ||
+      !line_num(&at, LONG_MAX, &len) ||
+      (size_t)len > o->len - (size_t)(at - o->payload))
     return s;
-  char *at = o->payload, *end;
-  long code = strtol(at, &end, 10);
-  if (end == at || *end != '\n' || code < 0 || code >= BS_STATUS_COUNT)
-    return s;
-  at = end + 1;
-  unsigned long long len = strtoull(at, &end, 10);
-  if (end == at || *end != '\n' ||
-      len > o->len - (size_t)(end + 1 - o->payload))
-    return s;
-  s.report = end + 1;
+  s.report = at;
   s.report_len = (size_t)len;
   s.flight = s.report + len;
   s.st = (bs_status)code;

@@ -58,7 +58,8 @@ static char **find(char **slot, size_t cap, const char *s, size_t n) {
   return &slot[i];
 }
 
-/* Doubles the table (kept at most half full). */
+/* Doubles the table (kept at most half full). Not bs_vec: the strings
+ * are hashed again into a new, empty table, not kept where they were. */
 static int grow(bs_strpool *p) {
   size_t cap = p->cap * 2;
   char **slot = calloc(cap, sizeof *slot);

@@ -108,6 +108,20 @@ static void test_buf_printf_room(void **state) {
   bs_buf_free(&b);
 }
 
+static void test_num_longn(void **state) {
+  (void)state;
+  long v = -1;
+  const char *name = "rank_7.json";
+  assert_true(bs_num_longn("12\n34", 2, 0, 99, &v) && v == 12);
+  assert_true(bs_num_longn(name + 5, 1, 0, 9, &v) && v == 7);
+  assert_false(bs_num_longn("12", 0, 0, 99, &v));
+  assert_false(bs_num_longn("012", 3, 0, 99, &v));
+  assert_false(bs_num_longn("1\0002", 3, 0, 999, &v));
+  assert_false(bs_num_longn("123456789012345678901234567890", 30, 0, 9, &v));
+  assert_false(bs_num_longn("120", 3, 0, 99, &v));
+  assert_true(v == 7);
+}
+
 static void test_json_write(void **state) {
   (void)state;
   bs_buf b = {0};
@@ -136,6 +150,7 @@ int main(void) {
       cmocka_unit_test(test_num),
       cmocka_unit_test(test_num_ull_hex),
       cmocka_unit_test(test_buf_printf_room),
+      cmocka_unit_test(test_num_longn),
       cmocka_unit_test(test_json_write),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

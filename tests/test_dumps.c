@@ -369,6 +369,19 @@ static void test_logs_and_torn(void **state) {
  * seq ending in nccl:coalesced) is one op, a batch of sends and receives
  * one p2p op of parts; state from completed times, duration_ms, pg_status
  * (numbers or strings) as well as state. */
+/* d made of one dump, the JSON text dump; its rank's. */
+static const bs_dump *only_dump(const char *dump, int rank) {
+  bs_json root;
+  assert_int_equal(bs_json_parse(dump, strlen(dump), &root), BS_OK);
+  memset(&d, 0, sizeof d);
+  assert_int_equal(bs_dumps_add(&d, &root, "rank_0.json"), BS_OK);
+  bs_json_free(&root);
+  assert_int_equal(bs_dumps_finish(&d, NULL), BS_OK);
+  const bs_dump *r = bs_dumps_rank(&d, rank);
+  assert_non_null(r);
+  return r;
+}
+
 static void test_nccl_forms(void **state) {
   (void)state;
   static const char *const dump =
@@ -399,14 +412,7 @@ static void test_nccl_forms(void **state) {
       "\"is_p2p\": true, \"profiling_name\": \"nccl:coalesced\", "
       "\"time_discovered_completed_ns\": 5}"
       "]}";
-  bs_json root;
-  assert_int_equal(bs_json_parse(dump, strlen(dump), &root), BS_OK);
-  memset(&d, 0, sizeof d);
-  assert_int_equal(bs_dumps_add(&d, &root, "rank1.json"), BS_OK);
-  bs_json_free(&root);
-  assert_int_equal(bs_dumps_finish(&d, NULL), BS_OK);
-  const bs_dump *r = bs_dumps_rank(&d, 1);
-  assert_non_null(r);
+  const bs_dump *r = only_dump(dump, 1);
   assert_int_equal(r->n, 4);
   assert_int_equal(r->c[0].state, BS_DUMP_COMPLETED); /* pg_status's "1" */
   assert_int_equal(r->c[1].state, BS_DUMP_COMPLETED); /* duration_ms */
@@ -426,6 +432,32 @@ static void test_nccl_forms(void **state) {
   assert_int_equal(b->parts[1].kind, BS_DUMP_RECV);
   assert_int_equal(b->state, BS_DUMP_COMPLETED);
   assert_int_equal(d.ranks, 2);
+  bs_dumps_free(&d);
+}
+
+/* Numbers in dump text are plain decimals (bs_num): a peer "?" is none
+ * (a send's too), a count "-1" none. */
+static void test_plain_numbers(void **state) {
+  (void)state;
+  static const char *const dump =
+      "{\"version\": \"2.4\", \"rank\": 0, \"pg_config\": {\"0\": "
+      "{\"name\": \"0\", \"desc\": \"default_pg\", \"ranks\": \"[0, 1]\"}},"
+      "\"pg_status\": {\"0\": {\"last_completed_collective\": \"-1\"}},"
+      "\"entries\": ["
+      "{\"pg_id\": 0, \"collective_seq_id\": 0, \"p2p_seq_id\": 1, "
+      "\"is_p2p\": true, \"profiling_name\": \"nccl:send 0->?\", "
+      "\"input_sizes\": [[8]], \"output_sizes\": [[8]]},"
+      "{\"pg_id\": 0, \"collective_seq_id\": 0, \"p2p_seq_id\": 2, "
+      "\"is_p2p\": true, \"profiling_name\": \"nccl:recv 0<-1\", "
+      "\"input_sizes\": [[8]], \"output_sizes\": [[8]]}"
+      "]}";
+  const bs_dump *r = only_dump(dump, 0);
+  assert_int_equal(r->n, 2);
+  assert_int_equal(r->c[0].kind, BS_DUMP_SEND);
+  assert_int_equal(r->c[0].peer, -1);
+  assert_int_equal(r->c[1].kind, BS_DUMP_RECV);
+  assert_int_equal(r->c[1].peer, 1);
+  assert_int_equal(r->pg[0].last_completed, -1);
   bs_dumps_free(&d);
 }
 
@@ -701,6 +733,7 @@ int main(void) {
       cmocka_unit_test(test_sub_folders),
       cmocka_unit_test(test_logs_and_torn),
       cmocka_unit_test(test_nccl_forms),
+      cmocka_unit_test(test_plain_numbers),
       cmocka_unit_test(test_nccl_dumps),
       cmocka_unit_test(test_old_format),
       cmocka_unit_test(test_world_agrees),
