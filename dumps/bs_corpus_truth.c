@@ -123,7 +123,9 @@ static bool blame(truth *t, int g, uint64_t s, const int *m, int nm,
   int best = -1, bestn = 0, ties = 0;
   for (int i = 0; i < nm; i++) {
     int cnt = 0;
-    for (int k = 0; o[i] && k < nm; k++)
+    if (!o[i]) /* a member whose record does not hold #s: no vote */
+      continue;
+    for (int k = 0; k < nm; k++)
       cnt += o[k] && same_sig(sig_of(o[i]), sig_of(o[k]));
     if (cnt > bestn) {
       best = i;
