@@ -141,10 +141,18 @@ def expand(first, last):
             for i in range(int(a[-1]), int(b[-1]) + 1)]
 
 
+# Where a comment or a literal can begin: c_strings skips to the next one.
+C_START = re.compile(r"""//|/\*|["']""")
+
+
 def c_strings(text):
     """Offsets of C string literals, as a list of (start, end)."""
     spans, i, n = [], 0, len(text)
     while i < n:
+        m = C_START.search(text, i)
+        if not m:
+            break
+        i = m.start()
         ch = text[i]
         if text.startswith("//", i):
             j = text.find("\n", i)
@@ -159,8 +167,6 @@ def c_strings(text):
             if ch == '"':
                 spans.append((i, j + 1))
             i = j + 1
-        else:
-            i += 1
     return spans
 
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the asan (ASan+UBSan) and tsan presets and runs the tests under
 # each: the core must stay clean under both, on scheduled worlds (the
-# default: one rank at a time on virtual time) and on real threads (the
-# suites' _threads tests, --schedule threads, and the core's own tests,
-# whose worlds name no schedule: TSan sees races only where threads run
-# at once). Left out: label repeat (test_cli_explore's fuzz campaigns,
-# suite_same_bytes's suites run twice), runs the other tests make too;
-# BS_SANITIZE_ALL=1 runs them as well.
+# default: one rank at a time on virtual time) and on real threads (label
+# slow: the suites' _threads tests, --schedule threads, and the core's own
+# tests, whose worlds name no schedule: TSan sees races only where threads
+# run at once). Left out: label repeat (test_cli_explore_slow's fuzz
+# campaigns, suite_same_bytes's suites run twice, test_sched_world's 64
+# busy threads), runs the other tests make too; BS_SANITIZE_ALL=1 runs
+# them as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)

@@ -2,7 +2,8 @@
  * lacks is refused before anything runs; each run's artifacts folder holds
  * that run's files only; reports are whole or absent, and a failed write
  * is named and fails the exit status; repro lines carry what changes the
- * outcome; long work prints progress on stderr. */
+ * outcome; long work prints progress on stderr. Real-time cases are
+ * test_cli_ci_slow's (tests/bs_test_split.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
+#include "bs_test_split.h"
 #include "dev/bs_dev.h"
 
 static int setup(void **state) {
@@ -64,20 +66,26 @@ static void test_refuses_what_is_missing(void **state) {
   assert_false(exists("a"));
 }
 
+/* A run stalled past a 1.5 s deadline, its watchdog 100 s. */
+#define STALLED                                                                \
+  "run steady-normal --ranks 2 --timeout-ms 100000 --fault "                   \
+  "name=comm/stall,rank=0,nth=3,failinfo=60000 --deadline-s 1.5"
+
+/* Killed at its deadline while the watchdog was within its timeout: a
+ * fail that says the deadline was too short, not a hang. */
+static void deadline_too_short(void) {
+  has(out_text, "FAIL  steady-normal");
+  has(out_text, "the deadline was shorter than the timeouts the run needed");
+}
+
 /* The repro line of a hang names the deadline that made it one, and run
  * as it is gives the same verdict (without the deadline it waited the
  * default 60 s and passed). */
 static void test_repro_carries_the_deadline(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  assert_int_equal(backstop("run steady-normal --ranks 2 --timeout-ms "
-                            "100000 --fault name=comm/stall,rank=0,"
-                            "nth=3,failinfo=60000 --deadline-s 1.5"),
-                   1);
-  /* Killed at its deadline while the watchdog was within its timeout: a
-   * fail that says the deadline was too short, not a hang. */
-  has(out_text, "FAIL  steady-normal");
-  has(out_text, "the deadline was shorter than the timeouts the run needed");
+  assert_int_equal(backstop(STALLED), 1);
+  deadline_too_short();
   const char *at = strstr(out_text, "repro: backstop run ");
   assert_non_null(at);
   char repro[512];
@@ -85,11 +93,19 @@ static void test_repro_carries_the_deadline(void **state) {
   has(repro, " --deadline-s 1.5");
   has(repro, " --timeout-ms 100000");
   has(out_text, "stopped at its 1.5 s deadline on the virtual clock");
-  /* On real threads the parent's deadline, in real time, does the same. */
-  assert_int_equal(backstop_threads(repro + strlen("repro: backstop ")), 1);
-  has(out_text, "FAIL  steady-normal");
+  /* The repro line run as it is: the same verdict. */
+  assert_int_equal(backstop(repro + strlen("repro: backstop ")), 1);
+  deadline_too_short();
+}
+
+/* On real threads the parent's deadline, in real time, does the same
+ * (label slow: 1.5 s of real time). */
+static void test_real_time_deadline(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  assert_int_equal(backstop_threads(STALLED), 1);
+  deadline_too_short();
   has(out_text, "killed past the 1.5 s deadline");
-  has(out_text, "the deadline was shorter than the timeouts the run needed");
 }
 
 /* The run's folder, from its "artifacts: DIR/trace.json" line. */
@@ -177,15 +193,23 @@ static void test_progress_on_stderr(void **state) {
               1);
   assert_true(progress_lines("fuzz", &totals) >= 6);
   has(err_text, "fuzz: 6/6 runs, eta 0 s, of 6 judged: ");
+  /* A big suite: run and mutants too, when their lines are not redrawn. */
+  assert_true(backstop_after("BS_PROGRESS_S=0 ", "run @fault -q") <= 1);
+  assert_true(progress_lines("run", &totals) >= 2);
+  has(err_text, " vacuous\n");
+}
+
+/* A time budget (real time: label slow) shows what is left, not a total
+ * it would outgrow. */
+static void test_time_budget_progress(void **state) {
+  (void)state;
+  BS_TEST_NEEDS_FAULTS();
+  int totals;
   assert_true(backstop_after("BS_PROGRESS_S=0 ", "fuzz --seed 1 --time-s 1") <=
               1);
   assert_true(progress_lines("fuzz", &totals) >= 1);
   assert_int_equal(totals, 0);
   has(err_text, " s left, of ");
-  /* A big suite: run and mutants too, when their lines are not redrawn. */
-  assert_true(backstop_after("BS_PROGRESS_S=0 ", "run @fault -q") <= 1);
-  assert_true(progress_lines("run", &totals) >= 2);
-  has(err_text, " vacuous\n");
 }
 
 /* A full disk (an 8 KiB tmpfs): the JSON report does not fit and is not
@@ -243,10 +267,14 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refuses_what_is_missing),
       cmocka_unit_test(test_repro_carries_the_deadline),
+      cmocka_unit_test(test_real_time_deadline),
       cmocka_unit_test(test_artifacts_folder_of_its_own),
       cmocka_unit_test(test_progress_on_stderr),
+      cmocka_unit_test(test_time_budget_progress),
       cmocka_unit_test(test_reports_whole_or_absent),
       cmocka_unit_test(test_unwritten_artifacts_named),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  static const char *const slow[] = {"test_real_time_deadline",
+                                     "test_time_budget_progress", NULL};
+  return BS_TEST_RUN_SPLIT(tests, slow, setup, teardown);
 }

@@ -11,6 +11,7 @@
 
 #include "base/bs_json.h"
 #include "bs_test_cli.h"
+#include "bs_test_split.h"
 #include "dev/bs_dev.h"
 
 static void has(const char *text, const char *what) {
@@ -316,5 +317,7 @@ int main(void) {
       cmocka_unit_test(test_spawned),
       cmocka_unit_test(test_nccl),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  /* Replays of a process per rank, with real-time timeouts: label slow. */
+  static const char *const slow[] = {"test_spawned", NULL};
+  return BS_TEST_RUN_SPLIT(tests, slow, setup, teardown);
 }

@@ -15,6 +15,7 @@
 #include "bs_mutant.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
+#include "bs_test_split.h"
 
 static int setup(void **state) {
   (void)state;
@@ -327,5 +328,9 @@ int main(void) {
       cmocka_unit_test(test_fuzz_finds_every_mutant),
       cmocka_unit_test(test_explore_usage),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  /* Fuzz campaigns, many runs each: test_cli_explore_slow, label repeat. */
+  static const char *const campaigns[] = {"test_fuzz_same_seed",
+                                          "test_fuzz_draws_reached",
+                                          "test_fuzz_finds_every_mutant", NULL};
+  return BS_TEST_RUN_SPLIT(tests, campaigns, setup, teardown);
 }

@@ -447,18 +447,22 @@ static void test_lead_late(void **state) {
             "2 runs: 2 passed");
 }
 
-/* Process 1 started 0.8 s after process 0, its deadline past half of
+/* Process 1 started 1.5 s after process 0, its deadline past half of
  * process 0's grace: process 0, asked at its deadline, asks it through the
- * run's folder, and its ranks are in the report all the same. */
+ * run's folder, and its ranks are in the report all the same. An 8 s
+ * deadline (a 2 s grace: process 1 answers within 1 s of real time, not
+ * 0.5 as with 2 s): beside another ctest at load 130 it answered too late
+ * for a 2 s deadline's grace. */
 static void test_launcher_late_dumps(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
   static const char *const blocks[] = {
       "ranks 0..1 (one process)",
       "ranks 2..3 (one process):\nbackstop: hang at collective #3 (2 of 4 "
-      "ranks, sim backend)\n  cause: the run passed its 2 s deadline and "
+      "ranks, sim backend)\n  cause: the run passed its 8 s deadline and "
       "process 0 asked for this dump"};
-  launch_both("j7", HANG_RUN " --artifacts art3", "", "sleep 0.8; ");
+  launch_both("j7", HANG_RUN " --deadline-s 8 --artifacts art3", "",
+              "sleep 1.5; ");
   assert_int_equal(rc_of(0), 1);
   assert_int_equal(rc_of(1), 1);
   hang_artifacts("art3", blocks, 2);

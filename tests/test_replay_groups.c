@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bs_test_cli.h"
+#include "bs_test_split.h"
 
 #include <sys/stat.h>
 
@@ -301,7 +302,13 @@ static void test_cli_replay(void **state) {
   has(out_text, "culprit: rank 3 (missing from #1)");
   assert_int_equal(backstop("replay pipe --timeout-ms 100"), 1);
   has(out_text, "culprit: rank 2 (rank 3 waits for it in recv #1");
-  /* A process per rank: the groups' boards in files of their own. */
+}
+
+/* A process per rank: the groups' boards in files of their own (real
+ * processes whose timeouts are real time: only test_replay_groups, on real
+ * threads, label slow, runs it; its scheduled twins leave it out). */
+static void test_cli_replay_spawn(void **state) {
+  (void)state;
   assert_int_equal(backstop("replay dp --spawn --timeout-ms 300"), 1);
   has(out_text, "  rank 1: backstop: timeout at collective #1 (4 ranks, sim "
                 "backend, group dp1 (data_parallel))\n");
@@ -381,6 +388,7 @@ int main(void) {
       cmocka_unit_test(test_missing_send_replayed),
       cmocka_unit_test(test_pytorch_dumps_replayed),
       cmocka_unit_test(test_cli_replay),
+      cmocka_unit_test(test_cli_replay_spawn),
       cmocka_unit_test(test_wide_replay_ends),
       cmocka_unit_test(test_settled_not_replayed),
       cmocka_unit_test(test_dumpless_all_done_not_clear),
@@ -388,5 +396,6 @@ int main(void) {
       cmocka_unit_test(test_cli_replay_nccl),
       cmocka_unit_test(test_replaced_counts_by_text),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  static const char *const real_time[] = {"test_cli_replay_spawn", NULL};
+  return BS_TEST_RUN_SPLIT(tests, real_time, setup, teardown);
 }
