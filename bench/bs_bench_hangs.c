@@ -15,6 +15,7 @@
 #include "bs_bench_impl.h"
 #include "bs_bench_trace.h"
 #include "bs_file.h"
+#include "bs_fork.h"
 #include "bs_num.h"
 #include "dumps/bs_corpus.h"
 #include "dumps/bs_dumps.h"
@@ -26,6 +27,7 @@ typedef struct hangs_opts {
   long count, seed, from, min_ranks, max_ranks, settle_ms, timeout_ms,
       frt_sample;
   long keep_ranks;   /* only those of so many ranks at most (0: all) */
+  long jobs;         /* programs scored at once, each in a child */
   const char *keep;  /* each program's files kept here */
   const char *score; /* folders of torch-written dumps to score instead */
   const char *frt;   /* torchfrtrace, "" for none */
@@ -59,6 +61,8 @@ static const char hangs_usage[] =
     "             those of M ranks at most: tests/fr_torch_prog.py runs them)\n"
     "  --torchfrtrace  score PyTorch's analyzer too, on the first K\n"
     "             programs (--frt-sample, default 100)\n"
+    "  --jobs     programs scored at once, each chunk of 20 in a child\n"
+    "             (default: one per CPU)\n"
     "  --settle-ms  replay ends once no rank moved for T ms (default 10)\n"
     "  --timeout-ms replay's watchdog (default 2000)\n"
     "  --score    instead: every sub-folder of DIR holding truth.json (dumps\n"
@@ -70,6 +74,11 @@ static const char hangs_usage[] =
     "  checked passed), 1 a miss, 2 bad options\n";
 
 /* ---- options ---- */
+
+static long bs_bench_hangs_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > 256 ? 256 : n;
+}
 
 static bool hangs_number(const char *opt, const char *v, long lo, long hi,
                          long *out) {
@@ -96,6 +105,7 @@ static const struct {
     {"--timeout-ms", 1, 600000, offsetof(hangs_opts, timeout_ms)},
     {"--frt-sample", 0, 10000000, offsetof(hangs_opts, frt_sample)},
     {"--keep-ranks", 4, 512, offsetof(hangs_opts, keep_ranks)},
+    {"--jobs", 1, 256, offsetof(hangs_opts, jobs)},
 };
 
 static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
@@ -127,6 +137,7 @@ static int hangs_parse(int argc, char **argv, hangs_opts *o) {
   *o = (hangs_opts){.seed = 1,
                     .frt = "",
                     .frt_sample = 100,
+                    .jobs = bs_bench_hangs_cpus(),
                     .settle_ms = 10,
                     .timeout_ms = 2000};
   /* --help anywhere, even where a value was expected (--hangs --help). */
@@ -164,7 +175,15 @@ static int hangs_parse(int argc, char **argv, hangs_opts *o) {
 
 /* ---- hangs_one job ---- */
 
+/* In a child scoring a chunk: its misses, handed to the parent, which
+ * prints every chunk's in program order (NULL: printed at once). */
+static bs_buf *hangs_missed;
+
 static void hangs_miss(const char *who, const char *what, const char *why) {
+  if (hangs_missed) {
+    bs_buf_printf(hangs_missed, "miss: %s (%s): %s\n", who, what, why);
+    return;
+  }
   printf("miss: %s (%s): %s\n", who, what, why);
   fflush(stdout);
 }
@@ -474,6 +493,106 @@ static int hangs_score_folders(const hangs_opts *o, hangs_tally *t) {
   return rc;
 }
 
+/* ---- the programs in parallel ---- */
+
+/* Programs a child scores: the sim's ranks are threads, and bs_fork forks
+ * only from a parent without any, so the programs run in children. */
+enum { HANGS_CHUNK = 20 };
+
+typedef struct hangs_jobs {
+  const hangs_opts *o;
+  char *scratch;
+  long done;
+} hangs_jobs;
+
+static long hangs_chunk_len(const hangs_opts *o, size_t job) {
+  long first = (long)job * HANGS_CHUNK, left = o->count - first;
+  return left < HANGS_CHUNK ? left : HANGS_CHUNK;
+}
+
+/* The child: its chunk's tally, then its misses' lines. */
+static int hangs_child(void *arg, size_t job, int fd) {
+  const hangs_jobs *j = arg;
+  hangs_tally t = {0};
+  bs_buf misses = {0};
+  hangs_missed = &misses;
+  for (long k = 0; k < hangs_chunk_len(j->o, job); k++)
+    hangs_one(j->o, (uint64_t)(j->o->from + (long)job * HANGS_CHUNK + k),
+              j->scratch, &t);
+  int ok = bs_fork_write_all(fd, &t, sizeof t) &&
+           bs_fork_write_all(fd, misses.s, misses.len);
+  bs_buf_free(&misses);
+  return ok ? 0 : 1;
+}
+
+static void hangs_progress(void *arg, size_t job, const bs_job_out *out) {
+  hangs_jobs *j = arg;
+  long before = j->done / 100;
+  if (!out)
+    return;
+  j->done += hangs_chunk_len(j->o, job);
+  if (j->done / 100 > before || j->done == j->o->count)
+    fprintf(stderr, "backstop bench: --hangs: %ld of %ld programs\n", j->done,
+            j->o->count);
+}
+
+static void hangs_add(hangs_tally *a, const hangs_tally *b) {
+  long *al = &a->programs;
+  const long *bl = &b->programs;
+  for (size_t i = 0; i < offsetof(hangs_tally, t_make) / sizeof(long); i++)
+    al[i] += bl[i];
+  a->t_make += b->t_make;
+  a->t_sim += b->t_sim;
+  a->t_analyze += b->t_analyze;
+  a->t_replay += b->t_replay;
+}
+
+/* A chunk's result into the tally; a child that ended otherwise misses
+ * every program of its chunk. */
+static void hangs_take(const hangs_opts *o, size_t job, const bs_job_out *out,
+                       hangs_tally *t) {
+  hangs_tally c;
+  if (out->end == BS_JOB_EXITED && out->code == 0 && out->len >= sizeof c) {
+    memcpy(&c, out->payload, sizeof c);
+    hangs_add(t, &c);
+    fputs(out->payload + sizeof c, stdout);
+    return;
+  }
+  long first = o->from + (long)job * HANGS_CHUNK, n = hangs_chunk_len(o, job);
+  printf("miss: seed %ld programs %ld-%ld (their child): %s %d\n", o->seed,
+         first, first + n - 1,
+         out->end == BS_JOB_SIGNALED ? "ended by signal" : "ended, status",
+         out->code);
+  t->programs += n;
+}
+
+static bool hangs_parallel(const hangs_opts *o, char *scratch, hangs_tally *t) {
+  hangs_jobs j = {.o = o, .scratch = scratch};
+  size_t njobs = (size_t)((o->count + HANGS_CHUNK - 1) / HANGS_CHUNK);
+  bs_job_out *out = calloc(njobs, sizeof *out);
+  /* A program takes seconds at most; a chunk past half an hour hangs. */
+  bs_fork f = {.njobs = njobs,
+               .parallel = (int)o->jobs,
+               .deadline_s = 1800,
+               .child = hangs_child,
+               .event = hangs_progress,
+               .arg = &j};
+  if (!out || bs_fork_run(&f, out) != BS_OK) {
+    free(out);
+    if (!bs_err()->message[0])
+      bs_err_fail_at(BS_HERE, BS_ERR_NOMEM, NULL,
+                     "--hangs: the children's results");
+    return false;
+  }
+  for (size_t k = 0; k < njobs; k++) {
+    hangs_take(o, k, &out[k], t);
+    free(out[k].payload);
+  }
+  fflush(stdout);
+  free(out);
+  return true;
+}
+
 int bs_bench_hangs_main(int argc, char **argv) {
   hangs_opts o;
   hangs_tally t = {0};
@@ -489,11 +608,9 @@ int bs_bench_hangs_main(int argc, char **argv) {
     fprintf(stderr, "backstop bench: %s\n", bs_err()->message);
     return 1;
   }
-  for (long k = 0; k < o.count; k++) {
-    hangs_one(&o, (uint64_t)o.from + (uint64_t)k, scratch, &t);
-    if ((k + 1) % 100 == 0)
-      fprintf(stderr, "backstop bench: --hangs: %ld of %ld programs\n", k + 1,
-              o.count);
+  if (o.count && !hangs_parallel(&o, scratch, &t)) {
+    fprintf(stderr, "backstop bench: %s\n", bs_err()->message);
+    return 1;
   }
   if (scratch[0] && bs_file_remove_tree(scratch) != BS_OK)
     bs_err_clear();
