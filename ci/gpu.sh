@@ -18,10 +18,11 @@
 #   agree     rank-death at 4 and 8 ranks, 20 times each: one verdict
 #   launcher  the fault scenarios under mpirun, one process per rank
 #   refusal   a launcher that gives a process two ranks of one GPU: refused
-#   replay    PyTorch's own dumps (tests/data/fr, several process groups,
-#             p2p and coalesced ops among them) and a failing run's
-#             artifacts at 8 ranks replayed over NCCL (a process per rank):
-#             the culprit analyze names
+#   replay    every job of tests/data/fr (PyTorch's NCCL and torch dumps:
+#             several groups, p2p, coalesced ops, cycles, several roots) and
+#             a failing run's artifacts at 8 ranks replayed on the sim and
+#             over NCCL (a process per rank): the same exit and roots on
+#             both (replay-roots.txt), the culprits of the jobs' truth
 #   detect    bench --detect: desync and rank-death containment over NCCL,
 #             beside PyTorch's figures (the peer script) in the same run
 #   bench     backstop bench on cuda (and --ranks over every GPU)
@@ -185,33 +186,75 @@ launcher_refusal() {
   [ "$rc" -eq 2 ] && grep -q 'one process per rank' <<<"$out"
 }
 
-# replay DIR CULPRIT: DIR's dumps over NCCL reproduce the hang or desync
-# (exit 1) and blame CULPRIT, as analyze does.
-replay_blames() {
-  local out rc
-  out=$("$B" replay "$1" --backend nccl 2>&1)
-  rc=$?
-  echo "$out"
-  [ "$rc" -eq 1 ] && grep -qF "  culprit: $2 (" <<<"$out"
+# The verdict and roots of one replay's --json (what the simulator and NCCL
+# must agree on): reproduced, the verdict, each root's rank, kind, group and
+# op, the wait cycles.
+roots_of() {
+  grep -o '"reproduced": [a-z]*\|"verdict": "[a-z_]*"' "$1" | head -n 2
+  sed -n '/^ "roots"/,/^ "stuck"/p' "$1" |
+    grep -o '{"rank": [0-9]*, "kind": "[a-z_]*", "group": "[^"]*", "desc": "[^"]*", "op": -\?[0-9]*, "p2p": [a-z]*'
+  grep '^ "cycles"' "$1"
 }
 
+# replay_agrees DIR [CULPRIT]: DIR's dumps replayed on the simulator and
+# over NCCL (a process per rank) exit alike and name the same roots (each
+# in replay-roots.txt with the NCCL replay's time); over NCCL the culprit
+# line names CULPRIT where given, as analyze does.
+replay_agrees() {
+  local be rc t0 tmp=/tmp/bs_replay_roots ok=0
+  mkdir -p "$tmp" || return 1
+  for be in sim nccl; do
+    rm -f "$tmp/$be.json"
+    t0=$(date +%s%N)
+    "$B" replay "$1" --backend "$be" --json "$tmp/$be.json" >"$tmp/$be.txt" 2>&1
+    rc=$?
+    echo "$rc $((($(date +%s%N) - t0) / 1000000)) ms" >"$tmp/$be.rc"
+    roots_of "$tmp/$be.json" >"$tmp/$be.roots" 2>/dev/null
+  done
+  echo "--- $1: sim exit $(cat "$tmp/sim.rc"), nccl exit $(cat "$tmp/nccl.rc")"
+  cat "$tmp/nccl.txt"
+  {
+    echo "$1: sim exit $(cat "$tmp/sim.rc"); nccl exit $(cat "$tmp/nccl.rc")"
+    sed 's/^/  /' "$tmp/nccl.roots"
+  } >>"$logs/replay-roots.txt"
+  if [ "$(cut -d' ' -f1 "$tmp/sim.rc")" != "$(cut -d' ' -f1 "$tmp/nccl.rc")" ]; then
+    echo "FAIL $1: the exit statuses differ"
+    ok=1
+  fi
+  if ! [ -s "$tmp/nccl.roots" ] || ! diff "$tmp/sim.roots" "$tmp/nccl.roots"; then
+    echo "FAIL $1: the roots differ (< sim, > nccl)"
+    ok=1
+  fi
+  if [ -n "${2:-}" ] && ! grep -qF "  culprit: $2 (" "$tmp/nccl.txt"; then
+    echo "FAIL $1: no culprit $2 over NCCL"
+    ok=1
+  fi
+  [ "$ok" -eq 0 ] || echo "$1: FAIL" >>"$logs/replay-roots.txt"
+  return "$ok"
+}
+
+# Every job of tests/data/fr (PyTorch's NCCL dumps of nccl/, the torch
+# ones), then a failing run's artifacts at 8 ranks: the same roots over
+# NCCL as on the simulator, and the culprits of the jobs' truth.
 replays() {
-  local art=$logs/replay-artifacts
-  replay_blames tests/data/fr/desync4 "ranks 1,3" || return 1
-  # PyTorch's NCCL dumps with several groups, p2p and a coalesced op
-  # (tests/data/fr/nccl/README.md): the culprit of each job's truth.
-  replay_blames tests/data/fr/nccl/groups "rank 3" || return 1
-  replay_blames tests/data/fr/nccl/p2p "rank 2" || return 1
-  replay_blames tests/data/fr/nccl/coalesced "rank 1" || return 1
-  # An uneven all_to_all (a stand-in under its own name), a ring of
-  # batch_isend_irecv.
-  replay_blames tests/data/fr/nccl/a2a "rank 2" || return 1
-  replay_blames tests/data/fr/nccl/batch "rank 1" || return 1
-  replay_blames tests/data/fr/torch-gather "rank 2" || return 1
-  replay_blames tests/data/fr/torch-ring "rank 1" || return 1
+  local art=$logs/replay-artifacts d rc=0
+  local -A culprit=([desync4]="ranks 1,3" [nccl/groups]="rank 3"
+    [nccl/p2p]="rank 2" [nccl/coalesced]="rank 1" [nccl/a2a]="rank 2"
+    [nccl/batch]="rank 1" [torch-gather]="rank 2" [torch-ring]="rank 1")
+  : >"$logs/replay-roots.txt"
+  for d in tests/data/fr/desync* tests/data/fr/nccl/* tests/data/fr/torch-*; do
+    case $d in *-json | *.md) continue ;; esac
+    [ -d "$d" ] || continue
+    replay_agrees "$d" "${culprit[${d#tests/data/fr/}]:-}" || rc=1
+  done
   "$B" run frozen-params --mutant skip-frozen-backup --ranks 8 -q \
     --artifacts "$art"
-  replay_blames "$art/frozen-params-r8-s0-skip-frozen-backup" "ranks 1,3,5,7"
+  replay_agrees "$art/frozen-params-r8-s0-skip-frozen-backup" "ranks 1,3,5,7" ||
+    rc=1
+  echo "replay: $(grep -c ': sim exit' "$logs/replay-roots.txt") jobs," \
+    "$(grep -c ': FAIL' "$logs/replay-roots.txt") failed" |
+    tee -a "$logs/replay-roots.txt"
+  return "$rc"
 }
 
 # frdumps KIND...: each KIND of ci/fr_nccl_dumps.py at 4 ranks on GPU 0.

@@ -32,7 +32,9 @@ static int print_matrix(FILE *out, const bs_result *res, size_t nbase,
       fprintf(out, "SURVIVED (%s)", bs_mutant_effect((bs_mutant)m));
     if (k[m].interrupted)
       fprintf(out, "INTERRUPTED (a signal cut its runs short)");
-    if (k[m].untested)
+    if (k[m].untested == bs_kill_unexplored)
+      fprintf(out, "untested: %s", k[m].untested);
+    else if (k[m].untested)
       fprintf(out, "untested: every scenario that targets it was skipped: %s",
               k[m].untested);
     for (size_t i = 0; i < k[m].nkilled; i++)

@@ -241,6 +241,46 @@ static void test_kill_matrix_explores_schedules(void **state) {
   free(all);
 }
 
+/* An ordering mutant on real threads (what NCCL and --spawn runs resolve
+ * to) is not explored, and when no run killed it, it is untested (no
+ * schedule was tried), not survived; a scheduled run of it that passed
+ * leaves it survived. */
+static void test_kill_matrix_threads_untested(void **state) {
+  (void)state;
+  bs_run base = {.scn = bs_scenario_find("campaign-small"),
+                 .schedule = {.policy = BS_SCHED_THREADS}};
+  int *mut;
+  bool *explored;
+  size_t n, at = 0;
+  bs_run *all = bs_kill_matrix_plan(&base, 1, false, &mut, &explored, &n);
+  assert_non_null(all);
+  assert_int_equal(n, 1 + BS_MUT_COUNT); /* nothing explored */
+  while (at < n && mut[at] != BS_MUT_FAILURE_BEFORE_READY)
+    at++;
+  assert_true(at < n);
+  bs_result *res = calloc(n, sizeof *res);
+  assert_non_null(res);
+  for (size_t i = 0; i < n; i++)
+    res[i] = (bs_result){.verdict = BS_PASS, .schedule = "threads"};
+  bs_kill k[BS_MUT_COUNT];
+  assert_int_equal(bs_kill_matrix_judge(res, mut, explored, n, k), BS_OK);
+  assert_false(k[BS_MUT_FAILURE_BEFORE_READY].survived);
+  assert_ptr_equal(k[BS_MUT_FAILURE_BEFORE_READY].untested, bs_kill_unexplored);
+  assert_true(k[BS_MUT_PAUSE_NOT_IN_FINALLY].survived); /* not ordering */
+  for (int m = 0; m < BS_MUT_COUNT; m++)
+    bs_report_kill_free(&k[m]);
+  snprintf(res[at].schedule, sizeof res[at].schedule, "random");
+  assert_int_equal(bs_kill_matrix_judge(res, mut, explored, n, k), BS_OK);
+  assert_true(k[BS_MUT_FAILURE_BEFORE_READY].survived);
+  assert_null(k[BS_MUT_FAILURE_BEFORE_READY].untested);
+  for (int m = 0; m < BS_MUT_COUNT; m++)
+    bs_report_kill_free(&k[m]);
+  free(res);
+  free(mut);
+  free(explored);
+  free(all);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plan_refuses),
@@ -250,6 +290,7 @@ int main(void) {
       cmocka_unit_test(test_fuzz_draws_its_budget),
       cmocka_unit_test(test_kill_matrix),
       cmocka_unit_test(test_kill_matrix_explores_schedules),
+      cmocka_unit_test(test_kill_matrix_threads_untested),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

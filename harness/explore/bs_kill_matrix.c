@@ -80,6 +80,30 @@ static const char *untested(int m) {
   return why;
 }
 
+const char bs_kill_unexplored[] =
+    "an ordering mutant whose every run here was on real threads (--schedule "
+    "threads: nccl, --spawn, --rendezvous), where no schedule is explored";
+
+/* An ordering mutant (a race one schedule may hide) whose every run was on
+ * real threads (--schedule threads: what nccl, --spawn and --rendezvous
+ * runs resolve to): no schedule was explored, so its survival would say
+ * nothing (failure-before-ready is the sim's own race: an NCCL run never
+ * reaches its code). The reason; NULL when one of its runs was scheduled. */
+static const char *unexplored(int m, const bs_result *res, const int *mut,
+                              size_t n) {
+  bool ran = false;
+  if (!bs_mutant_ordering((bs_mutant)m))
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (mut[i] != m)
+      continue;
+    if (strcmp(res[i].schedule, "threads") != 0)
+      return NULL;
+    ran = true;
+  }
+  return ran ? bs_kill_unexplored : NULL;
+}
+
 static bs_status add_killer(bs_kill *k, const char *what) {
   char *name = strdup(what);
   bs_status st = name
@@ -129,6 +153,8 @@ bs_status bs_kill_matrix_judge(const bs_result *res, const int *mut,
     k[m].interrupted &= k[m].nkilled == 0;
     if (k[m].nkilled == 0 && !k[m].interrupted)
       k[m].untested = untested(m);
+    if (k[m].nkilled == 0 && !k[m].interrupted && !k[m].untested)
+      k[m].untested = unexplored(m, res, mut, n);
     k[m].survived = k[m].nkilled == 0 && !k[m].untested && !k[m].interrupted;
   }
 out:

@@ -5,7 +5,9 @@
  * may hide) runs each of its scheduled runs under BS_KILL_SCHEDULES more
  * schedules besides (bs_kill_matrix_schedule), the same ones every time;
  * a scenario that kills it only under one of those is named with the
- * first that did. backstop mutants runs the matrix and prints it. */
+ * first that did; one whose every run was on real threads (nccl, --spawn,
+ * --rendezvous) is untested, not survived. backstop mutants runs the
+ * matrix and prints it. */
 #ifndef BS_KILL_MATRIX_H
 #define BS_KILL_MATRIX_H
 
@@ -15,6 +17,10 @@
 #include "catalog/bs_run.h"
 #include "report/bs_report.h"
 #include "result/bs_result.h"
+
+/* Why an ordering mutant whose every run was on real threads is untested
+ * (bs_kill.untested points here). */
+extern const char bs_kill_unexplored[];
 
 /* Explored schedules per scheduled run of an ordering mutant. */
 #define BS_KILL_SCHEDULES 4
