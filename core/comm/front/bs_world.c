@@ -5,6 +5,7 @@
 #include "bs_clock.h"
 #include "bs_span.h"
 #include "comm/front/bs_abort.h"
+#include "comm/front/bs_futex.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -284,6 +285,7 @@ static bs_status spawn_and_join(bs_world *w) {
     pthread_attr_setstacksize(&attr, RANK_STACK_BYTES);
   if (!t || !started)
     BS_FAIL(BS_ERR_NOMEM, NULL, "world: %d rank threads", w->o.size);
+  bs_futex_hash_room(w->o.size);
   for (int i = 0; i < w->o.size; i++) {
     started[i] = pthread_create(&t[i], &attr, rank_main, &w->comms[i]) == 0;
     if (!started[i])
