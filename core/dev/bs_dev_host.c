@@ -50,9 +50,17 @@ static bs_status host_pinned_alloc(bs_dev *d, size_t n, void **out) {
   return BS_OK;
 }
 
+/* Freed pinned memory goes back to the system, as cudaFreeHost's does:
+ * malloc keeps a freed chunk's pages, and a world's memory-saver copies,
+ * all freed as its ranks wake, stayed resident holes in malloc's arenas
+ * (0.4 GiB of a 16,384-rank world awake). Only whole pages inside the
+ * chunk, clear of the words malloc keeps at its ends (its free-list links
+ * at the start, the next chunk's header at the end). */
 static void host_pinned_free(bs_dev *d, void *p, size_t n) {
-  (void)d;
-  (void)n;
+  uintptr_t from = ((uintptr_t)p + 64 + d->page - 1) / d->page * d->page;
+  uintptr_t to = ((uintptr_t)p + n - (n < 64 ? n : 64)) / d->page * d->page;
+  if (to > from)
+    madvise((void *)from, to - from, MADV_DONTNEED);
   free(p);
 }
 

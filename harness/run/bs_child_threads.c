@@ -29,7 +29,10 @@ int bs_child_threads_run(const bs_run *cfg, int fd) {
   /* A custom driver runs no ranks of its own: nothing for them to owe. */
   int ranks = cfg->scn->drive ? 0 : cfg->ranks;
   bs_status st = bs_record_init(&rec, ranks, cfg->cycles);
-  rec.deadline_ms = cfg->deadline_s * 1e3;
+  /* A scheduled world's deadline is on its own clock (the hook below):
+   * the real time a busy machine stretches judges nothing of it. */
+  if (cfg->schedule.policy == BS_SCHED_THREADS)
+    rec.deadline_ms = cfg->deadline_s * 1e3;
   if (st == BS_OK)
     st = bs_hangdump_start(cfg, &rec, fd, NULL, NULL, NULL);
   /* A scheduled world stops at its deadline on its own clock. */
