@@ -3,8 +3,14 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
 
 #include "bs_actor.h"
 #include "bs_limits.h"
@@ -42,6 +48,9 @@ bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
   double maps = cfg->rematerialize ? BS_FOOTPRINT_RANK_MAPS_MAINCAST
                                    : BS_FOOTPRINT_RANK_MAPS;
   out->maps = (long)((spawn ? 1 : ranks) * maps) + BS_FOOTPRINT_MAPS;
+  out->maps_guarded =
+      (long)((spawn ? 1 : ranks) * BS_FOOTPRINT_RANK_MAPS_GUARDED) +
+      BS_FOOTPRINT_MAPS;
 out:
   return st;
 }
@@ -147,6 +156,18 @@ static void lower_tasks(bs_room *r, double limit, const char *by) {
   }
 }
 
+/* Whether madvise installs guard regions here (Linux 6.13). */
+static bool has_guards(void) {
+  long page = sysconf(_SC_PAGESIZE);
+  void *p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return false;
+  bool ok = madvise(p, (size_t)page, MADV_GUARD_INSTALL) == 0;
+  munmap(p, (size_t)page);
+  return ok;
+}
+
 void bs_footprint_room(bs_room *out) {
   char cg[4400];
   struct rlimit rl;
@@ -162,12 +183,17 @@ void bs_footprint_room(bs_room *out) {
     lower_tasks(out, (double)rl.rlim_cur, "RLIMIT_NPROC");
   double maps = read_number("/proc/sys/vm", "max_map_count");
   out->maps = maps > 0 ? (long)maps : 0;
+  out->guards = has_guards();
+}
+
+static long maps_of(const bs_footprint *fp, const bs_room *room) {
+  return room->guards ? fp->maps_guarded : fp->maps;
 }
 
 static bool fits(const bs_footprint *fp, const bs_room *room) {
   return (room->bytes <= 0 || fp->bytes <= room->bytes) &&
          (room->tasks <= 0 || fp->tasks <= room->tasks) &&
-         (room->maps <= 0 || fp->maps <= room->maps);
+         (room->maps <= 0 || maps_of(fp, room) <= room->maps);
 }
 
 int bs_footprint_largest(const bs_model_spec *m, const bs_config *cfg,
@@ -201,11 +227,11 @@ bool bs_footprint_fits(const bs_footprint *fp, const bs_room *room, char *buf,
              fp->tasks, room->tasks, room->tasks_by);
     return false;
   }
-  if (room->maps > 0 && fp->maps > room->maps) {
+  if (room->maps > 0 && maps_of(fp, room) > room->maps) {
     snprintf(buf, n,
              "needs some %ld memory mappings in one process (a rank's stack "
              "and device allocations), vm.max_map_count allows %ld",
-             fp->maps, room->maps);
+             maps_of(fp, room), room->maps);
     return false;
   }
   return true;

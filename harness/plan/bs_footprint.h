@@ -39,13 +39,23 @@
 #define BS_FOOTPRINT_RANK_MAPS 3.5
 #define BS_FOOTPRINT_RANK_MAPS_MAINCAST 7.0
 #define BS_FOOTPRINT_MAPS 1000
+/* The same where the kernel has guard regions (Linux 6.13): the rank
+ * stacks are one mapping (bs_world_stacks.h) and paused device memory
+ * splits none (bs_dev_host.c), 98 mappings in all at 1024 MainCast ranks;
+ * a sanitizer's build keeps glibc's stacks, a mapping and a guard each. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BS_FOOTPRINT_RANK_MAPS_GUARDED 2.5
+#else
+#define BS_FOOTPRINT_RANK_MAPS_GUARDED 0.5
+#endif
 
 typedef struct bs_footprint {
-  double per_rank; /* bytes one rank costs */
-  double shared;   /* bytes the world holds once (the optimizer's state) */
-  double bytes;    /* ranks x per_rank + shared */
-  long tasks;      /* threads and processes the world starts */
-  long maps;       /* memory mappings of the process of its threads */
+  double per_rank;   /* bytes one rank costs */
+  double shared;     /* bytes the world holds once (the optimizer's state) */
+  double bytes;      /* ranks x per_rank + shared */
+  long tasks;        /* threads and processes the world starts */
+  long maps;         /* memory mappings of the process of its threads */
+  long maps_guarded; /* the same where the kernel has guard regions */
 } bs_footprint;
 
 /* The footprint of a world of `ranks` ranks of model m laid out as cfg
@@ -61,6 +71,7 @@ typedef struct bs_room {
   long tasks;        /* 0: unknown */
   char tasks_by[64]; /* "kernel.pid_max", "RLIMIT_NPROC", ... */
   long maps;         /* a process's mappings (vm.max_map_count); 0: unknown */
+  bool guards;       /* the kernel has guard regions (MADV_GUARD_INSTALL) */
 } bs_room;
 void bs_footprint_room(bs_room *out);
 /* The lower of the cgroup's room (v2 memory.max - memory.current, v1

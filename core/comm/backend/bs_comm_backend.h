@@ -162,6 +162,9 @@ void bs_world_sched_sleep(bs_world *w, uint64_t ns);
 /* On a rank: work that takes a real rank ns, spent on the virtual clock (a
  * scheduling point); nothing on real threads, whose work takes its time. */
 void bs_world_sched_spend(bs_world *w, uint64_t ns);
+/* On a rank of a scheduled world: a scheduling point (another rank may
+ * run first); nothing on real threads. */
+void bs_world_sched_yield(bs_world *w);
 /* The modelled time of moving bytes (a collective's, an engine stream's). */
 uint64_t bs_world_sched_cost(size_t bytes);
 /* On a rank: sleeps while *word is seen, at most ns (a futex, or the
@@ -170,6 +173,17 @@ uint64_t bs_world_sched_cost(size_t bytes);
 void bs_world_sched_wait(bs_world *w, _Atomic uint32_t *word, uint32_t seen,
                          uint64_t ns);
 void bs_world_sched_bump(bs_world *w, _Atomic uint32_t *word);
+/* The same with a key: on real threads the sleep is on word, as above;
+ * under the scheduler on key, and bs_world_sched_signal(w, word, key)
+ * wakes only the sleepers of that key (bs_world_sched_notify: of that key,
+ * without moving a word). So a change that lets some waiters go on wakes
+ * those, not every rank asleep on the board (a thread switch each, to
+ * look and sleep again). */
+void bs_world_sched_wait_key(bs_world *w, _Atomic uint32_t *word, uint32_t seen,
+                             const void *key, uint64_t ns);
+void bs_world_sched_signal(bs_world *w, _Atomic uint32_t *word,
+                           const void *key);
+void bs_world_sched_notify(bs_world *w, const void *key);
 /* On a rank: waits until the world fails or its clock reaches until_ns. */
 void bs_world_sched_until_failed(bs_world *w, uint64_t until_ns);
 /* On a rank of a scheduled world: it steps outside the schedule (true)

@@ -251,16 +251,6 @@ static bs_status fail_coll(bs_comm *c, const bs_coll_args *a, bs_status st) {
                      a->label ? a->label : "", cause[0] ? cause : "failed");
 }
 
-/* What the wait shown stands for costs its modelled time on a virtual
- * clock, before the rank arrives: it moves its bytes. */
-static void spend(bs_comm *c, const bs_coll_args *shown) {
-  int n = bs_comm_front_size(c);
-  size_t bytes = bs_coll_in_bytes(shown, n) + bs_coll_out_bytes(shown, n);
-  if (shown->op == BS_COLL_SEND || shown->op == BS_COLL_RECV)
-    bytes = shown->count * bs_dtype_size(shown->dt);
-  bs_world_sched_spend(c->w, bs_world_sched_cost(bytes));
-}
-
 /* One wait in the backend (op(c, arg)), watched; shown is what the report
  * says the rank is doing (the user's collective during its fingerprint).
  * The p2p ops wait the same way (bs_comm_front_wait). */
@@ -269,7 +259,6 @@ bs_status bs_comm_front_wait(bs_comm *c, const bs_coll_args *shown,
                              bs_status (*op)(bs_comm *c, const void *arg),
                              const void *arg) {
   bs_world *w = c->w;
-  spend(c, shown);
   pos_enter(c, shown);
   bs_watchdog_hold(w->wd, bs_clock_mono_ns()); /* the world moves on */
   bs_watchdog_arm(w->wd, c->rank);

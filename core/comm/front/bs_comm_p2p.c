@@ -161,6 +161,10 @@ bs_status bs_comm_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n) {
   for (size_t i = 0; i < n; i++)
     ids[i] = record(c, &ops[i]);
   advance_all(c, ids, n, BS_FLIGHT_STARTED, NULL);
+  /* Its modelled time on a virtual clock, before the rank posts: it moves
+   * the bytes shown. */
+  bs_world_sched_spend(
+      c->w, bs_world_sched_cost(shown.count * bs_dtype_size(shown.dt)));
   batch b = {ops, n, done, &shown};
   st = bs_comm_front_wait(c, &shown, 0, p2p_op, &b);
   /* Failed, the ops that completed show so (a ring's other half). */

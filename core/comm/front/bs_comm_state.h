@@ -12,6 +12,7 @@
 
 #include "bs_sched.h"
 #include "comm/backend/bs_comm_backend.h"
+#include "comm/front/bs_world_stacks.h"
 
 struct bs_comm {
   bs_world *w;
@@ -58,6 +59,7 @@ struct bs_world {
   /* One rank at a time on virtual time (bs_world_sched.c); NULL: real
    * threads on the real clock. */
   bs_sched *sched;
+  bs_world_stacks *stacks;   /* the rank threads' while they run */
   char sched_name[32];       /* the schedule in effect ("threads", "pct:3") */
   pthread_mutex_t settle_mu; /* one rank settles, the others wait for it */
   bool settled;              /* the cause below is the job's, not this one's */

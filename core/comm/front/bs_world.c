@@ -5,6 +5,7 @@
 #include "bs_clock.h"
 #include "bs_span.h"
 #include "comm/front/bs_abort.h"
+#include "comm/front/bs_futex.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -208,6 +209,7 @@ void bs_world_turn(bs_comm *c, bool take) {
 static void *rank_main(void *p) {
   bs_comm *c = p;
   bs_world *w = c->w;
+  bs_world_stacks_enter(w->stacks, c->rank);
   if (w->sched) /* from here on the rank runs when scheduled */
     bs_sched_begin(w->sched, c->rank);
   bs_err_set_rank(c->grank);
@@ -264,38 +266,37 @@ static bs_status worst(const bs_world *w, int *who) {
   return st;
 }
 
-/* A rank's stack: a rank uses some tens of KiB of it, and 16,384 threads
- * of glibc's 8 MiB reserve 128 GiB of address space (a ulimit -v or a
- * process cgroup's guard refuses that). Sanitizers keep the default: their
- * frames are larger. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define RANK_STACK_BYTES 0
-#else
-#define RANK_STACK_BYTES ((size_t)1 << 20)
-#endif
+/* Rank i's thread, on its stack; false (the rank dead) when it could not
+ * start. */
+static bool start_rank(bs_world *w, int i, pthread_t *t) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  bs_world_stacks_attr(w->stacks, i, &attr);
+  bool ok = pthread_create(t, &attr, rank_main, &w->comms[i]) == 0;
+  pthread_attr_destroy(&attr);
+  if (!ok)
+    never_started(w, i);
+  return ok;
+}
 
 static bs_status spawn_and_join(bs_world *w) {
   bs_status st = BS_OK;
   pthread_t *t = calloc((size_t)w->o.size, sizeof *t);
   bool *started = calloc((size_t)w->o.size, sizeof *started);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  if (RANK_STACK_BYTES)
-    pthread_attr_setstacksize(&attr, RANK_STACK_BYTES);
   if (!t || !started)
     BS_FAIL(BS_ERR_NOMEM, NULL, "world: %d rank threads", w->o.size);
-  for (int i = 0; i < w->o.size; i++) {
-    started[i] = pthread_create(&t[i], &attr, rank_main, &w->comms[i]) == 0;
-    if (!started[i])
-      never_started(w, i);
-  }
+  BS_CHECK(bs_world_stacks_create(w->o.size, &w->stacks));
+  bs_futex_hash_room(w->o.size);
+  for (int i = 0; i < w->o.size; i++)
+    started[i] = start_rank(w, i, &t[i]);
   if (w->sched)
     bs_sched_run(w->sched);
   for (int i = 0; i < w->o.size; i++)
     if (started[i])
       pthread_join(t[i], NULL);
 out:
-  pthread_attr_destroy(&attr);
+  bs_world_stacks_destroy(w->stacks);
+  w->stacks = NULL;
   free(t);
   free(started);
   return st;

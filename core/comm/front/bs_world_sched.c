@@ -78,12 +78,18 @@ void bs_world_sched_spend(bs_world *w, uint64_t ns) {
     bs_sched_sleep(s, ns);
 }
 
+void bs_world_sched_yield(bs_world *w) {
+  bs_sched *s = mine(w);
+  if (s)
+    bs_sched_yield(s);
+}
+
 uint64_t bs_world_sched_cost(size_t bytes) {
   return COST_LATENCY_NS + bytes / COST_BYTES_PER_NS;
 }
 
-void bs_world_sched_wait(bs_world *w, _Atomic uint32_t *word, uint32_t seen,
-                         uint64_t ns) {
+void bs_world_sched_wait_key(bs_world *w, _Atomic uint32_t *word, uint32_t seen,
+                             const void *key, uint64_t ns) {
   bs_sched *s = mine(w);
   if (!s) {
     bs_futex_wait(word, seen, ns);
@@ -92,16 +98,31 @@ void bs_world_sched_wait(bs_world *w, _Atomic uint32_t *word, uint32_t seen,
   if (atomic_load(word) != seen)
     return;
   uint64_t now = bs_sched_now(s);
-  bs_sched_wait(s, word, ns < UINT64_MAX - now ? now + ns : UINT64_MAX - 1);
+  bs_sched_wait(s, key, ns < UINT64_MAX - now ? now + ns : UINT64_MAX - 1);
 }
 
-void bs_world_sched_bump(bs_world *w, _Atomic uint32_t *word) {
+void bs_world_sched_wait(bs_world *w, _Atomic uint32_t *word, uint32_t seen,
+                         uint64_t ns) {
+  bs_world_sched_wait_key(w, word, seen, word, ns);
+}
+
+void bs_world_sched_signal(bs_world *w, _Atomic uint32_t *word,
+                           const void *key) {
   if (!w->sched) {
     bs_futex_bump(word);
     return;
   }
   atomic_fetch_add(word, 1);
-  bs_sched_notify(w->sched, word);
+  bs_sched_notify(w->sched, key);
+}
+
+void bs_world_sched_bump(bs_world *w, _Atomic uint32_t *word) {
+  bs_world_sched_signal(w, word, word);
+}
+
+void bs_world_sched_notify(bs_world *w, const void *key) {
+  if (w->sched)
+    bs_sched_notify(w->sched, key);
 }
 
 void bs_world_sched_until_failed(bs_world *w, uint64_t until_ns) {

@@ -27,10 +27,22 @@ static void broadcast(bs_rounds *r, bs_world *w) {
   bs_rounds_nudge(r, w);
 }
 
+/* Locked: what waiters of key wait for happened; across processes every
+ * waiter re-checks (the epoch moves either way). */
+static void signal_waiters(bs_rounds *r, bs_world *w, const void *key) {
+  if (r->publish)
+    r->publish(r, w);
+  bs_world_sched_signal(w, &r->b->epoch, key);
+}
+
 /* The epoch moves after the failure is set: a waiter that read it before
- * either sees the failure or finds the futex word changed. */
+ * either sees the failure or finds the futex word changed. Under a
+ * scheduler the waiters sleep on what they wait for (key_of): each wakes. */
 void bs_rounds_nudge(bs_rounds *r, bs_world *w) {
   bs_world_sched_bump(w, &r->b->epoch);
+  bs_world_sched_notify(w, &r->b->departed);
+  bs_world_sched_notify(w, &r->b->executing[0]);
+  bs_world_sched_notify(w, &r->b->executing[1]);
 }
 
 /* Every rank has left the rounds below `below`. */
@@ -57,6 +69,16 @@ static uint64_t assembling(const bs_rounds_board *b) {
 static bool failure_first(const bs_comm *c) {
   return bs_mutant_on(BS_MUT_FAILURE_BEFORE_READY) &&
          bs_world_abort_status(c->w) != BS_OK;
+}
+
+/* What a waiter until ready(round) sleeps on under a scheduler: the word
+ * whose change may make it ready (the gate's departures, the round's
+ * parity executing), so that a round that completes wakes its own waiters
+ * and not the gate's, nor those of the next round, which cannot go on. */
+static const void *key_of(const bs_rounds_board *b, uint64_t round,
+                          bool (*ready)(const bs_rounds_board *, uint64_t)) {
+  return ready == gate_open ? (const void *)&b->departed
+                            : (const void *)&b->executing[round & 1];
 }
 
 /* Waits (unlocked) until ready for round; a timeout fails the world itself
@@ -95,8 +117,9 @@ static bs_status wait_for(bs_rounds *r, bs_comm *c, uint64_t round,
       return ab;
     }
     uint64_t ns = until - now;
-    bs_world_sched_wait(c->w, &r->b->epoch, seen,
-                        r->slice_ns && r->slice_ns < ns ? r->slice_ns : ns);
+    bs_world_sched_wait_key(c->w, &r->b->epoch, seen,
+                            key_of(r->b, round, ready),
+                            r->slice_ns && r->slice_ns < ns ? r->slice_ns : ns);
   }
 }
 
@@ -471,7 +494,7 @@ static void next_round(bs_rounds *r, bs_world *w, uint64_t round) {
   atomic_store(&b->arrived[p], 0);
   atomic_store(&b->done[p], 0);
   atomic_store(&b->departed, round + 1);
-  broadcast(r, w);
+  signal_waiters(r, w, &b->departed);
 }
 
 /* True for the last rank out of the round it is in. */
@@ -492,7 +515,7 @@ static void arrived(bs_rounds *r, bs_world *w, const bs_coll_args *a,
     if (r->one_process)
       prepare_for_all(r, a, p);
     atomic_store(&b->executing[p], true);
-    broadcast(r, w);
+    signal_waiters(r, w, &b->executing[p]);
   } else {
     check_round(r, w, round);
   }
@@ -516,6 +539,16 @@ static bool count_decides(bs_rounds *r, bool completed) {
   return completed;
 }
 
+/* Unlocked: the round's modelled time on a virtual clock, spent once, by
+ * the rank that completes it, before it executes (every other rank waits
+ * in it meanwhile: one hand-over a rank and round, not two). */
+static void spend_round(const bs_rounds *r, bs_world *w,
+                        const bs_coll_args *a) {
+  int n = r->b->n;
+  size_t bytes = bs_coll_in_bytes(a, n) + bs_coll_out_bytes(a, n);
+  bs_world_sched_spend(w, bs_world_sched_cost(bytes));
+}
+
 static void arrive(bs_rounds *r, bs_world *w, int rank, const bs_coll_args *a,
                    uint64_t round) {
   bs_rounds_slot *me = &r->s[rank];
@@ -531,10 +564,17 @@ static void arrive(bs_rounds *r, bs_world *w, int rank, const bs_coll_args *a,
     ;
   count_begin(r);
   int k = atomic_fetch_add(&r->b->arrived[round & 1], 1) + 1;
-  if (count_decides(r, k + atomic_load(&r->b->gone) >= r->b->n)) {
+  bool completes = k + atomic_load(&r->b->gone) >= r->b->n;
+  if (completes && r->one_process)
+    spend_round(r, w, a);
+  if (count_decides(r, completes)) {
     arrived(r, w, a, round);
     bs_rounds_unlock(r);
   }
+  /* Every rank of the round may leave it first, not only the one that
+   * completed it: the schedule picks among them all. */
+  if (completes && r->one_process)
+    bs_world_sched_yield(w);
 }
 
 /* Ranks in other processes: their counts on the board order this

@@ -1,0 +1,108 @@
+/* The stacks of a world's rank threads (bs_world_stacks.h). */
+#include "comm/front/bs_world_stacks.h"
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+/* A rank's thread touches 32 KiB of its stack at most, its TLS and
+ * thread block (16 KiB in a CUDA build) included: every scenario at 4 and
+ * 1024 ranks, @fault, a fuzz seed, the replays of tests/data/fr. 256 KiB
+ * is 16 times its deepest frames; 16,384 threads of glibc's 8 MiB would
+ * reserve 128 GiB of address space (a ulimit -v or a process cgroup's
+ * guard refuses that). Sanitizers keep glibc's stacks: their frames are
+ * larger. The signal stack is the trap's size (bs_trap.c). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RANK_STACK_BYTES 0
+#else
+#define RANK_STACK_BYTES ((size_t)256 << 10)
+#endif
+#define SIGNAL_STACK_BYTES ((size_t)64 << 10)
+
+struct bs_world_stacks {
+  char *base;
+  size_t page, block, len;
+};
+
+/* Rank i's block: [guard][signal stack][guard][stack]. */
+static char *block_of(const bs_world_stacks *s, int i) {
+  return s->base + (size_t)i * s->block;
+}
+
+static char *signal_stack_of(const bs_world_stacks *s, int i) {
+  return block_of(s, i) + s->page;
+}
+
+static char *stack_of(const bs_world_stacks *s, int i) {
+  return signal_stack_of(s, i) + SIGNAL_STACK_BYTES + s->page;
+}
+
+/* Both guards of every block; false where the kernel has none. */
+static bool guard_all(const bs_world_stacks *s, int n) {
+  for (int i = 0; i < n; i++)
+    if (madvise(block_of(s, i), s->page, MADV_GUARD_INSTALL) != 0 ||
+        madvise(stack_of(s, i) - s->page, s->page, MADV_GUARD_INSTALL) != 0)
+      return false;
+  return true;
+}
+
+bs_status bs_world_stacks_create(int n, bs_world_stacks **out) {
+  bs_status st = BS_OK;
+  bs_world_stacks *s = NULL;
+  long page = sysconf(_SC_PAGESIZE);
+  *out = NULL;
+  if (!RANK_STACK_BYTES || page <= 0)
+    goto out;
+  if (!(s = calloc(1, sizeof *s)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "world: stacks of %d ranks", n);
+  s->page = (size_t)page;
+  s->block = 2 * s->page + SIGNAL_STACK_BYTES + RANK_STACK_BYTES;
+  s->len = (size_t)n * s->block;
+  s->base =
+      mmap(NULL, s->len, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (s->base == MAP_FAILED) {
+    s->base = NULL;
+    BS_FAIL(BS_ERR_NOMEM, NULL, "world: %zu bytes of stacks for %d ranks",
+            s->len, n);
+  }
+  madvise(s->base, s->len, MADV_NOHUGEPAGE); /* a huge page a rank: no */
+  if (!guard_all(s, n))
+    goto out; /* before Linux 6.13: glibc's stacks */
+  *out = s;
+  s = NULL;
+out:
+  bs_world_stacks_destroy(s);
+  return st;
+}
+
+void bs_world_stacks_destroy(bs_world_stacks *s) {
+  if (!s)
+    return;
+  if (s->base)
+    munmap(s->base, s->len);
+  free(s);
+}
+
+void bs_world_stacks_attr(const bs_world_stacks *s, int i,
+                          pthread_attr_t *attr) {
+  if (s)
+    pthread_attr_setstack(attr, stack_of(s, i), RANK_STACK_BYTES);
+  else if (RANK_STACK_BYTES)
+    pthread_attr_setstacksize(attr, RANK_STACK_BYTES);
+}
+
+void bs_world_stacks_enter(const bs_world_stacks *s, int i) {
+  stack_t ss = {.ss_size = SIGNAL_STACK_BYTES};
+  if (!s)
+    return;
+  ss.ss_sp = signal_stack_of(s, i);
+  sigaltstack(&ss, NULL);
+}
