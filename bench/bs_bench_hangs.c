@@ -537,10 +537,17 @@ static void hangs_progress(void *arg, size_t job, const bs_job_out *out) {
 }
 
 static void hangs_add(hangs_tally *a, const hangs_tally *b) {
-  long *al = &a->programs;
-  const long *bl = &b->programs;
-  for (size_t i = 0; i < offsetof(hangs_tally, t_make) / sizeof(long); i++)
-    al[i] += bl[i];
+  a->programs += b->programs;
+  a->analyze += b->analyze;
+  a->replay += b->replay;
+  a->reproduced += b->reproduced;
+  a->spawn += b->spawn;
+  a->spawn_reproduced += b->spawn_reproduced;
+  a->frt += b->frt;
+  a->frt_run += b->frt_run;
+  a->outputs += b->outputs;
+  a->outputs_bad += b->outputs_bad;
+  a->ranks_sum += b->ranks_sum;
   a->t_make += b->t_make;
   a->t_sim += b->t_sim;
   a->t_analyze += b->t_analyze;
