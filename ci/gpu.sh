@@ -229,7 +229,11 @@ replay_agrees() {
     echo "FAIL $1: no culprit $2 over NCCL"
     ok=1
   fi
-  [ "$ok" -eq 0 ] || echo "$1: FAIL" >>"$logs/replay-roots.txt"
+  if [ "$ok" -ne 0 ]; then
+    echo "$1: FAIL" >>"$logs/replay-roots.txt"
+    echo "--- $1 on the sim:" # beside NCCL's above
+    cat "$tmp/sim.txt"
+  fi
   return "$ok"
 }
 
@@ -240,7 +244,8 @@ replays() {
   local art=$logs/replay-artifacts d rc=0
   local -A culprit=([desync4]="ranks 1,3" [nccl/groups]="rank 3"
     [nccl/p2p]="rank 2" [nccl/coalesced]="rank 1" [nccl/a2a]="rank 2"
-    [nccl/batch]="rank 1" [torch-gather]="rank 2" [torch-ring]="rank 1")
+    [nccl/batch]="rank 1" [torch-gather]="rank 2" [torch-ring]="rank 1"
+    [torch-pipeline]="rank 2" [torch-pipeline_1f1b]="rank 2")
   : >"$logs/replay-roots.txt"
   for d in tests/data/fr/desync* tests/data/fr/nccl/* tests/data/fr/torch-*; do
     case $d in *-json | *.md) continue ;; esac

@@ -174,6 +174,8 @@ static void head(const bs_replay_state *r, const bs_replay_opts *o, bs_buf *b,
                 o->procs ? ", one process per rank" : "", r->timeout_ms);
   dumpless_lines(r, b);
   bs_replay_ops_said(r, b);
+  if (o->backend && strcmp(o->backend, "nccl") == 0)
+    bs_replay_calls_said(r, b); /* the sim needs no pairs */
   for (size_t k = 0; k < nd && k < 16; k++)
     bs_buf_printf(b, "%s%zu%s%s%s -> %zu",
                   k ? ", " : "  counts replaced: ", distinct[k].orig,
@@ -231,6 +233,7 @@ static bs_status plan_all(bs_replay_state *r, const bs_replay_opts *o,
   BS_CHECK(bs_replay_plan_groups(r));
   for (int i = 0; i < r->n; i++)
     BS_CHECK(bs_replay_plan_rank(r, i));
+  BS_CHECK(bs_replay_calls_pairs(r, &r->pairs, &r->npairs));
   BS_CHECK(bs_replay_scale_keys(r, distinct, nd));
   if (bs_replay_plan_bytes(r) <= budget &&
       !bs_replay_scale_collide(*distinct, *nd))
@@ -291,6 +294,7 @@ out:
   for (int i = 0; r.plan && i < r.n; i++)
     free(r.plan[i].s);
   free(r.plan);
+  free(r.pairs);
   free(r.last_step);
   free(r.last_len);
   bs_replay_plan_free(&r);

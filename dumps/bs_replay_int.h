@@ -64,6 +64,12 @@ typedef struct bs_replay_dumpless {
   bool made;
 } bs_replay_dumpless;
 
+/* A pair communicator of lone p2p ops: group ranks lo < hi of a group. */
+typedef struct bs_replay_pair {
+  int group; /* in bs_dumps.groups */
+  int lo, hi;
+} bs_replay_pair;
+
 typedef struct bs_replay_state {
   const bs_dumps *d;
   int n;
@@ -101,6 +107,10 @@ typedef struct bs_replay_state {
   /* Each p2p call as planned (batch), never lone ops run together: a
    * program's own ops (the corpus), not a dump's. */
   bool exact;
+  /* The pair communicators the lone p2p ops need (bs_replay_calls_pairs);
+   * NULL where the backend needs none. */
+  bs_replay_pair *pairs;
+  size_t npairs;
 } bs_replay_state;
 
 typedef struct bs_replay_rank_arg {
@@ -156,6 +166,26 @@ bool bs_replay_scale_collide(const bs_replay_count_key *v, size_t m);
 /* Each distinct count becomes its rank among them (1, 2, ...). */
 void bs_replay_scale_apply(bs_replay_state *r, const bs_replay_count_key *v,
                            size_t m);
+
+/* The call at s (of the left steps of a plan): a collective, a p2p batch,
+ * or lone p2p ops in a row, issued together, each completing on its own
+ * (not in an exact replay); its step count. own: its p2p ops each carry
+ * their own p2p_seq_id (each is an op of its own, not one batch's). */
+size_t bs_replay_calls_len(const bs_replay_state *r, const bs_replay_step *s,
+                           size_t left, bool *own);
+/* Every pair of group ranks (lo < hi) of a group whose ops of their own
+ * (own above) meet in some rank's plan, either side's: both members make
+ * its communicator (ProcessGroupNCCL's "lo:hi" one) or neither does.
+ * Sorted by group, lo, hi: every rank makes its pairs in this one order,
+ * so that the least pair not yet made always has both members at it and
+ * the pairwise inits cannot wait on each other in a cycle. *out is the
+ * caller's to free. */
+bs_status bs_replay_calls_pairs(const bs_replay_state *r, bs_replay_pair **out,
+                                size_t *n);
+
+/* "  lone p2p ops on a pair communicator each: group 0: 0:1, 1:2 (2,
+ * group ranks)\n" when there are pairs (the first 16). */
+void bs_replay_calls_said(const bs_replay_state *r, struct bs_buf *out);
 
 /* The rank body (bs_rank_fn; arg a rank_arg). */
 bs_status bs_replay_rank_run(bs_comm *c, void *arg);

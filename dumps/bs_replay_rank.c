@@ -132,6 +132,24 @@ out:
   return st;
 }
 
+/* This rank's pair communicators for lone p2p ops (bs_replay_calls_pairs:
+ * made eagerly, every rank in the same sorted order, so that the pairwise
+ * inits cannot wait on each other in a cycle, as making each at its first
+ * op could: rank 0's first op with 1, 1's with 2, 2's with 0). */
+static bs_status open_pairs(const bs_replay_state *r, int rank, bs_comm **h) {
+  bs_status st = BS_OK;
+  int me = -1, at = -1;
+  for (size_t i = 0; i < r->npairs; i++) {
+    const bs_replay_pair *p = &r->pairs[i];
+    if (p->group != at)
+      me = group_rank(&r->g[at = p->group], rank);
+    if (me == p->lo || me == p->hi)
+      BS_CHECK(bs_comm_p2p_pair(h[p->group], me == p->lo ? p->hi : p->lo));
+  }
+out:
+  return st;
+}
+
 static void close_groups(const bs_replay_state *r, bs_comm **h) {
   for (size_t i = 0; h && i < r->d->ngroups; i++)
     if (h[i] && !r->g[i].world)
@@ -140,35 +158,6 @@ static void close_groups(const bs_replay_state *r, bs_comm **h) {
 
 static bool is_p2p(const bs_replay_step *s) {
   return s->op == BS_COLL_SEND || s->op == BS_COLL_RECV;
-}
-
-/* The steps of s's batch: s[0..m). */
-static size_t batch_len(const bs_replay_step *s, size_t left) {
-  size_t m = 1;
-  while (m < left && s[m].batch == s->batch)
-    m++;
-  return m;
-}
-
-/* Lone p2p ops of one group in a row, numbered as recorded (isend and
- * irecv: a rank records the next before the last completes, a ring's send
- * before its recv): s[0..m) issued together, each completing on its own,
- * or a ring would wait where the job did not. 0: s is no such op. */
-static size_t lone_run(const bs_replay_step *s, size_t left) {
-  size_t m = 0;
-  while (m < left && is_p2p(&s[m]) && s[m].seq && s[m].group == s->group &&
-         (m == 0 || s[m].seq > s[m - 1].seq) && batch_len(&s[m], left - m) == 1)
-    m++;
-  return m;
-}
-
-/* Whether a batch's steps each carry a seq of their own (an isend and an
- * irecv issued together), not the batch's one. */
-static bool own_seqs(const bs_replay_step *s, size_t m) {
-  for (size_t i = 1; i < m; i++)
-    if (s[i].seq <= s[i - 1].seq)
-      return false;
-  return m > 1;
 }
 
 /* A rank comes into a call, or out of it (in: false): a replay that ends
@@ -189,16 +178,6 @@ static void last_call(bs_replay_state *r, int rank, const bs_replay_step *s,
   pthread_mutex_unlock(&r->mu);
 }
 
-/* The steps of the call at s: a collective, a batch, lone p2p ops run
- * together (not in an exact replay); how many in *m, own: numbered each. */
-static size_t call_len(const bs_replay_state *r, const bs_replay_step *s,
-                       size_t left, bool *own) {
-  size_t lone = is_p2p(s) && !r->exact ? lone_run(s, left) : 0;
-  size_t m = !is_p2p(s) ? 1 : lone ? lone : batch_len(s, left);
-  *own = lone > 0 || own_seqs(s, m) || (m == 1 && s->seq && r->exact);
-  return m;
-}
-
 /* The plan's steps, a p2p batch as one call. */
 static bs_status run_plan(bs_replay_state *r, int rank, const bs_replay_plan *p,
                           bs_comm **h, void *send, void *recv) {
@@ -206,7 +185,7 @@ static bs_status run_plan(bs_replay_state *r, int rank, const bs_replay_plan *p,
   for (size_t k = 0; st == BS_OK && k < p->n;) {
     const bs_replay_step *s = &p->s[k];
     bool own;
-    size_t m = call_len(r, s, p->n - k, &own);
+    size_t m = bs_replay_calls_len(r, s, p->n - k, &own);
     bool track = k + m == p->n || r->settle_ms > 0;
     if (track)
       last_call(r, rank, s, m, true);
@@ -266,6 +245,8 @@ bs_status bs_replay_rank_run(bs_comm *c, void *arg) {
     st = fill(dev, send, p->send_bytes, bs_comm_rank(c));
   if (st == BS_OK)
     st = open_groups(r, c, h);
+  if (st == BS_OK)
+    st = open_pairs(r, a->i, h);
   wait_all(r, c, &r->ready, BS_REPLAY_START_MS);
   if (r->meet_procs) /* the other processes' ranks */
     r->meet_procs();

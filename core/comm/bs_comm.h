@@ -295,6 +295,16 @@ bs_status bs_comm_p2p_send(bs_comm *c, const void *buf, size_t count,
                            bs_dtype dt, int peer);
 bs_status bs_comm_p2p_recv(bs_comm *c, void *buf, size_t count, bs_dtype dt,
                            int peer);
+/* Readies c for lone ops with peer (a rank of c's group): a backend that
+ * runs them as ProcessGroupNCCL does (each isend/irecv an op of its own on
+ * a communicator and stream of the pair's, "lo:hi", so that ops to other
+ * peers go on and each completes by itself) makes that communicator now,
+ * with peer; a call whose ops each have their own seq then uses it (a
+ * batch, seq 0, stays one op of the group's communicator). Both ranks of
+ * a pair call it, each its pairs in one order common to all ranks (sorted
+ * by group, then ranks), or two inits may wait on each other. Bounded by
+ * the watchdog's timeout and a start grace; the sim needs none (BS_OK). */
+bs_status bs_comm_p2p_pair(bs_comm *c, int peer);
 /* The p2p_seq_id of the last point-to-point op c issued (0: none yet),
  * and the one its next op takes (a replay goes on where a dump starts). */
 uint64_t bs_comm_p2p_seq(const bs_comm *c);

@@ -103,6 +103,9 @@ typedef struct bs_comm_backend {
    * which ops of ops with their own seqs a rank no longer waits in). NULL:
    * the backend has none. */
   bs_status (*p2p)(bs_comm *c, const bs_p2p_op *ops, size_t n, bool *done);
+  /* bs_comm_p2p_pair: c's communicator of the pair (c's rank, peer), for
+   * calls whose ops have their own seqs. NULL: the backend needs none. */
+  bs_status (*p2p_pair)(bs_comm *c, int peer);
 } bs_comm_backend;
 
 extern const bs_comm_backend bs_comm_sim_backend;

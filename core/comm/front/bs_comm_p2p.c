@@ -191,6 +191,20 @@ bs_status bs_comm_p2p_recv(bs_comm *c, void *buf, size_t count, bs_dtype dt,
   return bs_comm_p2p(c, &op, 1);
 }
 
+bs_status bs_comm_p2p_pair(bs_comm *c, int peer) {
+  if (!c)
+    return bs_err_fail(BS_ERR_INVALID, NULL, "p2p pair on a NULL communicator");
+  if (peer < 0 || peer >= bs_comm_front_size(c) ||
+      peer == bs_comm_front_rank(c))
+    return bs_err_fail(BS_ERR_INVALID, NULL,
+                       "p2p pair: peer %d is not another rank of the group's "
+                       "0..%d",
+                       peer, bs_comm_front_size(c) - 1);
+  if (c->destroyed || !c->w->be->p2p_pair)
+    return BS_OK; /* lone ops then go as a batch does */
+  return c->w->be->p2p_pair(c, peer);
+}
+
 uint64_t bs_comm_p2p_seq(const bs_comm *c) {
   return c ? c->p2p_seq : 0;
 }

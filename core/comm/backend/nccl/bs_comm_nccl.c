@@ -13,6 +13,7 @@
 
 #include "bs_clock.h"
 #include "bs_file.h"
+#include "bs_vec.h"
 #include "comm/backend/nccl/bs_nccl_lib.h"
 #include "comm/backend/nccl/bs_nccl_reap.h"
 
@@ -38,6 +39,18 @@
  * failed world's communicator is aborted in either. */
 typedef enum teardown { TEARDOWN_FINALIZE, TEARDOWN_ABORT } teardown;
 
+/* A unique id one rank makes for others of this process (have: made). A
+ * pair communicator's is keyed by its group (NULL: the world), group
+ * ranks lo < hi and the generation of the group's communicator (pairs
+ * made again after bs_comm_destroy get new ids). */
+typedef struct id_slot {
+  ncclUniqueId id;
+  int have;
+  const void *pg;
+  int lo, hi, gen;
+  struct id_slot *next;
+} id_slot;
+
 /* The unique id of the communicator generation `gen` (0: the world's
  * first; each bs_comm_init makes the next). Local rank 0 gets it (makes it
  * on global rank 0, reads it from the run's folder elsewhere) and hands it
@@ -50,6 +63,7 @@ typedef struct nccl_world {
   pthread_cond_t cv;
   int ndev;
   teardown teardown; /* how bs_comm_destroy ends a communicator */
+  id_slot *pair_ids; /* the pairs' ids made here (under mu) */
 } nccl_world;
 
 /* Device scratch of the front's host exchanges, kept across collectives:
@@ -60,6 +74,16 @@ typedef struct scratch {
   size_t n;
 } scratch;
 
+/* A communicator and stream of two ranks for their lone p2p ops, as
+ * ProcessGroupNCCL keys one per "lowRank:highRank" (getKeySendRecv) and
+ * runs it on a stream of its own: ops to other peers go on beside it,
+ * ops to this peer stay in order. */
+typedef struct pair_comm {
+  int peer; /* group rank */
+  ncclComm_t comm;
+  cudaStream_t stream;
+} pair_comm;
+
 typedef struct nccl_rank {
   const bs_nccl_lib *nc;
   ncclComm_t comm;
@@ -67,6 +91,8 @@ typedef struct nccl_rank {
   float *one;        /* the barrier's one element */
   scratch xin, xout; /* host exchanges */
   int gen;           /* of the communicator it has, or last had */
+  pair_comm *pairs;  /* bs_comm_p2p_pair's, in the order made */
+  size_t npairs, cap;
 } nccl_rank;
 
 static void nap_us(long us) {
@@ -104,22 +130,30 @@ static bs_status status_of(ncclResult_t r) {
   }
 }
 
-/* The communicator goes to a thread of its own for ncclCommAbort (joined
- * when the next world starts or at exit, bs_nccl_reap.h); the rank returns
- * without waiting for NCCL's teardown. */
-static void abort_local(nccl_rank *nr) {
-  if (!nr->comm)
-    return;
-  bs_nccl_reap(nr->comm, true);
-  nr->comm = NULL;
+static void reap_abort(ncclComm_t *comm) {
+  if (*comm)
+    bs_nccl_reap(*comm, true);
+  *comm = NULL;
 }
 
-/* An NCCL error on one rank ends the world: its local peers stop waiting. */
-static bs_status fail_nccl(bs_comm *c, ncclResult_t r, const char *what) {
+/* The communicators go to threads of their own for ncclCommAbort (joined
+ * when the next world starts or at exit, bs_nccl_reap.h); the rank returns
+ * without waiting for NCCL's teardown. Its pairs' go with its group's: a
+ * rank stuck in either stops in both. */
+static void abort_local(nccl_rank *nr) {
+  reap_abort(&nr->comm);
+  for (size_t i = 0; i < nr->npairs; i++)
+    reap_abort(&nr->pairs[i].comm);
+}
+
+/* An NCCL error on one rank (NCCL's last error of comm, NULL: none) ends
+ * the world: its local peers stop waiting. */
+static bs_status fail_nccl_on(bs_comm *c, ncclComm_t comm, ncclResult_t r,
+                              const char *what) {
   nccl_rank *nr = nr_of(c);
   bs_status st = status_of(r);
   const bs_nccl_lib *nc = nr->nc;
-  const char *last = nr->comm ? nc->GetLastError(nr->comm) : "";
+  const char *last = comm ? nc->GetLastError(comm) : "";
   bs_world_fail(bs_comm_front_world(c), st, 0, NULL, 0,
                 "rank %d: %s: NCCL %s%s%s", bs_comm_rank(c), what,
                 nc->GetErrorString(r), last[0] ? ": " : "", last);
@@ -128,38 +162,55 @@ static bs_status fail_nccl(bs_comm *c, ncclResult_t r, const char *what) {
                      nc->GetErrorString(r));
 }
 
+static bs_status fail_nccl(bs_comm *c, ncclResult_t r, const char *what) {
+  return fail_nccl_on(c, nr_of(c)->comm, r, what);
+}
+
 static bs_status fail_cuda(bs_comm *c, cudaError_t e, const char *what) {
   return bs_err_fail(BS_ERR_COPY, NULL, "rank %d: %s: CUDA %s", bs_comm_rank(c),
                      what, cudaGetErrorString(e));
 }
 
-/* Polls until the communicator's work (and the stream's, if asked) is done;
- * the world's abort or the timeout abort this rank's communicator. */
-static bs_status settle(bs_comm *c, uint64_t since, bool stream,
-                        const char *what) {
-  nccl_rank *nr = nr_of(c);
+/* The world's abort, or the timeout past deadline (since: when the wait
+ * began): this rank's communicators aborted, its status. */
+static bs_status given_up(bs_comm *c, uint64_t since, uint64_t deadline) {
   bs_world *w = bs_comm_front_world(c);
-  uint64_t deadline = deadline_of(w, since, !stream);
+  bs_status ab = bs_world_abort_status(w);
+  if (ab == BS_OK && bs_clock_mono_ns() >= deadline)
+    ab = bs_world_timeout(w, bs_comm_front_local(c), since);
+  if (ab != BS_OK)
+    abort_local(nr_of(c));
+  return ab;
+}
+
+/* Polls until comm's work (and stream's, if asked) is done; the world's
+ * abort or the timeout abort this rank's communicators. */
+static bs_status settle_on(bs_comm *c, ncclComm_t comm, cudaStream_t s,
+                           bool stream, uint64_t since, const char *what) {
+  nccl_rank *nr = nr_of(c);
+  uint64_t deadline = deadline_of(bs_comm_front_world(c), since, !stream);
   for (;;) {
     ncclResult_t ae = ncclSuccess;
-    nr->nc->CommGetAsyncError(nr->comm, &ae);
+    nr->nc->CommGetAsyncError(comm, &ae);
     if (ae != ncclSuccess && ae != ncclInProgress)
-      return fail_nccl(c, ae, what);
-    cudaError_t q = stream && ae == ncclSuccess ? cudaStreamQuery(nr->stream)
-                                                : cudaErrorNotReady;
+      return fail_nccl_on(c, comm, ae, what);
+    cudaError_t q =
+        stream && ae == ncclSuccess ? cudaStreamQuery(s) : cudaErrorNotReady;
     if (ae == ncclSuccess && (!stream || q == cudaSuccess))
       return BS_OK;
     if (q != cudaSuccess && q != cudaErrorNotReady)
       return fail_cuda(c, q, what);
-    bs_status ab = bs_world_abort_status(w);
-    if (ab == BS_OK && bs_clock_mono_ns() >= deadline)
-      ab = bs_world_timeout(w, bs_comm_front_local(c), since);
-    if (ab != BS_OK) {
-      abort_local(nr);
+    bs_status ab = given_up(c, since, deadline);
+    if (ab != BS_OK)
       return ab;
-    }
     nap_us(50);
   }
+}
+
+static bs_status settle(bs_comm *c, uint64_t since, bool stream,
+                        const char *what) {
+  nccl_rank *nr = nr_of(c);
+  return settle_on(c, nr->comm, nr->stream, stream, since, what);
 }
 
 static ncclDataType_t nccl_type(bs_dtype dt) {
@@ -383,6 +434,11 @@ static void nccl_world_fini(bs_world *w) {
   if (nw) {
     pthread_mutex_destroy(&nw->mu);
     pthread_cond_destroy(&nw->cv);
+    while (nw->pair_ids) {
+      id_slot *next = nw->pair_ids->next;
+      free(nw->pair_ids);
+      nw->pair_ids = next;
+    }
   }
   free(nw);
   bs_world_set_impl(w, NULL);
@@ -441,20 +497,23 @@ out:
   return st;
 }
 
-/* A non-blocking init, settled within the timeout and the start grace. */
-static bs_status create_comm(bs_comm *c, ncclUniqueId id) {
-  bs_status st = BS_OK;
+/* A non-blocking init of *comm (rank of n), settled within the timeout
+ * and the start grace. */
+static bs_status init_comm(bs_comm *c, ncclComm_t *comm, int n, int rank,
+                           ncclUniqueId id) {
   nccl_rank *nr = nr_of(c);
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
   cfg.blocking = 0;
   uint64_t since = bs_clock_mono_ns();
-  ncclResult_t r = nr->nc->CommInitRankConfig(&nr->comm, bs_comm_front_size(c),
-                                              id, bs_comm_front_rank(c), &cfg);
+  ncclResult_t r = nr->nc->CommInitRankConfig(comm, n, id, rank, &cfg);
   if (r != ncclSuccess && r != ncclInProgress)
-    BS_CHECK(fail_nccl(c, r, "ncclCommInitRankConfig"));
-  BS_CHECK(settle(c, since, false, "ncclCommInitRankConfig"));
-out:
-  return st;
+    return fail_nccl_on(c, *comm, r, "ncclCommInitRankConfig");
+  return settle_on(c, *comm, NULL, false, since, "ncclCommInitRankConfig");
+}
+
+static bs_status create_comm(bs_comm *c, ncclUniqueId id) {
+  return init_comm(c, &nr_of(c)->comm, bs_comm_front_size(c),
+                   bs_comm_front_rank(c), id);
 }
 
 /* bs_comm_init after bs_comm_destroy: the next generation's communicator. */
@@ -477,18 +536,38 @@ out:
   return st;
 }
 
-/* ncclCommFinalize flushes the communicator's work (settled, bounded:
- * settle aborts it past the timeout), then ncclCommDestroy frees it, off
- * the rank's path (bs_nccl_reap.h). */
-static bs_status finalize_destroy(bs_comm *c) {
+/* ncclCommFinalize flushes *comm's work (settled, bounded: settle_on
+ * aborts the rank's communicators past the timeout, *comm among them),
+ * then ncclCommDestroy frees it, off the rank's path (bs_nccl_reap.h). */
+static bs_status finalize_destroy(bs_comm *c, ncclComm_t *comm) {
   nccl_rank *nr = nr_of(c);
   bs_status st = BS_OK;
-  ncclResult_t r = nr->nc->CommFinalize(nr->comm);
+  ncclResult_t r = nr->nc->CommFinalize(*comm);
   if (r == ncclSuccess || r == ncclInProgress)
-    st = settle(c, bs_clock_mono_ns(), false, "ncclCommFinalize");
-  if (nr->comm)
-    bs_nccl_reap(nr->comm, false);
-  nr->comm = NULL;
+    st = settle_on(c, *comm, NULL, false, bs_clock_mono_ns(),
+                   "ncclCommFinalize");
+  if (*comm)
+    bs_nccl_reap(*comm, false);
+  *comm = NULL;
+  return st;
+}
+
+/* The pair communicators end before the group's, each rank's in the
+ * order made (the same order on every rank, should a finalize wait for
+ * its peer); then none is left: lone ops of a communicator made again go
+ * as a batch does. */
+static bs_status pairs_destroy(bs_comm *c, bool finalize) {
+  nccl_rank *nr = nr_of(c);
+  bs_status st = BS_OK;
+  for (size_t i = 0; i < nr->npairs; i++) {
+    if (finalize && st == BS_OK && nr->pairs[i].comm)
+      st = finalize_destroy(c, &nr->pairs[i].comm);
+    reap_abort(&nr->pairs[i].comm);
+    cudaStreamDestroy(nr->pairs[i].stream);
+  }
+  free(nr->pairs);
+  nr->pairs = NULL;
+  nr->npairs = nr->cap = 0;
   return st;
 }
 
@@ -498,9 +577,11 @@ static bs_status nccl_comm_destroy(bs_comm *c) {
   nccl_rank *nr = nr_of(c);
   bs_status st = BS_OK;
   teardown how = nw_of(c)->teardown;
-  if (nr->comm && bs_world_abort_status(bs_comm_front_world(c)) == BS_OK &&
-      how == TEARDOWN_FINALIZE)
-    st = finalize_destroy(c);
+  bool finalize = bs_world_abort_status(bs_comm_front_world(c)) == BS_OK &&
+                  how == TEARDOWN_FINALIZE;
+  st = pairs_destroy(c, finalize);
+  if (nr->comm && finalize && st == BS_OK)
+    st = finalize_destroy(c, &nr->comm);
   abort_local(nr);
   cudaFree(nr->xin.p);
   cudaFree(nr->xout.p);
@@ -603,8 +684,7 @@ out:
  * members of its process here and, when members are elsewhere, publishes
  * it in uid_path.pg.<name>. */
 typedef struct nccl_group {
-  ncclUniqueId id;
-  int have;
+  id_slot slot;
   pthread_mutex_t mu;
   pthread_cond_t cv;
 } nccl_group;
@@ -644,13 +724,48 @@ static bool all_here(const bs_world *w, const bs_pg *pg) {
   return true;
 }
 
+/* Where an id one rank makes reaches the others: in slot (under mu, cv)
+ * for those of this process, in path ("": none) for those elsewhere;
+ * maker: this rank makes it, maker_here: its maker is of this process. */
+typedef struct id_way {
+  id_slot *slot;
+  pthread_mutex_t *mu;
+  pthread_cond_t *cv;
+  const char *path, *what;
+  bool maker, maker_here;
+} id_way;
+
+static bs_status shared_id(bs_comm *c, const id_way *y, ncclUniqueId *id) {
+  bs_status st = BS_OK;
+  bs_world *w = bs_comm_front_world(c);
+  if (y->maker) {
+    BS_CHECK(make_id(nr_of(c)->nc, y->path, id));
+    pthread_mutex_lock(y->mu);
+    y->slot->id = *id;
+    y->slot->have = 1;
+    pthread_cond_broadcast(y->cv);
+    pthread_mutex_unlock(y->mu);
+  } else if (!y->maker_here) {
+    int ms = bs_world_options(w)->timeout_ms + INIT_GRACE_MS;
+    BS_CHECK(uid_read(w, y->path, id, ms));
+  } else {
+    pthread_mutex_lock(y->mu);
+    bool got = wait_have(c, y->mu, y->cv, &y->slot->have, 1);
+    *id = y->slot->id;
+    pthread_mutex_unlock(y->mu);
+    if (!got)
+      BS_CHECK(no_id(c, y->what));
+  }
+out:
+  return st;
+}
+
 static bs_status group_id(bs_comm *c, ncclUniqueId *id) {
   bs_status st = BS_OK;
   bs_world *w = bs_comm_front_world(c);
   const bs_world_opts *o = bs_world_options(w);
   bs_pg *pg = bs_comm_front_pg(c);
   nccl_group *ng = pg->impl;
-  const bs_nccl_lib *nc = nr_of(c)->nc;
   char path[4200] = "";
   bool local = all_here(w, pg);
   if (!local && !o->uid_path)
@@ -659,23 +774,14 @@ static bs_status group_id(bs_comm *c, ncclUniqueId *id) {
             pg->name);
   if (!local)
     bs_pg_file(pg, o->uid_path, path, sizeof path);
-  if (bs_comm_front_rank(c) == 0) {
-    BS_CHECK(make_id(nc, path, id));
-    pthread_mutex_lock(&ng->mu);
-    ng->id = *id;
-    ng->have = 1;
-    pthread_cond_broadcast(&ng->cv);
-    pthread_mutex_unlock(&ng->mu);
-  } else if (!here(w, pg->members[0])) {
-    BS_CHECK(uid_read(w, path, id, o->timeout_ms + INIT_GRACE_MS));
-  } else {
-    pthread_mutex_lock(&ng->mu);
-    bool got = wait_have(c, &ng->mu, &ng->cv, &ng->have, 1);
-    *id = ng->id;
-    pthread_mutex_unlock(&ng->mu);
-    if (!got)
-      BS_CHECK(no_id(c, bs_comm_front_pg(c)->name));
-  }
+  id_way y = {.slot = &ng->slot,
+              .mu = &ng->mu,
+              .cv = &ng->cv,
+              .path = path,
+              .what = pg->name,
+              .maker = bs_comm_front_rank(c) == 0,
+              .maker_here = here(w, pg->members[0])};
+  BS_CHECK(shared_id(c, &y, id));
 out:
   return st;
 }
@@ -692,12 +798,245 @@ out:
   return st;
 }
 
-/* ---- point-to-point: the ops in one NCCL group, settled as one ---- */
+/* ---- point-to-point: a batch in one NCCL group of the group's
+ * communicator, settled as one (batch_isend_irecv: ProcessGroupNCCL
+ * issues it on the group's communicator too); lone ops each on its pair's
+ * communicator and stream, each done by itself (isend/irecv) ---- */
 
-/* done: none until the group settles (the front marks them all then). */
-static bs_status nccl_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n,
+static pair_comm *pair_of(const nccl_rank *nr, int peer) {
+  for (size_t i = 0; i < nr->npairs; i++)
+    if (nr->pairs[i].peer == peer)
+      return &nr->pairs[i];
+  return NULL;
+}
+
+/* Locked (mu): the slot of the pair's id (key as id_slot's), made on
+ * first ask. */
+static id_slot *pair_slot(nccl_world *nw, const id_slot *key) {
+  id_slot *s = nw->pair_ids;
+  while (s && !(s->pg == key->pg && s->lo == key->lo && s->hi == key->hi &&
+                s->gen == key->gen))
+    s = s->next;
+  if (!s && (s = calloc(1, sizeof *s))) {
+    *s = *key;
+    s->next = nw->pair_ids;
+    nw->pair_ids = s;
+  }
+  return s;
+}
+
+/* Where the pair's id goes between processes: uid_path (the group's file
+ * for a group) and ".p2p.<lo>.<hi>", then ".<gen>" past the first. */
+static void pair_file(const bs_comm *c, const id_slot *key, char *out,
+                      size_t n) {
+  const bs_world_opts *o = bs_world_options(bs_comm_front_world(c));
+  const bs_pg *pg = bs_comm_front_pg(c);
+  char base[4200];
+  if (pg)
+    bs_pg_file(pg, o->uid_path, base, sizeof base);
+  else
+    snprintf(base, sizeof base, "%s", o->uid_path);
+  if (key->gen)
+    snprintf(out, n, "%s.p2p.%d.%d.%d", base, key->lo, key->hi, key->gen);
+  else
+    snprintf(out, n, "%s.p2p.%d.%d", base, key->lo, key->hi);
+}
+
+/* The pair's id: its lower rank makes it (as the group's rank 0 does the
+ * group's). */
+static bs_status pair_id(bs_comm *c, int peer, ncclUniqueId *id) {
+  bs_status st = BS_OK;
+  bs_world *w = bs_comm_front_world(c);
+  nccl_world *nw = nw_of(c);
+  const bs_pg *pg = bs_comm_front_pg(c);
+  int me = bs_comm_front_rank(c);
+  int lo = me < peer ? me : peer, hi = me < peer ? peer : me;
+  int glo = pg ? pg->members[lo] : lo, ghi = pg ? pg->members[hi] : hi;
+  char path[4400] = "";
+  bool local = here(w, glo) && here(w, ghi);
+  if (!local && !bs_world_options(w)->uid_path)
+    BS_FAIL(BS_ERR_CONFIG, NULL,
+            "nccl: p2p pair %d:%d spans processes: it needs uid_path for its "
+            "id",
+            glo, ghi);
+  id_slot key = {.pg = pg, .lo = lo, .hi = hi, .gen = nr_of(c)->gen};
+  if (!local)
+    pair_file(c, &key, path, sizeof path);
+  pthread_mutex_lock(&nw->mu);
+  id_slot *slot = pair_slot(nw, &key);
+  pthread_mutex_unlock(&nw->mu);
+  if (!slot)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "nccl: p2p pair %d:%d", glo, ghi);
+  id_way y = {.slot = slot,
+              .mu = &nw->mu,
+              .cv = &nw->cv,
+              .path = path,
+              .what = "a p2p pair",
+              .maker = me == lo,
+              .maker_here = here(w, glo)};
+  BS_CHECK(shared_id(c, &y, id));
+out:
+  return st;
+}
+
+/* bs_comm_p2p_pair: a stream, then a communicator of two (rank 0 the
+ * lower, as ProcessGroupNCCL's p2pRank), listed before its init so that
+ * an abort meanwhile takes it too. */
+static bs_status nccl_p2p_pair(bs_comm *c, int peer) {
+  bs_status st = BS_OK;
+  nccl_rank *nr = nr_of(c);
+  pair_comm p = {.peer = peer};
+  ncclUniqueId id;
+  if (pair_of(nr, peer))
+    return BS_OK;
+  cudaError_t e = cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking);
+  if (e != cudaSuccess)
+    BS_CHECK(fail_cuda(c, e, "p2p pair stream"));
+  if ((st = bs_vec_push(&nr->pairs, &nr->npairs, &nr->cap, &p, sizeof p,
+                        "nccl: p2p pairs")) != BS_OK) {
+    cudaStreamDestroy(p.stream);
+    goto out;
+  }
+  BS_CHECK(pair_id(c, peer, &id));
+  BS_CHECK(init_comm(c, &nr->pairs[nr->npairs - 1].comm, 2,
+                     bs_comm_front_rank(c) < peer ? 0 : 1, id));
+out:
+  return st;
+}
+
+/* A lone op's way: waiting for the op before it on its pair to be on the
+ * stream (ops to one peer stay in order), enqueued (NCCL may finish that
+ * in the background), on the stream behind its event, done. */
+typedef enum lone_state {
+  LONE_WAITING,
+  LONE_ENQUEUING,
+  LONE_RUNNING,
+  LONE_DONE
+} lone_state;
+
+typedef struct lone_op {
+  const bs_p2p_op *op;
+  pair_comm *pair;
+  lone_state state;
+  cudaEvent_t ev; /* recorded behind the op: its completion */
+} lone_op;
+
+/* Whether each op has its own seq and its pair's communicator. */
+static bool lone_ops(const nccl_rank *nr, const bs_p2p_op *ops, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!ops[i].seq || !pair_of(nr, ops[i].peer))
+      return false;
+  return true;
+}
+
+static bs_status lone_prepare(bs_comm *c, const bs_p2p_op *ops, size_t n,
+                              lone_op *v) {
+  nccl_rank *nr = nr_of(c);
+  for (size_t i = 0; i < n; i++) {
+    v[i] = (lone_op){.op = &ops[i], .pair = pair_of(nr, ops[i].peer)};
+    if (!v[i].pair->comm)
+      return bs_err_fail(BS_ERR_ABORTED, NULL,
+                         "rank %d: p2p pair communicator aborted",
+                         bs_comm_rank(c));
+    cudaError_t e = cudaEventCreateWithFlags(&v[i].ev, cudaEventDisableTiming);
+    if (e != cudaSuccess)
+      return fail_cuda(c, e, "p2p event");
+  }
+  return BS_OK;
+}
+
+/* Whether an op before v[i] on its pair is not on the stream yet. */
+static bool behind(const lone_op *v, size_t i) {
+  for (size_t j = 0; j < i; j++)
+    if (v[j].pair == v[i].pair && v[j].state < LONE_RUNNING)
+      return true;
+  return false;
+}
+
+/* The op as an NCCL op of its own on its pair (the peer: the pair's other
+ * rank). */
+static ncclResult_t lone_issue(bs_comm *c, const lone_op *o) {
+  const bs_nccl_lib *nc = nr_of(c)->nc;
+  const bs_p2p_op *op = o->op;
+  int to = bs_comm_front_rank(c) < op->peer ? 1 : 0;
+  pair_comm *p = o->pair;
+  if (op->send)
+    return nc->Send(op->buf, op->count, nccl_type(op->dt), to, p->comm,
+                    p->stream);
+  return nc->Recv(op->buf, op->count, nccl_type(op->dt), to, p->comm,
+                  p->stream);
+}
+
+/* One look at v[i], moved on as far as it goes now (done[i] once done). */
+static bs_status lone_step(bs_comm *c, lone_op *v, size_t i, bool *done) {
+  lone_op *o = &v[i];
+  ncclResult_t r = ncclSuccess;
+  cudaError_t e = cudaSuccess;
+  if (o->state == LONE_DONE || (o->state == LONE_WAITING && behind(v, i)))
+    return BS_OK;
+  if (o->state == LONE_WAITING) {
+    r = lone_issue(c, o);
+    o->state = LONE_ENQUEUING;
+  } else {
+    nr_of(c)->nc->CommGetAsyncError(o->pair->comm, &r);
+  }
+  if (r != ncclSuccess && r != ncclInProgress)
+    return fail_nccl_on(c, o->pair->comm, r, "ncclSend/ncclRecv");
+  if (o->state == LONE_ENQUEUING && r == ncclSuccess &&
+      (e = cudaEventRecord(o->ev, o->pair->stream)) == cudaSuccess)
+    o->state = LONE_RUNNING;
+  else if (o->state == LONE_RUNNING &&
+           (e = cudaEventQuery(o->ev)) == cudaSuccess)
+    o->state = LONE_DONE;
+  if (e != cudaSuccess && e != cudaErrorNotReady)
+    return fail_cuda(c, e, "ncclSend/ncclRecv");
+  done[i] = o->state == LONE_DONE;
+  return BS_OK;
+}
+
+/* Every op moved on at each look, the first not done shown as the op the
+ * rank waits in, until all are done, the world fails or the timeout. */
+static bs_status lone_run(bs_comm *c, lone_op *v, size_t n, bool *done) {
+  bs_status st = BS_OK;
+  uint64_t since = bs_clock_mono_ns();
+  uint64_t deadline = deadline_of(bs_comm_front_world(c), since, false);
+  const bs_p2p_op *shown = NULL;
+  for (;;) {
+    const bs_p2p_op *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+      BS_CHECK(lone_step(c, v, i, done));
+      first = first || done[i] ? first : v[i].op;
+    }
+    if (!first)
+      break;
+    if (first != shown)
+      bs_comm_p2p_show(c, shown = first);
+    BS_CHECK(given_up(c, since, deadline));
+    nap_us(50);
+  }
+out:
+  return st;
+}
+
+static bs_status p2p_lone(bs_comm *c, const bs_p2p_op *ops, size_t n,
                           bool *done) {
-  (void)done;
+  bs_status st = BS_OK;
+  lone_op *v = calloc(n, sizeof *v);
+  if (!v)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "nccl: %zu p2p ops", n);
+  BS_CHECK(lone_prepare(c, ops, n, v));
+  BS_CHECK(lone_run(c, v, n, done));
+out:
+  for (size_t i = 0; v && i < n; i++)
+    if (v[i].ev)
+      cudaEventDestroy(v[i].ev);
+  free(v);
+  return st;
+}
+
+/* A batch: done marks none until the group settles (the front marks them
+ * all then). */
+static bs_status p2p_batch(bs_comm *c, const bs_p2p_op *ops, size_t n) {
   nccl_rank *nr = nr_of(c);
   const bs_nccl_lib *nc = nr->nc;
   uint64_t since = bs_clock_mono_ns();
@@ -718,6 +1057,15 @@ static bs_status nccl_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n,
   return settle(c, since, true, "ncclSend/ncclRecv");
 }
 
+/* Ops with their own seqs whose pairs were made (bs_comm_p2p_pair) go as
+ * lone ops; any other call (a batch, or no pairs made) as a batch. */
+static bs_status nccl_p2p(bs_comm *c, const bs_p2p_op *ops, size_t n,
+                          bool *done) {
+  if (lone_ops(nr_of(c), ops, n))
+    return p2p_lone(c, ops, n, done);
+  return p2p_batch(c, ops, n);
+}
+
 const bs_comm_backend bs_comm_nccl_backend = {
     .name = "nccl",
     .world_init = nccl_world_init,
@@ -733,4 +1081,5 @@ const bs_comm_backend bs_comm_nccl_backend = {
     .group_rank_init = nccl_group_rank_init,
     .group_rank_fini = nccl_rank_fini,
     .p2p = nccl_p2p,
+    .p2p_pair = nccl_p2p_pair,
 };
