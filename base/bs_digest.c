@@ -9,22 +9,27 @@
 #include <string.h>
 #include <unistd.h>
 
+/* SHA256 fetched once: EVP_sha256() looks it up by name again on every
+ * digest (a lock and a hash table each time: hashing many small tensors
+ * spent more there than in the digest). Kept for the process's life. */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void) {
+  sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
 bs_status bs_digest_sha256(const void *data, size_t n, bs_digest *out) {
   bs_status st = BS_OK;
-  EVP_MD_CTX *ctx = NULL;
   unsigned len = 0;
   if (!out || (!data && n))
     BS_FAIL(BS_ERR_INVALID, NULL, "sha256: no %s for %zu bytes",
             out ? "data" : "output", n);
-  ctx = EVP_MD_CTX_new();
-  if (!ctx)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "sha256: EVP_MD_CTX_new failed");
-  if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
-      EVP_DigestUpdate(ctx, data, n) != 1 ||
-      EVP_DigestFinal_ex(ctx, out->b, &len) != 1 || len != sizeof out->b)
+  pthread_once(&sha256_once, sha256_fetch);
+  if (!sha256_md || EVP_Digest(data, n, out->b, &len, sha256_md, NULL) != 1 ||
+      len != sizeof out->b)
     BS_FAIL(BS_ERR_INTERNAL, NULL, "sha256 of %zu bytes: EVP digest failed", n);
 out:
-  EVP_MD_CTX_free(ctx);
   return st;
 }
 

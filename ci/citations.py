@@ -272,27 +272,28 @@ def scan(tree, rel):
     """Every citation of file rel, its bare § references and its links to
     its own headings (#anchor)."""
     text = tree.read(rel)
-    if C_LIKE.search(rel):
-        strings = c_strings(text)
-    elif rel.endswith(".py"):
-        strings = py_strings(text)
-    else:
-        strings = []
+    strings = None  # its string literals, found at its first citation
+
+    def in_string(off):
+        nonlocal strings
+        if strings is None:
+            strings = c_strings(text) if C_LIKE.search(rel) else \
+                py_strings(text) if rel.endswith(".py") else []
+        return any(a <= off < b for a, b in strings)
+
     lines = text.splitlines(keepends=True)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
     plain = [line.rstrip("\n") for line in lines]
 
-    def in_string(off):
-        return any(a <= off < b for a, b in strings)
-
     cites, covered, refs, anchors = [], [], [], []
     fenced = False
     for k, line in enumerate(plain):
         if rel.endswith(".md") and FENCE.match(line):
             fenced = not fenced
-        for m in DOC.finditer(line):
+        # Most lines cite nothing: the literal each pattern needs first.
+        for m in DOC.finditer(line) if ".md" in line else ():
             c = Citation(rel, k + 1, starts[k] + m.start(1), m.group(1),
                          in_string(starts[k] + m.start(1)))
             rest = line[m.end(1):]
@@ -334,12 +335,12 @@ def scan(tree, rel):
             if nxt and used > lead:
                 skip = len(plain[k + 1]) - len(nxt)
                 covered.append((k + 1, 0, skip + used - lead))
-        for s in SECTION.finditer(line):
+        for s in SECTION.finditer(line) if "§" in line else ():
             if any(ck == k and a <= s.start() < b for ck, a, b in covered):
                 continue
             refs.append((k + 1, expand(s.group(1), s.group(2)),
                          previous_doc(plain, k, s.start())))
-        if rel.endswith(".md") and not fenced:
+        if rel.endswith(".md") and not fenced and "](#" in line:
             for a in LINK_ANCHOR.finditer(line):
                 anchors.append((k + 1, a.group(1)))
     return cites, refs, anchors

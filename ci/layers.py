@@ -290,26 +290,44 @@ def faces_staged(root):
     return errors
 
 
+_READ = {}
+
+
+def read_includes(root, files):
+    """Every include of files as (file, include, line), the files by path
+    and by name, and a memo of resolved includes: read once (the self-test
+    checks the tree 17 times)."""
+    key = (root, tuple(files))
+    if key not in _READ:
+        known = {f: f for f in files}
+        known.update({os.path.basename(f): f for f in files})
+        edges = []
+        for f in files:
+            with open(os.path.join(root, f), errors="replace") as fh:
+                text = fh.read()
+            for m in INCLUDE.finditer(text):
+                edges.append((f, m.group(1),
+                              text.count("\n", 0, m.start()) + 1))
+        _READ[key] = (edges, known, {})
+    return _READ[key]
+
+
 def check(root, files, extra=(), graph=None):
-    known = {f: f for f in files}
-    known.update({os.path.basename(f): f for f in files})
+    edges, known, memo = read_includes(root, files)
     errors = []
     parts = {} if graph is None else graph
     mods = {}
-    edges = []
-    for f in files:
-        with open(os.path.join(root, f), errors="replace") as fh:
-            text = fh.read()
-        for m in INCLUDE.finditer(text):
-            edges.append((f, m.group(1), text.count("\n", 0, m.start()) + 1))
-    edges += list(extra)
+    edges = edges + list(extra)
     # A header of no .c of its own calls nothing: no circle runs through it.
     impl = {module(f) for f in files if f.endswith((".c", ".cu"))}
     for f in files:
         if part_of(f) is None:
             errors.append(f"{f}: in no floor of ci/layers.py's FLOORS")
     for f, inc, line in edges:
-        t = resolve(root, f, inc, known)
+        k = (os.path.dirname(f), inc)
+        if k not in memo:
+            memo[k] = resolve(root, f, inc, known)
+        t = memo[k]
         if t is None:
             continue
         a, b = part_of(f), part_of(t)
@@ -430,8 +448,13 @@ def blank_comments(text):
                   text, flags=re.S)
 
 
+@functools.lru_cache(maxsize=None)  # the self-test asks of each file 5 times
 def exported(text):
     """(name, line) of each function text defines that is not static."""
+    return tuple(exported_in(text))
+
+
+def exported_in(text):
     text = blank_comments(text)
     for m in DEF_HEAD.finditer(text):
         head, name = m.group(1).split(), m.group(2)
@@ -464,17 +487,22 @@ def names(root, files, extra=()):
     return errors
 
 
+@functools.lru_cache(maxsize=None)  # the self-test reads them twice
+def code_of(path):
+    """A source's text, comments and includes blanked: no call there."""
+    with open(path, errors="replace") as fh:
+        return INCLUDE.sub("", blank_comments(fh.read()))
+
+
 def calls(root, files, extra=()):
     """Circles of modules through what their code uses: a .c that names a
     function another .c defines (a call or a pointer taken) uses that
     module, whatever header declares it (an aggregate header of no .c of
     its own hides nothing). Tests aside."""
-    def code(text):  # comments and includes blanked: no call there
-        return INCLUDE.sub("", blank_comments(text))
-    texts = {f: code(open(os.path.join(root, f), errors="replace").read())
+    texts = {f: code_of(os.path.join(root, f))
              for f in files if f.endswith((".c", ".cu")) and
              not f.startswith("tests/")}
-    texts.update({f: code(t) for f, t in extra})
+    texts.update({f: INCLUDE.sub("", blank_comments(t)) for f, t in extra})
     defs = {name: f for f, t in texts.items() for name, _ in exported(t)}
     uses = {}
     for f, t in texts.items():

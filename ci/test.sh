@@ -38,6 +38,11 @@ ctest --preset nofiu -j "$jobs" -LE torch
 # otherwise. ctest's suite_sweep is a 1% sample at 2 ranks.
 echo "ci/test.sh: the full sweep (every scenario at 4 ranks), fuzz, the suite"
 build/clang/backstop bench --campaigns --fuzz-s 30 --json build/campaigns.json
+# The whole kill matrix (every mutant against every scenario of
+# @mutant-target, ordering ones through explored schedules): ctest's
+# suite_mutants runs each mutant against its targeting scenarios only.
+echo "ci/test.sh: the whole kill matrix"
+sh tests/mutants_killed.sh build/clang/backstop
 # The labeled hang corpus (docs/hang-report.md): 500 programs of 4-512
 # ranks on the sim, analyze and replay of each against its truth, every
 # --graph through dot -Tsvg and --trace by the trace rules; a miss prints

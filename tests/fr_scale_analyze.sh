@@ -4,7 +4,9 @@
 # and two DP groups of 128; the last rank skips its DP all_reduce at #3):
 # the odd ranks' DP group named by its members in the header (128 of them,
 # a stride written as one: "1,3,...,255"), its stuck collective, the
-# true culprit, exit 1; the replay names the same.
+# true culprit, exit 1; the replay names the same, on a scheduled world
+# (BS_SCHEDULE=random: its watchdog's 500 ms pass on virtual time, not
+# waited out; replays on real threads are fr_shapes_check's, label slow).
 #   fr_scale_analyze.sh BACKSTOP PYTHON3
 set -u
 bs=$1
@@ -27,7 +29,7 @@ grep -q '^  culprit: rank 255 (missing from #3)$' "$tmp/a.out" &&
 grep -q '^  ranks 1,3,\.\.\.,253: all_reduce #3 ' "$tmp/a.out" ||
   fail "analyze waiting ranks: $(grep all_reduce "$tmp/a.out" | cut -c1-300)"
 echo "ok: analyze: the odd DP group of 128 ranks at #3, culprit rank 255"
-"$bs" replay "$tmp/d" --timeout-ms 500 >"$tmp/r.out" 2>&1
+BS_SCHEDULE=random "$bs" replay "$tmp/d" --timeout-ms 500 >"$tmp/r.out" 2>&1
 rc=$?
 [ $rc = 1 ] || fail "replay exit $rc: $(head -5 "$tmp/r.out" | cut -c1-300)"
 [ "$(grep -c '^  culprit: rank 255 (missing from #3)$' "$tmp/r.out")" = 2 ] &&

@@ -91,13 +91,15 @@ static int check_trace(const char *path, size_t *nslices) {
 
 static void test_suite_traces_nest(void **state) {
   (void)state;
-  static const char *const mutants[] = {"same-tag-skip", "skip-frozen-backup"};
+  /* skip-frozen-backup over the two scenarios it fails: its other runs of
+   * '*' pass, and a passing run leaves no artifacts. */
+  static const char *const runs[] = {"'*' --mutant same-tag-skip",
+                                     "frozen-params tensor-set --mutant "
+                                     "skip-frozen-backup"};
   char args[256];
-  for (size_t m = 0; m < sizeof mutants / sizeof mutants[0]; m++) {
-    snprintf(args, sizeof args,
-             "run '*' --ranks 4 --mutant %s -q -j2 "
-             "--artifacts art",
-             mutants[m]);
+  for (size_t m = 0; m < sizeof runs / sizeof runs[0]; m++) {
+    snprintf(args, sizeof args, "run %s --ranks 4 -q -j2 --artifacts art",
+             runs[m]);
     assert_int_equal(backstop(args), 1);
   }
 #ifdef FIU_ENABLE
