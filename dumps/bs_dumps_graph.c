@@ -13,6 +13,7 @@
 #include "bs_buf.h"
 #include "bs_dumps_cycles.h"
 #include "bs_dumps_roots.h"
+#include "bs_dumps_unnamed.h"
 #include "bs_vec.h"
 
 const char *bs_dumps_graph_kind_name(bs_dumps_root_kind k) {
@@ -148,8 +149,7 @@ static bs_status held_elsewhere(bs_dumps_graph *g) {
 
 /* ---- what cannot be known ---- */
 
-static __attribute__((format(printf, 2, 3))) void note(bs_dumps_graph *g,
-                                                       const char *fmt, ...) {
+void bs_dumps_graph_note(bs_dumps_graph *g, const char *fmt, ...) {
   char *line = NULL;
   va_list ap;
   va_start(ap, fmt);
@@ -175,20 +175,22 @@ static void unknowns(bs_dumps_graph *g) {
         inferred++ < 8)
       bs_buf_printf(&names, "%s%s", names.len ? ", " : "", d->groups[k].name);
   if (inferred)
-    note(g,
-         "no pg_config lists the members of process group%s %s%s: they are "
-         "read from the entries (and the order torch makes groups in): a "
-         "member with no entry of one may be missing from them",
-         inferred > 1 ? "s" : "", bs_buf_str(&names),
-         inferred > 8 ? " and more" : "");
+    bs_dumps_graph_note(
+        g,
+        "no pg_config lists the members of process group%s %s%s: they are "
+        "read from the entries (and the order torch makes groups in): a "
+        "member with no entry of one may be missing from them",
+        inferred > 1 ? "s" : "", bs_buf_str(&names),
+        inferred > 8 ? " and more" : "");
   bs_buf_free(&names);
   for (size_t i = 0; i < d->n; i++)
     lost += d->d[i].lost > 0;
   if (lost)
-    note(g,
-         "%zu rank%s' rings forgot their oldest entries (the first record_id "
-         "held is past 0): what they issued before is not known",
-         lost, lost == 1 ? "" : "s");
+    bs_dumps_graph_note(
+        g,
+        "%zu rank%s' rings forgot their oldest entries (the first record_id "
+        "held is past 0): what they issued before is not known",
+        lost, lost == 1 ? "" : "s");
   int *quiet = malloc(((size_t)d->ranks + 1) * sizeof *quiet), nq = 0;
   for (int r = 0; quiet && r < d->ranks; r++)
     if (!bs_dumps_rank(d, r) && g->rootix[r] < 0)
@@ -198,22 +200,24 @@ static void unknowns(bs_dumps_graph *g) {
     for (int i = 0; pick && i < nq; i++)
       pick[quiet[i]] = true;
     char *who = pick ? bs_report_block_ranks(pick, d->ranks) : NULL;
-    note(g,
-         "%s left no dump, and no stuck op the dumps show waits for %s: "
-         "what %s did after the ops %s peers completed with %s is not known",
-         who ? who : "some ranks", nq == 1 ? "it" : "them",
-         nq == 1 ? "it" : "they", nq == 1 ? "its" : "their",
-         nq == 1 ? "it" : "them");
+    bs_dumps_graph_note(
+        g,
+        "%s left no dump, and no stuck op the dumps show waits for %s: "
+        "what %s did after the ops %s peers completed with %s is not known",
+        who ? who : "some ranks", nq == 1 ? "it" : "them",
+        nq == 1 ? "it" : "they", nq == 1 ? "its" : "their",
+        nq == 1 ? "it" : "them");
     free(who);
     free(pick);
   }
   free(quiet);
   for (size_t k = 0; k < g->nnodes; k++)
     if (g->node[k].at.p2p && !g->node[k].matched && !g->node[k].nmissing)
-      note(g,
-           "rank %d waits to receive from any rank: whom it waits for is "
-           "not known",
-           g->node[k].waiter);
+      bs_dumps_graph_note(
+          g,
+          "rank %d waits to receive from any rank: whom it waits for is "
+          "not known",
+          g->node[k].waiter);
 }
 
 /* ---- the graph ---- */
@@ -270,6 +274,7 @@ bs_status bs_dumps_graph_build(const bs_dumps *d, bs_dumps_graph *g) {
   BS_CHECK(held_elsewhere(g));
   BS_CHECK(bs_dumps_roots_find(g));
   BS_CHECK(bs_dumps_cycles_find(g));
+  BS_CHECK(bs_dumps_unnamed_find(g));
   g->finding = finding_of(g);
   unknowns(g);
 out:
