@@ -44,16 +44,13 @@ static int named(const bs_dumps *d, long n) {
 
 /* Rank r's dump and its entries of group k (NULL: none), found here: the
  * reader's own lookups (bs_dumps.c) call into this file's caller. */
+static int rank_cmp(const void *key, const void *dump) {
+  int r = *(const int *)key, x = ((const bs_dump *)dump)->rank;
+  return (r > x) - (r < x);
+}
+
 static const bs_dump *dump_of(const bs_dumps *d, int r) {
-  size_t lo = 0, hi = d->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (d->d[mid].rank < r)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < d->n && d->d[lo].rank == r ? &d->d[lo] : NULL;
+  return d->n ? bsearch(&r, d->d, d->n, sizeof *d->d, rank_cmp) : NULL;
 }
 
 static const bs_dump_pg *pg_of(const bs_dump *dp, int k) {
