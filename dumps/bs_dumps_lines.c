@@ -182,8 +182,9 @@ static void held_line(const bs_dumps_graph *g, size_t k, bool *pick,
   bs_buf_printf(b, " wait%s", n->nwaiting == 1 ? "s" : "");
   if (!n->nmissing && n->unnamed) {
     bs_buf_printf(b,
-                  ", every member the dumps name in it, for one they do not "
+                  ", every member the dumps name in it, %s they do not "
                   "name%s\n",
+                  n->matched ? "stuck inside it or waiting for one" : "for one",
                   n->scc >= 0 ? "; a cycle of waits" : "");
     return;
   }

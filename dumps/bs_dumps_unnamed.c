@@ -17,9 +17,10 @@ typedef struct ways {
   int node;
   int rank[MAX_WAYS]; /* a rank of each way, -1: the way ends (no op) */
   int n;
-  bool full; /* more than MAX_WAYS: taken as one that ends */
-  int pick;  /* this choice's way */
-  bool *may; /* by rank: it may be the member */
+  bool full;   /* more than MAX_WAYS: taken as one that ends */
+  bool inside; /* it may wait for none: stuck inside it */
+  int pick;    /* this choice's way */
+  bool *may;   /* by rank: it may be the member */
 } ways;
 
 /* The op a rank that may be node k's member waits in, -1: none. */
@@ -41,6 +42,14 @@ static void add_way(const bs_dumps_graph *g, ways *w, int u) {
   w->rank[w->n++] = to >= 0 ? u : -1;
 }
 
+static void add_end(ways *w) {
+  if (w->n == MAX_WAYS) {
+    w->full = true;
+    w->n = 0;
+  }
+  w->rank[w->n++] = -1;
+}
+
 /* Node k's ways and the ranks that may be its member (w->may, made);
  * false: no rank may be (it is stuck inside the op), or no memory. */
 static bool ways_of(bs_dumps_graph *g, int k, ways *w) {
@@ -54,6 +63,14 @@ static bool ways_of(bs_dumps_graph *g, int k, ways *w) {
     if (w->may[u])
       add_way(g, w, u);
   }
+  /* A collective of one rank has no peer to wait for: one that did not
+   * complete waits for a member; one of several may hang inside. */
+  bool ends = false;
+  for (int i = 0; i < w->n; i++)
+    ends = ends || w->rank[i] < 0;
+  w->inside = w->n && g->node[k].nwaiting > 1;
+  if (w->inside && !ends)
+    add_end(w);
   if (!w->n) {
     free(w->may);
     w->may = NULL;
@@ -150,8 +167,9 @@ static void say(bs_dumps_graph *g, int k, const bool *may) {
       g,
       "%s waits with every member the dumps name in it (%s): no pg_config "
       "lists its group's members, so the one it waits for is not known (it "
-      "may be %s)%s",
+      "may be %s%s)%s",
       at, who ? who : "?", could ? could : "another rank",
+      n->matched ? ", or none: stuck inside it" : "",
       n->scc >= 0 ? "; whichever it is, the waits make the cycle through it"
                   : "");
   free(who);
@@ -172,9 +190,11 @@ bs_status bs_dumps_unnamed_find(bs_dumps_graph *g) {
     if (!unnamed(g, &g->node[k]) || !ways_of(g, k, &w[nw]))
       continue;
     g->node[k].unnamed = true;
-    g->node[k].matched = false;
-    if (total * w[nw].n > MAX_WORLDS) /* one that ends: no cycle made */
-      w[nw].n = 1, w[nw].rank[0] = -1;
+    g->node[k].matched = w[nw].inside;
+    if (total * w[nw].n > MAX_WORLDS) { /* one that ends: no cycle made */
+      w[nw].n = 1;
+      w[nw].rank[0] = -1;
+    }
     total *= w[nw++].n;
   }
   if (nw)
