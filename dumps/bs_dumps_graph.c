@@ -149,7 +149,8 @@ static bs_status held_elsewhere(bs_dumps_graph *g) {
 
 /* ---- what cannot be known ---- */
 
-void bs_dumps_graph_note(bs_dumps_graph *g, const char *fmt, ...) {
+static __attribute__((format(printf, 2, 3))) void note(bs_dumps_graph *g,
+                                                       const char *fmt, ...) {
   char *line = NULL;
   va_list ap;
   va_start(ap, fmt);
@@ -165,32 +166,53 @@ void bs_dumps_graph_note(bs_dumps_graph *g, const char *fmt, ...) {
   g->unknown[g->nunknown++] = line;
 }
 
+/* An op that waits for a member the dumps do not name (bs_dumps_unnamed.h). */
+static void unnamed_note(bs_dumps_graph *g, const bs_dumps_node *n) {
+  char at[256];
+  bool *in = calloc((size_t)g->d->ranks + 1, sizeof *in);
+  for (int i = 0; in && i < n->nwaiting; i++)
+    in[n->waiting[i]] = true;
+  char *who = in ? bs_report_block_ranks(in, g->d->ranks) : NULL;
+  bs_dumps_graph_describe(g, n->at, at, sizeof at);
+  note(g,
+       "%s waits with every member the dumps name in it (%s): no pg_config "
+       "lists its group's members, so the one it waits for is not known (it "
+       "may be %s%s)%s",
+       at, who ? who : "?", n->may_be ? n->may_be : "another rank",
+       n->matched ? ", or none: stuck inside it" : "",
+       n->scc >= 0 ? "; whichever it is, the waits make the cycle through it"
+                   : "");
+  free(who);
+  free(in);
+}
+
 static void unknowns(bs_dumps_graph *g) {
   const bs_dumps *d = g->d;
   size_t lost = 0;
   bs_buf names = {0};
+  for (size_t k = 0; k < g->nnodes; k++)
+    if (g->node[k].unnamed)
+      unnamed_note(g, &g->node[k]);
   size_t inferred = 0;
   for (size_t k = 0; k < d->ngroups; k++)
     if (!d->groups[k].ranks_known && g->gres[k].finding != BS_DUMPS_CLEAN &&
         inferred++ < 8)
       bs_buf_printf(&names, "%s%s", names.len ? ", " : "", d->groups[k].name);
   if (inferred)
-    bs_dumps_graph_note(
-        g,
-        "no pg_config lists the members of process group%s %s%s: they are "
-        "read from the entries (and the order torch makes groups in): a "
-        "member with no entry of one may be missing from them",
-        inferred > 1 ? "s" : "", bs_buf_str(&names),
-        inferred > 8 ? " and more" : "");
+    note(g,
+         "no pg_config lists the members of process group%s %s%s: they are "
+         "read from the entries (and the order torch makes groups in): a "
+         "member with no entry of one may be missing from them",
+         inferred > 1 ? "s" : "", bs_buf_str(&names),
+         inferred > 8 ? " and more" : "");
   bs_buf_free(&names);
   for (size_t i = 0; i < d->n; i++)
     lost += d->d[i].lost > 0;
   if (lost)
-    bs_dumps_graph_note(
-        g,
-        "%zu rank%s' rings forgot their oldest entries (the first record_id "
-        "held is past 0): what they issued before is not known",
-        lost, lost == 1 ? "" : "s");
+    note(g,
+         "%zu rank%s' rings forgot their oldest entries (the first record_id "
+         "held is past 0): what they issued before is not known",
+         lost, lost == 1 ? "" : "s");
   int *quiet = malloc(((size_t)d->ranks + 1) * sizeof *quiet), nq = 0;
   for (int r = 0; quiet && r < d->ranks; r++)
     if (!bs_dumps_rank(d, r) && g->rootix[r] < 0)
@@ -200,24 +222,22 @@ static void unknowns(bs_dumps_graph *g) {
     for (int i = 0; pick && i < nq; i++)
       pick[quiet[i]] = true;
     char *who = pick ? bs_report_block_ranks(pick, d->ranks) : NULL;
-    bs_dumps_graph_note(
-        g,
-        "%s left no dump, and no stuck op the dumps show waits for %s: "
-        "what %s did after the ops %s peers completed with %s is not known",
-        who ? who : "some ranks", nq == 1 ? "it" : "them",
-        nq == 1 ? "it" : "they", nq == 1 ? "its" : "their",
-        nq == 1 ? "it" : "them");
+    note(g,
+         "%s left no dump, and no stuck op the dumps show waits for %s: "
+         "what %s did after the ops %s peers completed with %s is not known",
+         who ? who : "some ranks", nq == 1 ? "it" : "them",
+         nq == 1 ? "it" : "they", nq == 1 ? "its" : "their",
+         nq == 1 ? "it" : "them");
     free(who);
     free(pick);
   }
   free(quiet);
   for (size_t k = 0; k < g->nnodes; k++)
     if (g->node[k].at.p2p && !g->node[k].matched && !g->node[k].nmissing)
-      bs_dumps_graph_note(
-          g,
-          "rank %d waits to receive from any rank: whom it waits for is "
-          "not known",
-          g->node[k].waiter);
+      note(g,
+           "rank %d waits to receive from any rank: whom it waits for is "
+           "not known",
+           g->node[k].waiter);
 }
 
 /* ---- the graph ---- */
@@ -291,6 +311,7 @@ void bs_dumps_graph_free(bs_dumps_graph *g) {
   for (size_t k = 0; k < g->nnodes; k++) {
     free(g->node[k].waiting);
     free(g->node[k].missing);
+    free(g->node[k].may_be);
   }
   for (size_t k = 0; k < g->nroots; k++) {
     free(g->root[k].held);

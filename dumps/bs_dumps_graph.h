@@ -32,10 +32,6 @@ const bs_dumps_root *bs_dumps_graph_root_of(const bs_dumps_graph *g, int r);
  * returns how many. */
 int bs_dumps_graph_reach(const bs_dumps_graph *g, int k, bool *pick);
 
-/* A line of what the dumps cannot tell (g->unknown). */
-__attribute__((format(printf, 2, 3))) void
-bs_dumps_graph_note(bs_dumps_graph *g, const char *fmt, ...);
-
 /* "all_reduce #2 of process group 3 (undefined)" */
 void bs_dumps_graph_describe(const bs_dumps_graph *g, bs_dumps_ref at,
                              char *buf, size_t n);

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "bs_dumps_cycles.h"
-#include "bs_dumps_graph.h"
 #include "bs_dumps_members.h"
 
 /* Ways per op (more: it is taken as waiting for no op, which makes no
@@ -154,29 +153,6 @@ out:
   return st;
 }
 
-static void say(bs_dumps_graph *g, int k, const bool *may) {
-  const bs_dumps_node *n = &g->node[k];
-  char at[256];
-  bool *in = calloc((size_t)g->d->ranks + 1, sizeof *in);
-  for (int i = 0; in && i < n->nwaiting; i++)
-    in[n->waiting[i]] = true;
-  char *who = in ? bs_report_block_ranks(in, g->d->ranks) : NULL;
-  char *could = bs_report_block_ranks(may, g->d->ranks);
-  bs_dumps_graph_describe(g, n->at, at, sizeof at);
-  bs_dumps_graph_note(
-      g,
-      "%s waits with every member the dumps name in it (%s): no pg_config "
-      "lists its group's members, so the one it waits for is not known (it "
-      "may be %s%s)%s",
-      at, who ? who : "?", could ? could : "another rank",
-      n->matched ? ", or none: stuck inside it" : "",
-      n->scc >= 0 ? "; whichever it is, the waits make the cycle through it"
-                  : "");
-  free(who);
-  free(could);
-  free(in);
-}
-
 bs_status bs_dumps_unnamed_find(bs_dumps_graph *g) {
   bs_status st = BS_OK;
   int nn = (int)g->nnodes, nw = 0, total = 1;
@@ -202,7 +178,7 @@ bs_status bs_dumps_unnamed_find(bs_dumps_graph *g) {
   if (nw)
     BS_CHECK(keep(g, cert, part));
   for (int i = 0; i < nw; i++)
-    say(g, w[i].node, w[i].may);
+    g->node[w[i].node].may_be = bs_report_block_ranks(w[i].may, g->d->ranks);
 out:
   for (int i = 0; w && i < nw; i++)
     free(w[i].may);

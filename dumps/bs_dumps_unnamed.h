@@ -3,7 +3,9 @@
  * dumps name is in them. Such an op waits for a member they do not name:
  * any rank whose dump does not rule it out (bs_dumps_members_out), and
  * each of those ranks' places (the stuck op it waits in, or none: a root,
- * or no dump) is one way the wait goes on. A cycle of waits that every
+ * or no dump) is one way the wait goes on; an op that several ranks are in
+ * may also hang inside itself (one of one rank has no peer to hang on, so
+ * it waits for a member). A cycle of waits that every
  * choice of ways makes is kept as the graph's (an order deadlock where one
  * side never issued an op of the other's group); the rest is said as not
  * known, never guessed. */
