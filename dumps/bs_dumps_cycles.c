@@ -10,8 +10,10 @@ typedef struct tarjan {
   const bs_dumps_graph *g;
   int *index, *low, *stack, *edge; /* edge: the next missing member to try */
   bool *on;
-  int *call; /* the nodes being visited, deepest last */
-  int next, sp, cp;
+  int *call;  /* the nodes being visited, deepest last */
+  int *comp;  /* out: each node's cycle, -1: none */
+  int *order; /* out: the cycles' nodes, cycle by cycle, as Tarjan met them */
+  int next, sp, cp, ncomp, norder;
 } tarjan;
 
 /* Node k's next successor from edge t->edge[k] on, -1: none left. */
@@ -32,35 +34,23 @@ static void enter(tarjan *t, int k) {
   t->call[t->cp++] = k;
 }
 
-/* The component rooted at k popped: kept when it is a cycle. */
-static bs_status pop(tarjan *t, bs_dumps_graph *g, int k) {
+/* The component rooted at k popped: numbered when it is a cycle. */
+static void pop(tarjan *t, int k) {
   int from = t->sp;
   while (t->stack[--from] != k)
     ;
-  int n = t->sp - from;
-  for (int i = from; i < t->sp; i++)
+  bool cycle = t->sp - from > 1;
+  for (int i = from; i < t->sp; i++) {
     t->on[t->stack[i]] = false;
-  if (n < 2) {
-    t->sp = from;
-    return BS_OK;
+    t->comp[t->stack[i]] = cycle ? t->ncomp : -1;
+    if (cycle)
+      t->order[t->norder++] = t->stack[i];
   }
-  bool grown = bs_vec_grow(&g->cycle, NULL, g->ncycles + 1, sizeof *g->cycle);
-  int *nodes = malloc((size_t)n * sizeof *nodes);
-  if (!grown || !nodes) {
-    free(nodes);
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: cycles");
-  }
-  for (int i = 0; i < n; i++) {
-    nodes[i] = t->stack[from + i];
-    g->node[nodes[i]].scc = (int)g->ncycles;
-  }
-  g->cycle[g->ncycles++] = (bs_dumps_cycle){.nodes = nodes, .n = n};
+  t->ncomp += t->sp - from > 1;
   t->sp = from;
-  return BS_OK;
 }
 
-static bs_status visit(tarjan *t, bs_dumps_graph *g, int start) {
-  bs_status st = BS_OK;
+static void visit(tarjan *t, int start) {
   enter(t, start);
   while (t->cp > 0) {
     int k = t->call[t->cp - 1], s = successor(t, k);
@@ -74,36 +64,73 @@ static bs_status visit(tarjan *t, bs_dumps_graph *g, int start) {
       if (t->cp > 0 && t->low[k] < t->low[t->call[t->cp - 1]])
         t->low[t->call[t->cp - 1]] = t->low[k];
       if (t->low[k] == t->index[k])
-        BS_CHECK(pop(t, g, k));
+        pop(t, k);
     }
   }
-out:
-  return st;
 }
 
-bs_status bs_dumps_cycles_find(bs_dumps_graph *g) {
-  bs_status st = BS_OK;
+int bs_dumps_cycles_mark(const bs_dumps_graph *g, int *comp, int *order) {
   size_t n = g->nnodes + 1;
-  tarjan t = {.g = g};
+  tarjan t = {.g = g, .comp = comp, .order = order};
   t.index = malloc(n * sizeof *t.index);
   t.low = calloc(n, sizeof *t.low);
   t.stack = calloc(n, sizeof *t.stack);
   t.edge = calloc(n, sizeof *t.edge);
   t.call = calloc(n, sizeof *t.call);
   t.on = calloc(n, sizeof *t.on);
-  if (!t.index || !t.low || !t.stack || !t.edge || !t.call || !t.on)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %zu stuck ops", g->nnodes);
-  for (size_t k = 0; k < n; k++)
+  if (!order)
+    t.order = malloc(n * sizeof *t.order);
+  bool ok = t.index && t.low && t.stack && t.edge && t.call && t.on && t.order;
+  for (size_t k = 0; ok && k < n; k++)
     t.index[k] = -1;
-  for (size_t k = 0; k < g->nnodes; k++)
+  for (size_t k = 0; ok && k < g->nnodes; k++)
     if (t.index[k] < 0)
-      BS_CHECK(visit(&t, g, (int)k));
-out:
+      visit(&t, (int)k);
   free(t.index);
   free(t.low);
   free(t.stack);
   free(t.edge);
   free(t.call);
   free(t.on);
+  if (!order)
+    free(t.order);
+  return ok ? t.ncomp : -1;
+}
+
+bs_status bs_dumps_cycles_add(bs_dumps_graph *g, const int *nodes, int n) {
+  bool grown = bs_vec_grow(&g->cycle, NULL, g->ncycles + 1, sizeof *g->cycle);
+  int *copy = malloc(((size_t)n + 1) * sizeof *copy);
+  if (!grown || !copy) {
+    free(copy);
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: cycles");
+  }
+  for (int i = 0; i < n; i++) {
+    copy[i] = nodes[i];
+    g->node[nodes[i]].scc = (int)g->ncycles;
+  }
+  g->cycle[g->ncycles++] = (bs_dumps_cycle){.nodes = copy, .n = n};
+  return BS_OK;
+}
+
+bs_status bs_dumps_cycles_find(bs_dumps_graph *g) {
+  bs_status st = BS_OK;
+  int *comp = malloc((g->nnodes + 1) * sizeof *comp);
+  int *nodes = malloc((g->nnodes + 1) * sizeof *nodes);
+  int ncomp = comp && nodes ? bs_dumps_cycles_mark(g, comp, nodes) : -1;
+  if (ncomp < 0)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %zu stuck ops", g->nnodes);
+  int on = 0; /* nodes on a cycle: those of order filled */
+  for (size_t k = 0; k < g->nnodes; k++)
+    on += comp[k] >= 0;
+  for (int c = 0, at = 0; c < ncomp; c++) {
+    int n = 0;
+    while (at + n < on && comp[nodes[at + n]] == c)
+      n++;
+    BS_CHECK(bs_dumps_cycles_add(g, nodes + at, n));
+    at += n;
+  }
+out:
+  free(comp);
+  free(nodes);
   return st;
 }

@@ -9,5 +9,11 @@
 #include "bs_dumps_wait.h"
 
 bs_status bs_dumps_cycles_find(bs_dumps_graph *g);
+/* Each node's cycle (comp[k], -1: on none) without keeping them, and
+ * (order, NULL: not asked) their nodes cycle by cycle; returns how many,
+ * -1: no memory. */
+int bs_dumps_cycles_mark(const bs_dumps_graph *g, int *comp, int *order);
+/* A cycle of the graph made of nodes (copied), each node's scc set. */
+bs_status bs_dumps_cycles_add(bs_dumps_graph *g, const int *nodes, int n);
 
 #endif

@@ -13,6 +13,7 @@
 #include "bs_buf.h"
 #include "bs_dumps_cycles.h"
 #include "bs_dumps_roots.h"
+#include "bs_dumps_unnamed.h"
 #include "bs_vec.h"
 
 const char *bs_dumps_graph_kind_name(bs_dumps_root_kind k) {
@@ -165,10 +166,33 @@ static __attribute__((format(printf, 2, 3))) void note(bs_dumps_graph *g,
   g->unknown[g->nunknown++] = line;
 }
 
+/* An op that waits for a member the dumps do not name (bs_dumps_unnamed.h). */
+static void unnamed_note(bs_dumps_graph *g, const bs_dumps_node *n) {
+  char at[256];
+  bool *in = calloc((size_t)g->d->ranks + 1, sizeof *in);
+  for (int i = 0; in && i < n->nwaiting; i++)
+    in[n->waiting[i]] = true;
+  char *who = in ? bs_report_block_ranks(in, g->d->ranks) : NULL;
+  bs_dumps_graph_describe(g, n->at, at, sizeof at);
+  note(g,
+       "%s waits with every member the dumps name in it (%s): no pg_config "
+       "lists its group's members, so the one it waits for is not known (it "
+       "may be %s%s)%s",
+       at, who ? who : "?", n->may_be ? n->may_be : "another rank",
+       n->matched ? ", or none: stuck inside it" : "",
+       n->scc >= 0 ? "; whichever it is, the waits make the cycle through it"
+                   : "");
+  free(who);
+  free(in);
+}
+
 static void unknowns(bs_dumps_graph *g) {
   const bs_dumps *d = g->d;
   size_t lost = 0;
   bs_buf names = {0};
+  for (size_t k = 0; k < g->nnodes; k++)
+    if (g->node[k].unnamed)
+      unnamed_note(g, &g->node[k]);
   size_t inferred = 0;
   for (size_t k = 0; k < d->ngroups; k++)
     if (!d->groups[k].ranks_known && g->gres[k].finding != BS_DUMPS_CLEAN &&
@@ -270,6 +294,7 @@ bs_status bs_dumps_graph_build(const bs_dumps *d, bs_dumps_graph *g) {
   BS_CHECK(held_elsewhere(g));
   BS_CHECK(bs_dumps_roots_find(g));
   BS_CHECK(bs_dumps_cycles_find(g));
+  BS_CHECK(bs_dumps_unnamed_find(g));
   g->finding = finding_of(g);
   unknowns(g);
 out:
@@ -286,6 +311,7 @@ void bs_dumps_graph_free(bs_dumps_graph *g) {
   for (size_t k = 0; k < g->nnodes; k++) {
     free(g->node[k].waiting);
     free(g->node[k].missing);
+    free(g->node[k].may_be);
   }
   for (size_t k = 0; k < g->nroots; k++) {
     free(g->root[k].held);

@@ -180,6 +180,14 @@ static void held_line(const bs_dumps_graph *g, size_t k, bool *pick,
   bs_buf_printf(b, ": ");
   put_ranks(g, n->waiting, n->nwaiting, b);
   bs_buf_printf(b, " wait%s", n->nwaiting == 1 ? "s" : "");
+  if (!n->nmissing && n->unnamed) {
+    bs_buf_printf(b,
+                  ", every member the dumps name in it, %s they do not "
+                  "name%s\n",
+                  n->matched ? "stuck inside it or waiting for one" : "for one",
+                  n->scc >= 0 ? "; a cycle of waits" : "");
+    return;
+  }
   if (!n->nmissing) {
     bs_buf_printf(b, ", every member in it%s\n",
                   n->matched ? " (stuck inside it)" : "");

@@ -42,19 +42,91 @@ static int named(const bs_dumps *d, long n) {
   return -1;
 }
 
-/* Rank r is in every group made between names lo and hi when as many
- * pg_ids lie between its pg_ids of them (gap). */
+/* Rank r's dump and its entries of group k (NULL: none), found here: the
+ * reader's own lookups (bs_dumps.c) call into this file's caller. */
+static int rank_cmp(const void *key, const void *dump) {
+  int r = *(const int *)key, x = ((const bs_dump *)dump)->rank;
+  return (r > x) - (r < x);
+}
+
+static const bs_dump *dump_of(const bs_dumps *d, int r) {
+  return d->n ? bsearch(&r, d->d, d->n, sizeof *d->d, rank_cmp) : NULL;
+}
+
+static const bs_dump_pg *pg_of(const bs_dump *dp, int k) {
+  for (size_t i = 0; dp && i < dp->npg; i++)
+    if (dp->pg[i].group == k)
+      return &dp->pg[i];
+  return NULL;
+}
+
+/* Whether every member must issue op before any completes it (a
+ * broadcast's root may finish before its peers issue theirs). */
+static bool all_issue(const char *op) {
+  return strstr(op, "all") || strstr(op, "barrier") ||
+         strstr(op, "reduce_scatter");
+}
+
+/* Whether group k completed such a collective on a member. */
+static bool completed_one(const bs_dumps *d, int k) {
+  const bs_dump_group *g = &d->groups[k];
+  for (int i = 0; i < g->n; i++) {
+    const bs_dump_pg *p = pg_of(dump_of(d, g->ranks[i]), k);
+    for (size_t c = 0; p && c < p->n; c++)
+      if (!p->c[c].p2p && p->c[c].state == BS_DUMP_COMPLETED &&
+          all_issue(p->c[c].op))
+        return true;
+  }
+  return false;
+}
+
+/* The name number of dump dp's group of pg_id id (the default group's
+ * is 0), -1: none it holds. */
+static long name_of_id(const bs_dumps *d, const bs_dump *dp, int64_t id) {
+  for (size_t k = 0; id > 0 && k < dp->npg; k++)
+    if (dp->pg[k].pg_id == id)
+      return number(d->groups[dp->pg[k].group].name);
+  return id == 0 ? 0 : -1;
+}
+
+/* Whether dp numbers two groups one after the other, made before and
+ * after the group named n: it is in no group made between. */
+static bool bracketed(const bs_dumps *d, const bs_dump *dp, long n) {
+  for (size_t k = 0; k < dp->npg; k++) {
+    long after = number(d->groups[dp->pg[k].group].name);
+    long before =
+        dp->pg[k].pg_id > 0 ? name_of_id(d, dp, dp->pg[k].pg_id - 1) : -1;
+    if (after > n && before >= 0 && before < n)
+      return true;
+  }
+  return false;
+}
+
+bool bs_dumps_members_out(const bs_dumps *d, int r, int k) {
+  const bs_dump *dp = dump_of(d, r);
+  long n = number(d->groups[k].name);
+  if (!dp || n < 0 || pg_of(dp, k))
+    return false;
+  return bracketed(d, dp, n) || (!dp->lost && completed_one(d, k));
+}
+
+/* Rank r is in every group made between names lo and hi that its dump
+ * does not rule out when as many pg_ids lie between its pg_ids of them
+ * (gap). */
 static bool fill_gap(bs_dumps *d, int r, long lo, long hi, int64_t gap) {
-  if (gap <= 0 || hi - lo - 1 != gap)
+  int64_t could = 0;
+  if (gap <= 0 || hi - lo - 1 < gap)
     return true;
   for (long n = lo + 1; n < hi; n++) {
     int k = named(d, n);
     if (k < 0)
       return true; /* a group the dumps never name: no telling */
+    could += !bs_dumps_members_out(d, r, k);
   }
-  for (long n = lo + 1; n < hi; n++) {
+  for (long n = lo + 1; could == gap && n < hi; n++) {
     bs_dump_group *g = &d->groups[named(d, n)];
-    if (!g->ranks_known && !has(g, r) && !join(g, r))
+    if (!g->ranks_known && !has(g, r) &&
+        !bs_dumps_members_out(d, r, named(d, n)) && !join(g, r))
       return false;
   }
   return true;

@@ -26,6 +26,10 @@ typedef struct bs_dumps_node {
   int *missing, nmissing;
   bool matched; /* every member issued it */
   bool desync;  /* the group's first mismatch */
+  /* Every member the dumps name is in it, but no pg_config lists its
+   * group's: it waits for a member they do not name (bs_dumps_unnamed.h). */
+  bool unnamed;
+  char *may_be; /* unnamed: the ranks that may be that member, as text */
   int scc;      /* its cycle (bs_dumps_graph.cycle), -1: none */
 } bs_dumps_node;
 

@@ -205,6 +205,74 @@ static void test_outputs(void **state) {
   has(err_text, "a value missing after '--graph'");
 }
 
+/* No root and one order deadlock, through groups 21 and 22 alone, as
+ * tests/data/fr/torch-s7_p108's analyze, replay and replay --spawn write
+ * it. */
+static void deadlock_21_22(const char *path) {
+  bs_json j = {0};
+  parse(path, &j);
+  assert_string_equal(bs_json_get_str(&j, "verdict", ""), "hang");
+  assert_int_equal(bs_json_get(&j, "roots")->n, 0);
+  const bs_json *cs = bs_json_get(&j, "cycles");
+  assert_int_equal(cs->n, 1);
+  assert_true(bs_json_get_bool(&cs->items[0], "order_deadlock", false));
+  const bs_json *ops = bs_json_get(&cs->items[0], "ops");
+  assert_int_equal(ops->n, 2);
+  assert_string_equal(
+      bs_json_get_str(bs_json_get(&ops->items[0], "at"), "group", ""), "21");
+  assert_string_equal(
+      bs_json_get_str(bs_json_get(&ops->items[1], "at"), "group", ""), "22");
+  bs_json_free(&j);
+}
+
+/* Torch's gloo dumps of corpus program s7-p108: ranks 0 and 8 share groups
+ * 21 and 22 and issue them in opposite orders, and neither ever issued an
+ * op of the other's group, so no entry names rank 8 in 21 or rank 0 in 22.
+ * Rank 8's pg_ids put it in 21 (the one group made between its 17 and 22
+ * that did not complete an all_reduce without it); 22's other member is
+ * not known, but every rank it may be waits in an op that waits for rank
+ * 8: the cycle is certain, and said with what is not known. */
+static void test_unnamed_member(void **state) {
+  (void)state;
+  const char *dir = BS_TEST_DATA "/fr/torch-s7_p108";
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "analyze %s --json v.json", dir);
+  assert_int_equal(backstop(cmd), 1);
+  has(out_text, "  cause: an order deadlock: a cycle of waits through 2");
+  has(out_text, "  held: all_reduce #1 of process group 21 (grad_sync): "
+                "rank 0 waits for rank 8 (in all_reduce #1 of process group "
+                "22 (metrics)); a cycle of waits\n");
+  has(out_text, "  not known: all_reduce #1 of process group 22 (metrics) "
+                "waits with every member the dumps name in it (rank 8)");
+  deadlock_21_22("v.json");
+  /* s7-p236: the ep groups' ops wait with 3 ranks each in them; the
+   * member they may lack is one of ranks 0-3, of which rank 2 is a root
+   * (stalled) and the others wait for it, and an op of several ranks may
+   * hang inside: no cycle is certain, and none is named. */
+  bs_json j = {0};
+  assert_int_equal(backstop("analyze " BS_TEST_DATA "/fr/torch-s7_p236 "
+                            "--json w.json"),
+                   1);
+  has(out_text, "  not known: all_to_all #1 of process group 1 (mesh_ep) "
+                "waits with every member the dumps name in it (ranks "
+                "4,8,12): no pg_config lists its group's members, so the one "
+                "it waits for is not known (it may be ranks 0-3, or none: "
+                "stuck inside it)\n");
+  parse("w.json", &j);
+  assert_int_equal(bs_json_get(&j, "cycles")->n, 0);
+  assert_int_equal(bs_json_get(&j, "roots")->n, 1);
+  assert_int_equal(
+      bs_json_get_int(&bs_json_get(&j, "roots")->items[0], "rank", -1), 2);
+  bs_json_free(&j);
+  snprintf(cmd, sizeof cmd, "replay %s --timeout-ms 300 --json r.json", dir);
+  assert_int_equal(backstop(cmd), 1);
+  deadlock_21_22("r.json");
+  snprintf(cmd, sizeof cmd, "replay %s --spawn --timeout-ms 300 --json s.json",
+           dir);
+  assert_int_equal(backstop(cmd), 1);
+  deadlock_21_22("s.json");
+}
+
 /* A process per rank (--spawn; what NCCL ranks sharing a GPU get): each
  * rank's verdict, then the replayed flight recorders read as analyze reads
  * them, with analyze's culprit; the same text every time. */
@@ -311,6 +379,7 @@ int main(void) {
       cmocka_unit_test(test_own_artifacts),
       cmocka_unit_test(test_clean_and_bad_input),
       cmocka_unit_test(test_outputs),
+      cmocka_unit_test(test_unnamed_member),
       cmocka_unit_test(test_world_limit),
       cmocka_unit_test(test_spawn_limit),
       cmocka_unit_test(test_spawn_open_files),
