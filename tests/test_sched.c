@@ -43,6 +43,7 @@ typedef struct run {
   pthread_cond_t cv;
   int at_line;
   void *user;
+  void (*prepare)(struct run *r); /* after the scheduler is made: hooks */
 } run;
 
 typedef struct task_arg {
@@ -91,6 +92,8 @@ static double run_tasks(run *r, int n, const bs_sched_spec *spec,
   pthread_mutex_init(&r->mu, NULL);
   pthread_cond_init(&r->cv, NULL);
   assert_int_equal(bs_sched_create(n, spec, ORIGIN_NS, &r->s), BS_OK);
+  if (r->prepare)
+    r->prepare(r);
   double t0 = wall_ms();
   for (int i = 0; i < n; i++) {
     a[i] = (task_arg){r, i};
@@ -309,29 +312,20 @@ static void deadlocks(run *r, int task) {
     bs_sched_wait(r->s, &words[task], UINT64_MAX);
 }
 
+static void set_stuck(run *r) {
+  bs_sched_set_stuck(r->s, stuck_hook, r);
+}
+
 static void test_deadlock_to_stuck_hook(void **state) {
   (void)state;
-  run r = {0};
+  run r = {.prepare = set_stuck};
   for (int i = 0; i < 4; i++)
     atomic_store(&words[i], 0);
   bs_sched_spec s = spec_of("random", 2);
-  pthread_t t[4];
-  task_arg a[4];
-  r.n = 4;
-  r.body = deadlocks;
-  assert_int_equal(bs_sched_create(4, &s, ORIGIN_NS, &r.s), BS_OK);
-  bs_sched_set_stuck(r.s, stuck_hook, &r);
-  double t0 = wall_ms();
-  for (int i = 0; i < 4; i++) {
-    a[i] = (task_arg){&r, i};
-    assert_int_equal(pthread_create(&t[i], NULL, task_main, &a[i]), 0);
-  }
-  bs_sched_run(r.s);
-  for (int i = 0; i < 4; i++)
-    pthread_join(t[i], NULL);
+  double ms = run_tasks(&r, 4, &s, deadlocks);
   assert_int_equal(atomic_load(&r.stuck_calls), 1);
   assert_true(bs_sched_now(r.s) == ORIGIN_NS); /* no time passed */
-  assert_true(wall_ms() - t0 < 2000.0);
+  assert_true(ms < 2000.0);
   bs_sched_destroy(r.s);
 }
 
@@ -362,25 +356,17 @@ static void quiets(run *r, int task) {
   r->woke_at[task] = bs_sched_now(r->s);
 }
 
+static void set_quiet(run *r) {
+  bs_sched_set_quiet(r->s, quiet_hook, r);
+}
+
 static void test_quiet_hook_before_bounds(void **state) {
   (void)state;
-  run r = {0};
+  run r = {.prepare = set_quiet};
   for (int i = 0; i < 4; i++)
     atomic_store(&words[i], 0);
   bs_sched_spec s = spec_of("random", 4);
-  pthread_t t[4];
-  task_arg a[4];
-  r.n = 4;
-  r.body = quiets;
-  assert_int_equal(bs_sched_create(4, &s, ORIGIN_NS, &r.s), BS_OK);
-  bs_sched_set_quiet(r.s, quiet_hook, &r);
-  for (int i = 0; i < 4; i++) {
-    a[i] = (task_arg){&r, i};
-    assert_int_equal(pthread_create(&t[i], NULL, task_main, &a[i]), 0);
-  }
-  bs_sched_run(r.s);
-  for (int i = 0; i < 4; i++)
-    pthread_join(t[i], NULL);
+  run_tasks(&r, 4, &s, quiets);
   assert_true(atomic_load(&r.stuck_calls) >= 1);
   assert_true(quiet_at == ORIGIN_NS + 1000000000ull);
   for (int i = 1; i < 4; i++)
