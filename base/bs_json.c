@@ -127,11 +127,34 @@ static bool escape(parser *p, bs_buf *b) {
   return true;
 }
 
+/* A string of plain characters only (most of a dump's): copied at once,
+ * no buffer grown; NULL (nothing read) for any other. */
+static char *plain_string(parser *p) {
+  size_t end = p->pos;
+  while (end < p->len) {
+    unsigned char x = (unsigned char)p->s[end];
+    if (x == '"' || x == '\\' || x < 0x20)
+      break;
+    end++;
+  }
+  if (end >= p->len || p->s[end] != '"')
+    return NULL;
+  char *s = malloc(end - p->pos + 1);
+  if (s) {
+    memcpy(s, p->s + p->pos, end - p->pos);
+    s[end - p->pos] = '\0';
+    p->pos = end + 1;
+  }
+  return s;
+}
+
 static bs_status parse_string(parser *p, char **out) {
   bs_buf b = {0};
   bs_status st = BS_OK;
   if (!eat(p, '"'))
     BS_CHECK(perr(p, "a string"));
+  if ((*out = plain_string(p)))
+    return BS_OK;
   for (;;) {
     if (p->pos >= p->len)
       BS_CHECK(perr(p, "a closing quote"));
@@ -204,6 +227,18 @@ static bs_status parse_number(parser *p, bs_json *out) {
   size_t len = p->pos - start;
   if (len >= sizeof tmp)
     return perr(p, "a number of at most 63 characters");
+  /* An integer that fits an int64 (a dump's every count and time): its
+   * double rounded to nearest, as strtod rounds; -0 stays strtod's. */
+  uint64_t v = 0;
+  for (size_t k = 0; integral && n <= 19 && k < n; k++)
+    v = v * 10 + (uint64_t)(p->s[lead + k] - '0');
+  if (integral && n <= 19 && v <= INT64_MAX &&
+      !(lead > start && p->s[lead] == '0')) {
+    out->i = lead > start ? -(int64_t)v : (int64_t)v;
+    out->num = (double)out->i;
+    out->integral = true;
+    return BS_OK;
+  }
   memcpy(tmp, p->s + start, len);
   tmp[len] = '\0';
   out->num = strtod(tmp, NULL);

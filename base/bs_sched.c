@@ -61,11 +61,14 @@ struct bs_sched {
   int current;
   int last; /* the task that ran the last step */
   int begun, live, outside;
+  int sleeping; /* tasks waiting on nothing but their timer */
   uint64_t steps, hash, comebacks;
   int trace[TRACE_CAP];
   size_t ntrace;
   void (*stuck)(void *ctx);
   void *stuck_ctx;
+  void (*quiet)(void *ctx);
+  void *quiet_ctx;
   uint64_t deadline; /* NEVER: none */
   void (*past)(void *ctx);
   void *past_ctx;
@@ -160,6 +163,13 @@ void bs_sched_set_stuck(bs_sched *s, void (*stuck)(void *ctx), void *ctx) {
   pthread_mutex_unlock(&s->mu);
 }
 
+void bs_sched_set_quiet(bs_sched *s, void (*quiet)(void *ctx), void *ctx) {
+  pthread_mutex_lock(&s->mu);
+  s->quiet = quiet;
+  s->quiet_ctx = ctx;
+  pthread_mutex_unlock(&s->mu);
+}
+
 void bs_sched_set_deadline(bs_sched *s, uint64_t until_ns,
                            void (*past)(void *ctx), void *ctx) {
   pthread_mutex_lock(&s->mu);
@@ -209,6 +219,8 @@ static void ready(bs_sched *s, int k) {
   task *t = &s->t[k];
   if (t->on)
     unlink_waiter(s, k);
+  else if (t->state == T_WAIT)
+    s->sleeping--;
   bs_sched_heap_drop(&s->timers, k);
   t->on = NULL;
   t->state = T_READY;
@@ -313,6 +325,11 @@ static int dispatch(bs_sched *s) {
       decide(s, bs_sched_pick_next(s->pick, s->steps + 1, s->last));
       return s->current;
     }
+    if (s->quiet && s->sleeping == 0 && s->live > 0) {
+      call_out(s, s->quiet, s->quiet_ctx);
+      if (bs_sched_pick_count(s->pick) > 0)
+        continue;
+    }
     if (advance(s))
       continue;
     if (s->live == 0 || s->outside > 0) {
@@ -404,6 +421,8 @@ void bs_sched_wait(bs_sched *s, const void *on, uint64_t until_ns) {
   t->on = on;
   if (on)
     link_waiter(s, k);
+  else
+    s->sleeping++;
   if (until_ns != NEVER)
     bs_sched_heap_set(&s->timers, k, until_ns);
   bs_sched_pick_set(s->pick, k, false);

@@ -55,6 +55,13 @@ void bs_sched_destroy(bs_sched *s);
  * aborts, saying so. */
 void bs_sched_set_stuck(bs_sched *s, void (*stuck)(void *ctx), void *ctx);
 
+/* quiet(ctx) runs as stuck does, before the clock moves or the scheduler
+ * waits for the tasks outside, whenever no task can run and none sleeps:
+ * every task inside waits on something only another task does (a
+ * timer's bound aside), so none can move unless one outside comes back or
+ * a bound passes. It may wake some (bs_sched_notify), or leave all be. */
+void bs_sched_set_quiet(bs_sched *s, void (*quiet)(void *ctx), void *ctx);
+
 /* The clock's last point: when it would move past until_ns (every task
  * waits and the earliest timer is later), past(ctx) runs as stuck does,
  * on the deciding thread with every task parked, instead: a run's

@@ -17,6 +17,7 @@
 #include "bs_file.h"
 #include "bs_fork.h"
 #include "bs_num.h"
+#include "bs_sched_spec.h"
 #include "dumps/bs_corpus.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
@@ -26,11 +27,12 @@ typedef struct hangs_opts {
   /* the numbers' options (hangs_numbers) */
   long count, seed, from, min_ranks, max_ranks, settle_ms, timeout_ms,
       frt_sample;
-  long keep_ranks;   /* only those of so many ranks at most (0: all) */
-  long jobs;         /* programs scored at once, each in a child */
-  const char *keep;  /* each program's files kept here */
-  const char *score; /* folders of torch-written dumps to score instead */
-  const char *frt;   /* torchfrtrace, "" for none */
+  long keep_ranks;      /* only those of so many ranks at most (0: all) */
+  long jobs;            /* programs scored at once, each in a child */
+  const char *keep;     /* each program's files kept here */
+  const char *score;    /* folders of torch-written dumps to score instead */
+  const char *frt;      /* torchfrtrace, "" for none */
+  const char *schedule; /* replay's world: random (default), pct:D, threads */
   bs_corpus_limits lim;
   bool check, spawn;
 } hangs_opts;
@@ -49,6 +51,7 @@ static const char hangs_usage[] =
     "                      [--keep-ranks M]]\n"
     "                      [--torchfrtrace PATH [--frt-sample K]]\n"
     "                      [--settle-ms T] [--timeout-ms T]\n"
+    "                      [--schedule random|pct:D|threads]\n"
     "       backstop bench --hangs 0 --score DIR [--spawn] [--check]\n"
     "  --hangs    score N corpus programs (hung and diverged jobs drawn from\n"
     "             the seed, 4..512 ranks), analyze and replay of each\n"
@@ -63,7 +66,10 @@ static const char hangs_usage[] =
     "             programs (--frt-sample, default 100)\n"
     "  --jobs     programs scored at once, each chunk of 20 in a child\n"
     "             (default: one per CPU)\n"
-    "  --settle-ms  replay ends once no rank moved for T ms (default 10)\n"
+    "  --settle-ms  replay ends once no rank can move (threads: once none\n"
+    "             moved for T ms, default 10)\n"
+    "  --schedule   replay's ranks one at a time on virtual time (random,\n"
+    "             the default, or pct:D), or real threads (threads)\n"
     "  --timeout-ms replay's watchdog (default 2000)\n"
     "  --score    instead: every sub-folder of DIR holding truth.json (dumps\n"
     "             PyTorch wrote: tests/fr_torch_prog.py), analyze and replay\n"
@@ -108,6 +114,17 @@ static const struct {
     {"--jobs", 1, 256, offsetof(hangs_opts, jobs)},
 };
 
+static bool hangs_schedule(hangs_opts *o, const char *v) {
+  bs_sched_spec spec;
+  if (bs_sched_spec_parse(v, &spec) != BS_OK) {
+    fprintf(stderr, "backstop bench: --schedule: %s\n", bs_err()->message);
+    bs_err_clear();
+    return false;
+  }
+  o->schedule = v;
+  return true;
+}
+
 static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
   long n = 0;
   for (size_t i = 0; i < sizeof hangs_numbers / sizeof hangs_numbers[0]; i++)
@@ -123,6 +140,8 @@ static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
     o->score = v;
   else if (!strcmp(opt, "--torchfrtrace"))
     o->frt = v;
+  else if (!strcmp(opt, "--schedule"))
+    return hangs_schedule(o, v);
   else {
     fprintf(stderr,
             "backstop bench: unknown option '%s' (see backstop bench "
@@ -136,6 +155,7 @@ static bool hangs_value(hangs_opts *o, const char *opt, const char *v) {
 static int hangs_parse(int argc, char **argv, hangs_opts *o) {
   *o = (hangs_opts){.seed = 1,
                     .frt = "",
+                    .schedule = "random",
                     .frt_sample = 100,
                     .jobs = bs_bench_hangs_cpus(),
                     .settle_ms = 10,
@@ -328,7 +348,9 @@ static void hangs_score_dumps(const hangs_opts *o, const char *dir,
   for (int spawn = 0; spawn <= (int)o->spawn; spawn++) {
     bs_replay_opts ro2 = {.timeout_ms = (int)o->timeout_ms,
                           .settle_ms = spawn ? 0 : (int)o->settle_ms,
-                          .procs = spawn};
+                          .procs = spawn,
+                          .schedule = o->schedule,
+                          .schedule_seed = (uint64_t)o->seed};
     if (bs_replay_run(&d, &ro2, &res) != BS_OK) {
       hangs_miss(who, spawn ? "replay --spawn" : "replay", bs_err()->message);
       bs_err_clear();

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bs_cmd.h"
+#include "bs_sched_spec.h"
 #include "catalog/bs_launcher.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
@@ -41,6 +42,10 @@ static bs_status option(replay_args *a, const char *opt, const char *v,
   } else if (strcmp(opt, "--settle-ms") == 0) {
     BS_CHECK(bs_opts_long(opt, v, 1, INT_MAX, &n));
     a->o.settle_ms = (int)n;
+  } else if (strcmp(opt, "--schedule") == 0) {
+    bs_sched_spec spec;
+    BS_CHECK(bs_sched_spec_parse(v, &spec));
+    a->o.schedule = v;
   } else if (strcmp(opt, "--json") == 0 && v[0]) {
     a->json = v;
   } else {

@@ -146,12 +146,13 @@ static size_t entries_in(const char *json) {
 }
 
 /* Under r->mu: every rank through its plan or in its last op as the
- * program says, and each of those in it has recorded it. */
+ * program says, and each of those in it has recorded it (scheduled, every
+ * rank waits where it stops: what it recorded it recorded). */
 static bool settled(bs_replay_state *r, void *ctx) {
   sim *s = ctx;
   if (r->done != s->done_ranks || r->last != s->waiting_ranks || !s->w)
     return false;
-  for (int k = 0; k < s->c->world; k++) {
+  for (int k = 0; !r->sched && k < s->c->world; k++) {
     if (!s->c->st[k].waits)
       continue;
     char *j = bs_world_flight_json(s->w, k);
@@ -167,10 +168,17 @@ static bs_status run(sim *s) {
   bs_status st = BS_OK, ran;
   bs_replay_rank_arg *ra = calloc((size_t)s->c->world, sizeof *ra);
   void **args = calloc((size_t)s->c->world, sizeof *args);
+  /* Scheduled: one rank at a time on virtual time, the end known the
+   * moment every rank waits (its quiet hook), not after a quiet time of
+   * real threads; the schedule the program's own. */
   bs_world_opts wo = {.size = s->c->world,
                       .timeout_ms = 30000,
                       .fingerprint = true,
-                      .flight_slots = (int)s->r.longest + 8};
+                      .flight_slots = (int)s->r.longest + 8,
+                      .schedule = "random",
+                      .schedule_seed = s->c->seed * 1000003u + s->c->index,
+                      .quiet = bs_replay_stop_quiet,
+                      .quiet_ctx = &s->r};
   pthread_t watch;
   if (!ra || !args)
     BS_FAIL(BS_ERR_NOMEM, NULL, "corpus: %d ranks", s->c->world);
@@ -179,6 +187,7 @@ static bs_status run(sim *s) {
     args[k] = &ra[k];
   }
   BS_CHECK(bs_world_create(&wo, &s->w));
+  bs_replay_stop_sched(&s->r, s->w);
   BS_CHECK(bs_replay_stop_start(&s->r, &watch));
   ran = bs_world_run(s->w, NULL, bs_replay_rank_run, args);
   bs_replay_stop_end(&s->r, watch);

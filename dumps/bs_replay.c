@@ -35,14 +35,17 @@ out:
   return st;
 }
 
-static bs_world_opts world_opts(const bs_replay_state *r,
-                                const bs_replay_opts *o) {
+static bs_world_opts world_opts(bs_replay_state *r, const bs_replay_opts *o) {
   size_t slots = r->longest + 8;
   return (bs_world_opts){.backend = o->backend,
                          .size = r->n,
                          .timeout_ms = r->timeout_ms,
                          .fingerprint = true,
-                         .flight_slots = (int)slots};
+                         .flight_slots = (int)slots,
+                         .schedule = o->schedule,
+                         .schedule_seed = o->schedule_seed,
+                         .quiet = bs_replay_stop_quiet,
+                         .quiet_ctx = r};
 }
 
 /* Every rank's argument: ra[i] for rank i, args[i] pointing to it. */
@@ -73,6 +76,7 @@ static bs_status run_world(bs_replay_state *r, const bs_replay_opts *o,
   BS_CHECK(rank_args(r, &ra, &args));
   BS_CHECK(make_devs(r, o));
   BS_CHECK(bs_world_create(&wo, &w));
+  bs_replay_stop_sched(r, w);
   pthread_t watch;
   BS_CHECK(bs_replay_stop_start(r, &watch));
   *status = bs_world_run(w, r->devs, bs_replay_rank_run, args);

@@ -54,8 +54,15 @@ typedef struct bs_replay_opts {
   /* > 0: the replay ends once every rank is through its plan or in its
    * last op and none has moved for this long (no rank can move: what
    * waits then waits for ever), instead of waiting out the watchdog;
-   * threads only. */
+   * threads only; on a scheduled world (schedule) that moment is known
+   * exactly, and any settle_ms > 0 asks for it. */
   int settle_ms;
+  /* How a world of threads runs its ranks (bs_world_opts.schedule):
+   * "random" or "pct:D", one at a time on virtual time from schedule_seed,
+   * or "threads"; NULL: BS_SCHEDULE's, else threads. A process per rank
+   * and nccl run real threads whatever it says. */
+  const char *schedule;
+  uint64_t schedule_seed;
 } bs_replay_opts;
 
 typedef struct bs_replay_result {

@@ -104,6 +104,9 @@ typedef struct bs_replay_state {
   int settle_ms;
   bool (*settle)(struct bs_replay_state *r, void *ctx);
   void *settle_ctx;
+  /* The world is scheduled: its quiet hook (bs_replay_stop_quiet) settles
+   * it, exactly; the watch only looks for a signal. */
+  bool sched;
   /* Each p2p call as planned (batch), never lone ops run together: a
    * program's own ops (the corpus), not a dump's. */
   bool exact;
@@ -195,5 +198,11 @@ bs_status bs_replay_rank_run(bs_comm *c, void *arg);
 bs_status bs_replay_stop_start(bs_replay_state *r, pthread_t *t);
 /* The world has run: the watch ends (joined). */
 void bs_replay_stop_end(bs_replay_state *r, pthread_t t);
+/* A scheduled world's quiet hook (bs_world_opts.quiet; ctx the state):
+ * every rank waits for another, so when each is where r settles, the
+ * world ends as the watch ends it, with no quiet time to wait out. */
+void bs_replay_stop_quiet(void *ctx);
+/* r->sched from w's schedule. */
+void bs_replay_stop_sched(bs_replay_state *r, const bs_world *w);
 
 #endif

@@ -200,13 +200,24 @@ static bs_status run_plan(bs_replay_state *r, int rank, const bs_replay_plan *p,
   return st;
 }
 
+/* The rank counts itself in (ready, or done): a handle to abort with. */
+static void count_in(bs_replay_state *r, bs_comm *c, int *count) {
+  pthread_mutex_lock(&r->mu);
+  if (!r->any)
+    r->any = c;
+  if (++*count == r->local)
+    pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+}
+
 /* Outside every collective until this process's ranks have counted
  * themselves in (in a process per rank, bs_replay_procs waits after the
  * plan): before the first collective (thousands of threads take a while to
  * start, and the watchdog must not count that), and after the last. It
  * gives its turn meanwhile (the ranks still to come need one), and ends
  * after bound_ms (the watchdog then judges who is missing) or once a
- * signal stopped the replay. */
+ * signal stopped the replay. Counted before it steps outside: a scheduled
+ * world's quiet hook may look at the counts the moment it is out. */
 static void wait_all(bs_replay_state *r, bs_comm *c, int *count,
                      long long bound_ms) {
   struct timespec until;
@@ -217,12 +228,9 @@ static void wait_all(bs_replay_state *r, bs_comm *c, int *count,
     until.tv_sec++;
     until.tv_nsec -= 1000000000L;
   }
+  count_in(r, c, count);
   bs_comm_idle(c, true);
   pthread_mutex_lock(&r->mu);
-  if (!r->any)
-    r->any = c;
-  if (++*count == r->local)
-    pthread_cond_broadcast(&r->cv);
   int rc = 0;
   while (*count < r->local && !r->stopped && rc != ETIMEDOUT)
     rc = pthread_cond_timedwait(&r->cv, &r->mu, &until);
@@ -247,7 +255,13 @@ bs_status bs_replay_rank_run(bs_comm *c, void *arg) {
     st = open_groups(r, c, h);
   if (st == BS_OK)
     st = open_pairs(r, a->i, h);
-  wait_all(r, c, &r->ready, BS_REPLAY_START_MS);
+  /* A scheduled world's ranks all begin before its clock starts: no start
+   * line, whose waits outside would let ranks that come back late (as the
+   * OS wakes them) wait for those outside at the end. */
+  if (r->sched)
+    count_in(r, c, &r->ready);
+  else
+    wait_all(r, c, &r->ready, BS_REPLAY_START_MS);
   if (r->meet_procs) /* the other processes' ranks */
     r->meet_procs();
   if (st == BS_OK)

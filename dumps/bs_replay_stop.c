@@ -4,9 +4,11 @@
  * (bs_stop.h) every tenth of a second and aborts the world, which every
  * collective of every rank returns from at once, and wakes the ranks'
  * own waits. So does a replay that ends once no rank can move (every 2
- * ms): what waits then would wait out the watchdog for nothing. */
+ * ms): what waits then would wait out the watchdog for nothing. A
+ * scheduled world knows that moment: its quiet hook ends it then. */
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 
 #include "bs_replay_int.h"
@@ -63,15 +65,40 @@ static bool completes(const bs_replay_state *r) {
 
 /* No rank can move (under mu): every one through its plan or in its last
  * call, none of those calls able to complete, none in or out of one for
- * settle_ms; or as r->settle says. */
-static bool settled(bs_replay_state *r) {
+ * settle_ms (quiet: the scheduler knows none can); or as r->settle says. */
+static bool settled(bs_replay_state *r, bool quiet) {
   if (r->settled || !r->any)
     return false;
   if (r->settle)
     return r->settle(r, r->settle_ctx);
   return r->settle_ms > 0 && r->last > 0 && r->last + r->done == r->local &&
-         now_ns() - r->moved_ns >= (uint64_t)r->settle_ms * 1000000ull &&
+         (quiet ||
+          now_ns() - r->moved_ns >= (uint64_t)r->settle_ms * 1000000ull) &&
          !completes(r);
+}
+
+/* Under mu: the replay ends, stopped or settled; unlocks around the abort
+ * (which wakes the ranks, who lock). */
+static void end_world(bs_replay_state *r, bool stop, bool still) {
+  r->stopped = r->stopped || stop;
+  r->settled = still;
+  pthread_cond_broadcast(&r->cv);
+  bs_comm *c = r->any;
+  pthread_mutex_unlock(&r->mu);
+  bs_comm_abort(c, stop ? bs_stop_name() : "no rank can move");
+  pthread_mutex_lock(&r->mu);
+}
+
+void bs_replay_stop_quiet(void *ctx) {
+  bs_replay_state *r = ctx;
+  pthread_mutex_lock(&r->mu);
+  if (!r->stopped && settled(r, true))
+    end_world(r, false, true);
+  pthread_mutex_unlock(&r->mu);
+}
+
+void bs_replay_stop_sched(bs_replay_state *r, const bs_world *w) {
+  r->sched = strcmp(bs_world_sched_name(w), "threads") != 0;
 }
 
 /* Until the world has run: once a signal came, or no rank can move, and a
@@ -79,7 +106,7 @@ static bool settled(bs_replay_state *r) {
  * aborted. */
 static void *watch(void *arg) {
   bs_replay_state *r = arg;
-  bool quick = r->settle || r->settle_ms > 0;
+  bool quick = !r->sched && (r->settle || r->settle_ms > 0);
   pthread_mutex_lock(&r->mu);
   while (!r->over) {
     struct timespec until = soon(quick ? 2 : LOOK_MS);
@@ -87,16 +114,9 @@ static void *watch(void *arg) {
     while (!r->over && rc != ETIMEDOUT)
       rc = pthread_cond_timedwait(&r->cv, &r->mu, &until);
     bool stop = !r->stopped && bs_stop_signal() && r->any;
-    bool still = !stop && settled(r);
-    if (r->over || (!stop && !still))
-      continue;
-    r->stopped = r->stopped || stop;
-    r->settled = still;
-    pthread_cond_broadcast(&r->cv);
-    bs_comm *c = r->any;
-    pthread_mutex_unlock(&r->mu); /* the abort wakes the ranks, who lock */
-    bs_comm_abort(c, stop ? bs_stop_name() : "no rank can move");
-    pthread_mutex_lock(&r->mu);
+    bool still = !stop && quick && settled(r, false);
+    if (!r->over && (stop || still))
+      end_world(r, stop, still);
   }
   pthread_mutex_unlock(&r->mu);
   return NULL;

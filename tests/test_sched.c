@@ -3,7 +3,9 @@
  * another; PCT's priorities; waits, notifies and timers on a virtual clock
  * that jumps to the next timer when every task waits (a 10 s sleep costs
  * no wall time); a deadline's hook before the clock passes it; a deadlock is
- * handed to the stuck hook at once; tasks outside; the guard against a
+ * handed to the stuck hook at once; a quiet world (every task waits for
+ * another) to the quiet hook before the clock jumps to a bound; tasks
+ * outside; the guard against a
  * scheduler that makes no decision. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,6 +43,7 @@ typedef struct run {
   pthread_cond_t cv;
   int at_line;
   void *user;
+  void (*prepare)(struct run *r); /* after the scheduler is made: hooks */
 } run;
 
 typedef struct task_arg {
@@ -89,6 +92,8 @@ static double run_tasks(run *r, int n, const bs_sched_spec *spec,
   pthread_mutex_init(&r->mu, NULL);
   pthread_cond_init(&r->cv, NULL);
   assert_int_equal(bs_sched_create(n, spec, ORIGIN_NS, &r->s), BS_OK);
+  if (r->prepare)
+    r->prepare(r);
   double t0 = wall_ms();
   for (int i = 0; i < n; i++) {
     a[i] = (task_arg){r, i};
@@ -319,29 +324,65 @@ static void deadlocks(run *r, int task) {
     bs_sched_wait(r->s, &words[task], UINT64_MAX);
 }
 
+static void set_stuck(run *r) {
+  bs_sched_set_stuck(r->s, stuck_hook, r);
+}
+
 static void test_deadlock_to_stuck_hook(void **state) {
   (void)state;
-  run r = {0};
+  run r = {.prepare = set_stuck};
   for (int i = 0; i < 4; i++)
     atomic_store(&words[i], 0);
   bs_sched_spec s = spec_of("random", 2);
-  pthread_t t[4];
-  task_arg a[4];
-  r.n = 4;
-  r.body = deadlocks;
-  assert_int_equal(bs_sched_create(4, &s, ORIGIN_NS, &r.s), BS_OK);
-  bs_sched_set_stuck(r.s, stuck_hook, &r);
-  double t0 = wall_ms();
-  for (int i = 0; i < 4; i++) {
-    a[i] = (task_arg){&r, i};
-    assert_int_equal(pthread_create(&t[i], NULL, task_main, &a[i]), 0);
-  }
-  bs_sched_run(r.s);
-  for (int i = 0; i < 4; i++)
-    pthread_join(t[i], NULL);
+  double ms = run_tasks(&r, 4, &s, deadlocks);
   assert_int_equal(atomic_load(&r.stuck_calls), 1);
   assert_true(bs_sched_now(r.s) == ORIGIN_NS); /* no time passed */
-  assert_true(wall_ms() - t0 < 2000.0);
+  assert_true(ms < 2000.0);
+  bs_sched_destroy(r.s);
+}
+
+/* Tasks 1-3 wait on words of their own, bounded at 10 s; task 0 sleeps 1
+ * s and ends. While it sleeps nothing is quiet; then every task waits for
+ * another: the quiet hook runs at 1 s (not at the bounds' 10 s), and its
+ * notifies end the waits then. */
+static uint64_t quiet_at;
+
+static void quiet_hook(void *ctx) {
+  run *r = ctx;
+  if (atomic_fetch_add(&r->stuck_calls, 1) == 0)
+    quiet_at = bs_sched_now(r->s);
+  for (int i = 1; i < r->n; i++) {
+    atomic_store(&words[i], 1);
+    bs_sched_notify(r->s, &words[i]);
+  }
+}
+
+static void quiets(run *r, int task) {
+  if (task == 0) {
+    bs_sched_sleep(r->s, 1000000000ull);
+    return;
+  }
+  uint64_t bound = bs_sched_now(r->s) + 10000000000ull;
+  while (!atomic_load(&words[task]) && bs_sched_now(r->s) < bound)
+    bs_sched_wait(r->s, &words[task], bound);
+  r->woke_at[task] = bs_sched_now(r->s);
+}
+
+static void set_quiet(run *r) {
+  bs_sched_set_quiet(r->s, quiet_hook, r);
+}
+
+static void test_quiet_hook_before_bounds(void **state) {
+  (void)state;
+  run r = {.prepare = set_quiet};
+  for (int i = 0; i < 4; i++)
+    atomic_store(&words[i], 0);
+  bs_sched_spec s = spec_of("random", 4);
+  run_tasks(&r, 4, &s, quiets);
+  assert_true(atomic_load(&r.stuck_calls) >= 1);
+  assert_true(quiet_at == ORIGIN_NS + 1000000000ull);
+  for (int i = 1; i < 4; i++)
+    assert_true(r.woke_at[i] == ORIGIN_NS + 1000000000ull);
   bs_sched_destroy(r.s);
 }
 
@@ -449,6 +490,7 @@ int main(void) {
       cmocka_unit_test(test_deadline_before_the_clock_passes_it),
       cmocka_unit_test(test_wait_notify_and_bound),
       cmocka_unit_test(test_deadlock_to_stuck_hook),
+      cmocka_unit_test(test_quiet_hook_before_bounds),
       cmocka_unit_test(test_outside_and_back),
       cmocka_unit_test(test_guard_ends_a_stalled_scheduler),
       cmocka_unit_test(test_spec_parse_and_format),

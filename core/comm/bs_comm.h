@@ -90,6 +90,14 @@ typedef struct bs_world_opts {
   double deadline_ms;
   void (*past)(void *ctx);
   void *past_ctx;
+  /* A scheduled world's ranks all wait for one another (none can run,
+   * none sleeps: only a rank's return from outside or a bound could move
+   * one): quiet(quiet_ctx) runs on the deciding thread with every rank
+   * parked, and may end the world (bs_comm_abort). Exact where real
+   * threads can only guess from a quiet time. NULL: none; real threads
+   * never call it. */
+  void (*quiet)(void *ctx);
+  void *quiet_ctx;
 } bs_world_opts;
 
 /* What the nccl backend finds here: NCCL's version code (23007 for 2.30.7),

@@ -136,6 +136,8 @@ bs_status bs_world_create(const bs_world_opts *o, bs_world **out) {
   w->turns = w->o.size > BS_WORLD_RUNNING_MAX && !w->sched;
   if (w->sched)
     bs_sched_set_stuck(w->sched, on_stuck, w);
+  if (w->sched && w->o.quiet)
+    bs_sched_set_quiet(w->sched, w->o.quiet, w->o.quiet_ctx);
   if (w->sched && w->o.past && w->o.deadline_ms > 0)
     bs_sched_set_deadline(
         w->sched, bs_world_sched_now(w) + (uint64_t)(w->o.deadline_ms * 1e6),
