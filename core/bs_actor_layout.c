@@ -8,7 +8,8 @@ bs_status bs_actor_layout_check(const bs_model_spec *m, int ranks,
                                 const bs_config *cfg) {
   bs_status st = BS_OK;
   bs_ddp_layout l = {0};
-  BS_CHECK(bs_ddp_layout_build(m, ranks, cfg->sim.bucket_numel, &l));
+  BS_CHECK(bs_ddp_layout_build(
+      m, ranks, bs_ddp_bucket_numel(cfg->sim.bucket_numel, ranks), &l));
   bs_optimizer_cfg oc = bs_optimizer_cfg_of(cfg);
   BS_CHECK(bs_optimizer_layout_check(&oc, &l));
 out:
@@ -20,7 +21,8 @@ bs_status bs_actor_layout_numel(const bs_model_spec *m, int ranks,
                                 const bs_config *cfg, double *out) {
   bs_status st = BS_OK;
   bs_ddp_layout l = {0};
-  BS_CHECK(bs_ddp_layout_build(m, ranks, cfg->sim.bucket_numel, &l));
+  BS_CHECK(bs_ddp_layout_build(
+      m, ranks, bs_ddp_bucket_numel(cfg->sim.bucket_numel, ranks), &l));
   *out = 0;
   for (int k = 0; k < BS_BUF_COUNT; k++)
     *out += (double)l.buf[k].numel;
