@@ -199,9 +199,10 @@ static bs_status build(bs_comm *c, const bs_actor_opts *o, bs_actor **out) {
     BS_FAIL(BS_ERR_INVALID, NULL, "actor: rank %d has no device", a->rank);
   BS_CHECK(
       bs_memsaver_create(a->dev, o->seed ^ ((uint64_t)a->rank << 32), &a->ms));
-  BS_CHECK(bs_params_create(
-      a->dev, a->ms, o->model, a->size, a->cfg.sim.bucket_numel,
-      bs_config_param_buffers_cpu_backup(&a->cfg), &a->p));
+  BS_CHECK(bs_params_create(a->dev, a->ms, o->model, a->size,
+                            bs_actor_layout_bucket_numel(&a->cfg, a->size),
+                            bs_config_param_buffers_cpu_backup(&a->cfg),
+                            &a->p));
   BS_CHECK(bs_params_fill(a->p, o->seed));
   BS_CHECK(make_optimizer(a));
   BS_CHECK(make_synced(a));

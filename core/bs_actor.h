@@ -79,6 +79,11 @@ bs_status bs_actor_live_digests(bs_actor *a, bs_digest *out, size_t n,
 size_t bs_actor_synced_count(const bs_actor *a);
 const char *bs_actor_synced_name(const bs_actor *a, size_t i);
 
+/* The DDP bucket target of a world of ranks: --set bucket_numel raised to
+ * the DP size (bs_ddp_bucket_numel), unless the dense buffer is split into
+ * model chunks, each of which needs buckets of its own. */
+size_t bs_actor_layout_bucket_numel(const bs_config *cfg, int ranks);
+
 /* What init would build, asked before any rank runs (planning): whether
  * the model lays out on `ranks` (the DDP buffers and the optimizer's chain
  * over them; the error says why not), and the elements of those buffers

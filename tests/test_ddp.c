@@ -191,11 +191,38 @@ static void test_bad_args(void **state) {
   bs_model_free(&m);
 }
 
+/* A world's bucket holds at least an element a rank: the moe preset's
+ * dense buffer at 16,384 ranks is one bucket of 32,768 elements, not three
+ * of 16,384 each (49,152 for its 19,317); below it the target stands. */
+static void test_bucket_grows_with_dp(void **state) {
+  (void)state;
+  bs_model_spec m = {0};
+  bs_ddp_layout l;
+  assert_int_equal(bs_ddp_bucket_numel(4096, 4), 4096);
+  assert_int_equal(bs_ddp_bucket_numel(4096, 4096), 4096);
+  assert_int_equal(bs_ddp_bucket_numel(4096, 16384), 16384);
+  assert_int_equal(bs_ddp_bucket_numel(1 << 20, 16384), 1 << 20);
+  assert_int_equal(bs_model_preset("moe", 1.0, &m), BS_OK);
+  assert_int_equal(bs_ddp_layout_build(&m, 16384, 4096, &l), BS_OK);
+  assert_int_equal(l.buf[BS_BUF_DENSE].numel, 3 * 16384);
+  assert_int_equal(l.buf[BS_BUF_EXPERT].numel, 2 * 16384);
+  bs_ddp_layout_free(&l);
+  assert_int_equal(
+      bs_ddp_layout_build(&m, 16384, bs_ddp_bucket_numel(4096, 16384), &l),
+      BS_OK);
+  assert_int_equal(l.buf[BS_BUF_DENSE].nbuckets, 1);
+  assert_int_equal(l.buf[BS_BUF_DENSE].numel, 2 * 16384);
+  assert_int_equal(l.buf[BS_BUF_EXPERT].numel, 16384);
+  bs_ddp_layout_free(&l);
+  bs_model_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layout_all_presets),
       cmocka_unit_test(test_known_sizes),
       cmocka_unit_test(test_bad_args),
+      cmocka_unit_test(test_bucket_grows_with_dp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bs_actor.h"
 #include "bs_limits.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
@@ -190,11 +191,29 @@ static int teardown(void **state) {
   return rmdir(dir);
 }
 
+/* Past 4096 ranks a bucket holds an element a rank, but a dense buffer in
+ * model chunks keeps its buckets: moe's in two chunks still lays out on
+ * 16,384 ranks (its dense buffer as one bucket could not be chained). */
+static void test_bucket_target(void **state) {
+  (void)state;
+  bs_model_spec m = {0};
+  bs_config cfg;
+  bs_config_defaults(&cfg);
+  assert_int_equal(bs_actor_layout_bucket_numel(&cfg, 4), 4096);
+  assert_int_equal(bs_actor_layout_bucket_numel(&cfg, 16384), 16384);
+  cfg.sim.optimizer_chunks = 2;
+  assert_int_equal(bs_actor_layout_bucket_numel(&cfg, 16384), 4096);
+  assert_int_equal(bs_model_preset("moe", 1.0, &m), BS_OK);
+  assert_int_equal(bs_actor_layout_check(&m, 16384, &cfg), BS_OK);
+  bs_model_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_linear_in_ranks),
       cmocka_unit_test(test_room_from_files),
       cmocka_unit_test(test_largest_fits),
+      cmocka_unit_test(test_bucket_target),
       cmocka_unit_test(test_mappings_counted),
       cmocka_unit_test(test_room_here),
   };

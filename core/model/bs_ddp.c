@@ -87,6 +87,10 @@ void bs_ddp_layout_free(bs_ddp_layout *l) {
   memset(l, 0, sizeof *l);
 }
 
+size_t bs_ddp_bucket_numel(size_t bucket_numel, int dp) {
+  return dp > 0 && (size_t)dp > bucket_numel ? (size_t)dp : bucket_numel;
+}
+
 void bs_ddp_shard(const bs_ddp_layout *l, int k, size_t b, int rank,
                   size_t *first, size_t *count) {
   *first = 0;

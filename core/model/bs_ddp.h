@@ -43,6 +43,13 @@ bs_status bs_ddp_layout_build(const bs_model_spec *m, int dp,
                               size_t bucket_numel, bs_ddp_layout *out);
 void bs_ddp_layout_free(bs_ddp_layout *l);
 
+/* The bucket target a world of dp ranks uses: at least one element a rank,
+ * as Megatron's default bucket grows with the DP size (max(40M, 1M x dp)
+ * elements). Below it every bucket of a small model is mostly padding past
+ * some thousands of ranks: 5 buckets of the moe preset padded to 16,384
+ * ranks each were 3 times its 27,234 elements, in every rank's buffers. */
+size_t bs_ddp_bucket_numel(size_t bucket_numel, int dp);
+
 /* Rank r's shard of bucket b of buffer k: [*first, *first + *count). */
 void bs_ddp_shard(const bs_ddp_layout *l, int k, size_t b, int rank,
                   size_t *first, size_t *count);
