@@ -50,5 +50,9 @@ size_t bs_k_first_diff(const void *a, const void *b, size_t n);
 /* Fills with a deterministic garbage pattern (what a resume without backup
  * leaves behind: not zeroes, and different for each seed). */
 void bs_k_poison(void *buf, size_t nbytes, uint64_t seed);
+/* The same pattern from its byte `from` on: buf[i] is the byte from + i of
+ * bs_k_poison's fill, so a part of a buffer gets the bytes a whole fill
+ * would leave there. */
+void bs_k_poison_from(void *buf, size_t nbytes, uint64_t seed, uint64_t from);
 
 #endif

@@ -233,6 +233,27 @@ static void test_poison_bitflip_first_diff(void **state) {
   free(got);
 }
 
+/* A part of the pattern from any byte on (a resume's fill around
+ * padding), at aligned and unaligned starts. */
+static void test_poison_from(void **state) {
+  (void)state;
+  NEED_GPU();
+  size_t n = 1003;
+  uint8_t want[1003], got[1003];
+  dbuf a = dalloc(n + 8);
+  const size_t offs[] = {0, 3}, froms[] = {0, 5, 8, 13, 4096};
+  for (size_t t = 0; t < 2; t++)
+    for (size_t k = 0; k < 5; k++) {
+      bs_k_poison_from(want, n, 31, froms[k]);
+      bs_dev_poison_from(gpu, (uint8_t *)a.va + offs[t], n, 31, froms[k]);
+      assert_int_equal(bs_dev_sync(gpu), BS_OK);
+      assert_int_equal(
+          bs_dev_copy(gpu, got, (uint8_t *)a.va + offs[t], n, BS_D2H), BS_OK);
+      assert_int_equal(bs_k_first_diff(want, got, n), n);
+    }
+  dfree(a);
+}
+
 /* The SM copy's buffers: device source, destination and cudaMemcpy
  * reference of len bytes each, and host room for the last two. */
 typedef struct sm_bufs {
@@ -443,6 +464,7 @@ int main(void) {
       cmocka_unit_test(test_adam_matches_host),
       cmocka_unit_test(test_grad_matches_host),
       cmocka_unit_test(test_poison_bitflip_first_diff),
+      cmocka_unit_test(test_poison_from),
       cmocka_unit_test(test_sm_copy_matches_memcpy),
       cmocka_unit_test(test_region_round_trip),
       cmocka_unit_test(test_destroy_gives_back_reservations),

@@ -383,6 +383,12 @@ static void test_poison(void **state) {
   /* A prefix is the same pattern: the tail path agrees with the words. */
   bs_k_poison(z, 13, 77);
   assert_memory_equal(x, z, 13);
+  /* A part from any byte on is the whole fill's bytes there. */
+  for (size_t from = 0; from < 20; from += 3) {
+    memset(z, 0, N);
+    bs_k_poison_from(z + 1, N - 40, 77, from);
+    assert_memory_equal(z + 1, x + from, N - 40);
+  }
 }
 
 /* NaN results carry no input payload: CUDA's arithmetic returns the

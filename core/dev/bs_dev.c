@@ -230,7 +230,12 @@ void bs_dev_bitflip(bs_dev *d, void *buf, size_t nbytes, uint64_t bit) {
 }
 
 void bs_dev_poison(bs_dev *d, void *buf, size_t nbytes, uint64_t seed) {
-  d->ops->poison(d, buf, nbytes, seed);
+  d->ops->poison(d, buf, nbytes, seed, 0);
+}
+
+void bs_dev_poison_from(bs_dev *d, void *buf, size_t nbytes, uint64_t seed,
+                        uint64_t from) {
+  d->ops->poison(d, buf, nbytes, seed, from);
 }
 
 size_t bs_dev_first_diff(bs_dev *d, const void *a, const void *b, size_t n) {

@@ -96,5 +96,8 @@ void bs_dev_grad(bs_dev *d, float *g, const uint16_t *p, size_t n,
                  uint64_t base, uint64_t seed, int rank, int step);
 void bs_dev_bitflip(bs_dev *d, void *buf, size_t nbytes, uint64_t bit);
 void bs_dev_poison(bs_dev *d, void *buf, size_t nbytes, uint64_t seed);
+/* The pattern's bytes from `from` on (bs_k_poison_from). */
+void bs_dev_poison_from(bs_dev *d, void *buf, size_t nbytes, uint64_t seed,
+                        uint64_t from);
 
 #endif

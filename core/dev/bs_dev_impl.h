@@ -30,7 +30,8 @@ typedef struct bs_dev_ops {
                uint64_t seed, int rank, int step);
   void (*bitflip)(bs_dev *d, void *buf, size_t nbytes, uint64_t bit);
   size_t (*first_diff)(bs_dev *d, const void *a, const void *b, size_t n);
-  void (*poison)(bs_dev *d, void *buf, size_t nbytes, uint64_t seed);
+  void (*poison)(bs_dev *d, void *buf, size_t nbytes, uint64_t seed,
+                 uint64_t from);
   void (*sm_copy)(bs_dev *d, void *dst, const void *src, size_t n);
   void (*destroy)(bs_dev *d);
 } bs_dev_ops;

@@ -25,7 +25,8 @@ int bs_cu_bitflip(void *buf, size_t nbytes, uint64_t bit, void *stream);
 /* Synchronous: waits for the stream and stores the index in *out. */
 int bs_cu_first_diff(const void *a, const void *b, size_t n, size_t *out,
                      void *stream);
-int bs_cu_poison(void *buf, size_t nbytes, uint64_t seed, void *stream);
+int bs_cu_poison(void *buf, size_t nbytes, uint64_t seed, uint64_t from,
+                 void *stream);
 /* n bytes from src to dst through SM loads and stores (not the copy
  * engine): any alignment, any n; the ranges must not overlap. */
 int bs_cu_copy(void *dst, const void *src, size_t n, void *stream);

@@ -446,10 +446,11 @@ static size_t cuda_first_diff(bs_dev *d, const void *a, const void *b,
   return err == cudaSuccess ? at : 0;
 }
 
-static void cuda_poison(bs_dev *d, void *buf, size_t nbytes, uint64_t seed) {
+static void cuda_poison(bs_dev *d, void *buf, size_t nbytes, uint64_t seed,
+                        uint64_t from) {
   cuda_impl *c = impl(d);
   if (use(c) == BS_OK)
-    note(c, bs_cu_poison(buf, nbytes, seed, c->stream), "poison");
+    note(c, bs_cu_poison(buf, nbytes, seed, from, c->stream), "poison");
 }
 
 static void cuda_sm_copy(bs_dev *d, void *dst, const void *src, size_t n) {
