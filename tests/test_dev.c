@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef FIU_ENABLE
@@ -12,6 +13,7 @@
 #endif
 
 #include "bs_test_faults.h"
+#include "bs_test_rss.h"
 #include "dev/bs_dev.h"
 #include "dev/bs_dev_testing.h"
 
@@ -218,6 +220,38 @@ static void test_unmap_drops_bytes(void **state) {
   bs_dev_va_release(d, va, n);
 }
 
+/* A copy writes only the pages it changes: zeros over untouched memory
+ * leave it unbacked (a world-padded buffer's padding), and so does a cast
+ * of zeros; other bytes land, a page each. */
+static void test_copy_leaves_equal_pages(void **state) {
+  bs_dev *d = *state;
+  size_t pg = bs_dev_page(d), n = 16 * pg;
+  unsigned char *va = dev_mem(d, n);
+  unsigned char *src = calloc(1, n);
+  float *f = calloc(1, 2 * n);
+  assert_non_null(src);
+  assert_non_null(f);
+  memset(src, 0, n);
+  memset(f, 0, 2 * n);
+  /* Once first: the stack and heap they use are then in place. */
+  assert_int_equal(bs_dev_copy(d, src + 1, src, 1, BS_H2D), BS_OK);
+  bs_dev_cast_f32_bf16(d, (uint16_t *)src, f, 2048);
+  long before = bs_test_rss_pages();
+  assert_int_equal(bs_dev_copy(d, va, src, n, BS_H2D), BS_OK);
+  bs_dev_cast_f32_bf16(d, (uint16_t *)va, f, n / 2);
+  assert_int_equal(bs_test_rss_pages() - before, 0);
+  src[pg + 7] = 9;
+  f[3] = 1.0f;
+  assert_int_equal(bs_dev_copy(d, va + 1, src, n - 1, BS_H2D), BS_OK);
+  bs_dev_cast_f32_bf16(d, (uint16_t *)(va + 3 * pg), f, pg / 2);
+  assert_int_equal(bs_test_rss_pages() - before, 2);
+  assert_int_equal(va[pg + 8], 9);
+  assert_int_equal(((uint16_t *)(va + 3 * pg))[3], 0x3F80);
+  free(src);
+  free(f);
+  bs_dev_va_release(d, va, n);
+}
+
 /* The kernel slots are the kernels/ functions, unchanged. */
 static void test_kernel_ops(void **state) {
   bs_dev *d = *state;
@@ -229,6 +263,9 @@ static void test_kernel_ops(void **state) {
   assert_memory_equal(got, want, sizeof got);
   bs_dev_poison(d, a, sizeof a, 5);
   bs_k_poison(b, sizeof b, 5);
+  assert_memory_equal(a, b, sizeof a);
+  bs_dev_poison_from(d, a, 20, 5, 11);
+  bs_k_poison_from(b, 20, 5, 11);
   assert_memory_equal(a, b, sizeof a);
   assert_int_equal(bs_dev_first_diff(d, a, b, sizeof a), sizeof a);
   bs_dev_bitflip(d, b, sizeof b, 8 * 17 + 3);
@@ -304,12 +341,19 @@ BS_TEST_SKIP_WITHOUT_FAULTS(test_pin_alloc_fault)
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      T(test_host_create),         T(test_pinned_accounting),
-      T(test_pinned_bad_args),     T(test_va_bad_args),
-      T(test_copy_all_directions), T(test_unmap_drops_bytes),
-      T(test_kernel_ops),          T(test_sm_copy_odd_sizes_offsets),
-      T(test_sm_copy_pages),       T(test_sm_copy_bad_args),
-      T(test_copy_fault),          T(test_pin_alloc_fault),
+      T(test_host_create),
+      T(test_pinned_accounting),
+      T(test_pinned_bad_args),
+      T(test_va_bad_args),
+      T(test_copy_all_directions),
+      T(test_unmap_drops_bytes),
+      T(test_copy_leaves_equal_pages),
+      T(test_kernel_ops),
+      T(test_sm_copy_odd_sizes_offsets),
+      T(test_sm_copy_pages),
+      T(test_sm_copy_bad_args),
+      T(test_copy_fault),
+      T(test_pin_alloc_fault),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
