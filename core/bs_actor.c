@@ -281,15 +281,19 @@ void bs_actor_destroy(bs_actor *a) {
 /* ---- train step ---- */
 
 /* Each rank's full gradient from the bf16 params it sees; the element
- * index runs on across the buffers so dense and expert draw apart. */
+ * index runs on across the buffers so dense and expert draw apart. Only
+ * where elements live: padding grads stay zero (as Megatron's zeroed grad
+ * buffer's), so a world-padded buffer's padding is never written. */
 static void compute_grads(bs_actor *a, int step) {
   uint64_t base = 0;
   for (int k = 0; k < BS_BUF_COUNT; k++) {
-    size_t n = a->p->layout.buf[k].numel;
-    if (a->p->grad_buf[k])
-      bs_dev_grad(a->dev, a->p->grad_buf[k], a->p->param_buf[k], n, base,
-                  a->seed, a->rank, step);
-    base += n;
+    const bs_ddp_buffer *b = &a->p->layout.buf[k];
+    for (size_t i = 0; a->p->grad_buf[k] && i < b->nbuckets; i++) {
+      size_t at = b->buckets[i].offset;
+      bs_dev_grad(a->dev, a->p->grad_buf[k] + at, a->p->param_buf[k] + at,
+                  b->buckets[i].used, base + at, a->seed, a->rank, step);
+    }
+    base += b->numel;
   }
 }
 

@@ -22,6 +22,7 @@
 #include "bs_fork.h"
 #include "bs_mutant.h"
 #include "bs_test_faults.h"
+#include "bs_test_rss.h"
 #include "memsaver/bs_memsaver.h"
 #include "memsaver/bs_memsaver_testing.h"
 
@@ -242,6 +243,34 @@ static void test_poison_after_resume_without_backup(void **state) {
   free(first);
   free(again);
   free(other);
+}
+
+/* Padding comes back zero and unbacked; elsewhere the bytes a whole fill
+ * leaves, so a read of an element before its restore still sees them. */
+static void test_padding_after_resume_without_backup(void **state) {
+  fixture *f = *state;
+  size_t pg = bs_dev_page(f->dev), n = 16 * pg;
+  unsigned char *whole = malloc(n);
+  unsigned char *p = alloc_filled(f->ms, BS_TAG_GRAD, false, n, 5);
+  assert_non_null(whole);
+  memset(whole, 0, n);
+  assert_int_equal(bs_memsaver_set_padding(f->ms, p + 1000, 500), BS_OK);
+  assert_int_equal(bs_memsaver_set_padding(f->ms, p + 2 * pg, 14 * pg), BS_OK);
+  assert_int_equal(bs_memsaver_pause(f->ms, BS_TAG_GRAD), BS_OK);
+  long before = bs_test_rss_pages();
+  assert_int_equal(bs_memsaver_resume(f->ms, BS_TAG_GRAD), BS_OK);
+  assert_int_equal(bs_test_rss_pages() - before, 2); /* the two poisoned */
+  poisoned_once(1234, n, whole);
+  assert_memory_equal(p, whole, 1000);
+  assert_true(all_zero(p + 1000, 500));
+  assert_memory_equal(p + 1500, whole + 1500, 2 * pg - 1500);
+  assert_true(all_zero(p + 2 * pg, 14 * pg));
+  /* Out of order, overlapping, past the allocation or outside any. */
+  assert_int_equal(bs_memsaver_set_padding(f->ms, p + 10, 4), BS_ERR_INVALID);
+  assert_int_equal(bs_memsaver_set_padding(f->ms, p + 16 * pg - 1, 2),
+                   BS_ERR_INVALID);
+  assert_int_equal(bs_memsaver_set_padding(f->ms, whole, 1), BS_ERR_INVALID);
+  free(whole);
 }
 
 static void test_cpu_backup(void **state) {
@@ -625,6 +654,7 @@ int main(void) {
       T(test_pause_resume_all),
       T(test_fatal_preconditions),
       T(test_poison_after_resume_without_backup),
+      T(test_padding_after_resume_without_backup),
       T(test_cpu_backup),
       T(test_resident_and_pinned_accounting),
       T(test_free_and_destroy_release),

@@ -22,6 +22,11 @@
 /* How the library prefixes what it prints before exit(1). */
 #define TMS "[torch_memory_saver.cpp] "
 
+/* Bytes of an allocation no element lives in (bs_memsaver_set_padding). */
+typedef struct ms_pad {
+  size_t off, len;
+} ms_pad;
+
 typedef struct ms_alloc {
   char *va;
   size_t bytes; /* rounded up to the device page */
@@ -30,6 +35,8 @@ typedef struct ms_alloc {
   bs_region_state state;
   void *backup; /* pinned copy, only while paused with cpu_backup */
   int slot;     /* trap registry slot */
+  ms_pad *pad;  /* in order, apart */
+  size_t npad, pad_cap;
 } ms_alloc;
 
 struct bs_memsaver {
@@ -129,6 +136,7 @@ static void release(bs_memsaver *ms, ms_alloc *a) {
   }
   bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, a->backup, a->bytes);
   bs_dev_va_release(ms->dev, a->va, a->bytes);
+  free(a->pad);
 }
 
 void bs_memsaver_destroy(bs_memsaver *ms) {
@@ -249,10 +257,69 @@ static uint64_t next_poison_seed(bs_memsaver *ms) {
   return ms->poison_seed ^ (++ms->resumes * 0x9E3779B97F4A7C15ull);
 }
 
+bs_status bs_memsaver_set_padding(bs_memsaver *ms, const void *ptr,
+                                  size_t bytes) {
+  bs_status st = BS_OK;
+  ms_alloc *a = find(ms, ptr);
+  size_t off = a ? (size_t)((const char *)ptr - a->va) : 0;
+  size_t end =
+      a && a->npad ? a->pad[a->npad - 1].off + a->pad[a->npad - 1].len : 0;
+  if (!a || bytes > a->bytes - off || off < end)
+    BS_FAIL(BS_ERR_INVALID, a ? a->tag : NULL,
+            "set_padding: %zu bytes at %p are not in one allocation after its "
+            "padding so far",
+            bytes, ptr);
+  if (bytes > 0)
+    BS_CHECK(bs_vec_push(&a->pad, &a->npad, &a->pad_cap,
+                         &(ms_pad){.off = off, .len = bytes}, sizeof(ms_pad),
+                         "set_padding"));
+out:
+  return st;
+}
+
+/* Zeroes [p, p + n) from a zero page: no memset in the seam, and on the
+ * host device a copy leaves pages that hold its bytes untouched, so fresh
+ * padding stays unbacked. Observed: no fault point counts these. */
+static bs_status zero(bs_memsaver *ms, char *p, size_t n) {
+  static const char zeros[4096];
+  bs_status st = BS_OK;
+  for (size_t at = 0; at < n; at += sizeof zeros) {
+    size_t c = n - at < sizeof zeros ? n - at : sizeof zeros;
+    BS_CHECK(bs_dev_copy_observe(ms->dev, p + at, zeros, c, BS_H2D));
+  }
+out:
+  return st;
+}
+
+/* A resume without backup: poison where elements live, each byte the one a
+ * whole fill would leave there, so code that reads an element before it is
+ * restored still sees garbage. Padding comes back zero instead: correct
+ * code never reads it as data (the grads' padding enters the reduce-scatter
+ * and the params' the all-gather only to keep shards even, and what they
+ * carry lands in padding again), as Megatron zeroes the grad buffer,
+ * padding included, every step. Left untouched, a world-padded buffer's
+ * padding costs no memory on the host device. */
+static bs_status refill_poison(bs_memsaver *ms, ms_alloc *a) {
+  bs_status st = BS_OK;
+  uint64_t seed = next_poison_seed(ms);
+  size_t at = 0;
+  for (size_t i = 0; i <= a->npad; i++) {
+    size_t to = i < a->npad ? a->pad[i].off : a->bytes;
+    if (to > at)
+      bs_dev_poison_from(ms->dev, a->va + at, to - at, seed, at);
+    if (i == a->npad)
+      break;
+    BS_CHECK(zero(ms, a->va + to, a->pad[i].len));
+    at = to + a->pad[i].len;
+  }
+out:
+  return st;
+}
+
 static bs_status refill(bs_memsaver *ms, ms_alloc *a) {
   bs_status st = BS_OK;
   if (!a->backup) {
-    bs_dev_poison(ms->dev, a->va, a->bytes, next_poison_seed(ms));
+    st = refill_poison(ms, a);
     goto out;
   }
   BS_CHECK(bs_dev_copy(ms->dev, a->va, a->backup, a->bytes, BS_H2D));

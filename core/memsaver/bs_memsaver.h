@@ -31,6 +31,12 @@ bs_status bs_memsaver_alloc(bs_memsaver *ms, const char *tag, bool cpu_backup,
                             size_t bytes, void **ptr);
 void bs_memsaver_free(bs_memsaver *ms, void *ptr);
 
+/* [ptr, ptr + bytes) of one allocation is padding, bytes no element lives
+ * in: a resume without backup zeroes it where it poisons the rest. Declared
+ * in the allocation's order, apart; BS_ERR_INVALID otherwise. */
+bs_status bs_memsaver_set_padding(bs_memsaver *ms, const void *ptr,
+                                  size_t bytes);
+
 /* Fatal errors (docs/behavior.md §2): where torch_memory_saver prints its
  * message and calls exit(1), the memory saver returns BS_ERR_FATAL with
  * that message ("[torch_memory_saver.cpp] ..."), remembers the first one

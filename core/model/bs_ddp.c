@@ -22,8 +22,10 @@ static bs_status close_bucket(bs_ddp_buffer *b, int dp, size_t start,
                               size_t *end) {
   bs_status st = BS_OK;
   size_t numel = (*end - start + (size_t)dp - 1) / (size_t)dp * (size_t)dp;
-  bs_ddp_bucket nb = {
-      .offset = start, .numel = numel, .shard = numel / (size_t)dp};
+  bs_ddp_bucket nb = {.offset = start,
+                      .numel = numel,
+                      .used = *end - start,
+                      .shard = numel / (size_t)dp};
   BS_CHECK(bs_vec_push(&b->buckets, &b->nbuckets, NULL, &nb, sizeof nb,
                        "ddp layout"));
   *end = start + numel;

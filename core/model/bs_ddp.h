@@ -15,6 +15,7 @@ enum { BS_BUF_DENSE = 0, BS_BUF_EXPERT = 1, BS_BUF_COUNT = 2 };
 typedef struct bs_ddp_bucket {
   size_t offset; /* first element in the buffer */
   size_t numel;  /* padded: a multiple of dp */
+  size_t used;   /* its tensors' elements, from offset on; the rest padding */
   size_t shard;  /* numel / dp: each rank's share */
 } bs_ddp_bucket;
 

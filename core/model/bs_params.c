@@ -27,6 +27,25 @@ out:
   return st;
 }
 
+/* Each bucket's padding, past its tensors: a resume without backup leaves
+ * it zero, not poisoned (bs_memsaver_set_padding). */
+static bs_status mark_padding(bs_params *p) {
+  bs_status st = BS_OK;
+  for (int k = 0; k < BS_BUF_COUNT; k++) {
+    const bs_ddp_buffer *b = &p->layout.buf[k];
+    for (size_t i = 0; p->param_buf[k] && i < b->nbuckets; i++) {
+      size_t from = b->buckets[i].offset + b->buckets[i].used;
+      size_t n = b->buckets[i].numel - b->buckets[i].used;
+      BS_CHECK(bs_memsaver_set_padding(p->ms, p->param_buf[k] + from,
+                                       n * sizeof(uint16_t)));
+      BS_CHECK(bs_memsaver_set_padding(p->ms, p->grad_buf[k] + from,
+                                       n * sizeof(float)));
+    }
+  }
+out:
+  return st;
+}
+
 /* In-DDP tensors are views into their param buffer; every other tensor
  * gets its own allocation in "default", backed up across pauses. */
 static bs_status place_tensors(bs_params *p) {
@@ -63,6 +82,7 @@ bs_status bs_params_create(bs_dev *dev, bs_memsaver *ms, const bs_model_spec *m,
   p->n = m->n;
   BS_CHECK(bs_ddp_layout_build(m, dp, bucket_numel, &p->layout));
   BS_CHECK(alloc_buffers(p, buffers_cpu_backup));
+  BS_CHECK(mark_padding(p));
   BS_CHECK(place_tensors(p));
   *out = p;
   p = NULL;
