@@ -8,7 +8,6 @@
  * scheduled world knows that moment: its quiet hook ends it then. */
 #include <errno.h>
 #include <pthread.h>
-#include <string.h>
 #include <time.h>
 
 #include "bs_replay_int.h"
@@ -98,7 +97,7 @@ void bs_replay_stop_quiet(void *ctx) {
 }
 
 void bs_replay_stop_sched(bs_replay_state *r, const bs_world *w) {
-  r->sched = strcmp(bs_world_sched_name(w), "threads") != 0;
+  r->sched = bs_world_sched_on(w);
 }
 
 /* Until the world has run: once a signal came, or no rank can move, and a

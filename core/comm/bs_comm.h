@@ -141,6 +141,8 @@ double bs_world_detect_ms(const bs_world *w);
  * its scheduler made so far and their hash (FNV-1a of each decision's rank
  * and virtual time: one seed, one schedule; 0 and 0 on real threads). */
 const char *bs_world_sched_name(const bs_world *w);
+/* Whether its ranks take turns under a scheduler (not "threads"). */
+bool bs_world_sched_on(const bs_world *w);
 uint64_t bs_world_sched_steps(const bs_world *w);
 uint64_t bs_world_sched_hash(const bs_world *w);
 /* Flight recorder of local rank r as JSON (caller frees; NULL on error). */

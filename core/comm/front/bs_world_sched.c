@@ -147,6 +147,10 @@ const char *bs_world_sched_name(const bs_world *w) {
   return w ? w->sched_name : "threads";
 }
 
+bool bs_world_sched_on(const bs_world *w) {
+  return w && w->sched;
+}
+
 uint64_t bs_world_sched_steps(const bs_world *w) {
   return w && w->sched ? bs_sched_steps(w->sched) : 0;
 }
