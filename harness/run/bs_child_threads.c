@@ -1,5 +1,7 @@
 #include "run/bs_child_threads.h"
 
+#include <malloc.h>
+
 #include "bs_fork.h"
 #include "catalog/bs_scenario.h"
 #include "driver/bs_driver.h"
@@ -20,12 +22,20 @@ static bool none_unwound(const bs_record *rec) {
   return true;
 }
 
+/* Buffers from 32 KiB on get mappings of their own, unmapped when freed:
+ * malloc's arenas keep a freed chunk's pages, and a buffer every rank of
+ * a world holds at once (a weight-sync bucket's staging, a hash's copy of
+ * the synced tensors) stayed resident for the rest of the run, under what
+ * the ranks touched next: 50 KiB a rank of steady-maincast. */
+#define OWN_MAPPING_BYTES (32 << 10)
+
 int bs_child_threads_run(const bs_run *cfg, int fd) {
   bs_record rec;
   bs_result res;
   bs_buf out = {0};
   if (bs_result_from_run(cfg, &res) != BS_OK)
     return 4;
+  mallopt(M_MMAP_THRESHOLD, OWN_MAPPING_BYTES);
   /* A custom driver runs no ranks of its own: nothing for them to owe. */
   int ranks = cfg->scn->drive ? 0 : cfg->ranks;
   bs_status st = bs_record_init(&rec, ranks, cfg->cycles);
