@@ -225,6 +225,7 @@ def resolve(root, src, inc, known):
     return known.get(os.path.basename(inc))
 
 
+@functools.lru_cache(maxsize=None)  # the self-test asks some 100,000 times
 def module(path):
     return os.path.splitext(path)[0]
 
@@ -441,6 +442,7 @@ def readme_check(path):
 # A function definition at the start of a line: its head up to the name.
 DEF_HEAD = re.compile(r"^([A-Za-z_][\w \t*]*?)\b([A-Za-z_]\w*)\s*\(", re.M)
 NOT_DEFS = {"if", "for", "while", "switch", "return", "sizeof"}
+PARENS = re.compile(r"[()]")
 
 
 def blank_comments(text):
@@ -461,12 +463,12 @@ def exported_in(text):
         if not head or "static" in head or head[0] in ("typedef", "return") \
                 or name in NOT_DEFS or name == "main":
             continue
-        depth, i = 0, m.end() - 1
-        while i < len(text):
-            depth += {"(": 1, ")": -1}.get(text[i], 0)
+        depth, i = 0, len(text)
+        for p in PARENS.finditer(text, m.end() - 1):
+            depth += 1 if p.group() == "(" else -1
             if depth == 0:
+                i = p.start()
                 break
-            i += 1
         if text[i + 1:].lstrip().startswith("{"):
             yield name, text.count("\n", 0, m.start()) + 1
 
@@ -494,6 +496,12 @@ def code_of(path):
         return INCLUDE.sub("", blank_comments(fh.read()))
 
 
+@functools.lru_cache(maxsize=None)  # the self-test reads each text twice
+def named_in(text):
+    """The bs_ names a code's text uses."""
+    return frozenset(re.findall(r"\b(bs_\w+)\b", text))
+
+
 def calls(root, files, extra=()):
     """Circles of modules through what their code uses: a .c that names a
     function another .c defines (a call or a pointer taken) uses that
@@ -506,7 +514,7 @@ def calls(root, files, extra=()):
     defs = {name: f for f, t in texts.items() for name, _ in exported(t)}
     uses = {}
     for f, t in texts.items():
-        for name in set(re.findall(r"\b(bs_\w+)\b", t)):
+        for name in named_in(t):
             d = defs.get(name)
             if d and d != f:
                 uses.setdefault(module(f), set()).add(module(d))
