@@ -8,7 +8,9 @@
  * a threaded trainer) as
  *     exe [argv_prefix...] engine --fd 3 --rank R [--count K]
  * (K ranks R.. on fds 3..: a process shared by K ranks) and that binary hands
- * everything from "engine" on to bs_engine_main() (bs_engine_main.h).
+ * everything from "engine" on to bs_engine_main() (bs_engine_main.h); or,
+ * in a process that keeps engines, forked by its zygote, an execution of
+ * that binary too (bs_engine_zygote.h).
  *
  * Every read and write waits at most the handle's timeout for progress. A
  * broken connection is BS_ERR_ENGINE_DEAD, naming the rank, the bucket and
