@@ -50,9 +50,7 @@ bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
  * a row, as a real engine spans several GPUs (16,384 processes would not
  * fit a machine: some 1 MiB each, and the kernel's pid_max): one rank's
  * engine death is then its neighbours' too. The process ends once the
- * last of its ranks stops it. */
-#define BS_ENGINE_GROUP_MAX                                                    \
-  ((BS_WORLD_MAX_RANKS + BS_ENGINE_PROCS_MAX - 1) / BS_ENGINE_PROCS_MAX)
+ * last of its ranks stops it (at most BS_ENGINE_GROUP_MAX ranks). */
 bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
                                 int rank, int world, bs_engine **out);
 /* Sends QUIT and waits (bounded) for the exit, SIGKILL past it; reaps;

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sync/bs_engine.h"
+#include "bs_limits.h"
 #include "sync/bs_wire.h"
 
 /* The longest the trainer waits for the zygote's answer (a fork or two). */
