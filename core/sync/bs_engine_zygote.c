@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,13 +31,16 @@ typedef struct ask {
   cpu_set_t cpus;
 } ask;
 
+/* The process that enabled it (0: none): read before mu is taken, so
+ * that a child forked while a thread held mu never waits for it. */
+static atomic_int enabled;
+
 /* This process's zygote. Under mu. */
 static struct {
   pthread_mutex_t mu;
-  pid_t enabled; /* the process that enabled it; 0: none */
-  pid_t pid;     /* the zygote; 0: none */
-  int fd;        /* its socket */
-  bool broken;   /* it failed once: engines are spawned from then on */
+  pid_t pid;   /* the zygote; 0: none */
+  int fd;      /* its socket */
+  bool broken; /* it failed once: engines are spawned from then on */
   char *exe, *prefix[PREFIX_MAX + 1];
 } z = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
@@ -72,7 +76,7 @@ void bs_engine_zygote_enable(bool on) {
   pthread_mutex_lock(&z.mu);
   if (z.pid > 0 && !on)
     stop();
-  z.enabled = on ? getpid() : 0;
+  atomic_store(&enabled, on ? getpid() : 0);
   z.broken = false;
   pthread_mutex_unlock(&z.mu);
 }
@@ -154,9 +158,10 @@ static pid_t request(const int *fds, int k, int rank) {
 
 bool bs_engine_zygote_spawn(const char *exe, char *const *prefix,
                             const int *fds, int k, int rank, pid_t *pid) {
+  if (atomic_load(&enabled) != getpid())
+    return false;
   pthread_mutex_lock(&z.mu);
-  bool ok =
-      z.enabled == getpid() && !z.broken && k >= 1 && k <= BS_ENGINE_GROUP_MAX;
+  bool ok = !z.broken && k >= 1 && k <= BS_ENGINE_GROUP_MAX;
   if (ok && z.pid <= 0 && !start(exe, prefix)) {
     z.broken = true;
     ok = false;
