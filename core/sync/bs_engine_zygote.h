@@ -19,15 +19,15 @@
 #include <sys/types.h>
 
 /* on: this process forks its engines from a zygote from now on (not a
- * child of it: a fork of it spawns them), the zygote of its own binary
- * started now; off: it spawns them, its zygote ended. */
+ * child of it: a fork of it spawns them); off: it spawns them, its zygote
+ * ended. */
 void bs_engine_zygote_enable(bool on);
 
 /* The engine process of ranks rank..rank+k-1 whose sockets are fds[0..k),
- * forked from this process's zygote (started by the first call if none
- * is) for exe [prefix...]: *pid, a child of this process. false where no
- * zygote serves (not enabled here, another exe or prefix than its own, or
- * it is gone): the caller spawns the engine itself. */
+ * forked from this process's zygote (started by the first call) for
+ * exe [prefix...]: *pid, a child of this process. false where no zygote
+ * serves (not enabled here, another exe or prefix than its own, or it is
+ * gone): the caller spawns the engine itself. */
 bool bs_engine_zygote_spawn(const char *exe, char *const *prefix,
                             const int *fds, int k, int rank, pid_t *pid);
 
