@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -42,7 +41,6 @@ static struct {
   pid_t pid;   /* the zygote; 0: none */
   int fd;      /* its socket */
   bool broken; /* it failed once: engines are spawned from then on */
-  bool self;   /* exe is this process's own binary */
   char *exe, *prefix[PREFIX_MAX + 1];
 } z = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
@@ -54,7 +52,6 @@ static void forget(void) {
   z.exe = NULL;
   z.pid = 0;
   z.fd = -1;
-  z.self = false;
 }
 
 /* Closes the socket (the zygote ends when it sees it closed) and reaps
@@ -73,6 +70,15 @@ static void stop(void) {
     nanosleep(&tick, NULL);
   }
   forget();
+}
+
+void bs_engine_zygote_enable(bool on) {
+  pthread_mutex_lock(&z.mu);
+  if (z.pid > 0 && !on)
+    stop();
+  atomic_store(&enabled, on ? getpid() : 0);
+  z.broken = false;
+  pthread_mutex_unlock(&z.mu);
 }
 
 static bool same_prefix(char *const *prefix) {
@@ -98,10 +104,8 @@ static bool start(const char *exe, char *const *prefix) {
             prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
   argv[na++] = exe;
   for (int i = 0; ok && prefix && prefix[i]; i++) {
-    if (i == PREFIX_MAX || !(z.prefix[i] = strdup(prefix[i])))
-      ok = false;
-    else
-      argv[na++] = prefix[i];
+    ok = i < PREFIX_MAX && (z.prefix[i] = strdup(prefix[i]));
+    argv[na++] = prefix[i];
   }
   snprintf(fd, sizeof fd, "%d", BS_ENGINE_FD);
   const char *tail[] = {"engine", "--zygote", "--fd", fd, NULL};
@@ -118,31 +122,6 @@ static bool start(const char *exe, char *const *prefix) {
     stop();
   }
   return ok;
-}
-
-/* On, the zygote of this process's own binary is started at once: its
- * loading, a millisecond, passes while the process makes its first world,
- * not when that world's first rank waits for its engine. */
-void bs_engine_zygote_enable(bool on) {
-  char self[PATH_MAX];
-  pthread_mutex_lock(&z.mu);
-  if (z.pid > 0 && !on)
-    stop();
-  atomic_store(&enabled, on ? getpid() : 0);
-  z.broken = false;
-  ssize_t n =
-      on && z.pid <= 0 ? readlink("/proc/self/exe", self, sizeof self - 1) : -1;
-  if (n > 0) {
-    self[n] = '\0';
-    z.broken = !start(self, NULL);
-    z.self = !z.broken;
-  }
-  pthread_mutex_unlock(&z.mu);
-}
-
-/* exe: the zygote's (this process's own by its name in /proc too). */
-static bool same_exe(const char *exe) {
-  return !strcmp(exe, z.exe) || (z.self && !strcmp(exe, "/proc/self/exe"));
 }
 
 /* Sends the request with the sockets; the answer within ANSWER_MS. */
@@ -187,7 +166,7 @@ bool bs_engine_zygote_spawn(const char *exe, char *const *prefix,
     z.broken = true;
     ok = false;
   }
-  ok = ok && same_exe(exe) && same_prefix(prefix);
+  ok = ok && !strcmp(exe, z.exe) && same_prefix(prefix);
   pid_t got = ok ? request(fds, k, rank) : -1;
   if (ok && got <= 0) { /* gone or unable: spawn from now on */
     z.broken = true;
