@@ -12,5 +12,8 @@
  * several ranks in a row (bs_engine_start_world); the footprint counts
  * them. */
 #define BS_ENGINE_PROCS_MAX 256
+/* The most ranks one engine process serves, then. */
+#define BS_ENGINE_GROUP_MAX                                                    \
+  ((BS_WORLD_MAX_RANKS + BS_ENGINE_PROCS_MAX - 1) / BS_ENGINE_PROCS_MAX)
 
 #endif

@@ -288,9 +288,9 @@ def scan(tree, rel):
     plain = [line.rstrip("\n") for line in lines]
 
     cites, covered, refs, anchors = [], [], [], []
-    fenced = False
+    fenced, md = False, rel.endswith(".md")
     for k, line in enumerate(plain):
-        if rel.endswith(".md") and FENCE.match(line):
+        if md and FENCE.match(line):
             fenced = not fenced
         # Most lines cite nothing: the literal each pattern needs first.
         for m in DOC.finditer(line) if ".md" in line else ():
@@ -340,7 +340,7 @@ def scan(tree, rel):
                 continue
             refs.append((k + 1, expand(s.group(1), s.group(2)),
                          previous_doc(plain, k, s.start())))
-        if rel.endswith(".md") and not fenced and "](#" in line:
+        if md and not fenced and "](#" in line:
             for a in LINK_ANCHOR.finditer(line):
                 anchors.append((k + 1, a.group(1)))
     return cites, refs, anchors

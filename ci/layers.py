@@ -225,6 +225,7 @@ def resolve(root, src, inc, known):
     return known.get(os.path.basename(inc))
 
 
+@functools.lru_cache(maxsize=None)  # the self-test asks some 100,000 times
 def module(path):
     return os.path.splitext(path)[0]
 
@@ -293,6 +294,12 @@ def faces_staged(root):
 _READ = {}
 
 
+@functools.lru_cache(maxsize=None)  # the checks read each source 2-3 times
+def text_of(path):
+    with open(path, errors="replace") as fh:
+        return fh.read()
+
+
 def read_includes(root, files):
     """Every include of files as (file, include, line), the files by path
     and by name, and a memo of resolved includes: read once (the self-test
@@ -303,8 +310,7 @@ def read_includes(root, files):
         known.update({os.path.basename(f): f for f in files})
         edges = []
         for f in files:
-            with open(os.path.join(root, f), errors="replace") as fh:
-                text = fh.read()
+            text = text_of(os.path.join(root, f))
             for m in INCLUDE.finditer(text):
                 edges.append((f, m.group(1),
                               text.count("\n", 0, m.start()) + 1))
@@ -441,8 +447,10 @@ def readme_check(path):
 # A function definition at the start of a line: its head up to the name.
 DEF_HEAD = re.compile(r"^([A-Za-z_][\w \t*]*?)\b([A-Za-z_]\w*)\s*\(", re.M)
 NOT_DEFS = {"if", "for", "while", "switch", "return", "sizeof"}
+PARENS = re.compile(r"[()]")
 
 
+@functools.lru_cache(maxsize=None)  # a source's text is blanked twice
 def blank_comments(text):
     return re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)),
                   text, flags=re.S)
@@ -461,12 +469,12 @@ def exported_in(text):
         if not head or "static" in head or head[0] in ("typedef", "return") \
                 or name in NOT_DEFS or name == "main":
             continue
-        depth, i = 0, m.end() - 1
-        while i < len(text):
-            depth += {"(": 1, ")": -1}.get(text[i], 0)
+        depth, i = 0, len(text)
+        for p in PARENS.finditer(text, m.end() - 1):
+            depth += 1 if p.group() == "(" else -1
             if depth == 0:
+                i = p.start()
                 break
-            i += 1
         if text[i + 1:].lstrip().startswith("{"):
             yield name, text.count("\n", 0, m.start()) + 1
 
@@ -475,7 +483,7 @@ def names(root, files, extra=()):
     """Exported functions not named after their file (tests aside: their
     functions are the cases)."""
     errors = []
-    texts = [(f, open(os.path.join(root, f), errors="replace").read())
+    texts = [(f, text_of(os.path.join(root, f)))
              for f in files if f.endswith((".c", ".cu")) and
              not f.startswith("tests/")]
     for f, text in texts + list(extra):
@@ -490,8 +498,13 @@ def names(root, files, extra=()):
 @functools.lru_cache(maxsize=None)  # the self-test reads them twice
 def code_of(path):
     """A source's text, comments and includes blanked: no call there."""
-    with open(path, errors="replace") as fh:
-        return INCLUDE.sub("", blank_comments(fh.read()))
+    return INCLUDE.sub("", blank_comments(text_of(path)))
+
+
+@functools.lru_cache(maxsize=None)  # the self-test reads each text twice
+def named_in(text):
+    """The bs_ names a code's text uses."""
+    return frozenset(re.findall(r"\b(bs_\w+)\b", text))
 
 
 def calls(root, files, extra=()):
@@ -506,7 +519,7 @@ def calls(root, files, extra=()):
     defs = {name: f for f, t in texts.items() for name, _ in exported(t)}
     uses = {}
     for f, t in texts.items():
-        for name in set(re.findall(r"\b(bs_\w+)\b", t)):
+        for name in named_in(t):
             d = defs.get(name)
             if d and d != f:
                 uses.setdefault(module(f), set()).add(module(d))
@@ -527,8 +540,7 @@ def sizes(root, files):
     for f in files:
         if not f.endswith((".c", ".cu")) or f.startswith("tests/"):
             continue
-        text = blank_comments(open(os.path.join(root, f),
-                                   errors="replace").read())
+        text = blank_comments(text_of(os.path.join(root, f)))
         for m in DEF_HEAD.finditer(text):
             head = m.group(1).split()
             if not head or head[0] in ("typedef", "return") or \
@@ -603,9 +615,6 @@ def self_test(root, files):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
-    files = sources(root)
-    if "--self-test" in sys.argv:
-        return 1 if self_test(root, files) else 0
     if "--readme" in sys.argv:
         sys.stdout.write(readme())
         return 0
@@ -625,6 +634,9 @@ def main():
         if err:
             print(err, file=sys.stderr)
         return 1 if err else 0
+    files = sources(root)  # what the readme's modes above need not list
+    if "--self-test" in sys.argv:
+        return 1 if self_test(root, files) else 0
     if "--sizes" in sys.argv:
         n = sizes(root, files)
         print(f"{len(n)} functions outside tests/: median "

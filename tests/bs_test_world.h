@@ -26,6 +26,7 @@
 #include "comm/bs_comm.h"
 #include "memsaver/bs_memsaver.h"
 #include "model/bs_model_parse.h"
+#include "sync/bs_engine_zygote.h"
 
 #define TW_MAX 8
 #define TW_SELF "/proc/self/exe"
@@ -87,12 +88,16 @@ static inline bs_status tw_rank(bs_comm *c, void *arg) {
   return st;
 }
 
-/* Runs an arbitrary rank function on n ranks with host devices. */
+/* Runs an arbitrary rank function on n ranks with host devices. Their
+ * engines are forked by this process's zygote, as a worker's are (an
+ * execution each was most of these tests' process starts; test_engine
+ * spawns them). */
 static inline bs_status tw_run_fn(int n, bs_rank_fn fn, void *const *args,
                                   bs_world **out) {
   bs_dev *devs[TW_MAX] = {0};
   bs_world_opts wo = {.size = n, .timeout_ms = 5000, .fingerprint = true};
   assert_true(n >= 1 && n <= TW_MAX);
+  bs_engine_zygote_enable(true);
   for (int r = 0; r < n; r++)
     assert_int_equal(bs_dev_host_create(&devs[r]), BS_OK);
   assert_int_equal(bs_world_create(&wo, out), BS_OK);

@@ -56,7 +56,8 @@ def shift(e, seq, rec, dt):
 
 
 def scaled(src, r, ranks, steps):
-    d = copy.deepcopy(src)
+    # The entries are made anew below: copying them too was most of the time.
+    d = copy.deepcopy({k: v for k, v in src.items() if k != "entries"})
     ren = names(r, ranks)
     d["pg_config"] = {
         ren[k]: dict(v, name=ren[k], ranks=str(members(ren[k], r, ranks)))

@@ -16,7 +16,8 @@ tmp=$(mktemp -d /tmp/bs_frscale_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$py" "$here/fr_scale.py" "$here/data/fr/nccl/groups" "$tmp/d" 256 3 ||
+# -S: the standard library is all it needs (no site module to start).
+"$py" -S "$here/fr_scale.py" "$here/data/fr/nccl/groups" "$tmp/d" 256 3 ||
   fail "fr_scale.py did not write the dumps"
 "$bs" analyze "$tmp/d" >"$tmp/a.out" 2>&1
 rc=$?

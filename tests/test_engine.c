@@ -222,6 +222,60 @@ static void test_kept_engines(void **state) {
   bs_engine_keep(0);
 }
 
+/* Whether process pid is this process's child and runs the zygote's image
+ * (its command line says "--zygote": forked from it, not executed). */
+static bool forked_child(pid_t pid) {
+  char path[64], buf[512], *at;
+  int ppid = -1;
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  assert_non_null(fgets(buf, sizeof buf, f));
+  fclose(f);
+  assert_non_null(at = strrchr(buf, ')'));
+  assert_int_equal(sscanf(at + 1, " %*c %d", &ppid), 1);
+  assert_int_equal(ppid, (int)getpid());
+  snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+  f = fopen(path, "r");
+  assert_non_null(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  for (size_t i = 0; i < n; i++)
+    if (buf[i] == '\0' && strcmp(buf + i + 1, "--zygote") == 0)
+      return true;
+  return false;
+}
+
+/* A process that keeps engines forks them from its zygote
+ * (bs_engine_zygote.h): each is its child all the same (it waits for it,
+ * it sees how it ended) and serves as an executed one does; with keeping
+ * off, they are executed again. */
+static void test_zygote_engines(void **state) {
+  (void)state;
+  bs_engine *e = NULL, *f = NULL;
+  update u;
+  make_update(&u, 4);
+  bs_engine_keep(2);
+  assert_int_equal(bs_engine_start(SELF, NULL, 0, &e), BS_OK);
+  assert_int_equal(bs_engine_start(SELF, NULL, 1, &f), BS_OK);
+  assert_true(forked_child(bs_engine_pid(e)));
+  assert_true(forked_child(bs_engine_pid(f)));
+  assert_int_equal(run_update(e, &u, 0, NULL), BS_OK);
+  assert_int_equal(bs_engine_update_begin(f, 1), BS_OK);
+  kill(bs_engine_pid(f), SIGKILL);
+  wait_dead(f);
+  expect_err(bs_engine_update_end(f, NULL), BS_ERR_ENGINE_DEAD,
+             "killed by signal 9");
+  bs_err_clear();
+  assert_int_equal(bs_engine_stop(f), BS_OK); /* already reported */
+  assert_int_equal(bs_engine_stop(e), BS_OK);
+  bs_engine_keep(0);
+  assert_int_equal(bs_engine_start(SELF, NULL, 0, &e), BS_OK);
+  assert_false(forked_child(bs_engine_pid(e)));
+  assert_int_equal(run_update(e, &u, 1, NULL), BS_OK);
+  assert_int_equal(bs_engine_stop(e), BS_OK);
+}
+
 static void test_wrong_expected_digest(void **state) {
   (void)state;
   bs_engine *e = NULL;
@@ -433,16 +487,17 @@ static void test_bad_input(void **state) {
   assert_int_equal(bs_engine_stop(NULL), BS_OK);
 }
 
-/* An engine that never answers: the bounded wait, then it is killed. */
+/* An engine that never answers: the bounded wait, then it is killed. A
+ * short bound: sleep never answers, so a longer one is only waited out. */
 static void test_unresponsive_engine_times_out(void **state) {
   (void)state;
   bs_engine *e = NULL;
   const char *const sleeper[] = {"-c", "exec sleep 30", "sh", NULL};
   assert_int_equal(bs_engine_start("/bin/sh", sleeper, 4, &e), BS_OK);
-  bs_engine_set_timeout_ms(e, 100);
+  bs_engine_set_timeout_ms(e, 10);
   assert_int_equal(bs_engine_update_begin(e, 0), BS_OK);
   expect_err(bs_engine_update_end(e, NULL), BS_ERR_TIMEOUT,
-             "engine of rank 4 did not respond within 100 ms");
+             "engine of rank 4 did not respond within 10 ms");
   assert_false(bs_engine_alive(e));
   bs_err_clear();
   assert_int_equal(bs_engine_stop(e), BS_OK);
@@ -634,6 +689,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_clean_updates, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shared_process, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kept_engines, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_zygote_engines, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wrong_expected_digest, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_kill_mid_stream_then_restart, setup,

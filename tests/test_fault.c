@@ -704,14 +704,19 @@ static int fiu_run_child(void) {
 #define SANITIZED 0
 #endif
 
+/* The waits below look again every 1 ms (what a look costs is nothing
+ * beside a process start), at most TICKS times: ~10 s. */
+#define TICK_NS (1000 * 1000)
+#define TICKS 10000
+
 /* Waits at most ~10 s for pid; kills it past that. */
 static int wait_bounded(pid_t pid) {
   int status = 0;
-  for (int i = 0; i < 1000; i++) {
+  for (int i = 0; i < TICKS; i++) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid)
       return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    nanosleep(&(struct timespec){.tv_nsec = TICK_NS}, NULL);
   }
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
@@ -777,14 +782,14 @@ static void test_fiu_run(void **state) {
 static int fiu_ctrl_child(void) {
   uint64_t info = 0;
   bs_err_set_rank(1);
-  for (int i = 0; i < 1000; i++) { /* ~10 s */
+  for (int i = 0; i < TICKS; i++) { /* ~10 s */
     if (bs_fault_hit(BS_FP_COMM_STALL, &info)) {
       bs_err_set_rank(0);
       if (info != 7 || bs_fault_hit(BS_FP_COMM_STALL, &info))
         return 20;
       return 0;
     }
-    nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    nanosleep(&(struct timespec){.tv_nsec = TICK_NS}, NULL);
   }
   return 21;
 }
@@ -806,9 +811,9 @@ static void test_fiu_ctrl(void **state) {
   pid_t pid = spawn(run);
   /* The preload library makes <base>-<pid>.{in,out} before main runs. */
   snprintf(fifo, sizeof fifo, "%s-%d", base, (int)pid);
-  for (int i = 0; i < 1000 && !(is_fifo(fifo, ".in") && is_fifo(fifo, ".out"));
+  for (int i = 0; i < TICKS && !(is_fifo(fifo, ".in") && is_fifo(fifo, ".out"));
        i++)
-    nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    nanosleep(&(struct timespec){.tv_nsec = TICK_NS}, NULL);
   assert_true(is_fifo(fifo, ".in") && is_fifo(fifo, ".out"));
   const char *ctl[] = {FIU_CTRL, "-c", "enable name=comm/stall/r1,failinfo=7",
                        fifo, NULL};

@@ -19,10 +19,9 @@
 #include "bs_limits.h"
 #include "bs_span.h"
 #include "sync/bs_engine_keep.h"
+#include "sync/bs_engine_zygote.h"
 #include "sync/bs_sync_testing.h"
 #include "sync/bs_wire.h"
-
-extern char **environ;
 
 #define DEFAULT_TIMEOUT_MS 10000
 #define EXIT_WAIT_MS 2000 /* for a process that should be ending anyway */
@@ -121,11 +120,11 @@ static bs_status spawn_error(const char *exe, int err) {
                      "cannot start the engine '%s': %s", exe, strerror(err));
 }
 
-/* Both socket ends are CLOEXEC, so engines spawned concurrently by other
- * rank threads never inherit these pairs (an inherited end would keep a
- * socket open past its engine's death); the engine's ends are moved above
- * the targets, then dup2'd to BS_ENGINE_FD.. without CLOEXEC. k sockets,
- * for ranks first..first+k-1; the trainer's ends in fds. */
+/* Both socket ends are CLOEXEC: no engine started by another rank thread
+ * inherits them (it would keep a socket open past its engine's death). The
+ * engine's ends go to BS_ENGINE_FD.. in it, forked by the zygote where one
+ * serves, else spawned (moved above the targets, dup2'd without CLOEXEC).
+ * k sockets, for ranks first..first+k-1; the trainer's ends in fds. */
 static bs_status spawn_procs(const bs_engine *e, int first, int k, pid_t *pid,
                              int *fds) {
   bs_status st = BS_OK;
@@ -163,7 +162,8 @@ static bs_status spawn_procs(const bs_engine *e, int first, int k, pid_t *pid,
   }
   memcpy(&argv[na], tail, sizeof tail);
   uint64_t t0 = bs_span_now();
-  err = posix_spawn(pid, e->exe, &fa, NULL, (char *const *)argv, environ);
+  if (!bs_engine_zygote_spawn(e->exe, e->prefix, theirs, k, first, pid))
+    err = posix_spawn(pid, e->exe, &fa, NULL, (char *const *)argv, environ);
   bs_span_since(BS_SPAN_ENGINE_START, t0);
   if (err) {
     *pid = -1;

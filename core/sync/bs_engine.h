@@ -8,7 +8,9 @@
  * a threaded trainer) as
  *     exe [argv_prefix...] engine --fd 3 --rank R [--count K]
  * (K ranks R.. on fds 3..: a process shared by K ranks) and that binary hands
- * everything from "engine" on to bs_engine_main() (bs_engine_main.h).
+ * everything from "engine" on to bs_engine_main() (bs_engine_main.h); or,
+ * in a process that keeps engines, forked by its zygote, an execution of
+ * that binary too (bs_engine_zygote.h).
  *
  * Every read and write waits at most the handle's timeout for progress. A
  * broken connection is BS_ERR_ENGINE_DEAD, naming the rank, the bucket and
@@ -48,9 +50,7 @@ bs_status bs_engine_start(const char *exe, const char *const *argv_prefix,
  * a row, as a real engine spans several GPUs (16,384 processes would not
  * fit a machine: some 1 MiB each, and the kernel's pid_max): one rank's
  * engine death is then its neighbours' too. The process ends once the
- * last of its ranks stops it. */
-#define BS_ENGINE_GROUP_MAX                                                    \
-  ((BS_WORLD_MAX_RANKS + BS_ENGINE_PROCS_MAX - 1) / BS_ENGINE_PROCS_MAX)
+ * last of its ranks stops it (at most BS_ENGINE_GROUP_MAX ranks). */
 bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
                                 int rank, int world, bs_engine **out);
 /* Sends QUIT and waits (bounded) for the exit, SIGKILL past it; reaps;

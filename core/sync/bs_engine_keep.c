@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sync/bs_engine_zygote.h"
 #include "sync/bs_wire.h"
 
 /* Engines kept at most: the largest world a worker's runs have, and more
@@ -41,6 +42,9 @@ static void quit(pid_t pid, int fd) {
 }
 
 void bs_engine_keep(int max) {
+  /* A process that keeps engines starts many: it forks them from a
+   * zygote (bs_engine_zygote.h). */
+  bs_engine_zygote_enable(max > 0);
   pthread_mutex_lock(&kept.mu);
   kept.max = max < 0 ? 0 : max > KEEP_CAP ? KEEP_CAP : max;
   while (kept.n > kept.max) {

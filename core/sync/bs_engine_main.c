@@ -16,6 +16,7 @@
 #include "bs_num.h"
 #include "bs_vec.h"
 #include "sync/bs_engine.h"
+#include "sync/bs_engine_zygote.h"
 #include "sync/bs_wire.h"
 
 enum { EXIT_QUIT = 0, EXIT_CLOSED, EXIT_USAGE, EXIT_PROTOCOL, EXIT_NOMEM };
@@ -258,6 +259,10 @@ static int serve_all(const engine *proto) {
 
 int bs_engine_main(int argc, char **argv) {
   engine e = {0};
+  int fd;
+  if (argc == 4 && !strcmp(argv[1], "--zygote") && !strcmp(argv[2], "--fd") &&
+      bs_num_int(argv[3], 0, INT_MAX, &fd))
+    return bs_engine_zygote_serve(fd, bs_engine_main);
   if (parse_args(&e, argc, argv) != 0) {
     fprintf(stderr,
             "usage: engine --fd N --rank R [--count K] [--idle-ms T]\n");
