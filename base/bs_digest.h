@@ -1,4 +1,4 @@
-/* SHA256 of tensors' raw bytes through OpenSSL: the same hex as
+/* SHA256 of tensors' raw bytes through OpenSSL's EVP API: the same hex as
  * Python's hashlib.sha256(t.view(torch.uint8).numpy().tobytes()). */
 #ifndef BS_DIGEST_H
 #define BS_DIGEST_H
