@@ -104,8 +104,10 @@ bs_status bs_file_probe_dir(const char *path) {
     return bs_err_fail(BS_ERR_INVALID, NULL, "%s is a file, not a folder",
                        path);
   bs_status st = make_dirs(path, &made);
-  snprintf(probe, sizeof probe, "%s/.backstop-probe.%ld", path, (long)getpid());
-  if (st == BS_OK && mkdir(probe, 0755) != 0)
+  /* A name of its own (mkdtemp): a process killed between the two calls
+   * leaves its probe, which a later one with its pid collided with. */
+  snprintf(probe, sizeof probe, "%s/.backstop-probe.XXXXXX", path);
+  if (st == BS_OK && !mkdtemp(probe))
     st = bs_err_fail(BS_ERR_INVALID, NULL, "cannot write in %s: %s", path,
                      strerror(errno));
   else if (st == BS_OK)
