@@ -6,52 +6,81 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-bool bs_fork_chan_put(int sock, const void *msg, size_t len, int fd) {
-  char ctl[CMSG_SPACE(sizeof(int))];
-  memset(ctl, 0, sizeof ctl);
+bool bs_fork_chan_put_fds(int sock, const void *msg, size_t len, const int *fds,
+                          int n) {
+  char ctl[CMSG_SPACE(sizeof(int) * BS_FORK_CHAN_FDS_MAX)];
   struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
   struct msghdr h = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (fd >= 0) {
+  ssize_t sent;
+  if (n < 0 || n > BS_FORK_CHAN_FDS_MAX)
+    return false;
+  if (n > 0) {
+    memset(ctl, 0, sizeof ctl);
     h.msg_control = ctl;
-    h.msg_controllen = sizeof ctl;
+    h.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
     struct cmsghdr *c = CMSG_FIRSTHDR(&h);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof fd);
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n);
   }
-  return sendmsg(sock, &h, MSG_NOSIGNAL) == (ssize_t)len;
+  while ((sent = sendmsg(sock, &h, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+    ;
+  return sent == (ssize_t)len;
 }
 
-/* The descriptor a message carried, -1: none. */
-static int carried(struct msghdr *h) {
-  struct cmsghdr *c = CMSG_FIRSTHDR(h);
-  int fd = -1;
-  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  return fd;
+bool bs_fork_chan_put(int sock, const void *msg, size_t len, int fd) {
+  return bs_fork_chan_put_fds(sock, msg, len, &fd, fd >= 0 ? 1 : 0);
 }
 
-bool bs_fork_chan_get(int sock, void *msg, size_t len, int *fd, int wait_ms) {
+/* The descriptors a message carried: up to max into fds, the rest
+ * closed; how many kept. */
+static int carried(struct msghdr *h, int *fds, int max) {
+  int kept = 0;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+      continue;
+    size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < k; i++) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c) + i * sizeof fd, sizeof fd);
+      if (fds && kept < max)
+        fds[kept++] = fd;
+      else
+        close(fd);
+    }
+  }
+  return kept;
+}
+
+bool bs_fork_chan_get_fds(int sock, void *msg, size_t len, int *fds, int max,
+                          int *n, int wait_ms) {
   struct pollfd p = {.fd = sock, .events = POLLIN};
   int r;
+  *n = 0;
   while ((r = poll(&p, 1, wait_ms)) < 0 && errno == EINTR)
     ;
   if (r <= 0)
     return false;
-  char ctl[CMSG_SPACE(sizeof(int))];
+  char ctl[CMSG_SPACE(sizeof(int) * BS_FORK_CHAN_FDS_MAX)];
   struct iovec iov = {.iov_base = msg, .iov_len = len};
   struct msghdr h = {.msg_iov = &iov,
                      .msg_iovlen = 1,
                      .msg_control = ctl,
                      .msg_controllen = sizeof ctl};
-  ssize_t n;
-  while ((n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+  ssize_t got;
+  while ((got = recvmsg(sock, &h, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
     ;
-  int got = n >= 0 ? carried(&h) : -1;
+  if (got >= 0)
+    *n = carried(&h, fds, max);
+  return got == (ssize_t)len;
+}
+
+bool bs_fork_chan_get(int sock, void *msg, size_t len, int *fd, int wait_ms) {
+  int n = 0, got = -1;
+  bool ok =
+      bs_fork_chan_get_fds(sock, msg, len, fd ? &got : NULL, 1, &n, wait_ms);
   if (fd)
-    *fd = got;
-  else if (got >= 0)
-    close(got);
-  return n == (ssize_t)len;
+    *fd = n ? got : -1;
+  return ok;
 }

@@ -129,12 +129,35 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* Whether process pid is this process's child and runs the zygote's image
+ * (its command line says "--zygote": forked from it, not executed). */
+static bool forked_child(pid_t pid) {
+  char path[64], buf[512], *at;
+  int ppid = -1;
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  assert_non_null(fgets(buf, sizeof buf, f));
+  fclose(f);
+  assert_non_null(at = strrchr(buf, ')'));
+  assert_int_equal(sscanf(at + 1, " %*c %d", &ppid), 1);
+  assert_int_equal(ppid, (int)getpid());
+  snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+  f = fopen(path, "r");
+  assert_non_null(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  for (size_t i = 0; i < n; i++)
+    if (buf[i] == '\0' && strcmp(buf + i + 1, "--zygote") == 0)
+      return true;
+  return false;
+}
+
 /* A world of 1024 ranks: ranks 4..7 share one engine process (256 of
  * them for the world), each with its own connection and its own answers,
  * interleaved; rank 8 starts the next one. Stopped in any order, the
  * process ends cleanly with the last and is reaped (teardown). */
-static void test_shared_process(void **state) {
-  (void)state;
+static void shared_process(bool zygote) {
   bs_engine *e[5] = {NULL};
   update u[4];
   bs_engine_result res;
@@ -144,6 +167,7 @@ static void test_shared_process(void **state) {
   for (int i = 1; i < 4; i++)
     assert_int_equal(bs_engine_pid(e[i]), bs_engine_pid(e[0]));
   assert_true(bs_engine_pid(e[4]) != bs_engine_pid(e[0]));
+  assert_true(forked_child(bs_engine_pid(e[0])) == zygote);
   for (int i = 0; i < 4; i++) {
     make_update(&u[i], (unsigned)i + 7);
     assert_int_equal(bs_engine_update_begin(e[i], 1), BS_OK);
@@ -161,6 +185,20 @@ static void test_shared_process(void **state) {
   for (int i = 0; i < 5; i++)
     assert_int_equal(bs_engine_stop(e[order[i]]), BS_OK);
   bs_err_clear();
+}
+
+static void test_shared_process(void **state) {
+  (void)state;
+  shared_process(false);
+}
+
+/* The same from a process that keeps engines: the zygote is handed the 4
+ * sockets of the shared process in one request. */
+static void test_shared_process_forked(void **state) {
+  (void)state;
+  bs_engine_keep(2);
+  shared_process(true);
+  bs_engine_keep(0);
 }
 
 static void test_clean_updates(void **state) {
@@ -220,30 +258,6 @@ static void test_kept_engines(void **state) {
   assert_true(bs_engine_pid(e) != first); /* a death is never kept */
   assert_int_equal(bs_engine_stop(e), BS_OK);
   bs_engine_keep(0);
-}
-
-/* Whether process pid is this process's child and runs the zygote's image
- * (its command line says "--zygote": forked from it, not executed). */
-static bool forked_child(pid_t pid) {
-  char path[64], buf[512], *at;
-  int ppid = -1;
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  assert_non_null(f);
-  assert_non_null(fgets(buf, sizeof buf, f));
-  fclose(f);
-  assert_non_null(at = strrchr(buf, ')'));
-  assert_int_equal(sscanf(at + 1, " %*c %d", &ppid), 1);
-  assert_int_equal(ppid, (int)getpid());
-  snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-  f = fopen(path, "r");
-  assert_non_null(f);
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  for (size_t i = 0; i < n; i++)
-    if (buf[i] == '\0' && strcmp(buf + i + 1, "--zygote") == 0)
-      return true;
-  return false;
 }
 
 /* A process that keeps engines forks them from its zygote
@@ -688,6 +702,8 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_clean_updates, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shared_process, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_shared_process_forked, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_kept_engines, setup, teardown),
       cmocka_unit_test_setup_teardown(test_zygote_engines, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wrong_expected_digest, setup,

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <spawn.h>
@@ -16,12 +15,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bs_fork_chan.h"
 #include "bs_limits.h"
 #include "sync/bs_wire.h"
 
 /* The longest the trainer waits for the zygote's answer (a fork or two). */
 #define ANSWER_MS 10000
 #define PREFIX_MAX 32
+
+_Static_assert(BS_ENGINE_GROUP_MAX <= BS_FORK_CHAN_FDS_MAX,
+               "an engine process's sockets fit one channel message");
 
 /* A request: ranks rank..rank+k-1, their sockets in the message's
  * SCM_RIGHTS; the CPUs the asking thread may run on (an engine spawned
@@ -127,33 +130,13 @@ static bool start(const char *exe, char *const *prefix) {
 /* Sends the request with the sockets; the answer within ANSWER_MS. */
 static pid_t request(const int *fds, int k, int rank) {
   ask a = {.k = k, .rank = rank};
-  char ctl[CMSG_SPACE(sizeof(int) * BS_ENGINE_GROUP_MAX)];
-  struct iovec io = {.iov_base = &a, .iov_len = sizeof a};
-  struct msghdr m = {.msg_iov = &io,
-                     .msg_iovlen = 1,
-                     .msg_control = ctl,
-                     .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)k)};
-  memset(ctl, 0, sizeof ctl);
-  struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)k);
-  memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)k);
+  int32_t pid = -1;
   if (sched_getaffinity(0, sizeof a.cpus, &a.cpus) != 0)
     CPU_ZERO(&a.cpus);
-  ssize_t n;
-  while ((n = sendmsg(z.fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-    ;
-  if (n != (ssize_t)sizeof a)
+  if (!bs_fork_chan_put_fds(z.fd, &a, sizeof a, fds, k) ||
+      !bs_fork_chan_get(z.fd, &pid, sizeof pid, NULL, ANSWER_MS))
     return -1;
-  struct pollfd p = {.fd = z.fd, .events = POLLIN};
-  int32_t pid = -1;
-  while ((n = poll(&p, 1, ANSWER_MS)) < 0 && errno == EINTR)
-    ;
-  if (n == 1)
-    while ((n = recv(z.fd, &pid, sizeof pid, 0)) < 0 && errno == EINTR)
-      ;
-  return n == (ssize_t)sizeof pid ? pid : -1;
+  return pid;
 }
 
 bool bs_engine_zygote_spawn(const char *exe, char *const *prefix,
@@ -234,42 +217,20 @@ static pid_t fork_engine(const ask *a, const int *fds,
   return pid;
 }
 
-/* A request and its sockets (n of them); 0 at the socket's end. */
-static ssize_t take(int fd, ask *a, int *fds, int *n) {
-  char ctl[CMSG_SPACE(sizeof(int) * BS_ENGINE_GROUP_MAX)];
-  struct iovec io = {.iov_base = a, .iov_len = sizeof *a};
-  struct msghdr m = {.msg_iov = &io,
-                     .msg_iovlen = 1,
-                     .msg_control = ctl,
-                     .msg_controllen = sizeof ctl};
-  ssize_t got;
-  while ((got = recvmsg(fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-    ;
-  *n = 0;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); got > 0 && c;
-       c = CMSG_NXTHDR(&m, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      *n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-      memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)*n);
-    }
-  return got;
-}
-
 int bs_engine_zygote_serve(int fd, int (*body)(int argc, char **argv)) {
   /* What the trainer had open without CLOEXEC is no engine's business. */
   close_range((unsigned)fd + 1, ~0U, 0);
   for (;;) {
     ask a;
-    int fds[BS_ENGINE_GROUP_MAX], n;
-    ssize_t got = take(fd, &a, fds, &n);
-    if (got == 0)
+    int fds[BS_ENGINE_GROUP_MAX], n = 0;
+    /* No bound: the trainer's closing the socket is the zygote's end. */
+    if (!bs_fork_chan_get_fds(fd, &a, sizeof a, fds, BS_ENGINE_GROUP_MAX, &n,
+                              -1))
       return 0;
-    int32_t pid = got == (ssize_t)sizeof a && n == a.k && a.k >= 1
-                      ? fork_engine(&a, fds, body)
-                      : -1;
+    int32_t pid = n == a.k && a.k >= 1 ? fork_engine(&a, fds, body) : -1;
     for (int i = 0; i < n; i++)
       close(fds[i]);
-    if (got < 0 || send(fd, &pid, sizeof pid, MSG_NOSIGNAL) != sizeof pid)
+    if (!bs_fork_chan_put(fd, &pid, sizeof pid, -1))
       return 1;
   }
 }
