@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 static char dir[64];
 static char *out_text, *err_text;
@@ -34,51 +35,23 @@ static char *slurp(const char *path) {
   return s;
 }
 
-/* args split into words into argv (at most max - 1, NULL after them) as
- * sh would split them where it has nothing to do but split: blanks part
- * words, '...' and "..." quote. false where sh would do more (expand,
- * redirect, glob, escape): sh must run those. buf holds the words. */
-static bool cli_words(const char *args, char *buf, char **argv, int max) {
-  int n = 0;
-  for (const char *p = args; *p;) {
-    if (*p == ' ') {
-      p++;
-      continue;
-    }
-    if (n == max - 1)
-      return false;
-    argv[n++] = buf;
-    for (; *p && *p != ' '; p++) {
-      char q = *p == '\'' || *p == '"' ? *p : 0;
-      if (!q && strchr("$`\\*?[;&|<>(){}~#\t\n", *p))
-        return false;
-      if (!q) {
-        *buf++ = *p;
-        continue;
-      }
-      const char *end = strchr(p + 1, q);
-      if (!end || (q == '"' && strcspn(p + 1, "$`\\") < (size_t)(end - p - 1)))
-        return false;
-      memcpy(buf, p + 1, (size_t)(end - p - 1));
-      buf += end - p - 1;
-      p = end;
-    }
-    *buf++ = '\0';
-  }
-  argv[n] = NULL;
-  return true;
-}
-
 /* "backstop ARGS" in dir, its output in out.txt and err.txt there: the
- * wait status; -1 where sh must run args (cli_words). Without sh where it
- * can: a start of sh is about 1 ms, as much as backstop's own. */
+ * wait status. ARGS split into words by wordexp(3), as sh splits them
+ * (quotes, variables); -1 where sh must run them: a command substitution,
+ * a character wordexp refuses (redirection, ;, |), a comment, or a glob,
+ * which sh expands in dir. Without sh where it can: a start of sh is
+ * about 1 ms, as much as backstop's own. */
 static int cli_exec(const char *args) {
-  char buf[1024], *argv[128];
-  if (strlen(args) >= sizeof buf || !cli_words(args, buf, argv + 1, 127))
+  wordexp_t we;
+  char *argv[128];
+  if (strpbrk(args, "*?[#") || wordexp(args, &we, WRDE_NOCMD) != 0)
     return -1;
+  bool fits = we.we_wordc < sizeof argv / sizeof argv[0] - 1;
   argv[0] = getenv("BACKSTOP_BIN");
+  for (size_t i = 0; fits && i <= we.we_wordc; i++)
+    argv[i + 1] = we.we_wordv[i];
   fflush(NULL);
-  pid_t pid = fork();
+  pid_t pid = fits ? fork() : -1;
   if (pid == 0) {
     char out[128], err[128];
     snprintf(out, sizeof out, "%s/out.txt", dir);
@@ -89,10 +62,10 @@ static int cli_exec(const char *args) {
     execv(argv[0], argv);
     _exit(127);
   }
-  int ws = 0;
-  assert_true(pid > 0);
-  while (waitpid(pid, &ws, 0) < 0)
+  int ws = -1;
+  while (pid > 0 && waitpid(pid, &ws, 0) < 0)
     assert_true(errno == EINTR);
+  wordfree(&we);
   return ws;
 }
 
