@@ -11,6 +11,7 @@
 #include "bs_mutant.h"
 #include "catalog/bs_scenario.h"
 #include "oracles/bs_oracle.h"
+#include "plan/bs_plan.h"
 
 static void print_list(const char *title, const char *const *items) {
   printf("%s:", title);
@@ -107,10 +108,10 @@ int bs_cmd_explain(int argc, char **argv) {
   }
   printf("%s — %s\n\n%s\n\n", s->name, s->summary ? s->summary : "",
          s->details ? s->details : "");
-  printf("labels: %s\nmodel: %s, %d cycle%s, %d rank%s by default (at "
-         "least %d)\ndriver: %s\n",
+  printf("labels: %s\nmodel: %s, %d cycle%s (at least %d), %d rank%s by "
+         "default (at least %d)\ndriver: %s\n",
          s->labels ? s->labels : "", s->model, s->cycles,
-         s->cycles == 1 ? "" : "s", s->default_ranks,
+         s->cycles == 1 ? "" : "s", bs_plan_min_cycles(s), s->default_ranks,
          s->default_ranks == 1 ? "" : "s", s->min_ranks,
          s->drive ? "its own"
                   : "the standard lifecycle (init; per cycle "

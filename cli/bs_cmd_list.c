@@ -7,6 +7,7 @@
 #include "bs_cmd.h"
 #include "bs_json_write.h"
 #include "catalog/bs_scenario.h"
+#include "plan/bs_plan.h"
 
 static void scenario_json(bs_buf *b, const bs_scenario *s) {
   bs_json_write_field_str(b, "{", "name", s->name);
@@ -14,9 +15,10 @@ static void scenario_json(bs_buf *b, const bs_scenario *s) {
   bs_json_write_field_str(b, ", ", "summary", s->summary);
   bs_json_write_field_str(b, ", ", "model", s->model);
   bs_buf_printf(b,
-                ", \"cycles\": %d, \"default_ranks\": %d, "
+                ", \"cycles\": %d, \"min_cycles\": %d, \"default_ranks\": %d, "
                 "\"min_ranks\": %d, \"timeout_ms\": %d, \"sets\": ",
-                s->cycles, s->default_ranks, s->min_ranks, s->timeout_ms);
+                s->cycles, bs_plan_min_cycles(s), s->default_ranks,
+                s->min_ranks, s->timeout_ms);
   bs_json_write_strs(b, s->sets, SIZE_MAX);
   bs_buf_printf(b, ", \"faults\": ");
   bs_json_write_strs(b, s->faults, SIZE_MAX);

@@ -82,6 +82,7 @@ BS_SCENARIO(corrupt_extras){
         "names-an-extra); the expectation requires it to be an expert_bias "
         "buffer, an fp32 or a frozen param.",
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
+    .min_cycles = 2, /* it judges the cycle after its fault */
     .faults = BS_LIST("name=backup/corrupt,rank={last},cycle=0,nth=2,"
                       "failinfo=5"),
     .inspect = inspect,

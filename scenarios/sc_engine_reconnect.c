@@ -26,6 +26,7 @@ BS_SCENARIO(engine_reconnect){
         "reconnect is agreed like any failure), the engine is restarted and "
         "a later update_weights succeeds on every rank.",
     .faults = BS_LIST("name=engine/reconnect,rank=0,cycle=1"),
+    .min_cycles = 3, /* its expectation judges the cycle after the failure */
     .expect = expect,
     .expects = "every rank fails update_weights with engine-dead, then "
                "recovers",

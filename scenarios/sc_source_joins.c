@@ -42,6 +42,7 @@ BS_SCENARIO(source_joins){
         "update_weights (cycle 1) with uncovered-params naming it, before "
         "any bucket is gathered, and the run stops.",
     .sets = BS_LIST("rematerialize=1", "ci_test=1"),
+    .min_cycles = 2, /* it judges the cycle after its fault */
     .faults = BS_LIST("name=source/change,rank={last},cycle=0,nth=2"),
     .expect = expect,
     .expects = "every rank fails update_weights (cycle 1) with "

@@ -45,6 +45,18 @@ static void test_usage_errors(void **state) {
   usage("run engine-death --fault name=no/such", "no/such");
   usage("run engine-death --fault name=engine/send,nth=two", "nth");
   usage("run rank-divergence --ranks 1", "needs at least 2 ranks");
+  /* Its fault fires in cycle 1 and it judges the recovery in cycle 2. */
+  usage("run engine-death --cycles 2",
+        "engine-death needs at least 3 cycles, --cycles gave 2");
+  usage("run source-joins --cycles 1",
+        "source-joins needs at least 2 cycles, --cycles gave 1");
+  /* Chosen by a glob, they are skipped, each said once. */
+  assert_int_equal(backstop("run 'engine-*' --cycles 2 --ranks 2,3"), 2);
+  assert_non_null(strstr(err_text, "skipping engine-reconnect: "
+                                   "engine-reconnect needs at least 3 "
+                                   "cycles, --cycles gave 2\n"));
+  assert_null(strstr(err_text, " at 3 ranks"));
+  assert_non_null(strstr(err_text, "the selection runs nothing"));
   usage("run steady-normal --model /no/such.model", "/no/such.model");
   usage("run steady-normal --ranks 2,x", "--ranks");
   usage("run steady-maincast --set colocate=0", "configuration rejected");

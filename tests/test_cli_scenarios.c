@@ -140,6 +140,11 @@ static void test_every_scenario_well_formed(void **state) {
       fail_msg("%s: no summary", name);
     if (lo < 1 || lo > dflt || dflt > MAX_RANKS)
       fail_msg("%s: ranks %d..%d by default %d", name, lo, MAX_RANKS, dflt);
+    if (bs_json_get_num(s, "min_cycles", -1) < 0 ||
+        bs_json_get_num(s, "min_cycles", -1) > bs_json_get_num(s, "cycles", 0))
+      fail_msg("%s: %g cycles by default, at least %g", name,
+               bs_json_get_num(s, "cycles", 0),
+               bs_json_get_num(s, "min_cycles", -1));
     if (bs_model_load(bs_json_get_str(s, "model", ""), 1.0, &m) != BS_OK)
       fail_msg("%s: model: %s", name, bs_err()->message);
     bs_model_free(&m);

@@ -17,7 +17,8 @@
  *   };
  *
  * A descriptor states only what differs from the defaults below (model,
- * cycles, ranks, minimum ranks); registration fills in the rest.
+ * cycles, ranks, minimum ranks and cycles); registration fills in the
+ * rest.
  * A scenario runs the standard lifecycle (bs_driver.h) unless it brings its
  * own `drive` function; the oracles (bs_oracle.h) then read the run record,
  * and `expect` is one more oracle of that scenario, as is each check a
@@ -44,15 +45,19 @@ typedef bs_status (*bs_drive_fn)(const bs_run *cfg, bs_record *rec);
 typedef bs_status (*bs_inspect_fn)(const bs_run *cfg, bs_record *rec);
 
 struct bs_scenario {
-  const char *name;        /* what `backstop run NAME` takes */
-  const char *labels;      /* space-separated: "@smoke @fault @mutant-target" */
-  const char *summary;     /* one line for `backstop list` */
-  const char *details;     /* what it does, for `backstop explain` */
-  const char *model;       /* preset or model file; NULL: BS_SCENARIO_MODEL */
-  int cycles;              /* 0: BS_SCENARIO_CYCLES; BS_NO_CYCLES: none */
-  int default_ranks;       /* 0: BS_SCENARIO_RANKS */
-  int min_ranks;           /* 0: BS_SCENARIO_MIN_RANKS */
-  const char *const *sets; /* NULL-terminated KEY=VALUE */
+  const char *name;    /* what `backstop run NAME` takes */
+  const char *labels;  /* space-separated: "@smoke @fault @mutant-target" */
+  const char *summary; /* one line for `backstop list` */
+  const char *details; /* what it does, for `backstop explain` */
+  const char *model;   /* preset or model file; NULL: BS_SCENARIO_MODEL */
+  int cycles;          /* 0: BS_SCENARIO_CYCLES; BS_NO_CYCLES: none */
+  int default_ranks;   /* 0: BS_SCENARIO_RANKS */
+  int min_ranks;       /* 0: BS_SCENARIO_MIN_RANKS */
+  /* The fewest cycles its expectation can judge; 0: the fewest its own
+   * faults need to fire (one pinned to cycle C: C + 1). Say more where the
+   * expectation looks past the fault (a recovery in the next cycle). */
+  int min_cycles;
+  const char *const *sets;    /* NULL-terminated KEY=VALUE */
   const char *const *faults;  /* NULL-terminated specs; {last} = size-1 */
   const char *const *targets; /* mutants it is meant to catch (docs) */
   bs_expect_fn expect;        /* NULL: the invariants only */

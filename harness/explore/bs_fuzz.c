@@ -220,18 +220,11 @@ static void draw_sets(rng *g, bs_mutants m, bs_fuzz_run *r) {
     r->nsets = 0;
 }
 
-/* The fewest cycles a run of s needs for its own faults to fire: one pinned
- * to cycle C waits for C + 1 (a run of fewer is vacuous whatever it draws). */
+/* The fewest cycles a run of s may draw (bs_plan_min_cycles), one at least:
+ * a run of fewer is refused, or vacuous whatever it draws. */
 static int own_cycles(const bs_scenario *s) {
-  int need = 1;
-  bs_run_fault own[BS_SCENARIO_FAULTS_MAX];
-  size_t n = 0;
-  if (bs_plan_own_faults(s, 1, own, &n) != BS_OK)
-    bs_err_clear(); /* the run itself says so */
-  for (size_t i = 0; i < n; i++)
-    if (own[i].spec.cycle >= need)
-      need = own[i].spec.cycle + 1;
-  return need;
+  int need = bs_plan_min_cycles(s);
+  return need > 1 ? need : 1;
 }
 
 void bs_fuzz_draw_schedule(uint64_t seed, size_t index, bool seeded,
@@ -482,7 +475,8 @@ static size_t fewer_items(const bs_fuzz_run *r, bs_mutants m, bs_fuzz_run *out,
 }
 
 /* Fewer ranks (faults on a rank past the world move to its last) and fewer
- * cycles (a fault pinned to a cycle past them rules that size out). */
+ * cycles, down to the scenario's fewest (a drawn fault pinned to a cycle
+ * past them rules that size out). */
 static size_t smaller_world(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
                             size_t max) {
   int lo = r->scn->min_ranks > 1 ? r->scn->min_ranks : 1;
@@ -494,7 +488,7 @@ static size_t smaller_world(const bs_fuzz_run *r, bs_fuzz_run *out, size_t n,
         c.faults[i].rank = k - 1;
     n = add(out, n, max, &c);
   }
-  for (int k = 1; k < r->cycles; k++) {
+  for (int k = own_cycles(r->scn); k < r->cycles; k++) {
     bs_fuzz_run c = *r;
     bool fits = true;
     c.cycles = k;

@@ -47,6 +47,18 @@ out:
   return st;
 }
 
+int bs_plan_min_cycles(const bs_scenario *s) {
+  int need = s->min_cycles;
+  bs_run_fault own[BS_SCENARIO_FAULTS_MAX];
+  size_t n = 0;
+  if (bs_plan_own_faults(s, 1, own, &n) != BS_OK)
+    bs_err_clear(); /* the run itself says so */
+  for (size_t i = 0; i < n; i++)
+    if (own[i].spec.cycle >= need)
+      need = own[i].spec.cycle + 1;
+  return need;
+}
+
 bs_status bs_plan_config(const bs_scenario *s, const bs_config_setting *set,
                          size_t n, bs_mutants m, bs_config *out) {
   bs_status st = BS_OK;
@@ -139,6 +151,17 @@ static bool splits(const bs_opts_run *o, const bs_scenario *s, int ranks) {
   return s->drive || ranks % o->procs.nprocs == 0;
 }
 
+/* Why --cycles is too few for s to be judged (false: it is not). */
+static bool few_cycles(const bs_opts_run *o, const bs_scenario *s, char *why,
+                       size_t n) {
+  int cycles = bs_plan_min_cycles(s);
+  if (o->cycles < 0 || o->cycles >= cycles)
+    return false;
+  snprintf(why, n, "%s needs at least %d cycles, --cycles gave %d", s->name,
+           cycles, o->cycles);
+  return true;
+}
+
 /* Why s cannot run at this size with these options (false: it can). A
  * scenario with its own driver runs no lifecycle of its own options: no
  * --set applies and no --fault can fire. */
@@ -147,6 +170,8 @@ static bool unfit(const bs_opts_run *o, const bs_scenario *s, int ranks,
   if (ranks < s->min_ranks)
     snprintf(why, n, "%s needs at least %d ranks, --ranks gave %d", s->name,
              s->min_ranks, ranks);
+  else if (few_cycles(o, s, why, n))
+    ;
   else if (!splits(o, s, ranks))
     snprintf(why, n, "%s: %d ranks do not split evenly over %d processes",
              s->name, ranks, o->procs.nprocs);
@@ -325,6 +350,11 @@ static bs_status plan_k(const bs_opts_run *o, const char *exe, bs_plan *p,
    * usage error. */
   bool chosen = o->nranks <= 1 && named(o, s);
   char why[400];
+  if (!chosen && few_cycles(o, s, why, sizeof why)) { /* at any size */
+    if (k == 0)
+      skipping(o, s, ": %s", why);
+    return BS_OK;
+  }
   if (!chosen && unfit(o, s, ranks, why, sizeof why)) {
     if (k < x->per) /* said once */
       skipping(o, s, " at %d rank%s: %s", ranks, ranks == 1 ? "" : "s", why);

@@ -45,6 +45,10 @@ bs_status bs_plan_config(const bs_scenario *s, const bs_config_setting *set,
  * out[0..*n) (at most BS_SCENARIO_FAULTS_MAX). */
 bs_status bs_plan_own_faults(const bs_scenario *s, int ranks, bs_run_fault *out,
                              size_t *n);
+/* The fewest cycles a run of s can be judged in: its .min_cycles, and
+ * at least one past the cycle each of its own faults is pinned to (a run
+ * of fewer is refused, or skipped where a label or glob chose s). */
+int bs_plan_min_cycles(const bs_scenario *s);
 /* A spec the campaigns make (a swept reach, a drawn fault), parsed. */
 bs_status bs_plan_fault(const char *text, bs_run_fault *out);
 
