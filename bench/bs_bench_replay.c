@@ -15,8 +15,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "bs_buf.h"
 #include "bs_file.h"
 #include "bs_fork.h"
+#include "bs_json_write.h"
 #include "comm/bs_comm.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_replay.h"
@@ -186,23 +188,28 @@ out:
   return st;
 }
 
+/* The culprit is replay's own words: escaped as JSON's rules say. */
+static char *replay_json(const bs_bench_replay *r) {
+  bs_buf b = {0};
+  bs_buf_printf(&b,
+                "{\"replay\": {\"ranks\": %d, \"collectives\": %zu, "
+                "\"seconds\": %.3f, \"peak_bytes\": %zu",
+                r->ranks, r->collectives, r->seconds, r->peak_bytes);
+  bs_json_write_field_str(&b, ", ", "culprit", r->replay_culprit);
+  bs_buf_printf(&b, ", \"agrees\": %s, \"dump_seconds\": %.3f}}\n",
+                r->agrees ? "true" : "false", r->dump_seconds);
+  return bs_buf_take(&b);
+}
+
 char *bs_bench_replay_text(const bs_bench_replay *r, bool json) {
   char *s = NULL;
-  int n;
   if (json)
-    n = asprintf(&s,
-                 "{\"replay\": {\"ranks\": %d, \"collectives\": %zu, "
-                 "\"seconds\": %.3f, \"peak_bytes\": %zu, \"culprit\": "
-                 "\"%s\", \"agrees\": %s, \"dump_seconds\": %.3f}}\n",
-                 r->ranks, r->collectives, r->seconds, r->peak_bytes,
-                 r->replay_culprit, r->agrees ? "true" : "false",
-                 r->dump_seconds);
-  else
-    n = asprintf(&s,
-                 "replay of %d ranks' dumps (%zu collectives): %.2f s, peak "
-                 "%.0f MiB; culprit %s (%s the world's report)\n",
-                 r->ranks, r->collectives, r->seconds,
-                 (double)r->peak_bytes / (1 << 20), r->replay_culprit,
-                 r->agrees ? "as" : "NOT as");
+    return replay_json(r);
+  int n = asprintf(&s,
+                   "replay of %d ranks' dumps (%zu collectives): %.2f s, peak "
+                   "%.0f MiB; culprit %s (%s the world's report)\n",
+                   r->ranks, r->collectives, r->seconds,
+                   (double)r->peak_bytes / (1 << 20), r->replay_culprit,
+                   r->agrees ? "as" : "NOT as");
   return n < 0 ? NULL : s;
 }

@@ -580,6 +580,14 @@ static void test_replay_figure(void **state) {
   bs_json_free(&j);
   free(line);
   free(json);
+  /* Replay's words go into the JSON escaped. */
+  snprintf(r.replay_culprit, sizeof r.replay_culprit, "rank \"7\" \\ x");
+  json = bs_bench_replay_text(&r, true);
+  assert_int_equal(bs_json_parse(json, strlen(json), &j), BS_OK);
+  assert_string_equal(bs_json_get_str(bs_json_get(&j, "replay"), "culprit", ""),
+                      "rank \"7\" \\ x");
+  bs_json_free(&j);
+  free(json);
   const char *argv[] = {"bench", "--replay", "1"};
   assert_int_equal(bs_bench_cli_main(3, (char **)argv), 2);
   bs_err_clear();
