@@ -306,6 +306,7 @@ out:
     free(r.g[i].members);
   free(r.g);
   free(r.start);
+  free(r.p2p_from);
   free(distinct);
   bs_buf_free(&b);
   bs_dumps_report_verdict_free(&dumps);

@@ -79,6 +79,7 @@ typedef struct bs_replay_state {
   bs_replay_plan *plan;
   bs_replay_group *g; /* by bs_dumps.groups */
   uint64_t *start;    /* by group: its first collective replayed */
+  uint64_t *p2p_from; /* by group: its first p2p op replayed */
   bs_replay_dumpless dl;
   size_t batches;
   bs_dev **devs;
@@ -124,6 +125,15 @@ typedef struct bs_replay_rank_arg {
 /* Group g's first collective to replay: the last one before which every
  * member's dump shows every collective done alike (bs_replay_start.c). */
 uint64_t bs_replay_start_of(const bs_dumps *d, int g);
+/* Group g's first p2p op to replay (its p2p_seq_id; 0: all of them,
+ * UINT64_MAX: none, a ring forgot some that cannot be paired), alike on
+ * every member (bs_replay_pairs.c). */
+uint64_t bs_replay_pairs_from(const bs_dumps *d, int g);
+/* The n steps of a rank without a dump put in the order its peers' dumps
+ * say (src[i]: step i's peer's entry where it is a p2p op, else NULL;
+ * bs_replay_order.c). */
+bs_status bs_replay_order(const bs_replay_state *r, bs_replay_step *s,
+                          const bs_dump_coll *const *src, size_t n);
 
 /* What the communicator runs for a recorded op (bs_replay_ops.c). */
 typedef struct bs_replay_op {

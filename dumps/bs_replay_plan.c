@@ -106,10 +106,9 @@ out:
 }
 
 /* Rank's ops of group g from its dump: collectives from the group's start
- * (bs_replay_start.c) on; p2p ops unless its ring forgot entries (the
- * k-th send from a to b is the k-th receive of b from a, counted from the
- * job's start: what the ring holds cannot be paired). */
-static bs_status plan_group(bs_replay_state *r, int rank, const bs_dump *d,
+ * (bs_replay_start.c) on; p2p ops from the group's first that can be
+ * paired (bs_replay_pairs.c) on. */
+static bs_status plan_group(bs_replay_state *r, int rank,
                             const bs_dump_pg *pg) {
   bs_status st = BS_OK;
   uint64_t first = r->start[pg->group], last = 0;
@@ -117,7 +116,7 @@ static bs_status plan_group(bs_replay_state *r, int rank, const bs_dump *d,
     const bs_dump_coll *c = &pg->c[k];
     bs_replay_step s = {
         .group = pg->group, .seq = c->seq, .at_ns = c->created_ns};
-    if (c->p2p && d->lost)
+    if (c->p2p && c->seq < r->p2p_from[pg->group])
       continue;
     if (c->p2p) {
       BS_CHECK(plan_p2p(r, rank, c, &s));
@@ -198,7 +197,8 @@ static bs_status make_p2p(bs_replay_state *r) {
       for (size_t j = 0; j < pg->n; j++) {
         const bs_dump_coll *c = &pg->c[j];
         if (!c->p2p || c->nparts || c->peer < 0 ||
-            c->state != BS_DUMP_COMPLETED || c->kind == BS_DUMP_COLL)
+            c->state != BS_DUMP_COMPLETED || c->kind == BS_DUMP_COLL ||
+            c->seq < r->p2p_from[pg->group])
           continue;
         if (!bs_vec_grow(&dl->p2p, &cap, dl->np2p + 1, sizeof *dl->p2p))
           return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu p2p ops",
@@ -247,6 +247,9 @@ static bs_status plan_dumpless(bs_replay_state *r, int rank) {
   bs_status st = BS_OK;
   const bs_dumps *d = r->d;
   bs_replay_dumpless *dl = &r->dl;
+  bs_replay_plan *p = &r->plan[rank];
+  const bs_dump_coll **src = NULL; /* by step: a p2p op's peer's entry */
+  size_t ncoll = 0, first = 0;
   if (!dl->made)
     BS_CHECK(make_dumpless(r));
   for (size_t g = 0; g < d->ngroups; g++) {
@@ -259,8 +262,9 @@ static bs_status plan_dumpless(bs_replay_state *r, int rank) {
       BS_CHECK(plan_coll(r, rank, done, &s));
     }
   }
-  for (size_t k = first_of_peer(dl, rank);
-       k < dl->np2p && dl->p2p[k].peer == rank; k++) {
+  ncoll = p->n;
+  first = first_of_peer(dl, rank);
+  for (size_t k = first; k < dl->np2p && dl->p2p[k].peer == rank; k++) {
     const struct bs_replay_dumpless_p2p *e = &dl->p2p[k];
     bs_replay_step s = {
         .group = e->group, .at_ns = when_done(e->c), .batch = ++r->batches};
@@ -268,7 +272,15 @@ static bs_status plan_dumpless(bs_replay_state *r, int rank) {
                       e->c->kind == BS_DUMP_SEND ? BS_DUMP_RECV : BS_DUMP_SEND,
                       e->rank, &s));
   }
+  /* One step each (a collective, a one-op p2p entry): the p2p ops' entries
+   * by place. */
+  if (!(src = calloc(p->n + 1, sizeof *src)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "replay: %zu ops", p->n);
+  for (size_t k = ncoll; k < p->n; k++)
+    src[k] = dl->p2p[first + k - ncoll].c;
+  BS_CHECK(bs_replay_order(r, p->s, src, p->n));
 out:
+  free(src);
   return st;
 }
 
@@ -293,10 +305,10 @@ bs_status bs_replay_plan_rank(bs_replay_state *r, int rank) {
   bs_status st = BS_OK;
   const bs_dump *d = bs_dumps_rank(r->d, rank);
   bs_replay_plan *p = &r->plan[rank];
-  if (!d)
-    BS_CHECK(plan_dumpless(r, rank));
-  for (size_t k = 0; d && k < d->npg; k++)
-    BS_CHECK(plan_group(r, rank, d, &d->pg[k]));
+  if (!d) /* in the order its peers' dumps say (bs_replay_order.c) */
+    return plan_dumpless(r, rank);
+  for (size_t k = 0; k < d->npg; k++)
+    BS_CHECK(plan_group(r, rank, &d->pg[k]));
   if (p->n)
     qsort(p->s, p->n, sizeof *p->s, by_time);
 out:
@@ -314,12 +326,14 @@ static int by_int(const void *a, const void *b) {
 bs_status bs_replay_plan_groups(bs_replay_state *r) {
   const bs_dumps *d = r->d;
   if (d->ngroups && (!(r->g = calloc(d->ngroups, sizeof *r->g)) ||
-                     !(r->start = calloc(d->ngroups, sizeof *r->start))))
+                     !(r->start = calloc(d->ngroups, sizeof *r->start)) ||
+                     !(r->p2p_from = calloc(d->ngroups, sizeof *r->p2p_from))))
     return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu groups", d->ngroups);
   for (size_t i = 0; i < d->ngroups; i++) {
     const bs_dump_group *dg = &d->groups[i];
     bs_replay_group *g = &r->g[i];
     r->start[i] = bs_replay_start_of(d, (int)i);
+    r->p2p_from[i] = bs_replay_pairs_from(d, (int)i);
     if (dg->n < 1 || !(g->members = malloc((size_t)dg->n * sizeof(int))))
       return bs_err_fail(BS_ERR_INVALID, NULL,
                          "replay: group %s has no members", dg->name);
