@@ -306,7 +306,8 @@ out:
     free(r.g[i].members);
   free(r.g);
   free(r.start);
-  free(r.p2p_from);
+  free(r.unpaired);
+  free(r.skips);
   free(distinct);
   bs_buf_free(&b);
   bs_dumps_report_verdict_free(&dumps);

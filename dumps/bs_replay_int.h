@@ -33,6 +33,14 @@ typedef struct bs_replay_step {
   size_t order;        /* then the order in which it was read */
 } bs_replay_step;
 
+/* A rank's p2p ops to a peer one way (send or recv) of a group before
+ * number `from` are not replayed: the other side's ring forgot theirs. */
+typedef struct bs_replay_skip {
+  int group, rank, peer;
+  bs_dump_kind kind;
+  uint64_t from;
+} bs_replay_skip;
+
 typedef struct bs_replay_plan {
   bs_replay_step *s;
   size_t n, cap;
@@ -79,7 +87,11 @@ typedef struct bs_replay_state {
   bs_replay_plan *plan;
   bs_replay_group *g; /* by bs_dumps.groups */
   uint64_t *start;    /* by group: its first collective replayed */
-  uint64_t *p2p_from; /* by group: its first p2p op replayed */
+  bool *unpaired;     /* by group: none of its p2p ops replayed */
+  /* Where a ring forgot entries: a rank's p2p ops to a peer one way
+   * before number `from` are not replayed (bs_replay_pairs.c). */
+  struct bs_replay_skip *skips;
+  size_t nskips, skips_cap;
   bs_replay_dumpless dl;
   size_t batches;
   bs_dev **devs;
@@ -125,10 +137,15 @@ typedef struct bs_replay_rank_arg {
 /* Group g's first collective to replay: the last one before which every
  * member's dump shows every collective done alike (bs_replay_start.c). */
 uint64_t bs_replay_start_of(const bs_dumps *d, int g);
-/* Group g's first p2p op to replay (its p2p_seq_id; 0: all of them,
- * UINT64_MAX: none, a ring forgot some that cannot be paired), alike on
- * every member (bs_replay_pairs.c). */
-uint64_t bs_replay_pairs_from(const bs_dumps *d, int g);
+/* Which of group g's p2p ops are replayed, where a ring forgot entries
+ * (bs_replay_pairs.c): r->unpaired[g], or the ops each side holds before
+ * the other's oldest left out (r->skips; sorted by bs_replay_pairs_sort
+ * once every group is made). */
+bs_status bs_replay_pairs_make(bs_replay_state *r, int g);
+void bs_replay_pairs_sort(bs_replay_state *r);
+/* Whether rank's p2p op c of group g is replayed. */
+bool bs_replay_pairs_keep(const bs_replay_state *r, int g, int rank,
+                          const bs_dump_coll *c);
 /* The n steps of a rank without a dump put in the order its peers' dumps
  * say (src[i]: step i's peer's entry where it is a p2p op, else NULL;
  * bs_replay_order.c). */

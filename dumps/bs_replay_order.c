@@ -187,7 +187,8 @@ static int by_from(const void *x, const void *y) {
 static size_t topo(order *o, size_t *indeg, size_t *first, heap *q,
                    size_t *out) {
   size_t placed = 0;
-  qsort(o->e, o->ne, sizeof *o->e, by_from);
+  if (o->ne) /* NULL when none: no qsort */
+    qsort(o->e, o->ne, sizeof *o->e, by_from);
   for (size_t k = 0; k < o->ne; k++)
     indeg[o->e[k].to]++;
   for (size_t i = 0, k = 0; i <= o->n; i++) {

@@ -116,7 +116,7 @@ static bs_status plan_group(bs_replay_state *r, int rank,
     const bs_dump_coll *c = &pg->c[k];
     bs_replay_step s = {
         .group = pg->group, .seq = c->seq, .at_ns = c->created_ns};
-    if (c->p2p && c->seq < r->p2p_from[pg->group])
+    if (c->p2p && !bs_replay_pairs_keep(r, pg->group, rank, c))
       continue;
     if (c->p2p) {
       BS_CHECK(plan_p2p(r, rank, c, &s));
@@ -198,7 +198,7 @@ static bs_status make_p2p(bs_replay_state *r) {
         const bs_dump_coll *c = &pg->c[j];
         if (!c->p2p || c->nparts || c->peer < 0 ||
             c->state != BS_DUMP_COMPLETED || c->kind == BS_DUMP_COLL ||
-            c->seq < r->p2p_from[pg->group])
+            !bs_replay_pairs_keep(r, pg->group, d->d[i].rank, c))
           continue;
         if (!bs_vec_grow(&dl->p2p, &cap, dl->np2p + 1, sizeof *dl->p2p))
           return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu p2p ops",
@@ -327,13 +327,15 @@ bs_status bs_replay_plan_groups(bs_replay_state *r) {
   const bs_dumps *d = r->d;
   if (d->ngroups && (!(r->g = calloc(d->ngroups, sizeof *r->g)) ||
                      !(r->start = calloc(d->ngroups, sizeof *r->start)) ||
-                     !(r->p2p_from = calloc(d->ngroups, sizeof *r->p2p_from))))
+                     !(r->unpaired = calloc(d->ngroups, sizeof *r->unpaired))))
     return bs_err_fail(BS_ERR_NOMEM, NULL, "replay: %zu groups", d->ngroups);
   for (size_t i = 0; i < d->ngroups; i++) {
     const bs_dump_group *dg = &d->groups[i];
     bs_replay_group *g = &r->g[i];
+    bs_status st = bs_replay_pairs_make(r, (int)i);
+    if (st != BS_OK)
+      return st;
     r->start[i] = bs_replay_start_of(d, (int)i);
-    r->p2p_from[i] = bs_replay_pairs_from(d, (int)i);
     if (dg->n < 1 || !(g->members = malloc((size_t)dg->n * sizeof(int))))
       return bs_err_fail(BS_ERR_INVALID, NULL,
                          "replay: group %s has no members", dg->name);
@@ -343,6 +345,7 @@ bs_status bs_replay_plan_groups(bs_replay_state *r) {
     g->world = g->n == r->n && (!strcmp(dg->desc, "default_pg") ||
                                 (!dg->desc[0] && !strcmp(dg->name, "0")));
   }
+  bs_replay_pairs_sort(r);
   return BS_OK;
 }
 

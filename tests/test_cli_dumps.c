@@ -269,13 +269,13 @@ static void test_unnamed_member(void **state) {
   deadlock_21_22("r.json");
 }
 
-/* Corpus program P of seed 1 (bench --hangs, up to 64 ranks): the
+/* Corpus program P of seed 1 (bench --hangs, up to `most` ranks): the
  * bench's replay reproduces the roots its dumps name; so does `replay` of
  * the dumps it keeps, saying `says`, where given. */
-static void reproduces(int p, const char *says) {
+static void reproduces(int p, int most, const char *says) {
   char cmd[256];
   snprintf(cmd, sizeof cmd,
-           "bench --hangs 1 --seed 1 --from %d --max-ranks 64%s", p,
+           "bench --hangs 1 --seed 1 --from %d --max-ranks %d%s", p, most,
            says ? " --keep k" : "");
   assert_int_equal(backstop(cmd), 0);
   has(out_text, "its run reproduced the dumps' roots on 1 (100.0%)");
@@ -292,20 +292,22 @@ static void reproduces(int p, const char *says) {
 }
 
 /* Replays that did not reproduce their dumps before (they named the
- * dumps' verdict instead). Rings that forgot entries: a pipeline pair's
- * p2p ops (program 10: rank 3 waits in a send to rank 11, which never
- * issues the recv) and a context-parallel pair's exchange (33: each sends
- * first), paired from the later ring's first op on. Ranks without a dump,
- * whose peers' clocks are skewed: rank 3 (88) in all_reduce #2 of the
- * world and a p2p op with rank 9, which rank 9's dump puts first (the
- * times, taken from two ranks' clocks, put them the other way round); a
- * node's folder missing (89). */
+ * dumps' verdict instead). Rings that forgot entries, each direction's
+ * p2p ops aligned at its last completed one: a pipeline pair (program 10:
+ * rank 3 waits in a send to rank 11, which never issues the recv), a
+ * context-parallel pair's exchange (33: each sends first), a pipeline of 4
+ * (457 of up to 512 ranks: ranks 1, 3 and 7 wait in p2p ops with their
+ * neighbours). Ranks without a dump, whose peers' clocks are skewed: rank
+ * 3 (88) in all_reduce #2 of the world and a p2p op with rank 9, which
+ * rank 9's dump puts first (the times, taken from two ranks' clocks, put
+ * them the other way round); a node's folder missing (89). */
 static void test_replay_reproduces(void **state) {
   (void)state;
-  reproduces(10, "rank 3: in send #9 to rank 11 (8 x fp32) of group 4");
-  reproduces(33, NULL);
-  reproduces(88, "  rank 3: no dump: replays the 28 ops");
-  reproduces(89, NULL);
+  reproduces(10, 64, "rank 3: in send #9 to rank 11 (8 x fp32) of group 4");
+  reproduces(33, 64, NULL);
+  reproduces(457, 512, "  rank 3: in send #54 to rank 5 (8 x fp32) of group 2");
+  reproduces(88, 64, "  rank 3: no dump: replays the 28 ops");
+  reproduces(89, 64, NULL);
 }
 
 /* The same deadlock replayed by a process per rank, on real time. */
