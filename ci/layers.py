@@ -456,6 +456,22 @@ def blank_comments(text):
                   text, flags=re.S)
 
 
+# A comment, or a string or character literal (escapes honoured), whichever
+# starts first: a "{" in a format string is no brace of the code.
+_LITERAL = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|'
+                      r"'(?:\\.|[^'\\\n])*'", re.S)
+
+
+def blank_literals(text):
+    """Comments and the insides of literals as blanks (lines kept)."""
+    def blank(m):
+        s = m.group(0)
+        if s[0] in "\"'":
+            return s[0] + re.sub(r"[^\n]", " ", s[1:-1]) + s[-1]
+        return re.sub(r"[^\n]", " ", s)
+    return _LITERAL.sub(blank, text)
+
+
 @functools.lru_cache(maxsize=None)  # the self-test asks of each file 5 times
 def exported(text):
     """(name, line) of each function text defines that is not static."""
@@ -535,30 +551,36 @@ def calls(root, files, extra=()):
 
 def sizes(root, files):
     """Lines of every function defined outside tests/ (static ones too),
-    from its head to its closing brace, comments blanked."""
+    from its head to its closing brace, comments and literals blanked."""
     out = []
     for f in files:
         if not f.endswith((".c", ".cu")) or f.startswith("tests/"):
             continue
-        text = blank_comments(text_of(os.path.join(root, f)))
-        for m in DEF_HEAD.finditer(text):
-            head = m.group(1).split()
-            if not head or head[0] in ("typedef", "return") or \
-                    m.group(2) in NOT_DEFS:
-                continue
-            i = text.find(")", m.end())
-            rest = text[i + 1:].lstrip() if i >= 0 else ""
-            if not rest.startswith("{"):
-                continue
-            start = text.index("{", i)
-            depth, j = 0, start
-            while j < len(text):
-                depth += {"{": 1, "}": -1}.get(text[j], 0)
-                if depth == 0:
-                    break
-                j += 1
-            out.append(text.count("\n", m.start(), j) + 1)
+        out.extend(sizes_in(blank_literals(text_of(os.path.join(root, f)))))
     return sorted(out)
+
+
+def sizes_in(text):
+    """Each function's lines in text (comments and literals blank)."""
+    out = []
+    for m in DEF_HEAD.finditer(text):
+        head = m.group(1).split()
+        if not head or head[0] in ("typedef", "return") or \
+                m.group(2) in NOT_DEFS:
+            continue
+        i = text.find(")", m.end())
+        rest = text[i + 1:].lstrip() if i >= 0 else ""
+        if not rest.startswith("{"):
+            continue
+        start = text.index("{", i)
+        depth, j = 0, start
+        while j < len(text):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+            j += 1
+        out.append(text.count("\n", m.start(), j) + 1)
+    return out
 
 
 def self_test(root, files):
@@ -610,6 +632,13 @@ def self_test(root, files):
         if not set(names(root, files, [(f, text)])) - named:
             print(f"layers: not caught: {f}: {text!r}", file=sys.stderr)
             bad += 1
+    # Braces in literals and comments are not the code's: 5 lines, not 2.
+    planted = ('static int f(void) {\n  puts("}");\n  /* } */ putchar(\'}\');'
+               '\n  return 0;\n}\n')
+    if sizes_in(blank_literals(planted)) != [5]:
+        print("layers: --sizes counts braces of literals: "
+              f"{sizes_in(blank_literals(planted))}", file=sys.stderr)
+        bad += 1
     return bad
 
 
