@@ -1,8 +1,9 @@
 /* The scheduler's timers (bs_sched.h): at most one per task, in a binary
  * min-heap indexed by task, so a timer is set or dropped in O(log n) (a
  * wait woken before its bound drops its timer). Ties go to the lower task:
- * the order the clock wakes tasks in is the seed's, not the heap's.
- * Internal to the scheduler. */
+ * the order the clock wakes tasks in is the seed's, not the heap's. Any
+ * ids 0..n-1 keyed by a time fit it: the replay orders a rank's ops with
+ * it (dumps/bs_replay_order.c). */
 #ifndef BS_SCHED_HEAP_H
 #define BS_SCHED_HEAP_H
 

@@ -8,9 +8,11 @@
  * place it recorded them: no clock). Each pair of streams is ordered by one
  * rank in both. Times, which come from the peers' clocks (skewed host by
  * host), only break ties, and order what no peer's dump relates. */
+#include <limits.h>
 #include <stdlib.h>
 
 #include "bs_replay_int.h"
+#include "bs_sched_heap.h"
 #include "bs_vec.h"
 
 typedef struct stream {
@@ -144,48 +146,30 @@ out:
   return st;
 }
 
-/* Ties: the earlier time, then the order read. */
-static bool before(const bs_replay_step *s, size_t x, size_t y) {
-  if (s[x].at_ns != s[y].at_ns)
-    return s[x].at_ns < s[y].at_ns;
-  return s[x].order < s[y].order;
-}
-
-/* The steps with no edge left into them, a heap by `before`. */
-typedef struct heap {
-  size_t *h, n;
-} heap;
-
-static void heap_push(heap *q, const bs_replay_step *s, size_t v) {
-  size_t i = q->n++;
-  for (; i > 0 && before(s, v, q->h[(i - 1) / 2]); i = (i - 1) / 2)
-    q->h[i] = q->h[(i - 1) / 2];
-  q->h[i] = v;
-}
-
-static size_t heap_pop(heap *q, const bs_replay_step *s) {
-  size_t top = q->h[0], last = q->h[--q->n], i = 0;
-  for (size_t c; (c = 2 * i + 1) < q->n; i = c) {
-    if (c + 1 < q->n && before(s, q->h[c + 1], q->h[c]))
-      c++;
-    if (!before(s, q->h[c], last))
-      break;
-    q->h[i] = q->h[c];
-  }
-  if (q->n)
-    q->h[i] = last;
-  return top;
-}
-
 static int by_from(const void *x, const void *y) {
   const edge *a = x, *b = y;
   return (a->from > b->from) - (a->from < b->from);
 }
 
-/* Kahn's topological order into out; a cycle (dumps at odds) leaves its
- * steps to the times. Returns how many it placed. */
-static size_t topo(order *o, size_t *indeg, size_t *first, heap *q,
-                   size_t *out) {
+/* The steps in q into out from *placed on, earliest first (ties: the
+ * lower step, the order read); those with no edge left into them go in as
+ * each leaves. */
+static void drain(order *o, bs_sched_heap *q, size_t *indeg,
+                  const size_t *first, size_t *out, size_t *placed) {
+  uint64_t when;
+  for (int v; (v = bs_sched_heap_top(q, &when)) >= 0;) {
+    bs_sched_heap_drop(q, v);
+    out[(*placed)++] = (size_t)v;
+    for (size_t k = first[v]; indeg && k < first[v + 1]; k++)
+      if (--indeg[o->e[k].to] == 0)
+        bs_sched_heap_set(q, (int)o->e[k].to, o->s[o->e[k].to].at_ns);
+  }
+}
+
+/* Kahn's topological order into out, by time among the steps free to go;
+ * what a cycle (dumps at odds) leaves out follows by time. */
+static void topo(order *o, size_t *indeg, size_t *first, bs_sched_heap *q,
+                 size_t *out) {
   size_t placed = 0;
   if (o->ne) /* NULL when none: no qsort */
     qsort(o->e, o->ne, sizeof *o->e, by_from);
@@ -198,31 +182,12 @@ static size_t topo(order *o, size_t *indeg, size_t *first, heap *q,
   }
   for (size_t i = 0; i < o->n; i++)
     if (indeg[i] == 0)
-      heap_push(q, o->s, i);
-  while (q->n) {
-    size_t v = heap_pop(q, o->s);
-    out[placed++] = v;
-    for (size_t k = first[v]; k < first[v + 1]; k++)
-      if (--indeg[o->e[k].to] == 0)
-        heap_push(q, o->s, o->e[k].to);
-  }
-  return placed;
-}
-
-static int by_time_index(const void *x, const void *y, void *ctx) {
-  const bs_replay_step *s = ctx;
-  size_t a = *(const size_t *)x, b = *(const size_t *)y;
-  return before(s, a, b) ? -1 : before(s, b, a);
-}
-
-/* What the order left out (a cycle) after it, by time. */
-static void rest_by_time(const bs_replay_step *s, size_t n, size_t *out,
-                         size_t placed, const size_t *indeg) {
-  size_t k = placed;
-  for (size_t i = 0; i < n; i++)
+      bs_sched_heap_set(q, (int)i, o->s[i].at_ns);
+  drain(o, q, indeg, first, out, &placed);
+  for (size_t i = 0; i < o->n; i++)
     if (indeg[i] > 0)
-      out[k++] = i;
-  qsort_r(out + placed, n - placed, sizeof *out, by_time_index, (void *)s);
+      bs_sched_heap_set(q, (int)i, o->s[i].at_ns);
+  drain(o, q, NULL, first, out, &placed);
 }
 
 bs_status bs_replay_order(const bs_replay_state *r, bs_replay_step *s,
@@ -232,17 +197,19 @@ bs_status bs_replay_order(const bs_replay_state *r, bs_replay_step *s,
   size_t *indeg = calloc(n + 1, sizeof *indeg);
   size_t *first = calloc(n + 1, sizeof *first);
   size_t *out = calloc(n + 1, sizeof *out);
-  heap q = {calloc(n + 1, sizeof *q.h), 0};
+  bs_sched_heap q = {0};
   bs_replay_step *copy = malloc((n + 1) * sizeof *copy);
   o.of = calloc(n + 1, sizeof *o.of);
   o.st = calloc(n + 1, sizeof *o.st);
   o.p = calloc(n + 1, sizeof *o.p);
-  if (!indeg || !first || !out || !q.h || !copy || !o.of || !o.st || !o.p)
+  if (n > INT_MAX)
+    BS_FAIL(BS_ERR_INVALID, NULL, "replay: %zu ops of one rank", n);
+  if (!bs_sched_heap_init(&q, (int)n + 1) || !indeg || !first || !out ||
+      !copy || !o.of || !o.st || !o.p)
     BS_FAIL(BS_ERR_NOMEM, NULL, "replay: the order of %zu ops", n);
   streams(&o);
   BS_CHECK(edges(&o));
-  size_t placed = topo(&o, indeg, first, &q, out);
-  rest_by_time(s, n, out, placed, indeg);
+  topo(&o, indeg, first, &q, out);
   for (size_t k = 0; k < n; k++)
     copy[k] = s[out[k]];
   for (size_t k = 0; k < n; k++) {
@@ -253,7 +220,7 @@ out:
   free(indeg);
   free(first);
   free(out);
-  free(q.h);
+  bs_sched_heap_fini(&q);
   free(copy);
   free(o.of);
   free(o.st);

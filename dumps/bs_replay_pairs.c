@@ -35,15 +35,20 @@ typedef struct pairs {
   bool batch;
 } pairs;
 
+/* One rank's ops to one peer one way against another's: rank, peer, way. */
+static int by_direction(int ra, int pa, bs_dump_kind ka, int rb, int pb,
+                        bs_dump_kind kb) {
+  if (ra != rb)
+    return (ra > rb) - (ra < rb);
+  if (pa != pb)
+    return (pa > pb) - (pa < pb);
+  return (ka > kb) - (ka < kb);
+}
+
 static int by_way(const void *x, const void *y) {
   const held *a = x, *b = y;
-  if (a->rank != b->rank)
-    return (a->rank > b->rank) - (a->rank < b->rank);
-  if (a->peer != b->peer)
-    return (a->peer > b->peer) - (a->peer < b->peer);
-  if (a->kind != b->kind)
-    return (a->kind > b->kind) - (a->kind < b->kind);
-  return (a->seq > b->seq) - (a->seq < b->seq);
+  int c = by_direction(a->rank, a->peer, a->kind, b->rank, b->peer, b->kind);
+  return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
 /* Every member's p2p ops of the group, by rank, peer, way and number. */
@@ -180,7 +185,6 @@ bs_status bs_replay_pairs_make(bs_replay_state *r, int g) {
   bs_status st = BS_OK;
   pairs p = {.r = r, .g = g};
   size_t before = r->nskips;
-  r->unpaired[g] = false;
   if (any_lost(r->d, g))
     BS_CHECK(gather(&p));
   if (p.n && (p.batch || !aligned(&p, &st))) {
@@ -194,12 +198,9 @@ out:
 
 static int by_key(const void *x, const void *y) {
   const bs_replay_skip *a = x, *b = y;
-  int v[4] = {a->group - b->group, a->rank - b->rank, a->peer - b->peer,
-              (int)a->kind - (int)b->kind};
-  for (int i = 0; i < 4; i++)
-    if (v[i])
-      return (v[i] > 0) - (v[i] < 0);
-  return 0;
+  if (a->group != b->group)
+    return (a->group > b->group) - (a->group < b->group);
+  return by_direction(a->rank, a->peer, a->kind, b->rank, b->peer, b->kind);
 }
 
 void bs_replay_pairs_sort(bs_replay_state *r) {

@@ -106,8 +106,8 @@ out:
 }
 
 /* Rank's ops of group g from its dump: collectives from the group's start
- * (bs_replay_start.c) on; p2p ops from the group's first that can be
- * paired (bs_replay_pairs.c) on. */
+ * (bs_replay_start.c) on; the p2p ops the replay pairs (bs_replay_pairs.c:
+ * none, or those past what the other side's ring forgot). */
 static bs_status plan_group(bs_replay_state *r, int rank,
                             const bs_dump_pg *pg) {
   bs_status st = BS_OK;

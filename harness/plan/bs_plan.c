@@ -170,8 +170,6 @@ static bool unfit(const bs_opts_run *o, const bs_scenario *s, int ranks,
   if (ranks < s->min_ranks)
     snprintf(why, n, "%s needs at least %d ranks, --ranks gave %d", s->name,
              s->min_ranks, ranks);
-  else if (few_cycles(o, s, why, n))
-    ;
   else if (!splits(o, s, ranks))
     snprintf(why, n, "%s: %d ranks do not split evenly over %d processes",
              s->name, ranks, o->procs.nprocs);
@@ -182,7 +180,7 @@ static bool unfit(const bs_opts_run *o, const bs_scenario *s, int ranks,
              s->name, o->nsets ? "--set" : "--fault",
              o->nsets ? o->sets[0] : o->faults[0].text);
   else
-    return false;
+    return few_cycles(o, s, why, n);
   return true;
 }
 
