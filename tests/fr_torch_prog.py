@@ -180,8 +180,11 @@ def dump(r, out, backend, pickle):
 
 
 def entries(backend):
-    return len(json.loads(c10d._dump_fr_trace_json(backend=backend))
-               .get("entries", []))
+    """Entries recorded so far, those a small ring (TORCH_FR_BUFFER_SIZE)
+    has overwritten included: the last record_id's successor."""
+    held = json.loads(c10d._dump_fr_trace_json(backend=backend)).get(
+        "entries", [])
+    return max((e["record_id"] for e in held), default=-1) + 1
 
 
 def deadline(seconds):
@@ -268,12 +271,23 @@ def start(prog, name, out, attempt):
             os.kill(pid, 9)
             os.waitpid(pid, 0)
         return None, str(e)
-    return (pids, server), None
+    # The ranks' keys (up/R), under the prefix rank_main gives them.
+    return (pids, server, dist.PrefixStore(f"{name}.{attempt}", server)), None
 
 
-def finish(job):
-    pids, server = job
+def finish(job, world):
+    """The number of rank processes that failed. A job whose ranks are not
+    all up within WAIT_S (one that never reached the store leaves the
+    others in gloo's connect until their deadline, 4 x WAIT_S) is ended
+    then: all failed."""
+    pids, _server, store = job
     bad = 0
+    try:
+        store.wait([f"up/{r}" for r in range(world)],
+                   datetime.timedelta(seconds=WAIT_S))
+    except RuntimeError:  # DistStoreError: a timeout
+        for pid in pids:
+            os.kill(pid, 9)
     for pid in pids:
         _, status = os.waitpid(pid, 0)
         bad += status != 0
@@ -334,7 +348,7 @@ def run_all(jobs, out):
                 json.dump(truth, f, indent=1)
             running.append((name, prog, truth, runs, d, job))
         name, prog, truth, runs, d, job = running.pop(0)
-        bad = finish(job)
+        bad = finish(job, prog["world"])
         if bad and runs < 2:
             print(f"fr_torch_prog: {name}: {bad} rank processes failed, "
                   "ran again", file=sys.stderr)
