@@ -316,6 +316,27 @@ static void test_unnamed_member_spawned(void **state) {
   deadlock_21_22("s.json");
 }
 
+/* p2p inside groups, a process per rank: ranks 0-15 each exchange with
+ * rank + 16 in a group of their own, and the others' groups differ from
+ * process to process (program 13 of seed 1: rank 2 skips an all_to_all).
+ * Each process numbered its groups in the order it made them, and a
+ * send's file named that number: the peers looked for different files,
+ * and the replay hung at its first p2p op instead of reproducing (25 of
+ * 27 p2p programs of 40). */
+static void test_group_p2p_spawned(void **state) {
+  (void)state;
+  assert_int_equal(
+      backstop("bench --hangs 1 --seed 1 --from 13 --max-ranks 64 --keep k"),
+      0);
+  assert_int_equal(backstop("replay k/s1-p13 --spawn --json s.json"), 1);
+  has(out_text, "backstop replay: reproduced: ");
+  has(out_text, "  culprit: rank 2 (missing from #3)");
+  bs_json j = {0};
+  parse("s.json", &j);
+  assert_true(bs_json_get_bool(&j, "reproduced", false));
+  bs_json_free(&j);
+}
+
 /* A process per rank (--spawn; what NCCL ranks sharing a GPU get): each
  * rank's verdict, then the replayed flight recorders read as analyze reads
  * them, with analyze's culprit; the same text every time. */
@@ -429,10 +450,12 @@ int main(void) {
       cmocka_unit_test(test_spawn_limit),
       cmocka_unit_test(test_spawn_open_files),
       cmocka_unit_test(test_spawned),
+      cmocka_unit_test(test_group_p2p_spawned),
       cmocka_unit_test(test_nccl),
   };
   /* Replays of a process per rank, with real-time timeouts: label slow. */
   static const char *const slow[] = {"test_unnamed_member_spawned",
-                                     "test_spawned", NULL};
+                                     "test_spawned", "test_group_p2p_spawned",
+                                     NULL};
   return BS_TEST_RUN_SPLIT(tests, slow, setup, teardown);
 }

@@ -10,6 +10,7 @@
 
 #include "bs_clock.h"
 #include "bs_file.h"
+#include "comm/front/bs_pg.h"
 
 enum { POLL_NS = 1000000 };
 
@@ -45,10 +46,17 @@ void bs_p2p_files_free(bs_comm *c) {
   c->impl = NULL;
 }
 
+/* A group's files beside its board (bs_pg_file: by its name, as every
+ * process knows it; not by its id, the order this process made its groups
+ * in, which differs between processes of ranks in different groups). */
 static void path_of(const bs_comm *c, int src, int dst, uint64_t k, char *out,
                     size_t n) {
-  snprintf(out, n, "%s.p2p.%d.%d.%d.%llu", c->w->o.shm_path,
-           c->pg ? c->pg->id : 0, src, dst, (unsigned long long)k);
+  char base[4200];
+  if (c->pg)
+    bs_pg_file(c->pg, c->w->o.shm_path, base, sizeof base);
+  else
+    snprintf(base, sizeof base, "%s", c->w->o.shm_path);
+  snprintf(out, n, "%s.p2p.%d.%d.%llu", base, src, dst, (unsigned long long)k);
 }
 
 static bool world_failed(const void *w) {
