@@ -40,6 +40,10 @@ void bs_pg_free(bs_pg *pg) {
 }
 
 void bs_pg_file(const bs_pg *pg, const char *base, char *out, size_t n) {
+  if (!pg) {
+    snprintf(out, n, "%s", base);
+    return;
+  }
   int k = snprintf(out, n, "%s.pg.", base);
   for (const char *c = pg->name; *c && k >= 0 && (size_t)k + 1 < n; c++)
     out[k++] = isalnum((unsigned char)*c) ? *c : '_';

@@ -27,7 +27,8 @@ int bs_pg_rank_of(const bs_pg *pg, int r);
 /* The global rank of group rank i (pg NULL: the world, i itself). */
 int bs_pg_global(const bs_pg *pg, int i);
 /* base.pg.<name>, the name's characters other than letters and digits
- * as '_': the group's file beside the world's (its board, its id). */
+ * as '_': the group's file beside the world's (its board, its id); base
+ * itself for the world (pg NULL). */
 void bs_pg_file(const bs_pg *pg, const char *base, char *out, size_t n);
 /* " of group NAME" for messages ("" for the world), in buf. */
 const char *bs_pg_of_text(const bs_pg *pg, char *buf, size_t n);

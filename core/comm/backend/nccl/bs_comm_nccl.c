@@ -832,10 +832,7 @@ static void pair_file(const bs_comm *c, const id_slot *key, char *out,
   const bs_world_opts *o = bs_world_options(bs_comm_front_world(c));
   const bs_pg *pg = bs_comm_front_pg(c);
   char base[4200];
-  if (pg)
-    bs_pg_file(pg, o->uid_path, base, sizeof base);
-  else
-    snprintf(base, sizeof base, "%s", o->uid_path);
+  bs_pg_file(pg, o->uid_path, base, sizeof base);
   if (key->gen)
     snprintf(out, n, "%s.p2p.%d.%d.%d", base, key->lo, key->hi, key->gen);
   else

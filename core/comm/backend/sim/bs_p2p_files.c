@@ -52,10 +52,7 @@ void bs_p2p_files_free(bs_comm *c) {
 static void path_of(const bs_comm *c, int src, int dst, uint64_t k, char *out,
                     size_t n) {
   char base[4200];
-  if (c->pg)
-    bs_pg_file(c->pg, c->w->o.shm_path, base, sizeof base);
-  else
-    snprintf(base, sizeof base, "%s", c->w->o.shm_path);
+  bs_pg_file(c->pg, c->w->o.shm_path, base, sizeof base);
   snprintf(out, n, "%s.p2p.%d.%d.%llu", base, src, dst, (unsigned long long)k);
 }
 

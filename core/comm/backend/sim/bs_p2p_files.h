@@ -1,9 +1,8 @@
 /* Point-to-point of the sim communicator across processes of one host:
  * each send is a file beside the world's shared state
  * (<shm_path>[.pg.<group's name>].p2p.<src>.<dst>.<k>, the k-th send of
- * that pair,
- * published whole: its dtype, then its bytes); the recv waits for its
- * k-th file from its peer, checks it and takes it (removes it); a call
+ * that pair, published whole: its dtype, then its bytes); the recv waits for
+ * its k-th file from its peer, checks it and takes it (removes it); a call
  * returns once its recvs have their bytes and its sends' files are gone.
  * Every wait is bounded by the timeout and ends at the world's failure. A
  * failure found here is published where every process finds it. Internal
