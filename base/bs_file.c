@@ -186,21 +186,6 @@ bs_status bs_file_wait_all(const char *const *paths, size_t n, int wait_ms) {
   return st;
 }
 
-bs_status bs_file_scratch(const char *prefix, char *out, size_t n) {
-  static const char *const bases[] = {"/dev/shm", "/tmp"};
-  int e = 0;
-  for (size_t i = 0; i < sizeof bases / sizeof *bases; i++) {
-    if ((size_t)snprintf(out, n, "%s/%s.XXXXXX", bases[i], prefix) >= n)
-      break;
-    if (access(bases[i], W_OK | X_OK) == 0 && mkdtemp(out))
-      return BS_OK;
-    e = errno;
-  }
-  return bs_err_fail(BS_ERR_INTERNAL, NULL,
-                     "a folder for %s in /dev/shm or /tmp: %s", prefix,
-                     strerror(e ? e : ENAMETOOLONG));
-}
-
 static int remove_entry(const char *path, const struct stat *sb, int flag,
                         struct FTW *ftw) {
   (void)sb, (void)flag, (void)ftw;
@@ -208,6 +193,7 @@ static int remove_entry(const char *path, const struct stat *sb, int flag,
 }
 
 bs_status bs_file_remove_tree(const char *path) {
+  bs_file_scratch_release(path);
   if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 &&
       errno != ENOENT)
     return bs_err_fail(BS_ERR_INVALID, NULL, "cannot remove %s: %s", path,

@@ -50,8 +50,19 @@ bs_status bs_file_wait_all(const char *const *paths, size_t n, int wait_ms);
  * memory (/dev/shm) where there is one, else in /tmp: the sim's board of
  * hundreds of processes is a file there, and on a disk every page of it
  * its ranks touch is read in and written back. out: n bytes.
- * BS_ERR_INTERNAL naming the folder that could not be made. */
+ * BS_ERR_INTERNAL naming the folder that could not be made.
+ *
+ * The folder is locked (flock) for as long as a process that made it, or
+ * a fork of one, lives or until bs_file_remove_tree removes it: a process
+ * killed outright (SIGKILL) leaves its folder unlocked, and the next one
+ * made with the same prefix removes every such folder of that prefix
+ * untouched for an hour (by then no run of a version without the lock
+ * still uses it). */
 bs_status bs_file_scratch(const char *prefix, char *out, size_t n);
+
+/* The lock of a folder bs_file_scratch made, let go (bs_file_remove_tree
+ * calls it; any other path: nothing). */
+void bs_file_scratch_release(const char *path);
 
 /* Removes path and everything under it (rm -rf); a path that is not there
  * is fine. BS_ERR_INVALID naming what could not be removed. */

@@ -6,10 +6,13 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bs_err.h"
@@ -102,6 +105,58 @@ static void test_scratch(void **state) {
   bs_err_clear();
 }
 
+/* path's folder dated two hours back. */
+static void age(const char *path) {
+  struct timespec t[2];
+  clock_gettime(CLOCK_REALTIME, &t[0]);
+  t[0].tv_sec -= 7200;
+  t[1] = t[0];
+  assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+/* A scratch folder made by a forked process that ends without removing
+ * it (as a SIGKILL leaves it): its path. */
+static void orphan(char *out, size_t n) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    char p[64] = "";
+    if (bs_file_scratch("bs-reap", p, sizeof p) == BS_OK)
+      (void)!write(fds[1], p, sizeof p);
+    _exit(0);
+  }
+  assert_true(pid > 0);
+  assert_int_equal(read(fds[0], out, n), (ssize_t)n);
+  waitpid(pid, NULL, 0);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+/* The folder a killed process left, an hour untouched, goes when the next
+ * of its prefix is made; one a live process holds stays however old, and
+ * so does a fresh one nobody holds. */
+static void test_scratch_reaps_orphans(void **state) {
+  (void)state;
+  char dead[64], live[64], fresh[64], next[64];
+  struct stat sb;
+  orphan(dead, sizeof dead);
+  assert_int_equal(stat(dead, &sb), 0);
+  age(dead);
+  assert_int_equal(bs_file_scratch("bs-reap", live, sizeof live), BS_OK);
+  age(live);
+  snprintf(fresh, sizeof fresh, "%.*s.XXXXXX", (int)(strrchr(live, '.') - live),
+           live);
+  assert_non_null(mkdtemp(fresh));
+  assert_int_equal(bs_file_scratch("bs-reap", next, sizeof next), BS_OK);
+  assert_int_equal(stat(dead, &sb), -1);
+  assert_int_equal(stat(live, &sb), 0);
+  assert_int_equal(stat(fresh, &sb), 0);
+  assert_int_equal(bs_file_remove_tree(live), BS_OK);
+  assert_int_equal(bs_file_remove_tree(next), BS_OK);
+  assert_int_equal(rmdir(fresh), 0);
+}
+
 /* A folder is writable though a killed process left a probe there under
  * this process's name (a pid comes round again); the probe leaves none. */
 static void test_probe_dir_stale_probe(void **state) {
@@ -125,6 +180,7 @@ int main(void) {
       cmocka_unit_test(test_wait_all),
       cmocka_unit_test(test_wait_stopped),
       cmocka_unit_test(test_scratch),
+      cmocka_unit_test(test_scratch_reaps_orphans),
       cmocka_unit_test(test_probe_dir_stale_probe),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
