@@ -25,13 +25,17 @@ static void sha256_fetch(void) {
   sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
 }
 
+void bs_digest_prepare(void) {
+  pthread_once(&sha256_once, sha256_fetch);
+}
+
 bs_status bs_digest_sha256(const void *data, size_t n, bs_digest *out) {
   bs_status st = BS_OK;
   unsigned len = 0;
   if (!out || (!data && n))
     BS_FAIL(BS_ERR_INVALID, NULL, "sha256: no %s for %zu bytes",
             out ? "data" : "output", n);
-  pthread_once(&sha256_once, sha256_fetch);
+  bs_digest_prepare();
   if (!sha256_md || EVP_Digest(data, n, out->b, &len, sha256_md, NULL) != 1 ||
       len != sizeof out->b)
     BS_FAIL(BS_ERR_INTERNAL, NULL, "sha256 of %zu bytes: EVP digest failed", n);

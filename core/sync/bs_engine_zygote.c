@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bs_digest.h"
 #include "bs_fork_chan.h"
 #include "bs_limits.h"
 #include "sync/bs_wire.h"
@@ -220,6 +221,7 @@ static pid_t fork_engine(const ask *a, const int *fds,
 int bs_engine_zygote_serve(int fd, int (*body)(int argc, char **argv)) {
   /* What the trainer had open without CLOEXEC is no engine's business. */
   close_range((unsigned)fd + 1, ~0U, 0);
+  bs_digest_prepare(); /* each engine hashes what it is sent */
   for (;;) {
     ask a;
     int fds[BS_ENGINE_GROUP_MAX], n = 0;
