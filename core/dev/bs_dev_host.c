@@ -143,18 +143,28 @@ static bs_status host_phys_unmap(bs_dev *d, void *va, size_t n) {
   return BS_OK;
 }
 
-/* Writes only the pages of dst whose bytes differ from src: a page that
- * holds them already is left as it is, so zeros copied over an untouched
- * page (a world-padded buffer's padding: the all-gathers carry it) leave it
- * unbacked; reading it maps no memory. */
+/* n bytes from p on are all zero. */
+static bool all_zero(const char *p, size_t n) {
+  return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/* Writes dst page by page, leaving alone a page that is to hold only
+ * zeros and holds them already: zeros copied over an untouched page (a
+ * world-padded buffer's padding: the all-gathers carry it) leave it
+ * unbacked; reading it maps no memory. Any other page is written without
+ * a look: it must hold memory once written, and a look first at an
+ * untouched one maps the zero page, which the write then faults away
+ * again (two faults a fresh page, not one). */
 static void write_changed(bs_dev *d, void *dst, const void *src, size_t n) {
   char *to = dst;
   const char *from = src;
   while (n > 0) {
     size_t c = d->page - (uintptr_t)to % d->page;
     c = c < n ? c : n;
-    if (memcmp(to, from, c) != 0)
+    if (!all_zero(from, c))
       memcpy(to, from, c);
+    else if (!all_zero(to, c))
+      memset(to, 0, c);
     to += c;
     from += c;
     n -= c;
