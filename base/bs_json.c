@@ -25,8 +25,12 @@ static bs_status perr(const parser *p, const char *what) {
                      what);
 }
 
+static bool is_ws(char c) {
+  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
 static void skip_ws(parser *p) {
-  while (p->pos < p->len && p->s[p->pos] && strchr(" \t\r\n", p->s[p->pos]))
+  while (p->pos < p->len && is_ws(p->s[p->pos]))
     p->pos++;
 }
 
@@ -127,34 +131,24 @@ static bool escape(parser *p, bs_buf *b) {
   return true;
 }
 
-/* A string of plain characters only (most of a dump's): copied at once,
- * no buffer grown; NULL (nothing read) for any other. */
-static char *plain_string(parser *p) {
-  size_t end = p->pos;
+/* How many plain characters from p's position on: up to a quote, a
+ * backslash or a control character. */
+static size_t plain_run(const parser *p, size_t from) {
+  size_t end = from;
   while (end < p->len) {
     unsigned char x = (unsigned char)p->s[end];
     if (x == '"' || x == '\\' || x < 0x20)
       break;
     end++;
   }
-  if (end >= p->len || p->s[end] != '"')
-    return NULL;
-  char *s = malloc(end - p->pos + 1);
-  if (s) {
-    memcpy(s, p->s + p->pos, end - p->pos);
-    s[end - p->pos] = '\0';
-    p->pos = end + 1;
-  }
-  return s;
+  return end - from;
 }
 
-static bs_status parse_string(parser *p, char **out) {
-  bs_buf b = {0};
+/* A string (quotes and all) decoded onto b, no NUL added. */
+static bs_status string_into(parser *p, bs_buf *b) {
   bs_status st = BS_OK;
   if (!eat(p, '"'))
     BS_CHECK(perr(p, "a string"));
-  if ((*out = plain_string(p)))
-    return BS_OK;
   for (;;) {
     if (p->pos >= p->len)
       BS_CHECK(perr(p, "a closing quote"));
@@ -165,24 +159,38 @@ static bs_status parse_string(parser *p, char **out) {
       BS_CHECK(perr(p, "no control character inside a string"));
     if (c == '\\') {
       p->pos++;
-      if (!escape(p, &b))
+      if (!escape(p, b))
         BS_CHECK(perr(p, "a valid escape"));
       continue;
     }
     /* A run of plain characters at once: dumps hold long strings. */
-    size_t run = 1;
-    while (p->pos + run < p->len) {
-      unsigned char x = (unsigned char)p->s[p->pos + run];
-      if (x == '"' || x == '\\' || x < 0x20)
-        break;
-      run++;
-    }
-    bs_buf_append(&b, p->s + p->pos, run);
+    size_t run = plain_run(p, p->pos);
+    bs_buf_append(b, p->s + p->pos, run);
     p->pos += run;
   }
   p->pos++;
-  *out = bs_buf_take(&b);
-  if (!*out)
+out:
+  return st;
+}
+
+/* A string of plain characters only (most of a dump's) is copied at once,
+ * no buffer grown. */
+static bs_status parse_string(parser *p, char **out) {
+  bs_buf b = {0};
+  bs_status st = BS_OK;
+  skip_ws(p);
+  size_t at = p->pos + 1, run = at <= p->len ? plain_run(p, at) : 0;
+  if (p->pos < p->len && p->s[p->pos] == '"' && at + run < p->len &&
+      p->s[at + run] == '"') {
+    if (!(*out = malloc(run + 1)))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "json: out of memory");
+    memcpy(*out, p->s + at, run);
+    (*out)[run] = '\0';
+    p->pos = at + run + 1;
+    return BS_OK;
+  }
+  BS_CHECK(string_into(p, &b));
+  if (!(*out = bs_buf_take(&b)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "json: out of memory");
 out:
   bs_buf_free(&b);
@@ -261,9 +269,40 @@ static bs_status make_room(bs_json *j, bool with_keys) {
   return st;
 }
 
+/* An object's key onto its block kb, NUL-ended; keys[i] its offset there
+ * until the object ends (keys_placed). */
+static bs_status parse_key(parser *p, bs_json *obj, bs_buf *kb) {
+  bs_status st = BS_OK;
+  size_t at = kb->len;
+  skip_ws(p);
+  BS_CHECK(string_into(p, kb));
+  bs_buf_append(kb, "", 1);
+  obj->keys[obj->n] = (char *)(uintptr_t)at;
+  if (!eat(p, ':'))
+    BS_CHECK(perr(p, "':'"));
+out:
+  return st;
+}
+
+/* The keys' offsets made pointers into the object's block (ok), or, when
+ * it did not parse, cleared for bs_json_free. */
+static bs_status keys_placed(bs_json *obj, bs_buf *kb, bool ok) {
+  if (ok && kb->oom)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "json: out of memory");
+  for (size_t i = 0; i < obj->n; i++)
+    obj->keys[i] = ok ? kb->s + (uintptr_t)obj->keys[i] : NULL;
+  if (ok && obj->n) {
+    obj->keyblock = kb->s;
+    kb->s = NULL;
+  }
+  bs_buf_free(kb);
+  return BS_OK;
+}
+
 /* Arrays and objects: one loop, objects read a key first. */
 static bs_status parse_container(parser *p, bs_json *out, bool obj) {
   bs_status st = BS_OK;
+  bs_buf kb = {0};
   char close = obj ? '}' : ']';
   out->type = obj ? BS_JOBJ : BS_JARR;
   if (++p->depth > BS_JSON_MAX_DEPTH)
@@ -272,24 +311,16 @@ static bs_status parse_container(parser *p, bs_json *out, bool obj) {
     goto out;
   do {
     BS_CHECK(make_room(out, obj));
-    if (obj) {
-      skip_ws(p);
-      BS_CHECK(parse_string(p, &out->keys[out->n]));
-      if (!eat(p, ':')) {
-        free(out->keys[out->n]);
-        BS_CHECK(perr(p, "':'"));
-      }
-    }
-    st = parse_value(p, &out->items[out->n]);
-    if (st != BS_OK && obj)
-      free(out->keys[out->n]);
-    if (st != BS_OK)
-      goto out;
+    if (obj)
+      BS_CHECK(parse_key(p, out, &kb));
+    BS_CHECK(parse_value(p, &out->items[out->n]));
     out->n++;
   } while (eat(p, ','));
   if (!eat(p, close))
     BS_CHECK(perr(p, obj ? "',' or '}'" : "',' or ']'"));
 out:
+  if (obj && keys_placed(out, &kb, st == BS_OK) != BS_OK)
+    st = BS_ERR_NOMEM;
   p->depth--;
   return st;
 }
@@ -340,11 +371,12 @@ void bs_json_free(bs_json *j) {
     return;
   for (size_t i = 0; i < j->n; i++) {
     bs_json_free(&j->items[i]);
-    if (j->keys)
+    if (j->keys && !j->keyblock)
       free(j->keys[i]);
   }
   free(j->items);
   free(j->keys);
+  free(j->keyblock);
   free(j->str);
   memset(j, 0, sizeof *j);
 }

@@ -31,7 +31,10 @@ typedef struct bs_json {
   char *str;             /* BS_JSTR: decoded, NUL-terminated */
   struct bs_json *items; /* BS_JARR, BS_JOBJ: n values */
   char **keys;           /* BS_JOBJ: n keys */
-  size_t n, cap;         /* cap: of items (and keys), bs_vec.h */
+  /* A parsed object's keys, one block (keys point into it; freed whole);
+   * NULL: each key its own allocation (an object built by hand). */
+  char *keyblock;
+  size_t n, cap; /* cap: of items (and keys), bs_vec.h */
 } bs_json;
 
 #define BS_JSON_MAX_DEPTH 64

@@ -522,8 +522,17 @@ static void test_json_reader(void **state) {
   (void)state;
   static const char *const good[] = {"0", "-1.5e3", "\"\\u00e9\\ud83d\\ude00\"",
                                      "[1, [2, {}], {\"a\": null}]", " true "};
-  static const char *const bad[] = {"01",  "[1,]",  "{\"a\" 1}", "\"\\x\"",
-                                    "tru", "[1] 2", "\"a\nb\"",  "1."};
+  static const char *const bad[] = {"01",
+                                    "[1,]",
+                                    "{\"a\" 1}",
+                                    "\"\\x\"",
+                                    "tru",
+                                    "[1] 2",
+                                    "\"a\nb\"",
+                                    "1.",
+                                    "{\"a\":1,}",
+                                    "{\"a\":1,\"b\":}",
+                                    "{\"a\":{\"c\":[}}"};
   bs_json j;
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     assert_int_equal(bs_json_parse(good[i], strlen(good[i]), &j), BS_OK);
@@ -534,6 +543,19 @@ static void test_json_reader(void **state) {
     assert_int_equal(bs_json_parse(bad[i], strlen(bad[i]), &j), BS_ERR_INVALID);
     assert_non_null(strstr(bs_err()->message, "json: line 1"));
   }
+  /* An object's keys, however written, each found by its decoded name. */
+  static const char obj[] = "{\"a\": 1, \"\": 2, \"b\\\"c\": {\"a\": 3, "
+                            "\"d\\u00e9\": [4]}, \"e\": {}}";
+  assert_int_equal(bs_json_parse(obj, strlen(obj), &j), BS_OK);
+  assert_int_equal(bs_json_get_int(&j, "a", -1), 1);
+  assert_int_equal(bs_json_get_int(&j, "", -1), 2);
+  const bs_json *bc = bs_json_get(&j, "b\"c");
+  assert_non_null(bc);
+  assert_int_equal(bs_json_get_int(bc, "a", -1), 3);
+  assert_non_null(bs_json_get(bc, "d\u00e9"));
+  assert_int_equal(bs_json_get(&j, "e")->n, 0);
+  assert_null(bs_json_get(&j, "f"));
+  bs_json_free(&j);
   char deep[200];
   memset(deep, '[', sizeof deep);
   bs_err_clear();
