@@ -60,10 +60,6 @@ bs_status bs_file_wait_all(const char *const *paths, size_t n, int wait_ms);
  * still uses it). */
 bs_status bs_file_scratch(const char *prefix, char *out, size_t n);
 
-/* The lock of a folder bs_file_scratch made, let go (bs_file_remove_tree
- * calls it; any other path: nothing). */
-void bs_file_scratch_release(const char *path);
-
 /* Removes path and everything under it (rm -rf); a path that is not there
  * is fine. BS_ERR_INVALID naming what could not be removed. */
 bs_status bs_file_remove_tree(const char *path);
