@@ -14,7 +14,7 @@
 static bool check_was_last(const bs_record *r, int k, char *d, size_t n) {
   bs_schedule s = {0};
   bool ok = false;
-  if (!r->rank[k].flight || bs_schedule_parse(r->rank[k].flight, &s) != BS_OK) {
+  if (bs_schedule_of_rank(r, k, &s) != BS_OK) {
     snprintf(d, n, "rank %d: no readable flight recorder", k);
     bs_err_clear();
     return false;

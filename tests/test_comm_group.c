@@ -17,6 +17,32 @@
 
 #include "bs_test_groups.h"
 #include "comm/bs_comm.h"
+#include "record/bs_record.h"
+#include "record/bs_schedule.h"
+
+/* Every rank's collectives as the flight recorder gives them are the ones
+ * a reader of its dump takes, byte for byte: the record keeps the first
+ * so that the oracles need not read the second back. */
+static void expect_colls_as_dumps(const bs_world *w, int n) {
+  bs_rank_rec rr[TG_N] = {0};
+  bs_record r = {.nranks = n, .rank = rr};
+  for (int k = 0; k < n; k++) {
+    bs_schedule a, b;
+    rr[k].flight = bs_world_flight_json_marked(w, k);
+    assert_int_equal(bs_world_flight_colls(w, k, &rr[k].colls, &rr[k].ncolls),
+                     BS_OK);
+    assert_true(rr[k].ncolls > 0);
+    assert_int_equal(bs_schedule_of_rank(&r, k, &a), BS_OK);
+    free(rr[k].colls);
+    rr[k].colls = NULL;
+    assert_int_equal(bs_schedule_of_rank(&r, k, &b), BS_OK);
+    assert_int_equal(a.n, b.n);
+    assert_memory_equal(a.c, b.c, a.n * sizeof *a.c);
+    bs_schedule_free(&a);
+    bs_schedule_free(&b);
+    free(rr[k].flight);
+  }
+}
 
 static void test_groups_reduce_and_record(void **state) {
   (void)state;
@@ -42,6 +68,34 @@ static void test_groups_reduce_and_record(void **state) {
   snprintf(key, sizeof key, "\"%d\":{\"last_enqueued_collective\":1,",
            atoi(at + 8));
   assert_non_null(strstr(f, key));
+  expect_colls_as_dumps(w, TG_N);
+  bs_world_destroy(w);
+}
+
+/* A barrier, the front's own exchanges (labelled) and a collective with
+ * data, each under a phase of its own. */
+static bs_status labelled(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_status st = BS_OK;
+  float x = 1, y = 0;
+  bs_err_set_phase("sleep");
+  BS_CHECK(bs_comm_barrier(c));
+  bs_err_set_phase("update_weights_and_more_than_a_phase_holds");
+  BS_CHECK(bs_comm_check_same(c, "abc", 3, "tensor set"));
+  BS_CHECK(bs_comm_agree(c, BS_OK));
+  bs_err_set_phase("");
+  BS_CHECK(bs_comm_all_reduce(c, &x, &y, 1, BS_F32, BS_SUM));
+out:
+  return st;
+}
+
+static void test_colls_as_dumps_say(void **state) {
+  (void)state;
+  tg_plan p = {.skip_rank = -1};
+  bs_status st;
+  bs_world *w = tg_run(labelled, &p, 5000, &st);
+  assert_int_equal(st, BS_OK);
+  expect_colls_as_dumps(w, TG_N);
   bs_world_destroy(w);
 }
 
@@ -267,6 +321,7 @@ static void test_p2p_own_seqs_complete_apart(void **state) {
   assert_true(strstr(rep, "send #3 to rank 1") ||
               strstr(rep, "recv #4 from rank 1"));
   assert_non_null(strstr(rep, "culprit: rank 1"));
+  expect_colls_as_dumps(w, TG_N);
   bs_world_destroy(w);
 }
 
@@ -434,6 +489,7 @@ static void test_failure_wakes_other_groups(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_groups_reduce_and_record),
+      cmocka_unit_test(test_colls_as_dumps_say),
       cmocka_unit_test(test_stuck_group_times_out_naming_it),
       cmocka_unit_test(test_stuck_group_rank_gone_at_once),
       cmocka_unit_test(test_p2p_pipeline_moves_and_records),

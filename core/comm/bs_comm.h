@@ -35,6 +35,20 @@ const char *bs_coll_name(bs_coll c); /* "nccl:all_gather", ... */
 /* Whether the collective moves bytes (not a barrier or an init). */
 bool bs_coll_has_data(bs_coll c);
 
+/* One collective as a rank's flight recorder holds it: the fields of its
+ * dump's entry that say what ran, each cut to its room as a reader of the
+ * dump cuts it (the uniform-schedule oracle compares them across ranks,
+ * the timeline draws them). */
+typedef struct bs_coll_rec {
+  long seq;       /* collective_seq_id */
+  char op[32];    /* profiling_name: "nccl:all_gather" */
+  char label[32]; /* "agree", "check_same", "" */
+  char shape[96]; /* sizes and dtypes, as one comparable string */
+  char state[16]; /* scheduled | started | completed */
+  char phase[32]; /* the outermost frame: the lifecycle phase it ran in */
+  double t_created_ms, t_started_ms, t_completed_ms; /* realtime; < 0 none */
+} bs_coll_rec;
+
 typedef struct bs_comm bs_comm;   /* one rank's handle */
 typedef struct bs_world bs_world; /* the group of all local ranks */
 
@@ -154,6 +168,10 @@ char *bs_world_flight_json(const bs_world *w, int rank);
  * (any other is copied); caller frees, NULL when out of memory. */
 char *bs_world_flight_json_marked(const bs_world *w, int rank);
 char *bs_world_flight_expand(const char *json);
+/* Local rank r's flight recorder entries, oldest first, as a reader of its
+ * dump reads them (caller frees *out; BS_ERR_NOMEM). */
+bs_status bs_world_flight_colls(const bs_world *w, int rank, bs_coll_rec **out,
+                                size_t *n);
 /* Writes every rank's flight recorder to dir/flight_rank<R>.json. */
 bs_status bs_world_dump_flight(const bs_world *w, const char *dir);
 

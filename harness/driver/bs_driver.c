@@ -285,8 +285,13 @@ static bs_status collect(driver *d, bs_world *w) {
   for (size_t i = 0; i < n; i++)
     rec->nreads += bs_trap_get(i, &rec->reads[rec->nreads]);
   int first = bs_launcher_first_rank(d->run);
-  for (int k = 0; k < bs_launcher_local_ranks(d->run); k++)
-    rec->rank[first + k].flight = bs_world_flight_json_marked(w, k);
+  int local = bs_launcher_local_ranks(d->run);
+  for (int k = 0; k < local; k++) {
+    bs_rank_rec *rr = &rec->rank[first + k];
+    rr->flight = bs_world_flight_json_marked(w, k);
+    if (rr->flight && rec->nranks <= BS_RECORD_COLLS_RANKS)
+      BS_CHECK(bs_world_flight_colls(w, k, &rr->colls, &rr->ncolls));
+  }
   const char *report = bs_world_report(w);
   rec->world_report = strdup(report ? report : "");
   rec->detect_ms = bs_world_detect_ms(w);

@@ -215,11 +215,11 @@ bool bs_expect_failed_saying(const bs_record *r, const char *phase,
 bool bs_expect_count_collectives(const bs_record *r, int k, const bs_event *e,
                                  bs_coll_count *out, char *d, size_t n) {
   bs_schedule s;
-  const char *dump = r->rank[k].flight;
   *out = (bs_coll_count){0, 0};
-  if (!dump || bs_schedule_parse(dump, &s) != BS_OK) {
+  if (bs_schedule_of_rank(r, k, &s) != BS_OK) {
     snprintf(d, n, "rank %d: no readable flight recorder%s%s", k,
-             dump ? ": " : "", dump ? bs_err()->message : "");
+             r->rank[k].flight ? ": " : "",
+             r->rank[k].flight ? bs_err()->message : "");
     bs_err_clear();
     return false;
   }

@@ -71,9 +71,9 @@ static bool contained(const bs_record *r) {
 static bool parse_all(const bs_record *r, bs_schedule *s, char *detail,
                       size_t n) {
   for (int k = 0; k < r->nranks; k++) {
-    const char *dump =
-        r->rank[k].flight ? r->rank[k].flight : "{\"entries\":[]}";
-    if (bs_schedule_parse(dump, &s[k]) != BS_OK) {
+    if (!r->rank[k].flight) /* no collective recorded: an empty schedule */
+      continue;
+    if (bs_schedule_of_rank(r, k, &s[k]) != BS_OK) {
       snprintf(detail, n, "rank %d: unreadable flight recorder: %s", k,
                bs_err()->message);
       bs_err_clear();

@@ -60,6 +60,7 @@ void bs_record_rank_free(bs_rank_rec *rr) {
   }
   free(rr->ev);
   free(rr->flight);
+  free(rr->colls);
   memset(rr, 0, sizeof *rr);
 }
 

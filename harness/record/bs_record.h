@@ -11,6 +11,7 @@
 #include "bs_digest.h"
 #include "bs_err.h"
 #include "bs_fault_control.h"
+#include "comm/bs_comm.h" /* bs_coll_rec */
 #include "dev/bs_dev.h"
 
 #define BS_PHASE_MAX 32
@@ -53,7 +54,17 @@ typedef struct bs_rank_rec {
    * (end is BS_ERR_FATAL, end_err the library's message), else 0. */
   int exit_status;
   char *flight; /* its flight recorder as JSON, NULL when none */
+  /* Its flight recorder's entries as its dump's reader takes them, oldest
+   * first (bs_schedule_of_rank): NULL when not taken (a rank of another
+   * process, a world of more than BS_RECORD_COLLS_RANKS ranks). */
+  bs_coll_rec *colls;
+  size_t ncolls;
 } bs_rank_rec;
+
+/* The largest world whose ranks' collectives the record keeps beside their
+ * dumps: reading a dump back was a tenth of a small run's CPU, keeping
+ * both 240 bytes a collective (0.4 GB at 16,384 ranks). */
+#define BS_RECORD_COLLS_RANKS 1024
 
 /* How pause safety applies to this configuration. */
 typedef enum bs_pause_rule {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bs_json.h"
+#include "record/bs_record.h"
 
 static double ns_to_ms(const bs_json *e, const char *key) {
   double ns = bs_json_get_num(e, key, -1);
@@ -100,6 +101,29 @@ out:
   if (st != BS_OK)
     bs_schedule_free(out);
   return st;
+}
+
+/* The schedule of n collectives (copied), by sequence id. */
+static bs_status from_colls(const bs_coll_rec *c, size_t n, bs_schedule *out) {
+  memset(out, 0, sizeof *out);
+  if (n && !(out->c = malloc(n * sizeof *out->c)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "schedule of %zu collectives", n);
+  if (n)
+    memcpy(out->c, c, n * sizeof *c);
+  out->n = n;
+  if (n > 1)
+    qsort(out->c, out->n, sizeof *out->c, by_seq);
+  return BS_OK;
+}
+
+bs_status bs_schedule_of_rank(const bs_record *r, int k, bs_schedule *out) {
+  const bs_rank_rec *rr = &r->rank[k];
+  memset(out, 0, sizeof *out);
+  if (rr->colls)
+    return from_colls(rr->colls, rr->ncolls, out);
+  if (!rr->flight)
+    return bs_err_fail(BS_ERR_INVALID, NULL, "rank %d: no flight recorder", k);
+  return bs_schedule_parse(rr->flight, out);
 }
 
 void bs_schedule_free(bs_schedule *s) {

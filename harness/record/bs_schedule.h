@@ -7,16 +7,7 @@
 #include <stddef.h>
 
 #include "bs_err.h"
-
-typedef struct bs_coll_rec {
-  long seq;       /* collective_seq_id */
-  char op[32];    /* profiling_name: "nccl:all_gather" */
-  char label[32]; /* "agree", "check_same", "" */
-  char shape[96]; /* sizes and dtypes, as one comparable string */
-  char state[16]; /* scheduled | started | completed */
-  char phase[32]; /* the outermost frame: the lifecycle phase it ran in */
-  double t_created_ms, t_started_ms, t_completed_ms; /* realtime; < 0 none */
-} bs_coll_rec;
+#include "comm/bs_comm.h" /* bs_coll_rec */
 
 typedef struct bs_schedule {
   bs_coll_rec *c; /* by sequence id, ascending */
@@ -25,6 +16,12 @@ typedef struct bs_schedule {
 
 /* BS_ERR_INVALID naming the problem when the dump does not parse. */
 bs_status bs_schedule_parse(const char *flight_json, bs_schedule *out);
+/* Rank k's schedule in record r: the collectives the driver took from its
+ * flight recorder (bs_rank_rec.colls), else read from its dump (a rank of
+ * another process, a world too large to keep both); BS_ERR_INVALID when
+ * it has none or it does not parse. */
+typedef struct bs_record bs_record;
+bs_status bs_schedule_of_rank(const bs_record *r, int k, bs_schedule *out);
 void bs_schedule_free(bs_schedule *s);
 /* The entry with sequence id seq, NULL when the ring no longer holds it. */
 const bs_coll_rec *bs_schedule_find(const bs_schedule *s, long seq);

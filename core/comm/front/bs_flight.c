@@ -253,15 +253,19 @@ static void put_frames(bs_buf *o, const bs_flight_entry *e) {
 
 /* The op's name as PyTorch profiles it: a send or recv names the group
  * ranks it goes between. */
-static void put_profiling_name(bs_buf *o, const bs_flight_entry *e) {
-  char name[96];
+static void profiling_name(const bs_flight_entry *e, char *name, size_t n) {
   if (e->is_p2p)
-    snprintf(name, sizeof name, "%s %d%s%d", e->profiling_name, e->me,
+    snprintf(name, n, "%s %d%s%d", e->profiling_name, e->me,
              strstr(e->profiling_name, "send") ? "->" : "<-", e->peer);
   else if (e->name[0])
-    snprintf(name, sizeof name, "nccl:%s", e->name);
+    snprintf(name, n, "nccl:%s", e->name);
   else
-    snprintf(name, sizeof name, "%s", e->profiling_name);
+    snprintf(name, n, "%s", e->profiling_name);
+}
+
+static void put_profiling_name(bs_buf *o, const bs_flight_entry *e) {
+  char name[96];
+  profiling_name(e, name, sizeof name);
   bs_json_write_str(o, name);
 }
 
@@ -402,6 +406,61 @@ static void put_pg_config(bs_buf *o, const bs_flight *f, int size, bool mark) {
     put_pg(o, f->pgs[i].name, f->pgs[i].desc, f->pgs[i].ranks);
   }
   PUT(o, "}");
+}
+
+/* "[128] BFloat16 -> [512] BFloat16" (a barrier: " -> "): an entry's
+ * sizes and dtypes as a reader joins its dump's four lists. */
+static void shape_of(const bs_flight_entry *e, char *out, size_t n) {
+  if (e->has_data)
+    snprintf(out, n, "[%zu] %s -> [%zu] %s", e->input_numel,
+             torch_dtype(e->input_dtype), e->output_numel,
+             torch_dtype(e->output_dtype));
+  else
+    snprintf(out, n, " -> ");
+}
+
+static double ns_to_ms(uint64_t ns) {
+  return ns ? (double)ns / 1e6 : -1;
+}
+
+/* src into dst's n bytes, cut as a reader cuts it into its room. */
+static void cut(char *dst, size_t n, const char *src) {
+  size_t k = strnlen(src, n - 1);
+  memcpy(dst, src, k);
+  dst[k] = '\0';
+}
+
+/* Entry e as a reader takes it from its JSON (put_entry): the outermost
+ * frame is the phase, else the label (put_frames). */
+static void coll_of(const bs_flight_entry *e, bs_coll_rec *c) {
+  char name[96];
+  const char *label = e->label ? e->label : "";
+  memset(c, 0, sizeof *c);
+  c->seq = (long)e->collective_seq_id;
+  profiling_name(e, name, sizeof name);
+  cut(c->op, sizeof c->op, name);
+  cut(c->label, sizeof c->label, label);
+  cut(c->state, sizeof c->state, bs_flight_state_name(e->state));
+  shape_of(e, c->shape, sizeof c->shape);
+  cut(c->phase, sizeof c->phase, e->phase[0] ? e->phase : label);
+  c->t_created_ms = ns_to_ms(e->time_created_ns);
+  c->t_started_ms = ns_to_ms(e->time_discovered_started_ns);
+  c->t_completed_ms = ns_to_ms(e->time_discovered_completed_ns);
+}
+
+bs_status bs_flight_colls(const bs_flight *f, bs_coll_rec **out, size_t *n) {
+  bs_status st = BS_OK;
+  pthread_mutex_t *mu = lock(f);
+  size_t count = count_locked(f);
+  bs_flight_entry e;
+  *n = 0;
+  if (!(*out = calloc(count ? count : 1, sizeof **out)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "flight recorder: %zu collectives", count);
+  for (; *n < count && get_locked(f, *n, &e); ++*n)
+    coll_of(&e, &(*out)[*n]);
+out:
+  pthread_mutex_unlock(mu);
+  return st;
 }
 
 char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m) {

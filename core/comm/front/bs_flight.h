@@ -86,6 +86,9 @@ bool bs_flight_get(const bs_flight *f, size_t i, bs_flight_entry *out);
 const char *bs_flight_state_name(bs_flight_state st);
 /* The dump as JSON (caller frees; NULL when out of memory). */
 char *bs_flight_json(const bs_flight *f, const bs_flight_meta *m);
+/* The entries as bs_coll_recs, oldest first: what a reader of the JSON
+ * dump takes from each (caller frees *out; BS_ERR_NOMEM). */
+bs_status bs_flight_colls(const bs_flight *f, bs_coll_rec **out, size_t *n);
 /* A dump as bs_flight_json writes it unmarked, from a marked one (or any
  * other, copied); caller frees. NULL when out of memory. */
 char *bs_flight_json_expand(const char *json);

@@ -434,6 +434,14 @@ char *bs_world_flight_json_marked(const bs_world *w, int rank) {
   return flight_json(w, rank, true);
 }
 
+bs_status bs_world_flight_colls(const bs_world *w, int rank, bs_coll_rec **out,
+                                size_t *n) {
+  if (!w || rank < 0 || rank >= w->o.size)
+    return bs_err_fail(BS_ERR_INVALID, NULL, "flight recorder of rank %d: none",
+                       rank);
+  return bs_flight_colls(w->comms[rank].fr, out, n);
+}
+
 char *bs_world_flight_expand(const char *json) {
   return json ? bs_flight_json_expand(json) : NULL;
 }
