@@ -21,8 +21,9 @@ forked from this process.
 
 import json
 import os
-import socket
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -268,13 +269,13 @@ JOBS = {
 }
 
 
-def rank_main(r, name, port, out):
+def rank_main(r, name, store_file, out):
     job, backend, pickle, _, counts = JOBS[name]
     os.environ["TORCH_FR_DUMP_TEMP_FILE"] = os.path.join(out, "rank_")
     if backend == "hooked":
         dist.Backend.register_backend("hooked", Hooked, devices=["cpu"])
-    store = dist.TCPStore("127.0.0.1", port, is_master=False,
-                          timeout=__import__("datetime").timedelta(seconds=30))
+    store = dist.FileStore(store_file, -1)
+    store.set_timeout(__import__("datetime").timedelta(seconds=30))
     store = dist.PrefixStore(name, store)
     STORE.append(store)
     dist.init_process_group(backend, store=store, rank=r, world_size=WORLD)
@@ -300,18 +301,12 @@ def rank_main(r, name, port, out):
     time.sleep(2 * WAIT_S + 10)  # the dumping thread ends the process
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     out = sys.argv[1]
     names = sys.argv[2:] or list(JOBS)
-    # Every rank is forked before the store's server starts: a fork while
-    # its thread holds a lock would leave the child stuck on that lock.
-    port = free_port()
+    # The ranks meet in a FileStore: no port to pick free and lose to
+    # another process before a server binds it.
+    stores = tempfile.mkdtemp(prefix="fr_torch_gen.")
     pids = []
     for name in names:
         d = os.path.join(out, name)
@@ -323,17 +318,16 @@ def main():
             if pid == 0:
                 code = 1
                 try:
-                    rank_main(r, name, port, d)
+                    rank_main(r, name, os.path.join(stores, "store"), d)
                     code = 0
                 finally:
                     os._exit(code)
             pids.append(pid)
-    server = dist.TCPStore("127.0.0.1", port, is_master=True,  # noqa: F841
-                           wait_for_workers=False)
     bad = 0
     for pid in pids:
         _, status = os.waitpid(pid, 0)
         bad += status != 0
+    shutil.rmtree(stores, ignore_errors=True)
     if bad:
         print(f"fr_torch_gen: {bad} rank processes failed", file=sys.stderr)
     return 1 if bad else 0

@@ -21,18 +21,20 @@ so that PyTorch's FlightRecorderHook records the sends and receives too
 (gloo records none). Each rank dumps from a thread of its own once every
 rank has recorded what it will (this script works that out from the
 program, as the ops match), while its main thread waits in its last op,
-then leaves at once. A job whose start-up fails (the store's port taken)
-is started again, at most three times, and one whose rank processes did
-not all end well is run again, at most three times; each is said on
-stderr.
+then leaves at once. The ranks meet in a FileStore (a file of the job's
+under a scratch folder): a TCPStore's port, picked free by the launcher
+and bound by its server only after the ranks were forked, was now and
+then taken meanwhile by another job's gloo, and a rank that connected
+there never came up. A job whose rank processes did not all end well is
+run again, at most three times; each is said on stderr.
 """
 
 import datetime
 import json
 import os
 import shutil
-import socket
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -196,14 +198,14 @@ def deadline(seconds):
     threading.Thread(target=end, daemon=True).start()
 
 
-def rank_main(r, prog, name, port, out, want):
+def rank_main(r, prog, name, store_file, out, want):
     deadline(4 * WAIT_S)
     backend = "hooked" if prog.get("p2p") else "gloo"
     os.environ["TORCH_FR_DUMP_TEMP_FILE"] = os.path.join(out, "rank_")
     if backend == "hooked":
         dist.Backend.register_backend("hooked", Hooked, devices=["cpu"])
-    store = dist.TCPStore("127.0.0.1", port, is_master=False,
-                          timeout=datetime.timedelta(seconds=30))
+    store = dist.FileStore(store_file, -1)
+    store.set_timeout(datetime.timedelta(seconds=30))
     store = dist.PrefixStore(name, store)
     dist.init_process_group(backend, store=store, rank=r,
                             world_size=prog["world"])
@@ -240,39 +242,26 @@ def rank_main(r, prog, name, port, out, want):
 # ---- a job ----
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(prog, name, out, attempt):
-    """The job's ranks forked, then its store's server (a fork while the
-    server's thread holds a lock would leave the child stuck on it)."""
+def start(prog, name, out, attempt, stores):
+    """The job's ranks forked, meeting in a store file of their own under
+    the folder stores."""
     os.environ["TORCH_FR_BUFFER_SIZE"] = str(prog.get("fr_buffer", 2000))
     want = fr_torch_shapes.settle(prog)["issued"]
-    port = free_port()
+    store_file = os.path.join(stores, f"{name}.{attempt}")
     pids = []
     for r in range(prog["world"]):
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
-                rank_main(r, prog, f"{name}.{attempt}", port, out, want)
+                rank_main(r, prog, f"{name}.{attempt}", store_file, out, want)
                 code = 0
             finally:
                 os._exit(code)
         pids.append(pid)
-    try:
-        server = dist.TCPStore("127.0.0.1", port, is_master=True,
-                               wait_for_workers=False)
-    except (RuntimeError, OSError) as e:  # the port taken meanwhile
-        for pid in pids:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-        return None, str(e)
+    store = dist.FileStore(store_file, -1)
     # The ranks' keys (up/R), under the prefix rank_main gives them.
-    return (pids, server, dist.PrefixStore(f"{name}.{attempt}", server)), None
+    return pids, store_file, dist.PrefixStore(f"{name}.{attempt}", store)
 
 
 def finish(job, world):
@@ -280,7 +269,7 @@ def finish(job, world):
     all up within WAIT_S (one that never reached the store leaves the
     others in gloo's connect until their deadline, 4 x WAIT_S) is ended
     then: all failed."""
-    pids, _server, store = job
+    pids, store_file, store = job
     bad = 0
     try:
         store.wait([f"up/{r}" for r in range(world)],
@@ -291,6 +280,7 @@ def finish(job, world):
     for pid in pids:
         _, status = os.waitpid(pid, 0)
         bad += status != 0
+    os.remove(store_file)
     return bad
 
 
@@ -314,19 +304,7 @@ def lay_out(prog, out):
                 shutil.move(f, os.path.join(sub, f"rank_{r}"))
 
 
-def launch(name, prog, d, tries):
-    """The job started (its store's port taken meanwhile: again, three
-    times at most); None where it never started."""
-    for attempt in range(tries, tries + 3):
-        job, why = start(prog, name, d, attempt)
-        if job:
-            return job
-        print(f"fr_torch_prog: {name}: start-up failed ({why}), "
-              "started again", file=sys.stderr)
-    return None
-
-
-def run_all(jobs, out):
+def run_all(jobs, out, stores):
     """jobs: [(name, program, truth)]; PARALLEL at once. A job whose rank
     processes did not all end as the program says (a peer that took
     longer than WAIT_S to start or record on a loaded machine) runs again,
@@ -340,10 +318,7 @@ def run_all(jobs, out):
             d = os.path.join(out, name)
             shutil.rmtree(d, ignore_errors=True)
             os.makedirs(d)
-            job = launch(name, prog, d, 3 * runs)
-            if not job:
-                failed += 1
-                continue
+            job = start(prog, name, d, runs, stores)
             with open(os.path.join(d, "truth.json"), "w") as f:
                 json.dump(truth, f, indent=1)
             running.append((name, prog, truth, runs, d, job))
@@ -383,7 +358,11 @@ def main():
                 with open(truth_path) as f:
                     truth = json.load(f)
             jobs.append((prog.get("name", base), prog, truth))
-    return 1 if run_all(jobs, out) else 0
+    stores = tempfile.mkdtemp(prefix="fr_torch_prog.")
+    try:
+        return 1 if run_all(jobs, out, stores) else 0
+    finally:
+        shutil.rmtree(stores, ignore_errors=True)
 
 
 if __name__ == "__main__":
