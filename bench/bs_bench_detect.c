@@ -19,6 +19,7 @@
 #include "bs_buf.h"
 #include "bs_file.h"
 #include "bs_json.h"
+#include "bs_json_write.h"
 
 #define MAX_RUNS 1000
 #define PEER_TIMEOUT_S "10"
@@ -169,11 +170,9 @@ static void run_peer(const bs_bench_opts *o, detect_fig *f) {
   bs_buf_free(&out);
 }
 
-static void num(bs_buf *b, double v) {
-  if (isfinite(v))
-    bs_buf_printf(b, "%.1f", v);
-  else
-    bs_buf_printf(b, "null");
+/* A figure in ms, to a tenth (null: not measured). */
+static void field_ms(bs_buf *b, const char *key, double v) {
+  bs_json_write_field_num(b, ", ", key, isfinite(v) ? round(v * 10) / 10 : v);
 }
 
 static char *table(const bs_bench_opts *o, const detect_fig *f, size_t n) {
@@ -193,21 +192,20 @@ static char *table(const bs_bench_opts *o, const detect_fig *f, size_t n) {
 
 static char *json(const bs_bench_opts *o, const detect_fig *f, size_t n) {
   bs_buf b = {0};
-  bs_buf_printf(&b,
-                "{\"detect\": {\"backend\": \"%s\", \"ranks\": %d, "
-                "\"runs\": %d, \"figures\": [",
-                bs_bench_backend(o), o->ranks, o->detect);
+  bs_buf_printf(&b, "{\"detect\": {");
+  bs_json_write_field_str(&b, "", "backend", bs_bench_backend(o));
+  bs_json_write_field_num(&b, ", ", "ranks", o->ranks);
+  bs_json_write_field_num(&b, ", ", "runs", o->detect);
+  bs_json_write_key(&b, ", ", "figures");
+  bs_buf_printf(&b, "[");
   for (size_t i = 0; i < n; i++) {
-    bs_buf_printf(&b,
-                  "%s\n  {\"failure\": \"%s\", \"scenario\": \"%s\", "
-                  "\"median_ms\": ",
-                  i ? "," : "", f[i].failure, f[i].scenario);
-    num(&b, f[i].median_ms);
-    bs_buf_printf(&b, ", \"max_ms\": ");
-    num(&b, f[i].max_ms);
-    bs_buf_printf(
-        &b, ", \"peer\": \"%s\", \"peer_ms\": ", o->peer ? f[i].peer_what : "");
-    num(&b, f[i].peer_ms);
+    bs_buf_printf(&b, "%s\n  {", i ? "," : "");
+    bs_json_write_field_str(&b, "", "failure", f[i].failure);
+    bs_json_write_field_str(&b, ", ", "scenario", f[i].scenario);
+    field_ms(&b, "median_ms", f[i].median_ms);
+    field_ms(&b, "max_ms", f[i].max_ms);
+    bs_json_write_field_str(&b, ", ", "peer", o->peer ? f[i].peer_what : "");
+    field_ms(&b, "peer_ms", f[i].peer_ms);
     bs_buf_printf(&b, "}");
   }
   bs_buf_printf(&b, "]}}\n");

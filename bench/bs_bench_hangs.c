@@ -239,18 +239,27 @@ static void hangs_check_outputs(const bs_dumps_verdict *v, const char *who,
   bs_err_clear();
 }
 
+/* The rank number at q (its digits), picked when it is one of the n:
+ * where the digits end, or q when there are none. */
+static const char *hangs_frt_rank(const char *q, bool *pick, int n, bool *any) {
+  char *end = (char *)q;
+  errno = 0;
+  long r = *q >= '0' && *q <= '9' ? strtol(q, &end, 10) : -1;
+  if (end > q && errno == 0 && r < n)
+    *any = pick[r] = true;
+  return end;
+}
+
 /* The ranks of each "<key>{1, 3}" in out. */
 static bool hangs_frt_sets(const char *out, const char *key, bool *pick,
                            int n) {
   bool any = false;
   size_t k = strlen(key);
   for (const char *p = out; (p = strstr(p, key)); p++)
-    for (const char *q = p + k; *q && *q != '}'; q++)
-      if (*q >= '0' && *q <= '9' &&
-          (q == p + k || q[-1] < '0' || q[-1] > '9')) {
-        int r = atoi(q);
-        any |= r < n && (pick[r] = true);
-      }
+    for (const char *q = p + k; *q && *q != '}';) {
+      const char *end = hangs_frt_rank(q, pick, n, &any);
+      q = end > q ? end : q + 1;
+    }
   return any;
 }
 
@@ -259,10 +268,8 @@ static bool hangs_frt_sets(const char *out, const char *key, bool *pick,
 static bool hangs_frt_ranks(const char *out, bool *pick, int n) {
   bool any = hangs_frt_sets(out, "missing ranks: {", pick, n);
   any |= hangs_frt_sets(out, "missed FR dumps from ranks ({", pick, n);
-  for (const char *p = out; (p = strstr(p, "Culprit rank ")); p++) {
-    int r = atoi(p + 13);
-    any |= r < n && (pick[r] = true);
-  }
+  for (const char *p = out; (p = strstr(p, "Culprit rank ")); p++)
+    hangs_frt_rank(p + 13, pick, n, &any);
   return any;
 }
 

@@ -305,6 +305,44 @@ static void test_json_well_formed(void **state) {
   free(text);
 }
 
+/* The detection figures' JSON is JSON whatever a figure's words hold (a
+ * peer's quotes), a figure not measured null. */
+static void test_detect_json_escapes(void **state) {
+  (void)state;
+  bs_bench_opts o = {.ranks = 4, .detect = 3, .peer = "peer.py"};
+  detect_fig f[] = {
+      {"desync", "rank \"x\"", "m", "torch \"nccl\"\n", 1.25, NAN, 2.0}};
+  char *text = json(&o, f, 1);
+  bs_json j;
+  assert_int_equal(bs_json_parse(text, strlen(text), &j), BS_OK);
+  const bs_json *d = bs_json_get(&j, "detect");
+  const bs_json *g = &bs_json_get(d, "figures")->items[0];
+  assert_string_equal(bs_json_get_str(g, "scenario", ""), "rank \"x\"");
+  assert_string_equal(bs_json_get_str(g, "peer", ""), "torch \"nccl\"\n");
+  assert_near(bs_json_get_num(g, "median_ms", 0), 1.3, 1e-9);
+  assert_int_equal(bs_json_get(g, "max_ms")->type, BS_JNULL);
+  bs_json_free(&j);
+  free(text);
+}
+
+/* The ranks torchfrtrace's words name: each number of a set, a culprit;
+ * none past the world, and a number too long for a long is no rank. */
+static void test_frt_ranks_read(void **state) {
+  (void)state;
+  bool pick[8] = {false};
+  assert_true(hangs_frt_ranks("missing ranks: {1, 12, 3}\nCulprit rank 5\n"
+                              "missed FR dumps from ranks ({7})",
+                              pick, 8));
+  bool want[8] = {false, true, false, true, false, true, false, true};
+  assert_memory_equal(pick, want, sizeof pick);
+  bool none[8] = {false};
+  assert_false(hangs_frt_ranks("missing ranks: {99999999999999999999999, "
+                               "9}\nCulprit rank x",
+                               none, 8));
+  for (int r = 0; r < 8; r++)
+    assert_false(none[r]);
+}
+
 static void test_table_lists_every_figure(void **state) {
   const bs_bench_report *r = &((fixture *)*state)->r;
   char *t = bs_bench_report_table(r);
@@ -700,6 +738,8 @@ int main(void) {
       cmocka_unit_test(test_replay_figure),
       cmocka_unit_test(test_scale_figures),
       cmocka_unit_test(test_campaign_figures),
+      cmocka_unit_test(test_detect_json_escapes),
+      cmocka_unit_test(test_frt_ranks_read),
   };
   int failed =
       cmocka_run_group_tests_name("report", report, run_tiny, free_tiny);
