@@ -2,6 +2,7 @@
  * many simulated ranks (bs_replay.h). */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bs_cmd.h"
@@ -88,6 +89,10 @@ static bool parse(int argc, char **argv, replay_args *a) {
   if (!a->dir)
     fprintf(stderr, "backstop replay: expected the folder of the dumps "
                     "(see backstop help replay)\n");
+  /* As run's: the ranks one at a time on virtual time, so a replay is the
+   * same every time and waits out no timeout (the corpus scores this). */
+  if (!a->o.schedule && !getenv("BS_SCHEDULE"))
+    a->o.schedule = "random";
   return a->dir != NULL;
 }
 
