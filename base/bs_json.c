@@ -287,15 +287,16 @@ out:
 /* The keys' offsets made pointers into the object's block (ok), or, when
  * it did not parse, cleared for bs_json_free. */
 static bs_status keys_placed(bs_json *obj, bs_buf *kb, bool ok) {
-  if (ok && kb->oom)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "json: out of memory");
+  bool placed = ok && !kb->oom;
   for (size_t i = 0; i < obj->n; i++)
-    obj->keys[i] = ok ? kb->s + (uintptr_t)obj->keys[i] : NULL;
-  if (ok && obj->n) {
+    obj->keys[i] = placed ? kb->s + (uintptr_t)obj->keys[i] : NULL;
+  if (placed && obj->n) {
     obj->keyblock = kb->s;
     kb->s = NULL;
   }
   bs_buf_free(kb);
+  if (ok && !placed)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "json: out of memory");
   return BS_OK;
 }
 
