@@ -173,15 +173,13 @@ out:
   return st;
 }
 
-/* A string of plain characters only (most of a dump's) is copied at once,
- * no buffer grown. */
+/* A string value, at its opening quote (parse_value looked): one of plain
+ * characters only (most of a dump's) is copied at once, no buffer grown. */
 static bs_status parse_string(parser *p, char **out) {
   bs_buf b = {0};
   bs_status st = BS_OK;
-  skip_ws(p);
-  size_t at = p->pos + 1, run = at <= p->len ? plain_run(p, at) : 0;
-  if (p->pos < p->len && p->s[p->pos] == '"' && at + run < p->len &&
-      p->s[at + run] == '"') {
+  size_t at = p->pos + 1, run = plain_run(p, at);
+  if (at + run < p->len && p->s[at + run] == '"') {
     if (!(*out = malloc(run + 1)))
       BS_FAIL(BS_ERR_NOMEM, NULL, "json: out of memory");
     memcpy(*out, p->s + at, run);

@@ -198,7 +198,7 @@ def deadline(seconds):
     threading.Thread(target=end, daemon=True).start()
 
 
-def rank_main(r, prog, name, store_file, out, want):
+def rank_main(r, prog, store_file, out, want):
     deadline(4 * WAIT_S)
     backend = "hooked" if prog.get("p2p") else "gloo"
     os.environ["TORCH_FR_DUMP_TEMP_FILE"] = os.path.join(out, "rank_")
@@ -206,7 +206,6 @@ def rank_main(r, prog, name, store_file, out, want):
         dist.Backend.register_backend("hooked", Hooked, devices=["cpu"])
     store = dist.FileStore(store_file, -1)
     store.set_timeout(datetime.timedelta(seconds=30))
-    store = dist.PrefixStore(name, store)
     dist.init_process_group(backend, store=store, rank=r,
                             world_size=prog["world"])
     store.set(f"up/{r}", "1")
@@ -243,8 +242,8 @@ def rank_main(r, prog, name, store_file, out, want):
 
 
 def start(prog, name, out, attempt, stores):
-    """The job's ranks forked, meeting in a store file of their own under
-    the folder stores."""
+    """The job's ranks forked, meeting in a store file of this attempt's
+    own under the folder stores (no key of another attempt's there)."""
     os.environ["TORCH_FR_BUFFER_SIZE"] = str(prog.get("fr_buffer", 2000))
     want = fr_torch_shapes.settle(prog)["issued"]
     store_file = os.path.join(stores, f"{name}.{attempt}")
@@ -254,14 +253,13 @@ def start(prog, name, out, attempt, stores):
         if pid == 0:
             code = 1
             try:
-                rank_main(r, prog, f"{name}.{attempt}", store_file, out, want)
+                rank_main(r, prog, store_file, out, want)
                 code = 0
             finally:
                 os._exit(code)
         pids.append(pid)
-    store = dist.FileStore(store_file, -1)
-    # The ranks' keys (up/R), under the prefix rank_main gives them.
-    return pids, store_file, dist.PrefixStore(f"{name}.{attempt}", store)
+    # The ranks' keys (up/R) are read from it.
+    return pids, store_file, dist.FileStore(store_file, -1)
 
 
 def finish(job, world):
