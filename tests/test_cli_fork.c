@@ -14,11 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bs_fork.h"
 #include "catalog/bs_scenario.h"
+#include "model/bs_model_parse.h"
+#include "run/bs_child_threads.h"
 #include "run/bs_parent.h"
 #include "run/bs_run_all.h"
 
@@ -436,6 +439,48 @@ static void test_exec_results(void **state) {
     bs_result_free(&res[i]);
 }
 
+/* A run whose world cannot start (its ranks' stacks past RLIMIT_AS) fails
+ * naming why; it had read as every rank never returning. */
+static int child_short_of_address(const bs_run *cfg, int fd) {
+  struct rlimit rl;
+  long pages = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (!f || fscanf(f, "%ld", &pages) != 1 || getrlimit(RLIMIT_AS, &rl) != 0)
+    return 7;
+  fclose(f);
+  rl.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
+  if (setrlimit(RLIMIT_AS, &rl) != 0)
+    return 8;
+  return bs_child_threads_run(cfg, fd);
+}
+
+static void test_world_setup_failure_named(void **state) {
+  (void)state;
+  bs_model_spec m = {0};
+  assert_int_equal(bs_model_preset("tiny", 1.0, &m), BS_OK);
+  bs_run cfg = {.scn = &fake,
+                .ranks = 4096, /* 1.3 GiB of stacks */
+                .backend = "sim",
+                .device = "host",
+                .model = &m,
+                .model_name = "tiny",
+                .scale = 1,
+                .cycles = 1,
+                .schedule = {.policy = BS_SCHED_RANDOM},
+                .deadline_s = 60};
+  bs_config_defaults(&cfg.config);
+  bs_result res;
+  bs_parent_opts o = {.jobs = 1, .child = child_short_of_address};
+  assert_int_equal(bs_parent_run(&cfg, 1, &o, &res), BS_OK);
+  assert_int_equal(res.verdict, BS_FAIL);
+  assert_non_null(res.note);
+  assert_non_null(strstr(res.note, "setup failed"));
+  assert_non_null(strstr(res.note, "of address space for the stacks of 4096 "
+                                   "ranks: Cannot allocate memory"));
+  bs_result_free(&res);
+  bs_model_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_verdicts),
@@ -446,6 +491,7 @@ int main(void) {
       cmocka_unit_test(test_drain_is_bounded),
       cmocka_unit_test(test_exec_results),
       cmocka_unit_test(test_workers_serve_jobs),
+      cmocka_unit_test(test_world_setup_failure_named),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

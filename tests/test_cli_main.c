@@ -76,6 +76,13 @@ static void test_usage_errors(void **state) {
         "GiB of host memory (");
   usage("run steady-normal --ranks 16384 --model dense --scale 100",
         "; the largest that fits here: ");
+  /* Its stacks alone are 5 GiB of address space: refused at once, not a
+   * run whose ranks never return. */
+  assert_int_equal(backstop_after("ulimit -v 3000000 && ",
+                                  "run steady-maincast --ranks 16384"),
+                   2);
+  assert_non_null(strstr(err_text, "GiB of address space in one process"));
+  assert_non_null(strstr(err_text, "RLIMIT_AS (ulimit -v) leaves"));
   usage("run steady-normal --json /nonexistent/x.json",
         "--json: cannot write /nonexistent/x.json: No such file");
   /* Checked by making them, not by access(): root may write anything. */

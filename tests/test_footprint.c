@@ -14,6 +14,7 @@
 
 #include "bs_actor.h"
 #include "bs_limits.h"
+#include "comm/bs_comm.h"
 #include "model/bs_config.h"
 #include "model/bs_model.h"
 #include "model/bs_model_parse.h"
@@ -170,6 +171,34 @@ static void test_mappings_counted(void **state) {
   bs_model_free(&m);
 }
 
+/* A world of threads is one process: its memory and every rank's stacks
+ * in its address space, refused past RLIMIT_AS naming it; a process per
+ * rank holds one rank's. */
+static void test_address_counted(void **state) {
+  (void)state;
+  bs_model_spec m = {0};
+  bs_config cfg;
+  bs_config_defaults(&cfg);
+  bs_footprint fp;
+  char why[300];
+  assert_int_equal(bs_model_preset("tiny", 1.0, &m), BS_OK);
+  assert_int_equal(bs_footprint_of(&m, &cfg, 4096, false, &fp), BS_OK);
+  assert_true(fp.address > 4096.0 * (double)bs_world_stacks_reserve_bytes());
+  bs_room room = {.address = fp.address};
+  assert_true(bs_footprint_fits(&fp, &room, why, sizeof why));
+  room.address = 2.0 * (1u << 30);
+  if (fp.address > room.address) { /* not in a sanitizer's build */
+    assert_false(bs_footprint_fits(&fp, &room, why, sizeof why));
+    assert_non_null(strstr(why, "GiB of address space in one process"));
+    assert_non_null(strstr(why, "RLIMIT_AS (ulimit -v) leaves 2.00 GiB"));
+    int n = bs_footprint_largest(&m, &cfg, false, &room);
+    assert_true(n > 1 && n < 4096);
+  }
+  assert_int_equal(bs_footprint_of(&m, &cfg, 4096, true, &fp), BS_OK);
+  assert_true(fp.address < (1u << 30));
+  bs_model_free(&m);
+}
+
 /* This machine's room says where it comes from. */
 static void test_room_here(void **state) {
   (void)state;
@@ -215,6 +244,7 @@ int main(void) {
       cmocka_unit_test(test_largest_fits),
       cmocka_unit_test(test_bucket_target),
       cmocka_unit_test(test_mappings_counted),
+      cmocka_unit_test(test_address_counted),
       cmocka_unit_test(test_room_here),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

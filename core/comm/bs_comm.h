@@ -142,6 +142,10 @@ void bs_world_destroy(bs_world *w);
  * holds the record of the lowest rank with it. */
 bs_status bs_world_run(bs_world *w, bs_dev *const *devs, bs_rank_fn fn,
                        void *const *args);
+/* The address space a rank thread's stacks take (its stack, its signal
+ * stack, their guards); 0 in a sanitizer's build (glibc's, of a size the
+ * build does not fix). */
+size_t bs_world_stacks_reserve_bytes(void);
 /* rank: local index 0..size-1 (the global rank when all ranks are local). */
 bs_status bs_world_rank_status(const bs_world *w, int rank, bs_error *err);
 /* The hang/desync report of the last failure ("" when none). */

@@ -324,6 +324,15 @@ static void world_opts(driver *d, bs_meet *m, bs_world_opts *wo) {
                 run->nprocs > 1, wo);
 }
 
+/* Whether a rank of w failed: a world whose run failed with every rank
+ * well failed before they ran. */
+static bool ranks_failed(const bs_world *w, int n) {
+  for (int i = 0; i < n; i++)
+    if (bs_world_rank_status(w, i, NULL) != BS_OK)
+      return true;
+  return false;
+}
+
 static bs_status run_world(driver *d, bs_dev **devs, rank_ctx *ctx) {
   bs_status st = BS_OK;
   bs_world *w = NULL;
@@ -341,8 +350,12 @@ static bs_status run_world(driver *d, bs_dev **devs, rank_ctx *ctx) {
     args[i] = &ctx[i];
   }
   BS_CHECK(bs_world_create(&wo, &w));
-  /* The ranks' own failures are in the record; only setup errors count. */
-  bs_world_run(w, devs, rank_main, args);
+  /* The ranks' own failures are in the record; only setup errors count:
+   * the world's own, before any rank ran (its stacks, its watchdog). */
+  st = bs_world_run(w, devs, rank_main, args);
+  if (st != BS_OK && !ranks_failed(w, n))
+    goto out;
+  st = BS_OK;
   bs_err_clear();
   BS_CHECK(collect(d, w));
 out:

@@ -14,6 +14,7 @@
 
 #include "bs_actor.h"
 #include "bs_limits.h"
+#include "comm/bs_comm.h"
 
 #define GIB ((double)(1u << 30))
 #define MIB ((double)(1u << 20))
@@ -42,6 +43,12 @@ bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
                   (spawn ? BS_FOOTPRINT_PROC_BYTES : 0);
   out->shared = 12 * padded; /* fp32 master and Adam's two moments, sharded */
   out->bytes = ranks * out->per_rank + out->shared;
+  /* At least (the rest is the run's to say): every rank's DDP param and
+   * grad buffers, reserved whole, padding and all, and on threads, one
+   * process for the world, every rank's stacks. */
+  out->address =
+      spawn ? 6 * padded
+            : ranks * (6 * padded + (double)bs_world_stacks_reserve_bytes());
   /* Rank threads, engine processes, the processes of --spawn; the parent,
    * the child and its watchdog. */
   out->tasks = ranks + (long)engines + (spawn ? ranks : 0) + 4;
@@ -168,6 +175,22 @@ static bool has_guards(void) {
   return ok;
 }
 
+/* RLIMIT_AS less what this process maps now (/proc/self/statm's size);
+ * 0: no limit. */
+static double address_room(void) {
+  struct rlimit rl;
+  double pages = 0;
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    return 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f && fscanf(f, "%lf", &pages) != 1)
+    pages = 0;
+  if (f)
+    fclose(f);
+  double left = (double)rl.rlim_cur - pages * (double)sysconf(_SC_PAGESIZE);
+  return left > 1 ? left : 1;
+}
+
 void bs_footprint_room(bs_room *out) {
   char cg[4400];
   struct rlimit rl;
@@ -184,6 +207,7 @@ void bs_footprint_room(bs_room *out) {
   double maps = read_number("/proc/sys/vm", "max_map_count");
   out->maps = maps > 0 ? (long)maps : 0;
   out->guards = has_guards();
+  out->address = address_room();
 }
 
 static long maps_of(const bs_footprint *fp, const bs_room *room) {
@@ -193,7 +217,8 @@ static long maps_of(const bs_footprint *fp, const bs_room *room) {
 static bool fits(const bs_footprint *fp, const bs_room *room) {
   return (room->bytes <= 0 || fp->bytes <= room->bytes) &&
          (room->tasks <= 0 || fp->tasks <= room->tasks) &&
-         (room->maps <= 0 || maps_of(fp, room) <= room->maps);
+         (room->maps <= 0 || maps_of(fp, room) <= room->maps) &&
+         (room->address <= 0 || fp->address <= room->address);
 }
 
 int bs_footprint_largest(const bs_model_spec *m, const bs_config *cfg,
@@ -232,6 +257,14 @@ bool bs_footprint_fits(const bs_footprint *fp, const bs_room *room, char *buf,
              "needs some %ld memory mappings in one process (a rank's stack "
              "and device allocations), vm.max_map_count allows %ld",
              maps_of(fp, room), room->maps);
+    return false;
+  }
+  if (room->address > 0 && fp->address > room->address) {
+    snprintf(buf, n,
+             "needs at least %.2f GiB of address space in one process (its "
+             "ranks' stacks and DDP buffers), RLIMIT_AS (ulimit -v) leaves "
+             "%.2f GiB",
+             fp->address / GIB, room->address / GIB);
     return false;
   }
   return true;

@@ -56,6 +56,8 @@ typedef struct bs_footprint {
   long tasks;        /* threads and processes the world starts */
   long maps;         /* memory mappings of the process of its threads */
   long maps_guarded; /* the same where the kernel has guard regions */
+  double address;    /* bytes of address space its largest process takes
+                        at least: its ranks' DDP buffers and stacks */
 } bs_footprint;
 
 /* The footprint of a world of `ranks` ranks of model m laid out as cfg
@@ -72,6 +74,8 @@ typedef struct bs_room {
   char tasks_by[64]; /* "kernel.pid_max", "RLIMIT_NPROC", ... */
   long maps;         /* a process's mappings (vm.max_map_count); 0: unknown */
   bool guards;       /* the kernel has guard regions (MADV_GUARD_INSTALL) */
+  double address;    /* RLIMIT_AS (ulimit -v) less this process's size; 0:
+                        no limit */
 } bs_room;
 void bs_footprint_room(bs_room *out);
 /* The lower of the cgroup's room (v2 memory.max - memory.current, v1

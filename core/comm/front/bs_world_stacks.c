@@ -1,10 +1,13 @@
 /* The stacks of a world's rank threads (bs_world_stacks.h). */
 #include "comm/front/bs_world_stacks.h"
+#include "comm/bs_comm.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -63,15 +66,17 @@ bs_status bs_world_stacks_create(int n, bs_world_stacks **out) {
   if (!(s = calloc(1, sizeof *s)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "world: stacks of %d ranks", n);
   s->page = (size_t)page;
-  s->block = 2 * s->page + SIGNAL_STACK_BYTES + RANK_STACK_BYTES;
+  s->block = bs_world_stacks_reserve_bytes();
   s->len = (size_t)n * s->block;
   s->base =
       mmap(NULL, s->len, PROT_READ | PROT_WRITE,
            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
   if (s->base == MAP_FAILED) {
     s->base = NULL;
-    BS_FAIL(BS_ERR_NOMEM, NULL, "world: %zu bytes of stacks for %d ranks",
-            s->len, n);
+    BS_FAIL(BS_ERR_NOMEM, NULL,
+            "world: %.2f GiB of address space for the stacks of %d ranks: "
+            "%s",
+            (double)s->len / (1u << 30), n, strerrordesc_np(errno));
   }
   madvise(s->base, s->len, MADV_NOHUGEPAGE); /* a huge page a rank: no */
   if (!guard_all(s, n))
@@ -97,6 +102,13 @@ void bs_world_stacks_attr(const bs_world_stacks *s, int i,
     pthread_attr_setstack(attr, stack_of(s, i), RANK_STACK_BYTES);
   else if (RANK_STACK_BYTES)
     pthread_attr_setstacksize(attr, RANK_STACK_BYTES);
+}
+
+size_t bs_world_stacks_reserve_bytes(void) {
+  long page = sysconf(_SC_PAGESIZE);
+  if (!RANK_STACK_BYTES || page <= 0)
+    return 0;
+  return 2 * (size_t)page + SIGNAL_STACK_BYTES + RANK_STACK_BYTES;
 }
 
 void bs_world_stacks_enter(const bs_world_stacks *s, int i) {
