@@ -17,12 +17,14 @@ enum { RANKS = 4, CYCLES = 2 };
 
 static void digests(bs_digests *d, size_t n, int salt) {
   bs_digest dig[4];
-  bs_tname names[4];
+  char names[4][32];
+  const char *of[4];
   for (size_t i = 0; i < n; i++) {
     memset(&dig[i], salt + (int)i, sizeof dig[i]);
     snprintf(names[i], sizeof names[i], "layer.%d.w%zu", salt, i);
+    of[i] = names[i];
   }
-  assert_int_equal(bs_record_digests_set(d, dig, names, n), BS_OK);
+  assert_int_equal(bs_record_digests_set(d, dig, of, n), BS_OK);
   d->npaused = n / 2;
 }
 
@@ -83,6 +85,7 @@ static void assert_digests_equal(const bs_digests *a, const bs_digests *b) {
   assert_int_equal(a->npaused, b->npaused);
   if (a->n) {
     assert_memory_equal(a->d, b->d, a->n * sizeof *a->d);
+    /* The same names, and the process's one copy of each. */
     assert_memory_equal(a->names, b->names, a->n * sizeof *a->names);
   }
 }

@@ -133,7 +133,7 @@ static void test_pause_safety_at_sleep(void **state) {
   HAS("after sleep");
 }
 
-static bs_tname names[3] = {"a", "b", "c"};
+static const char *const names[3] = {"a", "b", "c"};
 
 static void digests(bs_digests *d, uint8_t seed, size_t npaused) {
   bs_digest dig[3];

@@ -16,7 +16,7 @@
 
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
-#include "dumps/bs_strpool.h"
+#include "bs_strpool.h"
 
 #define THREADS 4
 #define STRINGS 3000

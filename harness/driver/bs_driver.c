@@ -94,15 +94,25 @@ bs_pause_rule bs_driver_pause_rule(const bs_config *c) {
 static void live_digests(rank_ctx *x, bs_digests *out) {
   size_t n = bs_actor_synced_count(x->actor), npaused = 0;
   bs_digest *d = calloc(n ? n : 1, sizeof *d);
-  bs_tname *names = calloc(n ? n : 1, sizeof *names);
+  const char **names = calloc(n ? n : 1, sizeof *names);
   if (d && names && bs_actor_live_digests(x->actor, d, n, &npaused) == BS_OK) {
     for (size_t i = 0; i < n; i++)
-      snprintf(names[i], sizeof names[i], "%s",
-               bs_actor_synced_name(x->actor, i));
+      names[i] = bs_actor_synced_name(x->actor, i);
     if (bs_record_digests_set(out, d, names, n) == BS_OK)
       out->npaused = npaused;
   }
   free(d);
+  free(names);
+}
+
+/* Digests of what the engine received, with their names. */
+static void received_digests(rank_ctx *x, bs_digests *out) {
+  size_t n = x->sync.ntensors;
+  const char **names = calloc(n, sizeof *names);
+  for (size_t i = 0; names && i < n; i++)
+    names[i] = x->sync.names[i];
+  if (names)
+    bs_record_digests_set(out, x->sync.received, names, n);
   free(names);
 }
 
@@ -122,8 +132,7 @@ static void take_state(rank_ctx *x, bs_event *e) {
              !strcmp(e->phase, "train_step")))
     live_digests(x, &e->live);
   if (!strcmp(e->phase, "update_weights") && x->sync.ntensors)
-    bs_record_digests_set(&e->recv, x->sync.received,
-                          (const bs_tname *)x->sync.names, x->sync.ntensors);
+    received_digests(x, &e->recv);
 }
 
 /* Taking the state must not disturb the phase's error record: the rank
@@ -370,18 +379,11 @@ static bs_status initial_digests(const driver *d, bs_digests *out) {
   bs_status st = BS_OK;
   bs_digest *dig = NULL;
   const char **of = NULL;
-  bs_tname *names = NULL;
   size_t n = 0;
   BS_CHECK(bs_actor_observe_initial(d->run->model, &d->run->config,
                                     d->run->seed, &dig, &of, &n));
-  names = calloc(n ? n : 1, sizeof *names);
-  if (!names)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "digests of %zu initial tensors", n);
-  for (size_t i = 0; i < n; i++)
-    snprintf(names[i], sizeof names[i], "%s", of[i]);
-  BS_CHECK(bs_record_digests_set(out, dig, names, n));
+  BS_CHECK(bs_record_digests_set(out, dig, of, n));
 out:
-  free(names);
   free(of);
   free(dig);
   return st;

@@ -8,6 +8,7 @@
 
 #include "bs_clock.h"
 #include "bs_vec.h"
+#include "record/bs_record_names.h"
 
 bs_status bs_record_init(bs_record *r, int nranks, int cycles) {
   memset(r, 0, sizeof *r);
@@ -37,20 +38,24 @@ void bs_record_digests_free(bs_digests *d) {
 }
 
 bs_status bs_record_digests_set(bs_digests *d, const bs_digest *dig,
-                                const bs_tname *names, size_t n) {
+                                const char *const *names, size_t n) {
+  bs_status st = BS_OK;
   bs_record_digests_free(d);
   if (n == 0)
     return BS_OK;
   d->d = malloc(n * sizeof *d->d);
   d->names = malloc(n * sizeof *d->names);
-  if (!d->d || !d->names) {
-    bs_record_digests_free(d);
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "digests of %zu tensors", n);
-  }
+  if (!d->d || !d->names)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "digests of %zu tensors", n);
+  for (size_t i = 0; i < n; i++)
+    if (!(d->names[i] = bs_record_names_intern(names[i])))
+      BS_FAIL(BS_ERR_NOMEM, NULL, "the name of tensor %s", names[i]);
   memcpy(d->d, dig, n * sizeof *d->d);
-  memcpy(d->names, names, n * sizeof *d->names);
   d->n = n;
-  return BS_OK;
+out:
+  if (st != BS_OK)
+    bs_record_digests_free(d);
+  return st;
 }
 
 void bs_record_rank_free(bs_rank_rec *rr) {

@@ -15,14 +15,11 @@
 #include "dev/bs_dev.h"
 
 #define BS_PHASE_MAX 32
-#define BS_TNAME_MAX 96
-
-typedef char bs_tname[BS_TNAME_MAX];
-
-/* Digests of a tensor list (names in the same order). */
+/* Digests of a tensor list (names in the same order, each the process's
+ * one copy: bs_record_names.h). */
 typedef struct bs_digests {
   bs_digest *d;
-  bs_tname *names;
+  const char **names;
   size_t n;
   size_t npaused; /* live digests only: tensors that were paused */
 } bs_digests;
@@ -138,9 +135,9 @@ void bs_record_end(bs_record *r, int rank, bs_status st);
 /* The last event of rank (NULL when none). */
 bs_event *bs_record_last(const bs_record *r, int rank);
 
-/* Copies n digests (and names) into d. */
+/* Copies n digests into d, with their names (interned). */
 bs_status bs_record_digests_set(bs_digests *d, const bs_digest *dig,
-                                const bs_tname *names, size_t n);
+                                const char *const *names, size_t n);
 void bs_record_digests_free(bs_digests *d);
 
 bs_status bs_record_check(bs_record *r, const char *name, bool ok,

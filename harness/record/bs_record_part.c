@@ -20,7 +20,7 @@ typedef struct header {
 static void sizes(uint32_t s[7]) {
   s[0] = sizeof(bs_event);
   s[1] = sizeof(bs_digest);
-  s[2] = sizeof(bs_tname);
+  s[2] = sizeof(bs_digests);
   s[3] = sizeof(bs_fault_fired);
   s[4] = sizeof(bs_paused_read);
   s[5] = sizeof(bs_check);
@@ -32,7 +32,7 @@ static void sizes(uint32_t s[7]) {
 static void put_digests(bs_buf *b, const bs_digests *d) {
   bs_pack_put_array(b, d->d, d->n, sizeof *d->d);
   bs_pack_put_size(b, d->npaused);
-  bs_pack_put_array(b, d->names, d->n, sizeof *d->names);
+  bs_pack_put_strs(b, (char *const *)d->names, d->n);
 }
 
 static void put_rank(bs_buf *b, const bs_rank_rec *rr) {
@@ -72,15 +72,23 @@ void bs_record_part_write(const bs_record *r, int first, int n, bs_buf *b) {
 
 static bs_status take_digests(bs_pack_cursor *c, bs_digests *d) {
   bs_status st = BS_OK;
-  size_t n = 0;
+  bs_digest *dig = NULL;
+  char **names = NULL;
+  size_t n = 0, nnames = 0, npaused = 0;
   memset(d, 0, sizeof *d);
-  BS_CHECK(bs_pack_take_array(c, sizeof *d->d, (void **)&d->d, &d->n));
-  BS_CHECK(bs_pack_take_count(c, 0, &d->npaused));
-  BS_CHECK(bs_pack_take_array(c, sizeof *d->names, (void **)&d->names, &n));
-  if (n != d->n || d->npaused > d->n)
+  BS_CHECK(bs_pack_take_array(c, sizeof *dig, (void **)&dig, &n));
+  BS_CHECK(bs_pack_take_count(c, 0, &npaused));
+  BS_CHECK(bs_pack_take_strs(c, &names, &nnames));
+  if (nnames != n || npaused > n)
     BS_FAIL(BS_ERR_INVALID, NULL, "%s: %zu digests, %zu names, %zu paused",
-            c->what, d->n, n, d->npaused);
+            c->what, n, nnames, npaused);
+  BS_CHECK(bs_record_digests_set(d, dig, (const char *const *)names, n));
+  d->npaused = npaused;
 out:
+  for (size_t i = 0; i < nnames; i++)
+    free(names[i]);
+  free(names);
+  free(dig);
   return st;
 }
 
