@@ -53,25 +53,18 @@ out:
   return st;
 }
 
-static bs_status digests(bs_dev *dev, const bs_memsaver *ms, bool observe,
-                         const bs_tensor *const *t, size_t n, bs_digest *out,
-                         size_t *npaused) {
+/* Hashes the staged tensors (the skipped ones not staged) into dig, on
+ * every CPU. */
+static bs_status hash_staged(const bs_tensor *const *t, size_t n,
+                             const char *host, const bool *skipped,
+                             bs_digest *dig) {
   bs_status st = BS_OK;
-  size_t total = 0, m = 0, off = 0;
-  char *host = NULL;
-  bool *skipped = calloc(n ? n : 1, sizeof *skipped);
+  size_t m = 0, off = 0;
   const void **data = calloc(n ? n : 1, sizeof *data);
   size_t *len = calloc(n ? n : 1, sizeof *len);
-  bs_digest *dig = calloc(n ? n : 1, sizeof *dig);
-  if (!dev || (n && (!t || !out)))
-    BS_FAIL(BS_ERR_INVALID, NULL, "tensor digests: NULL argument");
-  if (!skipped || !data || !len || !dig)
+  bs_digest *got = calloc(n ? n : 1, sizeof *got);
+  if (!data || !len || !got)
     BS_FAIL(BS_ERR_NOMEM, NULL, "tensor digests: %zu tensors", n);
-  for (size_t i = 0; i < n; i++)
-    total += t[i]->bytes;
-  if (!(host = malloc(total ? total : 1)))
-    BS_FAIL(BS_ERR_NOMEM, NULL, "tensor digests: %zu bytes of staging", total);
-  BS_CHECK(stage(dev, ms, observe, t, n, host, skipped));
   for (size_t i = 0; i < n; i++) {
     if (skipped[i])
       continue;
@@ -79,18 +72,59 @@ static bs_status digests(bs_dev *dev, const bs_memsaver *ms, bool observe,
     len[m++] = t[i]->bytes;
     off += t[i]->bytes;
   }
-  BS_CHECK(bs_digest_sha256_many(data, len, m, dig,
-                                 total >= PARALLEL_HASH_BYTES ? 0 : 1));
+  BS_CHECK(bs_digest_sha256_many(data, len, m, got, 0));
   m = 0;
   for (size_t i = 0; i < n; i++)
-    out[i] = skipped[i] ? (bs_digest){{0}} : dig[m++];
+    dig[i] = skipped[i] ? (bs_digest){{0}} : got[m++];
+out:
+  free(data);
+  free(len);
+  free(got);
+  return st;
+}
+
+/* Below PARALLEL_HASH_BYTES, tensor by tensor through one buffer the size
+ * of the largest: the whole list staged was a mapping of its own each
+ * time (malloc's threshold in a world's child), faulted in and unmapped
+ * again, a third of a steady-maincast world's unmaps. */
+static bs_status digests(bs_dev *dev, const bs_memsaver *ms, bool observe,
+                         const bs_tensor *const *t, size_t n, bs_digest *out,
+                         size_t *npaused) {
+  bs_status st = BS_OK;
+  size_t total = 0, largest = 0, paused = 0;
+  char *host = NULL;
+  bool *skipped = calloc(n ? n : 1, sizeof *skipped);
+  bs_digest *dig = calloc(n ? n : 1, sizeof *dig);
+  if (!dev || (n && (!t || !out)))
+    BS_FAIL(BS_ERR_INVALID, NULL, "tensor digests: NULL argument");
+  if (!skipped || !dig)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "tensor digests: %zu tensors", n);
+  for (size_t i = 0; i < n; i++) {
+    total += t[i]->bytes;
+    largest = t[i]->bytes > largest ? t[i]->bytes : largest;
+  }
+  bool whole = total >= PARALLEL_HASH_BYTES;
+  size_t room = whole ? total : largest;
+  if (!(host = malloc(room ? room : 1)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "tensor digests: %zu bytes of staging", room);
+  if (whole) {
+    BS_CHECK(stage(dev, ms, observe, t, n, host, skipped));
+    BS_CHECK(hash_staged(t, n, host, skipped, dig));
+  }
+  for (size_t i = 0; !whole && i < n; i++) {
+    BS_CHECK(stage(dev, ms, observe, t + i, 1, host, skipped + i));
+    if (!skipped[i])
+      BS_CHECK(bs_digest_sha256(host, t[i]->bytes, &dig[i]));
+  }
+  for (size_t i = 0; i < n; i++) {
+    out[i] = dig[i];
+    paused += skipped[i];
+  }
   if (npaused)
-    *npaused = n - m;
+    *npaused = paused;
 out:
   free(host);
   free(skipped);
-  free(data);
-  free(len);
   free(dig);
   return st;
 }
