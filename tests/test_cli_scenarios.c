@@ -238,7 +238,7 @@ static void test_default_suite_covers(void **state) {
   static const char *const points[] = {
       "engine/send",      "restore/bitflip", "backup/corrupt", "master/corrupt",
       "backup/pin_alloc", "region/resume",   "comm/rank_exit", "comm/stall",
-      "comm/diverge",     "sync/tensor_set", "optimizer/step"};
+      "comm/diverge",     "sync/tensor_set", "optimizer/step", "dev/alloc"};
   for (size_t i = 0; i < sizeof points / sizeof points[0]; i++)
     if (!smoke_arms(points[i]))
       fail_msg("no @smoke scenario arms %s", points[i]);

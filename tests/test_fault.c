@@ -89,7 +89,8 @@ static void test_catalogue(void **state) {
       "copy/fail",      "region/resume",    "comm/rank_exit",
       "comm/stall",     "comm/diverge",     "sync/tensor_set",
       "optimizer/step", "engine/reconnect", "comm/init_skip",
-      "comm/init_late", "comm/init_fail",   "source/change"};
+      "comm/init_late", "comm/init_fail",   "source/change",
+      "dev/alloc"};
   for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
     const bs_fault_point *p = bs_fault_catalogue_find(required[i]);
     assert_non_null(p);
@@ -134,7 +135,7 @@ static bool cause_by_prefix(const char *point, bs_status st) {
        {"restore/bitflip", "backup/corrupt", "master/corrupt", "comm/diverge"}},
       {BS_ERR_TENSOR_SET, {"sync/tensor_set", "comm/diverge", "source/change"}},
       {BS_ERR_COVERAGE, {"source/change"}},
-      {BS_ERR_NOMEM, {"backup/pin_alloc", "optimizer/step"}},
+      {BS_ERR_NOMEM, {"backup/pin_alloc", "optimizer/step", "dev/alloc"}},
       {BS_ERR_FATAL, {"region/resume"}},
       {BS_ERR_COPY, {"copy/fail"}},
       {BS_ERR_MISSING_BACKUP, {"backup/pin_alloc", "copy/fail"}},

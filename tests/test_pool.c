@@ -107,7 +107,7 @@ static void test_after_a_fault(void **state) {
 static void test_fault_runs_keep_workers(void **state) {
   (void)state;
   BS_TEST_NEEDS_FAULTS();
-  same_in_pool("run @fault --ranks 2", 17, 2);
+  same_in_pool("run @fault --ranks 2", 18, 2);
   /* engine-death kills engines, never a rank: three runs, two workers. */
   assert_int_equal(same_in_pool("run engine-death --ranks 2 --repeat 3", 3, 2),
                    2);

@@ -173,6 +173,11 @@ bs_status bs_memsaver_alloc(bs_memsaver *ms, const char *tag, bool cpu_backup,
   bool mapped = false;
   BS_CHECK(check_alloc_args(ms, tag, bytes, ptr));
   *ptr = NULL;
+  if (bs_fault_hit(BS_FP_DEV_ALLOC, NULL))
+    BS_FAIL(BS_ERR_NOMEM, NULL,
+            "device allocation of %zu bytes in region '%s': out of memory "
+            "(fault dev/alloc)",
+            bytes, tag);
   BS_CHECK(bs_vec_reserve(&ms->allocs, &ms->cap, ms->n + 1, sizeof *ms->allocs,
                           "alloc"));
   a.bytes = page_round(ms, bytes);
