@@ -18,6 +18,10 @@ size_t bs_actor_observe_resident_peak(bs_actor *a) {
   return bs_memsaver_resident_peak(bs_actor_ms(a));
 }
 
+size_t bs_actor_observe_resident_params(bs_actor *a) {
+  return bs_memsaver_resident_tag(bs_actor_ms(a), BS_TAG_PARAM);
+}
+
 bool bs_actor_observe_params_paused(bs_actor *a) {
   return bs_memsaver_all_in_state(bs_actor_ms(a), BS_TAG_PARAM, BS_PAUSED);
 }

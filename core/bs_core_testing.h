@@ -28,10 +28,12 @@
 
 /* ---- observers of an actor (bs_actor_observe.c) ---- */
 typedef struct bs_actor bs_actor;
-/* Its memory saver's resident bytes now and their high-water mark, and
- * whether every allocation of the params is paused. */
+/* Its memory saver's resident bytes now and their high-water mark, the
+ * params' resident bytes, and whether every allocation of the params is
+ * paused. */
 size_t bs_actor_observe_resident(bs_actor *a);
 size_t bs_actor_observe_resident_peak(bs_actor *a);
+size_t bs_actor_observe_resident_params(bs_actor *a);
 bool bs_actor_observe_params_paused(bs_actor *a);
 /* Its optimizer chain as init built it: how many inner optimizers, how
  * many of them HDOs, and desc ("dense 0+2, expert 0+1": each one's buffer,

@@ -225,6 +225,33 @@ static void test_memory_budget(void **state) {
   HAS("budget 0 (memory-saver read path");
 }
 
+/* Under offload_train, from an init's or a sleep's end to the next wake_up
+ * the trainer holds no device memory but its param buffer (MainCast pauses
+ * that at its sync); awake, or without offload, anything. */
+static void test_memory_budget_asleep(void **state) {
+  (void)state;
+  mk(1);
+  rec.pause_rule = BS_PAUSE_AFTER_SYNC;
+  ev(0, "init", 0, BS_OK)->resident = 4096;
+  rec.rank[0].ev[0].resident_params = 4096; /* the param buffer: allowed */
+  ev(0, "update_weights", 0, BS_OK);
+  ev(0, "wake_up", 0, BS_OK)->resident = 1 << 20; /* awake: anything */
+  ev(0, "train_step", 0, BS_OK)->resident = 1 << 20;
+  ev(0, "sleep", 0, BS_OK);
+  assert_true(bs_oracle_memory_budget(&rec, detail, sizeof detail));
+  HAS("asleep, no device bytes besides the param buffer");
+  ev(0, "update_weights", 1, BS_ERR_ENGINE_DEAD)->resident = 8192;
+  assert_false(bs_oracle_memory_budget(&rec, detail, sizeof detail));
+  HAS("rank 0 after update_weights of cycle 1, asleep: 8192 device bytes "
+      "resident besides the param buffer, budget 0 (offload_train)");
+  rec.rank[0].ev[4].status = BS_ERR_COPY; /* a failed sleep: state unknown */
+  assert_true(bs_oracle_memory_budget(&rec, detail, sizeof detail));
+  rec.rank[0].ev[4].status = BS_OK;
+  rec.pause_rule = BS_PAUSE_NONE; /* colocated LoRA keeps its adapters */
+  assert_true(bs_oracle_memory_budget(&rec, detail, sizeof detail));
+  assert_null(strstr(detail, "asleep"));
+}
+
 static void test_no_paused_reads(void **state) {
   (void)state;
   mk(2);
@@ -374,6 +401,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_bit_identity_engine, teardown),
       cmocka_unit_test_teardown(test_bit_identity_initial_weights, teardown),
       cmocka_unit_test_teardown(test_memory_budget, teardown),
+      cmocka_unit_test_teardown(test_memory_budget_asleep, teardown),
       cmocka_unit_test_teardown(test_no_paused_reads, teardown),
       cmocka_unit_test_teardown(test_uniform_schedule, teardown),
       cmocka_unit_test_teardown(test_uniform_schedule_cut_short, teardown),

@@ -455,6 +455,14 @@ size_t bs_memsaver_resident_bytes(const bs_memsaver *ms) {
   return ms ? ms->resident : 0;
 }
 
+size_t bs_memsaver_resident_tag(const bs_memsaver *ms, const char *tag) {
+  size_t n = 0;
+  for (size_t i = 0; ms && i < ms->n; i++)
+    if (tag_matches(&ms->allocs[i], tag) && ms->allocs[i].state == BS_ACTIVE)
+      n += ms->allocs[i].bytes;
+  return n;
+}
+
 size_t bs_memsaver_resident_peak(const bs_memsaver *ms) {
   return ms ? ms->peak : 0;
 }

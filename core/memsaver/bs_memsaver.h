@@ -73,8 +73,10 @@ bool bs_memsaver_has_backup(const bs_memsaver *ms, const void *ptr);
 bool bs_memsaver_all_in_state(const bs_memsaver *ms, const char *tag,
                               bs_region_state s);
 
-/* Resident (mapped) device bytes now and at peak. */
+/* Resident (mapped) device bytes now and at peak; now, of one tag's
+ * allocations. */
 size_t bs_memsaver_resident_bytes(const bs_memsaver *ms);
+size_t bs_memsaver_resident_tag(const bs_memsaver *ms, const char *tag);
 size_t bs_memsaver_resident_peak(const bs_memsaver *ms);
 
 #endif

@@ -126,6 +126,7 @@ static void take_state(rank_ctx *x, bs_event *e) {
     return;
   e->resident = bs_actor_observe_resident(x->actor);
   e->resident_peak = bs_actor_observe_resident_peak(x->actor);
+  e->resident_params = bs_actor_observe_resident_params(x->actor);
   e->param_paused = bs_actor_observe_params_paused(x->actor);
   bool ok = e->status == BS_OK;
   if (ok && (!strcmp(e->phase, "init") || !strcmp(e->phase, "restore") ||

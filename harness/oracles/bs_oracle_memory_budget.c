@@ -1,6 +1,7 @@
 #include "oracles/bs_oracle.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char *kind_name(bs_budget_kind k) {
   static const char *const names[] = {
@@ -30,30 +31,61 @@ static size_t held(const bs_event *e) {
   return cur > peak ? cur : peak;
 }
 
+/* Device bytes an asleep trainer holds beyond its param buffer (whose
+ * pausing pause safety judges): under offload, sleep hands the rest of
+ * the GPU to the rollout engine (docs/behavior.md §1). */
+static size_t beyond_params(const bs_event *e) {
+  return e->resident > e->resident_params ? e->resident - e->resident_params
+                                          : 0;
+}
+
+/* The first of rank k's phase ends that breaks a budget, said in d; NULL:
+ * none. Asleep: from the end of an init or a sleep to the next wake_up. */
+static const bs_event *over(const bs_record *r, int k, size_t budget,
+                            size_t *max, char *d, size_t n) {
+  const bs_rank_rec *rr = &r->rank[k];
+  bool asleep = false, offload = r->pause_rule != BS_PAUSE_NONE;
+  for (size_t i = 0; i < rr->n; i++) {
+    const bs_event *e = &rr->ev[i];
+    if (e->t1_ms < 0)
+      continue;
+    if (!strcmp(e->phase, "init") || !strcmp(e->phase, "sleep"))
+      asleep = e->status == BS_OK; /* offload_train: init ends asleep */
+    else if (!strcmp(e->phase, "wake_up"))
+      asleep = false;
+    if (held(e) > budget) {
+      snprintf(d, n,
+               "rank %d after %s of cycle %d: %zu pinned backuper bytes, "
+               "budget %zu (%s, %d tag%s)",
+               k, e->phase, e->cycle, held(e), budget,
+               kind_name(r->budget.kind), r->budget.tags,
+               r->budget.tags == 1 ? "" : "s");
+      return e;
+    }
+    if (offload && asleep && beyond_params(e) > 0) {
+      snprintf(d, n,
+               "rank %d after %s of cycle %d, asleep: %zu device bytes "
+               "resident besides the param buffer, budget 0 (offload_train)",
+               k, e->phase, e->cycle, beyond_params(e));
+      return e;
+    }
+    *max = held(e) > *max ? held(e) : *max;
+  }
+  return NULL;
+}
+
 bool bs_oracle_memory_budget(const bs_record *r, char *detail, size_t n) {
   size_t budget = bs_oracle_memory_budget_bytes(&r->budget), max = 0;
-  for (int k = 0; k < r->nranks; k++) {
-    const bs_rank_rec *rr = &r->rank[k];
-    for (size_t i = 0; i < rr->n; i++) {
-      const bs_event *e = &rr->ev[i];
-      if (e->t1_ms < 0)
-        continue;
-      if (held(e) > budget) {
-        snprintf(detail, n,
-                 "rank %d after %s of cycle %d: %zu pinned backuper bytes, "
-                 "budget %zu (%s, %d tag%s)",
-                 k, e->phase, e->cycle, held(e), budget,
-                 kind_name(r->budget.kind), r->budget.tags,
-                 r->budget.tags == 1 ? "" : "s");
-        return false;
-      }
-      max = held(e) > max ? held(e) : max;
-    }
-  }
+  for (int k = 0; k < r->nranks; k++)
+    if (over(r, k, budget, &max, detail, n))
+      return false;
   snprintf(detail, n,
            "at most %zu of %zu pinned backuper bytes per rank "
-           "(%s, %d tag%s)",
+           "(%s, %d tag%s)%s",
            max, budget, kind_name(r->budget.kind), r->budget.tags,
-           r->budget.tags == 1 ? "" : "s");
+           r->budget.tags == 1 ? "" : "s",
+           r->pause_rule != BS_PAUSE_NONE
+               ? "; asleep, no device bytes besides the param buffer"
+               : "");
   return true;
 }
