@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_strpool.h"
 #include "dumps/bs_dumps.h"
 #include "dumps/bs_dumps_report.h"
-#include "bs_strpool.h"
 
 #define THREADS 4
 #define STRINGS 3000

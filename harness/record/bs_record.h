@@ -36,9 +36,9 @@ typedef struct bs_event {
   size_t pinned[BS_PIN_OWNER_COUNT], pinned_peak[BS_PIN_OWNER_COUNT];
   size_t resident, resident_peak;
   size_t resident_params; /* of resident: the param buffer's */
-  int param_paused; /* param_buffer all PAUSED: 1, not: 0, unknown: -1 */
-  bs_digests live;  /* live digests at the end (n == 0: not taken) */
-  bs_digests recv;  /* update_weights: what the engine received */
+  int param_paused;       /* param_buffer all PAUSED: 1, not: 0, unknown: -1 */
+  bs_digests live;        /* live digests at the end (n == 0: not taken) */
+  bs_digests recv;        /* update_weights: what the engine received */
 } bs_event;
 
 typedef struct bs_rank_rec {
