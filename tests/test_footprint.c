@@ -103,41 +103,51 @@ static void test_room_from_files(void **state) {
   assert_true(bs_footprint_bytes_room(dir, meminfo, by, sizeof by) == 0);
 }
 
+/* The tiny model, the default configuration, a footprint and why it
+ * does not fit: each test's. */
+static struct {
+  bs_model_spec m;
+  bs_config cfg;
+  bs_footprint fp;
+  char why[300];
+} t;
+
+static void tiny(void) {
+  memset(&t, 0, sizeof t);
+  bs_config_defaults(&t.cfg);
+  assert_int_equal(bs_model_preset("tiny", 1.0, &t.m), BS_OK);
+}
+
 /* The largest world fits and one more does not; a room too small for
  * one rank gives 0; an unknown room holds the world's limit. */
 static void test_largest_fits(void **state) {
   (void)state;
-  bs_model_spec m = {0};
-  bs_config cfg;
-  bs_config_defaults(&cfg);
-  bs_footprint fp;
-  char why[300];
-  assert_int_equal(bs_model_preset("tiny", 1.0, &m), BS_OK);
+  tiny();
   bs_room room = {.bytes = 3.0 * (1u << 30), .tasks = 1000000};
   snprintf(room.bytes_by, sizeof room.bytes_by, "test");
-  int n = bs_footprint_largest(&m, &cfg, false, &room);
+  int n = bs_footprint_largest(&t.m, &t.cfg, false, &room);
   assert_true(n > 1 && n < BS_WORLD_MAX_RANKS);
-  assert_int_equal(bs_footprint_of(&m, &cfg, n, false, &fp), BS_OK);
-  assert_true(bs_footprint_fits(&fp, &room, why, sizeof why));
-  assert_int_equal(bs_footprint_of(&m, &cfg, n + 1, false, &fp), BS_OK);
-  assert_false(bs_footprint_fits(&fp, &room, why, sizeof why));
-  assert_non_null(strstr(why, "GiB of host memory ("));
-  assert_non_null(strstr(why, "MiB a rank + "));
-  assert_non_null(strstr(why, "3.00 GiB available (test)"));
+  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, n, false, &t.fp), BS_OK);
+  assert_true(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
+  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, n + 1, false, &t.fp), BS_OK);
+  assert_false(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
+  assert_non_null(strstr(t.why, "GiB of host memory ("));
+  assert_non_null(strstr(t.why, "MiB a rank + "));
+  assert_non_null(strstr(t.why, "3.00 GiB available (test)"));
   room.bytes = 1000;
-  assert_int_equal(bs_footprint_largest(&m, &cfg, false, &room), 0);
+  assert_int_equal(bs_footprint_largest(&t.m, &t.cfg, false, &room), 0);
   room = (bs_room){.tasks = 201};
   snprintf(room.tasks_by, sizeof room.tasks_by, "kernel.pid_max");
-  assert_int_equal(bs_footprint_largest(&m, &cfg, false, &room), 98);
-  assert_int_equal(bs_footprint_of(&m, &cfg, 99, false, &fp), BS_OK);
-  assert_false(bs_footprint_fits(&fp, &room, why, sizeof why));
-  assert_string_equal(why, "needs 202 threads and processes (a thread a "
-                           "rank, its engine processes), 201 free "
-                           "(kernel.pid_max)");
+  assert_int_equal(bs_footprint_largest(&t.m, &t.cfg, false, &room), 98);
+  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 99, false, &t.fp), BS_OK);
+  assert_false(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
+  assert_string_equal(t.why, "needs 202 threads and processes (a thread a "
+                             "rank, its engine processes), 201 free "
+                             "(kernel.pid_max)");
   room = (bs_room){0};
-  assert_int_equal(bs_footprint_largest(&m, &cfg, false, &room),
+  assert_int_equal(bs_footprint_largest(&t.m, &t.cfg, false, &room),
                    BS_WORLD_MAX_RANKS);
-  bs_model_free(&m);
+  bs_model_free(&t.m);
 }
 
 /* A world's threads share one process's mappings: 16,384 MainCast ranks
@@ -147,56 +157,46 @@ static void test_largest_fits(void **state) {
  * ranks (2.4-3.1) do; a process per rank (--spawn) holds one rank's. */
 static void test_mappings_counted(void **state) {
   (void)state;
-  bs_model_spec m = {0};
-  bs_config cfg;
-  bs_config_defaults(&cfg);
-  bs_footprint fp;
-  char why[300];
-  assert_int_equal(bs_model_preset("tiny", 1.0, &m), BS_OK);
+  tiny();
   bs_room room = {.maps = 65530};
-  assert_int_equal(bs_footprint_of(&m, &cfg, 16384, false, &fp), BS_OK);
-  assert_true(bs_footprint_fits(&fp, &room, why, sizeof why));
-  cfg.rematerialize = true;
-  assert_int_equal(bs_footprint_of(&m, &cfg, 16384, false, &fp), BS_OK);
-  assert_false(bs_footprint_fits(&fp, &room, why, sizeof why));
-  assert_non_null(strstr(why, "memory mappings in one process"));
-  assert_non_null(strstr(why, "vm.max_map_count allows 65530"));
-  int n = bs_footprint_largest(&m, &cfg, false, &room);
+  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 16384, false, &t.fp), BS_OK);
+  assert_true(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
+  t.cfg.rematerialize = true;
+  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 16384, false, &t.fp), BS_OK);
+  assert_false(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
+  assert_non_null(strstr(t.why, "memory mappings in one process"));
+  assert_non_null(strstr(t.why, "vm.max_map_count allows 65530"));
+  int n = bs_footprint_largest(&t.m, &t.cfg, false, &room);
   assert_true(n > 4096 && n < 16384);
   room.guards = true; /* stacks and paused memory split no mapping */
-  assert_true(bs_footprint_fits(&fp, &room, why, sizeof why));
+  assert_true(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
   room.guards = false;
-  assert_int_equal(bs_footprint_of(&m, &cfg, 16384, true, &fp), BS_OK);
-  assert_true(fp.maps < 2 * BS_FOOTPRINT_MAPS);
-  bs_model_free(&m);
+  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 16384, true, &t.fp), BS_OK);
+  assert_true(t.fp.maps < 2 * BS_FOOTPRINT_MAPS);
+  bs_model_free(&t.m);
 }
 
-/* A world of threads is one process: its memory and every rank's stacks
+/* A world of threads is one process: every rank's stacks and DDP buffers
  * in its address space, refused past RLIMIT_AS naming it; a process per
- * rank holds one rank's. */
+ * rank holds one rank's buffers. */
 static void test_address_counted(void **state) {
   (void)state;
-  bs_model_spec m = {0};
-  bs_config cfg;
-  bs_config_defaults(&cfg);
-  bs_footprint fp;
-  char why[300];
-  assert_int_equal(bs_model_preset("tiny", 1.0, &m), BS_OK);
-  assert_int_equal(bs_footprint_of(&m, &cfg, 4096, false, &fp), BS_OK);
-  assert_true(fp.address > 4096.0 * (double)bs_world_stacks_reserve_bytes());
-  bs_room room = {.address = fp.address};
-  assert_true(bs_footprint_fits(&fp, &room, why, sizeof why));
+  tiny();
+  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 4096, false, &t.fp), BS_OK);
+  assert_true(t.fp.address > 4096.0 * (double)bs_world_stacks_reserve_bytes());
+  bs_room room = {.address = t.fp.address};
+  assert_true(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
   room.address = 2.0 * (1u << 30);
-  if (fp.address > room.address) { /* not in a sanitizer's build */
-    assert_false(bs_footprint_fits(&fp, &room, why, sizeof why));
-    assert_non_null(strstr(why, "GiB of address space in one process"));
-    assert_non_null(strstr(why, "RLIMIT_AS (ulimit -v) leaves 2.00 GiB"));
-    int n = bs_footprint_largest(&m, &cfg, false, &room);
+  if (t.fp.address > room.address) { /* not in a sanitizer's build */
+    assert_false(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
+    assert_non_null(strstr(t.why, "GiB of address space in one process"));
+    assert_non_null(strstr(t.why, "RLIMIT_AS (ulimit -v) leaves 2.00 GiB"));
+    int n = bs_footprint_largest(&t.m, &t.cfg, false, &room);
     assert_true(n > 1 && n < 4096);
   }
-  assert_int_equal(bs_footprint_of(&m, &cfg, 4096, true, &fp), BS_OK);
-  assert_true(fp.address < (1u << 30));
-  bs_model_free(&m);
+  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 4096, true, &t.fp), BS_OK);
+  assert_true(t.fp.address < (1u << 30));
+  bs_model_free(&t.m);
 }
 
 /* This machine's room says where it comes from. */
