@@ -19,6 +19,7 @@ for the hung op's timeout. torch is imported once; each job's 4 ranks are
 forked from this process.
 """
 
+import datetime
 import json
 import os
 import shutil
@@ -44,6 +45,7 @@ WORLD = 4
 SETTLE_S = float(os.environ.get("FR_GEN_SETTLE_S", "0.2"))
 WAIT_S = 60  # the bound on every wait for a rank's records
 STORE = []  # this rank's store, for the jobs that leave early
+NO_DUMP = []  # set on a rank that leaves no dump: its job ends the process
 
 
 def ones(n):
@@ -160,10 +162,17 @@ def coalesced(r, g):
 
 
 def nodump(r, g):
-    """Rank 3 dies after the first all_reduce, without a dump."""
+    """Rank 3 stops after the first all_reduce and leaves no dump. It ends
+    once the others have dumped: ended first, it failed their second
+    all_reduce for want of it, which gloo then retires as done on the
+    ranks that notice; on all three (tests/data/fr/torch-nodump_gone) the
+    dumps show every op done, and replay could not reproduce the hang."""
     dist.all_reduce(ones(4))
-    if r == 3:
+    if r == WORLD - 1:
+        NO_DUMP.append(True)
         STORE[0].set(f"rec/{r}", "1")  # it has recorded all it will
+        STORE[0].wait([f"dumped/{k}" for k in range(WORLD - 1)],
+                      datetime.timedelta(seconds=WAIT_S))
         os._exit(0)
     dist.all_reduce(ones(4))
 
@@ -275,7 +284,7 @@ def rank_main(r, name, store_file, out):
     if backend == "hooked":
         dist.Backend.register_backend("hooked", Hooked, devices=["cpu"])
     store = dist.FileStore(store_file, -1)
-    store.set_timeout(__import__("datetime").timedelta(seconds=30))
+    store.set_timeout(datetime.timedelta(seconds=30))
     store = dist.PrefixStore(name, store)
     STORE.append(store)
     dist.init_process_group(backend, store=store, rank=r, world_size=WORLD)
@@ -288,9 +297,12 @@ def rank_main(r, name, store_file, out):
             time.sleep(0.02)
         store.set(f"rec/{r}", "1")
         store.wait([f"rec/{k}" for k in range(WORLD)],
-                   __import__("datetime").timedelta(seconds=WAIT_S))
+                   datetime.timedelta(seconds=WAIT_S))
         time.sleep(SETTLE_S)
+        if NO_DUMP:
+            return  # its job ends the process
         dump(r, out, backend, pickle)
+        store.set(f"dumped/{r}", "1")
         os._exit(0)
 
     threading.Thread(target=when_recorded, daemon=True).start()

@@ -307,6 +307,28 @@ static void test_replay_reproduces(void **state) {
   reproduces(88, 64, "  rank 3: no dump: replays the 28 ops");
 }
 
+/* Rank 3 gone before its peers issued all_reduce #2: gloo failed it on
+ * all three for want of the peer and retired it, so every dump shows it
+ * done, as if the job had completed with rank 3's dump lost. The rank
+ * without a dump replays what the dumps show done, #2 too, and every op
+ * completes: not reproduced, said so, with the dumps' own verdict (rank 3
+ * missing from #2), never an all-clear. tests/fr_torch_gen.py's nodump
+ * job made these dumps at times, and fr_torch_analyze failed on them. */
+static void test_replay_dumpless_retired(void **state) {
+  (void)state;
+  assert_int_equal(
+      backstop("replay " BS_TEST_DATA "/fr/torch-nodump_gone --timeout-ms 300"),
+      1);
+  has(out_text, "  rank 3: no dump: replays the 2 ops the dumps show "
+                "completed with it");
+  has(out_text, "backstop replay: not reproduced (verdict: want hang, got "
+                "clean): the dumps' own verdict:\nbackstop: hang at "
+                "collective #2 (4 ranks, 3 dumps");
+  const char *verdict = strstr(out_text, "backstop replay: not reproduced");
+  assert_non_null(verdict);
+  has(verdict, "  culprit: rank 3 (missing from #2)\n");
+}
+
 /* The same deadlock replayed by a process per rank, on real time. */
 static void test_unnamed_member_spawned(void **state) {
   (void)state;
@@ -446,6 +468,7 @@ int main(void) {
       cmocka_unit_test(test_unnamed_member),
       cmocka_unit_test(test_unnamed_member_spawned),
       cmocka_unit_test(test_replay_reproduces),
+      cmocka_unit_test(test_replay_dumpless_retired),
       cmocka_unit_test(test_world_limit),
       cmocka_unit_test(test_spawn_limit),
       cmocka_unit_test(test_spawn_open_files),
