@@ -225,6 +225,12 @@ def rank_main(r, prog, store_file, out, want):
             time.sleep(SETTLE_S)
             if dumps:
                 dump(r, out, backend, pickle)
+                store.set(f"dumped/{r}", "1")
+            else:  # ended first, it would fail its peers' pending ops,
+                # which gloo then retires as done before they dump
+                store.wait([f"dumped/{k}" for k in range(prog["world"])
+                            if k not in prog.get("no_dump", [])],
+                           datetime.timedelta(seconds=WAIT_S))
             code = 0
         finally:
             os._exit(code)
