@@ -171,27 +171,12 @@ static bs_status fail_cuda(bs_comm *c, cudaError_t e, const char *what) {
                      what, cudaGetErrorString(e));
 }
 
-/* A failure another process raised after its rank went through the op
- * this rank waits in (its note, read between two polls) must not fail the
- * op here alone: once every peer joined, it completes. So a wait that
- * sees the world failed polls on this long before it aborts (time-sliced
- * ranks sharing a GPU run a kernel some milliseconds late); an op that
- * cannot complete is aborted after it. */
-#define ABORT_GRACE_NS (100 * 1000000ull)
-
-/* The world's abort once its grace is over (*grace: when it ends, 0 until
- * the abort is seen), or the timeout past deadline (since: when the wait
+/* The world's abort, or the timeout past deadline (since: when the wait
  * began): this rank's communicators aborted, its status. */
-static bs_status given_up(bs_comm *c, uint64_t since, uint64_t deadline,
-                          uint64_t *grace) {
+static bs_status given_up(bs_comm *c, uint64_t since, uint64_t deadline) {
   bs_world *w = bs_comm_front_world(c);
   bs_status ab = bs_world_abort_status(w);
-  uint64_t now = bs_clock_mono_ns();
-  if (ab != BS_OK && !*grace)
-    *grace = now + ABORT_GRACE_NS;
-  if (ab != BS_OK && now < *grace)
-    return BS_OK;
-  if (ab == BS_OK && now >= deadline)
+  if (ab == BS_OK && bs_clock_mono_ns() >= deadline)
     ab = bs_world_timeout(w, bs_comm_front_local(c), since);
   if (ab != BS_OK)
     abort_local(nr_of(c));
@@ -204,7 +189,6 @@ static bs_status settle_on(bs_comm *c, ncclComm_t comm, cudaStream_t s,
                            bool stream, uint64_t since, const char *what) {
   nccl_rank *nr = nr_of(c);
   uint64_t deadline = deadline_of(bs_comm_front_world(c), since, !stream);
-  uint64_t grace = 0;
   for (;;) {
     ncclResult_t ae = ncclSuccess;
     nr->nc->CommGetAsyncError(comm, &ae);
@@ -216,7 +200,7 @@ static bs_status settle_on(bs_comm *c, ncclComm_t comm, cudaStream_t s,
       return BS_OK;
     if (q != cudaSuccess && q != cudaErrorNotReady)
       return fail_cuda(c, q, what);
-    bs_status ab = given_up(c, since, deadline, &grace);
+    bs_status ab = given_up(c, since, deadline);
     if (ab != BS_OK)
       return ab;
     nap_us(50);
@@ -1013,7 +997,6 @@ static bs_status lone_run(bs_comm *c, lone_op *v, size_t n, bool *done) {
   bs_status st = BS_OK;
   uint64_t since = bs_clock_mono_ns();
   uint64_t deadline = deadline_of(bs_comm_front_world(c), since, false);
-  uint64_t grace = 0;
   const bs_p2p_op *shown = NULL;
   for (;;) {
     const bs_p2p_op *first = NULL;
@@ -1025,7 +1008,7 @@ static bs_status lone_run(bs_comm *c, lone_op *v, size_t n, bool *done) {
       break;
     if (first != shown)
       bs_comm_p2p_show(c, shown = first);
-    BS_CHECK(given_up(c, since, deadline, &grace));
+    BS_CHECK(given_up(c, since, deadline));
     nap_us(50);
   }
 out:
