@@ -50,7 +50,8 @@ static void test_publish_find(void **state) {
   bs_abort_note n = {.st = BS_ERR_RANK_DEAD,
                      .real_ns = 123,
                      .first = 4,
-                     .size = 2},
+                     .size = 2,
+                     .done = 41},
                 got;
   snprintf(n.cause, sizeof n.cause, "rank 5 died: fault comm/rank_exit");
   assert_false(bs_abort_find(dir, 0, &got));
@@ -62,19 +63,21 @@ static void test_publish_find(void **state) {
   assert_int_equal(got.real_ns, 123);
   assert_int_equal(got.first, 4);
   assert_int_equal(got.size, 2);
+  assert_int_equal(got.done, n.done);
   assert_string_equal(got.cause, n.cause);
   /* Several: the lowest first rank; junk and half-written files are not
    * notes. */
-  put("abort.2", "16 77 2 2 0\nrank 2 waited more than 10 ms\n");
-  put("abort.8", "18 77 8 2 1\nfollows: not an original\n");
+  put("abort.2", "16 77 2 2 0 9\nrank 2 waited more than 10 ms\n");
+  put("abort.8", "18 77 8 2 1 9\nfollows: not an original\n");
   put("abort.1", "not a note\n");
-  put("abort.3", "99 1 3 1 0\nstatus out of range\n");
-  put("abort.0.tmp.42", "18 1 0 2 0\nhalf written\n");
-  put("abort.6", "16 1 7 2 0\nfirst rank disagrees with the name\n");
-  put("abort.5", "16 1 5 2\nan old four-field note\n");
+  put("abort.3", "99 1 3 1 0 9\nstatus out of range\n");
+  put("abort.0.tmp.42", "18 1 0 2 0 9\nhalf written\n");
+  put("abort.6", "16 1 7 2 0 9\nfirst rank disagrees with the name\n");
+  put("abort.5", "16 1 5 2 0\nan old five-field note\n");
   assert_true(bs_abort_find(dir, 0, &got));
   assert_int_equal(got.first, 2);
   assert_int_equal(got.st, 16);
+  assert_int_equal(got.done, 9);
   assert_int_equal(bs_abort_publish("/nonexistent/dir", &n), BS_ERR_INVALID);
 }
 

@@ -207,6 +207,11 @@ bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
 void bs_world_abort(bs_world *w, bs_status why, uint64_t stall_ns,
                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 bs_status bs_world_abort_status(const bs_world *w);
+/* Whether a rank at p waits in a collective of the world communicator
+ * that the process whose note failed this world had gone through on every
+ * rank: every peer joined it, so it completes here too, and a wait in it
+ * must not abort it (it stays bounded by the timeout). */
+bool bs_world_joined_by_failer(bs_world *w, const bs_rank_pos *p);
 /* The failure of a rank that waited past the timeout in its collective. */
 bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns);
 /* The one-line cause of the world's failure, copied. */

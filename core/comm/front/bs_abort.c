@@ -19,19 +19,20 @@ uint64_t bs_abort_real_ns(void) {
 bs_status bs_abort_publish(const char *dir, const bs_abort_note *n) {
   char path[4096], text[512];
   snprintf(path, sizeof path, "%s/" PREFIX "%d", dir, n->first);
-  int len = snprintf(text, sizeof text, "%d %llu %d %d %d\n%s\n", (int)n->st,
-                     (unsigned long long)n->real_ns, n->first, n->size,
-                     n->follows ? 1 : 0, n->cause);
+  int len =
+      snprintf(text, sizeof text, "%d %llu %d %d %d %llu\n%s\n", (int)n->st,
+               (unsigned long long)n->real_ns, n->first, n->size,
+               n->follows ? 1 : 0, (unsigned long long)n->done, n->cause);
   return bs_file_publish(path, text, (size_t)len);
 }
 
 static bool read_note(const char *path, bs_abort_note *n) {
   FILE *f = fopen(path, "r");
   int st = 0, follows = 0;
-  unsigned long long real = 0;
+  unsigned long long real = 0, done = 0;
   bool ok = f &&
-            fscanf(f, "%d %llu %d %d %d\n", &st, &real, &n->first, &n->size,
-                   &follows) == 5 &&
+            fscanf(f, "%d %llu %d %d %d %llu\n", &st, &real, &n->first,
+                   &n->size, &follows, &done) == 6 &&
             st > BS_OK && st < BS_STATUS_COUNT &&
             fgets(n->cause, sizeof n->cause, f);
   if (f)
@@ -42,6 +43,7 @@ static bool read_note(const char *path, bs_abort_note *n) {
   n->st = (bs_status)st;
   n->real_ns = real;
   n->follows = follows != 0;
+  n->done = done;
   return true;
 }
 

@@ -23,6 +23,8 @@ typedef struct bs_abort_note {
   uint64_t real_ns; /* CLOCK_REALTIME of the stall (one clock per host) */
   int first, size;  /* the publishing world's ranks */
   bool follows;     /* this world failed because of another's note */
+  uint64_t done;    /* the last collective of the world communicator every
+                       rank of the publishing world completed */
   char cause[256];
 } bs_abort_note;
 

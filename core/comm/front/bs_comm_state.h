@@ -76,6 +76,9 @@ struct bs_world {
   int fail_npos, fail_first; /* them, the first a global rank) */
   char cause[256];
   uint64_t stall_ns, end_ns;
+  /* Failed by another process's note: the last world collective every
+   * rank of that process completed (0: failed here, or none). */
+  uint64_t peer_done;
   bs_status *rank_st;
   bs_error *rank_err;
   bs_pg **pgs; /* the process groups made here, by id - 1; under mu */

@@ -541,9 +541,21 @@ static void share(bs_world *w, bs_status why, bool follows) {
   pthread_mutex_lock(&w->mu);
   n.real_ns = real - (mono - w->stall_ns);
   snprintf(n.cause, sizeof n.cause, "%s", w->cause);
+  n.done = UINT64_MAX;
+  for (int i = 0; i < w->o.size; i++)
+    n.done = w->pos[i].last_seq < n.done ? w->pos[i].last_seq : n.done;
   pthread_mutex_unlock(&w->mu);
   if (bs_abort_publish(w->o.abort_dir, &n) != BS_OK)
     fprintf(stderr, "backstop: %s\n", bs_err()->message);
+}
+
+bool bs_world_joined_by_failer(bs_world *w, const bs_rank_pos *p) {
+  pthread_mutex_lock(&w->mu);
+  bool joined = p->state == BS_RANK_IN_COLL && p->at.pg == 0 &&
+                p->at.op != BS_COLL_SEND && p->at.op != BS_COLL_RECV &&
+                p->at.seq && p->at.seq <= w->peer_done;
+  pthread_mutex_unlock(&w->mu);
+  return joined;
 }
 
 bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
@@ -578,6 +590,9 @@ static void poll_shared(void *ctx) {
   if (bs_world_abort_status(w) != BS_OK ||
       !bs_abort_find(w->o.abort_dir, w->o.first_rank, &n))
     return;
+  pthread_mutex_lock(&w->mu);
+  w->peer_done = n.done; /* before the failure any waiter may see */
+  pthread_mutex_unlock(&w->mu);
   bool first = fail_first(w, n.st, note_stall(&n), NULL, 0, n.cause);
   if (first)
     share(w, bs_world_abort_status(w), true);

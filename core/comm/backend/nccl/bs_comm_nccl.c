@@ -176,6 +176,10 @@ static bs_status fail_cuda(bs_comm *c, cudaError_t e, const char *what) {
 static bs_status given_up(bs_comm *c, uint64_t since, uint64_t deadline) {
   bs_world *w = bs_comm_front_world(c);
   bs_status ab = bs_world_abort_status(w);
+  bs_rank_pos p = bs_comm_front_pos(c);
+  /* A collective its failer went through completes here too. */
+  if (ab != BS_OK && bs_world_joined_by_failer(w, &p))
+    ab = BS_OK;
   if (ab == BS_OK && bs_clock_mono_ns() >= deadline)
     ab = bs_world_timeout(w, bs_comm_front_local(c), since);
   if (ab != BS_OK)
