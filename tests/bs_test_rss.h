@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 
+#include "bs_test_sanitized.h"
+
 static inline long bs_test_rss_pages(void) {
   long size = 0, rss = -1, shared = 0;
   FILE *f = fopen("/proc/self/statm", "r");
@@ -20,16 +22,7 @@ static inline long bs_test_rss_pages(void) {
 /* Under ASan and TSan a write also backs the shadow memory it touches,
  * resident pages the process counts too: the count is exact only without
  * them, where bs_test_rss_grew checks it. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define BS_TEST_RSS_EXACT 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define BS_TEST_RSS_EXACT 0
-#endif
-#endif
-#ifndef BS_TEST_RSS_EXACT
-#define BS_TEST_RSS_EXACT 1
-#endif
+#define BS_TEST_RSS_EXACT (!BS_TEST_SANITIZED)
 
 /* The process's resident anonymous pages grew by `pages` since `before`. */
 static inline void bs_test_rss_grew(long before, long pages) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bs_fork.h"
+#include "bs_test_sanitized.h"
 #include "catalog/bs_scenario.h"
 #include "model/bs_model_parse.h"
 #include "run/bs_child_threads.h"
@@ -456,6 +457,8 @@ static int child_short_of_address(const bs_run *cfg, int fd) {
 
 static void test_world_setup_failure_named(void **state) {
   (void)state;
+  if (BS_TEST_SANITIZED)
+    skip(); /* its shadow takes more than any RLIMIT_AS leaves */
   bs_model_spec m = {0};
   assert_int_equal(bs_model_preset("tiny", 1.0, &m), BS_OK);
   bs_run cfg = {.scn = &fake,
