@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm/backend/bs_comm_backend.h"
 #include "comm/bs_comm.h"
 #include "comm/front/bs_abort.h"
 
@@ -101,7 +102,8 @@ static void test_world_finds_note(void **state) {
   bs_abort_note n = {.st = BS_ERR_RANK_DEAD,
                      .real_ns = bs_abort_real_ns(),
                      .first = 1,
-                     .size = 1};
+                     .size = 1,
+                     .done = 3};
   snprintf(n.cause, sizeof n.cause, "rank 1 died: fault comm/rank_exit");
   assert_int_equal(bs_world_create(&o, &w), BS_OK);
   assert_int_equal(bs_abort_publish(dir, &n), BS_OK);
@@ -109,6 +111,23 @@ static void test_world_finds_note(void **state) {
   assert_int_equal(bs_world_run(w, NULL, barriers, NULL), BS_ERR_RANK_DEAD);
   assert_non_null(strstr(bs_world_report(w), "rank 1 died: fault"));
   assert_true(bs_world_detect_ms(w) >= 0);
+  /* A collective of the world communicator the note's world went through
+   * completes here too: a wait in it is not aborted; the next one, a
+   * subgroup's or a p2p op is. */
+  bs_rank_pos p = {.state = BS_RANK_IN_COLL,
+                   .at = {.op = BS_COLL_ALL_REDUCE, .seq = 3}};
+  assert_true(bs_world_joined_by_failer(w, &p));
+  p.at.seq = 4;
+  assert_false(bs_world_joined_by_failer(w, &p));
+  p.at.seq = 3;
+  p.at.pg = 1;
+  assert_false(bs_world_joined_by_failer(w, &p));
+  p.at.pg = 0;
+  p.at.op = BS_COLL_SEND;
+  assert_false(bs_world_joined_by_failer(w, &p));
+  p.at.op = BS_COLL_ALL_REDUCE;
+  p.state = BS_RANK_RUNNING;
+  assert_false(bs_world_joined_by_failer(w, &p));
   bs_world_destroy(w);
 }
 
@@ -173,6 +192,9 @@ static void test_settle_picks_the_rule_not_the_first_read(void **state) {
 
 static bs_status die_or_wait(bs_comm *c, void *arg) {
   (void)arg;
+  for (int i = 0; i < 2; i++)
+    if (bs_comm_barrier(c) != BS_OK)
+      return BS_ERR_ABORTED;
   if (bs_comm_rank(c) == 1) {
     bs_comm_die(c, "test");
     return BS_ERR_RANK_DEAD;
@@ -195,6 +217,8 @@ static void test_world_publishes(void **state) {
   assert_int_equal(got.size, 2);
   assert_non_null(strstr(got.cause, "rank 1"));
   assert_true(got.real_ns <= bs_abort_real_ns());
+  /* Both ranks went through the two barriers before the death. */
+  assert_int_equal(got.done, 2);
   bs_world_destroy(w);
 }
 

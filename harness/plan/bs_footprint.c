@@ -214,20 +214,14 @@ static long maps_of(const bs_footprint *fp, const bs_room *room) {
   return room->guards ? fp->maps_guarded : fp->maps;
 }
 
-static bool fits(const bs_footprint *fp, const bs_room *room) {
-  return (room->bytes <= 0 || fp->bytes <= room->bytes) &&
-         (room->tasks <= 0 || fp->tasks <= room->tasks) &&
-         (room->maps <= 0 || maps_of(fp, room) <= room->maps) &&
-         (room->address <= 0 || fp->address <= room->address);
-}
-
 int bs_footprint_largest(const bs_model_spec *m, const bs_config *cfg,
                          bool spawn, const bs_room *room) {
   int lo = 0, hi = BS_WORLD_MAX_RANKS; /* lo fits (0: trivially), hi+1 not */
   while (lo < hi) {
     int mid = lo + (hi - lo + 1) / 2;
     bs_footprint fp;
-    if (bs_footprint_of(m, cfg, mid, spawn, &fp) == BS_OK && fits(&fp, room))
+    if (bs_footprint_of(m, cfg, mid, spawn, &fp) == BS_OK &&
+        bs_footprint_fits(&fp, room, NULL, 0))
       lo = mid;
     else
       hi = mid - 1;

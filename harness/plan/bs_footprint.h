@@ -90,8 +90,9 @@ double bs_footprint_bytes_room(const char *root, const char *meminfo, char *by,
 int bs_footprint_largest(const bs_model_spec *m, const bs_config *cfg,
                          bool spawn, const bs_room *room);
 
-/* Whether fp fits room; when not, why in buf ("needs 21.3 GiB (16384
- * ranks x 1.3 MiB + 0.1 GiB), 20.1 GiB available (MemAvailable)"). */
+/* Whether fp fits room; when not, why in buf (NULL with n 0: not said)
+ * ("needs 21.3 GiB (16384 ranks x 1.3 MiB + 0.1 GiB), 20.1 GiB available
+ * (MemAvailable)"). */
 bool bs_footprint_fits(const bs_footprint *fp, const bs_room *room, char *buf,
                        size_t n);
 
