@@ -6,8 +6,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bs_task_local.h"
+
 static _Thread_local const _Atomic uint64_t *virtual_now;
 static _Thread_local uint64_t virtual_last; /* this thread's last read */
+BS_TASK_LOCAL(virtual_last, NULL) /* a task's reads tick on from its own */
 
 uint64_t bs_clock_real_ns(void) {
   struct timespec ts;

@@ -3,9 +3,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bs_task_local.h"
+
+static const bs_error err_init = {.rank = -1};
+static const int rank_init = -1;
+static const char phase_init[32] = "init";
 static _Thread_local bs_error tls_err = {.rank = -1};
 static _Thread_local int tls_rank = -1;
 static _Thread_local char tls_phase[32] = "init";
+BS_TASK_LOCAL(tls_err, &err_init)
+BS_TASK_LOCAL(tls_rank, &rank_init)
+BS_TASK_LOCAL(tls_phase, phase_init)
 
 bs_error *bs_err(void) {
   return &tls_err;

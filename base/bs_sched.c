@@ -23,8 +23,10 @@
 #include <time.h>
 
 #include "bs_clock.h"
+#include "bs_fiber.h"
 #include "bs_sched_heap.h"
 #include "bs_sched_pick.h"
+#include "bs_task_local.h"
 
 #define NEVER UINT64_MAX
 enum { NONE = -1, DECIDING = -2 };
@@ -76,6 +78,13 @@ struct bs_sched {
   bool pin; /* tasks run on cpu; they end on the mask they came with */
   int cpu;
   cpu_set_t mask;
+  /* Fibers (bs_sched_spawn): every task on the thread of bs_sched_run,
+   * whose own context is fiber[n]; each runs entry(arg[k]). */
+  bs_fiber *fiber;
+  char *locals; /* n + 1 blocks of the task-locals */
+  void **arg;
+  void *(*entry)(void *);
+  bool finished; /* fibers: every task ended (the guard's thread stops) */
 };
 
 static _Thread_local bs_sched *self;
@@ -84,6 +93,11 @@ static _Thread_local int self_task = NONE;
 static void sched_free(bs_sched *s) {
   for (int i = 0; s->t && i < s->n; i++)
     sem_destroy(&s->t[i].go);
+  for (int i = 0; s->fiber && i < s->n; i++)
+    bs_fiber_destroy(&s->fiber[i]);
+  free(s->fiber);
+  free(s->locals);
+  free(s->arg);
   free(s->t);
   bs_sched_pick_destroy(s->pick);
   bs_sched_heap_fini(&s->timers);
@@ -353,11 +367,27 @@ static int hand_on(bs_sched *s, int k) {
   return dispatch(s);
 }
 
+/* Unlocked, on fiber k (NONE: the thread's own): fiber next runs (NONE:
+ * the thread's own), k for good when it ended. */
+static void fiber_to(bs_sched *s, int k, int next, bool ended) {
+  bs_fiber *from = &s->fiber[k == NONE ? s->n : k];
+  bs_fiber *to = &s->fiber[next == NONE ? s->n : next];
+  self_task = next;
+  if (ended)
+    bs_fiber_exit(from, to);
+  bs_fiber_switch(from, to);
+}
+
 /* Locked: task k stopped (its state says how); the next runs, and k
  * sleeps, unlocked, until its turn comes back. */
 static void stop(bs_sched *s, int k) {
   int next = hand_on(s, k);
   pthread_mutex_unlock(&s->mu);
+  if (s->fiber) {
+    if (next != k)
+      fiber_to(s, k, next, false);
+    return;
+  }
   wake(s, next);
   await_turn(s, k);
 }
@@ -366,7 +396,7 @@ static void stop(bs_sched *s, int k) {
  * came with. */
 static void pin(const bs_sched *s, bool on) {
   cpu_set_t one;
-  if (!s->pin)
+  if (!s->pin || s->fiber)
     return;
   CPU_ZERO(&one);
   CPU_SET(s->cpu, &one);
@@ -376,6 +406,8 @@ static void pin(const bs_sched *s, bool on) {
 /* ---- the tasks ---- */
 
 void bs_sched_begin(bs_sched *s, int task) {
+  if (s->fiber)
+    return; /* it runs: its first turn began it */
   self = s;
   self_task = task;
   pin(s, true);
@@ -398,6 +430,8 @@ void bs_sched_end(bs_sched *s) {
   s->live--;
   int next = hand_on(s, k);
   pthread_mutex_unlock(&s->mu);
+  if (s->fiber)
+    fiber_to(s, k, next, true);
   wake(s, next);
   self = NULL;
   self_task = NONE;
@@ -463,6 +497,8 @@ static int come_back(bs_sched *s, int k) {
 
 void bs_sched_outside(bs_sched *s, bool out) {
   int k = self_task, next = NONE;
+  if (s->fiber)
+    fatal(s, "a fiber cannot step outside: its thread runs the others");
   pthread_mutex_lock(&s->mu);
   if (!out) {
     next = come_back(s, k);
@@ -496,8 +532,91 @@ static bool wait_progress(bs_sched *s, uint64_t *mark, uint64_t *since) {
   return now - *since < (uint64_t)s->guard_ms * 1000000ull;
 }
 
+/* ---- fibers ---- */
+
+static bool fibers_alloc(bs_sched *s) {
+  size_t n = (size_t)s->n, sz = bs_task_local_bytes();
+  s->fiber = calloc(n + 1, sizeof *s->fiber);
+  s->locals = malloc((n + 1) * (sz ? sz : 1));
+  s->arg = calloc(n, sizeof *s->arg);
+  return s->fiber && s->locals && s->arg;
+}
+
+/* A fiber's first turn: the task's function, which ends it. */
+static void fiber_entry(void) {
+  bs_fiber_started();
+  bs_sched *s = self;
+  s->entry(s->arg[self_task]);
+  bs_sched_end(s);
+}
+
+bs_status bs_sched_spawn(bs_sched *s, int task, void *(*fn)(void *), void *arg,
+                         void *stack, size_t size) {
+  bs_status st = BS_OK;
+  if (task < 0 || task >= s->n || s->t[task].state != T_NEW ||
+      (s->entry && s->entry != fn))
+    BS_FAIL(BS_ERR_INVALID, NULL, "scheduler: task %d spawned twice", task);
+  if (!s->fiber && !fibers_alloc(s))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "scheduler: fibers of %d tasks", s->n);
+  if (!bs_fiber_make(&s->fiber[task], stack, size, fiber_entry,
+                     s->locals + (size_t)task * bs_task_local_bytes()))
+    BS_FAIL(BS_ERR_INTERNAL, NULL, "scheduler: fiber of task %d", task);
+  s->entry = fn;
+  s->arg[task] = arg;
+  pthread_mutex_lock(&s->mu);
+  s->t[task].state = T_READY;
+  bs_sched_pick_set(s->pick, task, true);
+  s->begun++;
+  pthread_mutex_unlock(&s->mu);
+out:
+  return st;
+}
+
+/* The fibers' guard: a thread of its own, since theirs runs them. */
+static void *guard_main(void *p) {
+  bs_sched *s = p;
+  uint64_t mark = 0, since = bs_clock_real_ns();
+  pthread_mutex_lock(&s->mu);
+  while (!s->finished)
+    if (!wait_progress(s, &mark, &since))
+      fatal(s, "no decision");
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+static void run_fibers(bs_sched *s) {
+  pthread_t guard;
+  bool guarded = pthread_create(&guard, NULL, guard_main, s) == 0;
+  bs_fiber_thread(&s->fiber[s->n],
+                  s->locals + (size_t)s->n * bs_task_local_bytes());
+  self = s;
+  bs_clock_set_virtual(&s->now);
+  pthread_mutex_lock(&s->mu);
+  if (s->begun < s->n)
+    fatal(s, "tasks were not all spawned");
+  int first = s->live > 0 ? dispatch(s) : NONE;
+  pthread_mutex_unlock(&s->mu);
+  if (first != NONE)
+    fiber_to(s, NONE, first, false);
+  pthread_mutex_lock(&s->mu); /* back when no one can run: all ended */
+  if (s->live > 0)
+    fatal(s, "fibers wait and none can run");
+  s->finished = true;
+  pthread_cond_signal(&s->main_cv);
+  pthread_mutex_unlock(&s->mu);
+  if (guarded)
+    pthread_join(guard, NULL);
+  self = NULL;
+  self_task = NONE;
+  bs_clock_set_virtual(NULL);
+}
+
 void bs_sched_run(bs_sched *s) {
   uint64_t mark = 0, since = bs_clock_real_ns();
+  if (s->fiber) {
+    run_fibers(s);
+    return;
+  }
   pthread_mutex_lock(&s->mu);
   while (s->begun < s->n)
     if (!wait_progress(s, &mark, &since))

@@ -1,8 +1,10 @@
-/* A deterministic scheduler of threads on virtual time, after FoundationDB's
+/* A deterministic scheduler of tasks on virtual time, after FoundationDB's
  * simulator and TigerBeetle's VOPR: the tasks (a simulated world's ranks)
- * are real threads, but one runs at a time. Every point where a task would
- * block (a wait on a word, a sleep, a yield, its end) hands the baton to
- * the scheduler, which picks the next runnable task from the run's seed:
+ * are real threads, or fibers on one thread (bs_sched_spawn), and one runs
+ * at a time; the same seed makes the same decisions on either. Every
+ * point where a task would block (a wait on a word, a sleep, a yield, its
+ * end) hands the baton to the scheduler, which picks the next runnable
+ * task from the run's seed:
  *
  *   random   a seeded random choice among the runnable tasks (by task
  *            number, so the choice depends on the set, never on the order
@@ -70,6 +72,15 @@ void bs_sched_set_quiet(bs_sched *s, void (*quiet)(void *ctx), void *ctx);
 void bs_sched_set_deadline(bs_sched *s, uint64_t until_ns,
                            void (*past)(void *ctx), void *ctx);
 
+/* Fibers instead of threads (bs_fiber.h): task runs fn(arg) on [stack,
+ * stack + size) on the thread that calls bs_sched_run, which switches to a
+ * task in place of waking its thread: a hand-over without the kernel. For
+ * every task before bs_sched_run (fn: the same for all); fn calls
+ * bs_sched_begin and bs_sched_end as a thread's would. A fiber cannot step
+ * outside (bs_sched_outside): its thread runs the others. */
+bs_status bs_sched_spawn(bs_sched *s, int task, void *(*fn)(void *), void *arg,
+                         void *stack, size_t size);
+
 /* On task's own thread, first: it joins (and its thread reads the virtual
  * clock from then on) and waits for its first turn. */
 void bs_sched_begin(bs_sched *s, int task);
@@ -79,7 +90,8 @@ void bs_sched_end(bs_sched *s);
 void bs_sched_absent(bs_sched *s, int task);
 /* On the thread that started the tasks: waits until every task has begun
  * (or is absent), makes the first decision, and returns once every task
- * has ended. */
+ * has ended. With fibers, that thread runs them meanwhile; a thread of
+ * the scheduler's keeps the guard. */
 void bs_sched_run(bs_sched *s);
 
 /* The scheduler of the calling thread's task (NULL: not a task). */

@@ -13,12 +13,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bs_task_local.h"
+
 #ifdef FIU_ENABLE
 #include <fiu-control.h>
 #include <fiu.h>
 #endif
 
 static _Thread_local int tls_cycle;
+BS_TASK_LOCAL(tls_cycle, NULL)
 
 void bs_fault_set_cycle(int cycle) {
   tls_cycle = cycle;
@@ -64,7 +67,9 @@ typedef struct hit_ctx {
 static _Thread_local hit_ctx tls_hit;
 
 /* This thread's rank-qualified names, made on its first reach of each point
- * (a thread that changes rank makes them again). */
+ * (a thread that changes rank, or runs another task, makes them again). A
+ * hit's context lives within one bs_fault_hit, which no task switch cuts:
+ * neither is a task's own (bs_task_local.h). */
 typedef struct qualified_names {
   int rank;
   bool made[BS_FP_COUNT];

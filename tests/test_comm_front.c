@@ -829,7 +829,7 @@ static bs_status waits_for_all(bs_comm *c, void *arg) {
 
 static void test_idle_rank_lets_others_run(void **state) {
   (void)state;
-  bs_world_opts o = {.size = IDLE_RANKS, .timeout_ms = 20000};
+  bs_world_opts o = {.size = IDLE_RANKS, .timeout_ms = 20000, .outside = true};
   bs_world *w = NULL;
   at_line = 0;
   assert_int_equal(bs_world_create(&o, &w), BS_OK);

@@ -6,7 +6,10 @@
  * handed to the stuck hook at once; a quiet world (every task waits for
  * another) to the quiet hook before the clock jumps to a bound; tasks
  * outside; the guard against a
- * scheduler that makes no decision. */
+ * scheduler that makes no decision. Each of those but the tasks outside
+ * runs again with the tasks as fibers on one thread (bs_sched_spawn): the
+ * same seed gives the same decisions on fibers as on threads, and each
+ * fiber keeps its own thread-locals (bs_task_local.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,7 +27,9 @@
 #include <unistd.h>
 
 #include "bs_clock.h"
+#include "bs_err.h"
 #include "bs_sched.h"
+#include "bs_test_sanitized.h"
 #include "bs_test_split.h"
 
 enum { MAX_TASKS = 64, ORIGIN_NS = 1000000000 };
@@ -81,6 +86,39 @@ static double wall_ms(void) {
   return (double)bs_clock_real_ns() / 1e6;
 }
 
+/* Tasks as fibers on the thread that runs them (set by the _fibers tests'
+ * setup), else threads. */
+static bool fibers;
+#define FIBER_STACK ((size_t)(BS_TEST_SANITIZED ? 1024 : 256) << 10)
+
+static int fibers_on(void **state) {
+  (void)state;
+  fibers = true;
+  return 0;
+}
+
+static int fibers_off(void **state) {
+  (void)state;
+  fibers = false;
+  return 0;
+}
+
+#define ON_FIBERS(test)                                                        \
+  { #test "_fibers", test, fibers_on, fibers_off, NULL }
+
+/* Every task a fiber, run on this thread. */
+static void run_fibers(run *r, task_arg *a) {
+  char *stacks = malloc((size_t)r->n * FIBER_STACK);
+  assert_non_null(stacks);
+  for (int i = 0; i < r->n; i++)
+    assert_int_equal(bs_sched_spawn(r->s, i, task_main, &a[i],
+                                    stacks + (size_t)i * FIBER_STACK,
+                                    FIBER_STACK),
+                     BS_OK);
+  bs_sched_run(r->s);
+  free(stacks);
+}
+
 /* Runs body on n tasks under spec; returns the wall time it took. */
 static double run_tasks(run *r, int n, const bs_sched_spec *spec,
                         void (*body)(run *, int)) {
@@ -95,13 +133,18 @@ static double run_tasks(run *r, int n, const bs_sched_spec *spec,
   if (r->prepare)
     r->prepare(r);
   double t0 = wall_ms();
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n; i++)
     a[i] = (task_arg){r, i};
-    assert_int_equal(pthread_create(&t[i], NULL, task_main, &a[i]), 0);
+  if (fibers) {
+    run_fibers(r, a);
+    goto done;
   }
+  for (int i = 0; i < n; i++)
+    assert_int_equal(pthread_create(&t[i], NULL, task_main, &a[i]), 0);
   bs_sched_run(r->s);
   for (int i = 0; i < n; i++)
     pthread_join(t[i], NULL);
+done:
   pthread_cond_destroy(&r->cv);
   pthread_mutex_destroy(&r->mu);
   return wall_ms() - t0;
@@ -455,6 +498,61 @@ static void test_guard_ends_a_stalled_scheduler(void **state) {
     fail_msg("stderr: %s", buf);
 }
 
+/* ---- fibers ---- */
+
+/* The same seed on fibers and on threads: the same decisions, turn for
+ * turn, and the same hash. */
+static void test_fibers_same_schedule_as_threads(void **state) {
+  (void)state;
+  char on_threads[512], on_fibers[512];
+  const char *policies[] = {"random", "pct:3"};
+  for (size_t p = 0; p < 2; p++) {
+    fibers = false;
+    uint64_t ht = order_of(policies[p], 11, on_threads, sizeof on_threads);
+    fibers = true;
+    uint64_t hf = order_of(policies[p], 11, on_fibers, sizeof on_fibers);
+    assert_string_equal(on_threads, on_fibers);
+    assert_true(ht == hf);
+  }
+  fibers = false;
+}
+
+/* Each fiber sets its own error record, rank and phase and reads them
+ * back after every turn, as a thread would: the switches swap them. */
+static void keeps_locals(run *r, int task) {
+  char phase[16];
+  snprintf(phase, sizeof phase, "phase%d", task);
+  bs_err_set_rank(task);
+  bs_err_set_phase(phase);
+  bs_err_fail(BS_ERR_INTERNAL, NULL, "task %d", task);
+  for (int i = 0; i < 4; i++) {
+    bs_sched_yield(r->s);
+    char want[32];
+    snprintf(want, sizeof want, "task %d", task);
+    if (bs_err_rank() != task || strcmp(bs_err_phase(), phase) != 0 ||
+        strcmp(bs_err()->message, want) != 0 || bs_err()->rank != task)
+      atomic_fetch_add(&r->stuck_calls, 1); /* a wrong view, counted */
+    note_order(r, task);
+  }
+}
+
+static void test_fiber_keeps_its_thread_locals(void **state) {
+  (void)state;
+  run r = {0};
+  bs_sched_spec s = spec_of("random", 3);
+  bs_err_clear();
+  bs_err_set_rank(-1);
+  bs_err_set_phase("main");
+  run_tasks(&r, 8, &s, keeps_locals);
+  assert_int_equal(atomic_load(&r.norder), 8 * 4);
+  assert_int_equal(atomic_load(&r.stuck_calls), 0);
+  /* The thread's own, after: untouched by its fibers. */
+  assert_int_equal(bs_err_rank(), -1);
+  assert_string_equal(bs_err_phase(), "main");
+  assert_int_equal(bs_err()->code, BS_OK);
+  bs_sched_destroy(r.s);
+}
+
 /* ---- the schedule as text ---- */
 
 static void test_spec_parse_and_format(void **state) {
@@ -494,9 +592,21 @@ int main(void) {
       cmocka_unit_test(test_outside_and_back),
       cmocka_unit_test(test_guard_ends_a_stalled_scheduler),
       cmocka_unit_test(test_spec_parse_and_format),
+      ON_FIBERS(test_one_task_at_a_time),
+      ON_FIBERS(test_same_seed_same_schedule),
+      ON_FIBERS(test_pct_priorities),
+      ON_FIBERS(test_clock_jumps_to_next_timer),
+      ON_FIBERS(test_deadline_before_the_clock_passes_it),
+      ON_FIBERS(test_wait_notify_and_bound),
+      ON_FIBERS(test_deadlock_to_stuck_hook),
+      ON_FIBERS(test_quiet_hook_before_bounds),
+      ON_FIBERS(test_guard_ends_a_stalled_scheduler),
+      cmocka_unit_test(test_fibers_same_schedule_as_threads),
+      ON_FIBERS(test_fiber_keeps_its_thread_locals),
   };
   /* The guard looks each second of real time: label slow. */
-  static const char *const slow[] = {"test_guard_ends_a_stalled_scheduler",
-                                     NULL};
+  static const char *const slow[] = {
+      "test_guard_ends_a_stalled_scheduler",
+      "test_guard_ends_a_stalled_scheduler_fibers", NULL};
   return BS_TEST_RUN_SPLIT(tests, slow, NULL, NULL);
 }

@@ -4,7 +4,9 @@
  * outcome and cost do not depend on how long the OS takes. That a run's
  * report bytes are a function of its seed, quiet and beside 64 busy
  * processes, is tests/same_bytes.sh's (ctest suite_same_bytes); on one
- * core is how every scheduled run runs (its worker's CPU: run/bs_child.c). */
+ * core is how every scheduled run runs (its worker's CPU: run/bs_child.c).
+ * Its ranks are fibers on the thread that runs the world, and make the
+ * same decisions as when they are threads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,7 +111,7 @@ typedef struct sync_run {
   long tensors;
 } sync_run;
 
-static sync_run sync_world(uint64_t seed) {
+static sync_run sync_world_on(uint64_t seed, bool threads) {
   tw t;
   bs_dev *devs[2] = {0};
   void *args[2] = {&t, &t};
@@ -117,7 +119,8 @@ static sync_run sync_world(uint64_t seed) {
                      .timeout_ms = 10000,
                      .fingerprint = true,
                      .schedule = "random",
-                     .schedule_seed = seed};
+                     .schedule_seed = seed,
+                     .outside = threads};
   tw_init(&t, 2, "tiny");
   for (int r = 0; r < 2; r++)
     assert_int_equal(bs_dev_host_create(&devs[r]), BS_OK);
@@ -129,6 +132,10 @@ static sync_run sync_world(uint64_t seed) {
     bs_dev_destroy(devs[r]);
   tw_free(&t);
   return out;
+}
+
+static sync_run sync_world(uint64_t seed) {
+  return sync_world_on(seed, false);
 }
 
 /* The engines are real processes, slower under load; each exchange with
@@ -148,6 +155,64 @@ static void test_engine_exchange_is_one_step(void **state) {
   assert_true(other.hash != quiet.hash);
 }
 
+/* ---- fibers ---- */
+
+/* The threads of this process, from /proc/self/status. */
+static int threads_now(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  int n = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "Threads: %d", &n) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return n;
+}
+
+static atomic_int most_threads;
+
+static bs_status counts_threads(bs_comm *c, void *arg) {
+  (void)arg;
+  int n = threads_now();
+  int was = atomic_load(&most_threads);
+  while (n > was && !atomic_compare_exchange_weak(&most_threads, &was, n))
+    ;
+  return bs_comm_barrier(c);
+}
+
+/* The most threads the process had while a scheduled world of 128 ranks
+ * ran (threads: ranks that step outside keep threads of their own). */
+static int threads_of_world(bool threads) {
+  bs_world_opts o = {.size = 128,
+                     .timeout_ms = 10000,
+                     .schedule = "random",
+                     .outside = threads};
+  bs_world *w = NULL;
+  atomic_store(&most_threads, 0);
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  assert_int_equal(bs_world_run(w, NULL, counts_threads, NULL), BS_OK);
+  bs_world_destroy(w);
+  return atomic_load(&most_threads);
+}
+
+static void test_ranks_are_fibers(void **state) {
+  (void)state;
+  int fibers = threads_of_world(false), threads = threads_of_world(true);
+  if (fibers > 8 || threads < 128)
+    fail_msg("%d threads as fibers, %d as threads", fibers, threads);
+}
+
+/* Ranks as fibers and as threads: the same decisions at the same virtual
+ * times, engine exchanges and all. */
+static void test_fibers_decide_as_threads_do(void **state) {
+  (void)state;
+  sync_run fibers = sync_world_on(5, false), threads = sync_world_on(5, true);
+  assert_true(fibers.hash == threads.hash);
+  assert_true(fibers.steps == threads.steps);
+  assert_int_equal(fibers.tensors, threads.tensors);
+}
+
 static int setup(void **state) {
   (void)state;
   return cli_setup("bs_schedw_");
@@ -164,6 +229,8 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_watchdog_costs_no_wall_time),
       cmocka_unit_test(test_engine_exchange_is_one_step),
+      cmocka_unit_test(test_ranks_are_fibers),
+      cmocka_unit_test(test_fibers_decide_as_threads_do),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -96,6 +96,10 @@ typedef struct bs_world_opts {
    * bs_world_sched_name tells which. */
   const char *schedule;
   uint64_t schedule_seed;
+  /* Ranks step outside the schedule (bs_comm_idle): each needs a thread
+   * of its own. Else a scheduled world whose ranks all have host devices
+   * runs them as fibers on the thread that runs it (bs_sched_spawn). */
+  bool outside;
   /* A scheduled world's deadline: when its virtual clock would pass
    * deadline_ms (from the world's creation), past(past_ctx) runs on the
    * deciding thread with every rank parked (a run's hang dump), and

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "bs_limits.h"
+#include "bs_task_local.h"
 
 /* Enough for the largest world's ranks with dozens of tensors each (the
  * pages of slots never used cost nothing). */
@@ -58,6 +59,9 @@ typedef struct trap_frame {
 static _Thread_local trap_frame *tls_top;
 static _Thread_local int tls_depth;
 static _Thread_local void *tls_altstack;
+BS_TASK_LOCAL(tls_top, NULL) /* a task's frames are on its own stack */
+BS_TASK_LOCAL(tls_depth, NULL)
+BS_TASK_LOCAL(tls_altstack, NULL)
 
 static struct sigaction old_segv, old_bus;
 

@@ -60,6 +60,7 @@ struct bs_world {
    * threads on the real clock. */
   bs_sched *sched;
   bs_world_stacks *stacks;   /* the rank threads' while they run */
+  bool fibers;               /* the ranks run as fibers (bs_sched_spawn) */
   char sched_name[32];       /* the schedule in effect ("threads", "pct:3") */
   pthread_mutex_t settle_mu; /* one rank settles, the others wait for it */
   bool settled;              /* the cause below is the job's, not this one's */

@@ -211,7 +211,8 @@ void bs_world_turn(bs_comm *c, bool take) {
 static void *rank_main(void *p) {
   bs_comm *c = p;
   bs_world *w = c->w;
-  bs_world_stacks_enter(w->stacks, c->rank);
+  if (!w->fibers) /* fibers run on their thread's signal stack */
+    bs_world_stacks_enter(w->stacks, c->rank, NULL);
   if (w->sched) /* from here on the rank runs when scheduled */
     bs_sched_begin(w->sched, c->rank);
   bs_err_set_rank(c->grank);
@@ -281,13 +282,48 @@ static bool start_rank(bs_world *w, int i, pthread_t *t) {
   return ok;
 }
 
+/* Ranks run as fibers on this thread where a scheduler runs them one at a
+ * time on stacks of the world's, none steps outside, and every device is
+ * the host's (a CUDA context is a thread's). */
+static bool use_fibers(const bs_world *w) {
+  if (!w->sched || !w->stacks || w->o.outside)
+    return false;
+  for (int i = 0; i < w->o.size; i++)
+    if (w->comms[i].dev && !bs_dev_in_process(w->comms[i].dev))
+      return false;
+  return true;
+}
+
+/* Every rank a fiber on this thread, on its stack; this thread's signal
+ * stack is rank 0's meanwhile. */
+static bs_status run_fibers(bs_world *w) {
+  bs_status st = BS_OK;
+  stack_t old;
+  for (int i = 0; i < w->o.size; i++) {
+    size_t size = 0;
+    void *stack = bs_world_stacks_get(w->stacks, i, &size);
+    BS_CHECK(bs_sched_spawn(w->sched, i, rank_main, &w->comms[i], stack, size));
+  }
+  bs_world_stacks_enter(w->stacks, 0, &old);
+  bs_sched_run(w->sched);
+  bs_world_stacks_leave(&old);
+out:
+  return st;
+}
+
 static bs_status spawn_and_join(bs_world *w) {
   bs_status st = BS_OK;
-  pthread_t *t = calloc((size_t)w->o.size, sizeof *t);
-  bool *started = calloc((size_t)w->o.size, sizeof *started);
+  pthread_t *t = NULL;
+  bool *started = NULL;
+  BS_CHECK(bs_world_stacks_create(w->o.size, &w->stacks));
+  if ((w->fibers = use_fibers(w))) {
+    st = run_fibers(w);
+    goto out;
+  }
+  t = calloc((size_t)w->o.size, sizeof *t);
+  started = calloc((size_t)w->o.size, sizeof *started);
   if (!t || !started)
     BS_FAIL(BS_ERR_NOMEM, NULL, "world: %d rank threads", w->o.size);
-  BS_CHECK(bs_world_stacks_create(w->o.size, &w->stacks));
   bs_futex_hash_room(w->o.size);
   for (int i = 0; i < w->o.size; i++)
     started[i] = start_rank(w, i, &t[i]);

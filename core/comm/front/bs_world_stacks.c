@@ -11,6 +11,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
+
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
 #endif
@@ -20,11 +24,15 @@
  * 1024 ranks, @fault, a fuzz seed, the replays of tests/data/fr. 256 KiB
  * is 16 times its deepest frames; 16,384 threads of glibc's 8 MiB would
  * reserve 128 GiB of address space (a ulimit -v or a process cgroup's
- * guard refuses that). Sanitizers keep glibc's stacks: their frames are
- * larger. The signal stack is the trap's size (bs_trap.c). */
+ * guard refuses that). Under a sanitizer, whose frames are larger, rank
+ * threads keep glibc's stacks and the sanitizer's signal stack, and only
+ * fibers run here, on 1 MiB. The signal stack is the trap's size
+ * (bs_trap.c). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define RANK_STACK_BYTES 0
+#define SANITIZED 1
+#define RANK_STACK_BYTES ((size_t)1 << 20)
 #else
+#define SANITIZED 0
 #define RANK_STACK_BYTES ((size_t)256 << 10)
 #endif
 #define SIGNAL_STACK_BYTES ((size_t)64 << 10)
@@ -61,7 +69,7 @@ bs_status bs_world_stacks_create(int n, bs_world_stacks **out) {
   bs_world_stacks *s = NULL;
   long page = sysconf(_SC_PAGESIZE);
   *out = NULL;
-  if (!RANK_STACK_BYTES || page <= 0)
+  if (page <= 0)
     goto out;
   if (!(s = calloc(1, sizeof *s)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "world: stacks of %d ranks", n);
@@ -91,6 +99,10 @@ out:
 void bs_world_stacks_destroy(bs_world_stacks *s) {
   if (!s)
     return;
+#ifdef __SANITIZE_ADDRESS__ /* fibers' frames left poisoned: clean them */
+  if (s->base)
+    __asan_unpoison_memory_region(s->base, s->len);
+#endif
   if (s->base)
     munmap(s->base, s->len);
   free(s);
@@ -98,23 +110,37 @@ void bs_world_stacks_destroy(bs_world_stacks *s) {
 
 void bs_world_stacks_attr(const bs_world_stacks *s, int i,
                           pthread_attr_t *attr) {
+  if (SANITIZED)
+    return;
   if (s)
     pthread_attr_setstack(attr, stack_of(s, i), RANK_STACK_BYTES);
-  else if (RANK_STACK_BYTES)
+  else
     pthread_attr_setstacksize(attr, RANK_STACK_BYTES);
 }
 
 size_t bs_world_stacks_reserve_bytes(void) {
   long page = sysconf(_SC_PAGESIZE);
-  if (!RANK_STACK_BYTES || page <= 0)
+  if (page <= 0)
     return 0;
   return 2 * (size_t)page + SIGNAL_STACK_BYTES + RANK_STACK_BYTES;
 }
 
-void bs_world_stacks_enter(const bs_world_stacks *s, int i) {
+void bs_world_stacks_enter(const bs_world_stacks *s, int i, stack_t *old) {
   stack_t ss = {.ss_size = SIGNAL_STACK_BYTES};
-  if (!s)
+  if (old)
+    *old = (stack_t){.ss_flags = SS_DISABLE};
+  if (!s || SANITIZED)
     return;
   ss.ss_sp = signal_stack_of(s, i);
-  sigaltstack(&ss, NULL);
+  sigaltstack(&ss, old);
+}
+
+void bs_world_stacks_leave(const stack_t *old) {
+  if (!SANITIZED)
+    sigaltstack(old, NULL);
+}
+
+void *bs_world_stacks_get(const bs_world_stacks *s, int i, size_t *size) {
+  *size = RANK_STACK_BYTES;
+  return stack_of(s, i);
 }

@@ -17,6 +17,7 @@
 #define BS_WORLD_STACKS_H
 
 #include <pthread.h>
+#include <signal.h>
 
 #include "bs_err.h"
 
@@ -30,7 +31,12 @@ void bs_world_stacks_destroy(bs_world_stacks *s);
  * the same size). */
 void bs_world_stacks_attr(const bs_world_stacks *s, int i,
                           pthread_attr_t *attr);
-/* On rank i's thread, first: its signal stack (nothing with s NULL). */
-void bs_world_stacks_enter(const bs_world_stacks *s, int i);
+/* On rank i's thread, first: its signal stack (nothing with s NULL), the
+ * thread's old one into *old (NULL: not kept), for a thread that runs on
+ * (fibers) to take back (bs_world_stacks_leave). */
+void bs_world_stacks_enter(const bs_world_stacks *s, int i, stack_t *old);
+void bs_world_stacks_leave(const stack_t *old);
+/* Rank i's stack (s not NULL): its lowest address, its size into *size. */
+void *bs_world_stacks_get(const bs_world_stacks *s, int i, size_t *size);
 
 #endif
