@@ -559,30 +559,33 @@ out:
   return st;
 }
 
+/* Where a send failed, into buf (made only then: sends are many). */
+static const char *send_where(const bs_engine *e, const char *name, char *buf,
+                              size_t n) {
+  snprintf(buf, n, "in bucket %d at tensor '%.100s'", e->bucket, name);
+  return buf;
+}
+
 bs_status bs_engine_send(bs_engine *e, const char *name, bs_dtype dtype,
                          const void *host_ptr, size_t nbytes,
                          const bs_digest *expected) {
   bs_status st = BS_OK;
   char where[160];
   BS_CHECK(check_send_args(e, name, dtype, host_ptr, nbytes, expected));
-  snprintf(where, sizeof where, "in bucket %d at tensor '%.100s'", e->bucket,
-           name);
   if (gone(e)) {
-    st = dead(e, name, where);
+    st = dead(e, name, send_where(e, name, where, sizeof where));
     goto out;
   }
   bs_emsg_tensor m = {.name_len = (uint32_t)strlen(name),
                       .dtype = (uint32_t)dtype,
                       .nbytes = nbytes};
   memcpy(m.expected, expected->b, sizeof m.expected);
-  int err = bs_wire_frame(e->fd, BS_EMSG_TENSOR, &m, sizeof m,
-                          m.name_len + nbytes, e->timeout_ms);
-  if (!err)
-    err = bs_wire_write(e->fd, name, m.name_len, e->timeout_ms);
-  if (!err)
-    err = bs_wire_write(e->fd, host_ptr, nbytes, e->timeout_ms);
+  struct iovec tail[2] = {{(void *)name, m.name_len},
+                          {(void *)host_ptr, nbytes}};
+  int err = bs_wire_frame_tail(e->fd, BS_EMSG_TENSOR, &m, sizeof m, tail, 2,
+                               e->timeout_ms);
   if (err) {
-    st = io_failed(e, err, name, where);
+    st = io_failed(e, err, name, send_where(e, name, where, sizeof where));
     goto out;
   }
   e->nsent++;

@@ -146,10 +146,9 @@ static int on_end(engine *e, uint64_t len) {
       end.ntensors != e->n)
     return fatal(e, EXIT_PROTOCOL, "bad END frame or tensor count");
   e->reply.ntensors = e->n;
-  size_t dlen = e->n * sizeof *e->digests;
-  if (bs_wire_frame(e->fd, BS_EMSG_REPLY, &e->reply, sizeof e->reply, dlen,
-                    IO_MS) ||
-      bs_wire_write(e->fd, e->digests, dlen, IO_MS))
+  struct iovec digests = {e->digests, e->n * sizeof *e->digests};
+  if (bs_wire_frame_tail(e->fd, BS_EMSG_REPLY, &e->reply, sizeof e->reply,
+                         &digests, 1, IO_MS))
     return fatal(e, EXIT_CLOSED, "connection lost while replying");
   return 0;
 }

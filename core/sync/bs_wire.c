@@ -18,15 +18,29 @@ static int wait_ready(int fd, short events, int timeout_ms) {
   }
 }
 
-int bs_wire_write(int fd, const void *buf, size_t n, int timeout_ms) {
-  const char *p = buf;
+/* iov[0..n) past the first w bytes sent: *iov, *n moved on. */
+static void advance(struct iovec **iov, int *n, size_t w) {
+  while (*n > 0 && w >= (*iov)->iov_len) {
+    w -= (*iov)->iov_len;
+    (*iov)++;
+    (*n)--;
+  }
+  if (*n > 0) {
+    (*iov)->iov_base = (char *)(*iov)->iov_base + w;
+    (*iov)->iov_len -= w;
+  }
+}
+
+/* iov[0..n) (modified as it goes), empty pieces allowed. */
+static int write_all(int fd, struct iovec *iov, int n, int timeout_ms) {
+  advance(&iov, &n, 0);
   while (n > 0) {
     /* MSG_NOSIGNAL: a dead peer is EPIPE here, not a SIGPIPE that kills
      * the whole trainer. MSG_DONTWAIT: the wait is the bounded poll. */
-    ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+    ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w > 0) {
-      p += w;
-      n -= (size_t)w;
+      advance(&iov, &n, (size_t)w);
       continue;
     }
     if (w < 0 && errno == EINTR)
@@ -38,6 +52,11 @@ int bs_wire_write(int fd, const void *buf, size_t n, int timeout_ms) {
       return rc;
   }
   return 0;
+}
+
+int bs_wire_write(int fd, const void *buf, size_t n, int timeout_ms) {
+  struct iovec one = {(void *)buf, n};
+  return write_all(fd, &one, 1, timeout_ms);
 }
 
 int bs_wire_read(int fd, void *buf, size_t n, int timeout_ms) {
@@ -66,8 +85,20 @@ int bs_wire_frame(int fd, uint32_t type, const void *payload, size_t len,
                   uint64_t extra_len, int timeout_ms) {
   bs_eframe h = {
       .magic = BS_ENGINE_MAGIC, .type = type, .len = len + extra_len};
-  int rc = bs_wire_write(fd, &h, sizeof h, timeout_ms);
-  if (rc == 0 && len > 0)
-    rc = bs_wire_write(fd, payload, len, timeout_ms);
-  return rc;
+  struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, len}};
+  return write_all(fd, iov, 2, timeout_ms);
+}
+
+int bs_wire_frame_tail(int fd, uint32_t type, const void *payload, size_t len,
+                       const struct iovec *tail, int ntail, int timeout_ms) {
+  bs_eframe h = {.magic = BS_ENGINE_MAGIC, .type = type, .len = len};
+  struct iovec iov[2 + BS_WIRE_TAIL_MAX] = {{&h, sizeof h},
+                                            {(void *)payload, len}};
+  if (ntail < 0 || ntail > BS_WIRE_TAIL_MAX)
+    return EINVAL;
+  for (int i = 0; i < ntail; i++) {
+    iov[2 + i] = tail[i];
+    h.len += tail[i].iov_len;
+  }
+  return write_all(fd, iov, 2 + ntail, timeout_ms);
 }

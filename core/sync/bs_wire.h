@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define BS_ENGINE_MAGIC 0x45545342u /* "BSTE" */
 #define BS_ENGINE_FD 3              /* the socket's fd in the engine */
@@ -72,8 +73,15 @@ typedef struct bs_emsg_reply {
  * never raise SIGPIPE. */
 int bs_wire_write(int fd, const void *buf, size_t n, int timeout_ms);
 int bs_wire_read(int fd, void *buf, size_t n, int timeout_ms);
-/* A header followed by a payload (either may be empty). */
+/* A header followed by a payload (either may be empty), its len counting
+ * extra_len bytes the caller writes next. */
 int bs_wire_frame(int fd, uint32_t type, const void *payload, size_t len,
                   uint64_t extra_len, int timeout_ms);
+/* A whole frame: header, payload and up to BS_WIRE_TAIL_MAX more pieces,
+ * in one send where the socket takes them all (each send wakes the peer:
+ * a tensor's frame was four). */
+#define BS_WIRE_TAIL_MAX 2
+int bs_wire_frame_tail(int fd, uint32_t type, const void *payload, size_t len,
+                       const struct iovec *tail, int ntail, int timeout_ms);
 
 #endif
