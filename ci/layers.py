@@ -66,7 +66,7 @@ SAY = {
     "scenarios": "sc_*.c, one scenario each, self-registered",
     "harness/plan": "options -> typed runs (bs_run), each resolved once",
     "harness/explore": "sweep, fuzz, the kill matrix, the batch runner",
-    "harness/run": "parent -fork-> child: ranks as threads, part, spawn",
+    "harness/run": "parent -fork-> child: fibers|threads, part, spawn",
     "harness/driver": "arms faults, sets mutants, drives each rank's actor",
     "harness/oracles": "the invariants, from the record only; the judge",
     "harness/report": "table, JSON, JUnit; artifacts (FR pickles, trace)",
@@ -85,7 +85,7 @@ SAY = {
     "core/dev": "bs_dev: host (mmap, PROT_NONE) | cuda (cuMem VMM)",
     "faults": "libfiu points and mutant switches, one .def row each",
     "kernels": "cast, Adam, grad, bit flip, poison: C | CUDA",
-    "base": "status, errors, files, JSON, fork, stop, SHA256, clocks",
+    "base": "status, errors, JSON, fork, SHA256, clocks, scheduler",
 }
 # The library (CMakeLists.txt's bs_part) each part is built into.
 LIBRARY = [("core/", "bs_core"), ("harness/", "bs_harness"),
