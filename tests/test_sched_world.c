@@ -18,10 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bs_clock.h"
 #include "bs_test_cli.h"
 #include "bs_test_faults.h"
+#include "bs_test_sanitized.h"
 #include "bs_test_world.h"
 #include "sync/bs_engine_main.h"
 
@@ -203,6 +206,47 @@ static void test_ranks_are_fibers(void **state) {
     fail_msg("%d threads as fibers, %d as threads", fibers, threads);
 }
 
+/* A frame of 4 KiB, n deep: past a fiber's 256 KiB stack at 100. */
+static __attribute__((noinline)) long deep(int n) {
+  volatile char frame[4096];
+  frame[0] = (char)n;
+  return n > 0 ? deep(n - 1) + frame[0] : frame[0];
+}
+
+static bs_status overflows(bs_comm *c, void *arg) {
+  (void)arg;
+  bs_status st = bs_comm_barrier(c);
+  if (bs_comm_rank(c) == 2)
+    st = deep(1000) > 0 ? bs_comm_barrier(c) : BS_ERR_INTERNAL;
+  else
+    st = bs_comm_barrier(c);
+  return st;
+}
+
+/* A fiber that runs past its stack meets the guard below it: the process
+ * dies of SIGSEGV (the trap's handler, on the thread's signal stack,
+ * forwards what is not a paused read), a crash its parent reports, not a
+ * hang. */
+static void test_fiber_stack_overflow_is_a_crash(void **state) {
+  (void)state;
+  if (BS_TEST_SANITIZED)
+    skip(); /* the sanitizers report an overflow their own way */
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    bs_world_opts o = {.size = 4, .timeout_ms = 10000, .schedule = "random"};
+    bs_world *w = NULL;
+    if (bs_world_create(&o, &w) != BS_OK)
+      _exit(3);
+    bs_world_run(w, NULL, overflows, NULL);
+    _exit(0);
+  }
+  int ws = 0;
+  assert_int_equal(waitpid(pid, &ws, 0), pid);
+  if (!WIFSIGNALED(ws) || WTERMSIG(ws) != SIGSEGV)
+    fail_msg("the child ended with status %#x, not by SIGSEGV", ws);
+}
+
 /* Ranks as fibers and as threads: the same decisions at the same virtual
  * times, engine exchanges and all. */
 static void test_fibers_decide_as_threads_do(void **state) {
@@ -231,6 +275,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_engine_exchange_is_one_step),
       cmocka_unit_test(test_ranks_are_fibers),
       cmocka_unit_test(test_fibers_decide_as_threads_do),
+      cmocka_unit_test(test_fiber_stack_overflow_is_a_crash),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
