@@ -177,7 +177,6 @@ static bs_status run(sim *s) {
                       .flight_slots = (int)s->r.longest + 8,
                       .schedule = "random",
                       .schedule_seed = s->c->seed * 1000003u + s->c->index,
-                      .outside = true, /* replay's ranks wait outside */
                       .quiet = bs_replay_stop_quiet,
                       .quiet_ctx = &s->r};
   pthread_t watch;

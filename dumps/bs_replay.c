@@ -44,7 +44,6 @@ static bs_world_opts world_opts(bs_replay_state *r, const bs_replay_opts *o) {
                          .flight_slots = (int)slots,
                          .schedule = o->schedule,
                          .schedule_seed = o->schedule_seed,
-                         .outside = true, /* a rank waits for its peers */
                          .quiet = bs_replay_stop_quiet,
                          .quiet_ctx = r};
 }

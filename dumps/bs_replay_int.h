@@ -109,8 +109,12 @@ typedef struct bs_replay_state {
   uint64_t moved_ns; /* when a rank last came into or out of it */
   bs_comm *any;      /* a rank's handle, once one started: to abort */
   bool stopped;      /* a signal ended the replay */
-  bool over;         /* the world has run: the watch ends */
-  bool settled;      /* no rank could move: the watch ended the world */
+  /* Moves on when every rank has counted itself in (ready, or done) or
+   * the replay ends: what a scheduled world's ranks wait on at the end
+   * (bs_comm_wait_word), inside the schedule. */
+  _Atomic uint32_t word;
+  bool over;    /* the world has run: the watch ends */
+  bool settled; /* no rank could move: the watch ended the world */
   /* When no rank can move (bs_replay_opts.settle_ms), or as settled()
    * says (under mu; the corpus's runs know where each rank ends); 0 and
    * NULL: the watchdog ends a hang. */

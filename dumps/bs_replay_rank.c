@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bs_clock.h"
 #include "bs_replay_int.h"
 #include "bs_replay_procs.h"
 #include "dev/bs_dev.h"
@@ -205,22 +206,53 @@ static void count_in(bs_replay_state *r, bs_comm *c, int *count) {
   pthread_mutex_lock(&r->mu);
   if (!r->any)
     r->any = c;
-  if (++*count == r->local)
+  bool all = ++*count == r->local;
+  if (all)
     pthread_cond_broadcast(&r->cv);
   pthread_mutex_unlock(&r->mu);
+  if (all)
+    bs_comm_wake_word(c, &r->word);
+}
+
+/* Whether every rank counted itself in, or the replay ended. */
+static bool all_in(bs_replay_state *r, const int *count) {
+  pthread_mutex_lock(&r->mu);
+  bool all = *count >= r->local || r->stopped;
+  pthread_mutex_unlock(&r->mu);
+  return all;
+}
+
+/* wait_all in a scheduled world: inside the schedule, on its clock, woken
+ * by the last rank's count or the replay's end. */
+static void wait_scheduled(bs_replay_state *r, bs_comm *c, const int *count,
+                           long long bound_ms) {
+  uint64_t until = bs_clock_mono_ns() + (uint64_t)bound_ms * 1000000ull;
+  for (;;) {
+    uint32_t seen = atomic_load(&r->word);
+    uint64_t now = bs_clock_mono_ns();
+    if (all_in(r, count) || now >= until)
+      return;
+    bs_comm_wait_word(c, &r->word, seen, until - now);
+  }
 }
 
 /* Outside every collective until this process's ranks have counted
  * themselves in (in a process per rank, bs_replay_procs waits after the
  * plan): before the first collective (thousands of threads take a while to
- * start, and the watchdog must not count that), and after the last. It
- * gives its turn meanwhile (the ranks still to come need one), and ends
- * after bound_ms (the watchdog then judges who is missing) or once a
- * signal stopped the replay. Counted before it steps outside: a scheduled
- * world's quiet hook may look at the counts the moment it is out. */
+ * start, and the watchdog must not count that; a scheduled world has no
+ * start line), and after the last. On real threads it gives its turn
+ * meanwhile (the ranks still to come need one); it ends after bound_ms
+ * (the watchdog then judges who is missing) or once a signal stopped the
+ * replay. Counted before it waits: a scheduled world's quiet hook may look
+ * at the counts the moment it does. */
 static void wait_all(bs_replay_state *r, bs_comm *c, int *count,
                      long long bound_ms) {
   struct timespec until;
+  if (r->sched) {
+    count_in(r, c, count);
+    wait_scheduled(r, c, count, bound_ms);
+    return;
+  }
   clock_gettime(CLOCK_MONOTONIC, &until);
   until.tv_sec += (time_t)(bound_ms / 1000);
   until.tv_nsec += (long)(bound_ms % 1000) * 1000000L;

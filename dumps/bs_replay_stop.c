@@ -85,6 +85,7 @@ static void end_world(bs_replay_state *r, bool stop, bool still) {
   bs_comm *c = r->any;
   pthread_mutex_unlock(&r->mu);
   bs_comm_abort(c, stop ? bs_stop_name() : "no rank can move");
+  bs_comm_wake_word(c, &r->word);
   pthread_mutex_lock(&r->mu);
 }
 

@@ -9,6 +9,7 @@
 #ifndef BS_COMM_H
 #define BS_COMM_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,9 +97,10 @@ typedef struct bs_world_opts {
    * bs_world_sched_name tells which. */
   const char *schedule;
   uint64_t schedule_seed;
-  /* Ranks step outside the schedule (bs_comm_idle): each needs a thread
-   * of its own. Else a scheduled world whose ranks all have host devices
-   * runs them as fibers on the thread that runs it (bs_sched_spawn). */
+  /* Ranks step outside the schedule (bs_comm_idle, around a wait the
+   * scheduler cannot see): each needs a thread of its own. Else a
+   * scheduled world whose ranks all have host devices runs them as fibers
+   * on the thread that runs it (bs_sched_spawn). */
   bool outside;
   /* A scheduled world's deadline: when its virtual clock would pass
    * deadline_ms (from the world's creation), past(past_ctx) runs on the
@@ -213,6 +215,15 @@ double bs_comm_cpu_wait_ms_since(const bs_comm *c, const bs_comm_times *t0);
  * schedule), so that those it waits for can come; false takes one again.
  * Without it, 64 ranks waiting there (one, scheduled) wait for ever. */
 void bs_comm_idle(bs_comm *c, bool idle);
+/* A wait of the rank's on a word of the caller's, outside any collective:
+ * until *word is no longer seen, ns pass, or a wake for another reason
+ * (the caller looks again). On the world's scheduler (its clock) where it
+ * has one, so a scheduled world's rank never steps outside for it; a
+ * futex on real threads. bs_comm_wake_word (any thread, any comm of the
+ * world) moves the word on and wakes its waiters. */
+void bs_comm_wait_word(bs_comm *c, _Atomic uint32_t *word, uint32_t seen,
+                       uint64_t ns);
+void bs_comm_wake_word(bs_comm *c, _Atomic uint32_t *word);
 /* Work outside the communicator that a real rank spends time on (the
  * exchange with its engine process: one step of the schedule, its real
  * wait aside), as the time bytes take to move: on a scheduled world's

@@ -100,6 +100,17 @@ void bs_comm_idle(bs_comm *c, bool idle) {
     bs_world_turn(c, !idle);
 }
 
+void bs_comm_wait_word(bs_comm *c, _Atomic uint32_t *word, uint32_t seen,
+                       uint64_t ns) {
+  if (c)
+    bs_world_sched_wait(c->w, word, seen, ns);
+}
+
+void bs_comm_wake_word(bs_comm *c, _Atomic uint32_t *word) {
+  if (c)
+    bs_world_sched_bump(c->w, word);
+}
+
 void bs_comm_spend(bs_comm *c, size_t bytes) {
   if (c)
     bs_world_sched_spend(c->w, bs_world_sched_cost(bytes));
