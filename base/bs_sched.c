@@ -534,12 +534,21 @@ static bool wait_progress(bs_sched *s, uint64_t *mark, uint64_t *since) {
 
 /* ---- fibers ---- */
 
+/* All three, or none (s->fiber says which). */
 static bool fibers_alloc(bs_sched *s) {
   size_t n = (size_t)s->n, sz = bs_task_local_bytes();
   s->fiber = calloc(n + 1, sizeof *s->fiber);
   s->locals = malloc((n + 1) * (sz ? sz : 1));
   s->arg = calloc(n, sizeof *s->arg);
-  return s->fiber && s->locals && s->arg;
+  if (s->fiber && s->locals && s->arg)
+    return true;
+  free(s->fiber);
+  free(s->locals);
+  free(s->arg);
+  s->fiber = NULL;
+  s->locals = NULL;
+  s->arg = NULL;
+  return false;
 }
 
 /* A fiber's first turn: the task's function, which ends it. */
@@ -555,7 +564,10 @@ bs_status bs_sched_spawn(bs_sched *s, int task, void *(*fn)(void *), void *arg,
   bs_status st = BS_OK;
   if (task < 0 || task >= s->n || s->t[task].state != T_NEW ||
       (s->entry && s->entry != fn))
-    BS_FAIL(BS_ERR_INVALID, NULL, "scheduler: task %d spawned twice", task);
+    BS_FAIL(BS_ERR_INVALID, NULL,
+            "scheduler: task %d of %d not new, or another function than "
+            "its peers'",
+            task, s->n);
   if (!s->fiber && !fibers_alloc(s))
     BS_FAIL(BS_ERR_NOMEM, NULL, "scheduler: fibers of %d tasks", s->n);
   if (!bs_fiber_make(&s->fiber[task], stack, size, fiber_entry,

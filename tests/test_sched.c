@@ -553,6 +553,35 @@ static void test_fiber_keeps_its_thread_locals(void **state) {
   bs_sched_destroy(r.s);
 }
 
+/* A task spawned twice, one out of range, or one with another function
+ * than its peers' is refused, and a scheduler whose fibers never ran is
+ * destroyed cleanly. */
+static void *other_main(void *p) {
+  return p;
+}
+
+static void test_spawn_refuses_bad_tasks(void **state) {
+  (void)state;
+  bs_sched *s = NULL;
+  static char stack[2][64 << 10];
+  task_arg a = {0};
+  bs_sched_spec spec = spec_of("random", 1);
+  assert_int_equal(bs_sched_create(2, &spec, ORIGIN_NS, &s), BS_OK);
+  assert_int_equal(
+      bs_sched_spawn(s, 0, task_main, &a, stack[0], sizeof stack[0]), BS_OK);
+  assert_int_equal(
+      bs_sched_spawn(s, 0, task_main, &a, stack[0], sizeof stack[0]),
+      BS_ERR_INVALID);
+  assert_int_equal(
+      bs_sched_spawn(s, 2, task_main, &a, stack[1], sizeof stack[1]),
+      BS_ERR_INVALID);
+  assert_int_equal(
+      bs_sched_spawn(s, 1, other_main, &a, stack[1], sizeof stack[1]),
+      BS_ERR_INVALID);
+  bs_err_clear();
+  bs_sched_destroy(s);
+}
+
 /* ---- the schedule as text ---- */
 
 static void test_spec_parse_and_format(void **state) {
@@ -603,6 +632,7 @@ int main(void) {
       ON_FIBERS(test_guard_ends_a_stalled_scheduler),
       cmocka_unit_test(test_fibers_same_schedule_as_threads),
       ON_FIBERS(test_fiber_keeps_its_thread_locals),
+      cmocka_unit_test(test_spawn_refuses_bad_tasks),
   };
   /* The guard looks each second of real time: label slow. */
   static const char *const slow[] = {
