@@ -45,6 +45,7 @@ typedef struct task {
   task_state state;
   const void *on; /* T_WAIT: what it waits on (NULL: a sleep) */
   int prev, next; /* the list of waiters of its bucket */
+  void *arg;      /* a fiber's: its function's argument */
 } task;
 
 struct bs_sched {
@@ -79,10 +80,9 @@ struct bs_sched {
   int cpu;
   cpu_set_t mask;
   /* Fibers (bs_sched_spawn): every task on the thread of bs_sched_run,
-   * whose own context is fiber[n]; each runs entry(arg[k]). */
+   * whose own context is fiber[n]; each runs entry(its arg). One block:
+   * the n + 1 fibers, then their n + 1 copies of the task-locals. */
   bs_fiber *fiber;
-  char *locals; /* n + 1 blocks of the task-locals */
-  void **arg;
   void *(*entry)(void *);
   bool finished; /* fibers: every task ended (the guard's thread stops) */
 };
@@ -96,8 +96,6 @@ static void sched_free(bs_sched *s) {
   for (int i = 0; s->fiber && i < s->n; i++)
     bs_fiber_destroy(&s->fiber[i]);
   free(s->fiber);
-  free(s->locals);
-  free(s->arg);
   free(s->t);
   bs_sched_pick_destroy(s->pick);
   bs_sched_heap_fini(&s->timers);
@@ -534,28 +532,16 @@ static bool wait_progress(bs_sched *s, uint64_t *mark, uint64_t *since) {
 
 /* ---- fibers ---- */
 
-/* All three, or none (s->fiber says which). */
-static bool fibers_alloc(bs_sched *s) {
-  size_t n = (size_t)s->n, sz = bs_task_local_bytes();
-  s->fiber = calloc(n + 1, sizeof *s->fiber);
-  s->locals = malloc((n + 1) * (sz ? sz : 1));
-  s->arg = calloc(n, sizeof *s->arg);
-  if (s->fiber && s->locals && s->arg)
-    return true;
-  free(s->fiber);
-  free(s->locals);
-  free(s->arg);
-  s->fiber = NULL;
-  s->locals = NULL;
-  s->arg = NULL;
-  return false;
+/* Fiber k's task-locals while it does not run (k == n: the thread's). */
+static void *locals_of(const bs_sched *s, int k) {
+  return (char *)(s->fiber + s->n + 1) + (size_t)k * bs_task_local_bytes();
 }
 
 /* A fiber's first turn: the task's function, which ends it. */
 static void fiber_entry(void) {
   bs_fiber_started();
   bs_sched *s = self;
-  s->entry(s->arg[self_task]);
+  s->entry(s->t[self_task].arg);
   bs_sched_end(s);
 }
 
@@ -568,13 +554,15 @@ bs_status bs_sched_spawn(bs_sched *s, int task, void *(*fn)(void *), void *arg,
             "scheduler: task %d of %d not new, or another function than "
             "its peers'",
             task, s->n);
-  if (!s->fiber && !fibers_alloc(s))
+  if (!s->fiber &&
+      !(s->fiber =
+            calloc((size_t)s->n + 1, sizeof *s->fiber + bs_task_local_bytes())))
     BS_FAIL(BS_ERR_NOMEM, NULL, "scheduler: fibers of %d tasks", s->n);
   if (!bs_fiber_make(&s->fiber[task], stack, size, fiber_entry,
-                     s->locals + (size_t)task * bs_task_local_bytes()))
+                     locals_of(s, task)))
     BS_FAIL(BS_ERR_INTERNAL, NULL, "scheduler: fiber of task %d", task);
   s->entry = fn;
-  s->arg[task] = arg;
+  s->t[task].arg = arg;
   pthread_mutex_lock(&s->mu);
   s->t[task].state = T_READY;
   bs_sched_pick_set(s->pick, task, true);
@@ -599,8 +587,7 @@ static void *guard_main(void *p) {
 static void run_fibers(bs_sched *s) {
   pthread_t guard;
   bool guarded = pthread_create(&guard, NULL, guard_main, s) == 0;
-  bs_fiber_thread(&s->fiber[s->n],
-                  s->locals + (size_t)s->n * bs_task_local_bytes());
+  bs_fiber_thread(&s->fiber[s->n], locals_of(s, s->n));
   self = s;
   bs_clock_set_virtual(&s->now);
   pthread_mutex_lock(&s->mu);
