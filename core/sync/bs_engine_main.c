@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "bs_digest.h"
 #include "bs_dtype.h"
@@ -207,51 +209,73 @@ static int serve(engine *e) {
   return rc < 0 ? EXIT_QUIT : rc;
 }
 
+/* Serves one ready connection's frame; false once it is done (its code
+ * folded into *rc: the first failure is the process's). */
+static bool serve_ready(engine *e, bool *spoke, int *rc) {
+  int r = serve_frame(e, IO_MS);
+  *spoke |= r == 0;
+  if (r == EXIT_CLOSED && !*spoke)
+    r = -1; /* a rank that never came: its socket closed unused */
+  if (r == 0)
+    return true;
+  *rc = *rc == EXIT_QUIT && r > 0 ? r : *rc;
+  return false;
+}
+
+static int by_index(const void *a, const void *b) {
+  uint32_t x = ((const struct epoll_event *)a)->data.u32;
+  uint32_t y = ((const struct epoll_event *)b)->data.u32;
+  return (x > y) - (x < y);
+}
+
 /* K ranks' connections in one process, one thread: a frame at a time from
- * whichever connection has one (a trainer writes a frame whole, and reads
- * the reply to its END at once), until every rank has quit or gone. The
- * first failure's exit code is the process's. */
+ * whichever connections have one, lowest rank first (a trainer writes a
+ * frame whole, and reads the reply to its END at once), until every rank
+ * has quit or gone. epoll, not poll: a wait costs what is ready, not K
+ * sockets (poll was most of an engine's time at 64 ranks a process). */
 static int serve_all(const engine *proto) {
-  engine *es = calloc((size_t)proto->count, sizeof *es);
-  struct pollfd *pf = calloc((size_t)proto->count, sizeof *pf);
-  bool *spoke = calloc((size_t)proto->count, sizeof *spoke);
-  int rc = EXIT_QUIT, live = proto->count;
-  if (!es || !pf || !spoke) {
+  int k = proto->count, rc = EXIT_QUIT, live = k;
+  engine *es = calloc((size_t)k, sizeof *es);
+  struct epoll_event *ev = calloc((size_t)k, sizeof *ev);
+  bool *spoke = calloc((size_t)k, sizeof *spoke);
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (!es || !ev || !spoke || ep < 0) {
     live = 0;
     rc = fatal(proto, EXIT_NOMEM, "out of memory for the connections");
   }
   for (int i = 0; i < live; i++) {
     es[i] = *proto;
-    es[i].fd = pf[i].fd = proto->fd + i;
+    es[i].fd = proto->fd + i;
     es[i].rank = proto->rank + i;
-    pf[i].events = POLLIN;
+    struct epoll_event add = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, es[i].fd, &add) != 0) {
+      live = 0;
+      rc = fatal(proto, EXIT_NOMEM, "cannot watch a connection");
+    }
   }
   while (live > 0) {
-    int n = poll(pf, (nfds_t)proto->count, proto->idle_ms);
+    int n = epoll_wait(ep, ev, k, proto->idle_ms);
     if (n == 0)
       rc = fatal(proto, EXIT_CLOSED, "no frame within the idle limit");
     if (n == 0 || (n < 0 && errno != EINTR))
       break;
-    for (int i = 0; n > 0 && i < proto->count; i++) {
-      if (pf[i].fd < 0 || !pf[i].revents)
-        continue; /* nothing from it this round: it has not spoken */
-      int r = serve_frame(&es[i], IO_MS);
-      spoke[i] |= r == 0;
-      if (r == EXIT_CLOSED && !spoke[i])
-        r = -1; /* a rank that never came: its socket closed unused */
-      if (r == 0)
+    qsort(ev, n < 0 ? 0 : (size_t)n, sizeof *ev, by_index);
+    for (int j = 0; j < n; j++) {
+      int i = (int)ev[j].data.u32;
+      if (serve_ready(&es[i], &spoke[i], &rc))
         continue;
-      rc = rc == EXIT_QUIT && r > 0 ? r : rc;
-      pf[i].fd = -1; /* poll skips it from now on */
+      epoll_ctl(ep, EPOLL_CTL_DEL, es[i].fd, NULL);
       live--;
     }
   }
-  for (int i = 0; es && i < proto->count; i++) {
+  for (int i = 0; es && i < k; i++) {
     free(es[i].buf);
     free(es[i].digests);
   }
+  if (ep >= 0)
+    close(ep);
   free(es);
-  free(pf);
+  free(ev);
   free(spoke);
   return rc;
 }
