@@ -300,7 +300,7 @@ static bs_status collect(driver *d, bs_world *w) {
     bs_rank_rec *rr = &rec->rank[first + k];
     rr->flight = bs_world_flight_json_marked(w, k);
     /* Without them (no memory) the oracles read the dump back. */
-    if (rr->flight && rec->nranks <= BS_RECORD_COLLS_RANKS &&
+    if (rr->flight &&
         bs_world_flight_colls(w, k, &rr->colls, &rr->ncolls) != BS_OK)
       bs_err_clear();
   }

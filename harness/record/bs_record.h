@@ -54,15 +54,13 @@ typedef struct bs_rank_rec {
   char *flight; /* its flight recorder as JSON, NULL when none */
   /* Its flight recorder's entries as its dump's reader takes them, oldest
    * first (bs_schedule_of_rank): NULL when not taken (a rank of another
-   * process, a world of more than BS_RECORD_COLLS_RANKS ranks). */
+   * process). Kept beside the dump at any size: reading 16,384 dumps back
+   * was 12% of such a world's time; the entries take 240 bytes a
+   * collective after the world, where its dump takes some 600, and the
+   * peak of a large world is in its train step, before either exists. */
   bs_coll_rec *colls;
   size_t ncolls;
 } bs_rank_rec;
-
-/* The largest world whose ranks' collectives the record keeps beside their
- * dumps: reading a dump back was a tenth of a small run's CPU, keeping
- * both 240 bytes a collective (0.4 GB at 16,384 ranks). */
-#define BS_RECORD_COLLS_RANKS 1024
 
 /* How pause safety applies to this configuration. */
 typedef enum bs_pause_rule {
