@@ -5,8 +5,8 @@ float bs_k_grad_hash_unit(uint64_t seed, uint64_t a, uint64_t b) {
   return bs_ke_hash_unit(seed, a, b);
 }
 
-void bs_k_grad(float *grad, const uint16_t *param, size_t n, uint64_t base,
-               uint64_t seed, int rank, int step) {
+BS_K_WIDE void bs_k_grad(float *grad, const uint16_t *param, size_t n,
+                         uint64_t base, uint64_t seed, int rank, int step) {
   for (size_t i = 0; i < n; i++)
     grad[i] = bs_ke_grad(param[i], base + i, seed, rank, step);
 }

@@ -2,7 +2,8 @@
  * leaves behind. */
 #include "bs_kernel_elem.h"
 
-void bs_k_poison_from(void *buf, size_t nbytes, uint64_t seed, uint64_t from) {
+BS_K_WIDE void bs_k_poison_from(void *buf, size_t nbytes, uint64_t seed,
+                                uint64_t from) {
   uint8_t *p = buf;
   size_t i = 0;
   /* Bytes up to a word of the pattern, whole words little-endian (memcpy:

@@ -19,6 +19,24 @@
 #define BS_HD static inline
 #endif
 
+/* A host loop of 64-bit multiplies built twice, picked at load time: SSE2
+ * has no 64-bit vector multiply, AVX-512 does (the splitmix64 of the
+ * gradients and the poison: 5% of a large world). The same integer math
+ * either way, so the same bits. Not under TSan, whose runtime is not up
+ * when the loader resolves the choice. */
+#if defined(__SANITIZE_THREAD__)
+#define BS_K_NO_CLONES 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BS_K_NO_CLONES 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(__CUDACC__) && !defined(BS_K_NO_CLONES)
+#define BS_K_WIDE __attribute__((target_clones("default", "arch=x86-64-v4")))
+#else
+#define BS_K_WIDE
+#endif
+
 BS_HD uint32_t bs_ke_f32_bits(float x) {
   uint32_t u;
   memcpy(&u, &x, sizeof u);
