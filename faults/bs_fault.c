@@ -2,11 +2,10 @@
  *
  * libfiu owns the names: bs_fault_hit asks fiu_fail(point) and then
  * fiu_fail("<point>/r<rank>"), so fiu-run/fiu-ctrl can arm any point, for
- * every rank or one. Both names are ready-made (the catalogue's and a
- * per-thread table), so a reach does no string work of its own. A spec armed
- * here becomes fiu_enable_external(name) whose callback applies the project's
- * filters (rank, cycle, nth, prob, onetime) to the reach bs_fault_hit describes
- * in a thread-local. */
+ * every rank or one (the second name is made at the reach, in a few
+ * copies). A spec armed here becomes fiu_enable_external(name) whose
+ * callback applies the project's filters (rank, cycle, nth, prob, onetime)
+ * to the reach bs_fault_hit describes in a thread-local. */
 #include "bs_fault_control.h"
 
 #include <pthread.h>
@@ -66,30 +65,29 @@ typedef struct hit_ctx {
 
 static _Thread_local hit_ctx tls_hit;
 
-/* This thread's rank-qualified names, made on its first reach of each point
- * (a thread that changes rank, or runs another task, makes them again). A
- * hit's context lives within one bs_fault_hit, which no task switch cuts:
- * neither is a task's own (bs_task_local.h). */
-typedef struct qualified_names {
-  int rank;
-  bool made[BS_FP_COUNT];
-  char name[BS_FP_COUNT][BS_FAULT_NAME_MAX + 16];
-} qualified_names;
-
-static _Thread_local qualified_names tls_names = {.rank = -1};
-
+/* "<point>/r<rank>", made at each reach in a per-thread buffer, without
+ * printf: ranks that take turns on one thread (fibers) change rank at
+ * almost every reach, and a table of names kept per rank was made again
+ * by snprintf each time. A name lives within one bs_fault_hit, which no
+ * task switch cuts, as does a hit's context: neither is a task's own
+ * (bs_task_local.h). */
 static const char *qualified_name(bs_fault_point_id id, int rank) {
-  qualified_names *q = &tls_names;
-  if (q->rank != rank) {
-    memset(q->made, 0, sizeof q->made);
-    q->rank = rank;
-  }
-  if (!q->made[id]) {
-    snprintf(q->name[id], sizeof q->name[id], "%s/r%d",
-             bs_fault_catalogue_get(id)->name, rank);
-    q->made[id] = true;
-  }
-  return q->name[id];
+  static _Thread_local char name[BS_FAULT_NAME_MAX + 16];
+  const char *point = bs_fault_catalogue_get(id)->name;
+  char digits[12];
+  int k = 0;
+  size_t n = strlen(point);
+  unsigned r = (unsigned)rank;
+  do
+    digits[k++] = (char)('0' + r % 10);
+  while ((r /= 10) != 0);
+  memcpy(name, point, n);
+  name[n++] = '/';
+  name[n++] = 'r';
+  while (k > 0)
+    name[n++] = digits[--k];
+  name[n] = '\0';
+  return name;
 }
 
 static pthread_once_t fiu_once = PTHREAD_ONCE_INIT;
