@@ -22,16 +22,11 @@
 /* A host loop of 64-bit multiplies built twice, picked at load time: SSE2
  * has no 64-bit vector multiply, AVX-512 does (the splitmix64 of the
  * gradients and the poison: 5% of a large world). The same integer math
- * either way, so the same bits. Not under TSan, whose runtime is not up
- * when the loader resolves the choice. */
-#if defined(__SANITIZE_THREAD__)
-#define BS_K_NO_CLONES 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define BS_K_NO_CLONES 1
-#endif
-#endif
-#if defined(__x86_64__) && !defined(__CUDACC__) && !defined(BS_K_NO_CLONES)
+ * either way, so the same bits. gcc only: under TSan the runtime is not
+ * up when the loader resolves the choice, and clang 14 leaves the chooser
+ * unnamed for other files. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&         \
+    !defined(__CUDACC__) && !defined(__SANITIZE_THREAD__)
 #define BS_K_WIDE __attribute__((target_clones("default", "arch=x86-64-v4")))
 #else
 #define BS_K_WIDE
