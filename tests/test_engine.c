@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -645,6 +646,77 @@ static void test_engine_main_protocol(void **state) {
   close(sv[1]);
 }
 
+/* One update on fd, written whole before the engine reads any of it: a
+ * tensor of 3 bytes, then one of BIG bytes (past what the engine reads
+ * ahead), then QUIT. */
+enum { BIG = 40000 };
+
+static void write_update(int fd, unsigned char *big, bs_digest d[2]) {
+  bs_emsg_begin b = {.cycle = 1};
+  bs_emsg_tensor m[2] = {{.name_len = 1, .dtype = BS_U8, .nbytes = 3},
+                         {.name_len = 1, .dtype = BS_U8, .nbytes = BIG}};
+  bs_emsg_end end = {.ntensors = 2};
+  assert_int_equal(bs_digest_sha256("abc", 3, &d[0]), BS_OK);
+  assert_int_equal(bs_digest_sha256(big, BIG, &d[1]), BS_OK);
+  for (int i = 0; i < 2; i++)
+    memcpy(m[i].expected, d[i].b, sizeof m[i].expected);
+  assert_int_equal(bs_wire_frame(fd, BS_EMSG_BEGIN, &b, sizeof b, 0, 100), 0);
+  assert_int_equal(
+      bs_wire_frame(fd, BS_EMSG_TENSOR, &m[0], sizeof m[0], 4, 100), 0);
+  assert_int_equal(bs_wire_write(fd, "aabc", 4, 100), 0);
+  assert_int_equal(
+      bs_wire_frame(fd, BS_EMSG_TENSOR, &m[1], sizeof m[1], 1 + BIG, 100), 0);
+  assert_int_equal(bs_wire_write(fd, "b", 1, 100), 0);
+  assert_int_equal(bs_wire_write(fd, big, BIG, 100), 0);
+  assert_int_equal(bs_wire_frame(fd, BS_EMSG_END, &end, sizeof end, 0, 100), 0);
+  assert_int_equal(bs_wire_frame(fd, BS_EMSG_QUIT, NULL, 0, 0, 100), 0);
+}
+
+static void expect_reply(int fd, const bs_digest d[2]) {
+  bs_eframe h;
+  bs_emsg_reply r;
+  bs_digest got[2];
+  assert_int_equal(bs_wire_read(fd, &h, sizeof h, 1000), 0);
+  assert_int_equal(h.type, BS_EMSG_REPLY);
+  assert_int_equal(bs_wire_read(fd, &r, sizeof r, 1000), 0);
+  assert_int_equal(r.ntensors, 2);
+  assert_int_equal(r.nmismatch, 0);
+  assert_int_equal(bs_wire_read(fd, got, sizeof got, 1000), 0);
+  assert_true(bs_digest_eq(&got[0], &d[0]) && bs_digest_eq(&got[1], &d[1]));
+}
+
+/* The engine reads ahead of the frame it serves: frames that came in one
+ * read are each served, a tensor larger than what it reads ahead arrives
+ * whole, and in a process serving two ranks what was read ahead of one
+ * rank's frames is none of the other's (each update verifies, and each
+ * reply goes to its own rank). */
+static void test_engine_reads_ahead(void **state) {
+  (void)state;
+  enum { FD = 200 };
+  unsigned char *big = malloc(BIG);
+  assert_non_null(big);
+  for (int i = 0; i < BIG; i++)
+    big[i] = (unsigned char)(i * 7 + 1);
+  int sv[2][2];
+  bs_digest d[2][2];
+  for (int k = 0; k < 2; k++) {
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[k]), 0);
+    assert_int_equal(dup2(sv[k][1], FD + k), FD + k);
+    close(sv[k][1]);
+    big[k] ^= 0xff; /* two ranks, two different tensors */
+    write_update(sv[k][0], big, d[k]);
+  }
+  char *argv[] = {"engine",  "--fd", "200",       "--rank", "4",
+                  "--count", "2",    "--idle-ms", "1000",   NULL};
+  assert_int_equal(bs_engine_main(9, argv), 0);
+  for (int k = 0; k < 2; k++) {
+    expect_reply(sv[k][0], d[k]);
+    close(sv[k][0]);
+    close(FD + k);
+  }
+  free(big);
+}
+
 /* An engine that breaks the protocol: "payload" answers the reconnect's
  * HELLO with bytes after it, "magic" with a wrong magic, "reply" answers
  * an update's END with a REPLY of the wrong length. Then it waits for the
@@ -723,6 +795,7 @@ int main(int argc, char **argv) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_engine_main_protocol, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_engine_reads_ahead, setup, teardown),
       cmocka_unit_test_setup_teardown(test_protocol_errors, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

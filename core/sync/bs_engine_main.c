@@ -26,9 +26,21 @@ enum { EXIT_QUIT = 0, EXIT_CLOSED, EXIT_USAGE, EXIT_PROTOCOL, EXIT_NOMEM };
 /* A tensor larger than this is a corrupt frame, not a weight. */
 #define MAX_TENSOR_BYTES (1ull << 36)
 #define IO_MS 10000
+#define AHEAD_BYTES (16 << 10)
+
+/* Bytes read past what the frame being served needed, all of the
+ * connection being served: one recv takes a small frame whole, where its
+ * header, fields, name and bytes were a recv each (most of an engine's
+ * system calls). A process's connections share it: one is served until
+ * nothing of it is left ahead (serve_all), so none is left for another. */
+typedef struct ahead {
+  unsigned char b[AHEAD_BYTES];
+  size_t at, len;
+} ahead;
 
 typedef struct engine {
   int fd, rank, idle_ms, count;
+  ahead *ahead;
   bs_emsg_begin begin;
   bool flipped;
   /* The tensor received last is verified only when the next frame comes:
@@ -46,6 +58,34 @@ typedef struct engine {
 static int fatal(const engine *e, int code, const char *what) {
   fprintf(stderr, "backstop engine (rank %d): %s\n", e->rank, what);
   return code;
+}
+
+/* n bytes of the connection: those read ahead first, then a read ahead
+ * (a tensor's bytes larger than that go straight where they belong). 0,
+ * or bs_wire_read's errno. */
+static int take(engine *e, void *dst, size_t n, int wait_ms) {
+  ahead *a = e->ahead;
+  unsigned char *p = dst;
+  for (;;) {
+    size_t c = a->len - a->at < n ? a->len - a->at : n;
+    if (c)
+      memcpy(p, a->b + a->at, c);
+    a->at += c;
+    p += c;
+    n -= c;
+    if (n == 0)
+      return 0;
+    if (n >= sizeof a->b)
+      return bs_wire_read(e->fd, p, n, wait_ms);
+    a->at = a->len = 0;
+    int rc = bs_wire_read_some(e->fd, a->b, sizeof a->b, &a->len, wait_ms);
+    if (rc)
+      return rc;
+  }
+}
+
+static bool has_ahead(const engine *e) {
+  return e->ahead->at < e->ahead->len;
 }
 
 static int parse_args(engine *e, int argc, char **argv) {
@@ -105,8 +145,7 @@ static int verify_pending(engine *e, bool last) {
 }
 
 static int on_begin(engine *e, uint64_t len) {
-  if (len != sizeof e->begin ||
-      bs_wire_read(e->fd, &e->begin, sizeof e->begin, IO_MS))
+  if (len != sizeof e->begin || take(e, &e->begin, sizeof e->begin, IO_MS))
     return fatal(e, EXIT_PROTOCOL, "bad BEGIN frame");
   /* A new BEGIN drops an update the trainer abandoned. */
   e->pending = e->flipped = false;
@@ -120,7 +159,7 @@ static int on_tensor(engine *e, uint64_t len) {
   if (rc)
     return rc;
   bs_emsg_tensor *m = &e->meta;
-  if (len < sizeof *m || bs_wire_read(e->fd, m, sizeof *m, IO_MS) ||
+  if (len < sizeof *m || take(e, m, sizeof *m, IO_MS) ||
       m->name_len > BS_ENGINE_NAME_MAX || m->dtype >= BS_DTYPE_COUNT ||
       m->nbytes > MAX_TENSOR_BYTES ||
       len != sizeof *m + m->name_len + m->nbytes)
@@ -132,8 +171,7 @@ static int on_tensor(engine *e, uint64_t len) {
     e->cap = m->nbytes;
   }
   e->name[m->name_len] = '\0';
-  if (bs_wire_read(e->fd, e->name, m->name_len, IO_MS) ||
-      bs_wire_read(e->fd, e->buf, m->nbytes, IO_MS))
+  if (take(e, e->name, m->name_len, IO_MS) || take(e, e->buf, m->nbytes, IO_MS))
     return fatal(e, EXIT_CLOSED, "connection lost inside a tensor");
   e->pending = true;
   return 0;
@@ -144,7 +182,7 @@ static int on_end(engine *e, uint64_t len) {
   int rc = verify_pending(e, true);
   if (rc)
     return rc;
-  if (len != sizeof end || bs_wire_read(e->fd, &end, sizeof end, IO_MS) ||
+  if (len != sizeof end || take(e, &end, sizeof end, IO_MS) ||
       end.ntensors != e->n)
     return fatal(e, EXIT_PROTOCOL, "bad END frame or tensor count");
   e->reply.ntensors = e->n;
@@ -167,8 +205,8 @@ static int on_hello(engine *e, uint64_t len) {
 /* A kept engine's next rank (bs_engine_keep.h): as a fresh process. */
 static int on_reset(engine *e, uint64_t len) {
   bs_emsg_reset m;
-  if (len != sizeof m || bs_wire_read(e->fd, &m, sizeof m, IO_MS) ||
-      m.rank < 0 || m.rank > INT_MAX)
+  if (len != sizeof m || take(e, &m, sizeof m, IO_MS) || m.rank < 0 ||
+      m.rank > INT_MAX)
     return fatal(e, EXIT_PROTOCOL, "bad RESET frame");
   e->rank = (int)m.rank;
   bs_err_set_rank(e->rank);
@@ -185,7 +223,7 @@ static int on_reset(engine *e, uint64_t len) {
  * exit code. */
 static int serve_frame(engine *e, int wait_ms) {
   bs_eframe h;
-  int io = bs_wire_read(e->fd, &h, sizeof h, wait_ms);
+  int io = take(e, &h, sizeof h, wait_ms);
   if (io == ECONNRESET)
     return EXIT_CLOSED; /* the trainer is gone */
   if (io)
@@ -209,15 +247,19 @@ static int serve(engine *e) {
   return rc < 0 ? EXIT_QUIT : rc;
 }
 
-/* Serves one ready connection's frame; false once it is done (its code
- * folded into *rc: the first failure is the process's). */
+/* Serves a ready connection's frame, and those read ahead with it; false
+ * once it is done (its code folded into *rc: the first failure is the
+ * process's). */
 static bool serve_ready(engine *e, bool *spoke, int *rc) {
-  int r = serve_frame(e, IO_MS);
-  *spoke |= r == 0;
+  int r;
+  do
+    *spoke |= (r = serve_frame(e, IO_MS)) == 0;
+  while (r == 0 && has_ahead(e));
   if (r == EXIT_CLOSED && !*spoke)
     r = -1; /* a rank that never came: its socket closed unused */
   if (r == 0)
     return true;
+  e->ahead->at = e->ahead->len = 0; /* what it left unread goes with it */
   *rc = *rc == EXIT_QUIT && r > 0 ? r : *rc;
   return false;
 }
@@ -291,11 +333,17 @@ int bs_engine_main(int argc, char **argv) {
             "usage: engine --fd N --rank R [--count K] [--idle-ms T]\n");
     return EXIT_USAGE;
   }
-  if (e.count > 1)
-    return serve_all(&e);
-  bs_err_set_rank(e.rank);
-  int rc = serve(&e);
+  if (!(e.ahead = calloc(1, sizeof *e.ahead)))
+    return fatal(&e, EXIT_NOMEM, "out of memory for reading ahead");
+  int rc = EXIT_QUIT;
+  if (e.count > 1) {
+    rc = serve_all(&e);
+  } else {
+    bs_err_set_rank(e.rank);
+    rc = serve(&e);
+  }
   free(e.buf);
   free(e.digests);
+  free(e.ahead);
   return rc;
 }

@@ -59,14 +59,13 @@ int bs_wire_write(int fd, const void *buf, size_t n, int timeout_ms) {
   return write_all(fd, &one, 1, timeout_ms);
 }
 
-int bs_wire_read(int fd, void *buf, size_t n, int timeout_ms) {
-  char *p = buf;
-  while (n > 0) {
-    ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+/* One recv of up to n bytes into buf once fd has any: how many in *got. */
+static int read_once(int fd, void *buf, size_t n, size_t *got, int timeout_ms) {
+  for (;;) {
+    ssize_t r = recv(fd, buf, n, MSG_DONTWAIT);
     if (r > 0) {
-      p += r;
-      n -= (size_t)r;
-      continue;
+      *got = (size_t)r;
+      return 0;
     }
     if (r == 0)
       return ECONNRESET; /* EOF: the peer is gone */
@@ -78,7 +77,25 @@ int bs_wire_read(int fd, void *buf, size_t n, int timeout_ms) {
     if (rc)
       return rc;
   }
+}
+
+int bs_wire_read(int fd, void *buf, size_t n, int timeout_ms) {
+  char *p = buf;
+  while (n > 0) {
+    size_t got = 0;
+    int rc = read_once(fd, p, n, &got, timeout_ms);
+    if (rc)
+      return rc;
+    p += got;
+    n -= got;
+  }
   return 0;
+}
+
+int bs_wire_read_some(int fd, void *buf, size_t cap, size_t *got,
+                      int timeout_ms) {
+  *got = 0;
+  return cap ? read_once(fd, buf, cap, got, timeout_ms) : 0;
 }
 
 int bs_wire_frame(int fd, uint32_t type, const void *payload, size_t len,

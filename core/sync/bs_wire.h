@@ -73,6 +73,10 @@ typedef struct bs_emsg_reply {
  * never raise SIGPIPE. */
 int bs_wire_write(int fd, const void *buf, size_t n, int timeout_ms);
 int bs_wire_read(int fd, void *buf, size_t n, int timeout_ms);
+/* What one read brings, 1 to cap bytes (*got), once there is any: for a
+ * reader that reads ahead of what it needs. The same bounds and errors. */
+int bs_wire_read_some(int fd, void *buf, size_t cap, size_t *got,
+                      int timeout_ms);
 /* A header followed by a payload (either may be empty), its len counting
  * extra_len bytes the caller writes next. */
 int bs_wire_frame(int fd, uint32_t type, const void *payload, size_t len,
