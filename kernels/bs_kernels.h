@@ -38,6 +38,10 @@ void bs_k_grad(float *grad, const uint16_t *param, size_t n, uint64_t base,
                uint64_t seed, int rank, int step);
 /* The same target/noise as floats in [-1, 1): used for initial weights too. */
 float bs_k_grad_hash_unit(uint64_t seed, uint64_t a, uint64_t b);
+/* out[j] = bs_k_grad_hash_unit(seed, a, b + j) for j < n, in one loop (a
+ * model's initial values: a call an element was 3% of a large world). */
+void bs_k_grad_hash_units(float *out, size_t n, uint64_t seed, uint64_t a,
+                          uint64_t b);
 
 /* Flips bit `bit` (counted from bit 0 of byte 0) of the buffer; `bit` is
  * taken modulo nbytes*8 so any value flips a bit inside it (nbytes == 0:

@@ -108,28 +108,42 @@ void bs_params_destroy(bs_params *p) {
   free(p);
 }
 
-/* Tensor i's initial values into host memory. */
-static void gen_values(const bs_tensor_spec *t, size_t i, uint64_t seed,
-                       void *dst) {
-  for (size_t e = 0; e < t->numel; e++) {
-    float u = bs_k_grad_hash_unit(seed, FILL_STREAM + i, e);
-    switch (t->dtype) {
+/* Hash units u[0..n) as a dtype's values: 0.5 * u for the floats, a small
+ * integer for the others. */
+static void put_values(bs_dtype dt, float *u, size_t n, void *dst) {
+  for (size_t e = 0; e < n; e++) {
+    switch (dt) {
     case BS_BF16:
-      ((uint16_t *)dst)[e] = bs_k_cast_f32_to_bf16(0.5f * u);
-      break;
     case BS_F32:
-      ((float *)dst)[e] = 0.5f * u;
+      u[e] = 0.5f * u[e];
       break;
     case BS_I32:
-      ((int32_t *)dst)[e] = (int32_t)((u + 1.0f) * 4.0f);
+      ((int32_t *)dst)[e] = (int32_t)((u[e] + 1.0f) * 4.0f);
       break;
     case BS_I64:
-      ((int64_t *)dst)[e] = (int64_t)((u + 1.0f) * 4.0f);
+      ((int64_t *)dst)[e] = (int64_t)((u[e] + 1.0f) * 4.0f);
       break;
     default:
-      ((uint8_t *)dst)[e] = (uint8_t)((u + 1.0f) * 4.0f);
+      ((uint8_t *)dst)[e] = (uint8_t)((u[e] + 1.0f) * 4.0f);
       break;
     }
+  }
+  if (dt == BS_BF16)
+    bs_k_cast_f32_bf16(dst, u, n);
+  if (dt == BS_F32)
+    memcpy(dst, u, n * sizeof *u);
+}
+
+/* Tensor i's initial values into host memory, a chunk of hash units at a
+ * time. */
+static void gen_values(const bs_tensor_spec *t, size_t i, uint64_t seed,
+                       void *dst) {
+  float u[1024];
+  size_t size = bs_dtype_size(t->dtype);
+  for (size_t at = 0; at < t->numel; at += 1024) {
+    size_t n = t->numel - at < 1024 ? t->numel - at : 1024;
+    bs_k_grad_hash_units(u, n, seed, FILL_STREAM + i, at);
+    put_values(t->dtype, u, n, (char *)dst + at * size);
   }
 }
 
