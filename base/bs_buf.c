@@ -23,6 +23,14 @@ void bs_buf_append(bs_buf *b, const char *s, size_t n) {
   b->s[b->len] = '\0';
 }
 
+void bs_buf_uint(bs_buf *b, unsigned long long v) {
+  char digits[20], *d = digits + sizeof digits;
+  do
+    *--d = (char)('0' + v % 10);
+  while (v /= 10);
+  bs_buf_append(b, d, (size_t)(digits + sizeof digits - d));
+}
+
 /* Formatted into the room there is first: most fit, and are formatted
  * once (the flight recorder's dumps print a few fields an entry). */
 void bs_buf_printf(bs_buf *b, const char *fmt, ...) {

@@ -17,6 +17,9 @@ typedef struct bs_buf {
 void bs_buf_printf(bs_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void bs_buf_append(bs_buf *b, const char *s, size_t n);
+/* v in decimal, as printf's %llu writes it, digit by digit: a flight
+ * recorder's dump is mostly such numbers, thousands a rank. */
+void bs_buf_uint(bs_buf *b, unsigned long long v);
 /* Text escaped for XML attributes and content. */
 void bs_buf_xml(bs_buf *b, const char *s);
 /* The string ("" when empty); the buffer keeps owning it. */

@@ -125,26 +125,15 @@ void bs_flight_advance(bs_flight *f, uint64_t record_id, bs_flight_state st) {
 /* "[1, 3]": digit by digit, not printf (every rank of a world of
  * thousands writes its groups of thousands). */
 static char *ranks_text(const int *members, int n) {
-  char *buf = malloc((size_t)n * 13 + 3), *p = buf;
-  if (!buf)
-    return NULL;
-  *p++ = '[';
+  bs_buf o = {0};
+  PUT(&o, "[");
   for (int i = 0; i < n; i++) {
-    char digits[12], *d = digits + sizeof digits;
-    unsigned v = (unsigned)members[i]; /* a rank: never negative */
-    do
-      *--d = (char)('0' + v % 10);
-    while (v /= 10);
-    if (i) {
-      *p++ = ',';
-      *p++ = ' ';
-    }
-    memcpy(p, d, (size_t)(digits + sizeof digits - d));
-    p += digits + sizeof digits - d;
+    if (i)
+      PUT(&o, ", ");
+    bs_buf_uint(&o, (unsigned)members[i]); /* a rank: never negative */
   }
-  *p++ = ']';
-  *p = '\0';
-  return buf;
+  PUT(&o, "]");
+  return bs_buf_take(&o);
 }
 
 bs_status bs_flight_add_pg(bs_flight *f, int id, const char *name,
@@ -213,11 +202,21 @@ static const char *torch_dtype(bs_dtype dt) {
   return (unsigned)dt < BS_DTYPE_COUNT ? names[dt] : "Undefined";
 }
 
+/* ,"key":v with key a literal (PUT's). */
+#define PUT_UINT(b, key, v)                                                    \
+  do {                                                                         \
+    PUT((b), key);                                                             \
+    bs_buf_uint((b), (v));                                                     \
+  } while (0)
+
 static void put_time(bs_buf *o, const char *key, uint64_t ns) {
+  PUT(o, ",\"");
+  bs_buf_append(o, key, strlen(key));
+  PUT(o, "\":");
   if (ns)
-    bs_buf_printf(o, ",\"%s\":%llu", key, (unsigned long long)ns);
+    bs_buf_uint(o, ns);
   else
-    bs_buf_printf(o, ",\"%s\":null", key);
+    PUT(o, "null");
 }
 
 static void put_sizes(bs_buf *o, const char *what, const bs_flight_entry *e,
@@ -274,19 +273,17 @@ static void put_entry(bs_buf *o, const bs_flight *f, const bs_flight_entry *e,
   const flight_pg *pg = pg_of(f, e->pg);
   PUT(o, "{");
   put_frames(o, e);
-  bs_buf_printf(o, ",\"record_id\":%llu,\"pg_id\":%d,\"process_group\":[",
-                (unsigned long long)e->record_id, pg ? pg->id : 0);
+  PUT_UINT(o, ",\"record_id\":", e->record_id);
+  bs_buf_printf(o, ",\"pg_id\":%d,\"process_group\":[", pg ? pg->id : 0);
   bs_json_write_str(o, pg ? pg->name : "0");
   PUT(o, ",");
   bs_json_write_str(o, pg ? pg->desc : "default_pg");
-  bs_buf_printf(o,
-                "],\"thread_name\":\"rank %d\",\"thread_id\":"
-                "\"%llu\",\"collective_seq_id\":%llu,\"p2p_seq_id\":%llu,"
-                "\"op_id\":%llu,\"profiling_name\":",
-                m->rank, (unsigned long long)e->thread_id,
-                (unsigned long long)e->collective_seq_id,
-                (unsigned long long)e->p2p_seq_id,
-                (unsigned long long)(e->collective_seq_id + e->p2p_seq_id));
+  bs_buf_printf(o, "],\"thread_name\":\"rank %d\"", m->rank);
+  PUT_UINT(o, ",\"thread_id\":\"", e->thread_id);
+  PUT_UINT(o, "\",\"collective_seq_id\":", e->collective_seq_id);
+  PUT_UINT(o, ",\"p2p_seq_id\":", e->p2p_seq_id);
+  PUT_UINT(o, ",\"op_id\":", e->collective_seq_id + e->p2p_seq_id);
+  PUT(o, ",\"profiling_name\":");
   put_profiling_name(o, e);
   put_time(o, "time_created_ns", e->time_created_ns);
   if (e->state == BS_FLIGHT_COMPLETED && e->time_discovered_started_ns)
