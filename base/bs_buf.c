@@ -31,6 +31,25 @@ void bs_buf_uint(bs_buf *b, unsigned long long v) {
   bs_buf_append(b, d, (size_t)(digits + sizeof digits - d));
 }
 
+void bs_buf_int(bs_buf *b, long long v) {
+  if (v < 0)
+    bs_buf_append(b, "-", 1);
+  bs_buf_uint(b, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v);
+}
+
+void bs_buf_ms_of_ns(bs_buf *b, unsigned long long ns) {
+  char frac[7];
+  if (ns >= 1000000000000000ull) {
+    bs_buf_printf(b, "%.6f", (double)ns / 1e6);
+    return;
+  }
+  bs_buf_uint(b, ns / 1000000);
+  frac[0] = '.';
+  for (int i = 6; i > 0; i--, ns /= 10)
+    frac[i] = (char)('0' + ns % 10);
+  bs_buf_append(b, frac, sizeof frac);
+}
+
 /* Formatted into the room there is first: most fit, and are formatted
  * once (the flight recorder's dumps print a few fields an entry). */
 void bs_buf_printf(bs_buf *b, const char *fmt, ...) {

@@ -20,6 +20,11 @@ void bs_buf_append(bs_buf *b, const char *s, size_t n);
 /* v in decimal, as printf's %llu writes it, digit by digit: a flight
  * recorder's dump is mostly such numbers, thousands a rank. */
 void bs_buf_uint(bs_buf *b, unsigned long long v);
+/* v as %lld writes it. */
+void bs_buf_int(bs_buf *b, long long v);
+/* ns nanoseconds as milliseconds, as %.6f writes (double)ns / 1e6: exact
+ * below 10^15 ns (31 years), through printf above. */
+void bs_buf_ms_of_ns(bs_buf *b, unsigned long long ns);
 /* Text escaped for XML attributes and content. */
 void bs_buf_xml(bs_buf *b, const char *s);
 /* The string ("" when empty); the buffer keeps owning it. */

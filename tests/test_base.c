@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,47 @@ static void test_buf_printf_room(void **state) {
   bs_buf_free(&b);
 }
 
+/* The digit-by-digit writers print what printf prints. */
+static void test_buf_numbers_as_printf(void **state) {
+  (void)state;
+  static const unsigned long long ns[] = {0,
+                                          1,
+                                          999,
+                                          1000,
+                                          8000,
+                                          999999,
+                                          1000000,
+                                          1000001,
+                                          123456789,
+                                          4294967296ull,
+                                          999999999999999ull,
+                                          1000000000000000ull,
+                                          18446744073709551615ull};
+  static const long long ints[] = {0,
+                                   7,
+                                   -1,
+                                   -2147483648ll,
+                                   9223372036854775807ll,
+                                   -9223372036854775807ll - 1};
+  char want[64];
+  for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+    bs_buf b = {0};
+    bs_buf_uint(&b, ns[i]);
+    bs_buf_append(&b, " ", 1);
+    bs_buf_ms_of_ns(&b, ns[i]);
+    snprintf(want, sizeof want, "%llu %.6f", ns[i], (double)ns[i] / 1e6);
+    assert_string_equal(bs_buf_str(&b), want);
+    bs_buf_free(&b);
+  }
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+    bs_buf b = {0};
+    bs_buf_int(&b, ints[i]);
+    snprintf(want, sizeof want, "%lld", ints[i]);
+    assert_string_equal(bs_buf_str(&b), want);
+    bs_buf_free(&b);
+  }
+}
+
 static void test_num_longn(void **state) {
   (void)state;
   long v = -1;
@@ -150,6 +192,7 @@ int main(void) {
       cmocka_unit_test(test_num),
       cmocka_unit_test(test_num_ull_hex),
       cmocka_unit_test(test_buf_printf_room),
+      cmocka_unit_test(test_buf_numbers_as_printf),
       cmocka_unit_test(test_num_longn),
       cmocka_unit_test(test_json_write),
   };

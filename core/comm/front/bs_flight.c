@@ -221,14 +221,20 @@ static void put_time(bs_buf *o, const char *key, uint64_t ns) {
 
 static void put_sizes(bs_buf *o, const char *what, const bs_flight_entry *e,
                       size_t numel, bs_dtype dt) {
+  size_t n = strlen(what);
+  PUT(o, ",\"");
+  bs_buf_append(o, what, n);
+  PUT(o, "_sizes\":[");
   if (e->has_data) {
-    bs_buf_printf(o, ",\"%s_sizes\":[[%zu]],\"%s_dtypes\":[", what, numel,
-                  what);
-    bs_json_write_str(o, torch_dtype(dt));
+    PUT_UINT(o, "[", numel);
     PUT(o, "]");
-  } else {
-    bs_buf_printf(o, ",\"%s_sizes\":[],\"%s_dtypes\":[]", what, what);
   }
+  PUT(o, "],\"");
+  bs_buf_append(o, what, n);
+  PUT(o, "_dtypes\":[");
+  if (e->has_data)
+    bs_json_write_str(o, torch_dtype(dt));
+  PUT(o, "]");
 }
 
 /* No Python stack here: the frames name where the collective came from,
@@ -274,32 +280,41 @@ static void put_entry(bs_buf *o, const bs_flight *f, const bs_flight_entry *e,
   PUT(o, "{");
   put_frames(o, e);
   PUT_UINT(o, ",\"record_id\":", e->record_id);
-  bs_buf_printf(o, ",\"pg_id\":%d,\"process_group\":[", pg ? pg->id : 0);
+  PUT(o, ",\"pg_id\":");
+  bs_buf_int(o, pg ? pg->id : 0);
+  PUT(o, ",\"process_group\":[");
   bs_json_write_str(o, pg ? pg->name : "0");
   PUT(o, ",");
   bs_json_write_str(o, pg ? pg->desc : "default_pg");
-  bs_buf_printf(o, "],\"thread_name\":\"rank %d\"", m->rank);
-  PUT_UINT(o, ",\"thread_id\":\"", e->thread_id);
+  PUT(o, "],\"thread_name\":\"rank ");
+  bs_buf_int(o, m->rank);
+  PUT_UINT(o, "\",\"thread_id\":\"", e->thread_id);
   PUT_UINT(o, "\",\"collective_seq_id\":", e->collective_seq_id);
   PUT_UINT(o, ",\"p2p_seq_id\":", e->p2p_seq_id);
   PUT_UINT(o, ",\"op_id\":", e->collective_seq_id + e->p2p_seq_id);
   PUT(o, ",\"profiling_name\":");
   put_profiling_name(o, e);
   put_time(o, "time_created_ns", e->time_created_ns);
-  if (e->state == BS_FLIGHT_COMPLETED && e->time_discovered_started_ns)
-    bs_buf_printf(o, ",\"duration_ms\":%.6f",
-                  (double)(e->time_discovered_completed_ns -
-                           e->time_discovered_started_ns) /
-                      1e6);
+  if (e->state == BS_FLIGHT_COMPLETED && e->time_discovered_started_ns) {
+    PUT(o, ",\"duration_ms\":");
+    bs_buf_ms_of_ns(o, e->time_discovered_completed_ns -
+                           e->time_discovered_started_ns);
+  }
   put_sizes(o, "input", e, e->input_numel, e->input_dtype);
   put_sizes(o, "output", e, e->output_numel, e->output_dtype);
   PUT(o, ",\"state\":");
   bs_json_write_str(o, bs_flight_state_name(e->state));
   put_time(o, "time_discovered_started_ns", e->time_discovered_started_ns);
   put_time(o, "time_discovered_completed_ns", e->time_discovered_completed_ns);
-  bs_buf_printf(o, ",\"retired\":%s,\"timeout_ms\":%d,\"is_p2p\":%s",
-                e->state == BS_FLIGHT_COMPLETED ? "true" : "false",
-                m->timeout_ms, e->is_p2p ? "true" : "false");
+  if (e->state == BS_FLIGHT_COMPLETED)
+    PUT(o, ",\"retired\":true,\"timeout_ms\":");
+  else
+    PUT(o, ",\"retired\":false,\"timeout_ms\":");
+  bs_buf_int(o, m->timeout_ms);
+  if (e->is_p2p)
+    PUT(o, ",\"is_p2p\":true");
+  else
+    PUT(o, ",\"is_p2p\":false");
   if (e->label) {
     PUT(o, ",\"label\":");
     bs_json_write_str(o, e->label);
