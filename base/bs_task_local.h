@@ -1,9 +1,10 @@
 /* Thread-local state that belongs to a task, not to its thread: a
  * scheduler that runs several tasks on one thread as fibers (bs_sched.h)
  * swaps it at every switch, so that each task sees its own error record,
- * phase, rank, clock reads and fault-hit context as a thread of its own
- * would. A module registers each such variable once, at load time
- * (BS_TASK_LOCAL), with the value a new thread starts it with. */
+ * phase, rank, clock reads, fault cycle and trap frames as a thread of
+ * its own would (a fault hit's context lives within one call, which no
+ * switch cuts: bs_fault.c). A module registers each such variable once, at load
+ * time (BS_TASK_LOCAL), with the value a new thread starts it with. */
 #ifndef BS_TASK_LOCAL_H
 #define BS_TASK_LOCAL_H
 

@@ -111,27 +111,24 @@ void bs_params_destroy(bs_params *p) {
 /* Hash units u[0..n) as a dtype's values: 0.5 * u for the floats, a small
  * integer for the others. */
 static void put_values(bs_dtype dt, float *u, size_t n, void *dst) {
-  for (size_t e = 0; e < n; e++) {
-    switch (dt) {
-    case BS_BF16:
-    case BS_F32:
+  if (dt == BS_BF16 || dt == BS_F32) {
+    for (size_t e = 0; e < n; e++)
       u[e] = 0.5f * u[e];
-      break;
-    case BS_I32:
-      ((int32_t *)dst)[e] = (int32_t)((u[e] + 1.0f) * 4.0f);
-      break;
-    case BS_I64:
-      ((int64_t *)dst)[e] = (int64_t)((u[e] + 1.0f) * 4.0f);
-      break;
-    default:
-      ((uint8_t *)dst)[e] = (uint8_t)((u[e] + 1.0f) * 4.0f);
-      break;
-    }
+    if (dt == BS_BF16)
+      bs_k_cast_f32_bf16(dst, u, n);
+    else
+      memcpy(dst, u, n * sizeof *u);
+    return;
   }
-  if (dt == BS_BF16)
-    bs_k_cast_f32_bf16(dst, u, n);
-  if (dt == BS_F32)
-    memcpy(dst, u, n * sizeof *u);
+  for (size_t e = 0; e < n; e++) {
+    float k = (u[e] + 1.0f) * 4.0f;
+    if (dt == BS_I32)
+      ((int32_t *)dst)[e] = (int32_t)k;
+    else if (dt == BS_I64)
+      ((int64_t *)dst)[e] = (int64_t)k;
+    else
+      ((uint8_t *)dst)[e] = (uint8_t)k;
+  }
 }
 
 /* Tensor i's initial values into host memory, a chunk of hash units at a
