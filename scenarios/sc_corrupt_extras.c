@@ -24,7 +24,7 @@ static const char *extra_kind(const bs_tensor_spec *t) {
 static bs_status inspect(const bs_run *run, bs_record *rec) {
   const bs_model_spec *m = run->model;
   const bs_event *e = rec->nranks ? bs_expect_first_failure(rec, 0) : NULL;
-  const char *name = e ? e->err.tensor : "";
+  const char *name = e ? bs_record_err(e)->tensor : "";
   const bs_tensor_spec *t = NULL;
   for (size_t i = 0; i < m->n && !t; i++)
     if (strcmp(m->t[i].name, name) == 0)

@@ -23,7 +23,7 @@ static bool expect(const bs_record *r, char *d, size_t n) {
      * it travelled (a torn fingerprint exchange, say). */
     if (e->status != BS_ERR_RANK_DEAD) {
       snprintf(d, n, "survivor rank %d failed %s with %s, not rank-dead: %s", k,
-               e->phase, bs_status_name(e->status), e->err.message);
+               e->phase, bs_status_name(e->status), bs_record_err(e)->message);
       return false;
     }
   }

@@ -12,7 +12,7 @@
 static bool died(const bs_record *r, int k, char *d, size_t n) {
   const bs_event *e = bs_expect_first_failure(r, k);
   if (!e || e->status != BS_ERR_FATAL || strcmp(e->phase, "wake_up") != 0 ||
-      e->cycle != 1 || !strstr(e->err.message, "(out of memory)") ||
+      e->cycle != 1 || !strstr(bs_record_err(e)->message, "(out of memory)") ||
       r->rank[k].exit_status != 1 || e != bs_record_last(r, k)) {
     snprintf(d, n,
              "rank %d: expected fatal-exit in wake_up (cycle 1), out of "
@@ -20,11 +20,11 @@ static bool died(const bs_record *r, int k, char *d, size_t n) {
              "%d), exit status %d: %.120s",
              k, e ? bs_status_name(e->status) : "no failure",
              e ? e->phase : "-", e ? e->cycle : -1, r->rank[k].exit_status,
-             e ? e->err.message : "");
+             e ? bs_record_err(e)->message : "");
     return false;
   }
   snprintf(d, n, "rank %d died in wake_up (exit status 1): %.160s", k,
-           e->err.message);
+           bs_record_err(e)->message);
   return true;
 }
 

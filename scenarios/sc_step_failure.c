@@ -34,7 +34,7 @@ static int fired_rank(const bs_record *r) {
 static bool spread_record(const bs_record *r, char *d, size_t n) {
   int from = fired_rank(r);
   for (int k = 0; k < r->nranks; k++) {
-    const bs_error *e = &bs_expect_first_failure(r, k)->err;
+    const bs_error *e = bs_record_err(bs_expect_first_failure(r, k));
     if (e->rank != from ||
         !strstr(e->message,
                 bs_fault_catalogue_get(BS_FP_OPTIMIZER_STEP)->name)) {

@@ -102,8 +102,10 @@ static void assert_rank_equal(const bs_rank_rec *a, const bs_rank_rec *b) {
   for (size_t i = 0; i < a->n; i++) {
     assert_string_equal(a->ev[i].phase, b->ev[i].phase);
     assert_int_equal(a->ev[i].status, b->ev[i].status);
-    assert_string_equal(a->ev[i].err.message, b->ev[i].err.message);
-    assert_string_equal(a->ev[i].err.where, b->ev[i].err.where);
+    assert_string_equal(bs_record_err(&a->ev[i])->message,
+                        bs_record_err(&b->ev[i])->message);
+    assert_string_equal(bs_record_err(&a->ev[i])->where,
+                        bs_record_err(&b->ev[i])->where);
     assert_int_equal(a->ev[i].pinned[0], b->ev[i].pinned[0]);
     assert_int_equal(a->ev[i].param_paused, b->ev[i].param_paused);
     assert_digests_equal(&a->ev[i].live, &b->ev[i].live);

@@ -78,7 +78,7 @@ static void test_failed_alike(void **state) {
                                       false, d, sizeof d));
   HAS("rank 0: expected engine-dead in restore, got engine-dead in "
       "update_weights");
-  snprintf(rec.rank[2].ev[6].err.tensor, sizeof rec.rank[2].ev[6].err.tensor,
+  snprintf(rec.rank[2].ev[6].err->tensor, sizeof rec.rank[2].ev[6].err->tensor,
            "other");
   assert_false(bs_expect_failed_alike(&rec, "update_weights",
                                       BS_ERR_ENGINE_DEAD, true, d, sizeof d));

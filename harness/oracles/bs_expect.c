@@ -11,7 +11,7 @@ bool bs_expect_all_ok(const bs_record *r, char *d, size_t n) {
     const bs_event *e = bs_expect_first_failure(r, k);
     if (e) {
       snprintf(d, n, "rank %d, cycle %d %s: %s: %s", k, e->cycle, e->phase,
-               bs_status_name(e->status), e->err.message);
+               bs_status_name(e->status), bs_record_err(e)->message);
       return false;
     }
     phases += r->rank[k].n;
@@ -51,13 +51,13 @@ bool bs_expect_failed_alike(const bs_record *r, const char *phase, bs_status st,
                e ? e->phase : "");
       return false;
     }
-    if (tensor &&
-        (!e->err.tensor[0] || (name && strcmp(name, e->err.tensor) != 0))) {
+    if (tensor && (!bs_record_err(e)->tensor[0] ||
+                   (name && strcmp(name, bs_record_err(e)->tensor) != 0))) {
       snprintf(d, n, "rank %d: the error names tensor '%s', rank 0 '%s'", k,
-               e->err.tensor, name ? name : "");
+               bs_record_err(e)->tensor, name ? name : "");
       return false;
     }
-    name = e->err.tensor;
+    name = bs_record_err(e)->tensor;
   }
   snprintf(d, n, "all %d ranks: %s in %s%s%s%s", r->nranks, bs_status_name(st),
            phase, tensor ? " [" : "", tensor && name ? name : "",
@@ -165,18 +165,20 @@ bool bs_expect_same_record(const bs_record *r, char *d, size_t n) {
   }
   for (int k = 1; k < r->nranks; k++) {
     const bs_event *e = bs_expect_first_failure(r, k);
-    if (e && same_error(&e->err, &e0->err))
+    if (e && same_error(bs_record_err(e), bs_record_err(e0)))
       continue;
     snprintf(d, n,
              "rank %d's error record is not rank 0's: %s, culprit rank %d, "
              "'%.60s' vs %s, culprit rank %d, '%.60s'",
-             k, e ? bs_status_name((bs_status)e->err.code) : "none",
-             e ? e->err.rank : -1, e ? e->err.message : "",
-             bs_status_name((bs_status)e0->err.code), e0->err.rank,
-             e0->err.message);
+             k, e ? bs_status_name((bs_status)bs_record_err(e)->code) : "none",
+             e ? bs_record_err(e)->rank : -1,
+             e ? bs_record_err(e)->message : "",
+             bs_status_name((bs_status)bs_record_err(e0)->code),
+             bs_record_err(e0)->rank, bs_record_err(e0)->message);
     return false;
   }
-  snprintf(d, n, "every rank holds one record (culprit rank %d)", e0->err.rank);
+  snprintf(d, n, "every rank holds one record (culprit rank %d)",
+           bs_record_err(e0)->rank);
   return true;
 }
 
@@ -203,12 +205,13 @@ bool bs_expect_failed_saying(const bs_record *r, const char *phase,
     return false;
   }
   const bs_event *e = bs_expect_first_failure(r, 0);
-  if (!strstr(e->err.message, says)) {
+  if (!strstr(bs_record_err(e)->message, says)) {
     snprintf(d, n, "cycle %d %s: the error does not say '%s': %s", e->cycle,
-             e->phase, says, e->err.message);
+             e->phase, says, bs_record_err(e)->message);
     return false;
   }
-  snprintf(d, n, "%.200s (cycle %d): %s", why, e->cycle, e->err.message);
+  snprintf(d, n, "%.200s (cycle %d): %s", why, e->cycle,
+           bs_record_err(e)->message);
   return true;
 }
 

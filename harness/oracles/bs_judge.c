@@ -16,7 +16,7 @@ static void outcome(const bs_record *rec, int k, bs_rank_outcome *o) {
     pick = bs_record_last(rec, k);
   *o = (bs_rank_outcome){.rank = k};
   bs_status st = pick ? pick->status : rr->end;
-  const bs_error *err = pick ? &pick->err : &rr->end_err;
+  const bs_error *err = pick ? bs_record_err(pick) : &rr->end_err;
   snprintf(o->status, sizeof o->status, "%s",
            rr->returned ? bs_status_name(st) : "no-return");
   snprintf(o->phase, sizeof o->phase, "%s", pick ? pick->phase : "");

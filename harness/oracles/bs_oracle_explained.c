@@ -27,7 +27,7 @@ static bool check_rank(const bs_record *r, int k, char *detail, size_t n) {
                "rank %d, cycle %d %s: %s with no fired fault "
                "behind it: %s",
                k, e->cycle, e->phase, bs_status_name(e->status),
-               e->err.message);
+               bs_record_err(e)->message);
       return false;
     }
   }

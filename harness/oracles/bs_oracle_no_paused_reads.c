@@ -22,7 +22,7 @@ bool bs_oracle_no_paused_reads(const bs_record *r, char *detail, size_t n) {
     for (size_t i = 0; i < rr->n; i++)
       if (rr->ev[i].status == BS_ERR_PAUSED_READ) {
         snprintf(detail, n, "rank %d, cycle %d %s: %s", k, rr->ev[i].cycle,
-                 rr->ev[i].phase, rr->ev[i].err.message);
+                 rr->ev[i].phase, bs_record_err(&rr->ev[i])->message);
         return false;
       }
   }

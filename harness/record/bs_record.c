@@ -60,6 +60,7 @@ out:
 
 void bs_record_rank_free(bs_rank_rec *rr) {
   for (size_t i = 0; i < rr->n; i++) {
+    free(rr->ev[i].err);
     bs_record_digests_free(&rr->ev[i].live);
     bs_record_digests_free(&rr->ev[i].recv);
   }
@@ -106,13 +107,18 @@ void bs_record_end(bs_record *r, int rank, bs_status st) {
   if (!e || e->t1_ms >= 0)
     return;
   e->status = st;
-  if (st != BS_OK) {
-    e->err = *bs_err();
+  if (st != BS_OK && (e->err = malloc(sizeof *e->err))) {
+    *e->err = *bs_err();
     /* A status without a record (a bug elsewhere) still names itself. */
-    if (e->err.code == BS_OK)
-      e->err.code = st;
+    if (e->err->code == BS_OK)
+      e->err->code = st;
   }
   e->t1_ms = bs_record_now_ms(r);
+}
+
+const bs_error *bs_record_err(const bs_event *e) {
+  static const bs_error none;
+  return e && e->err ? e->err : &none;
 }
 
 bs_event *bs_record_last(const bs_record *r, int rank) {

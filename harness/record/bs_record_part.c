@@ -45,6 +45,8 @@ static void put_rank(bs_buf *b, const bs_rank_rec *rr) {
   bs_pack_put_str(b, rr->flight);
   for (size_t i = 0; i < rr->n; i++) {
     bs_pack_put(b, &rr->ev[i], sizeof rr->ev[i]);
+    bs_pack_put_array(b, rr->ev[i].err, rr->ev[i].err ? 1 : 0,
+                      sizeof *rr->ev[i].err);
     put_digests(b, &rr->ev[i].live);
     put_digests(b, &rr->ev[i].recv);
   }
@@ -96,9 +98,15 @@ static bs_status take_events(bs_pack_cursor *c, bs_rank_rec *rr) {
   bs_status st = BS_OK;
   for (size_t i = 0; i < rr->n; i++) {
     bs_event *e = &rr->ev[i];
+    size_t nerr = 0;
     BS_CHECK(bs_pack_take(c, e, sizeof *e));
+    e->err = NULL;
     memset(&e->live, 0, sizeof e->live);
     memset(&e->recv, 0, sizeof e->recv);
+    BS_CHECK(bs_pack_take_array(c, sizeof *e->err, (void **)&e->err, &nerr));
+    if (nerr > 1)
+      BS_FAIL(BS_ERR_INVALID, NULL, "%s: %zu error records of one event",
+              c->what, nerr);
     BS_CHECK(take_digests(c, &e->live));
     BS_CHECK(take_digests(c, &e->recv));
   }

@@ -53,7 +53,7 @@ static void phase(bs_buf *b, const bs_event *e, int tid, span s) {
   bs_buf_printf(b, ", \"args\": {\"cycle\": %d, \"status\": \"%s\"", e->cycle,
                 bs_status_name(e->status));
   if (e->status != BS_OK) {
-    bs_json_write_field_str(b, ", ", "message", e->err.message);
+    bs_json_write_field_str(b, ", ", "message", bs_record_err(e)->message);
   }
   bs_buf_printf(b, "}}");
 }
