@@ -700,8 +700,19 @@ bs_status bs_actor_live_digests(bs_actor *a, bs_digest *out, size_t n,
                                        out, npaused);
 }
 
+bs_status bs_actor_live_stage(bs_actor *a, void *host, bool *skipped) {
+  if (!a)
+    return bs_err_fail(BS_ERR_INVALID, NULL, "live staging: NULL actor");
+  return bs_restore_check_stage_observe(a->dev, a->ms, a->synced, a->nsynced,
+                                        host, skipped);
+}
+
 size_t bs_actor_synced_count(const bs_actor *a) {
   return a ? a->nsynced : 0;
+}
+
+size_t bs_actor_synced_bytes(const bs_actor *a, size_t i) {
+  return a && i < a->nsynced ? a->synced[i]->bytes : 0;
 }
 
 const char *bs_actor_synced_name(const bs_actor *a, size_t i) {

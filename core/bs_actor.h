@@ -76,7 +76,12 @@ bs_status bs_actor_restart_engine(bs_actor *a);
  * an all-zero digest and *npaused counts it) and past the fault points. */
 bs_status bs_actor_live_digests(bs_actor *a, bs_digest *out, size_t n,
                                 size_t *npaused);
+/* What it hashes, staged for an observer that hashes elsewhere: every
+ * synced tensor's live bytes one after the other in host (room for the
+ * bs_actor_synced_bytes of all), skipped[i] a paused one, not staged. */
+bs_status bs_actor_live_stage(bs_actor *a, void *host, bool *skipped);
 size_t bs_actor_synced_count(const bs_actor *a);
+size_t bs_actor_synced_bytes(const bs_actor *a, size_t i);
 const char *bs_actor_synced_name(const bs_actor *a, size_t i);
 
 /* The DDP bucket target of a world of ranks: --set bucket_numel raised to

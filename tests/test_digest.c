@@ -4,10 +4,12 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bs_digest.h"
+#include "bs_hasher.h"
 
 static void expect_hex(const void *data, size_t n, const char *want) {
   bs_digest d;
@@ -122,12 +124,83 @@ static void test_many_equals_serial(void **state) {
     free(buf[i]);
 }
 
+/* Parts of several sizes (empty ones among them), more bytes in all than
+ * the hasher's ring holds, so that rooms wrap and run out: every digest
+ * the one bs_digest_sha256 gives, written by the drain, whether the part
+ * went to the hasher or (no room) was hashed at once. */
+#define HJOBS 64
+#define HPARTS 5
+static void test_hasher_equals_serial(void **state) {
+  (void)state;
+  static bs_digest serial[HJOBS][HPARTS], later[HJOBS][HPARTS];
+  bs_hasher *h = NULL;
+  uint64_t s = 7;
+  size_t rooms = 0, none = 0;
+  assert_int_equal(bs_hasher_start(NULL, &h), BS_OK);
+  for (size_t i = 0; i < HJOBS; i++) {
+    size_t len[HPARTS], total = 0;
+    for (size_t k = 0; k < HPARTS; k++) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      len[k] = k == 2 ? 0 : (size_t)(s >> 33) % (1u << 20);
+      total += len[k];
+    }
+    uint8_t *b = bs_hasher_room(h, total, HPARTS), *own = NULL;
+    rooms += b != NULL;
+    none += b == NULL;
+    if (!b)
+      assert_non_null(b = own = malloc(total));
+    for (size_t k = 0; k < HPARTS; b += len[k], k++) {
+      for (size_t x = 0; x < len[k]; x++)
+        b[x] = (uint8_t)(x * 131 + i * 7 + k);
+      assert_int_equal(bs_digest_sha256(b, len[k], &serial[i][k]), BS_OK);
+      if (own)
+        later[i][k] = serial[i][k];
+      else
+        bs_hasher_put(h, len[k], &later[i][k]);
+    }
+    free(own);
+    if (i == HJOBS / 2) /* a drain midway, then more */
+      assert_int_equal(bs_hasher_drain(h), BS_OK);
+  }
+  assert_null(bs_hasher_room(h, (size_t)64 << 20, 1)); /* never fits */
+  assert_int_equal(bs_hasher_drain(h), BS_OK);
+  bs_hasher_stop(h);
+  for (size_t i = 0; i < HJOBS; i++)
+    for (size_t k = 0; k < HPARTS; k++)
+      if (!bs_digest_eq(&serial[i][k], &later[i][k]))
+        fail_msg("job %zu part %zu differs", i, k);
+  assert_true(rooms > 0);
+  assert_false(bs_digest_eq(&later[0][0], &later[0][1]));
+}
+
+/* A hasher killed under its caller: the drain says so, bounded, and does
+ * not wait for it. */
+static void test_hasher_death_is_an_error(void **state) {
+  (void)state;
+  bs_hasher *h = NULL;
+  bs_digest d = {{0}};
+  assert_int_equal(bs_hasher_start(NULL, &h), BS_OK);
+  bs_hasher_stop(NULL);
+  assert_int_equal(bs_hasher_drain(h), BS_OK); /* nothing put */
+  assert_int_equal(kill(bs_hasher_pid(h), SIGKILL), 0);
+  char *room = bs_hasher_room(h, 3, 1);
+  assert_non_null(room);
+  memcpy(room, "abc", 3);
+  bs_hasher_put(h, 3, &d);
+  assert_int_equal(bs_hasher_drain(h), BS_ERR_INTERNAL);
+  assert_non_null(strstr(bs_err()->message, "ended with 1 parts not hashed"));
+  bs_err_clear();
+  bs_hasher_stop(h);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_known_vectors),
       cmocka_unit_test(test_hex_and_eq),
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_many_equals_serial),
+      cmocka_unit_test(test_hasher_equals_serial),
+      cmocka_unit_test(test_hasher_death_is_an_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

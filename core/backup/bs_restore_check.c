@@ -141,6 +141,14 @@ bs_status bs_restore_check_hash_observe(bs_dev *dev, const bs_memsaver *ms,
   return digests(dev, ms, true, t, n, out, npaused);
 }
 
+bs_status bs_restore_check_stage_observe(bs_dev *dev, const bs_memsaver *ms,
+                                         const bs_tensor *const *t, size_t n,
+                                         void *host, bool *skipped) {
+  if (!dev || (n && (!t || !host || !skipped)))
+    return bs_err_fail(BS_ERR_INVALID, NULL, "tensor staging: NULL argument");
+  return stage(dev, ms, true, t, n, host, skipped);
+}
+
 bs_status bs_restore_check_create(bs_dev *dev, bool armed,
                                   bs_restore_check **out) {
   bs_status st = BS_OK;

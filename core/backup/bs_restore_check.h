@@ -38,6 +38,12 @@ bs_status bs_restore_check_hash(bs_dev *dev, const bs_memsaver *ms,
 bs_status bs_restore_check_hash_observe(bs_dev *dev, const bs_memsaver *ms,
                                         const bs_tensor *const *t, size_t n,
                                         bs_digest *out, size_t *npaused);
+/* Its staging alone, for an observer that hashes elsewhere: the readable
+ * tensors' bytes one after the other in host (room for all of them);
+ * skipped[i] marks a paused one, not staged. */
+bs_status bs_restore_check_stage_observe(bs_dev *dev, const bs_memsaver *ms,
+                                         const bs_tensor *const *t, size_t n,
+                                         void *host, bool *skipped);
 
 typedef struct bs_restore_check bs_restore_check;
 

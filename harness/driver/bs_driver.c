@@ -90,8 +90,46 @@ bs_pause_rule bs_driver_pause_rule(const bs_config *c) {
 
 /* ---- one rank ---- */
 
+/* Staged now into the record's hasher and hashed there: the digests are
+ * zero until it is drained (nothing taken where staging fails). False
+ * where there is no hasher, or no room in it now. */
+static bool live_digests_later(rank_ctx *x, bs_digests *out) {
+  bs_hasher *h = x->d->rec->hasher;
+  size_t n = bs_actor_synced_count(x->actor), total = 0, npaused = 0;
+  for (size_t i = 0; i < n; i++)
+    total += bs_actor_synced_bytes(x->actor, i);
+  void *room = h ? bs_hasher_room(h, total, n) : NULL;
+  if (!room)
+    return false;
+  bs_digest *zero = calloc(n ? n : 1, sizeof *zero);
+  const char **names = calloc(n ? n : 1, sizeof *names);
+  bool *skipped = calloc(n ? n : 1, sizeof *skipped);
+  for (size_t i = 0; names && i < n; i++)
+    names[i] = bs_actor_synced_name(x->actor, i);
+  if (!zero || !names || !skipped ||
+      bs_record_digests_set(out, zero, names, n) != BS_OK)
+    goto out;
+  if (bs_actor_live_stage(x->actor, room, skipped) != BS_OK) {
+    bs_record_digests_free(out);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    npaused += skipped[i];
+    if (!skipped[i]) /* staged one after the other, as put */
+      bs_hasher_put(h, bs_actor_synced_bytes(x->actor, i), &out->d[i]);
+  }
+  out->npaused = npaused;
+out:
+  free(skipped);
+  free(names);
+  free(zero);
+  return true;
+}
+
 /* Live digests of every synced tensor, with their names. */
 static void live_digests(rank_ctx *x, bs_digests *out) {
+  if (live_digests_later(x, out))
+    return;
   size_t n = bs_actor_synced_count(x->actor), npaused = 0;
   bs_digest *d = calloc(n ? n : 1, sizeof *d);
   const char **names = calloc(n ? n : 1, sizeof *names);

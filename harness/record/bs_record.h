@@ -11,6 +11,7 @@
 #include "bs_digest.h"
 #include "bs_err.h"
 #include "bs_fault_control.h"
+#include "bs_hasher.h"
 #include "comm/bs_comm.h" /* bs_coll_rec */
 #include "dev/bs_dev.h"
 
@@ -118,6 +119,9 @@ typedef struct bs_record {
    * from the model and the seed (n == 0: none): the reference for the
    * first sync and restore, before any step end exists. */
   bs_digests init_ref;
+  /* Where the ranks' live digests are hashed (NULL: at once, by each
+   * rank): drained before anything reads them (bs_child_threads.c). */
+  bs_hasher *hasher;
   /* Rank 0's optimizer chain as its init built it (inner < 0: none). */
   struct {
     int inner, hdo; /* inner optimizers, how many of them HDOs */

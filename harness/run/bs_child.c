@@ -44,6 +44,17 @@ static void place(const bs_run *cfg) {
   sched_setaffinity(0, sizeof one, scheduled ? &one : &cpus.allowed);
 }
 
+/* The CPUs a worker may use besides its own: where work beside its
+ * scheduled world goes (its digests: bs_hasher.h). False when there is
+ * none, or this is not a worker. */
+static bool spare_cpus(cpu_set_t *out) {
+  if (cpus.own < 0)
+    return false;
+  *out = cpus.allowed;
+  CPU_CLR(cpus.own, out);
+  return CPU_COUNT(out) > 0;
+}
+
 bool bs_child_keep(int code) {
   return code == 0 && bs_child_threads_clean() && bs_engine_keep_busy() == 0;
 }
@@ -59,5 +70,7 @@ int bs_child_run(const bs_run *cfg, int fd) {
   if (cfg->rendezvous)
     return bs_child_part_run(cfg, fd, NULL);
   place(cfg);
+  cpu_set_t spare;
+  bs_child_threads_spare(spare_cpus(&spare) ? &spare : NULL);
   return bs_child_threads_run(cfg, fd);
 }

@@ -29,6 +29,42 @@ static bool none_unwound(const bs_record *rec) {
  * the ranks touched next: 50 KiB a rank of steady-maincast. */
 #define OWN_MAPPING_BYTES (32 << 10)
 
+/* Worlds of this many ranks and more hash their live digests on a spare
+ * CPU (bs_hasher.h): a smaller world's digests take less time than the
+ * hasher's start and its wake-ups. NULL: at once, by each rank. */
+#define HASHER_RANKS 1024
+
+static struct {
+  cpu_set_t cpus;
+  bool any;
+} spare;
+
+void bs_child_threads_spare(const cpu_set_t *cpus) {
+  spare.any = cpus != NULL;
+  if (cpus)
+    spare.cpus = *cpus;
+}
+
+static bs_hasher *hasher_for(const bs_run *cfg) {
+  bs_hasher *h = NULL;
+  if (cfg->schedule.policy == BS_SCHED_THREADS || cfg->ranks < HASHER_RANKS ||
+      !spare.any)
+    return NULL;
+  if (bs_hasher_start(&spare.cpus, &h) != BS_OK)
+    bs_err_clear(); /* hashed at once, as in a smaller world */
+  return h;
+}
+
+/* Every digest written before anything reads the record. */
+static bs_status hasher_end(bs_record *rec, bs_status st) {
+  if (!rec->hasher)
+    return st;
+  bs_status drained = bs_hasher_drain(rec->hasher);
+  bs_hasher_stop(rec->hasher);
+  rec->hasher = NULL;
+  return st == BS_OK ? drained : st;
+}
+
 int bs_child_threads_run(const bs_run *cfg, int fd) {
   bs_record rec;
   bs_result res;
@@ -48,8 +84,10 @@ int bs_child_threads_run(const bs_run *cfg, int fd) {
     st = bs_hangdump_start(cfg, &rec, fd, NULL, NULL, NULL);
   /* A scheduled world stops at its deadline on its own clock. */
   bs_driver_set_deadline(bs_hangdump_past, NULL);
-  if (st == BS_OK)
-    st = bs_driver_run(cfg, &rec);
+  if (st == BS_OK) {
+    rec.hasher = hasher_for(cfg);
+    st = hasher_end(&rec, bs_driver_run(cfg, &rec));
+  }
   bs_driver_set_deadline(NULL, NULL);
   clean = st == BS_OK && none_unwound(&rec);
   if (st == BS_OK)
