@@ -90,6 +90,20 @@ bs_pause_rule bs_driver_pause_rule(const bs_config *c) {
 
 /* ---- one rank ---- */
 
+/* The record's digests of the synced tensors, zero, with their names. */
+static bs_status zero_digests(rank_ctx *x, size_t n, bs_digests *out) {
+  bs_status st = BS_OK;
+  const char **names = calloc(n ? n : 1, sizeof *names);
+  if (!names)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "names of %zu tensors", n);
+  for (size_t i = 0; i < n; i++)
+    names[i] = bs_actor_synced_name(x->actor, i);
+  st = bs_record_digests_set(out, NULL, names, n);
+out:
+  free(names);
+  return st;
+}
+
 /* Staged now into the record's hasher and hashed there: the digests are
  * zero until it is drained (nothing taken where staging fails). False
  * where there is no hasher, or no room in it now. */
@@ -101,15 +115,10 @@ static bool live_digests_later(rank_ctx *x, bs_digests *out) {
   void *room = h ? bs_hasher_room(h, total, n) : NULL;
   if (!room)
     return false;
-  bs_digest *zero = calloc(n ? n : 1, sizeof *zero);
-  const char **names = calloc(n ? n : 1, sizeof *names);
-  bool *skipped = calloc(n ? n : 1, sizeof *skipped);
-  for (size_t i = 0; names && i < n; i++)
-    names[i] = bs_actor_synced_name(x->actor, i);
-  if (!zero || !names || !skipped ||
-      bs_record_digests_set(out, zero, names, n) != BS_OK)
-    goto out;
-  if (bs_actor_live_stage(x->actor, room, skipped) != BS_OK) {
+  bool *skipped = NULL;
+  if (zero_digests(x, n, out) != BS_OK ||
+      !(skipped = calloc(n ? n : 1, sizeof *skipped)) ||
+      bs_actor_live_stage(x->actor, room, skipped) != BS_OK) {
     bs_record_digests_free(out);
     goto out;
   }
@@ -121,8 +130,6 @@ static bool live_digests_later(rank_ctx *x, bs_digests *out) {
   out->npaused = npaused;
 out:
   free(skipped);
-  free(names);
-  free(zero);
   return true;
 }
 

@@ -43,14 +43,15 @@ bs_status bs_record_digests_set(bs_digests *d, const bs_digest *dig,
   bs_record_digests_free(d);
   if (n == 0)
     return BS_OK;
-  d->d = malloc(n * sizeof *d->d);
+  d->d = dig ? malloc(n * sizeof *d->d) : calloc(n, sizeof *d->d);
   d->names = malloc(n * sizeof *d->names);
   if (!d->d || !d->names)
     BS_FAIL(BS_ERR_NOMEM, NULL, "digests of %zu tensors", n);
   for (size_t i = 0; i < n; i++)
     if (!(d->names[i] = bs_record_names_intern(names[i])))
       BS_FAIL(BS_ERR_NOMEM, NULL, "the name of tensor %s", names[i]);
-  memcpy(d->d, dig, n * sizeof *d->d);
+  if (dig)
+    memcpy(d->d, dig, n * sizeof *d->d);
   d->n = n;
 out:
   if (st != BS_OK)

@@ -143,7 +143,7 @@ bs_event *bs_record_last(const bs_record *r, int rank);
 /* e's error record: an empty one where it has none. */
 const bs_error *bs_record_err(const bs_event *e);
 
-/* Copies n digests into d, with their names (interned). */
+/* Copies n digests into d (dig NULL: zeros), with their names (interned). */
 bs_status bs_record_digests_set(bs_digests *d, const bs_digest *dig,
                                 const char *const *names, size_t n);
 void bs_record_digests_free(bs_digests *d);
