@@ -92,6 +92,14 @@ static void ring_room(bs_flight *f) {
   f->cap = cap;
 }
 
+/* src into dst's n bytes, cut short there as a reader cuts it into its
+ * room; not snprintf's "%s": an entry of every collective of every rank. */
+static void cut(char *dst, size_t n, const char *src) {
+  size_t k = strnlen(src, n - 1);
+  memcpy(dst, src, k);
+  dst[k] = '\0';
+}
+
 uint64_t bs_flight_record(bs_flight *f, const bs_flight_entry *e) {
   pthread_mutex_t *mu = lock(f);
   ring_room(f);
@@ -100,7 +108,7 @@ uint64_t bs_flight_record(bs_flight *f, const bs_flight_entry *e) {
   *slot = *e;
   slot->record_id = id;
   slot->state = BS_FLIGHT_SCHEDULED;
-  snprintf(slot->phase, sizeof slot->phase, "%s", bs_err_phase());
+  cut(slot->phase, sizeof slot->phase, bs_err_phase());
   slot->thread_id = (uint64_t)gettid();
   slot->time_created_ns = bs_clock_wall_ns();
   slot->time_discovered_started_ns = 0;
@@ -265,7 +273,7 @@ static void profiling_name(const bs_flight_entry *e, char *name, size_t n) {
   else if (e->name[0])
     snprintf(name, n, "nccl:%s", e->name);
   else
-    snprintf(name, n, "%s", e->profiling_name);
+    cut(name, n, e->profiling_name);
 }
 
 static void put_profiling_name(bs_buf *o, const bs_flight_entry *e) {
@@ -433,13 +441,6 @@ static void shape_of(const bs_flight_entry *e, char *out, size_t n) {
 
 static double ns_to_ms(uint64_t ns) {
   return ns ? (double)ns / 1e6 : -1;
-}
-
-/* src into dst's n bytes, cut as a reader cuts it into its room. */
-static void cut(char *dst, size_t n, const char *src) {
-  size_t k = strnlen(src, n - 1);
-  memcpy(dst, src, k);
-  dst[k] = '\0';
 }
 
 /* Entry e as a reader takes it from its JSON (put_entry): the outermost
