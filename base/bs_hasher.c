@@ -22,7 +22,7 @@
  * STOP_MS for it to end before it kills it. */
 #define RING_BYTES ((size_t)16 << 20)
 #define JOBS 4096
-#define WAKE_JOBS 16
+#define WAKE_JOBS 256
 #define IDLE_MS 1000
 #define WAIT_MS 100
 #define STOP_MS 1000
