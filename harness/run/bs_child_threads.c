@@ -30,8 +30,10 @@ static bool none_unwound(const bs_record *rec) {
 #define OWN_MAPPING_BYTES (32 << 10)
 
 /* Worlds of this many ranks and more hash their live digests on a spare
- * CPU (bs_hasher.h): a smaller world's digests take less time than the
- * hasher's start and its wake-ups. NULL: at once, by each rank. */
+ * CPU (bs_hasher.h), where they take a large world's seconds; a small
+ * world (fuzz's run in milliseconds) would pay the hasher's fork and
+ * drain at every run, and on a busy worker the spare CPU is another
+ * worker's. Else at once, by each rank. */
 #define HASHER_RANKS 1024
 
 static struct {
