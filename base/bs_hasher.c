@@ -1,6 +1,7 @@
 /* A hasher process and the ring it shares with its caller (bs_hasher.h). */
 #include "bs_hasher.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -137,9 +138,11 @@ out:
   return st;
 }
 
-/* True once the hasher has ended (reaped here). */
+/* True once the hasher has ended: reaped here, or by a reaper of every
+ * child (ECHILD). */
 static bool gone(bs_hasher *h) {
-  if (h->pid > 0 && waitpid(h->pid, NULL, WNOHANG) == h->pid)
+  pid_t r = h->pid > 0 ? waitpid(h->pid, NULL, WNOHANG) : -1;
+  if (r == h->pid || (r < 0 && errno == ECHILD))
     h->pid = -1;
   return h->pid < 0;
 }
