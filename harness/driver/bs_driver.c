@@ -138,16 +138,12 @@ static void live_digests(rank_ctx *x, bs_digests *out) {
   if (live_digests_later(x, out))
     return;
   size_t n = bs_actor_synced_count(x->actor), npaused = 0;
-  bs_digest *d = calloc(n ? n : 1, sizeof *d);
-  const char **names = calloc(n ? n : 1, sizeof *names);
-  if (d && names && bs_actor_live_digests(x->actor, d, n, &npaused) == BS_OK) {
-    for (size_t i = 0; i < n; i++)
-      names[i] = bs_actor_synced_name(x->actor, i);
-    if (bs_record_digests_set(out, d, names, n) == BS_OK)
-      out->npaused = npaused;
-  }
-  free(d);
-  free(names);
+  if (zero_digests(x, n, out) != BS_OK)
+    return;
+  if (bs_actor_live_digests(x->actor, out->d, n, &npaused) == BS_OK)
+    out->npaused = npaused;
+  else
+    bs_record_digests_free(out); /* nothing taken */
 }
 
 /* Digests of what the engine received, with their names. */

@@ -51,13 +51,13 @@ bool bs_expect_failed_alike(const bs_record *r, const char *phase, bs_status st,
                e ? e->phase : "");
       return false;
     }
-    if (tensor && (!bs_record_err(e)->tensor[0] ||
-                   (name && strcmp(name, bs_record_err(e)->tensor) != 0))) {
+    const char *its = bs_record_err(e)->tensor;
+    if (tensor && (!its[0] || (name && strcmp(name, its) != 0))) {
       snprintf(d, n, "rank %d: the error names tensor '%s', rank 0 '%s'", k,
-               bs_record_err(e)->tensor, name ? name : "");
+               its, name ? name : "");
       return false;
     }
-    name = bs_record_err(e)->tensor;
+    name = its;
   }
   snprintf(d, n, "all %d ranks: %s in %s%s%s%s", r->nranks, bs_status_name(st),
            phase, tensor ? " [" : "", tensor && name ? name : "",
@@ -163,22 +163,21 @@ bool bs_expect_same_record(const bs_record *r, char *d, size_t n) {
     snprintf(d, n, "rank 0 never failed");
     return false;
   }
+  const bs_error *err0 = bs_record_err(e0);
   for (int k = 1; k < r->nranks; k++) {
     const bs_event *e = bs_expect_first_failure(r, k);
-    if (e && same_error(bs_record_err(e), bs_record_err(e0)))
+    const bs_error *err = bs_record_err(e);
+    if (e && same_error(err, err0))
       continue;
     snprintf(d, n,
              "rank %d's error record is not rank 0's: %s, culprit rank %d, "
              "'%.60s' vs %s, culprit rank %d, '%.60s'",
-             k, e ? bs_status_name((bs_status)bs_record_err(e)->code) : "none",
-             e ? bs_record_err(e)->rank : -1,
-             e ? bs_record_err(e)->message : "",
-             bs_status_name((bs_status)bs_record_err(e0)->code),
-             bs_record_err(e0)->rank, bs_record_err(e0)->message);
+             k, e ? bs_status_name((bs_status)err->code) : "none",
+             e ? err->rank : -1, err->message,
+             bs_status_name((bs_status)err0->code), err0->rank, err0->message);
     return false;
   }
-  snprintf(d, n, "every rank holds one record (culprit rank %d)",
-           bs_record_err(e0)->rank);
+  snprintf(d, n, "every rank holds one record (culprit rank %d)", err0->rank);
   return true;
 }
 
@@ -205,13 +204,13 @@ bool bs_expect_failed_saying(const bs_record *r, const char *phase,
     return false;
   }
   const bs_event *e = bs_expect_first_failure(r, 0);
-  if (!strstr(bs_record_err(e)->message, says)) {
+  const char *msg = bs_record_err(e)->message;
+  if (!strstr(msg, says)) {
     snprintf(d, n, "cycle %d %s: the error does not say '%s': %s", e->cycle,
-             e->phase, says, bs_record_err(e)->message);
+             e->phase, says, msg);
     return false;
   }
-  snprintf(d, n, "%.200s (cycle %d): %s", why, e->cycle,
-           bs_record_err(e)->message);
+  snprintf(d, n, "%.200s (cycle %d): %s", why, e->cycle, msg);
   return true;
 }
 
