@@ -265,11 +265,83 @@ static void test_padding_after_resume_without_backup(void **state) {
   assert_true(all_zero(p + 1000, 500));
   assert_memory_equal(p + 1500, whole + 1500, 2 * pg - 1500);
   assert_true(all_zero(p + 2 * pg, 14 * pg));
-  /* Out of order, overlapping, past the allocation or outside any. */
-  assert_int_equal(bs_memsaver_set_padding(f->ms, p + 10, 4), BS_ERR_INVALID);
+  /* Overlapping, past the allocation or outside any; out of order is
+   * fine. */
+  assert_int_equal(bs_memsaver_set_padding(f->ms, p + 990, 20), BS_ERR_INVALID);
+  assert_int_equal(bs_memsaver_set_padding(f->ms, p + 1499, 2), BS_ERR_INVALID);
+  assert_int_equal(bs_memsaver_set_padding(f->ms, p + 10, 4), BS_OK);
   assert_int_equal(bs_memsaver_set_padding(f->ms, p + 16 * pg - 1, 2),
                    BS_ERR_INVALID);
   assert_int_equal(bs_memsaver_set_padding(f->ms, whole, 1), BS_ERR_INVALID);
+  free(whole);
+}
+
+/* Up to half a page, allocations of one tag and cpu backup share a page
+ * in blocks of 512 bytes, first fit; the page goes with the last. */
+static void test_small_allocations_share_a_page(void **state) {
+  fixture *f = *state;
+  size_t pg = bs_dev_page(f->dev);
+  char *a = alloc_filled(f->ms, BS_TAG_DEFAULT, true, 4, 1);
+  char *b = alloc_filled(f->ms, BS_TAG_DEFAULT, true, 513, 2);
+  char *c = alloc_filled(f->ms, BS_TAG_DEFAULT, true, 16, 3);
+  assert_int_equal((uintptr_t)a % pg, 0);
+  assert_ptr_equal(b, a + 512);
+  assert_ptr_equal(c, a + 1536);
+  assert_int_equal(bs_memsaver_resident_bytes(f->ms), pg);
+  /* Another tag, another backup, or more than half a page: a page apart. */
+  char *d = alloc_filled(f->ms, BS_TAG_GRAD, true, 4, 4);
+  char *e = alloc_filled(f->ms, BS_TAG_DEFAULT, false, 4, 5);
+  char *g = alloc_filled(f->ms, BS_TAG_DEFAULT, true, pg / 2 + 1, 6);
+  assert_true(d - a >= (ptrdiff_t)pg || a - d >= (ptrdiff_t)pg);
+  assert_true(e - a >= (ptrdiff_t)pg || a - e >= (ptrdiff_t)pg);
+  assert_true(g - a >= (ptrdiff_t)pg || a - g >= (ptrdiff_t)pg);
+  assert_int_equal(bs_memsaver_resident_bytes(f->ms), 4 * pg);
+  bs_memsaver_free(f->ms, b + 1); /* not an allocation's start: ignored */
+  bs_memsaver_free(f->ms, b);
+  assert_ptr_equal(alloc_filled(f->ms, BS_TAG_DEFAULT, true, 300, 7), b);
+  bs_memsaver_free(f->ms, b);
+  bs_memsaver_free(f->ms, a);
+  assert_true(bs_memsaver_contains(f->ms, a)); /* c still holds the page */
+  assert_filled((unsigned char *)c, 16, 3);
+  bs_memsaver_free(f->ms, c);
+  assert_false(bs_memsaver_contains(f->ms, a));
+  assert_int_equal(bs_memsaver_resident_bytes(f->ms), 3 * pg);
+}
+
+/* A page pauses and resumes whole: every block's bytes come back from the
+ * backup; without one, each block holds the fill at its offset in the
+ * page, its padding zero, the page's free bytes untouched. A new
+ * allocation while the page is paused gets a page of its own. */
+static void test_small_allocations_pause_whole(void **state) {
+  fixture *f = *state;
+  size_t pg = bs_dev_page(f->dev);
+  unsigned char *whole = malloc(pg);
+  unsigned char *a = alloc_filled(f->ms, BS_TAG_DEFAULT, true, 40, 1);
+  unsigned char *b = alloc_filled(f->ms, BS_TAG_DEFAULT, true, 700, 2);
+  unsigned char *g = alloc_filled(f->ms, BS_TAG_GRAD, false, 8, 3);
+  unsigned char *h = alloc_filled(f->ms, BS_TAG_GRAD, false, 100, 4);
+  const void *view = NULL;
+  assert_non_null(whole);
+  assert_int_equal(bs_memsaver_set_padding(f->ms, h + 50, 50), BS_OK);
+  assert_int_equal(bs_memsaver_set_padding(f->ms, h + 100, 412), BS_OK);
+  assert_int_equal(bs_memsaver_set_padding(f->ms, h + 500, 20),
+                   BS_ERR_INVALID); /* past its block */
+  assert_int_equal(bs_memsaver_pause(f->ms, NULL), BS_OK);
+  assert_int_equal(bs_memsaver_get_cpu_backup(f->ms, b, 700, true, NULL, &view),
+                   BS_OK);
+  assert_filled(view, 700, 2);
+  unsigned char *n = alloc_filled(f->ms, BS_TAG_DEFAULT, true, 8, 5);
+  assert_true(n - a >= (ptrdiff_t)pg || a - n >= (ptrdiff_t)pg);
+  assert_int_equal(bs_memsaver_state_of(f->ms, n), BS_ACTIVE);
+  bs_memsaver_free(f->ms, n);
+  assert_int_equal(bs_memsaver_resume(f->ms, NULL), BS_OK);
+  assert_filled(a, 40, 1);
+  assert_filled(b, 700, 2);
+  poisoned_once(1234, pg, whole);
+  assert_memory_equal(g, whole, 512);
+  assert_memory_equal(h, whole + 512, 50);
+  assert_true(all_zero(h + 50, 462));
+  assert_true(all_zero(h + 512, pg - 1024));
   free(whole);
 }
 
@@ -655,6 +727,8 @@ int main(void) {
       T(test_fatal_preconditions),
       T(test_poison_after_resume_without_backup),
       T(test_padding_after_resume_without_backup),
+      T(test_small_allocations_share_a_page),
+      T(test_small_allocations_pause_whole),
       T(test_cpu_backup),
       T(test_resident_and_pinned_accounting),
       T(test_free_and_destroy_release),

@@ -22,10 +22,24 @@
 /* How the library prefixes what it prints before exit(1). */
 #define TMS "[torch_memory_saver.cpp] "
 
+/* Requests of up to half a device page are carved, in blocks of 512
+ * bytes, from one-page segments their tag and cpu backup share: PyTorch's
+ * caching allocator does so below 1 MiB in 2 MiB segments, which are what
+ * torch_memory_saver allocates and pauses. On the cuda device (2 MiB
+ * pages) these are its numbers; on the host, a rank's nine optimizer
+ * shards of a few bytes took nine pages (0.56 GiB of a 16,384-rank
+ * world). */
+enum { BLOCK = 512 };
+
 /* Bytes of an allocation no element lives in (bs_memsaver_set_padding). */
 typedef struct ms_pad {
   size_t off, len;
 } ms_pad;
+
+/* A small allocation's place in its segment. */
+typedef struct ms_block {
+  size_t off, len; /* len: the request rounded up to BLOCK */
+} ms_block;
 
 typedef struct ms_alloc {
   char *va;
@@ -37,6 +51,8 @@ typedef struct ms_alloc {
   int slot;     /* trap registry slot */
   ms_pad *pad;  /* in order, apart */
   size_t npad, pad_cap;
+  ms_block *blk; /* a segment's small allocations, in order; NULL: whole */
+  size_t nblk, blk_cap;
 } ms_alloc;
 
 struct bs_memsaver {
@@ -137,6 +153,7 @@ static void release(bs_memsaver *ms, ms_alloc *a) {
   bs_dev_pinned_free(ms->dev, BS_PIN_MEMSAVER, a->backup, a->bytes);
   bs_dev_va_release(ms->dev, a->va, a->bytes);
   free(a->pad);
+  free(a->blk);
 }
 
 void bs_memsaver_destroy(bs_memsaver *ms) {
@@ -166,11 +183,89 @@ static size_t page_round(const bs_memsaver *ms, size_t bytes) {
   return (bytes + page - 1) / page * page;
 }
 
+static bool is_small(const bs_memsaver *ms, size_t bytes) {
+  return bytes <= bs_dev_page(ms->dev) / 2;
+}
+
+/* The first offset of an active segment with len free bytes; SIZE_MAX if
+ * none. */
+static size_t gap_of(const ms_alloc *a, size_t len) {
+  size_t at = 0;
+  if (a->state != BS_ACTIVE)
+    return SIZE_MAX;
+  for (size_t i = 0; i < a->nblk; i++) {
+    if (a->blk[i].off - at >= len)
+      return at;
+    at = a->blk[i].off + a->blk[i].len;
+  }
+  return a->bytes - at >= len ? at : SIZE_MAX;
+}
+
+/* The block [off, off + len) added to a's, in order. */
+static bs_status block_add(ms_alloc *a, size_t off, size_t len) {
+  bs_status st = BS_OK;
+  size_t i = 0;
+  BS_CHECK(bs_vec_reserve(&a->blk, &a->blk_cap, a->nblk + 1, sizeof *a->blk,
+                          "alloc"));
+  while (i < a->nblk && a->blk[i].off < off)
+    i++;
+  memmove(&a->blk[i + 1], &a->blk[i], (a->nblk - i) * sizeof *a->blk);
+  a->blk[i] = (ms_block){off, len};
+  a->nblk++;
+out:
+  return st;
+}
+
+/* A small request in a segment of its tag and backup that has room; *ptr
+ * stays NULL where none has. */
+static bs_status carve(bs_memsaver *ms, const ms_alloc *want, size_t len,
+                       void **ptr) {
+  bs_status st = BS_OK;
+  for (size_t i = 0; i < ms->n; i++) {
+    ms_alloc *a = &ms->allocs[i];
+    size_t off = SIZE_MAX;
+    if (a->blk && a->cpu_backup == want->cpu_backup &&
+        strcmp(a->tag, want->tag) == 0 && (off = gap_of(a, len)) != SIZE_MAX) {
+      BS_CHECK(block_add(a, off, len));
+      *ptr = a->va + off;
+      break;
+    }
+  }
+out:
+  return st;
+}
+
+/* A new allocation: a segment of one page, holding its first block, where
+ * the request is small. */
+static bs_status map_new(bs_memsaver *ms, ms_alloc *a, size_t bytes,
+                         void **ptr) {
+  bs_status st = BS_OK;
+  bool mapped = false;
+  a->bytes = page_round(ms, bytes);
+  if (is_small(ms, bytes))
+    BS_CHECK(block_add(a, 0, (bytes + BLOCK - 1) / BLOCK * BLOCK));
+  BS_CHECK(bs_dev_va_reserve(ms->dev, a->bytes, (void **)&a->va));
+  BS_CHECK(bs_dev_phys_map(ms->dev, a->va, a->bytes));
+  mapped = true;
+  BS_CHECK(bs_trap_register(a->va, a->bytes, a->tag, &a->slot));
+  ms->allocs[ms->n++] = *a;
+  resident_add(ms, a->bytes);
+  *ptr = a->va;
+out:
+  if (st != BS_OK && a->va) {
+    if (mapped)
+      bs_dev_phys_unmap(ms->dev, a->va, a->bytes);
+    bs_dev_va_release(ms->dev, a->va, a->bytes);
+  }
+  if (st != BS_OK)
+    free(a->blk);
+  return st;
+}
+
 bs_status bs_memsaver_alloc(bs_memsaver *ms, const char *tag, bool cpu_backup,
                             size_t bytes, void **ptr) {
   bs_status st = BS_OK;
   ms_alloc a = {.cpu_backup = cpu_backup, .slot = -1};
-  bool mapped = false;
   BS_CHECK(check_alloc_args(ms, tag, bytes, ptr));
   *ptr = NULL;
   if (bs_fault_hit(BS_FP_DEV_ALLOC, NULL))
@@ -178,29 +273,47 @@ bs_status bs_memsaver_alloc(bs_memsaver *ms, const char *tag, bool cpu_backup,
             "device allocation of %zu bytes in region '%s': out of memory "
             "(fault dev/alloc)",
             bytes, tag);
+  snprintf(a.tag, sizeof a.tag, "%s", tag);
+  if (is_small(ms, bytes))
+    BS_CHECK(carve(ms, &a, (bytes + BLOCK - 1) / BLOCK * BLOCK, ptr));
+  if (*ptr)
+    goto out;
   BS_CHECK(bs_vec_reserve(&ms->allocs, &ms->cap, ms->n + 1, sizeof *ms->allocs,
                           "alloc"));
-  a.bytes = page_round(ms, bytes);
-  snprintf(a.tag, sizeof a.tag, "%s", tag);
-  BS_CHECK(bs_dev_va_reserve(ms->dev, a.bytes, (void **)&a.va));
-  BS_CHECK(bs_dev_phys_map(ms->dev, a.va, a.bytes));
-  mapped = true;
-  BS_CHECK(bs_trap_register(a.va, a.bytes, a.tag, &a.slot));
-  ms->allocs[ms->n++] = a;
-  resident_add(ms, a.bytes);
-  *ptr = a.va;
+  BS_CHECK(map_new(ms, &a, bytes, ptr));
 out:
-  if (st != BS_OK && a.va) {
-    if (mapped)
-      bs_dev_phys_unmap(ms->dev, a.va, a.bytes);
-    bs_dev_va_release(ms->dev, a.va, a.bytes);
-  }
   return st;
 }
 
+/* The padding inside [off, off + len) dropped. */
+static void pads_drop(ms_alloc *a, size_t off, size_t len) {
+  size_t k = 0;
+  for (size_t i = 0; i < a->npad; i++)
+    if (a->pad[i].off < off || a->pad[i].off >= off + len)
+      a->pad[k++] = a->pad[i];
+  a->npad = k;
+}
+
+/* Whether ptr starts an allocation: a block of a's, dropped, or a whole
+ * one. */
+static bool free_block(ms_alloc *a, const char *ptr) {
+  size_t i = 0;
+  if (!a->blk)
+    return ptr == a->va;
+  while (i < a->nblk && a->va + a->blk[i].off != ptr)
+    i++;
+  if (i == a->nblk)
+    return false;
+  pads_drop(a, a->blk[i].off, a->blk[i].len);
+  memmove(&a->blk[i], &a->blk[i + 1], (a->nblk - i - 1) * sizeof *a->blk);
+  a->nblk--;
+  return true;
+}
+
+/* A segment goes when its last block does. */
 void bs_memsaver_free(bs_memsaver *ms, void *ptr) {
   ms_alloc *a = find(ms, ptr);
-  if (!a || a->va != ptr)
+  if (!a || !free_block(a, ptr) || a->nblk > 0)
     return;
   release(ms, a);
   *a = ms->allocs[--ms->n];
@@ -262,22 +375,37 @@ static uint64_t next_poison_seed(bs_memsaver *ms) {
   return ms->poison_seed ^ (++ms->resumes * 0x9E3779B97F4A7C15ull);
 }
 
+/* The end of the allocation [off, ...) is in: a's own or its block's; 0
+ * where off is in no block. */
+static size_t end_of(const ms_alloc *a, size_t off) {
+  for (size_t i = 0; i < a->nblk; i++)
+    if (off >= a->blk[i].off && off < a->blk[i].off + a->blk[i].len)
+      return a->blk[i].off + a->blk[i].len;
+  return a->blk ? 0 : a->bytes;
+}
+
 bs_status bs_memsaver_set_padding(bs_memsaver *ms, const void *ptr,
                                   size_t bytes) {
   bs_status st = BS_OK;
   ms_alloc *a = find(ms, ptr);
-  size_t off = a ? (size_t)((const char *)ptr - a->va) : 0;
-  size_t end =
-      a && a->npad ? a->pad[a->npad - 1].off + a->pad[a->npad - 1].len : 0;
-  if (!a || bytes > a->bytes - off || off < end)
+  size_t off = a ? (size_t)((const char *)ptr - a->va) : 0, i = 0;
+  size_t end = a ? end_of(a, off) : 0;
+  while (a && i < a->npad && a->pad[i].off < off)
+    i++;
+  if (!a || end < off || bytes > end - off ||
+      (i > 0 && a->pad[i - 1].off + a->pad[i - 1].len > off) ||
+      (i < a->npad && a->pad[i].off < off + bytes))
     BS_FAIL(BS_ERR_INVALID, a ? a->tag : NULL,
-            "set_padding: %zu bytes at %p are not in one allocation after its "
-            "padding so far",
+            "set_padding: %zu bytes at %p are not in one allocation apart "
+            "from its padding so far",
             bytes, ptr);
-  if (bytes > 0)
-    BS_CHECK(bs_vec_push(&a->pad, &a->npad, &a->pad_cap,
-                         &(ms_pad){.off = off, .len = bytes}, sizeof(ms_pad),
-                         "set_padding"));
+  if (bytes == 0)
+    goto out;
+  BS_CHECK(bs_vec_reserve(&a->pad, &a->pad_cap, a->npad + 1, sizeof *a->pad,
+                          "set_padding"));
+  memmove(&a->pad[i + 1], &a->pad[i], (a->npad - i) * sizeof *a->pad);
+  a->pad[i] = (ms_pad){.off = off, .len = bytes};
+  a->npad++;
 out:
   return st;
 }
@@ -304,19 +432,35 @@ out:
  * carry lands in padding again), as Megatron zeroes the grad buffer,
  * padding included, every step. Left untouched, a world-padded buffer's
  * padding costs no memory on the host device. */
-static bs_status refill_poison(bs_memsaver *ms, ms_alloc *a) {
+static bs_status poison_range(bs_memsaver *ms, ms_alloc *a, size_t from,
+                              size_t end, uint64_t seed) {
   bs_status st = BS_OK;
-  uint64_t seed = next_poison_seed(ms);
-  size_t at = 0;
-  for (size_t i = 0; i <= a->npad; i++) {
-    size_t to = i < a->npad ? a->pad[i].off : a->bytes;
+  size_t at = from, i = 0;
+  while (i < a->npad && a->pad[i].off < from)
+    i++;
+  for (;; i++) {
+    bool last = i == a->npad || a->pad[i].off >= end;
+    size_t to = last ? end : a->pad[i].off;
     if (to > at)
       bs_dev_poison_from(ms->dev, a->va + at, to - at, seed, at);
-    if (i == a->npad)
+    if (last)
       break;
     BS_CHECK(zero(ms, a->va + to, a->pad[i].len));
     at = to + a->pad[i].len;
   }
+out:
+  return st;
+}
+
+/* A segment's blocks each; its free bytes stay the fresh page's zeros. */
+static bs_status refill_poison(bs_memsaver *ms, ms_alloc *a) {
+  bs_status st = BS_OK;
+  uint64_t seed = next_poison_seed(ms);
+  if (!a->blk)
+    BS_CHECK(poison_range(ms, a, 0, a->bytes, seed));
+  for (size_t i = 0; i < a->nblk; i++)
+    BS_CHECK(poison_range(ms, a, a->blk[i].off, a->blk[i].off + a->blk[i].len,
+                          seed));
 out:
   return st;
 }

@@ -25,15 +25,18 @@ bs_status bs_memsaver_create(bs_dev *dev, uint64_t poison_seed,
                              bs_memsaver **out);
 void bs_memsaver_destroy(bs_memsaver *ms);
 
-/* A new allocation of `bytes` (rounded up to the device page) in region `tag`.
- */
+/* A new allocation of `bytes` in region `tag`: rounded up to the device
+ * page, or, up to half a page, to 512 bytes in a one-page segment that
+ * allocations of the same tag and cpu_backup share (PyTorch's caching
+ * allocator's small blocks). A segment pauses, resumes and backs up whole,
+ * and is released with its last allocation. */
 bs_status bs_memsaver_alloc(bs_memsaver *ms, const char *tag, bool cpu_backup,
                             size_t bytes, void **ptr);
 void bs_memsaver_free(bs_memsaver *ms, void *ptr);
 
 /* [ptr, ptr + bytes) of one allocation is padding, bytes no element lives
- * in: a resume without backup zeroes it where it poisons the rest. Declared
- * in the allocation's order, apart; BS_ERR_INVALID otherwise. */
+ * in: a resume without backup zeroes it where it poisons the rest. Apart
+ * from the allocation's padding so far; BS_ERR_INVALID otherwise. */
 bs_status bs_memsaver_set_padding(bs_memsaver *ms, const void *ptr,
                                   size_t bytes);
 
