@@ -122,9 +122,23 @@ static void record_order(void *arg, size_t job, const bs_job_out *o) {
     order[norder++] = job;
 }
 
-/* Later jobs finish first; results still land in job order. */
+/* Job 2 lets job 0 end by making this file (not sleeps of different
+ * lengths: under load a later fork can start late enough to end last all
+ * the same; not a pipe: a job's child keeps no descriptor but its own). */
+static char gate[64];
+
+/* A later job finishes first; results still land in job order. Jobs 0 to
+ * 2 run at once (3 in parallel); job 0 waits, bounded, for job 2. */
 static int child_slow_first(void *arg, size_t job, int fd) {
-  usleep((useconds_t)(6 - job) * 10000);
+  struct timespec nap = {0, 1000000L};
+  if (job == 2) {
+    int g = open(gate, O_CREAT | O_WRONLY, 0600);
+    if (g < 0)
+      return 1;
+    close(g);
+  }
+  for (int i = 0; job == 0 && i < 5000 && access(gate, F_OK) != 0; i++)
+    nanosleep(&nap, NULL);
   return child_echo(arg, job, fd);
 }
 
@@ -132,6 +146,7 @@ static void test_parallel_order(void **state) {
   (void)state;
   bs_job_out out[6];
   norder = 0;
+  snprintf(gate, sizeof gate, "/tmp/bs_fork_gate.%d", (int)getpid());
   bs_fork r = {.njobs = 6,
                .parallel = 3,
                .deadline_s = 10,
@@ -147,6 +162,7 @@ static void test_parallel_order(void **state) {
     reordered = reordered || order[i] != i;
     bs_fork_job_out_free(&out[i]);
   }
+  unlink(gate);
   assert_true(reordered);
 }
 
