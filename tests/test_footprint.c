@@ -37,36 +37,39 @@ static void drop(const char *name) {
   unlink(path);
 }
 
-static double of(const char *model, double scale, int ranks, bool spawn,
-                 bs_footprint *fp) {
+static double of(const char *model, double scale, int ranks,
+                 bs_footprint_ranks as, bs_footprint *fp) {
   bs_model_spec m = {0};
   bs_config cfg;
   bs_config_defaults(&cfg);
   assert_int_equal(bs_model_preset(model, scale, &m), BS_OK);
-  assert_int_equal(bs_footprint_of(&m, &cfg, ranks, spawn, fp), BS_OK);
+  assert_int_equal(bs_footprint_of(&m, &cfg, ranks, as, fp), BS_OK);
   bs_model_free(&m);
   return fp->bytes;
 }
 
-/* A rank costs at least its thread and its engine, more with a bigger
- * model and with a process of its own; the world is ranks x that plus the
- * shared part (the fixed costs dominate the tiny model). */
+/* A rank costs at least its fiber and its engine, more with a bigger
+ * model, with a thread or a process of its own; the world is ranks x
+ * that plus the shared part (the fixed costs dominate the tiny model). */
 static void test_linear_in_ranks(void **state) {
   (void)state;
   bs_footprint a, b, d, s;
-  of("tiny", 1.0, 1024, false, &a);
-  of("tiny", 1.0, 2048, false, &b);
+  of("tiny", 1.0, 1024, BS_FOOTPRINT_SCHEDULED, &a);
+  of("tiny", 1.0, 2048, BS_FOOTPRINT_SCHEDULED, &b);
   assert_true(a.per_rank >= BS_FOOTPRINT_RANK_BYTES);
   assert_true(a.bytes == 1024 * a.per_rank + a.shared);
   assert_true(b.bytes > a.bytes && b.bytes < 2.2 * a.bytes); /* not 4x */
-  assert_int_equal(a.tasks, 1024 + 256 + 4); /* engines shared above 256 */
-  of("dense", 1.0, 1024, false, &d);
+  assert_int_equal(a.tasks, 256 + 1 + 4); /* engines shared above 256 */
+  of("dense", 1.0, 1024, BS_FOOTPRINT_SCHEDULED, &d);
   assert_true(d.per_rank > a.per_rank);
-  of("tiny", 1.0, 1024, true, &s); /* a process and an engine a rank */
+  of("tiny", 1.0, 1024, BS_FOOTPRINT_THREADS, &s); /* a thread a rank */
+  assert_true(s.per_rank - a.per_rank == BS_FOOTPRINT_THREAD_BYTES);
+  assert_int_equal(s.tasks, 1024 + 256 + 4);
+  of("tiny", 1.0, 1024, BS_FOOTPRINT_SPAWN, &s); /* a process, an engine */
   assert_true(s.per_rank - a.per_rank ==
               BS_FOOTPRINT_PROC_BYTES + 0.75 * BS_FOOTPRINT_ENGINE_BYTES);
   assert_int_equal(s.tasks, 3 * 1024 + 4);
-  of("tiny", 1.0, 256, false, &s); /* an engine a rank */
+  of("tiny", 1.0, 256, BS_FOOTPRINT_THREADS, &s); /* an engine a rank */
   assert_int_equal(s.tasks, 2 * 256 + 4);
 }
 
@@ -123,30 +126,39 @@ static void tiny(void) {
 static void test_largest_fits(void **state) {
   (void)state;
   tiny();
-  bs_room room = {.bytes = 3.0 * (1u << 30), .tasks = 1000000};
+  bs_room room = {.bytes = 1.0 * (1u << 30), .tasks = 1000000};
   snprintf(room.bytes_by, sizeof room.bytes_by, "test");
-  int n = bs_footprint_largest(&t.m, &t.cfg, false, &room);
+  int n = bs_footprint_largest(&t.m, &t.cfg, BS_FOOTPRINT_SCHEDULED, &room);
   assert_true(n > 1 && n < BS_WORLD_MAX_RANKS);
-  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, n, false, &t.fp), BS_OK);
+  assert_int_equal(
+      bs_footprint_of(&t.m, &t.cfg, n, BS_FOOTPRINT_SCHEDULED, &t.fp), BS_OK);
   assert_true(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
-  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, n + 1, false, &t.fp), BS_OK);
+  assert_int_equal(
+      bs_footprint_of(&t.m, &t.cfg, n + 1, BS_FOOTPRINT_SCHEDULED, &t.fp),
+      BS_OK);
   assert_false(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
   assert_non_null(strstr(t.why, "GiB of host memory ("));
   assert_non_null(strstr(t.why, "MiB a rank + "));
-  assert_non_null(strstr(t.why, "3.00 GiB available (test)"));
+  assert_non_null(strstr(t.why, "1.00 GiB available (test)"));
   room.bytes = 1000;
-  assert_int_equal(bs_footprint_largest(&t.m, &t.cfg, false, &room), 0);
+  assert_int_equal(
+      bs_footprint_largest(&t.m, &t.cfg, BS_FOOTPRINT_SCHEDULED, &room), 0);
   room = (bs_room){.tasks = 201};
   snprintf(room.tasks_by, sizeof room.tasks_by, "kernel.pid_max");
-  assert_int_equal(bs_footprint_largest(&t.m, &t.cfg, false, &room), 98);
-  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 99, false, &t.fp), BS_OK);
+  assert_int_equal(
+      bs_footprint_largest(&t.m, &t.cfg, BS_FOOTPRINT_THREADS, &room), 98);
+  assert_int_equal(
+      bs_footprint_of(&t.m, &t.cfg, 99, BS_FOOTPRINT_THREADS, &t.fp), BS_OK);
   assert_false(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
-  assert_string_equal(t.why, "needs 202 threads and processes (a thread a "
-                             "rank, its engine processes), 201 free "
-                             "(kernel.pid_max)");
+  assert_string_equal(t.why, "needs 202 threads and processes (its ranks', "
+                             "its engines'), 201 free (kernel.pid_max)");
+  /* Fibers of one thread: the engines' processes only. */
+  assert_int_equal(
+      bs_footprint_largest(&t.m, &t.cfg, BS_FOOTPRINT_SCHEDULED, &room), 196);
   room = (bs_room){0};
-  assert_int_equal(bs_footprint_largest(&t.m, &t.cfg, false, &room),
-                   BS_WORLD_MAX_RANKS);
+  assert_int_equal(
+      bs_footprint_largest(&t.m, &t.cfg, BS_FOOTPRINT_SCHEDULED, &room),
+      BS_WORLD_MAX_RANKS);
   bs_model_free(&t.m);
 }
 
@@ -159,19 +171,24 @@ static void test_mappings_counted(void **state) {
   (void)state;
   tiny();
   bs_room room = {.maps = 65530};
-  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 16384, false, &t.fp), BS_OK);
+  assert_int_equal(
+      bs_footprint_of(&t.m, &t.cfg, 16384, BS_FOOTPRINT_SCHEDULED, &t.fp),
+      BS_OK);
   assert_true(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
   t.cfg.rematerialize = true;
-  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 16384, false, &t.fp), BS_OK);
+  assert_int_equal(
+      bs_footprint_of(&t.m, &t.cfg, 16384, BS_FOOTPRINT_SCHEDULED, &t.fp),
+      BS_OK);
   assert_false(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
   assert_non_null(strstr(t.why, "memory mappings in one process"));
   assert_non_null(strstr(t.why, "vm.max_map_count allows 65530"));
-  int n = bs_footprint_largest(&t.m, &t.cfg, false, &room);
+  int n = bs_footprint_largest(&t.m, &t.cfg, BS_FOOTPRINT_SCHEDULED, &room);
   assert_true(n > 4096 && n < 16384);
   room.guards = true; /* stacks and paused memory split no mapping */
   assert_true(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
   room.guards = false;
-  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 16384, true, &t.fp), BS_OK);
+  assert_int_equal(
+      bs_footprint_of(&t.m, &t.cfg, 16384, BS_FOOTPRINT_SPAWN, &t.fp), BS_OK);
   assert_true(t.fp.maps < 2 * BS_FOOTPRINT_MAPS);
   bs_model_free(&t.m);
 }
@@ -182,7 +199,9 @@ static void test_mappings_counted(void **state) {
 static void test_address_counted(void **state) {
   (void)state;
   tiny();
-  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 4096, false, &t.fp), BS_OK);
+  assert_int_equal(
+      bs_footprint_of(&t.m, &t.cfg, 4096, BS_FOOTPRINT_SCHEDULED, &t.fp),
+      BS_OK);
   assert_true(t.fp.address > 4096.0 * (double)bs_world_stacks_reserve_bytes());
   bs_room room = {.address = t.fp.address};
   assert_true(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
@@ -191,10 +210,11 @@ static void test_address_counted(void **state) {
     assert_false(bs_footprint_fits(&t.fp, &room, t.why, sizeof t.why));
     assert_non_null(strstr(t.why, "GiB of address space in one process"));
     assert_non_null(strstr(t.why, "RLIMIT_AS (ulimit -v) leaves 2.00 GiB"));
-    int n = bs_footprint_largest(&t.m, &t.cfg, false, &room);
+    int n = bs_footprint_largest(&t.m, &t.cfg, BS_FOOTPRINT_SCHEDULED, &room);
     assert_true(n > 1 && n < 4096);
   }
-  assert_int_equal(bs_footprint_of(&t.m, &t.cfg, 4096, true, &t.fp), BS_OK);
+  assert_int_equal(
+      bs_footprint_of(&t.m, &t.cfg, 4096, BS_FOOTPRINT_SPAWN, &t.fp), BS_OK);
   assert_true(t.fp.address < (1u << 30));
   bs_model_free(&t.m);
 }

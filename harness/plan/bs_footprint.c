@@ -19,10 +19,24 @@
 #define GIB ((double)(1u << 30))
 #define MIB ((double)(1u << 20))
 
+/* Device and host bytes of a rank at its peak, the larger of the train
+ * step's (bf16 params and fp32 grads where elements live; the Normal
+ * backuper's pinned copy of every tensor, where MainCast keeps only the
+ * extras') and the weight sync's (the params, that copy, the bucket's
+ * staging and gather: their padding to the world stays unbacked), a
+ * quarter more for the pages they round up to. */
+static double state_bytes(const bs_config *cfg, double bytes, double bucket) {
+  double copy = cfg->rematerialize ? 0 : bytes;
+  double step = 3 * bytes + copy;
+  double sync = bytes + copy + 2 * bucket;
+  return 1.25 * (step > sync ? step : sync);
+}
+
 bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
-                          int ranks, bool spawn, bs_footprint *out) {
+                          int ranks, bs_footprint_ranks as, bs_footprint *out) {
   bs_status st = BS_OK;
   double bytes = 0, largest = 0, padded = 0;
+  bool spawn = as == BS_FOOTPRINT_SPAWN;
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < m->n; i++) {
     double b = (double)bs_tensor_bytes(&m->t[i]);
@@ -32,16 +46,18 @@ bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
   BS_CHECK(bs_actor_layout_numel(m, ranks, cfg, &padded));
   double bucket = (double)cfg->sim.update_buffer_bytes;
   bucket = bucket < bytes ? bucket : bytes;
-  /* bf16 params, fp32 grads, the params' cpu copy while paused; the
-   * backup of every tensor; the weight sync's staging and its gather
-   * (padded to a byte a rank); the engine and what it receives. */
   double engines =
       spawn || ranks <= BS_ENGINE_PROCS_MAX ? ranks : BS_ENGINE_PROCS_MAX;
-  out->per_rank = BS_FOOTPRINT_RANK_BYTES + (2 + 4 + 2) * padded + bytes +
-                  2 * bucket + ranks + largest +
-                  BS_FOOTPRINT_ENGINE_BYTES * engines / ranks +
+  out->engines = engines * BS_FOOTPRINT_ENGINE_BYTES +
+                 ranks * (BS_FOOTPRINT_ENGINE_RANK_BYTES + largest);
+  out->per_rank = BS_FOOTPRINT_RANK_BYTES +
+                  (cfg->rematerialize ? BS_FOOTPRINT_MAINCAST_BYTES : 0) +
+                  BS_FOOTPRINT_TENSOR_BYTES * (double)m->n +
+                  state_bytes(cfg, bytes, bucket) + out->engines / ranks +
+                  (as == BS_FOOTPRINT_THREADS ? BS_FOOTPRINT_THREAD_BYTES : 0) +
                   (spawn ? BS_FOOTPRINT_PROC_BYTES : 0);
-  out->shared = 12 * padded; /* fp32 master and Adam's two moments, sharded */
+  /* fp32 master and Adam's two moments, sharded; the world's process */
+  out->shared = 12 * padded + (spawn ? 0 : BS_FOOTPRINT_WORLD_BYTES);
   out->bytes = ranks * out->per_rank + out->shared;
   /* At least (the rest is the run's to say): every rank's DDP param and
    * grad buffers, reserved whole, padding and all, and on threads, one
@@ -49,9 +65,10 @@ bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
   out->address =
       spawn ? 6 * padded
             : ranks * (6 * padded + (double)bs_world_stacks_reserve_bytes());
-  /* Rank threads, engine processes, the processes of --spawn; the parent,
-   * the child and its watchdog. */
-  out->tasks = ranks + (long)engines + (spawn ? ranks : 0) + 4;
+  /* Engine processes; a thread a rank, or a process; the parent, the
+   * child, its watchdog and the hasher. */
+  out->tasks = (long)engines + (as == BS_FOOTPRINT_SCHEDULED ? 1 : ranks) +
+               (spawn ? ranks : 0) + 4;
   double maps = cfg->rematerialize ? BS_FOOTPRINT_RANK_MAPS_MAINCAST
                                    : BS_FOOTPRINT_RANK_MAPS;
   out->maps = (long)((spawn ? 1 : ranks) * maps) + BS_FOOTPRINT_MAPS;
@@ -215,12 +232,12 @@ static long maps_of(const bs_footprint *fp, const bs_room *room) {
 }
 
 int bs_footprint_largest(const bs_model_spec *m, const bs_config *cfg,
-                         bool spawn, const bs_room *room) {
+                         bs_footprint_ranks as, const bs_room *room) {
   int lo = 0, hi = BS_WORLD_MAX_RANKS; /* lo fits (0: trivially), hi+1 not */
   while (lo < hi) {
     int mid = lo + (hi - lo + 1) / 2;
     bs_footprint fp;
-    if (bs_footprint_of(m, cfg, mid, spawn, &fp) == BS_OK &&
+    if (bs_footprint_of(m, cfg, mid, as, &fp) == BS_OK &&
         bs_footprint_fits(&fp, room, NULL, 0))
       lo = mid;
     else
@@ -241,8 +258,8 @@ bool bs_footprint_fits(const bs_footprint *fp, const bs_room *room, char *buf,
   }
   if (room->tasks > 0 && fp->tasks > room->tasks) {
     snprintf(buf, n,
-             "needs %ld threads and processes (a thread a rank, its "
-             "engine processes), %ld free (%s)",
+             "needs %ld threads and processes (its ranks', its engines'), "
+             "%ld free (%s)",
              fp->tasks, room->tasks, room->tasks_by);
     return false;
   }

@@ -3,15 +3,13 @@
  * and the largest world that fits, never a run the OOM killer ends (or a
  * fork that fails half-way for want of tasks).
  *
- * A rank of a host-device world is a thread with its device memory (the
- * model's tensors and their backup, the DDP param and grad buffers padded
- * to the world's size, its optimizer shard, the weight sync's bucket) and
- * its share of a rollout-engine process (one per rank up to
- * BS_ENGINE_PROCS_MAX ranks, shared above; each connection holds the
- * largest tensor it receives); a rank of a --spawn world is a process of
- * its own, with an engine of its own. The
- * fixed parts are measured (docs/performance.md, "Worlds of thousands of
- * ranks"). */
+ * A rank of a host-device world is a fiber (or a thread) with its device
+ * memory where elements live (the DDP param and grad buffers' padding
+ * stays unbacked), its backups, its optimizer shard, the weight sync's
+ * staging, and its share of a rollout-engine process (one per rank up to
+ * BS_ENGINE_PROCS_MAX ranks, shared above); a rank of a --spawn world is
+ * a process of its own, with an engine of its own. The fixed parts are
+ * measured (docs/performance.md, "What a world needs"). */
 #ifndef BS_FOOTPRINT_H
 #define BS_FOOTPRINT_H
 
@@ -21,13 +19,24 @@
 #include "model/bs_config.h"
 #include "model/bs_model.h"
 
-/* Measured on the 2-core VM (tiny model, 1024 and 4096 ranks): what a rank
- * thread costs besides its model state (stack pages, flight ring, the
- * page-rounded device allocations, malloc's share), what an engine
- * process costs (its private pages and the kernel's), and what a --spawn
- * rank process adds. */
-#define BS_FOOTPRINT_RANK_BYTES ((double)(192 << 10))
-#define BS_FOOTPRINT_ENGINE_BYTES ((double)(1 << 20))
+/* Fitted to the peaks of 1,024, 4,096 and 16,384 ranks of six scenarios
+ * on the 2-core VM (docs/performance.md, "What a world needs"), 7% to 60%
+ * above each: what a scheduled rank costs besides its model state (its
+ * fiber's stack, flight ring, run record, fault counters, a few device
+ * pages), what MainCast adds (its rebuild's plan and staging, the extras'
+ * backuper), what each tensor adds (its digests at each phase, backup
+ * slots), what a real thread adds (--schedule threads: its stack pages
+ * and TLS), what a world's process holds once (the hasher's ring, the
+ * libraries), an engine process's own pages and what each rank it serves
+ * adds to them (besides the largest tensor it receives), a --spawn rank
+ * process. */
+#define BS_FOOTPRINT_RANK_BYTES ((double)(36 << 10))
+#define BS_FOOTPRINT_MAINCAST_BYTES ((double)(52 << 10))
+#define BS_FOOTPRINT_TENSOR_BYTES ((double)(3 << 9))
+#define BS_FOOTPRINT_THREAD_BYTES ((double)(24 << 10))
+#define BS_FOOTPRINT_WORLD_BYTES ((double)(16 << 20))
+#define BS_FOOTPRINT_ENGINE_BYTES ((double)(128 << 10))
+#define BS_FOOTPRINT_ENGINE_RANK_BYTES ((double)(2 << 10))
 #define BS_FOOTPRINT_PROC_BYTES ((double)(4 << 20))
 /* Memory mappings a rank thread holds at most (its stack and guard, and
  * the host device's allocations, each its own while the protections of
@@ -53,6 +62,7 @@ typedef struct bs_footprint {
   double per_rank;   /* bytes one rank costs */
   double shared;     /* bytes the world holds once (the optimizer's state) */
   double bytes;      /* ranks x per_rank + shared */
+  double engines;    /* of bytes, what the engine processes hold */
   long tasks;        /* threads and processes the world starts */
   long maps;         /* memory mappings of the process of its threads */
   long maps_guarded; /* the same where the kernel has guard regions */
@@ -60,11 +70,20 @@ typedef struct bs_footprint {
                         at least: its ranks' DDP buffers and stacks */
 } bs_footprint;
 
+/* What a world's ranks are: fibers of one thread under the scheduler
+ * (the default), real threads (--schedule threads), or a process each
+ * (--spawn). */
+typedef enum bs_footprint_ranks {
+  BS_FOOTPRINT_SCHEDULED = 0,
+  BS_FOOTPRINT_THREADS,
+  BS_FOOTPRINT_SPAWN
+} bs_footprint_ranks;
+
 /* The footprint of a world of `ranks` ranks of model m laid out as cfg
- * says (DDP buckets, the weight sync's bucket); spawn: a process per
- * rank. BS_ERR_INVALID when the model does not lay out over `ranks`. */
+ * says (DDP buckets, the weight sync's bucket). BS_ERR_INVALID when the
+ * model does not lay out over `ranks`. */
 bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
-                          int ranks, bool spawn, bs_footprint *out);
+                          int ranks, bs_footprint_ranks as, bs_footprint *out);
 
 /* What this machine gives now. */
 typedef struct bs_room {
@@ -88,7 +107,7 @@ double bs_footprint_bytes_room(const char *root, const char *meminfo, char *by,
 /* The largest world of m (up to BS_WORLD_MAX_RANKS) whose footprint fits
  * the room; 0 when not even one rank does. */
 int bs_footprint_largest(const bs_model_spec *m, const bs_config *cfg,
-                         bool spawn, const bs_room *room);
+                         bs_footprint_ranks as, const bs_room *room);
 
 /* Whether fp fits room; when not, why in buf (NULL with n 0: not said)
  * ("needs 21.3 GiB (16384 ranks x 1.3 MiB + 0.1 GiB), 20.1 GiB available

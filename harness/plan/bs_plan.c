@@ -100,6 +100,18 @@ static bs_status check_fault_cycle(const bs_run_fault *f, int cycles,
                      cycles == 1 ? "" : "s", last);
 }
 
+/* The run's schedule: the options', seeded by --schedule-seed or else by
+ * the run's --seed; real threads for ranks that are not all threads of
+ * one process on the sim (processes and GPUs keep real time). */
+static bs_sched_spec plan_schedule(const bs_opts_run *o, bool spawn) {
+  bs_sched_spec s = o->schedule;
+  if (!o->schedule_seed_given)
+    s.seed = o->seed;
+  if (spawn || o->rendezvous || strcmp(o->backend, "sim") != 0)
+    s = (bs_sched_spec){.policy = BS_SCHED_THREADS};
+  return s;
+}
+
 /* A host world that would not fit this machine (bs_footprint.h). */
 static bs_status check_footprint(const bs_opts_run *o, const bs_scenario *s,
                                  const bs_model_spec *m, const bs_config *cfg,
@@ -108,15 +120,19 @@ static bs_status check_footprint(const bs_opts_run *o, const bs_scenario *s,
   bs_footprint fp;
   bs_room room;
   char why[300];
-  bool spawn = o->spawn && ranks > 1;
+  bs_footprint_ranks as =
+      o->spawn && ranks > 1 ? BS_FOOTPRINT_SPAWN
+      : plan_schedule(o, o->spawn).policy == BS_SCHED_THREADS
+          ? BS_FOOTPRINT_THREADS
+          : BS_FOOTPRINT_SCHEDULED;
   bs_footprint_room(&room);
-  BS_CHECK(bs_footprint_of(m, cfg, ranks, spawn, &fp));
+  BS_CHECK(bs_footprint_of(m, cfg, ranks, as, &fp));
   if (!bs_footprint_fits(&fp, &room, why, sizeof why))
     USAGE("%s: a world of %d rank%s of model %s%s %s; the largest that fits "
           "here: %d",
           s->name, ranks, ranks == 1 ? "" : "s", o->model ? o->model : s->model,
           o->scale != 1.0 ? " at that --scale" : "", why,
-          bs_footprint_largest(m, cfg, spawn, &room));
+          bs_footprint_largest(m, cfg, as, &room));
 out:
   return st;
 }
@@ -208,18 +224,6 @@ static bs_status plan_faults(const bs_opts_run *o, const bs_scenario *s,
   if (st == BS_OK && o->nfaults)
     memcpy(out + *nown, o->faults, o->nfaults * sizeof *out);
   return st;
-}
-
-/* The run's schedule: the options', seeded by --schedule-seed or else by
- * the run's --seed; real threads for ranks that are not all threads of
- * one process on the sim (processes and GPUs keep real time). */
-static bs_sched_spec plan_schedule(const bs_opts_run *o, bool spawn) {
-  bs_sched_spec s = o->schedule;
-  if (!o->schedule_seed_given)
-    s.seed = o->seed;
-  if (spawn || o->rendezvous || strcmp(o->backend, "sim") != 0)
-    s = (bs_sched_spec){.policy = BS_SCHED_THREADS};
-  return s;
 }
 
 /* c's fields from the options; its faults at out. */
