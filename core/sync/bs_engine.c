@@ -43,7 +43,6 @@ struct bs_engine {
   char *exe;
   char **prefix; /* NULL-terminated copy of argv_prefix */
   int rank, timeout_ms;
-  int world; /* above BS_ENGINE_PROCS_MAX: its process is a group's */
   pid_t pid;
   int fd;
   group *g; /* a process shared with other ranks' engines; NULL: its own */
@@ -243,8 +242,7 @@ static void unlink_group(group *g) {
 
 /* The group's process, started by the first of its ranks to come; each
  * rank takes its socket, and the last to take it forgets the group (a
- * later world starts its own). A rank whose socket there is taken already
- * (its second restart before its neighbours' first) starts another. */
+ * later world starts its own). */
 static bs_status join_group(bs_engine *e, int world) {
   bs_status st = BS_OK;
   int k = (world + BS_ENGINE_PROCS_MAX - 1) / BS_ENGINE_PROCS_MAX;
@@ -252,8 +250,7 @@ static bs_status join_group(bs_engine *e, int world) {
   k = first + k <= world ? k : world - first;
   pthread_mutex_lock(&groups_mu);
   group *g = groups;
-  while (g && (g->first != first || g->world != world ||
-               g->fds[e->rank - first] < 0))
+  while (g && (g->first != first || g->world != world))
     g = g->next;
   if (!g) {
     g = calloc(1, sizeof *g);
@@ -357,7 +354,6 @@ bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
     if (!(e->prefix[i] = strdup(argv_prefix[i])))
       BS_FAIL(BS_ERR_NOMEM, NULL, "engine handle");
   e->rank = rank;
-  e->world = world;
   e->fd = e->pid = -1;
   e->timeout_ms = DEFAULT_TIMEOUT_MS;
   BS_CHECK(world > BS_ENGINE_PROCS_MAX ? join_group(e, world) : spawn(e));
@@ -398,15 +394,12 @@ out:
   return st;
 }
 
-/* In a world of groups, into a group again: the whole world restarts its
- * engines after a death (the failure is every rank's), and 16,384 processes
- * of one each would not fit the machine (bs_engine_start_world). */
 bs_status bs_engine_restart(bs_engine *e) {
   bs_status st = BS_OK;
   if (!e)
     BS_FAIL(BS_ERR_INVALID, NULL, "engine restart without an engine");
   end_process(e, true);
-  BS_CHECK(e->world > BS_ENGINE_PROCS_MAX ? join_group(e, e->world) : spawn(e));
+  BS_CHECK(spawn(e));
 out:
   return st;
 }
