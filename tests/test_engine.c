@@ -202,6 +202,43 @@ static void test_shared_process_forked(void **state) {
   bs_engine_keep(0);
 }
 
+/* A restart in a world of groups starts a group process again, at the
+ * engine's next use: ranks 4..7 restarted have no process until then, and
+ * then share a fresh one, not one each; rank 5 restarted twice, the
+ * second time after its group's process started, starts another. */
+static void test_restart_in_group(void **state) {
+  (void)state;
+  bs_engine *e[4] = {NULL};
+  bs_engine_result res;
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(bs_engine_start_world(SELF, NULL, 4 + i, 1024, &e[i]),
+                     BS_OK);
+  pid_t old = bs_engine_pid(e[0]);
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(bs_engine_restart(e[i]), BS_OK);
+    assert_int_equal(bs_engine_pid(e[i]), -1);
+    assert_false(bs_engine_alive(e[i]));
+  }
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(bs_engine_reconnect(e[i]), BS_OK);
+  pid_t now = bs_engine_pid(e[0]);
+  assert_true(now > 0 && now != old);
+  for (int i = 1; i < 4; i++)
+    assert_int_equal(bs_engine_pid(e[i]), now);
+  assert_int_equal(bs_engine_restart(e[1]), BS_OK);
+  assert_int_equal(bs_engine_update_begin(e[1], 1), BS_OK);
+  assert_int_equal(bs_engine_update_end(e[1], &res), BS_OK);
+  assert_int_equal(res.ntensors, 0);
+  bs_engine_result_free(&res);
+  assert_true(bs_engine_pid(e[1]) != now && bs_engine_pid(e[1]) > 0);
+  assert_int_equal(bs_engine_pid(e[2]), now);
+  for (int i = 0; i < 4; i++) {
+    assert_true(bs_engine_alive(e[i]));
+    assert_int_equal(bs_engine_stop(e[i]), BS_OK);
+  }
+  bs_err_clear();
+}
+
 static void test_clean_updates(void **state) {
   (void)state;
   bs_engine *e = NULL;
@@ -776,6 +813,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_shared_process, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shared_process_forked, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_restart_in_group, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kept_engines, setup, teardown),
       cmocka_unit_test_setup_teardown(test_zygote_engines, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wrong_expected_digest, setup,

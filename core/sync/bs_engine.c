@@ -43,6 +43,8 @@ struct bs_engine {
   char *exe;
   char **prefix; /* NULL-terminated copy of argv_prefix */
   int rank, timeout_ms;
+  int world;    /* above BS_ENGINE_PROCS_MAX: its process is a group's */
+  bool pending; /* restarted in a world of groups: joins at its next use */
   pid_t pid;
   int fd;
   group *g; /* a process shared with other ranks' engines; NULL: its own */
@@ -242,7 +244,8 @@ static void unlink_group(group *g) {
 
 /* The group's process, started by the first of its ranks to come; each
  * rank takes its socket, and the last to take it forgets the group (a
- * later world starts its own). */
+ * later world starts its own). A rank whose socket there is taken already
+ * (its second restart before its neighbours' first) starts another. */
 static bs_status join_group(bs_engine *e, int world) {
   bs_status st = BS_OK;
   int k = (world + BS_ENGINE_PROCS_MAX - 1) / BS_ENGINE_PROCS_MAX;
@@ -250,7 +253,8 @@ static bs_status join_group(bs_engine *e, int world) {
   k = first + k <= world ? k : world - first;
   pthread_mutex_lock(&groups_mu);
   group *g = groups;
-  while (g && (g->first != first || g->world != world))
+  while (g && (g->first != first || g->world != world ||
+               g->fds[e->rank - first] < 0))
     g = g->next;
   if (!g) {
     g = calloc(1, sizeof *g);
@@ -354,6 +358,7 @@ bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
     if (!(e->prefix[i] = strdup(argv_prefix[i])))
       BS_FAIL(BS_ERR_NOMEM, NULL, "engine handle");
   e->rank = rank;
+  e->world = world;
   e->fd = e->pid = -1;
   e->timeout_ms = DEFAULT_TIMEOUT_MS;
   BS_CHECK(world > BS_ENGINE_PROCS_MAX ? join_group(e, world) : spawn(e));
@@ -394,12 +399,21 @@ out:
   return st;
 }
 
+/* In a world of groups, into a group again: the whole world restarts its
+ * engines after a death (the failure is every rank's), and 16,384 processes
+ * of one each would not fit the machine (bs_engine_start_world). Joined at
+ * the next use, not now: by then every rank of the group has closed its old
+ * socket (collectives lie between), where a group started at the first
+ * restart opens its sockets for all its ranks while the rest still hold
+ * theirs, up to twice the world's descriptors (RLIMIT_NOFILE). */
 bs_status bs_engine_restart(bs_engine *e) {
   bs_status st = BS_OK;
   if (!e)
     BS_FAIL(BS_ERR_INVALID, NULL, "engine restart without an engine");
   end_process(e, true);
-  BS_CHECK(spawn(e));
+  e->pending = e->world > BS_ENGINE_PROCS_MAX;
+  if (!e->pending)
+    BS_CHECK(spawn(e));
 out:
   return st;
 }
@@ -471,11 +485,22 @@ static bool gone(const bs_engine *e) {
 
 /* ---- the session ---- */
 
+/* A restarted engine of a world of groups joins its group's process. */
+static bs_status join_pending(bs_engine *e) {
+  bs_status st = BS_OK;
+  if (e->pending)
+    BS_CHECK(join_group(e, e->world));
+  e->pending = false;
+out:
+  return st;
+}
+
 bs_status bs_engine_reconnect(bs_engine *e) {
   bs_status st = BS_OK;
   bs_eframe h;
   if (!e)
     BS_FAIL(BS_ERR_INVALID, NULL, "reconnect without an engine");
+  BS_CHECK(join_pending(e));
   if (bs_fault_hit(BS_FP_ENGINE_RECONNECT, NULL))
     BS_FAIL(BS_ERR_ENGINE_DEAD, NULL,
             "engine of rank %d: reconnect refused (fault engine/reconnect)",
@@ -504,6 +529,7 @@ bs_status bs_engine_update_begin(bs_engine *e, int cycle) {
   uint64_t info = 0;
   if (!e)
     BS_FAIL(BS_ERR_INVALID, NULL, "update without an engine");
+  BS_CHECK(join_pending(e));
   e->cycle = cycle;
   if (gone(e)) {
     st = dead(e, NULL, "before the update");

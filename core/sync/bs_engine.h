@@ -57,7 +57,10 @@ bs_status bs_engine_start_world(const char *exe, const char *const *argv_prefix,
  * frees. BS_OK unless the engine ended abnormally now (a death already
  * reported by another call is not reported again). NULL is a no-op. */
 bs_status bs_engine_stop(bs_engine *e);
-/* A fresh process for the same rank (after a death). */
+/* A fresh process for the same rank (after a death); in a world of
+ * groups, a fresh group process, which the first of its ranks to use its
+ * engine again (an update, a reconnect) starts: until then the engine has
+ * no process (pid -1, not alive). */
 bs_status bs_engine_restart(bs_engine *e);
 
 /* Starts an update. The engine/verify fault is checked here: when it
