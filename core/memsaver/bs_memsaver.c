@@ -187,6 +187,10 @@ static bool is_small(const bs_memsaver *ms, size_t bytes) {
   return bytes <= bs_dev_page(ms->dev) / 2;
 }
 
+static size_t block_round(size_t bytes) {
+  return (bytes + BLOCK - 1) / BLOCK * BLOCK;
+}
+
 /* The first offset of an active segment with len free bytes; SIZE_MAX if
  * none. */
 static size_t gap_of(const ms_alloc *a, size_t len) {
@@ -243,7 +247,7 @@ static bs_status map_new(bs_memsaver *ms, ms_alloc *a, size_t bytes,
   bool mapped = false;
   a->bytes = page_round(ms, bytes);
   if (is_small(ms, bytes))
-    BS_CHECK(block_add(a, 0, (bytes + BLOCK - 1) / BLOCK * BLOCK));
+    BS_CHECK(block_add(a, 0, block_round(bytes)));
   BS_CHECK(bs_dev_va_reserve(ms->dev, a->bytes, (void **)&a->va));
   BS_CHECK(bs_dev_phys_map(ms->dev, a->va, a->bytes));
   mapped = true;
@@ -275,7 +279,7 @@ bs_status bs_memsaver_alloc(bs_memsaver *ms, const char *tag, bool cpu_backup,
             bytes, tag);
   snprintf(a.tag, sizeof a.tag, "%s", tag);
   if (is_small(ms, bytes))
-    BS_CHECK(carve(ms, &a, (bytes + BLOCK - 1) / BLOCK * BLOCK, ptr));
+    BS_CHECK(carve(ms, &a, block_round(bytes), ptr));
   if (*ptr)
     goto out;
   BS_CHECK(bs_vec_reserve(&ms->allocs, &ms->cap, ms->n + 1, sizeof *ms->allocs,
