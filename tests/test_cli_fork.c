@@ -116,27 +116,26 @@ static void test_verdicts(void **state) {
 
 static size_t order[16], norder;
 
+/* The parent makes this file once it has job 2's result, and job 0 waits
+ * for it (bounded): a later job ends first whatever the load. Not sleeps
+ * of different lengths (a later fork can start late enough to end last all
+ * the same), nor a file job 2 makes (its exit, gcov's counters written
+ * under coverage, can take longer than job 0's whole run), nor a pipe (a
+ * job's child keeps no descriptor but its own). */
+static char gate[64];
+
 static void record_order(void *arg, size_t job, const bs_job_out *o) {
   (void)arg;
   if (o)
     order[norder++] = job;
+  if (o && job == 2)
+    close(open(gate, O_CREAT | O_WRONLY, 0600));
 }
 
-/* Job 2 lets job 0 end by making this file (not sleeps of different
- * lengths: under load a later fork can start late enough to end last all
- * the same; not a pipe: a job's child keeps no descriptor but its own). */
-static char gate[64];
-
 /* A later job finishes first; results still land in job order. Jobs 0 to
- * 2 run at once (3 in parallel); job 0 waits, bounded, for job 2. */
+ * 2 run at once (3 in parallel). */
 static int child_slow_first(void *arg, size_t job, int fd) {
   struct timespec nap = {0, 1000000L};
-  if (job == 2) {
-    int g = open(gate, O_CREAT | O_WRONLY, 0600);
-    if (g < 0)
-      return 1;
-    close(g);
-  }
   for (int i = 0; job == 0 && i < 5000 && access(gate, F_OK) != 0; i++)
     nanosleep(&nap, NULL);
   return child_echo(arg, job, fd);
