@@ -5,30 +5,67 @@ a world needs with its engine processes (docs/performance.md, "What a world
 needs"); /usr/bin/time's %M is the largest single process's.
   ci/peak_pss.py build/default/backstop run steady-maincast --ranks 4096 -q
 """
-import subprocess, sys, time, os
-if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
-    print(__doc__.strip())
-    sys.exit(0 if len(sys.argv) > 1 else 2)
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-best = (0, 0, 0)
-def kids():
-    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout.split("\n")
-    ch = {}
-    for l in out:
-        f = l.split()
-        if len(f) == 2: ch.setdefault(int(f[1]), []).append(int(f[0]))
-    todo, seen = [p.pid], []
-    while todo:
-        x = todo.pop(); seen.append(x); todo += ch.get(x, [])
-    return seen
-while p.poll() is None:
-    tot, mx, n = 0, 0, 0
-    for pid in kids():
+import os
+import subprocess
+import sys
+import time
+
+
+def children():
+    """Each process's children, by parent pid (read from /proc)."""
+    by_parent = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
         try:
-            for l in open(f"/proc/{pid}/smaps_rollup"):
-                if l.startswith("Pss:"):
-                    v = int(l.split()[1]); tot += v; mx = max(mx, v); n += 1
-        except Exception: pass
-    if tot > best[0]: best = (tot, mx, n)
-    time.sleep(0.3)
-print(f"peak total PSS {best[0]} KiB ({best[0]/2**20:.2f} GiB), largest process {best[1]} KiB, {best[2]} processes; rc {p.returncode}")
+            with open(f"/proc/{name}/stat") as f:
+                # the parent pid is the second field after the ")" of comm
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # ended meanwhile
+        by_parent.setdefault(ppid, []).append(int(name))
+    return by_parent
+
+
+def tree(root):
+    """root and every process below it."""
+    by_parent = children()
+    found, frontier = [], [root]
+    while frontier:
+        pid = frontier.pop()
+        found.append(pid)
+        frontier.extend(by_parent.get(pid, []))
+    return found
+
+
+def pss_kib(pid):
+    """The process's PSS in KiB; 0 once it has ended."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(sys.argv) > 1 else 2
+    cmd = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    total, largest, count = 0, 0, 0
+    while cmd.poll() is None:
+        sizes = [pss_kib(pid) for pid in tree(cmd.pid)]
+        if sum(sizes) > total:
+            total, largest, count = sum(sizes), max(sizes), len(sizes)
+        time.sleep(0.3)
+    print(f"peak total PSS {total} KiB ({total / 2**20:.2f} GiB), largest "
+          f"process {largest} KiB, {count} processes; rc {cmd.returncode}")
+    return cmd.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

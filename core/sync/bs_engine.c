@@ -245,7 +245,7 @@ static void unlink_group(group *g) {
 /* The group's process, started by the first of its ranks to come; each
  * rank takes its socket, and the last to take it forgets the group (a
  * later world starts its own). A rank whose socket there is taken already
- * (its second restart before its neighbours' first) starts another. */
+ * (restarted again before all its neighbours joined) starts another. */
 static bs_status join_group(bs_engine *e, int world) {
   bs_status st = BS_OK;
   int k = (world + BS_ENGINE_PROCS_MAX - 1) / BS_ENGINE_PROCS_MAX;
