@@ -52,7 +52,8 @@ static void test_publish_find(void **state) {
                      .real_ns = 123,
                      .first = 4,
                      .size = 2,
-                     .done = 41},
+                     .done = 41,
+                     .torn = 3},
                 got;
   snprintf(n.cause, sizeof n.cause, "rank 5 died: fault comm/rank_exit");
   assert_false(bs_abort_find(dir, 0, &got));
@@ -65,16 +66,18 @@ static void test_publish_find(void **state) {
   assert_int_equal(got.first, 4);
   assert_int_equal(got.size, 2);
   assert_int_equal(got.done, n.done);
+  assert_int_equal(got.torn, 3);
   assert_string_equal(got.cause, n.cause);
   /* Several: the lowest first rank; junk and half-written files are not
    * notes. */
-  put("abort.2", "16 77 2 2 0 9\nrank 2 waited more than 10 ms\n");
-  put("abort.8", "18 77 8 2 1 9\nfollows: not an original\n");
+  put("abort.2", "16 77 2 2 0 9 1\nrank 2 waited more than 10 ms\n");
+  put("abort.8", "18 77 8 2 1 9 1\nfollows: not an original\n");
   put("abort.1", "not a note\n");
-  put("abort.3", "99 1 3 1 0 9\nstatus out of range\n");
-  put("abort.0.tmp.42", "18 1 0 2 0 9\nhalf written\n");
-  put("abort.6", "16 1 7 2 0 9\nfirst rank disagrees with the name\n");
+  put("abort.3", "99 1 3 1 0 9 1\nstatus out of range\n");
+  put("abort.0.tmp.42", "18 1 0 2 0 9 1\nhalf written\n");
+  put("abort.6", "16 1 7 2 0 9 1\nfirst rank disagrees with the name\n");
   put("abort.5", "16 1 5 2 0\nan old five-field note\n");
+  put("abort.4", "16 1 4 2 0 9\nan old six-field note\n");
   assert_true(bs_abort_find(dir, 0, &got));
   assert_int_equal(got.first, 2);
   assert_int_equal(got.st, 16);
@@ -103,7 +106,8 @@ static void test_world_finds_note(void **state) {
                      .real_ns = bs_abort_real_ns(),
                      .first = 1,
                      .size = 1,
-                     .done = 3};
+                     .done = 3,
+                     .torn = 2};
   snprintf(n.cause, sizeof n.cause, "rank 1 died: fault comm/rank_exit");
   assert_int_equal(bs_world_create(&o, &w), BS_OK);
   assert_int_equal(bs_abort_publish(dir, &n), BS_OK);
@@ -127,6 +131,16 @@ static void test_world_finds_note(void **state) {
   assert_false(bs_world_joined_by_failer(w, &p));
   p.at.op = BS_COLL_ALL_REDUCE;
   p.state = BS_RANK_RUNNING;
+  assert_false(bs_world_joined_by_failer(w, &p));
+  /* So does a teardown it finished (its second: torn 2), not a later
+   * one, and not outside a teardown. */
+  p.tearing = true;
+  p.torn = 1;
+  assert_true(bs_world_joined_by_failer(w, &p));
+  p.torn = 2;
+  assert_false(bs_world_joined_by_failer(w, &p));
+  p.torn = 1;
+  p.tearing = false;
   assert_false(bs_world_joined_by_failer(w, &p));
   bs_world_destroy(w);
 }
@@ -195,6 +209,9 @@ static bs_status die_or_wait(bs_comm *c, void *arg) {
   for (int i = 0; i < 2; i++)
     if (bs_comm_barrier(c) != BS_OK)
       return BS_ERR_ABORTED;
+  /* A teardown both finish, and the groups made again. */
+  if (bs_comm_destroy(c) != BS_OK || bs_comm_init(c, "test") != BS_OK)
+    return BS_ERR_ABORTED;
   if (bs_comm_rank(c) == 1) {
     bs_comm_die(c, "test");
     return BS_ERR_RANK_DEAD;
@@ -217,8 +234,10 @@ static void test_world_publishes(void **state) {
   assert_int_equal(got.size, 2);
   assert_non_null(strstr(got.cause, "rank 1"));
   assert_true(got.real_ns <= bs_abort_real_ns());
-  /* Both ranks went through the two barriers before the death. */
-  assert_int_equal(got.done, 2);
+  /* Both ranks went through the two barriers, the teardown and the init
+   * (a collective too) before the death. */
+  assert_int_equal(got.done, 3);
+  assert_int_equal(got.torn, 1);
   bs_world_destroy(w);
 }
 

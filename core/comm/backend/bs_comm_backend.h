@@ -52,7 +52,11 @@ typedef struct bs_rank_pos {
   bs_coll_args at;   /* IN_COLL: the collective (buffers unused) */
   uint64_t since_ns; /* monotonic: when it entered the state */
   uint64_t last_seq; /* last collective it completed */
-  char why[96];      /* EXITED/DEAD: how it left */
+  /* Teardowns of its world communicator it completed, and whether it is
+   * in one now (a finalize waits for the peers that went through it). */
+  uint32_t torn;
+  bool tearing;
+  char why[96]; /* EXITED/DEAD: how it left */
 } bs_rank_pos;
 
 typedef struct bs_comm_backend {
@@ -207,10 +211,10 @@ bs_status bs_world_fail(bs_world *w, bs_status why, uint64_t stall_ns,
 void bs_world_abort(bs_world *w, bs_status why, uint64_t stall_ns,
                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 bs_status bs_world_abort_status(const bs_world *w);
-/* Whether a rank at p waits in a collective of the world communicator
- * that the process whose note failed this world had gone through on every
- * rank: every peer joined it, so it completes here too, and a wait in it
- * must not abort it (it stays bounded by the timeout). */
+/* Whether a rank at p waits in a collective (or a teardown) of the world
+ * communicator that the process whose note failed this world had gone
+ * through on every rank: every peer joined it, so it completes here too,
+ * and a wait in it must not abort it (it stays bounded by the timeout). */
 bool bs_world_joined_by_failer(bs_world *w, const bs_rank_pos *p);
 /* The failure of a rank that waited past the timeout in its collective. */
 bs_status bs_world_timeout(bs_world *w, int rank, uint64_t since_ns);

@@ -19,10 +19,10 @@ uint64_t bs_abort_real_ns(void) {
 bs_status bs_abort_publish(const char *dir, const bs_abort_note *n) {
   char path[4096], text[512];
   snprintf(path, sizeof path, "%s/" PREFIX "%d", dir, n->first);
-  int len =
-      snprintf(text, sizeof text, "%d %llu %d %d %d %llu\n%s\n", (int)n->st,
-               (unsigned long long)n->real_ns, n->first, n->size,
-               n->follows ? 1 : 0, (unsigned long long)n->done, n->cause);
+  int len = snprintf(text, sizeof text, "%d %llu %d %d %d %llu %u\n%s\n",
+                     (int)n->st, (unsigned long long)n->real_ns, n->first,
+                     n->size, n->follows ? 1 : 0, (unsigned long long)n->done,
+                     (unsigned)n->torn, n->cause);
   return bs_file_publish(path, text, (size_t)len);
 }
 
@@ -30,9 +30,10 @@ static bool read_note(const char *path, bs_abort_note *n) {
   FILE *f = fopen(path, "r");
   int st = 0, follows = 0;
   unsigned long long real = 0, done = 0;
+  unsigned torn = 0;
   bool ok = f &&
-            fscanf(f, "%d %llu %d %d %d %llu\n", &st, &real, &n->first,
-                   &n->size, &follows, &done) == 6 &&
+            fscanf(f, "%d %llu %d %d %d %llu %u\n", &st, &real, &n->first,
+                   &n->size, &follows, &done, &torn) == 7 &&
             st > BS_OK && st < BS_STATUS_COUNT &&
             fgets(n->cause, sizeof n->cause, f);
   if (f)
@@ -44,6 +45,7 @@ static bool read_note(const char *path, bs_abort_note *n) {
   n->real_ns = real;
   n->follows = follows != 0;
   n->done = done;
+  n->torn = torn;
   return true;
 }
 

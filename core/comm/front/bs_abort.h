@@ -25,6 +25,8 @@ typedef struct bs_abort_note {
   bool follows;     /* this world failed because of another's note */
   uint64_t done;    /* the last collective of the world communicator every
                        rank of the publishing world completed */
+  uint32_t torn;    /* the teardowns of that communicator every one of
+                       them completed */
   char cause[256];
 } bs_abort_note;
 

@@ -201,6 +201,19 @@ static void pos_leave(bs_comm *c, uint64_t completed_seq) {
   pthread_mutex_unlock(&w->mu);
 }
 
+/* The world communicator's teardown: in one now, and one more finished
+ * (a group's teardown is its own: only the world's is counted). */
+static void pos_tearing(bs_comm *c, bool now, bool finished) {
+  if (c->pg)
+    return;
+  bs_world *w = c->w;
+  pthread_mutex_lock(&w->mu);
+  bs_rank_pos *p = &w->pos[c->rank];
+  p->tearing = now;
+  p->torn += finished;
+  pthread_mutex_unlock(&w->mu);
+}
+
 void bs_comm_front_show_wait(bs_comm *c, const bs_coll_args *shown) {
   pos_enter(c, shown);
 }
@@ -774,7 +787,9 @@ bs_status bs_comm_destroy(bs_comm *c) {
   uint64_t t0 = bs_span_now();
   /* A failed teardown is the job's failure, not this rank's alone: every
    * rank then fails its next collective (the init that follows) alike. */
+  pos_tearing(c, true, false);
   st = c->w->be->comm_destroy ? c->w->be->comm_destroy(c) : BS_OK;
+  pos_tearing(c, false, st == BS_OK);
   bs_span_since(BS_SPAN_COMM_DESTROY, t0);
   if (st != BS_OK)
     bs_world_abort(c->w, st, 0, "rank %d: communicator teardown failed: %s",

@@ -78,8 +78,10 @@ struct bs_world {
   char cause[256];
   uint64_t stall_ns, end_ns;
   /* Failed by another process's note: the last world collective every
-   * rank of that process completed (0: failed here, or none). */
+   * rank of that process completed (0: failed here, or none), and the
+   * teardowns of the world communicator every one of them completed. */
   uint64_t peer_done;
+  uint32_t peer_torn;
   bs_status *rank_st;
   bs_error *rank_err;
   bs_pg **pgs; /* the process groups made here, by id - 1; under mu */

@@ -578,8 +578,11 @@ static void share(bs_world *w, bs_status why, bool follows) {
   n.real_ns = real - (mono - w->stall_ns);
   snprintf(n.cause, sizeof n.cause, "%s", w->cause);
   n.done = UINT64_MAX;
-  for (int i = 0; i < w->o.size; i++)
+  n.torn = UINT32_MAX;
+  for (int i = 0; i < w->o.size; i++) {
     n.done = w->pos[i].last_seq < n.done ? w->pos[i].last_seq : n.done;
+    n.torn = w->pos[i].torn < n.torn ? w->pos[i].torn : n.torn;
+  }
   pthread_mutex_unlock(&w->mu);
   if (bs_abort_publish(w->o.abort_dir, &n) != BS_OK)
     fprintf(stderr, "backstop: %s\n", bs_err()->message);
@@ -590,6 +593,8 @@ bool bs_world_joined_by_failer(bs_world *w, const bs_rank_pos *p) {
   bool joined = p->state == BS_RANK_IN_COLL && p->at.pg == 0 &&
                 p->at.op != BS_COLL_SEND && p->at.op != BS_COLL_RECV &&
                 p->at.seq && p->at.seq <= w->peer_done;
+  /* A teardown its failer finished (ncclCommFinalize) finishes here too. */
+  joined = joined || (p->tearing && p->torn < w->peer_torn);
   pthread_mutex_unlock(&w->mu);
   return joined;
 }
@@ -628,6 +633,7 @@ static void poll_shared(void *ctx) {
     return;
   pthread_mutex_lock(&w->mu);
   w->peer_done = n.done; /* before the failure any waiter may see */
+  w->peer_torn = n.torn;
   pthread_mutex_unlock(&w->mu);
   bool first = fail_first(w, n.st, note_stall(&n), NULL, 0, n.cause);
   if (first)
