@@ -10,6 +10,7 @@
 #include "bs_buf.h"
 #include "bs_clock.h"
 #include "bs_json_write.h"
+#include "bs_strpool.h"
 #include "bs_vec.h"
 #include "comm/front/bs_watchdog.h"
 
@@ -24,15 +25,31 @@ typedef struct flight_pg {
   char *ranks; /* "[1, 3]", as PyTorch writes the list */
 } flight_pg;
 
+/* An entry as the ring holds it: 112 bytes where bs_flight_entry takes
+ * 192 (a world of 16,384 ranks keeps some 92 entries a rank). Its
+ * record_id is its place in the ring; its phase and stand-in name are
+ * interned (a few distinct strings among millions of entries). */
+typedef struct slot {
+  uint64_t collective_seq_id, p2p_seq_id;
+  uint64_t input_numel, output_numel;
+  uint64_t created_ns, started_ns, completed_ns;
+  const char *profiling_name, *label, *name, *phase;
+  uint32_t thread_id;
+  int32_t pg, me, peer;
+  uint8_t input_dtype, output_dtype, state;
+  bool has_data, is_p2p;
+} slot;
+
 struct bs_flight {
   pthread_mutex_t mu; /* mutable in const readers: see lock() */
   size_t slots;
   uint64_t next_id; /* record_id of the next entry; also how many so far */
   /* Grown as entries come, up to slots (ring_room): a rank's thread of a
-   * 16,384-rank world records some 22 entries of its 8,192 slots. */
-  bs_flight_entry *ring;
+   * 16,384-rank world records some 22 to 92 entries of its 8,192 slots. */
+  slot *ring;
   size_t cap;
-  flight_pg *pgs; /* besides the default group */
+  const char *phase; /* the last entry's, interned: the next one's too */
+  flight_pg *pgs;    /* besides the default group */
   int npgs;
   size_t pgs_cap;
 };
@@ -83,8 +100,9 @@ void bs_flight_destroy(bs_flight *f) {
 static void ring_room(bs_flight *f) {
   if (f->next_id < f->cap || f->cap == f->slots)
     return;
-  size_t cap = 2 * f->cap < f->slots ? 2 * f->cap : f->slots;
-  /* Exactly cap (no bs_vec doubling past it): the ring stops at slots. */
+  /* By half (not doubled: the last step's room is mostly left empty), and
+   * exactly cap (no bs_vec doubling past it): the ring stops at slots. */
+  size_t cap = f->cap + f->cap / 2 < f->slots ? f->cap + f->cap / 2 : f->slots;
   if (!bs_vec_grow(&f->ring, NULL, cap, sizeof *f->ring)) {
     f->slots = f->cap;
     return;
@@ -92,40 +110,85 @@ static void ring_room(bs_flight *f) {
   f->cap = cap;
 }
 
-/* src into dst's n bytes, cut short there as a reader cuts it into its
- * room; not snprintf's "%s": an entry of every collective of every rank. */
-static void cut(char *dst, size_t n, const char *src) {
-  size_t k = strnlen(src, n - 1);
-  memcpy(dst, src, k);
-  dst[k] = '\0';
+/* The process's interned phases and stand-in names: never freed (a few
+ * dozen strings), shared by every recorder. */
+static bs_strpool *strings;
+static pthread_once_t strings_once = PTHREAD_ONCE_INIT;
+
+static void strings_make(void) {
+  strings = bs_strpool_create();
+}
+
+/* The first n bytes of s (up to its NUL), interned; "" when out of
+ * memory: an entry loses a frame's name, not the collective. */
+static const char *intern(const char *s, size_t n) {
+  size_t k = strnlen(s, n);
+  if (k == 0)
+    return "";
+  pthread_once(&strings_once, strings_make);
+  const char *got = strings ? bs_strpool_getn(strings, s, k) : NULL;
+  return got ? got : "";
+}
+
+/* Locked: the recording thread's phase, as the room of an entry's phase
+ * cuts it; interned only when it changed since the last entry. */
+static const char *phase_now(bs_flight *f) {
+  const char *now = bs_err_phase();
+  size_t room = sizeof(((bs_flight_entry *)0)->phase) - 1;
+  if (!f->phase || strncmp(f->phase, now, room) != 0 ||
+      strlen(f->phase) != strnlen(now, room))
+    f->phase = intern(now, room);
+  return f->phase;
 }
 
 uint64_t bs_flight_record(bs_flight *f, const bs_flight_entry *e) {
   pthread_mutex_t *mu = lock(f);
   ring_room(f);
   uint64_t id = f->next_id++;
-  bs_flight_entry *slot = &f->ring[id % f->slots];
-  *slot = *e;
-  slot->record_id = id;
-  slot->state = BS_FLIGHT_SCHEDULED;
-  cut(slot->phase, sizeof slot->phase, bs_err_phase());
-  slot->thread_id = (uint64_t)gettid();
-  slot->time_created_ns = bs_clock_wall_ns();
-  slot->time_discovered_started_ns = 0;
-  slot->time_discovered_completed_ns = 0;
+  f->ring[id % f->slots] = (slot){
+      .collective_seq_id = e->collective_seq_id,
+      .p2p_seq_id = e->p2p_seq_id,
+      .input_numel = e->input_numel,
+      .output_numel = e->output_numel,
+      .created_ns = bs_clock_wall_ns(),
+      .profiling_name = e->profiling_name,
+      .label = e->label,
+      .name = intern(e->name, sizeof e->name - 1),
+      .phase = phase_now(f),
+      .thread_id = (uint32_t)gettid(),
+      .pg = e->pg,
+      .me = e->me,
+      .peer = e->peer,
+      .input_dtype = (uint8_t)e->input_dtype,
+      .output_dtype = (uint8_t)e->output_dtype,
+      .state = BS_FLIGHT_SCHEDULED,
+      .has_data = e->has_data,
+      .is_p2p = e->is_p2p,
+  };
   pthread_mutex_unlock(mu);
   return id;
 }
 
+static size_t count_locked(const bs_flight *f) {
+  return f->next_id < f->slots ? (size_t)f->next_id : f->slots;
+}
+
+/* Locked: the slot of record_id, NULL once the ring has overwritten it. */
+static slot *slot_of(const bs_flight *f, uint64_t record_id) {
+  if (record_id >= f->next_id || f->next_id - record_id > count_locked(f))
+    return NULL;
+  return &f->ring[record_id % f->slots];
+}
+
 void bs_flight_advance(bs_flight *f, uint64_t record_id, bs_flight_state st) {
   pthread_mutex_t *mu = lock(f);
-  bs_flight_entry *slot = &f->ring[record_id % f->slots];
-  if (slot->record_id == record_id && record_id < f->next_id) {
-    slot->state = st;
+  slot *s = slot_of(f, record_id);
+  if (s) {
+    s->state = (uint8_t)st;
     if (st == BS_FLIGHT_STARTED)
-      slot->time_discovered_started_ns = bs_clock_wall_ns();
+      s->started_ns = bs_clock_wall_ns();
     if (st == BS_FLIGHT_COMPLETED)
-      slot->time_discovered_completed_ns = bs_clock_wall_ns();
+      s->completed_ns = bs_clock_wall_ns();
   }
   pthread_mutex_unlock(mu);
 }
@@ -170,10 +233,6 @@ static const flight_pg *pg_of(const bs_flight *f, int id) {
   return NULL;
 }
 
-static size_t count_locked(const bs_flight *f) {
-  return f->next_id < f->slots ? (size_t)f->next_id : f->slots;
-}
-
 size_t bs_flight_count(const bs_flight *f) {
   pthread_mutex_t *mu = lock(f);
   size_t n = count_locked(f);
@@ -181,11 +240,43 @@ size_t bs_flight_count(const bs_flight *f) {
   return n;
 }
 
+/* src into dst's n bytes, cut short there as a reader cuts it into its
+ * room; not snprintf's "%s": every entry a dump or a reader takes. */
+static void cut(char *dst, size_t n, const char *src) {
+  size_t k = strnlen(src, n - 1);
+  memcpy(dst, src, k);
+  dst[k] = '\0';
+}
+
 static bool get_locked(const bs_flight *f, size_t i, bs_flight_entry *out) {
   size_t n = count_locked(f);
   if (i >= n)
     return false;
-  *out = f->ring[(f->next_id - n + i) % f->slots];
+  uint64_t id = f->next_id - n + i;
+  const slot *s = &f->ring[id % f->slots];
+  *out = (bs_flight_entry){
+      .record_id = id,
+      .collective_seq_id = s->collective_seq_id,
+      .profiling_name = s->profiling_name,
+      .label = s->label,
+      .thread_id = s->thread_id,
+      .has_data = s->has_data,
+      .input_numel = s->input_numel,
+      .output_numel = s->output_numel,
+      .input_dtype = (bs_dtype)s->input_dtype,
+      .output_dtype = (bs_dtype)s->output_dtype,
+      .state = (bs_flight_state)s->state,
+      .time_created_ns = s->created_ns,
+      .time_discovered_started_ns = s->started_ns,
+      .time_discovered_completed_ns = s->completed_ns,
+      .pg = s->pg,
+      .p2p_seq_id = s->p2p_seq_id,
+      .is_p2p = s->is_p2p,
+      .me = s->me,
+      .peer = s->peer,
+  };
+  cut(out->name, sizeof out->name, s->name);
+  cut(out->phase, sizeof out->phase, s->phase);
   return true;
 }
 
