@@ -212,6 +212,40 @@ static void test_ring_grows_then_wraps(void **state) {
   bs_flight_destroy(f);
 }
 
+/* Each entry keeps the phase it was recorded in and its stand-in name
+ * (held interned): a later phase is the later entries' only, and a phase
+ * longer than an entry's room is cut there, as it always was. */
+static void test_phase_and_name_kept(void **state) {
+  (void)state;
+  bs_flight *f = NULL;
+  char longer[64];
+  memset(longer, 'p', sizeof longer - 1);
+  longer[sizeof longer - 1] = '\0';
+  assert_int_equal(bs_flight_create(8, &f), BS_OK);
+  bs_flight_entry e = gather_entry(1);
+  snprintf(e.name, sizeof e.name, "%s", "my_gather");
+  bs_err_set_phase("update_weights");
+  bs_flight_record(f, &e);
+  bs_flight_record(f, &e);
+  bs_err_set_phase("wake_up");
+  e.name[0] = '\0';
+  bs_flight_record(f, &e);
+  bs_err_set_phase(longer);
+  bs_flight_record(f, &e);
+  const char *phase[] = {"update_weights", "update_weights", "wake_up"};
+  const char *name[] = {"my_gather", "my_gather", ""};
+  for (size_t i = 0; i < 3; i++) {
+    assert_true(bs_flight_get(f, i, &e));
+    assert_string_equal(e.phase, phase[i]);
+    assert_string_equal(e.name, name[i]);
+  }
+  assert_true(bs_flight_get(f, 3, &e));
+  assert_int_equal(strlen(e.phase), sizeof e.phase - 1);
+  assert_int_equal(strncmp(e.phase, longer, sizeof e.phase - 1), 0);
+  bs_err_set_phase("init");
+  bs_flight_destroy(f);
+}
+
 static void test_json_fields(void **state) {
   (void)state;
   bs_flight *f = NULL;
@@ -343,6 +377,7 @@ int main(void) {
       cmocka_unit_test(test_validator_rejects),
       cmocka_unit_test(test_ring_keeps_the_last),
       cmocka_unit_test(test_ring_grows_then_wraps),
+      cmocka_unit_test(test_phase_and_name_kept),
       cmocka_unit_test(test_json_fields),
       cmocka_unit_test(test_dump_states),
       cmocka_unit_test(test_marked_dump_expands),
