@@ -31,15 +31,12 @@
  * world). */
 enum { BLOCK = 512 };
 
-/* Bytes of an allocation no element lives in (bs_memsaver_set_padding). */
-typedef struct ms_pad {
+/* Bytes [off, off + len) of an allocation: padding, no element lives in
+ * (bs_memsaver_set_padding), or a small allocation's block in its segment
+ * (len: the request rounded up to BLOCK). */
+typedef struct ms_range {
   size_t off, len;
-} ms_pad;
-
-/* A small allocation's place in its segment. */
-typedef struct ms_block {
-  size_t off, len; /* len: the request rounded up to BLOCK */
-} ms_block;
+} ms_range;
 
 typedef struct ms_alloc {
   char *va;
@@ -47,11 +44,11 @@ typedef struct ms_alloc {
   char tag[BS_TAG_MAX];
   bool cpu_backup;
   bs_region_state state;
-  void *backup; /* pinned copy, only while paused with cpu_backup */
-  int slot;     /* trap registry slot */
-  ms_pad *pad;  /* in order, apart */
+  void *backup;  /* pinned copy, only while paused with cpu_backup */
+  int slot;      /* trap registry slot */
+  ms_range *pad; /* in order, apart */
   size_t npad, pad_cap;
-  ms_block *blk; /* a segment's small allocations, in order; NULL: whole */
+  ms_range *blk; /* a segment's small allocations, in order; NULL: whole */
   size_t nblk, blk_cap;
 } ms_alloc;
 
@@ -205,19 +202,32 @@ static size_t gap_of(const ms_alloc *a, size_t len) {
   return a->bytes - at >= len ? at : SIZE_MAX;
 }
 
-/* The block [off, off + len) added to a's, in order. */
-static bs_status block_add(ms_alloc *a, size_t off, size_t len) {
-  bs_status st = BS_OK;
+/* The first of the n ranges at v (in order) that does not start before
+ * off: where a range at off goes. */
+static size_t range_at(const ms_range *v, size_t n, size_t off) {
   size_t i = 0;
-  BS_CHECK(bs_vec_reserve(&a->blk, &a->blk_cap, a->nblk + 1, sizeof *a->blk,
-                          "alloc"));
-  while (i < a->nblk && a->blk[i].off < off)
+  while (i < n && v[i].off < off)
     i++;
-  memmove(&a->blk[i + 1], &a->blk[i], (a->nblk - i) * sizeof *a->blk);
-  a->blk[i] = (ms_block){off, len};
-  a->nblk++;
+  return i;
+}
+
+/* r added to the n ranges at *v, in order. */
+static bs_status range_add(ms_range **v, size_t *n, size_t *cap, ms_range r,
+                           const char *what) {
+  bs_status st = BS_OK;
+  BS_CHECK(bs_vec_reserve(v, cap, *n + 1, sizeof **v, what));
+  size_t i = range_at(*v, *n, r.off);
+  memmove(&(*v)[i + 1], &(*v)[i], (*n - i) * sizeof **v);
+  (*v)[i] = r;
+  ++*n;
 out:
   return st;
+}
+
+/* The block [off, off + len) added to a's, in order. */
+static bs_status block_add(ms_alloc *a, size_t off, size_t len) {
+  return range_add(&a->blk, &a->nblk, &a->blk_cap, (ms_range){off, len},
+                   "alloc");
 }
 
 /* A small request in a segment of its tag and backup that has room; *ptr
@@ -392,10 +402,9 @@ bs_status bs_memsaver_set_padding(bs_memsaver *ms, const void *ptr,
                                   size_t bytes) {
   bs_status st = BS_OK;
   ms_alloc *a = find(ms, ptr);
-  size_t off = a ? (size_t)((const char *)ptr - a->va) : 0, i = 0;
+  size_t off = a ? (size_t)((const char *)ptr - a->va) : 0;
   size_t end = a ? end_of(a, off) : 0;
-  while (a && i < a->npad && a->pad[i].off < off)
-    i++;
+  size_t i = a ? range_at(a->pad, a->npad, off) : 0;
   if (!a || end < off || bytes > end - off ||
       (i > 0 && a->pad[i - 1].off + a->pad[i - 1].len > off) ||
       (i < a->npad && a->pad[i].off < off + bytes))
@@ -403,13 +412,9 @@ bs_status bs_memsaver_set_padding(bs_memsaver *ms, const void *ptr,
             "set_padding: %zu bytes at %p are not in one allocation apart "
             "from its padding so far",
             bytes, ptr);
-  if (bytes == 0)
-    goto out;
-  BS_CHECK(bs_vec_reserve(&a->pad, &a->pad_cap, a->npad + 1, sizeof *a->pad,
-                          "set_padding"));
-  memmove(&a->pad[i + 1], &a->pad[i], (a->npad - i) * sizeof *a->pad);
-  a->pad[i] = (ms_pad){.off = off, .len = bytes};
-  a->npad++;
+  if (bytes > 0)
+    BS_CHECK(range_add(&a->pad, &a->npad, &a->pad_cap, (ms_range){off, bytes},
+                       "set_padding"));
 out:
   return st;
 }
@@ -439,10 +444,8 @@ out:
 static bs_status poison_range(bs_memsaver *ms, ms_alloc *a, size_t from,
                               size_t end, uint64_t seed) {
   bs_status st = BS_OK;
-  size_t at = from, i = 0;
-  while (i < a->npad && a->pad[i].off < from)
-    i++;
-  for (;; i++) {
+  size_t at = from;
+  for (size_t i = range_at(a->pad, a->npad, from);; i++) {
     bool last = i == a->npad || a->pad[i].off >= end;
     size_t to = last ? end : a->pad[i].off;
     if (to > at)
