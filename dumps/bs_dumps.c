@@ -196,6 +196,9 @@ static bs_status fill(bs_strpool *pool, bs_dumps_reader *rd,
       p->pg_id = bs_dval_int(f[BS_DK_PG_ID], -1);
     bs_dumps_entry_read(pool, rd, f, s, c, &oom);
     c->rid = i;
+    dump->retires_at_issue |= s && !c->p2p &&
+                              bs_dval_bool(f[BS_DK_RETIRED], false) &&
+                              (int64_t)c->cseq > s->completed;
     if (dump->lost == 0 && pr->entries == 0) /* its first entry's */
       dump->lost = (uint64_t)bs_dval_int(f[BS_DK_RECORD_ID], 0);
     take_status(p, s);

@@ -132,6 +132,10 @@ typedef struct bs_dump {
   /* The record_id of its first entry: entries its ring forgot before
    * the dump (0: none, or none written). */
   uint64_t lost;
+  /* Its ops are retired when issued, not when done: a collective retired
+   * past its group's last_completed_collective (PyTorch's
+   * FlightRecorderHook, for backends without a recorder of their own). */
+  bool retires_at_issue;
 } bs_dump;
 
 typedef struct bs_dumps {

@@ -76,6 +76,17 @@ static bs_status coll_node(bs_dumps_graph *g, int k, bool dumpless) {
   return BS_OK;
 }
 
+/* Whether a member of group k's hang of members without a dump waits
+ * in it by a dump that retires ops when issued (not shown done). */
+static bool may_wait(const bs_dumps_graph *g, int k) {
+  const bs_dumps_gres *r = &g->gres[k];
+  const bs_dumps_view *v = &g->view[k];
+  for (int i = 0; r->dumpless && i < v->n; i++)
+    if (r->waiting[i] && v->dump[i] && v->dump[i]->retires_at_issue)
+      return true;
+  return false;
+}
+
 /* Each member's first p2p op not done: a node of its own. */
 static bs_status p2p_nodes(bs_dumps_graph *g, int k) {
   bs_status st = BS_OK;
@@ -286,10 +297,13 @@ bs_status bs_dumps_graph_build(const bs_dumps *d, bs_dumps_graph *g) {
   }
   /* Members without a dump in groups whose every other op is done hold
    * nothing the dumps show, unless nothing else is stuck: then they are
-   * what the job waits for (never an all-clear). */
+   * what the job waits for (never an all-clear); or unless a member's
+   * last op is there and its dump retires ops when issued: it may wait
+   * in it, for them. */
   bool none = !g->nnodes;
-  for (size_t k = 0; none && k < d->ngroups; k++)
-    BS_CHECK(coll_node(g, (int)k, true));
+  for (size_t k = 0; k < d->ngroups; k++)
+    if (none || may_wait(g, (int)k))
+      BS_CHECK(coll_node(g, (int)k, true));
   BS_CHECK(place(g));
   BS_CHECK(held_elsewhere(g));
   BS_CHECK(bs_dumps_roots_find(g));

@@ -611,6 +611,27 @@ static void one_line(judge *j) {
   free(pick);
 }
 
+/* Whether the dump holds an entry issued after c. */
+static bool went_on(const bs_dump *d, const bs_dump_coll *c) {
+  for (size_t k = 0; k < d->npg; k++)
+    if (d->pg[k].n && d->pg[k].c[d->pg[k].n - 1].rid > c->rid)
+      return true;
+  return false;
+}
+
+/* Whether a member with a dump issued ops after collective #s: a
+ * collective returns to its caller once every member is in it (a gloo op
+ * that failed for want of a peer raises instead). */
+static bool one_went_on(judge *j, uint64_t s) {
+  for (int i = 0; i < j->n; i++) {
+    const bs_dump_coll *c =
+        j->v->dump[i] ? bs_dumps_pg_find(j->v->pg[i], s) : NULL;
+    if (c && went_on(j->v->dump[i], c))
+      return true;
+  }
+  return false;
+}
+
 static bs_status decide(judge *j) {
   bs_status st = BS_OK;
   bool found = false;
@@ -622,9 +643,11 @@ static bs_status decide(judge *j) {
   int waiter = p2p_waiter(j);
   /* A member without a dump is not shown done: the hang is where the
    * others' collectives end, unless one waits in a p2p op (its peer may
-   * be that member: the p2p block follows the wait to it). */
-  if (!s && j->v->dumps < j->n && waiter < 0) {
-    s = j->last ? j->last : 1;
+   * be that member: the p2p block follows the wait to it), or another
+   * member went on past it (it returned: that member was in it). */
+  if (!s && j->v->dumps < j->n && waiter < 0 && j->last &&
+      !one_went_on(j, j->last)) {
+    s = j->last;
     res->dumpless = true;
   }
   res->finding = found ? BS_DUMPS_DESYNC : BS_DUMPS_CLEAN;

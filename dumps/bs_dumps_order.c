@@ -434,6 +434,14 @@ static int by_peers(const bs_dumps_order *o, int m, bs_dumps_ref a,
   return v.first == v.second ? 0 : v.first > v.second ? 1 : -1;
 }
 
+/* +1: collective a before b as the ranks of their kinds issued them,
+ * -1: after, 0: not known. */
+static int by_kinds(bs_dumps_order *o, bs_dumps_ref a, bs_dumps_ref b) {
+  if (a.p2p || b.p2p || o->kind[a.group] == o->kind[b.group])
+    return 0;
+  return decide(o, a.group, a.seq, b.group, b.seq);
+}
+
 /* Rank m's ops' groups in the order it issued them (caller frees). */
 static int *record(const bs_dumps_order *o, long i, size_t *n) {
   const bs_dump *dp = &o->d->d[i];
@@ -473,14 +481,21 @@ static bool holds_all(const int *g, size_t from, size_t len,
   return true;
 }
 
-/* The smallest period of the record's tail (two whole repeats) that holds
- * every candidate's group, 0: none. */
+/* The smallest period of the record's tail that holds every candidate's
+ * group: its last ops repeat the t before them, a last step cut short
+ * allowed (*whole: two whole repeats; else the record is one repeat and a
+ * part, from its start), 0: none. */
 static size_t period(const int *g, size_t n, const bs_dumps_ref *at,
-                     const bool *out, int nc) {
-  for (size_t t = 1; 2 * t <= n && t <= 512; t++)
-    if (!memcmp(g + n - t, g + n - 2 * t, t * sizeof *g) &&
-        holds_all(g, n - t, n, at, out, nc))
+                     const bool *out, int nc, bool *whole) {
+  for (size_t t = 1; t < n && t <= 512; t++) {
+    size_t m = 0; /* the last ops that repeat the one t before */
+    while (m < n - t && g[n - 1 - m] == g[n - 1 - m - t])
+      m++;
+    *whole = m >= t;
+    if ((*whole || m == n - t) && holds_all(g, n - t, n, at, out, nc))
       return t;
+  }
+  *whole = false;
   return 0;
 }
 
@@ -492,9 +507,8 @@ static int by_period(const bs_dumps_order *o, int m, const bs_dumps_ref *at,
   long i = dump_index(o, m);
   size_t len = 0;
   int *g = i >= 0 ? record(o, i, &len) : NULL, pick = -1;
-  size_t t = g ? period(g, len, at, out, n) : 0;
+  size_t t = g ? period(g, len, at, out, n, whole) : 0;
   size_t from = t ? len - t : 0;
-  *whole = t > 0;
   for (size_t k = from; g && k < len && pick < 0; k++)
     for (int c = 0; c < n && pick < 0; c++)
       if (!out[c] && at[c].group == g[k])
@@ -518,16 +532,24 @@ int bs_dumps_order_first(bs_dumps_order *o, int m, const bs_dumps_ref *at,
         out[a] = true;
         left--;
       }
+  *known = left == 1;
+  /* Where no rank is in both groups (a mesh's dp and pp groups meet in
+   * one rank): as the ranks of their kinds issued ops of those numbers. */
+  for (int a = 0; a < n && left > 1; a++)
+    for (int b = 0; b < n && !out[a] && left > 1; b++)
+      if (a != b && !out[b] && by_kinds(o, at[b], at[a]) > 0) {
+        out[a] = true;
+        left--;
+      }
   for (int a = 0; a < n && left == 1; a++)
     if (!out[a])
       pick = a;
-  *known = left == 1;
   bool whole = false;
-  int p = *known ? pick : by_period(o, m, at, out, n, &whole);
-  if (!*known && p >= 0) {
+  int p = left == 1 ? pick : by_period(o, m, at, out, n, &whole);
+  if (p >= 0) {
     pick = p;
-    *known = whole;
-  } else if (!*known) {
+    *known = *known || whole;
+  } else {
     for (int a = 0; a < n; a++)
       if (!out[a] && (out[pick] || at[a].group < at[pick].group))
         pick = a;

@@ -15,6 +15,10 @@
 typedef struct tally {
   int peer; /* global */
   size_t sends, recvs;
+  /* Where the pair's ops are numbered from (first_wait's tallies). */
+  enum { FROM_UNSET, FROM_START, FROM_ANCHOR, FROM_NONE } from;
+  uint64_t after;                /* FROM_ANCHOR: its place in this dump */
+  size_t peer_sends, peer_recvs; /* the peer's toward it past its anchor */
 } tally;
 
 typedef struct tallies {
@@ -96,16 +100,108 @@ static bool matched(const bs_dumps_view *v, const tallies *all,
     return moved_on(v->dump[member_index(v, self)], part, v->g);
   if (pi < 0)
     return false;
-  /* A ring that forgot entries numbers the pair's ops from elsewhere: an
-   * op not done is then not matched (one done at a time is, above). */
-  if (v->dump[pi]->lost || v->dump[member_index(v, self)]->lost)
-    return false;
   const tallies *ts = &all[pi];
   for (size_t i = 0; i < ts->n; i++)
     if (ts->t[i].peer == self)
       return (part->kind == BS_DUMP_SEND ? ts->t[i].recvs : ts->t[i].sends) >=
              k;
   return false;
+}
+
+/* ---- rings that forgot entries ---- */
+
+/* The place (rid) in dump d of collective #cseq of pg p; 0 with *found
+ * false where its ring does not hold it. */
+static uint64_t coll_rid(const bs_dump_pg *p, uint64_t cseq, bool *found) {
+  for (size_t k = p->n; k-- > 0;)
+    if (!p->c[k].p2p && p->c[k].cseq == cseq) {
+      *found = true;
+      return p->c[k].rid;
+    }
+  *found = false;
+  return 0;
+}
+
+static const bs_dump_pg *pg_of(const bs_dump *d, int group) {
+  for (size_t k = 0; d && k < d->npg; k++)
+    if (d->pg[k].group == group)
+      return &d->pg[k];
+  return NULL;
+}
+
+/* The latest collective both ranks issued (of a group they share): every
+ * op either issued before it was issued before the other reached it, so
+ * past it each numbers the pair's ops alike, where the ring forgot their
+ * start. False where they share none their rings hold. */
+static bool anchor(const bs_dump *self, const bs_dump *peer, uint64_t *at_self,
+                   uint64_t *at_peer) {
+  bool any = false;
+  for (size_t k = 0; k < self->npg; k++) {
+    const bs_dump_pg *mine = &self->pg[k], *theirs = pg_of(peer, mine->group);
+    for (size_t j = mine->n; theirs && j-- > 0;) {
+      const bs_dump_coll *c = &mine->c[j];
+      bool found;
+      if (c->p2p || (any && c->rid <= *at_self))
+        continue;
+      uint64_t rid = coll_rid(theirs, c->cseq, &found);
+      if (found) {
+        *at_self = c->rid;
+        *at_peer = rid;
+        any = true;
+        break;
+      }
+    }
+  }
+  return any;
+}
+
+/* Whether d holds every p2p op of group pg it issued: its ring forgot
+ * none, or its first held p2p op is the group's first (p2p_seq_id 1). */
+static bool whole(const bs_dump *d, const bs_dump_pg *pg) {
+  for (size_t k = 0; d->lost && pg && k < pg->n; k++)
+    if (pg->c[k].p2p)
+      return pg->c[k].seq == 1;
+  return !d->lost;
+}
+
+/* Where rank i numbers its ops with t's peer from: the rings' start,
+ * or, where either forgot entries, the pair's anchor (none: an op not
+ * done is not matched; one done at a time is, in first_wait). */
+static void anchor_tally(const bs_dumps_view *v, int i, tally *t) {
+  int pi = member_index(v, t->peer);
+  const bs_dump *self = v->dump[i], *peer = pi >= 0 ? v->dump[pi] : NULL;
+  const bs_dump_coll *part[MAX_PARTS];
+  uint64_t at_peer = 0;
+  t->from = FROM_START;
+  if (!peer || (whole(self, v->pg[i]) && whole(peer, v->pg[pi])))
+    return;
+  t->from = FROM_NONE;
+  if (!anchor(self, peer, &t->after, &at_peer))
+    return;
+  t->from = FROM_ANCHOR;
+  for (size_t k = 0; v->pg[pi] && k < v->pg[pi]->n; k++) {
+    size_t np = parts_of(&v->pg[pi]->c[k], part, MAX_PARTS);
+    for (size_t j = 0; j < np; j++)
+      if (part[j]->rid > at_peer && part[j]->peer == v->members[i]) {
+        t->peer_sends += part[j]->kind == BS_DUMP_SEND;
+        t->peer_recvs += part[j]->kind == BS_DUMP_RECV;
+      }
+  }
+}
+
+/* Numbers part among rank i's ops of its kind to its peer and says
+ * whether the peer issued the counterpart. */
+static bool counted(const bs_dumps_view *v, const tallies *all, tally *t,
+                    const bs_dump_coll *part, int i) {
+  bool send = part->kind == BS_DUMP_SEND;
+  if (t->from == FROM_UNSET)
+    anchor_tally(v, i, t);
+  if (t->from == FROM_ANCHOR && part->rid <= t->after)
+    return true; /* issued before a collective its peer went through */
+  size_t nth = send ? ++t->sends : ++t->recvs;
+  if (t->from == FROM_ANCHOR)
+    return (send ? t->peer_recvs : t->peer_sends) >= nth;
+  return t->from == FROM_START && matched(v, all, part, nth, v->members[i]);
 }
 
 /* Rank i's first op not done: walked in order, each part numbered among
@@ -128,8 +224,7 @@ static bool first_wait(const bs_dumps_view *v, const tallies *all, int i,
       tally *t = tally_of(&run, part[j]->peer);
       if (!(ok = t != NULL))
         break;
-      size_t nth = part[j]->kind == BS_DUMP_SEND ? ++t->sends : ++t->recvs;
-      if (m && !timed && !matched(v, all, part[j], nth, v->members[i])) {
+      if (!counted(v, all, t, part[j], i) && m && !timed) {
         m = false;
         waits = part[j];
       }
