@@ -236,7 +236,9 @@ static bs_status infer(bs_dumps *d, int gi, bs_dump_group *g, int ranks) {
 
 /* torch 2.15's gloo writes the ranks of a group under the name "" (of
  * the default group when it made no other): taken for the default group
- * when they hold every rank the folder has a dump of. */
+ * when the dumps name no other and they hold every rank the folder has a
+ * dump of (else they are the last group's, by its own numbering: a
+ * 12-rank job's last group of 6 writes [0, ..., 5]). */
 static bool hint_fits(const bs_dumps *d, const bs_dumps_groups *t) {
   bool *in = t->nnameless ? calloc(BS_DUMPS_MAX_RANKS, sizeof *in) : NULL;
   bool fits = in != NULL;
@@ -253,7 +255,7 @@ static bool hint_fits(const bs_dumps *d, const bs_dumps_groups *t) {
 static void take_hint(const bs_dumps *d, bs_dumps_groups *t) {
   for (size_t i = 0; i < t->n; i++) {
     bs_dump_group *g = &t->g[i];
-    if (g->ranks_known || !is_default(g) || !hint_fits(d, t))
+    if (g->ranks_known || !is_default(g) || t->n > 1 || !hint_fits(d, t))
       continue;
     free(g->ranks);
     g->ranks = t->nameless;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_dumps_mesh.h"
 #include "bs_num.h"
 #include "bs_vec.h"
 
@@ -212,6 +213,8 @@ bs_status bs_dumps_members_infer(bs_dumps *d) {
     any = any || !d->groups[k].ranks_known;
   if (!any)
     return BS_OK;
+  if (bs_dumps_mesh_infer(d) != BS_OK)
+    return BS_ERR_NOMEM;
   bool *in = calloc((size_t)d->ranks + 1, sizeof *in);
   ok = in != NULL;
   for (size_t i = 0; ok && i < d->n; i++)

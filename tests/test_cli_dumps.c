@@ -245,19 +245,18 @@ static void test_unnamed_member(void **state) {
   has(out_text, "  not known: all_reduce #1 of process group 22 (metrics) "
                 "waits with every member the dumps name in it (rank 8)");
   deadlock_21_22("v.json");
-  /* s7-p236: the ep groups' ops wait with 3 ranks each in them; the
-   * member they may lack is one of ranks 0-3, of which rank 2 is a root
-   * (stalled) and the others wait for it, and an op of several ranks may
-   * hang inside: no cycle is certain, and none is named. */
+  /* s7-p236: the ep groups' ops wait with 3 ranks each in them; they are
+   * a DeviceMesh's (pp x ep x tp, mesh_ep then mesh_tp groups), and the
+   * one grid that holds every member the dumps name puts ranks 0-3 in
+   * them, each in its own: the ep ops wait for them, in tp #3 behind rank
+   * 2, the root; no cycle. */
   bs_json j = {0};
   assert_int_equal(backstop("analyze " BS_TEST_DATA "/fr/torch-s7_p236 "
                             "--json w.json"),
                    1);
-  has(out_text, "  not known: all_to_all #1 of process group 1 (mesh_ep) "
-                "waits with every member the dumps name in it (ranks "
-                "4,8,12): no pg_config lists its group's members, so the one "
-                "it waits for is not known (it may be ranks 0-3, or none: "
-                "stuck inside it)\n");
+  has(out_text, "  held: all_to_all #1 of process group 1 (mesh_ep): ranks "
+                "4,8,12 wait for rank 0 (in all_reduce #3 of process group 5 "
+                "(mesh_tp)); its root: rank 2\n");
   parse("w.json", &j);
   assert_int_equal(bs_json_get(&j, "cycles")->n, 0);
   assert_int_equal(bs_json_get(&j, "roots")->n, 1);

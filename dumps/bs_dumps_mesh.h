@@ -1,0 +1,17 @@
+/* Inside the dump reader (bs_dumps_members.c): the members of a
+ * DeviceMesh's groups no pg_config lists. init_device_mesh makes one group
+ * per line of each dimension, dimension by dimension, named one after
+ * another and described "mesh_<dim>": the job's ranks laid out in a grid.
+ * Where exactly one grid (its world, its dimensions' sizes) holds every
+ * member the dumps name in the group of its name, each group gets the
+ * ranks of its line, those that left no dump too (a node's folder lost),
+ * and the job's world grows to the grid's where its highest ranks left no
+ * dump. */
+#ifndef BS_DUMPS_MESH_H
+#define BS_DUMPS_MESH_H
+
+#include "bs_dumps.h"
+
+bs_status bs_dumps_mesh_infer(bs_dumps *d);
+
+#endif
