@@ -337,7 +337,7 @@ bs_status bs_dumps_commit(bs_dumps *d, const bs_dval *root, bs_dumps_prep *p) {
     st = second_of(d, p); /* else the JSON copy beside a pickle, say */
     goto out;
   }
-  BS_CHECK(bs_dumps_groups_config(d, root, p->dump.file));
+  BS_CHECK(bs_dumps_groups_config(d, root, &p->dump));
   lib_of(d, root, bs_dval_get(root, "entries"));
   BS_CHECK(adopt_groups(d, p));
   if (!bs_vec_grow(&d->d, NULL, d->n + 1, sizeof *d->d))

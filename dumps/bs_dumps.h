@@ -136,6 +136,9 @@ typedef struct bs_dump {
    * past its group's last_completed_collective (PyTorch's
    * FlightRecorderHook, for backends without a recorder of their own). */
   bool retires_at_issue;
+  /* How many ranks gloo's nameless pg_config lists: the last group the
+   * rank is in, by that group's own numbering (0: none). */
+  int cfg_ranks;
 } bs_dump;
 
 typedef struct bs_dumps {

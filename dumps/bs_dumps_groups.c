@@ -137,8 +137,35 @@ out:
 }
 
 /* One pg_config group: {"name", "desc", "ranks"}, or its ranks alone. */
+/* Whether the dump holds entries of the default group alone (pg_id 0). */
+static bool world_only(const bs_dump *dump) {
+  for (size_t k = 0; k < dump->npg; k++)
+    if (dump->pg[k].pg_id > 0)
+      return false;
+  return true;
+}
+
+/* gloo's nameless pg_config: how many ranks it lists, and the world's
+ * members where the dump holds the default group's entries alone. */
+static bs_status nameless(bs_dumps_groups *t, const bs_dval *ranks,
+                          bs_dump *dump) {
+  bs_status st = BS_OK;
+  int *m = NULL, n = 0;
+  BS_CHECK(parse_ranks(ranks, dump->file, &m, &n));
+  dump->cfg_ranks = n;
+  if (world_only(dump) && !t->nameless) {
+    t->nameless = m;
+    t->nnameless = n;
+    m = NULL;
+  }
+out:
+  free(m);
+  return st;
+}
+
 static bs_status config_one(bs_dumps *d, const char *key, const bs_dval *v,
-                            const char *file) {
+                            bs_dump *dump) {
+  const char *file = dump->file;
   bs_status st = BS_OK;
   bool obj = v->kind == BS_DV_DICT;
   const char *name = obj ? bs_dval_str(bs_dval_get(v, "name"), key) : key;
@@ -149,8 +176,8 @@ static bs_status config_one(bs_dumps *d, const char *key, const bs_dval *v,
   if (!iname || !idesc)
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", file);
   bs_dumps_groups *t = d->priv;
-  if (!iname[0] && ranks && !t->nameless) /* gloo's {"": ...}: a hint */
-    BS_CHECK(parse_ranks(ranks, file, &t->nameless, &t->nnameless));
+  if (!iname[0] && ranks) /* gloo's {"": ...}: a hint */
+    BS_CHECK(nameless(t, ranks, dump));
   if (!iname[0] || !ranks)
     goto out;
   int i = bs_dumps_groups_of(d, iname, idesc);
@@ -168,7 +195,8 @@ out:
 }
 
 bs_status bs_dumps_groups_config(bs_dumps *d, const bs_dval *root,
-                                 const char *file) {
+                                 bs_dump *dump) {
+  const char *file = dump->file;
   bs_status st = BS_OK;
   const bs_dval *cfg = bs_dval_get(root, "pg_config");
   bs_dumps_groups *t = table(d);
@@ -181,7 +209,7 @@ bs_status bs_dumps_groups_config(bs_dumps *d, const bs_dval *root,
     char buf[24];
     const char *key = bs_dval_key(cfg->kids[2 * i], buf, sizeof buf);
     if (key)
-      BS_CHECK(config_one(d, key, cfg->kids[2 * i + 1], file));
+      BS_CHECK(config_one(d, key, cfg->kids[2 * i + 1], dump));
   }
 out:
   return st;
@@ -234,11 +262,12 @@ static bs_status infer(bs_dumps *d, int gi, bs_dump_group *g, int ranks) {
   return BS_OK;
 }
 
-/* torch 2.15's gloo writes the ranks of a group under the name "" (of
- * the default group when it made no other): taken for the default group
- * when the dumps name no other and they hold every rank the folder has a
- * dump of (else they are the last group's, by its own numbering: a
- * 12-rank job's last group of 6 writes [0, ..., 5]). */
+/* torch 2.15's gloo writes, under the name "", the ranks of the last
+ * group the rank is in by that group's own numbering (a 12-rank job's
+ * group of 6 writes [0, ..., 5]): the world's where the rank is in no
+ * other (read only from a dump of the default group's entries alone),
+ * taken for the default group when they hold every rank the folder has
+ * a dump of. */
 static bool hint_fits(const bs_dumps *d, const bs_dumps_groups *t) {
   bool *in = t->nnameless ? calloc(BS_DUMPS_MAX_RANKS, sizeof *in) : NULL;
   bool fits = in != NULL;
@@ -255,7 +284,7 @@ static bool hint_fits(const bs_dumps *d, const bs_dumps_groups *t) {
 static void take_hint(const bs_dumps *d, bs_dumps_groups *t) {
   for (size_t i = 0; i < t->n; i++) {
     bs_dump_group *g = &t->g[i];
-    if (g->ranks_known || !is_default(g) || t->n > 1 || !hint_fits(d, t))
+    if (g->ranks_known || !is_default(g) || !hint_fits(d, t))
       continue;
     free(g->ranks);
     g->ranks = t->nameless;
@@ -267,36 +296,33 @@ static void take_hint(const bs_dumps *d, bs_dumps_groups *t) {
   }
 }
 
-/* Else they are the last group made (new_group writes them on every
- * rank, member or not): the group of the highest number, when its ranks
- * that hold entries are among them. */
-static bs_status last_hint(bs_dumps_groups *t) {
-  bs_dump_group *last = NULL;
+/* The last group made is the last of each of its members: one whose
+ * dump's nameless pg_config counts every rank of the job has them all. */
+static bs_status last_hint(const bs_dumps *d, bs_dumps_groups *t) {
+  int last = -1;
   long top = 0;
-  for (size_t i = 0; t->nameless && i < t->n; i++) {
+  for (size_t i = 0; i < t->n; i++) {
     long n = 0;
     if (bs_num_long(t->g[i].name, 1, LONG_MAX, &n) && n > top &&
         !is_default(&t->g[i])) {
       top = n;
-      last = &t->g[i];
+      last = (int)i;
     }
   }
-  if (!last || last->ranks_known || last->n >= t->nnameless)
+  bs_dump_group *g = last >= 0 ? &t->g[last] : NULL;
+  bool all = false;
+  for (size_t i = 0; g && !g->ranks_known && g->n < d->ranks && i < d->n; i++)
+    all = all || (d->d[i].cfg_ranks == d->ranks && holds(&d->d[i], last));
+  if (!all)
     return BS_OK;
-  for (int i = 0; i < last->n; i++) {
-    bool in = false;
-    for (int k = 0; k < t->nnameless && !in; k++)
-      in = t->nameless[k] == last->ranks[i];
-    if (!in)
-      return BS_OK;
-  }
-  int *m = malloc((size_t)t->nnameless * sizeof *m);
+  int *m = malloc((size_t)d->ranks * sizeof *m);
   if (!m)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: group members");
-  memcpy(m, t->nameless, (size_t)t->nnameless * sizeof *m);
-  free(last->ranks);
-  last->ranks = m;
-  last->n = t->nnameless;
+  for (int r = 0; r < d->ranks; r++)
+    m[r] = r;
+  free(g->ranks);
+  g->ranks = m;
+  g->n = d->ranks;
   return BS_OK;
 }
 
@@ -387,7 +413,7 @@ bs_status bs_dumps_groups_settle(bs_dumps *d) {
   for (size_t i = 0; i < t->n; i++)
     if (!t->g[i].ranks_known)
       BS_CHECK(infer(d, (int)i, &t->g[i], d->ranks));
-  BS_CHECK(last_hint(t));
+  BS_CHECK(last_hint(d, t));
   d->groups = t->g;
   d->ngroups = t->n;
   t->g = NULL;

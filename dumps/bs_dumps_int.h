@@ -89,9 +89,10 @@ typedef struct bs_dumps_groups bs_dumps_groups;
 int bs_dumps_groups_of(bs_dumps *d, const char *name, const char *desc);
 /* A dump's pg_config: the members of each group it names (the first dump
  * that names a group's members fixes them); its comm_size (Backstop's),
- * the default group's size where no pg_config gives it. */
+ * the default group's size where no pg_config gives it; gloo's nameless
+ * one counted in dump->cfg_ranks. */
 bs_status bs_dumps_groups_config(bs_dumps *d, const bs_dval *root,
-                                 const char *file);
+                                 bs_dump *dump);
 /* Once every dump is read: d->groups (sorted, members settled: known ones,
  * else the ranks holding the group's entries, every rank for the default
  * group), each dump's pg[].group renumbered and p2p peers made global. */

@@ -16,9 +16,10 @@ typedef struct tally {
   int peer; /* global */
   size_t sends, recvs;
   /* Where the pair's ops are numbered from (first_wait's tallies). */
-  enum { FROM_UNSET, FROM_START, FROM_ANCHOR, FROM_NONE } from;
+  enum { FROM_UNSET, FROM_START, FROM_ANCHOR, FROM_SEQ, FROM_NONE } from;
   uint64_t after;                /* FROM_ANCHOR: its place in this dump */
   size_t peer_sends, peer_recvs; /* the peer's toward it past its anchor */
+  uint64_t peer_last;            /* FROM_SEQ: the peer's last p2p_seq_id */
 } tally;
 
 typedef struct tallies {
@@ -165,8 +166,9 @@ static bool whole(const bs_dump *d, const bs_dump_pg *pg) {
 }
 
 /* Where rank i numbers its ops with t's peer from: the rings' start,
- * or, where either forgot entries, the pair's anchor (none: an op not
- * done is not matched; one done at a time is, in first_wait). */
+ * or, where either forgot entries, the pair's anchor, else (a group of
+ * two) their p2p_seq_ids (none: an op not done is not matched; one done
+ * at a time is, in first_wait). */
 static void anchor_tally(const bs_dumps_view *v, int i, tally *t) {
   int pi = member_index(v, t->peer);
   const bs_dump *self = v->dump[i], *peer = pi >= 0 ? v->dump[pi] : NULL;
@@ -176,8 +178,18 @@ static void anchor_tally(const bs_dumps_view *v, int i, tally *t) {
   if (!peer || (whole(self, v->pg[i]) && whole(peer, v->pg[pi])))
     return;
   t->from = FROM_NONE;
-  if (!anchor(self, peer, &t->after, &at_peer))
+  if (!anchor(self, peer, &t->after, &at_peer)) {
+    /* Two ranks alone: p2p_seq_id counts each one's ops with the other
+     * from the start, lost or not; every op has one counterpart, so the
+     * ops past the other's count are the unmatched ones. */
+    const bs_dump_pg *p = v->pg[pi];
+    for (size_t k = p ? p->n : 0; v->n == 2 && k > 0 && !t->peer_last; k--)
+      if (p->c[k - 1].p2p)
+        t->peer_last = p->c[k - 1].seq;
+    if (t->peer_last)
+      t->from = FROM_SEQ;
     return;
+  }
   t->from = FROM_ANCHOR;
   for (size_t k = 0; v->pg[pi] && k < v->pg[pi]->n; k++) {
     size_t np = parts_of(&v->pg[pi]->c[k], part, MAX_PARTS);
@@ -201,6 +213,8 @@ static bool counted(const bs_dumps_view *v, const tallies *all, tally *t,
   size_t nth = send ? ++t->sends : ++t->recvs;
   if (t->from == FROM_ANCHOR)
     return (send ? t->peer_recvs : t->peer_sends) >= nth;
+  if (t->from == FROM_SEQ)
+    return part->seq <= t->peer_last;
   return t->from == FROM_START && matched(v, all, part, nth, v->members[i]);
 }
 
