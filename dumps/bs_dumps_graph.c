@@ -76,15 +76,29 @@ static bs_status coll_node(bs_dumps_graph *g, int k, bool dumpless) {
   return BS_OK;
 }
 
+/* Whether rank r is missing from one of the first n stuck ops. */
+static bool blamed(const bs_dumps_graph *g, size_t n, int r) {
+  for (size_t k = 0; k < n; k++)
+    for (int i = 0; i < g->node[k].nmissing; i++)
+      if (g->node[k].missing[i] == r)
+        return true;
+  return false;
+}
+
 /* Whether a member of group k's hang of members without a dump waits
- * in it by a dump that retires ops when issued (not shown done). */
-static bool may_wait(const bs_dumps_graph *g, int k) {
+ * in it: its dump retires ops when issued (not shown done), and every
+ * member without a dump is missing from another stuck op already (a rank
+ * that finished its program looks the same: no root is made for it). */
+static bool may_wait(const bs_dumps_graph *g, int k, size_t n) {
   const bs_dumps_gres *r = &g->gres[k];
   const bs_dumps_view *v = &g->view[k];
+  bool waits = false;
   for (int i = 0; r->dumpless && i < v->n; i++)
-    if (r->waiting[i] && v->dump[i] && v->dump[i]->retires_at_issue)
-      return true;
-  return false;
+    waits |= r->waiting[i] && v->dump[i] && v->dump[i]->retires_at_issue;
+  for (int i = 0; waits && i < v->n; i++)
+    if (!v->dump[i] && !blamed(g, n, v->members[i]))
+      return false;
+  return waits;
 }
 
 /* Each member's first p2p op not done: a node of its own. */
@@ -298,11 +312,11 @@ bs_status bs_dumps_graph_build(const bs_dumps *d, bs_dumps_graph *g) {
   /* Members without a dump in groups whose every other op is done hold
    * nothing the dumps show, unless nothing else is stuck: then they are
    * what the job waits for (never an all-clear); or unless a member's
-   * last op is there and its dump retires ops when issued: it may wait
-   * in it, for them. */
-  bool none = !g->nnodes;
+   * last op is there, its dump retires ops when issued and they are
+   * missing elsewhere: it waits in it, for them. */
+  size_t before = g->nnodes;
   for (size_t k = 0; k < d->ngroups; k++)
-    if (none || may_wait(g, (int)k))
+    if (!before || may_wait(g, (int)k, before))
       BS_CHECK(coll_node(g, (int)k, true));
   BS_CHECK(place(g));
   BS_CHECK(held_elsewhere(g));
