@@ -136,7 +136,6 @@ out:
   return st;
 }
 
-/* One pg_config group: {"name", "desc", "ranks"}, or its ranks alone. */
 /* Whether the dump holds entries of the default group alone (pg_id 0). */
 static bool world_only(const bs_dump *dump) {
   for (size_t k = 0; k < dump->npg; k++)
@@ -163,6 +162,7 @@ out:
   return st;
 }
 
+/* One pg_config group: {"name", "desc", "ranks"}, or its ranks alone. */
 static bs_status config_one(bs_dumps *d, const char *key, const bs_dval *v,
                             bs_dump *dump) {
   const char *file = dump->file;

@@ -213,8 +213,9 @@ bs_status bs_dumps_members_infer(bs_dumps *d) {
     any = any || !d->groups[k].ranks_known;
   if (!any)
     return BS_OK;
-  if (bs_dumps_mesh_infer(d) != BS_OK)
-    return BS_ERR_NOMEM;
+  bs_status st = bs_dumps_mesh_infer(d);
+  if (st != BS_OK)
+    return st;
   bool *in = calloc((size_t)d->ranks + 1, sizeof *in);
   ok = in != NULL;
   for (size_t i = 0; ok && i < d->n; i++)

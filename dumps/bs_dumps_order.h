@@ -51,8 +51,10 @@ bool bs_dumps_order_ran_past(bs_dumps_order *o, int m, int g, uint64_t s,
 uint64_t bs_dumps_order_first_past(bs_dumps_order *o, int m, int g, uint64_t s);
 
 /* Of n ops rank m never issued, the one it would issue first: as a rank in
- * both groups issued them, else as the period of m's own record repeats;
- * *known false where nothing tells (then the first of the lowest group). */
+ * both groups issued them (*known), else as the ranks of their groups'
+ * kinds issued them, else as the period of m's own record repeats (a last
+ * step cut short allowed; *known where two whole repeats); else the first
+ * of the lowest group. */
 int bs_dumps_order_first(bs_dumps_order *o, int m, const bs_dumps_ref *at,
                          int n, bool *known);
 

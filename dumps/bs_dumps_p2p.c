@@ -111,25 +111,6 @@ static bool matched(const bs_dumps_view *v, const tallies *all,
 
 /* ---- rings that forgot entries ---- */
 
-/* The place (rid) in dump d of collective #cseq of pg p; 0 with *found
- * false where its ring does not hold it. */
-static uint64_t coll_rid(const bs_dump_pg *p, uint64_t cseq, bool *found) {
-  for (size_t k = p->n; k-- > 0;)
-    if (!p->c[k].p2p && p->c[k].cseq == cseq) {
-      *found = true;
-      return p->c[k].rid;
-    }
-  *found = false;
-  return 0;
-}
-
-static const bs_dump_pg *pg_of(const bs_dump *d, int group) {
-  for (size_t k = 0; d && k < d->npg; k++)
-    if (d->pg[k].group == group)
-      return &d->pg[k];
-  return NULL;
-}
-
 /* The latest collective both ranks issued (of a group they share): every
  * op either issued before it was issued before the other reached it, so
  * past it each numbers the pair's ops alike, where the ring forgot their
@@ -138,16 +119,15 @@ static bool anchor(const bs_dump *self, const bs_dump *peer, uint64_t *at_self,
                    uint64_t *at_peer) {
   bool any = false;
   for (size_t k = 0; k < self->npg; k++) {
-    const bs_dump_pg *mine = &self->pg[k], *theirs = pg_of(peer, mine->group);
+    const bs_dump_pg *mine = &self->pg[k];
+    const bs_dump_pg *theirs = bs_dumps_pg_of(peer, mine->group);
     for (size_t j = mine->n; theirs && j-- > 0;) {
-      const bs_dump_coll *c = &mine->c[j];
-      bool found;
+      const bs_dump_coll *c = &mine->c[j], *o;
       if (c->p2p || (any && c->rid <= *at_self))
         continue;
-      uint64_t rid = coll_rid(theirs, c->cseq, &found);
-      if (found) {
+      if ((o = bs_dumps_pg_find(theirs, c->seq))) {
         *at_self = c->rid;
-        *at_peer = rid;
+        *at_peer = o->rid;
         any = true;
         break;
       }
