@@ -402,6 +402,22 @@ out:
   return st;
 }
 
+/* The default group read as every rank named holds every rank of a
+ * world the members' inference grew (a DeviceMesh's grid whose highest
+ * ranks left no dump). */
+static bs_status grow_default(bs_dumps *d, int named) {
+  bs_status st = BS_OK;
+  for (size_t k = 0; d->ranks > named && k < d->ngroups; k++) {
+    bs_dump_group *g = &d->groups[k];
+    if (g->ranks_known || !is_default(g))
+      continue;
+    free(g->ranks);
+    BS_CHECK(infer(d, (int)k, g, d->ranks));
+  }
+out:
+  return st;
+}
+
 bs_status bs_dumps_groups_settle(bs_dumps *d) {
   bs_status st = BS_OK;
   bs_dumps_groups *t = table(d);
@@ -420,7 +436,9 @@ bs_status bs_dumps_groups_settle(bs_dumps *d) {
   t->n = t->cap = t->nidx = 0;
   free(t->idx);
   t->idx = NULL;
+  int named = d->ranks;
   BS_CHECK(bs_dumps_members_infer(d));
+  BS_CHECK(grow_default(d, named));
   for (size_t i = 0; i < d->n; i++)
     for (size_t k = 0; k < d->d[i].npg; k++)
       peers(&d->d[i].pg[k], &d->groups[d->d[i].pg[k].group]);

@@ -129,12 +129,12 @@ static long lines(const mesh *m, const grid *x) {
 static bool place(const mesh *m, const grid *x, const seen *g, long *j) {
   long idx = g->name - x->first;
   for (int e = 0; e < m->k && idx >= 0; e++) {
-    long lines = x->w / x->s[e];
-    if (idx < lines) {
+    long n = x->w / x->s[e];
+    if (idx < n) {
       *j = idx;
       return e == g->dim;
     }
-    idx -= lines;
+    idx -= n;
   }
   return false;
 }
@@ -223,24 +223,6 @@ static bool fill(bs_dump_group *g, const int *line, int n) {
   return true;
 }
 
-/* The default group holds every rank of a world the grid grew. */
-static bool grow_world(bs_dumps *d, int w) {
-  int *all = NULL;
-  for (size_t k = 0; k < d->ngroups && w > d->ranks; k++) {
-    bs_dump_group *g = &d->groups[k];
-    if (strcmp(g->name, "0") || g->ranks_known)
-      continue;
-    if (!(all = realloc(g->ranks, (size_t)w * sizeof *all)))
-      return false;
-    for (int r = 0; r < w; r++)
-      all[r] = r;
-    g->ranks = all;
-    g->n = w;
-  }
-  d->ranks = w > d->ranks ? w : d->ranks;
-  return true;
-}
-
 static bool apply(mesh *m) {
   const grid *x = &m->kept;
   int *line = malloc((size_t)x->w * sizeof *line);
@@ -256,7 +238,9 @@ static bool apply(mesh *m) {
     ok = fill(g, line, x->s[dim]);
   }
   free(line);
-  return ok && grow_world(m->d, x->w);
+  if (x->w > m->d->ranks) /* its default group grows with it (settle) */
+    m->d->ranks = x->w;
+  return ok;
 }
 
 bs_status bs_dumps_mesh_infer(bs_dumps *d) {
