@@ -92,13 +92,51 @@ static bool moved_on(const bs_dump *dp, const bs_dump_coll *part, int g) {
   return false;
 }
 
+/* Whether every other op of part's kind and number, in a group of as
+ * many members, whose peer left no dump either, was gone past by its
+ * rank (and there is one): those peers did their part. */
+static bool alike_went_on(const bs_dumps *d, const bs_dump *self,
+                          const bs_dump_coll *part, int members) {
+  const bs_dump_coll *pp[MAX_PARTS];
+  int alike = 0, went = 0;
+  for (size_t r = 0; r < d->n; r++)
+    for (size_t k = 0; &d->d[r] != self && k < d->d[r].npg; k++) {
+      const bs_dump_pg *pg = &d->d[r].pg[k];
+      for (size_t j = 0; d->groups[pg->group].n == members && j < pg->n; j++) {
+        size_t np = parts_of(&pg->c[j], pp, MAX_PARTS);
+        for (size_t q = 0; q < np; q++) {
+          const bs_dump_coll *c = pp[q];
+          if (c->kind != part->kind || c->seq != part->seq || c->peer < 0 ||
+              c->peer >= BS_DUMPS_MAX_RANKS || d->seen[c->peer])
+            continue;
+          alike++;
+          went += moved_on(&d->d[r], c, pg->group);
+        }
+      }
+    }
+  return alike > 0 && went == alike;
+}
+
+/* An op with a peer that left no dump is done where its rank went on
+ * past it. Where ops are retired when issued, their state says nothing,
+ * and the rank's last op looks the same whether it waits in it or
+ * stalled after it: the peer is taken to have done as the other peers
+ * without a dump did with their ranks (a node's folder lost is dumps
+ * lost, not a fault: its ranks ran as their node-mates did). */
+static bool dumpless_matched(const bs_dumps_view *v, const bs_dump_coll *part,
+                             int self) {
+  const bs_dump *me = v->dump[member_index(v, self)];
+  return moved_on(me, part, v->g) ||
+         (me->retires_at_issue && alike_went_on(v->d, me, part, v->n));
+}
+
 static bool matched(const bs_dumps_view *v, const tallies *all,
                     const bs_dump_coll *part, size_t k, int self) {
   int pi = part->peer < 0 ? -1 : member_index(v, part->peer);
   if (part->peer < 0)
     return true;
   if (pi >= 0 && !v->dump[pi]) /* what the peer did is not known */
-    return moved_on(v->dump[member_index(v, self)], part, v->g);
+    return dumpless_matched(v, part, self);
   if (pi < 0)
     return false;
   const tallies *ts = &all[pi];
