@@ -36,7 +36,7 @@ static bs_dumps_node *new_node(bs_dumps_graph *g, bs_dumps_ref at) {
   if (!bs_vec_grow(&g->node, &g->capnodes, g->nnodes + 1, sizeof *g->node))
     return NULL;
   bs_dumps_node *k = &g->node[g->nnodes++];
-  *k = (bs_dumps_node){.at = at, .waiter = -1, .scc = -1};
+  *k = (bs_dumps_node){.at = at, .waiter = -1, .scc = -1, .closed_by = -1};
   return k;
 }
 
@@ -191,24 +191,52 @@ static __attribute__((format(printf, 2, 3))) void note(bs_dumps_graph *g,
   g->unknown[g->nunknown++] = line;
 }
 
-/* An op that waits for a member the dumps do not name (bs_dumps_unnamed.h). */
-static void unnamed_note(bs_dumps_graph *g, const bs_dumps_node *n) {
-  char at[256];
+/* Node n's waiting ranks as text (NULL: no memory). */
+static char *ranks_in(const bs_dumps_graph *g, const bs_dumps_node *n) {
   bool *in = calloc((size_t)g->d->ranks + 1, sizeof *in);
   for (int i = 0; in && i < n->nwaiting; i++)
     in[n->waiting[i]] = true;
   char *who = in ? bs_report_block_ranks(in, g->d->ranks) : NULL;
+  free(in);
+  return who;
+}
+
+/* Why an unnamed op is on a cycle: every choice makes it, or (closed_by)
+ * every rank waits and the op that waits for exactly its ranks is taken
+ * as where its member is. */
+static void cycle_why(const bs_dumps_graph *g, const bs_dumps_node *n,
+                      char *buf, size_t len) {
+  buf[0] = '\0';
+  if (n->closed_by >= 0) {
+    const bs_dumps_node *by = &g->node[n->closed_by];
+    char at[256];
+    char *who = ranks_in(g, by);
+    bs_dumps_graph_describe(g, by->at, at, sizeof at);
+    snprintf(buf, len,
+             "; every rank waits, and %s waits for exactly its ranks: taken "
+             "as waiting for %s in turn (the two groups of the same ranks, "
+             "a cycle)",
+             at, who ? who : "?");
+    free(who);
+  } else if (n->scc >= 0) {
+    snprintf(buf, len,
+             "; whichever it is, the waits make the cycle through it");
+  }
+}
+
+/* An op that waits for a member the dumps do not name (bs_dumps_unnamed.h). */
+static void unnamed_note(bs_dumps_graph *g, const bs_dumps_node *n) {
+  char at[256], why[512];
+  char *who = ranks_in(g, n);
   bs_dumps_graph_describe(g, n->at, at, sizeof at);
+  cycle_why(g, n, why, sizeof why);
   note(g,
        "%s waits with every member the dumps name in it (%s): no pg_config "
        "lists its group's members, so the one it waits for is not known (it "
        "may be %s%s)%s",
        at, who ? who : "?", n->may_be ? n->may_be : "another rank",
-       n->matched ? ", or none: stuck inside it" : "",
-       n->scc >= 0 ? "; whichever it is, the waits make the cycle through it"
-                   : "");
+       n->matched ? ", or none: stuck inside it" : "", why);
   free(who);
-  free(in);
 }
 
 static void unknowns(bs_dumps_graph *g) {

@@ -153,6 +153,99 @@ out:
   return st;
 }
 
+/* Whether every rank has a dump and waits in a stuck op: no root is
+ * left to end a chain of waits. */
+static bool all_wait(const bs_dumps_graph *g) {
+  for (int u = 0; u < g->d->ranks; u++)
+    if (!bs_dumps_rank(g->d, u) || g->in[u] < 0)
+      return false;
+  return !g->nroots && !g->ncycles;
+}
+
+/* Whether node t waits for exactly the ranks that wait in node u: its
+ * missing members, or, t's own members not named either, u's ranks may
+ * be members of t. */
+static bool waits_for_all(const bs_dumps_graph *g, const ways *w, int nw, int t,
+                          int u) {
+  const bs_dumps_node *nt = &g->node[t], *nu = &g->node[u];
+  for (int i = 0; nt->unnamed && i < nw; i++)
+    if (w[i].node == t) {
+      for (int j = 0; j < nu->nwaiting; j++)
+        if (!w[i].may[nu->waiting[j]])
+          return false;
+      return true;
+    }
+  if (nt->nmissing != nu->nwaiting)
+    return false;
+  for (int j = 0; j < nt->nmissing; j++)
+    if (g->in[nt->missing[j]] != u)
+      return false;
+  return true;
+}
+
+/* Unnamed op i's pick: a rank of the one op that waits for exactly its
+ * ranks and whose ranks may all be its members (two groups of the same
+ * ranks, each side in its own op first); -1: none, or several. */
+static int closing_pick(const bs_dumps_graph *g, const ways *w, int nw, int i) {
+  int u = w[i].node, to = -1;
+  for (int t = 0; t < (int)g->nnodes; t++) {
+    const bs_dumps_node *nt = &g->node[t];
+    bool all = t != u && nt->nwaiting > 0;
+    for (int j = 0; all && j < nt->nwaiting; j++)
+      all = w[i].may[nt->waiting[j]];
+    if (!all || !waits_for_all(g, w, nw, t, u))
+      continue;
+    if (to >= 0)
+      return -1;
+    to = t;
+  }
+  return to >= 0 ? g->node[to].waiting[0] : -1;
+}
+
+/* Where every rank waits and no cycle is certain, the unnamed ops' waits
+ * close among themselves, unless each of them hangs inside itself (all
+ * its members in it, at once): taken as the former. Each waits for the
+ * ranks that may be its member and wait in another unnamed op; the
+ * cycles those picks make are kept (an order deadlock whose groups the
+ * dumps cannot list: the same ranks' two groups, each side's op first). */
+static bs_status closing(bs_dumps_graph *g, const ways *w, int nw) {
+  bs_status st = BS_OK;
+  int nn = (int)g->nnodes;
+  int *pick = malloc(((size_t)nw + 1) * sizeof *pick);
+  int *comp = malloc(((size_t)nn + 1) * sizeof *comp);
+  int *order = malloc(((size_t)nn + 1) * sizeof *order);
+  if (!pick || !comp || !order)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d stuck ops", nn);
+  for (int i = 0; i < nw; i++) {
+    bs_dumps_node *n = &g->node[w[i].node];
+    pick[i] = closing_pick(g, w, nw, i);
+    n->missing = pick[i] >= 0 ? &pick[i] : NULL;
+    n->nmissing = pick[i] >= 0;
+  }
+  int nc = bs_dumps_cycles_mark(g, comp, order);
+  for (int i = 0; i < nw; i++) {
+    g->node[w[i].node].missing = NULL;
+    g->node[w[i].node].nmissing = 0;
+  }
+  if (nc < 0)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d stuck ops", nn);
+  for (int c = 0, at = 0; c < nc; c++) {
+    int n = 0;
+    while (at + n < nn && comp[order[at + n]] == c)
+      n++;
+    BS_CHECK(bs_dumps_cycles_add(g, order + at, n));
+    at += n;
+  }
+  for (int i = 0; i < nw; i++)
+    if (pick[i] >= 0 && comp[w[i].node] >= 0)
+      g->node[w[i].node].closed_by = g->in[pick[i]];
+out:
+  free(pick);
+  free(comp);
+  free(order);
+  return st;
+}
+
 bs_status bs_dumps_unnamed_find(bs_dumps_graph *g) {
   bs_status st = BS_OK;
   int nn = (int)g->nnodes, nw = 0, total = 1;
@@ -177,6 +270,8 @@ bs_status bs_dumps_unnamed_find(bs_dumps_graph *g) {
     BS_CHECK(worlds(g, w, nw, cert, part));
   if (nw)
     BS_CHECK(keep(g, cert, part));
+  if (nw && all_wait(g))
+    BS_CHECK(closing(g, w, nw));
   for (int i = 0; i < nw; i++)
     g->node[w[i].node].may_be = bs_report_block_ranks(w[i].may, g->d->ranks);
 out:

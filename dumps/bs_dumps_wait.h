@@ -30,7 +30,10 @@ typedef struct bs_dumps_node {
    * group's: it waits for a member they do not name (bs_dumps_unnamed.h). */
   bool unnamed;
   char *may_be; /* unnamed: the ranks that may be that member, as text */
-  int scc;      /* its cycle (bs_dumps_graph.cycle), -1: none */
+  /* unnamed, every rank waiting: the op that waits for exactly its ranks,
+   * whose ranks it is taken to wait for (-1: none; bs_dumps_unnamed.c) */
+  int closed_by;
+  int scc; /* its cycle (bs_dumps_graph.cycle), -1: none */
 } bs_dumps_node;
 
 typedef struct bs_dumps_root {
