@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bs_dumps_family.h"
 #include "bs_dumps_mesh.h"
 #include "bs_num.h"
 #include "bs_vec.h"
@@ -182,6 +183,32 @@ static bool fill_run(bs_dumps *d, size_t from, size_t to, bool *in) {
   return true;
 }
 
+/* Whether groups [from, to) were named one after another. */
+static bool consecutive(const bs_dumps *d, size_t from, size_t to) {
+  for (size_t k = from + 1; k < to; k++)
+    if (number(d->groups[k].name) != number(d->groups[k - 1].name) + 1 ||
+        number(d->groups[k - 1].name) < 0)
+      return false;
+  return true;
+}
+
+/* Groups [from, to), named one after another, get the lines of the one
+ * layout of a loop of new_group that fits them (bs_dumps_family.h). */
+static bool lines_of_run(bs_dumps *d, size_t from, size_t to) {
+  size_t w = (size_t)d->ranks;
+  if (!consecutive(d, from, to))
+    return true;
+  bool *out = calloc((to - from) * w + 1, sizeof *out);
+  if (!out)
+    return false;
+  for (size_t k = from; k < to; k++)
+    for (size_t r = 0; r < w; r++)
+      out[(k - from) * w + r] = bs_dumps_members_out(d, (int)r, (int)k);
+  bool ok = bs_dumps_family_fill(d, from, to, out);
+  free(out);
+  return ok;
+}
+
 /* Whether group o shares a rank with groups [from, o). */
 static bool overlaps(const bs_dumps *d, size_t from, size_t o) {
   for (size_t k = from; k < o; k++)
@@ -200,7 +227,8 @@ static bool by_runs(bs_dumps *d, bool *in) {
                 overlaps(d, from, o);
     if (!ends)
       continue;
-    if (o - from > 1 && !fill_run(d, from, o, in))
+    if (o - from > 1 &&
+        (!lines_of_run(d, from, o) || !fill_run(d, from, o, in)))
       return false;
     from = o;
   }

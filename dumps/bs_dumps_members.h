@@ -6,8 +6,10 @@
  * where that many were made that its dump does not rule out. And the groups of
  * one DeviceMesh dimension or one loop of new_group (one desc, made one after
  * another, no rank in two) split the job's ranks in groups of one size: a rank
- * in none of them, with one group short, is that group's. A DeviceMesh's
- * groups are first given their grid's lines (bs_dumps_mesh.h). */
+ * in none of them, with one group short, is that group's; named one after
+ * another, they get the lines of the one layout that fits them
+ * (bs_dumps_family.h). A DeviceMesh's groups are first given their grid's
+ * lines (bs_dumps_mesh.h). */
 #ifndef BS_DUMPS_MEMBERS_H
 #define BS_DUMPS_MEMBERS_H
 
