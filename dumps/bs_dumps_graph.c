@@ -214,8 +214,7 @@ static void cycle_why(const bs_dumps_graph *g, const bs_dumps_node *n,
     bs_dumps_graph_describe(g, by->at, at, sizeof at);
     snprintf(buf, len,
              "; every rank waits, and %s waits for exactly its ranks: taken "
-             "as waiting for %s in turn (the two groups of the same ranks, "
-             "a cycle)",
+             "as waiting for %s in turn (two groups of the same ranks)",
              at, who ? who : "?");
     free(who);
   } else if (n->scc >= 0) {
@@ -348,6 +347,7 @@ bs_status bs_dumps_graph_build(const bs_dumps *d, bs_dumps_graph *g) {
       BS_CHECK(coll_node(g, (int)k, true));
   BS_CHECK(place(g));
   BS_CHECK(held_elsewhere(g));
+  BS_CHECK(bs_dumps_unnamed_close(g));
   BS_CHECK(bs_dumps_roots_find(g));
   BS_CHECK(bs_dumps_cycles_find(g));
   BS_CHECK(bs_dumps_unnamed_find(g));

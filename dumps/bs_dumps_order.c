@@ -262,6 +262,17 @@ static const int *kind_ranks(bs_dumps_order *o, int k) {
   return o->by_kind[k] = of;
 }
 
+bool bs_dumps_order_join(bs_dumps_order *o, int g, int r) {
+  int *of = (int *)kind_ranks(o, o->kind[g]);
+  if (!of)
+    return false;
+  of[r] = of[r] == -1 || of[r] == g ? g : -2;
+  if (o->cache) /* votes counted before it are stale */
+    memset(o->cache, 0, o->ncache * sizeof *o->cache);
+  o->used = 0;
+  return true;
+}
+
 /* Dump i's one group of kind k, -1 when it has none or two. */
 static int group_of_kind(bs_dumps_order *o, size_t i, int k) {
   const int *of = kind_ranks(o, k);

@@ -38,6 +38,10 @@ uint64_t bs_dumps_order_last(const bs_dumps_order *o, int r, int g);
 bool bs_dumps_order_rid(const bs_dumps_order *o, int r, bs_dumps_ref at,
                         uint64_t *rid);
 
+/* Rank r is taken as a member of group g, which no dump of it names
+ * (bs_dumps_unnamed_close): the votes count it. False: no memory. */
+bool bs_dumps_order_join(bs_dumps_order *o, int g, int r);
+
 /* Whether rank r issued collective #s of its group of g's kind. */
 bool bs_dumps_order_issued(bs_dumps_order *o, int r, int g, uint64_t s);
 /* Rank m never issued collective #s of group g: whether it ran past it,

@@ -2,11 +2,13 @@
  * (bs_dumps_unnamed.h). */
 #include "bs_dumps_unnamed.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bs_dumps_cycles.h"
 #include "bs_dumps_members.h"
+#include "bs_num.h"
 
 /* Ways per op (more: it is taken as waiting for no op, which makes no
  * cycle, so what is kept stays certain), choices of ways in all. */
@@ -49,19 +51,25 @@ static void add_end(ways *w) {
   w->rank[w->n++] = -1;
 }
 
+/* By rank: it may be a member of group grp the dumps do not name. */
+static bool *may_of(const bs_dumps_graph *g, int grp) {
+  bool *may = calloc((size_t)g->d->ranks + 1, sizeof *may);
+  for (int u = 0; may && u < g->d->ranks; u++)
+    may[u] = bs_dumps_group_rank(g->d, grp, u) < 0 &&
+             !bs_dumps_members_out(g->d, u, grp);
+  return may;
+}
+
 /* Node k's ways and the ranks that may be its member (w->may, made);
  * false: no rank may be (it is stuck inside the op), or no memory. */
 static bool ways_of(bs_dumps_graph *g, int k, ways *w) {
   int grp = g->node[k].at.group;
   *w = (ways){.node = k};
-  if (!(w->may = calloc((size_t)g->d->ranks + 1, sizeof *w->may)))
+  if (!(w->may = may_of(g, grp)))
     return false;
-  for (int u = 0; u < g->d->ranks; u++) {
-    w->may[u] = bs_dumps_group_rank(g->d, grp, u) < 0 &&
-                !bs_dumps_members_out(g->d, u, grp);
+  for (int u = 0; u < g->d->ranks; u++)
     if (w->may[u])
       add_way(g, w, u);
-  }
   /* A collective of one rank has no peer to wait for: one that did not
    * complete waits for a member; one of several may hang inside. */
   bool ends = false;
@@ -153,99 +161,6 @@ out:
   return st;
 }
 
-/* Whether every rank has a dump and waits in a stuck op: no root is
- * left to end a chain of waits. */
-static bool all_wait(const bs_dumps_graph *g) {
-  for (int u = 0; u < g->d->ranks; u++)
-    if (!bs_dumps_rank(g->d, u) || g->in[u] < 0)
-      return false;
-  return !g->nroots && !g->ncycles;
-}
-
-/* Whether node t waits for exactly the ranks that wait in node u: its
- * missing members, or, t's own members not named either, u's ranks may
- * be members of t. */
-static bool waits_for_all(const bs_dumps_graph *g, const ways *w, int nw, int t,
-                          int u) {
-  const bs_dumps_node *nt = &g->node[t], *nu = &g->node[u];
-  for (int i = 0; nt->unnamed && i < nw; i++)
-    if (w[i].node == t) {
-      for (int j = 0; j < nu->nwaiting; j++)
-        if (!w[i].may[nu->waiting[j]])
-          return false;
-      return true;
-    }
-  if (nt->nmissing != nu->nwaiting)
-    return false;
-  for (int j = 0; j < nt->nmissing; j++)
-    if (g->in[nt->missing[j]] != u)
-      return false;
-  return true;
-}
-
-/* Unnamed op i's pick: a rank of the one op that waits for exactly its
- * ranks and whose ranks may all be its members (two groups of the same
- * ranks, each side in its own op first); -1: none, or several. */
-static int closing_pick(const bs_dumps_graph *g, const ways *w, int nw, int i) {
-  int u = w[i].node, to = -1;
-  for (int t = 0; t < (int)g->nnodes; t++) {
-    const bs_dumps_node *nt = &g->node[t];
-    bool all = t != u && nt->nwaiting > 0;
-    for (int j = 0; all && j < nt->nwaiting; j++)
-      all = w[i].may[nt->waiting[j]];
-    if (!all || !waits_for_all(g, w, nw, t, u))
-      continue;
-    if (to >= 0)
-      return -1;
-    to = t;
-  }
-  return to >= 0 ? g->node[to].waiting[0] : -1;
-}
-
-/* Where every rank waits and no cycle is certain, the unnamed ops' waits
- * close among themselves, unless each of them hangs inside itself (all
- * its members in it, at once): taken as the former. Each waits for the
- * ranks that may be its member and wait in another unnamed op; the
- * cycles those picks make are kept (an order deadlock whose groups the
- * dumps cannot list: the same ranks' two groups, each side's op first). */
-static bs_status closing(bs_dumps_graph *g, const ways *w, int nw) {
-  bs_status st = BS_OK;
-  int nn = (int)g->nnodes;
-  int *pick = malloc(((size_t)nw + 1) * sizeof *pick);
-  int *comp = malloc(((size_t)nn + 1) * sizeof *comp);
-  int *order = malloc(((size_t)nn + 1) * sizeof *order);
-  if (!pick || !comp || !order)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d stuck ops", nn);
-  for (int i = 0; i < nw; i++) {
-    bs_dumps_node *n = &g->node[w[i].node];
-    pick[i] = closing_pick(g, w, nw, i);
-    n->missing = pick[i] >= 0 ? &pick[i] : NULL;
-    n->nmissing = pick[i] >= 0;
-  }
-  int nc = bs_dumps_cycles_mark(g, comp, order);
-  for (int i = 0; i < nw; i++) {
-    g->node[w[i].node].missing = NULL;
-    g->node[w[i].node].nmissing = 0;
-  }
-  if (nc < 0)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d stuck ops", nn);
-  for (int c = 0, at = 0; c < nc; c++) {
-    int n = 0;
-    while (at + n < nn && comp[order[at + n]] == c)
-      n++;
-    BS_CHECK(bs_dumps_cycles_add(g, order + at, n));
-    at += n;
-  }
-  for (int i = 0; i < nw; i++)
-    if (pick[i] >= 0 && comp[w[i].node] >= 0)
-      g->node[w[i].node].closed_by = g->in[pick[i]];
-out:
-  free(pick);
-  free(comp);
-  free(order);
-  return st;
-}
-
 bs_status bs_dumps_unnamed_find(bs_dumps_graph *g) {
   bs_status st = BS_OK;
   int nn = (int)g->nnodes, nw = 0, total = 1;
@@ -270,8 +185,6 @@ bs_status bs_dumps_unnamed_find(bs_dumps_graph *g) {
     BS_CHECK(worlds(g, w, nw, cert, part));
   if (nw)
     BS_CHECK(keep(g, cert, part));
-  if (nw && all_wait(g))
-    BS_CHECK(closing(g, w, nw));
   for (int i = 0; i < nw; i++)
     g->node[w[i].node].may_be = bs_report_block_ranks(w[i].may, g->d->ranks);
 out:
@@ -280,5 +193,96 @@ out:
   free(w);
   free(cert);
   free(part);
+  return st;
+}
+
+/* ---- where every rank waits ---- */
+
+/* Whether every rank has a dump and waits in a stuck op. */
+static bool all_wait(const bs_dumps_graph *g) {
+  for (int u = 0; u < g->d->ranks; u++)
+    if (!bs_dumps_rank(g->d, u) || g->in[u] < 0)
+      return false;
+  return true;
+}
+
+/* Whether node t waits for exactly the ranks in node u, and they all may
+ * be members of u's group (may). */
+static bool twin(const bs_dumps_graph *g, int t, int u, const bool *may) {
+  const bs_dumps_node *nt = &g->node[t], *nu = &g->node[u];
+  if (t == u || !nt->nwaiting || nt->nmissing != nu->nwaiting)
+    return false;
+  for (int j = 0; j < nt->nwaiting; j++)
+    if (!may[nt->waiting[j]])
+      return false;
+  for (int j = 0; j < nt->nmissing; j++)
+    if (g->in[nt->missing[j]] != u)
+      return false;
+  return true;
+}
+
+/* Whether groups a and b were made one right after the other. */
+static bool made_next(const bs_dumps *d, int a, int b) {
+  long x, y;
+  return bs_num_long(d->groups[a].name, 0, LONG_MAX, &x) &&
+         bs_num_long(d->groups[b].name, 0, LONG_MAX, &y) &&
+         (x == y + 1 || y == x + 1);
+}
+
+/* Unnamed node u's twin: the one op that waits for exactly its ranks
+ * (of those, the one whose group was made right before or after u's);
+ * -1: none. */
+static int twin_of(const bs_dumps_graph *g, int u, const bool *may) {
+  int to = -1, next = -1, n = 0, nn = 0;
+  for (int t = 0; t < (int)g->nnodes; t++) {
+    if (!twin(g, t, u, may))
+      continue;
+    n++;
+    to = t;
+    if (made_next(g->d, g->node[t].at.group, g->node[u].at.group)) {
+      nn++;
+      next = t;
+    }
+  }
+  return n == 1 ? to : nn == 1 ? next : -1;
+}
+
+static bs_status close_one(bs_dumps_graph *g, int u) {
+  bs_dumps_node *n = &g->node[u];
+  bool *may = may_of(g, n->at.group);
+  if (!may)
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: %d ranks", g->d->ranks);
+  int t = twin_of(g, u, may);
+  if (t >= 0) {
+    const bs_dumps_node *by = &g->node[t];
+    n->missing = malloc((size_t)by->nwaiting * sizeof *n->missing);
+    if (!n->missing) {
+      free(may);
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: stuck ops");
+    }
+    memcpy(n->missing, by->waiting, (size_t)by->nwaiting * sizeof *n->missing);
+    n->nmissing = by->nwaiting;
+    for (int j = 0; j < by->nwaiting; j++)
+      if (!bs_dumps_order_join(g->order, n->at.group, by->waiting[j])) {
+        free(may);
+        return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: stuck ops");
+      }
+    n->matched = false;
+    n->unnamed = true;
+    n->closed_by = t;
+    n->may_be = bs_report_block_ranks(may, g->d->ranks);
+  }
+  free(may);
+  return BS_OK;
+}
+
+bs_status bs_dumps_unnamed_close(bs_dumps_graph *g) {
+  bs_status st = BS_OK;
+  if (!all_wait(g))
+    return BS_OK;
+  for (size_t k = 0; k < g->nnodes; k++)
+    if (unnamed(g, &g->node[k]))
+      BS_CHECK(close_one(g, (int)k));
+out:
   return st;
 }

@@ -15,5 +15,15 @@
 #include "bs_dumps_wait.h"
 
 bs_status bs_dumps_unnamed_find(bs_dumps_graph *g);
+/* Before the roots: where every rank has a dump and waits in a stuck op,
+ * no root ends the chains of waits but one that ran past an op, so they
+ * close among the stuck ops (or several each hang inside themselves at
+ * once). Such an op is taken as waiting for the ranks of the one op
+ * that waits for exactly its ranks (of several, the one whose group was
+ * made right before or after its own): two groups of the same ranks, as
+ * a loop of new_group makes a group and its gloo twin, or grad_sync and
+ * metrics; the rank that issued them against its peers' order is then a
+ * root, and where no side is a majority, the cycle an order deadlock. */
+bs_status bs_dumps_unnamed_close(bs_dumps_graph *g);
 
 #endif
