@@ -5,16 +5,26 @@
  * group l of F holds ranks a*S*C + j*C + c (j < S) for a grid of A x S x C
  * ranks with A*C = F, l numbering (a, c) in either order. Where exactly
  * one such layout holds every member the dumps name and puts no rank in
- * a group its dump rules out (out), each group gets its line: the ranks
- * of a node whose folder was lost too. */
+ * a group its dump rules out (out), each group gets its line
+ * (bs_dumps_members.c): the ranks of a node whose folder was lost too. */
 #ifndef BS_DUMPS_FAMILY_H
 #define BS_DUMPS_FAMILY_H
 
 #include "bs_dumps.h"
 
-/* Groups [from, to) of d->groups, named one after another; out[i *
- * d->ranks + r]: rank r's dump rules out group from + i. False: no
- * memory. */
-bool bs_dumps_family_fill(bs_dumps *d, size_t from, size_t to, const bool *out);
+/* A layout: A x S x C ranks, each line's (a, c) numbered a-major or
+ * c-major. */
+typedef struct bs_dumps_family {
+  int a, s, c;
+  bool c_major;
+} bs_dumps_family;
+
+/* The one layout of groups [from, to) of d->groups, named one after
+ * another; out[i * d->ranks + r]: rank r's dump rules out group from + i.
+ * False: none, or several. */
+bool bs_dumps_family_find(const bs_dumps *d, size_t from, size_t to,
+                          const bool *out, bs_dumps_family *x);
+/* The j-th rank of line l of layout x. */
+int bs_dumps_family_rank(const bs_dumps_family *x, int l, int j);
 
 #endif

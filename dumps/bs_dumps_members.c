@@ -204,8 +204,14 @@ static bool lines_of_run(bs_dumps *d, size_t from, size_t to) {
   for (size_t k = from; k < to; k++)
     for (size_t r = 0; r < w; r++)
       out[(k - from) * w + r] = bs_dumps_members_out(d, (int)r, (int)k);
-  bool ok = bs_dumps_family_fill(d, from, to, out);
+  bs_dumps_family x;
+  bool ok = true, one = bs_dumps_family_find(d, from, to, out, &x);
   free(out);
+  for (size_t k = from; one && ok && k < to; k++)
+    for (int j = 0; ok && j < x.s; j++) {
+      int r = bs_dumps_family_rank(&x, (int)(k - from), j);
+      ok = has(&d->groups[k], r) || join(&d->groups[k], r);
+    }
   return ok;
 }
 

@@ -58,21 +58,26 @@ static void members_are(const bs_dumps *d, int k, int a, int b) {
   assert_int_equal(g->ranks[1], b);
 }
 
+/* The grid inferred from named: each row of want a group's index and
+ * its two members. */
+static void inferred(const int *named, const int (*want)[3], int n) {
+  bs_dumps d;
+  make(&d, named);
+  assert_int_equal(bs_dumps_mesh_infer(&d), BS_OK);
+  for (int i = 0; i < n; i++)
+    members_are(&d, want[i][0], want[i][1], want[i][2]);
+  assert_int_equal(d.groups[12].n, 0);
+  unmake(&d);
+}
+
 /* Rank r = 4a + 2b + c. Dim a's lines in row-major order (b, c): {0,4},
  * {1,5}, {2,6}, {3,7}; dims b and c: {0,2}, {1,3}, {4,6}, {5,7} and
  * {0,1}, {2,3}, {4,5}, {6,7}. */
 static void test_row_major(void **state) {
   (void)state;
   static const int named[12] = {4, 1, 6, 3, 0, 3, 6, 5, 1, 2, 5, 7};
-  bs_dumps d;
-  make(&d, named);
-  assert_int_equal(bs_dumps_mesh_infer(&d), BS_OK);
-  members_are(&d, 1, 1, 5);
-  members_are(&d, 2, 2, 6);
-  members_are(&d, 5, 1, 3);
-  members_are(&d, 10, 4, 5);
-  assert_int_equal(d.groups[12].n, 0);
-  unmake(&d);
+  static const int want[][3] = {{1, 1, 5}, {2, 2, 6}, {5, 1, 3}, {10, 4, 5}};
+  inferred(named, want, 4);
 }
 
 /* swapdims(-1, 0): dim a's lines in the order (c, b): {0,4}, {2,6},
@@ -80,14 +85,8 @@ static void test_row_major(void **state) {
 static void test_swapped(void **state) {
   (void)state;
   static const int named[12] = {0, 6, 1, 7, 2, 1, 4, 7, 0, 3, 4, 6};
-  bs_dumps d;
-  make(&d, named);
-  assert_int_equal(bs_dumps_mesh_infer(&d), BS_OK);
-  members_are(&d, 1, 2, 6);
-  members_are(&d, 2, 1, 5);
-  members_are(&d, 4, 0, 2);
-  members_are(&d, 11, 6, 7);
-  unmake(&d);
+  static const int want[][3] = {{1, 2, 6}, {2, 1, 5}, {4, 0, 2}, {11, 6, 7}};
+  inferred(named, want, 4);
 }
 
 /* Where the dumps name no member of dim a's middle lines, the one place
