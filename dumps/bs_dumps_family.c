@@ -21,8 +21,8 @@ static bool on_line(const bs_dumps_family *x, int l, int r) {
 
 /* Whether layout x holds every member named of groups [from, to) on its
  * line, and no line puts a rank in a group its dump rules out. */
-static bool fits(const bs_dumps *d, size_t from, size_t to, const bool *out,
-                 const bs_dumps_family *x) {
+static bool fits(const bs_dumps *d, size_t from, size_t to, int w,
+                 const bool *out, const bs_dumps_family *x) {
   for (size_t k = from; k < to; k++) {
     int l = (int)(k - from);
     const bs_dump_group *g = &d->groups[k];
@@ -31,26 +31,26 @@ static bool fits(const bs_dumps *d, size_t from, size_t to, const bool *out,
         return false;
     for (int j = 0; j < x->s; j++) {
       size_t r = (size_t)bs_dumps_family_rank(x, l, j);
-      if (out[(size_t)l * (size_t)d->ranks + r])
+      if (out[(size_t)l * (size_t)w + r])
         return false;
     }
   }
   return true;
 }
 
-bool bs_dumps_family_find(const bs_dumps *d, size_t from, size_t to,
-                          const bool *out, bs_dumps_family *x) {
-  int f = (int)(to - from), w = d->ranks, found = 0;
+int bs_dumps_family_find(const bs_dumps *d, size_t from, size_t to, int w,
+                         const bool *out, bs_dumps_family *x) {
+  int f = (int)(to - from), found = 0;
   if (f < 2 || w % f || w / f < 2)
-    return false;
+    return 0;
   for (int a = 1; a <= f && found < 2; a++) {
     if (f % a)
       continue;
     for (int cm = 0; cm <= (a > 1 && a < f) && found < 2; cm++) {
       bs_dumps_family at = {.a = a, .s = w / f, .c = f / a, .c_major = cm};
-      if (fits(d, from, to, out, &at) && !found++)
+      if (fits(d, from, to, w, out, &at) && !found++)
         *x = at;
     }
   }
-  return found == 1;
+  return found;
 }

@@ -192,22 +192,29 @@ static bool consecutive(const bs_dumps *d, size_t from, size_t to) {
   return true;
 }
 
-/* Groups [from, to), named one after another, get the lines of the one
- * layout of a loop of new_group that fits them (bs_dumps_family.h). */
-static bool lines_of_run(bs_dumps *d, size_t from, size_t to) {
-  size_t w = (size_t)d->ranks;
-  if (!consecutive(d, from, to))
-    return true;
-  bool *out = calloc((to - from) * w + 1, sizeof *out);
+/* How many layouts of a loop of new_group fit groups [from, to) in a job
+ * of w ranks (bs_dumps_family.h), and the one (x); -1: no memory. */
+static int layouts(const bs_dumps *d, size_t from, size_t to, int w,
+                   bs_dumps_family *x) {
+  size_t n = (size_t)w;
+  bool *out = calloc((to - from) * n + 1, sizeof *out);
   if (!out)
-    return false;
+    return -1;
   for (size_t k = from; k < to; k++)
-    for (size_t r = 0; r < w; r++)
-      out[(k - from) * w + r] = bs_dumps_members_out(d, (int)r, (int)k);
-  bs_dumps_family x;
-  bool ok = true, one = bs_dumps_family_find(d, from, to, out, &x);
+    for (size_t r = 0; r < n; r++)
+      out[(k - from) * n + r] = bs_dumps_members_out(d, (int)r, (int)k);
+  int found = bs_dumps_family_find(d, from, to, w, out, x);
   free(out);
-  for (size_t k = from; one && ok && k < to; k++)
+  return found;
+}
+
+/* Groups [from, to), named one after another, get the lines of the one
+ * layout of a loop of new_group that fits them. */
+static bool lines_of_run(bs_dumps *d, size_t from, size_t to) {
+  bs_dumps_family x;
+  int found = consecutive(d, from, to) ? layouts(d, from, to, d->ranks, &x) : 0;
+  bool ok = found >= 0;
+  for (size_t k = from; found == 1 && ok && k < to; k++)
     for (int j = 0; ok && j < x.s; j++) {
       int r = bs_dumps_family_rank(&x, (int)(k - from), j);
       ok = has(&d->groups[k], r) || join(&d->groups[k], r);
@@ -224,19 +231,63 @@ static bool overlaps(const bs_dumps *d, size_t from, size_t o) {
   return false;
 }
 
-/* The runs of groups of one desc, made one after another, that share no
- * rank (the groups are in name order: the order torch made them). */
+/* The end of the run of groups from `from`: of one desc, made one after
+ * another, sharing no rank (the groups are in name order: the order
+ * torch made them). */
+static size_t run_end(const bs_dumps *d, size_t from) {
+  size_t o = from + 1;
+  while (o < d->ngroups && d->groups[o].desc == d->groups[from].desc &&
+         !overlaps(d, from, o))
+    o++;
+  return o;
+}
+
 static bool by_runs(bs_dumps *d, bool *in) {
-  size_t from = 0;
-  for (size_t o = 1; o <= d->ngroups; o++) {
-    bool ends = o == d->ngroups || d->groups[o].desc != d->groups[from].desc ||
-                overlaps(d, from, o);
-    if (!ends)
-      continue;
+  for (size_t from = 0, o; from < d->ngroups; from = o) {
+    o = run_end(d, from);
     if (o - from > 1 &&
         (!lines_of_run(d, from, o) || !fill_run(d, from, o, in)))
       return false;
-    from = o;
+  }
+  return true;
+}
+
+/* Whether every run of two or more groups named one after another has a
+ * layout in a job of w ranks (0: one does not, 1: all do, -1: no
+ * memory); *uneven: one's groups do not divide w. */
+static int runs_fit(const bs_dumps *d, int w, bool *uneven) {
+  bs_dumps_family x;
+  *uneven = false;
+  for (size_t from = 0, o; from < d->ngroups; from = o) {
+    o = run_end(d, from);
+    if (o - from < 2 || !consecutive(d, from, o))
+      continue;
+    *uneven = *uneven || w % (int)(o - from);
+    int found = layouts(d, from, o, w, &x);
+    if (found <= 0)
+      return found;
+  }
+  return 1;
+}
+
+/* Where a run's groups do not divide the ranks named, the job's highest
+ * ranks left no dump: the world grows to the smallest, up to twice the
+ * ranks named (in jobs of some hundreds), in which every run has a
+ * layout (the default group grows with it: bs_dumps_groups.c). */
+static bool grow_for_runs(bs_dumps *d) {
+  bool uneven;
+  if (runs_fit(d, d->ranks, &uneven) < 0)
+    return false;
+  for (int w = d->ranks + 1;
+       uneven && w <= 2 * d->ranks && d->ranks <= BS_DUMPS_SEARCH_RANKS; w++) {
+    bool u;
+    int fit = runs_fit(d, w, &u);
+    if (fit < 0)
+      return false;
+    if (fit) {
+      d->ranks = w;
+      break;
+    }
   }
   return true;
 }
@@ -250,6 +301,8 @@ bs_status bs_dumps_members_infer(bs_dumps *d) {
   bs_status st = bs_dumps_mesh_infer(d);
   if (st != BS_OK)
     return st;
+  if (!grow_for_runs(d))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: group members");
   bool *in = calloc((size_t)d->ranks + 1, sizeof *in);
   ok = in != NULL;
   for (size_t i = 0; ok && i < d->n; i++)

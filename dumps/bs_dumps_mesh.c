@@ -8,7 +8,7 @@
 #include "bs_num.h"
 #include "bs_vec.h"
 
-enum { MESH_DIMS = 6, MESH_SEARCH_RANKS = 512 };
+enum { MESH_DIMS = 6 };
 
 typedef struct seen {
   int g; /* in d->groups */
@@ -253,7 +253,7 @@ bs_status bs_dumps_mesh_infer(bs_dumps *d) {
     known = known && d->groups[m.g[k].g].ranks_known;
   /* The smallest world any grid fits (its highest ranks may have left no
    * dump): searched up to twice the ranks named, in jobs of some hundreds. */
-  int top = d->ranks <= MESH_SEARCH_RANKS ? 2 * d->ranks : d->ranks;
+  int top = d->ranks <= BS_DUMPS_SEARCH_RANKS ? 2 * d->ranks : d->ranks;
   for (int w = d->ranks; !known && w <= top && !m.found; w++) {
     m.at.w = w;
     shapes(&m, 0, w);

@@ -12,6 +12,10 @@
 
 #include "bs_dumps.h"
 
+/* A world larger than the ranks named (its highest ranks left no dump) is
+ * searched for up to twice them, in jobs of up to this many ranks. */
+enum { BS_DUMPS_SEARCH_RANKS = 512 };
+
 bs_status bs_dumps_mesh_infer(bs_dumps *d);
 
 #endif

@@ -43,7 +43,7 @@ static void make(int w, int n, const int named[][MAX_RANKS]) {
  * it, bs_dumps_members.c); none or several: left as they are. */
 static void fill(void) {
   bs_dumps_family x;
-  if (!bs_dumps_family_find(&d, 0, d.ngroups, out, &x))
+  if (bs_dumps_family_find(&d, 0, d.ngroups, d.ranks, out, &x) != 1)
     return;
   for (size_t k = 0; k < d.ngroups; k++) {
     groups[k].n = x.s;
