@@ -96,9 +96,9 @@ static bool moved_on(const bs_dump *dp, const bs_dump_coll *part, int g) {
   return false;
 }
 
-/* Whether every other op of part's kind and number, in a group of as
- * many members, whose peer left no dump either, was gone past by its
- * rank (and there is one): those peers did their part. */
+/* Whether every op of part's kind and number, in a group of as many
+ * members, whose peer is another rank that left no dump, was gone past
+ * by its rank (and there is one): those peers did their part. */
 static bool alike_went_on(const bs_dumps *d, const bs_dump *self,
                           const bs_dump_coll *part, int members) {
   const bs_dump_coll *pp[MAX_PARTS];
@@ -111,7 +111,8 @@ static bool alike_went_on(const bs_dumps *d, const bs_dump *self,
         for (size_t q = 0; q < np; q++) {
           const bs_dump_coll *c = pp[q];
           if (c->kind != part->kind || c->seq != part->seq || c->peer < 0 ||
-              c->peer >= BS_DUMPS_MAX_RANKS || d->seen[c->peer])
+              c->peer == part->peer || c->peer >= BS_DUMPS_MAX_RANKS ||
+              d->seen[c->peer])
             continue;
           alike++;
           went += moved_on(&d->d[r], c, pg->group);
