@@ -104,12 +104,25 @@ static bool bracketed(const bs_dumps *d, const bs_dump *dp, long n) {
   return false;
 }
 
-bool bs_dumps_members_out(const bs_dumps *d, int r, int k) {
+/* bs_dumps_members_out, whether group k completed such a collective
+ * (completed_one) asked once: done, -1 not yet. */
+static bool out_of(const bs_dumps *d, int r, int k, int *done) {
   const bs_dump *dp = dump_of(d, r);
   long n = number(d->groups[k].name);
   if (!dp || n < 0 || pg_of(dp, k))
     return false;
-  return bracketed(d, dp, n) || (!dp->lost && completed_one(d, k));
+  if (bracketed(d, dp, n))
+    return true;
+  if (dp->lost)
+    return false;
+  if (*done < 0)
+    *done = completed_one(d, k);
+  return *done;
+}
+
+bool bs_dumps_members_out(const bs_dumps *d, int r, int k) {
+  int done = -1;
+  return out_of(d, r, k, &done);
 }
 
 /* Rank r is in every group made between names lo and hi that its dump
@@ -200,9 +213,11 @@ static int layouts(const bs_dumps *d, size_t from, size_t to, int w,
   bool *out = calloc((to - from) * n + 1, sizeof *out);
   if (!out)
     return -1;
-  for (size_t k = from; k < to; k++)
+  for (size_t k = from; k < to; k++) {
+    int done = -1;
     for (size_t r = 0; r < n; r++)
-      out[(k - from) * n + r] = bs_dumps_members_out(d, (int)r, (int)k);
+      out[(k - from) * n + r] = out_of(d, (int)r, (int)k, &done);
+  }
   int found = bs_dumps_family_find(d, from, to, w, out, x);
   free(out);
   return found;
@@ -210,9 +225,19 @@ static int layouts(const bs_dumps *d, size_t from, size_t to, int w,
 
 /* Groups [from, to), named one after another, get the lines of the one
  * layout of a loop of new_group that fits them. */
+/* Whether each of groups [from, to) holds its share of w ranks already. */
+static bool full(const bs_dumps *d, size_t from, size_t to, int w) {
+  for (size_t k = from; k < to; k++)
+    if ((size_t)d->groups[k].n * (to - from) != (size_t)w)
+      return false;
+  return true;
+}
+
 static bool lines_of_run(bs_dumps *d, size_t from, size_t to) {
   bs_dumps_family x;
-  int found = consecutive(d, from, to) ? layouts(d, from, to, d->ranks, &x) : 0;
+  int found = consecutive(d, from, to) && !full(d, from, to, d->ranks)
+                  ? layouts(d, from, to, d->ranks, &x)
+                  : 0;
   bool ok = found >= 0;
   for (size_t k = from; found == 1 && ok && k < to; k++)
     for (int j = 0; ok && j < x.s; j++) {
@@ -263,7 +288,7 @@ static int runs_fit(const bs_dumps *d, int w, bool *uneven) {
     if (o - from < 2 || !consecutive(d, from, o))
       continue;
     *uneven = *uneven || w % (int)(o - from);
-    int found = layouts(d, from, o, w, &x);
+    int found = full(d, from, o, w) ? 1 : layouts(d, from, o, w, &x);
     if (found <= 0)
       return found;
   }
