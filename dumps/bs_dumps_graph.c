@@ -36,7 +36,8 @@ static bs_dumps_node *new_node(bs_dumps_graph *g, bs_dumps_ref at) {
   if (!bs_vec_grow(&g->node, &g->capnodes, g->nnodes + 1, sizeof *g->node))
     return NULL;
   bs_dumps_node *k = &g->node[g->nnodes++];
-  *k = (bs_dumps_node){.at = at, .waiter = -1, .scc = -1, .closed_by = -1};
+  *k = (bs_dumps_node){
+      .at = at, .waiter = -1, .scc = -1, .closed_by = -1, .idle = -1};
   return k;
 }
 
@@ -217,6 +218,11 @@ static void cycle_why(const bs_dumps_graph *g, const bs_dumps_node *n,
              "as waiting for %s in turn (two groups of the same ranks)",
              at, who ? who : "?");
     free(who);
+  } else if (n->idle >= 0) {
+    snprintf(buf, len,
+             "; rank %d is the one it may be that waits in no stuck op, and "
+             "it is missing from another already: taken as that member",
+             n->idle);
   } else if (n->scc >= 0) {
     snprintf(buf, len,
              "; whichever it is, the waits make the cycle through it");

@@ -247,42 +247,72 @@ static int twin_of(const bs_dumps_graph *g, int u, const bool *may) {
   return n == 1 ? to : nn == 1 ? next : -1;
 }
 
-static bs_status close_one(bs_dumps_graph *g, int u) {
+/* Whether rank r is missing from a stuck op other than node u. */
+static bool missing_elsewhere(const bs_dumps_graph *g, int u, int r) {
+  for (size_t k = 0; k < g->nnodes; k++)
+    for (int i = 0; (int)k != u && i < g->node[k].nmissing; i++)
+      if (g->node[k].missing[i] == r)
+        return true;
+  return false;
+}
+
+/* Unnamed node u's one rank it may be that has a dump and waits in no
+ * stuck op, where that rank is missing from another already (a root
+ * either way; none else idle that may be it); -1: none. */
+static int idle_of(const bs_dumps_graph *g, int u, const bool *may) {
+  int idle = -1;
+  for (int r = 0; r < g->d->ranks; r++) {
+    if (!may[r] || !bs_dumps_rank(g->d, r) || g->in[r] >= 0)
+      continue;
+    if (idle >= 0)
+      return -1;
+    idle = r;
+  }
+  return idle >= 0 && missing_elsewhere(g, u, idle) ? idle : -1;
+}
+
+/* Node n is taken as waiting for ranks (n of them), members of its group. */
+static bs_status take(bs_dumps_graph *g, bs_dumps_node *n, const int *ranks,
+                      int nr, const bool *may) {
+  if (!(n->missing = malloc((size_t)nr * sizeof *n->missing)))
+    return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: stuck ops");
+  memcpy(n->missing, ranks, (size_t)nr * sizeof *n->missing);
+  n->nmissing = nr;
+  for (int j = 0; j < nr; j++)
+    if (!bs_dumps_order_join(g->order, n->at.group, ranks[j]))
+      return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: stuck ops");
+  n->matched = false;
+  n->unnamed = true;
+  n->may_be = bs_report_block_ranks(may, g->d->ranks);
+  return BS_OK;
+}
+
+static bs_status close_one(bs_dumps_graph *g, int u, bool every) {
+  bs_status st = BS_OK;
   bs_dumps_node *n = &g->node[u];
   bool *may = may_of(g, n->at.group);
   if (!may)
-    return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: %d ranks", g->d->ranks);
-  int t = twin_of(g, u, may);
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", g->d->ranks);
+  int t = every ? twin_of(g, u, may) : -1;
+  int idle = every ? -1 : idle_of(g, u, may);
   if (t >= 0) {
-    const bs_dumps_node *by = &g->node[t];
-    n->missing = malloc((size_t)by->nwaiting * sizeof *n->missing);
-    if (!n->missing) {
-      free(may);
-      return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: stuck ops");
-    }
-    memcpy(n->missing, by->waiting, (size_t)by->nwaiting * sizeof *n->missing);
-    n->nmissing = by->nwaiting;
-    for (int j = 0; j < by->nwaiting; j++)
-      if (!bs_dumps_order_join(g->order, n->at.group, by->waiting[j])) {
-        free(may);
-        return bs_err_fail(BS_ERR_NOMEM, NULL, "analyze: stuck ops");
-      }
-    n->matched = false;
-    n->unnamed = true;
+    BS_CHECK(take(g, n, g->node[t].waiting, g->node[t].nwaiting, may));
     n->closed_by = t;
-    n->may_be = bs_report_block_ranks(may, g->d->ranks);
+  } else if (idle >= 0) {
+    BS_CHECK(take(g, n, &idle, 1, may));
+    n->idle = idle;
   }
+out:
   free(may);
-  return BS_OK;
+  return st;
 }
 
 bs_status bs_dumps_unnamed_close(bs_dumps_graph *g) {
   bs_status st = BS_OK;
-  if (!all_wait(g))
-    return BS_OK;
+  bool every = all_wait(g);
   for (size_t k = 0; k < g->nnodes; k++)
     if (unnamed(g, &g->node[k]))
-      BS_CHECK(close_one(g, (int)k));
+      BS_CHECK(close_one(g, (int)k, every));
 out:
   return st;
 }

@@ -33,6 +33,10 @@ typedef struct bs_dumps_node {
   /* unnamed, every rank waiting: the op that waits for exactly its ranks,
    * whose ranks it is taken to wait for (-1: none; bs_dumps_unnamed.c) */
   int closed_by;
+  /* unnamed, not every rank waiting: the one rank it may be that waits in
+   * no stuck op and is missing from another, taken as its member (-1:
+   * none) */
+  int idle;
   int scc; /* its cycle (bs_dumps_graph.cycle), -1: none */
 } bs_dumps_node;
 
