@@ -77,17 +77,16 @@ static int member_index(const bs_dumps_view *v, int rank) {
   return -1;
 }
 
-/* Whether the peer of part (the k-th of its kind to that peer) issued
- * its counterpart; an unknown peer (any source) counts as matched. */
 /* Whether rank dp issued ops past part (not the other half of an isend
- * and irecv issued with it: a p2p op of the group next, unless one more
- * of part's own kind to its peer, which follows it): it went on, so
- * part was done. */
+ * and irecv issued with it: a p2p op of the group next, unless, where
+ * ops retire when issued, one more of part's own kind to its peer, which
+ * follows it: blocking ops in a row): it went on, so part was done. */
 static bool moved_on(const bs_dump *dp, const bs_dump_coll *part, int g) {
   for (size_t k = 0; dp && k < dp->npg; k++)
     for (size_t j = 0; j < dp->pg[k].n; j++) {
       const bs_dump_coll *c = &dp->pg[k].c[j];
-      bool again = c->kind == part->kind && c->peer == part->peer;
+      bool again = dp->retires_at_issue && c->kind == part->kind &&
+                   c->peer == part->peer;
       if (c->rid >= part->rid + 2 ||
           (c->rid == part->rid + 1 &&
            (!c->p2p || dp->pg[k].group != g || again)))
@@ -135,6 +134,8 @@ static bool dumpless_matched(const bs_dumps_view *v, const bs_dump_coll *part,
          (me->retires_at_issue && alike_went_on(v->d, me, part, v->n));
 }
 
+/* Whether the peer of part (the k-th of its kind to that peer) issued
+ * its counterpart; an unknown peer (any source) counts as matched. */
 static bool matched(const bs_dumps_view *v, const tallies *all,
                     const bs_dump_coll *part, size_t k, int self) {
   int pi = part->peer < 0 ? -1 : member_index(v, part->peer);
