@@ -233,9 +233,19 @@ static bool full(const bs_dumps *d, size_t from, size_t to, int w) {
   return true;
 }
 
+/* Whether groups [from, to) are a loop whose members the dumps do not
+ * list: named one after another, none listed by a pg_config (those are
+ * as it says). */
+static bool unlisted_loop(const bs_dumps *d, size_t from, size_t to) {
+  for (size_t k = from; k < to; k++)
+    if (d->groups[k].ranks_known)
+      return false;
+  return to - from > 1 && consecutive(d, from, to);
+}
+
 static bool lines_of_run(bs_dumps *d, size_t from, size_t to) {
   bs_dumps_family x;
-  int found = consecutive(d, from, to) && !full(d, from, to, d->ranks)
+  int found = unlisted_loop(d, from, to) && !full(d, from, to, d->ranks)
                   ? layouts(d, from, to, d->ranks, &x)
                   : 0;
   bool ok = found >= 0;
@@ -285,7 +295,7 @@ static int runs_fit(const bs_dumps *d, int w, bool *uneven) {
   *uneven = false;
   for (size_t from = 0, o; from < d->ngroups; from = o) {
     o = run_end(d, from);
-    if (o - from < 2 || !consecutive(d, from, o))
+    if (!unlisted_loop(d, from, o))
       continue;
     *uneven = *uneven || w % (int)(o - from);
     int found = full(d, from, o, w) ? 1 : layouts(d, from, o, w, &x);
