@@ -220,8 +220,9 @@ static void cycle_why(const bs_dumps_graph *g, const bs_dumps_node *n,
     free(who);
   } else if (n->idle >= 0) {
     snprintf(buf, len,
-             "; rank %d is the one it may be that waits in no stuck op, and "
-             "it is missing from another already: taken as that member",
+             "; rank %d is the one it may be that waits in no stuck op "
+             "(or left no dump), and it is missing from another already: "
+             "taken as that member",
              n->idle);
   } else if (n->scc >= 0) {
     snprintf(buf, len,

@@ -256,13 +256,13 @@ static bool missing_elsewhere(const bs_dumps_graph *g, int u, int r) {
   return false;
 }
 
-/* Unnamed node u's one rank it may be that has a dump and waits in no
- * stuck op, where that rank is missing from another already (a root
- * either way; none else idle that may be it); -1: none. */
+/* Unnamed node u's one rank it may be that waits in no stuck op (or left
+ * no dump), where that rank is missing from another already (a root
+ * either way; none else such that may be it); -1: none. */
 static int idle_of(const bs_dumps_graph *g, int u, const bool *may) {
   int idle = -1;
   for (int r = 0; r < g->d->ranks; r++) {
-    if (!may[r] || !bs_dumps_rank(g->d, r) || g->in[r] >= 0)
+    if (!may[r] || (bs_dumps_rank(g->d, r) && g->in[r] >= 0))
       continue;
     if (idle >= 0)
       return -1;

@@ -25,9 +25,9 @@ bs_status bs_dumps_unnamed_find(bs_dumps_graph *g);
  * metrics; the rank that issued them against its peers' order is then a
  * root, and where no side is a majority, the cycle an order deadlock.
  * Where some rank waits in none, such an op is taken as waiting for the
- * one rank it may be that waits in no stuck op, where that rank is
- * missing from another already (a root either way; its first op then
- * told by its peers' order). */
+ * one rank it may be that waits in no stuck op (or left no dump), where
+ * that rank is missing from another already (a root either way; its
+ * first op then told by its peers' order). */
 bs_status bs_dumps_unnamed_close(bs_dumps_graph *g);
 
 #endif
