@@ -223,8 +223,6 @@ static int layouts(const bs_dumps *d, size_t from, size_t to, int w,
   return found;
 }
 
-/* Groups [from, to), named one after another, get the lines of the one
- * layout of a loop of new_group that fits them. */
 /* Whether each of groups [from, to) holds its share of w ranks already. */
 static bool full(const bs_dumps *d, size_t from, size_t to, int w) {
   for (size_t k = from; k < to; k++)
@@ -243,6 +241,8 @@ static bool unlisted_loop(const bs_dumps *d, size_t from, size_t to) {
   return to - from > 1 && consecutive(d, from, to);
 }
 
+/* Groups [from, to), named one after another, get the lines of the one
+ * layout of a loop of new_group that fits them. */
 static bool lines_of_run(bs_dumps *d, size_t from, size_t to) {
   bs_dumps_family x;
   int found = unlisted_loop(d, from, to) && !full(d, from, to, d->ranks)
@@ -287,17 +287,24 @@ static bool by_runs(bs_dumps *d, bool *in) {
   return true;
 }
 
-/* Whether every run of two or more groups named one after another has a
- * layout in a job of w ranks (0: one does not, 1: all do, -1: no
- * memory); *uneven: one's groups do not divide w. */
-static int runs_fit(const bs_dumps *d, int w, bool *uneven) {
+/* Whether a loop's groups do not divide w ranks. */
+static bool uneven(const bs_dumps *d, int w) {
+  for (size_t from = 0, o; from < d->ngroups; from = o) {
+    o = run_end(d, from);
+    if (unlisted_loop(d, from, o) && w % (int)(o - from))
+      return true;
+  }
+  return false;
+}
+
+/* Whether every loop has a layout in a job of w ranks (0: one does not,
+ * 1: all do, -1: no memory). */
+static int runs_fit(const bs_dumps *d, int w) {
   bs_dumps_family x;
-  *uneven = false;
   for (size_t from = 0, o; from < d->ngroups; from = o) {
     o = run_end(d, from);
     if (!unlisted_loop(d, from, o))
       continue;
-    *uneven = *uneven || w % (int)(o - from);
     int found = full(d, from, o, w) ? 1 : layouts(d, from, o, w, &x);
     if (found <= 0)
       return found;
@@ -305,18 +312,15 @@ static int runs_fit(const bs_dumps *d, int w, bool *uneven) {
   return 1;
 }
 
-/* Where a run's groups do not divide the ranks named, the job's highest
+/* Where a loop's groups do not divide the ranks named, the job's highest
  * ranks left no dump: the world grows to the smallest, up to twice the
- * ranks named (in jobs of some hundreds), in which every run has a
+ * ranks named (in jobs of some hundreds), in which every loop has a
  * layout (the default group grows with it: bs_dumps_groups.c). */
 static bool grow_for_runs(bs_dumps *d) {
-  bool uneven;
-  if (runs_fit(d, d->ranks, &uneven) < 0)
-    return false;
-  for (int w = d->ranks + 1;
-       uneven && w <= 2 * d->ranks && d->ranks <= BS_DUMPS_SEARCH_RANKS; w++) {
-    bool u;
-    int fit = runs_fit(d, w, &u);
+  if (d->ranks > BS_DUMPS_SEARCH_RANKS || !uneven(d, d->ranks))
+    return true;
+  for (int w = d->ranks + 1; w <= 2 * d->ranks; w++) {
+    int fit = runs_fit(d, w);
     if (fit < 0)
       return false;
     if (fit) {
