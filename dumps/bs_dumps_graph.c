@@ -77,27 +77,27 @@ static bs_status coll_node(bs_dumps_graph *g, int k, bool dumpless) {
   return BS_OK;
 }
 
-/* Whether rank r is missing from one of the first n stuck ops. */
-static bool blamed(const bs_dumps_graph *g, size_t n, int r) {
-  for (size_t k = 0; k < n; k++)
+/* By rank: missing from one of the stuck ops so far (NULL: no memory). */
+static bool *blamed(const bs_dumps_graph *g) {
+  bool *b = calloc((size_t)g->d->ranks + 1, sizeof *b);
+  for (size_t k = 0; b && k < g->nnodes; k++)
     for (int i = 0; i < g->node[k].nmissing; i++)
-      if (g->node[k].missing[i] == r)
-        return true;
-  return false;
+      b[g->node[k].missing[i]] = true;
+  return b;
 }
 
 /* Whether a member of group k's hang of members without a dump waits
  * in it: its dump retires ops when issued (not shown done), and every
  * member without a dump is missing from another stuck op already (a rank
  * that finished its program looks the same: no root is made for it). */
-static bool may_wait(const bs_dumps_graph *g, int k, size_t n) {
+static bool may_wait(const bs_dumps_graph *g, int k, const bool *was) {
   const bs_dumps_gres *r = &g->gres[k];
   const bs_dumps_view *v = &g->view[k];
   bool waits = false;
   for (int i = 0; r->dumpless && i < v->n; i++)
     waits |= r->waiting[i] && v->dump[i] && v->dump[i]->retires_at_issue;
   for (int i = 0; waits && i < v->n; i++)
-    if (!v->dump[i] && !blamed(g, n, v->members[i]))
+    if (!v->dump[i] && !was[v->members[i]])
       return false;
   return waits;
 }
@@ -325,6 +325,7 @@ static bs_dumps_finding finding_of(const bs_dumps_graph *g) {
 
 bs_status bs_dumps_graph_build(const bs_dumps *d, bs_dumps_graph *g) {
   bs_status st = BS_OK;
+  bool *was = NULL; /* by rank: missing from a stuck op */
   size_t ng = d->ngroups ? d->ngroups : 1, nr = (size_t)d->ranks + 1;
   memset(g, 0, sizeof *g);
   g->d = d;
@@ -349,18 +350,24 @@ bs_status bs_dumps_graph_build(const bs_dumps *d, bs_dumps_graph *g) {
    * last op is there, its dump retires ops when issued and they are
    * missing elsewhere: it waits in it, for them. */
   size_t before = g->nnodes;
+  if (!(was = blamed(g)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", d->ranks);
   for (size_t k = 0; k < d->ngroups; k++)
-    if (!before || may_wait(g, (int)k, before))
+    if (!before || may_wait(g, (int)k, was))
       BS_CHECK(coll_node(g, (int)k, true));
   BS_CHECK(place(g));
   BS_CHECK(held_elsewhere(g));
-  BS_CHECK(bs_dumps_unnamed_close(g));
+  free(was);
+  if (!(was = blamed(g)))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", d->ranks);
+  BS_CHECK(bs_dumps_unnamed_close(g, was));
   BS_CHECK(bs_dumps_roots_find(g));
   BS_CHECK(bs_dumps_cycles_find(g));
   BS_CHECK(bs_dumps_unnamed_find(g));
   g->finding = finding_of(g);
   unknowns(g);
 out:
+  free(was);
   if (st != BS_OK)
     bs_dumps_graph_free(g);
   return st;

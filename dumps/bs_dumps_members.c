@@ -36,6 +36,10 @@ static bool join(bs_dump_group *g, int r) {
   return true;
 }
 
+bool bs_dumps_members_add(bs_dump_group *g, int r) {
+  return has(g, r) || join(g, r);
+}
+
 /* The group named number n (-1: none). */
 static int named(const bs_dumps *d, long n) {
   for (size_t k = 0; k < d->ngroups; k++)
@@ -251,8 +255,8 @@ static bool lines_of_run(bs_dumps *d, size_t from, size_t to) {
   bool ok = found >= 0;
   for (size_t k = from; found == 1 && ok && k < to; k++)
     for (int j = 0; ok && j < x.s; j++) {
-      int r = bs_dumps_family_rank(&x, (int)(k - from), j);
-      ok = has(&d->groups[k], r) || join(&d->groups[k], r);
+      ok = bs_dumps_members_add(&d->groups[k],
+                                bs_dumps_family_rank(&x, (int)(k - from), j));
     }
   return ok;
 }
@@ -337,7 +341,7 @@ bs_status bs_dumps_members_infer(bs_dumps *d) {
     any = any || !d->groups[k].ranks_known;
   if (!any)
     return BS_OK;
-  bs_status st = bs_dumps_mesh_infer(d);
+  bs_status st = bs_dumps_mesh_infer(d, bs_dumps_members_add);
   if (st != BS_OK)
     return st;
   if (!grow_for_runs(d))

@@ -16,6 +16,9 @@
 #include "bs_dumps.h"
 
 bs_status bs_dumps_members_infer(bs_dumps *d);
+/* Rank r joins group g where it is not in it, g->ranks kept ascending;
+ * false: no memory. */
+bool bs_dumps_members_add(bs_dump_group *g, int r);
 /* Whether rank r's dump shows it is not in group k (numbered by torch),
  * though no entry of k names it: k completed a collective every member
  * must issue that r's whole ring does not hold, or r's pg_ids number two

@@ -202,48 +202,25 @@ static void shapes(mesh *m, int e, int rest) {
     }
 }
 
-static int by_int(const void *a, const void *b) {
-  int x = *(const int *)a, y = *(const int *)b;
-  return (x > y) - (x < y);
-}
-
-/* Group g gets the ranks of its line it lacks. */
-static bool fill(bs_dump_group *g, const int *line, int n) {
-  for (int i = 0; i < n; i++) {
-    bool has = false;
-    for (int k = 0; k < g->n && !has; k++)
-      has = g->ranks[k] == line[i];
-    if (has)
-      continue;
-    if (!bs_vec_grow(&g->ranks, NULL, (size_t)g->n + 1, sizeof *g->ranks))
-      return false;
-    g->ranks[g->n++] = line[i];
-  }
-  qsort(g->ranks, (size_t)g->n, sizeof *g->ranks, by_int);
-  return true;
-}
-
-static bool apply(mesh *m) {
+/* Each mesh group its grid places gets the ranks of its line (add). */
+static bool apply(mesh *m, bs_dumps_add_fn add) {
   const grid *x = &m->kept;
-  int *line = malloc((size_t)x->w * sizeof *line);
-  bool ok = line != NULL;
+  bool ok = true;
   for (size_t k = 0; ok && k < m->n; k++) {
     bs_dump_group *g = &m->d->groups[m->g[k].g];
     int dim = m->g[k].dim;
     long j;
     if (g->ranks_known || !place(m, x, &m->g[k], &j))
       continue;
-    for (int i = 0; i < x->s[dim]; i++)
-      line[i] = line_rank(m, x, dim, j, i);
-    ok = fill(g, line, x->s[dim]);
+    for (int i = 0; ok && i < x->s[dim]; i++)
+      ok = add(g, line_rank(m, x, dim, j, i));
   }
-  free(line);
   if (x->w > m->d->ranks) /* its default group grows with it (settle) */
     m->d->ranks = x->w;
   return ok;
 }
 
-bs_status bs_dumps_mesh_infer(bs_dumps *d) {
+bs_status bs_dumps_mesh_infer(bs_dumps *d, bs_dumps_add_fn add) {
   bs_status st = BS_OK;
   mesh m = {.d = d};
   bool known = true;
@@ -258,7 +235,7 @@ bs_status bs_dumps_mesh_infer(bs_dumps *d) {
     m.at.w = w;
     shapes(&m, 0, w);
   }
-  if (m.found == 1 && !apply(&m))
+  if (m.found == 1 && !apply(&m, add))
     BS_FAIL(BS_ERR_NOMEM, NULL, "dumps: a DeviceMesh's groups");
 out:
   free(m.g);

@@ -16,6 +16,10 @@
  * searched for up to twice them, in jobs of up to this many ranks. */
 enum { BS_DUMPS_SEARCH_RANKS = 512 };
 
-bs_status bs_dumps_mesh_infer(bs_dumps *d);
+/* Rank r joins group g where it is not in it (kept in order); false: no
+ * memory (bs_dumps_members_add). */
+typedef bool (*bs_dumps_add_fn)(bs_dump_group *g, int r);
+
+bs_status bs_dumps_mesh_infer(bs_dumps *d, bs_dumps_add_fn add);
 
 #endif

@@ -95,29 +95,35 @@ static bool moved_on(const bs_dump *dp, const bs_dump_coll *part, int g) {
   return false;
 }
 
+/* The ops of part's kind and number in dump dp's entries pg whose peer
+ * is another rank that left no dump (alike), and those dp went past. */
+static void alike_in(const bs_dumps *d, const bs_dump *dp, const bs_dump_pg *pg,
+                     const bs_dump_coll *part, int *alike, int *went) {
+  const bs_dump_coll *pp[MAX_PARTS];
+  for (size_t j = 0; j < pg->n; j++) {
+    size_t np = parts_of(&pg->c[j], pp, MAX_PARTS);
+    for (size_t q = 0; q < np; q++) {
+      const bs_dump_coll *c = pp[q];
+      if (c->kind != part->kind || c->seq != part->seq || c->peer < 0 ||
+          c->peer == part->peer || c->peer >= BS_DUMPS_MAX_RANKS ||
+          d->seen[c->peer])
+        continue;
+      (*alike)++;
+      *went += moved_on(dp, c, pg->group);
+    }
+  }
+}
+
 /* Whether every op of part's kind and number, in a group of as many
  * members, whose peer is another rank that left no dump, was gone past
  * by its rank (and there is one): those peers did their part. */
 static bool alike_went_on(const bs_dumps *d, const bs_dump *self,
                           const bs_dump_coll *part, int members) {
-  const bs_dump_coll *pp[MAX_PARTS];
   int alike = 0, went = 0;
   for (size_t r = 0; r < d->n; r++)
-    for (size_t k = 0; &d->d[r] != self && k < d->d[r].npg; k++) {
-      const bs_dump_pg *pg = &d->d[r].pg[k];
-      for (size_t j = 0; d->groups[pg->group].n == members && j < pg->n; j++) {
-        size_t np = parts_of(&pg->c[j], pp, MAX_PARTS);
-        for (size_t q = 0; q < np; q++) {
-          const bs_dump_coll *c = pp[q];
-          if (c->kind != part->kind || c->seq != part->seq || c->peer < 0 ||
-              c->peer == part->peer || c->peer >= BS_DUMPS_MAX_RANKS ||
-              d->seen[c->peer])
-            continue;
-          alike++;
-          went += moved_on(&d->d[r], c, pg->group);
-        }
-      }
-    }
+    for (size_t k = 0; &d->d[r] != self && k < d->d[r].npg; k++)
+      if (d->groups[d->d[r].pg[k].group].n == members)
+        alike_in(d, &d->d[r], &d->d[r].pg[k], part, &alike, &went);
   return alike > 0 && went == alike;
 }
 

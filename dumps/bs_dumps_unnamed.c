@@ -247,19 +247,11 @@ static int twin_of(const bs_dumps_graph *g, int u, const bool *may) {
   return n == 1 ? to : nn == 1 ? next : -1;
 }
 
-/* Whether rank r is missing from a stuck op other than node u. */
-static bool missing_elsewhere(const bs_dumps_graph *g, int u, int r) {
-  for (size_t k = 0; k < g->nnodes; k++)
-    for (int i = 0; (int)k != u && i < g->node[k].nmissing; i++)
-      if (g->node[k].missing[i] == r)
-        return true;
-  return false;
-}
-
 /* Unnamed node u's one rank it may be that waits in no stuck op (or left
  * no dump), where that rank is missing from another already (a root
  * either way; none else such that may be it); -1: none. */
-static int idle_of(const bs_dumps_graph *g, int u, const bool *may) {
+static int idle_of(const bs_dumps_graph *g, const bool *may,
+                   const bool *blamed) {
   int idle = -1;
   for (int r = 0; r < g->d->ranks; r++) {
     if (!may[r] || (bs_dumps_rank(g->d, r) && g->in[r] >= 0))
@@ -268,7 +260,7 @@ static int idle_of(const bs_dumps_graph *g, int u, const bool *may) {
       return -1;
     idle = r;
   }
-  return idle >= 0 && missing_elsewhere(g, u, idle) ? idle : -1;
+  return idle >= 0 && blamed[idle] ? idle : -1;
 }
 
 /* Node n is taken as waiting for ranks (n of them), members of its group. */
@@ -287,14 +279,15 @@ static bs_status take(bs_dumps_graph *g, bs_dumps_node *n, const int *ranks,
   return BS_OK;
 }
 
-static bs_status close_one(bs_dumps_graph *g, int u, bool every) {
+static bs_status close_one(bs_dumps_graph *g, int u, bool every,
+                           const bool *blamed) {
   bs_status st = BS_OK;
   bs_dumps_node *n = &g->node[u];
   bool *may = may_of(g, n->at.group);
   if (!may)
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: %d ranks", g->d->ranks);
   int t = every ? twin_of(g, u, may) : -1;
-  int idle = every ? -1 : idle_of(g, u, may);
+  int idle = every ? -1 : idle_of(g, may, blamed);
   if (t >= 0) {
     BS_CHECK(take(g, n, g->node[t].waiting, g->node[t].nwaiting, may));
     n->closed_by = t;
@@ -307,12 +300,12 @@ out:
   return st;
 }
 
-bs_status bs_dumps_unnamed_close(bs_dumps_graph *g) {
+bs_status bs_dumps_unnamed_close(bs_dumps_graph *g, const bool *blamed) {
   bs_status st = BS_OK;
   bool every = all_wait(g);
   for (size_t k = 0; k < g->nnodes; k++)
     if (unnamed(g, &g->node[k]))
-      BS_CHECK(close_one(g, (int)k, every));
+      BS_CHECK(close_one(g, (int)k, every, blamed));
 out:
   return st;
 }

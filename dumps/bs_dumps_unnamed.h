@@ -27,7 +27,8 @@ bs_status bs_dumps_unnamed_find(bs_dumps_graph *g);
  * Where some rank waits in none, such an op is taken as waiting for the
  * one rank it may be that waits in no stuck op (or left no dump), where
  * that rank is missing from another already (a root either way; its
- * first op then told by its peers' order). */
-bs_status bs_dumps_unnamed_close(bs_dumps_graph *g);
+ * first op then told by its peers' order). blamed: by rank, missing from
+ * a stuck op. */
+bs_status bs_dumps_unnamed_close(bs_dumps_graph *g, const bool *blamed);
 
 #endif

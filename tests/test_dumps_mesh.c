@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "dumps/bs_dumps.h"
+#include "dumps/bs_dumps_members.h"
 #include "dumps/bs_dumps_mesh.h"
 
 enum { GROUPS = 13 }; /* 12 mesh groups (names 1-12), then "13" */
@@ -63,7 +64,7 @@ static void members_are(const bs_dumps *d, int k, int a, int b) {
 static void inferred(const int *named, const int (*want)[3], int n) {
   bs_dumps d;
   make(&d, named);
-  assert_int_equal(bs_dumps_mesh_infer(&d), BS_OK);
+  assert_int_equal(bs_dumps_mesh_infer(&d, bs_dumps_members_add), BS_OK);
   for (int i = 0; i < n; i++)
     members_are(&d, want[i][0], want[i][1], want[i][2]);
   assert_int_equal(d.groups[12].n, 0);
@@ -99,7 +100,7 @@ static void test_either_order_left(void **state) {
   make(&d, named);
   d.groups[1].n = 0;
   d.groups[2].n = 0;
-  assert_int_equal(bs_dumps_mesh_infer(&d), BS_OK);
+  assert_int_equal(bs_dumps_mesh_infer(&d, bs_dumps_members_add), BS_OK);
   assert_int_equal(d.groups[0].n, 1);
   assert_int_equal(d.groups[1].n, 0);
   assert_int_equal(d.groups[2].n, 0);
