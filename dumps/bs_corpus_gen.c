@@ -522,9 +522,25 @@ static bs_status fault_ring(bs_corpus *c, rng *r, const plan *p, int rank) {
   return BS_OK;
 }
 
+/* Nodes of equal size, as a launcher places ranks: some 8 a node (2 nodes
+ * below 16 ranks), the nearest count that divides the world into nodes
+ * of 2 ranks or more; 0 where none does (a prime world). */
+static int node_count(int world) {
+  int want = world >= 16 ? world / 8 : 2;
+  for (int d = 0; d < world; d++)
+    for (int s = -1; s <= 1; s += 2) {
+      int n = want + s * d;
+      if (n >= 2 && world % n == 0 && world / n >= 2)
+        return n;
+    }
+  return 0;
+}
+
 /* A node's folder of dumps missing, a stall on another. */
 static bs_status fault_node(bs_corpus *c, rng *r, const plan *p, int rank) {
-  c->nodes = c->world >= 16 ? c->world / 8 : 2;
+  c->nodes = node_count(c->world);
+  if (!c->nodes)
+    return none_to("split into nodes");
   c->missing_node = below(r, c->nodes);
   while (rank / (c->world / c->nodes) == c->missing_node)
     rank = (rank + 1) % c->world;

@@ -38,10 +38,10 @@ static bool fits(const bs_dumps *d, size_t from, size_t to, int w,
   return true;
 }
 
-int bs_dumps_family_find(const bs_dumps *d, size_t from, size_t to, int w,
-                         const bool *out, bs_dumps_family *x) {
-  int f = (int)(to - from), found = 0;
-  if (f < 2 || w % f || w / f < 2)
+int bs_dumps_family_find(const bs_dumps *d, size_t from, size_t to, int f,
+                         int w, const bool *out, bs_dumps_family *x) {
+  int found = 0;
+  if (f < 2 || f < (int)(to - from) || w % f || w / f < 2)
     return 0;
   for (int a = 1; a <= f && found < 2; a++) {
     if (f % a)

@@ -19,11 +19,12 @@ typedef struct bs_dumps_family {
   bool c_major;
 } bs_dumps_family;
 
-/* How many layouts of groups [from, to) of d->groups, named one after
- * another, fit a job of w ranks (0, 1, 2: several), and the one (x);
- * out[i * w + r]: rank r's dump rules out group from + i. */
-int bs_dumps_family_find(const bs_dumps *d, size_t from, size_t to, int w,
-                         const bool *out, bs_dumps_family *x);
+/* How many layouts of a loop of f groups whose first are groups [from,
+ * to) of d->groups, named one after another, fit a job of w ranks (0, 1,
+ * 2: several), and the one (x); out[i * w + r]: rank r's dump rules out
+ * group from + i. */
+int bs_dumps_family_find(const bs_dumps *d, size_t from, size_t to, int f,
+                         int w, const bool *out, bs_dumps_family *x);
 /* The j-th rank of line l of layout x. */
 int bs_dumps_family_rank(const bs_dumps_family *x, int l, int j);
 

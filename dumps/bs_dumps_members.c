@@ -7,6 +7,7 @@
 
 #include "bs_dumps_family.h"
 #include "bs_dumps_mesh.h"
+#include "bs_dumps_nodes.h"
 #include "bs_num.h"
 #include "bs_vec.h"
 
@@ -209,8 +210,18 @@ static bool consecutive(const bs_dumps *d, size_t from, size_t to) {
   return true;
 }
 
+/* How many groups a loop whose groups [from, to) the dumps name may have:
+ * its last may be named after them and hold only ranks no dump names (a
+ * lost node's), up to the next group named. */
+static int room(const bs_dumps *d, size_t from, size_t to, int w) {
+  long next = to < d->ngroups ? number(d->groups[to].name) : -1;
+  long most = next > 0 ? next - number(d->groups[from].name) : w / 2;
+  return most < w / 2 ? (int)most : w / 2;
+}
+
 /* How many layouts of a loop of new_group fit groups [from, to) in a job
- * of w ranks (bs_dumps_family.h), and the one (x); -1: no memory. */
+ * of w ranks (bs_dumps_family.h), of any length the names leave room
+ * for, and the one (x); -1: no memory. */
 static int layouts(const bs_dumps *d, size_t from, size_t to, int w,
                    bs_dumps_family *x) {
   size_t n = (size_t)w;
@@ -222,9 +233,11 @@ static int layouts(const bs_dumps *d, size_t from, size_t to, int w,
     for (size_t r = 0; r < n; r++)
       out[(k - from) * n + r] = out_of(d, (int)r, (int)k, &done);
   }
-  int found = bs_dumps_family_find(d, from, to, w, out, x);
+  int found = 0, most = room(d, from, to, w);
+  for (int f = (int)(to - from); f <= most && found < 2; f++)
+    found += bs_dumps_family_find(d, from, to, f, w, out, x);
   free(out);
-  return found;
+  return found < 2 ? found : 2;
 }
 
 /* Whether each of groups [from, to) holds its share of w ranks already. */
@@ -291,11 +304,20 @@ static bool by_runs(bs_dumps *d, bool *in) {
   return true;
 }
 
+/* Whether a loop of groups [from, to), of a length the names leave room
+ * for, divides w ranks. */
+static bool divides(const bs_dumps *d, size_t from, size_t to, int w) {
+  for (int f = (int)(to - from), most = room(d, from, to, w); f <= most; f++)
+    if (w % f == 0)
+      return true;
+  return false;
+}
+
 /* Whether a loop's groups do not divide w ranks. */
 static bool uneven(const bs_dumps *d, int w) {
   for (size_t from = 0, o; from < d->ngroups; from = o) {
     o = run_end(d, from);
-    if (unlisted_loop(d, from, o) && w % (int)(o - from))
+    if (unlisted_loop(d, from, o) && !divides(d, from, o, w))
       return true;
   }
   return false;
@@ -320,11 +342,11 @@ static int runs_fit(const bs_dumps *d, int w) {
  * ranks left no dump: the world grows to the smallest, up to twice the
  * ranks named (in jobs of some hundreds), in which every loop has a
  * layout (the default group grows with it: bs_dumps_groups.c). */
-static bool grow_for_runs(bs_dumps *d) {
+static bool grow_for_runs(bs_dumps *d, int per) {
   if (d->ranks > BS_DUMPS_SEARCH_RANKS || !uneven(d, d->ranks))
     return true;
   for (int w = d->ranks + 1; w <= 2 * d->ranks; w++) {
-    int fit = runs_fit(d, w);
+    int fit = per && w % per ? 0 : runs_fit(d, w);
     if (fit < 0)
       return false;
     if (fit) {
@@ -333,6 +355,13 @@ static bool grow_for_runs(bs_dumps *d) {
     }
   }
   return true;
+}
+
+/* A world of whole nodes, where the folders tell their size: the ranks
+ * of a node that left no dump past the highest named. */
+static void whole_nodes(bs_dumps *d, int per) {
+  int w = per ? (d->ranks + per - 1) / per * per : d->ranks;
+  d->ranks = w <= BS_DUMPS_MAX_RANKS ? w : d->ranks;
 }
 
 bs_status bs_dumps_members_infer(bs_dumps *d) {
@@ -344,8 +373,10 @@ bs_status bs_dumps_members_infer(bs_dumps *d) {
   bs_status st = bs_dumps_mesh_infer(d, bs_dumps_members_add);
   if (st != BS_OK)
     return st;
-  if (!grow_for_runs(d))
+  int per = bs_dumps_nodes_ranks(d);
+  if (!grow_for_runs(d, per))
     return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: group members");
+  whole_nodes(d, per);
   bool *in = calloc((size_t)d->ranks + 1, sizeof *in);
   ok = in != NULL;
   for (size_t i = 0; ok && i < d->n; i++)

@@ -44,19 +44,24 @@ static bool generic(const char *desc) {
   return !desc[0] || !strcmp(desc, "undefined");
 }
 
-/* A run of generic groups: one size and desc, no rank twice, until they
- * hold every rank (a loop of new_group over one dimension). */
+/* A run of generic groups: one size, desc and shape (each a translate of
+ * the first: a loop's lines of a grid), no rank twice, until they hold
+ * every rank (a loop of new_group over one dimension). The shape keeps a
+ * group the dumps name after unseen ones (a lost node's) out of the loop
+ * before them. */
 typedef struct run {
   bool *in;
   int held, n, kind;
   const char *desc;
+  const int *first; /* the first group's members */
 } run;
 
 static bool joins(const run *r, const bs_dump_group *g, int ranks) {
   if (r->kind < 0 || g->n != r->n || g->desc != r->desc || r->held >= ranks)
     return false;
   for (int i = 0; i < g->n; i++)
-    if (r->in[g->ranks[i]])
+    if (r->in[g->ranks[i]] ||
+        (i && g->ranks[i] - g->ranks[0] != r->first[i] - r->first[0]))
       return false;
   return true;
 }
@@ -90,7 +95,11 @@ static bs_status kinds(bs_dumps_order *o) {
     }
     if (!joins(&r, x, d->ranks)) {
       memset(r.in, 0, ((size_t)d->ranks + 1) * sizeof *r.in);
-      r = (run){.in = r.in, .n = x->n, .desc = x->desc, .kind = (int)g};
+      r = (run){.in = r.in,
+                .n = x->n,
+                .desc = x->desc,
+                .kind = (int)g,
+                .first = x->ranks};
     }
     run_add(&r, x);
     o->kind[g] = r.kind;

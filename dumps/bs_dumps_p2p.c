@@ -70,6 +70,16 @@ static bool count(const bs_dump_pg *p, tallies *ts) {
   return true;
 }
 
+/* What first_wait judges by: every rank's tallies, and, once a first
+ * look (plain: no op with a peer without a dump taken as done by its
+ * alikes) found them, the ranks that wait for a peer with a dump (by
+ * member index: that peer's, -1: none). */
+typedef struct judge {
+  const tallies *all;
+  const int *stuck;
+  bool plain;
+} judge;
+
 static int member_index(const bs_dumps_view *v, int rank) {
   for (int i = 0; i < v->n; i++)
     if (v->members[i] == rank)
@@ -127,31 +137,52 @@ static bool alike_went_on(const bs_dumps *d, const bs_dump *self,
   return alike > 0 && went == alike;
 }
 
+/* Whether the ranks rank i waits for, one after another, come to self. */
+static bool waits_for_me(const judge *j, int i, int me, int n) {
+  for (int hops = 0; i >= 0 && hops <= n; hops++, i = j->stuck[i])
+    if (i == me)
+      return true;
+  return false;
+}
+
+/* Whether a rank of the group waits for a peer with a dump, and not
+ * through self: others hold the group up, and a peer without a dump may
+ * wait with them. */
+static bool held_up(const bs_dumps_view *v, const judge *j, int self) {
+  int me = member_index(v, self);
+  for (int i = 0; j->stuck && i < v->n; i++)
+    if (j->stuck[i] >= 0 && !waits_for_me(j, i, me, v->n))
+      return true;
+  return false;
+}
+
 /* An op with a peer that left no dump is done where its rank went on
  * past it. Where ops are retired when issued, their state says nothing,
  * and the rank's last op looks the same whether it waits in it or
  * stalled after it: the peer is taken to have done as the other peers
  * without a dump did with their ranks (a node's folder lost is dumps
- * lost, not a fault: its ranks ran as their node-mates did). */
-static bool dumpless_matched(const bs_dumps_view *v, const bs_dump_coll *part,
-                             int self) {
+ * lost, not a fault: its ranks ran as their node-mates did), unless the
+ * group is held up by others. */
+static bool dumpless_matched(const bs_dumps_view *v, const judge *j,
+                             const bs_dump_coll *part, int self) {
   const bs_dump *me = v->dump[member_index(v, self)];
   return moved_on(me, part, v->g) ||
-         (me->retires_at_issue && alike_went_on(v->d, me, part, v->n));
+         (me->retires_at_issue && !j->plain && !held_up(v, j, self) &&
+          alike_went_on(v->d, me, part, v->n));
 }
 
 /* Whether the peer of part (the k-th of its kind to that peer) issued
  * its counterpart; an unknown peer (any source) counts as matched. */
-static bool matched(const bs_dumps_view *v, const tallies *all,
+static bool matched(const bs_dumps_view *v, const judge *j,
                     const bs_dump_coll *part, size_t k, int self) {
   int pi = part->peer < 0 ? -1 : member_index(v, part->peer);
   if (part->peer < 0)
     return true;
   if (pi >= 0 && !v->dump[pi]) /* what the peer did is not known */
-    return dumpless_matched(v, part, self);
+    return dumpless_matched(v, j, part, self);
   if (pi < 0)
     return false;
-  const tallies *ts = &all[pi];
+  const tallies *ts = &j->all[pi];
   for (size_t i = 0; i < ts->n; i++)
     if (ts->t[i].peer == self)
       return (part->kind == BS_DUMP_SEND ? ts->t[i].recvs : ts->t[i].sends) >=
@@ -233,7 +264,7 @@ static void anchor_tally(const bs_dumps_view *v, int i, tally *t) {
 
 /* Numbers part among rank i's ops of its kind to its peer and says
  * whether the peer issued the counterpart. */
-static bool counted(const bs_dumps_view *v, const tallies *all, tally *t,
+static bool counted(const bs_dumps_view *v, const judge *j, tally *t,
                     const bs_dump_coll *part, int i) {
   bool send = part->kind == BS_DUMP_SEND;
   if (t->from == FROM_UNSET)
@@ -245,14 +276,14 @@ static bool counted(const bs_dumps_view *v, const tallies *all, tally *t,
     return (send ? t->peer_recvs : t->peer_sends) >= nth;
   if (t->from == FROM_SEQ)
     return part->seq <= t->peer_last;
-  return t->from == FROM_START && matched(v, all, part, nth, v->members[i]);
+  return t->from == FROM_START && matched(v, j, part, nth, v->members[i]);
 }
 
 /* Rank i's first op not done: walked in order, each part numbered among
  * those of its kind to its peer. In a batch, the part whose counterpart
  * was never issued is the wait (its other parts matched), else, where the
  * batch is not done, its first. */
-static bool first_wait(const bs_dumps_view *v, const tallies *all, int i,
+static bool first_wait(const bs_dumps_view *v, const judge *j, int i,
                        bs_dumps_p2p_wait *w) {
   const bs_dump_pg *p = v->pg[i];
   const bs_dump_coll *part[MAX_PARTS];
@@ -264,13 +295,13 @@ static bool first_wait(const bs_dumps_view *v, const tallies *all, int i,
     bool m = true;
     /* Done at a time it completed at: its peer was there. */
     bool timed = p->c[k].state == BS_DUMP_COMPLETED && p->c[k].completed_ns;
-    for (size_t j = 0; j < np && ok; j++) {
-      tally *t = tally_of(&run, part[j]->peer);
+    for (size_t q = 0; q < np && ok; q++) {
+      tally *t = tally_of(&run, part[q]->peer);
       if (!(ok = t != NULL))
         break;
-      if (!counted(v, all, t, part[j], i) && m && !timed) {
+      if (!counted(v, j, t, part[q], i) && m && !timed) {
         m = false;
-        waits = part[j];
+        waits = part[q];
       }
     }
     if (m && np && p->c[k].state != BS_DUMP_COMPLETED)
@@ -283,23 +314,46 @@ static bool first_wait(const bs_dumps_view *v, const tallies *all, int i,
   return ok;
 }
 
-bs_status bs_dumps_p2p_waits(const bs_dumps_view *v, bs_dumps_p2p_wait *w) {
-  bs_status st = BS_OK;
-  tallies *all = calloc(v->n > 0 ? (size_t)v->n : 1, sizeof *all);
-  if (!all)
-    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
+/* Every rank's first op not done, as judge j says. */
+static bool waits_of(const bs_dumps_view *v, const judge *j,
+                     bs_dumps_p2p_wait *w) {
   for (int i = 0; i < v->n; i++) {
     w[i] = (bs_dumps_p2p_wait){.peer_i = -1};
+    if (!first_wait(v, j, i, &w[i]))
+      return false;
+  }
+  return true;
+}
+
+/* Two looks: the first finds the ranks that wait for a peer with a dump
+ * (plain), the second takes the ops with a peer without one as done by
+ * their alikes where no others hold the group up. */
+bs_status bs_dumps_p2p_waits(const bs_dumps_view *v, bs_dumps_p2p_wait *w) {
+  bs_status st = BS_OK;
+  size_t n = v->n > 0 ? (size_t)v->n : 1;
+  tallies *all = calloc(n, sizeof *all);
+  int *stuck = malloc(n * sizeof *stuck);
+  judge j = {.all = all, .plain = true};
+  if (!all || !stuck)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
+  for (int i = 0; i < v->n; i++)
     if (!count(v->pg[i], &all[i]))
       BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
-  }
+  if (!waits_of(v, &j, w))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
   for (int i = 0; i < v->n; i++)
-    if (!first_wait(v, all, i, &w[i]))
-      BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
+    stuck[i] =
+        w[i].op && !w[i].matched && w[i].peer_i >= 0 && v->dump[w[i].peer_i]
+            ? w[i].peer_i
+            : -1;
+  j = (judge){.all = all, .stuck = stuck};
+  if (!waits_of(v, &j, w))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
 out:
   for (int i = 0; all && i < v->n; i++)
     free(all[i].t);
   free(all);
+  free(stuck);
   return st;
 }
 

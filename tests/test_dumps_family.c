@@ -43,7 +43,8 @@ static void make(int w, int n, const int named[][MAX_RANKS]) {
  * it, bs_dumps_members.c); none or several: left as they are. */
 static void fill(void) {
   bs_dumps_family x;
-  if (bs_dumps_family_find(&d, 0, d.ngroups, d.ranks, out, &x) != 1)
+  if (bs_dumps_family_find(&d, 0, d.ngroups, (int)d.ngroups, d.ranks, out,
+                           &x) != 1)
     return;
   for (size_t k = 0; k < d.ngroups; k++) {
     groups[k].n = x.s;
@@ -137,6 +138,23 @@ static void test_none_fits(void **state) {
   unmake();
 }
 
+/* A loop of more groups than the dumps name: 20 ranks in blocks of 4,
+ * the last two blocks named by no dump (a lost node's): 5 groups fit, 4
+ * (blocks of 5) do not, nor fewer than the 3 named. */
+static void test_longer_loop(void **state) {
+  (void)state;
+  static const int named[][MAX_RANKS] = {
+      {0, 1, 2, 3, -1}, {4, 5, 6, 7, -1}, {8, 9, -1}};
+  bs_dumps_family x;
+  make(20, 3, named);
+  assert_int_equal(bs_dumps_family_find(&d, 0, 3, 5, 20, out, &x), 1);
+  assert_int_equal(bs_dumps_family_rank(&x, 2, 3), 11);
+  assert_int_equal(bs_dumps_family_rank(&x, 4, 0), 16);
+  assert_int_equal(bs_dumps_family_find(&d, 0, 3, 4, 20, out, &x), 0);
+  assert_int_equal(bs_dumps_family_find(&d, 0, 3, 2, 20, out, &x), 0);
+  unmake();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stride),
@@ -144,6 +162,7 @@ int main(void) {
       cmocka_unit_test(test_other_order),
       cmocka_unit_test(test_two_fit_then_one),
       cmocka_unit_test(test_none_fits),
+      cmocka_unit_test(test_longer_loop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
