@@ -44,6 +44,12 @@ static void skipped(const bs_dumps *d) {
             d->nskipped == 1 ? "is not a Flight Recorder dump"
                              : "are not Flight Recorder dumps",
             d->skipped);
+  if (d->unread)
+    fprintf(stderr,
+            "backstop analyze: not read: the dumps in %s (a folder's "
+            "sub-folders are read only where it holds no dump of its own: "
+            "move them beside the others, or analyze a folder of folders)\n",
+            d->unread);
 }
 
 /* The files asked for; 1 (named on stderr) when one could not be written. */

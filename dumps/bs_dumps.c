@@ -494,6 +494,7 @@ void bs_dumps_free(bs_dumps *d) {
     bs_dval_doc_free(&d->reader->doc);
   free(d->reader);
   free(d->skipped);
+  free(d->unread);
   free(d->seen);
   bs_strpool_destroy(d->pool);
   memset(d, 0, sizeof *d);

@@ -160,6 +160,9 @@ typedef struct bs_dumps {
   bool pickle;      /* some were pickles */
   char *skipped;    /* files that are not dumps, ", "-separated (NULL: none) */
   size_t nskipped;
+  /* Sub-folders holding dumps, not read since the folder holds some of
+   * its own, ", "-separated (NULL: none). */
+  char *unread;
   size_t entries;                 /* entries read, over every dump */
   struct bs_strpool *pool;        /* the interned strings */
   struct bs_dumps_reader *reader; /* what reading keeps between dumps */

@@ -131,10 +131,42 @@ static bool looks_like_dump(const char *dir, const char *name) {
   return dump_keys(head, got);
 }
 
+/* The sub-folders of dir (not Backstop's JSON copies') holding a file
+ * that looks like a dump, ", "-separated, into *out (NULL: none): a
+ * folder with dumps of its own is read without them, and says so. */
+static bs_status unread_folders(const char *dir, char **out) {
+  bs_status st = BS_OK;
+  char **names = NULL;
+  const char *last = "";
+  size_t n = 0, last_at = 0, len = strlen(BS_DUMPS_JSON_DIR);
+  bs_buf b = {0};
+  BS_CHECK(list_in(dir, "", WALK_DEPTH, &names, &n));
+  if (n) /* NULL when none: no qsort; sorted, a folder's files together */
+    qsort(names, n, sizeof *names, by_name);
+  for (size_t i = 0; i < n; i++) {
+    const char *slash = strrchr(names[i], '/');
+    size_t at = slash ? (size_t)(slash - names[i]) : 0;
+    if (!slash || (at == len && !strncmp(names[i], BS_DUMPS_JSON_DIR, len)) ||
+        (at == last_at && !strncmp(names[i], last, at)) ||
+        !looks_like_dump(dir, names[i]))
+      continue;
+    bs_buf_printf(&b, "%s%.*s", b.len ? ", " : "", (int)at, names[i]);
+    last = names[i];
+    last_at = at;
+  }
+  if (b.len && !(*out = strdup(bs_buf_str(&b))))
+    BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", dir);
+out:
+  names_free(names, n);
+  bs_buf_free(&b);
+  return st;
+}
+
 /* The regular files in dir and in its sub-folder of Backstop's JSON
  * copies (BS_DUMPS_JSON_DIR), or, none of them a dump, those of the whole
  * tree below dir (*walked), sorted. */
-static bs_status list(const char *dir, char ***names, size_t *n, bool *walked) {
+static bs_status list(const char *dir, char ***names, size_t *n, bool *walked,
+                      char **unread) {
   bs_status st = BS_OK;
   bool any = false;
   *names = NULL;
@@ -144,6 +176,8 @@ static bs_status list(const char *dir, char ***names, size_t *n, bool *walked) {
   for (size_t i = 0; i < *n && !any; i++)
     any = looks_like_dump(dir, (*names)[i]);
   *walked = !any;
+  if (any)
+    BS_CHECK(unread_folders(dir, unread));
   if (!any) {
     names_free(*names, *n);
     *names = NULL;
@@ -288,7 +322,7 @@ bs_status bs_dumps_load(const char *dir, const char *pg, bs_dumps *out) {
   size_t n = 0;
   folder f = {.dir = dir, .d = out};
   memset(out, 0, sizeof *out);
-  BS_CHECK(list(dir, &names, &n, &out->walked));
+  BS_CHECK(list(dir, &names, &n, &out->walked, &out->unread));
   BS_CHECK(in_folder(dir, read_all(&f, names, n)));
   if (f.skipped.len && !(out->skipped = strdup(bs_buf_str(&f.skipped))))
     BS_FAIL(BS_ERR_NOMEM, NULL, "%s: out of memory", dir);

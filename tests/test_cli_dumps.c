@@ -66,6 +66,25 @@ static void test_torch_dumps(void **state) {
   has(out_text, "  culprit: ranks 1,3 (");
 }
 
+/* A folder with dumps of its own is read without its sub-folders, and
+ * says which held dumps (a node's folder beside the others' files). */
+static void test_unread_folders(void **state) {
+  (void)state;
+  char cmd[1024];
+  const char *src = BS_TEST_DATA "/fr/desync4";
+  snprintf(cmd, sizeof cmd,
+           "cd %s && mkdir -p mixed/node1 mixed/notes && cp %s/rank_0 "
+           "%s/rank_1 mixed/ && cp %s/rank_2 %s/rank_3 mixed/node1/ && "
+           "echo x > mixed/notes/a.txt",
+           dir, src, src, src, src);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(backstop("analyze mixed"), 1);
+  has(err_text, "backstop analyze: not read: the dumps in node1 (");
+  assert_null(strstr(err_text, "notes"));
+  assert_int_equal(backstop("analyze " BS_TEST_DATA "/fr/desync4"), 1);
+  assert_null(strstr(err_text, "not read"));
+}
+
 /* A failing run's artifacts: analyze and replay blame whom report.txt
  * blames. */
 static void test_own_artifacts(void **state) {
@@ -461,6 +480,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_torch_dumps),
+      cmocka_unit_test(test_unread_folders),
       cmocka_unit_test(test_own_artifacts),
       cmocka_unit_test(test_clean_and_bad_input),
       cmocka_unit_test(test_outputs),
