@@ -72,11 +72,13 @@ static bool count(const bs_dump_pg *p, tallies *ts) {
 
 /* What first_wait judges by: every rank's tallies, and, once a first
  * look (plain: no op with a peer without a dump taken as done by its
- * alikes) found them, the ranks that wait for a peer with a dump (by
- * member index: that peer's, -1: none). */
+ * alikes) found them, how many ranks wait for a peer with a dump
+ * (stuck), and by member index how many of those wait for it, peer
+ * after peer, itself among them (reach). */
 typedef struct judge {
   const tallies *all;
-  const int *stuck;
+  const int *reach;
+  int stuck;
   bool plain;
 } judge;
 
@@ -137,23 +139,11 @@ static bool alike_went_on(const bs_dumps *d, const bs_dump *self,
   return alike > 0 && went == alike;
 }
 
-/* Whether the ranks rank i waits for, one after another, come to self. */
-static bool waits_for_me(const judge *j, int i, int me, int n) {
-  for (int hops = 0; i >= 0 && hops <= n; hops++, i = j->stuck[i])
-    if (i == me)
-      return true;
-  return false;
-}
-
 /* Whether a rank of the group waits for a peer with a dump, and not
  * through self: others hold the group up, and a peer without a dump may
  * wait with them. */
 static bool held_up(const bs_dumps_view *v, const judge *j, int self) {
-  int me = member_index(v, self);
-  for (int i = 0; j->stuck && i < v->n; i++)
-    if (j->stuck[i] >= 0 && !waits_for_me(j, i, me, v->n))
-      return true;
-  return false;
+  return j->reach && j->stuck > j->reach[member_index(v, self)];
 }
 
 /* An op with a peer that left no dump is done where its rank went on
@@ -325,6 +315,28 @@ static bool waits_of(const bs_dumps_view *v, const judge *j,
   return true;
 }
 
+/* The peer each rank waits for, where it has a dump (-1: none), and
+ * (reach) how many such waiters come to each rank, peer after peer, each
+ * counted once where waits go round; returns how many wait. */
+static int waiters(const bs_dumps_view *v, const bs_dumps_p2p_wait *w, int *to,
+                   int *reach, int *seen) {
+  int n = 0;
+  for (int i = 0; i < v->n; i++) {
+    int p = w[i].peer_i;
+    to[i] = w[i].op && !w[i].matched && p >= 0 && v->dump[p] ? p : -1;
+    reach[i] = 0;
+    seen[i] = -1;
+  }
+  for (int i = 0; i < v->n; i++) {
+    n += to[i] >= 0;
+    for (int x = i; to[i] >= 0 && x >= 0 && seen[x] != i; x = to[x]) {
+      seen[x] = i;
+      reach[x]++;
+    }
+  }
+  return n;
+}
+
 /* Two looks: the first finds the ranks that wait for a peer with a dump
  * (plain), the second takes the ops with a peer without one as done by
  * their alikes where no others hold the group up. */
@@ -332,28 +344,24 @@ bs_status bs_dumps_p2p_waits(const bs_dumps_view *v, bs_dumps_p2p_wait *w) {
   bs_status st = BS_OK;
   size_t n = v->n > 0 ? (size_t)v->n : 1;
   tallies *all = calloc(n, sizeof *all);
-  int *stuck = malloc(n * sizeof *stuck);
+  int *to = malloc(3 * n * sizeof *to);
   judge j = {.all = all, .plain = true};
-  if (!all || !stuck)
+  if (!all || !to)
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
   for (int i = 0; i < v->n; i++)
     if (!count(v->pg[i], &all[i]))
       BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
   if (!waits_of(v, &j, w))
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
-  for (int i = 0; i < v->n; i++)
-    stuck[i] =
-        w[i].op && !w[i].matched && w[i].peer_i >= 0 && v->dump[w[i].peer_i]
-            ? w[i].peer_i
-            : -1;
-  j = (judge){.all = all, .stuck = stuck};
+  j = (judge){.all = all, .reach = to + n};
+  j.stuck = waiters(v, w, to, to + n, to + 2 * n);
   if (!waits_of(v, &j, w))
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
 out:
   for (int i = 0; all && i < v->n; i++)
     free(all[i].t);
   free(all);
-  free(stuck);
+  free(to);
   return st;
 }
 
