@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct span {
   const char *file; /* its folder: the file's name up to its last '/' */
@@ -42,10 +43,20 @@ static bool aligned(const span *s, size_t n, int per) {
   return true;
 }
 
-/* One folder is a node's only where its name is numbered ("node0"): a
- * single sub-folder is otherwise just where the dumps were put. */
-static bool numbered(const span *s) {
-  return s->len && isdigit((unsigned char)s->file[s->len - 1]);
+/* One folder is a node's only where its name says so ("node0", "node-3",
+ * any case): a single sub-folder is otherwise where the dumps were put
+ * ("job1234"), and a dead rank at its end would make its nodes short. */
+static bool node_named(const span *s) {
+  const char *name = s->file, *end = s->file + s->len;
+  for (const char *c = s->file; c < end; c++)
+    name = *c == '/' ? c + 1 : name;
+  if (end - name < 5 || strncasecmp(name, "node", 4))
+    return false;
+  name += 4 + (name[4] == '-' || name[4] == '_');
+  for (const char *c = name; c < end; c++)
+    if (!isdigit((unsigned char)*c))
+      return false;
+  return name < end;
 }
 
 int bs_dumps_nodes_ranks(const bs_dumps *d) {
@@ -59,7 +70,7 @@ int bs_dumps_nodes_ranks(const bs_dumps *d) {
     ok = widen(s, &n, d->bad[i].file, d->bad[i].rank);
   for (size_t k = 0; ok && k < n; k++)
     per = s[k].hi - s[k].lo + 1 > per ? s[k].hi - s[k].lo + 1 : per;
-  ok = ok && (n > 1 || numbered(&s[0])) && aligned(s, n, per);
+  ok = ok && (n > 1 || node_named(&s[0])) && aligned(s, n, per);
   free(s);
   return ok ? per : 0;
 }

@@ -4,7 +4,7 @@
  * Only where the folders say so: the dumps read from sub-folders
  * (bs_dumps.walked), every one in one, each folder's ranks inside one
  * block of per (the most any folder spans), no two folders in one block,
- * and two folders or more (or one numbered, as "node0"). */
+ * and two folders or more (or one named as a node's: "node0"). */
 #ifndef BS_DUMPS_NODES_H
 #define BS_DUMPS_NODES_H
 

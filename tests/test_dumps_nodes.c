@@ -69,8 +69,17 @@ static void test_one_folder(void **state) {
   reset();
   add("node0", 0, 9);
   assert_int_equal(bs_dumps_nodes_ranks(&d), 10);
+  reset();
+  add("gathered/NODE-1", 10, 19);
+  assert_int_equal(bs_dumps_nodes_ranks(&d), 10);
   reset(); /* where the dumps were put, not a node */
   add("dumps", 0, 9);
+  assert_int_equal(bs_dumps_nodes_ranks(&d), 0);
+  reset(); /* a job's folder, its last rank dead: not nodes of 7 */
+  add("job1234", 0, 6);
+  assert_int_equal(bs_dumps_nodes_ranks(&d), 0);
+  reset();
+  add("node", 0, 6);
   assert_int_equal(bs_dumps_nodes_ranks(&d), 0);
 }
 
