@@ -370,10 +370,10 @@ bs_status bs_dumps_members_infer(bs_dumps *d) {
     any = any || !d->groups[k].ranks_known;
   if (!any)
     return BS_OK;
-  bs_status st = bs_dumps_mesh_infer(d, bs_dumps_members_add);
+  int per = bs_dumps_nodes_ranks(d);
+  bs_status st = bs_dumps_mesh_infer(d, bs_dumps_members_add, per);
   if (st != BS_OK)
     return st;
-  int per = bs_dumps_nodes_ranks(d);
   if (!grow_for_runs(d, per))
     return bs_err_fail(BS_ERR_NOMEM, NULL, "dumps: group members");
   whole_nodes(d, per);

@@ -220,7 +220,7 @@ static bool apply(mesh *m, bs_dumps_add_fn add) {
   return ok;
 }
 
-bs_status bs_dumps_mesh_infer(bs_dumps *d, bs_dumps_add_fn add) {
+bs_status bs_dumps_mesh_infer(bs_dumps *d, bs_dumps_add_fn add, int per) {
   bs_status st = BS_OK;
   mesh m = {.d = d};
   bool known = true;
@@ -231,7 +231,10 @@ bs_status bs_dumps_mesh_infer(bs_dumps *d, bs_dumps_add_fn add) {
   /* The smallest world any grid fits (its highest ranks may have left no
    * dump): searched up to twice the ranks named, in jobs of some hundreds. */
   int top = d->ranks <= BS_DUMPS_SEARCH_RANKS ? 2 * d->ranks : d->ranks;
+  top = per ? (top + per - 1) / per * per : top; /* whole nodes */
   for (int w = d->ranks; !known && w <= top && !m.found; w++) {
+    if (per && w % per)
+      continue;
     m.at.w = w;
     shapes(&m, 0, w);
   }

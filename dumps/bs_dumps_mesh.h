@@ -20,6 +20,8 @@ enum { BS_DUMPS_SEARCH_RANKS = 512 };
  * memory (bs_dumps_members_add). */
 typedef bool (*bs_dumps_add_fn)(bs_dump_group *g, int r);
 
-bs_status bs_dumps_mesh_infer(bs_dumps *d, bs_dumps_add_fn add);
+/* per: ranks a node, where the folders tell (bs_dumps_nodes.h): the
+ * grid's world is a whole number of nodes; 0: any. */
+bs_status bs_dumps_mesh_infer(bs_dumps *d, bs_dumps_add_fn add, int per);
 
 #endif

@@ -71,7 +71,7 @@ static bool count(const bs_dump_pg *p, tallies *ts) {
 }
 
 /* What first_wait judges by: every rank's tallies, and, once a first
- * look (plain: no op with a peer without a dump taken as done by its
+ * look (reach NULL: no op with a peer without a dump taken as done by its
  * alikes) found them, how many ranks wait for a peer with a dump
  * (stuck), and by member index how many of those wait for it, peer
  * after peer, itself among them (reach). */
@@ -79,7 +79,6 @@ typedef struct judge {
   const tallies *all;
   const int *reach;
   int stuck;
-  bool plain;
 } judge;
 
 static int member_index(const bs_dumps_view *v, int rank) {
@@ -143,7 +142,7 @@ static bool alike_went_on(const bs_dumps *d, const bs_dump *self,
  * through self: others hold the group up, and a peer without a dump may
  * wait with them. */
 static bool held_up(const bs_dumps_view *v, const judge *j, int self) {
-  return j->reach && j->stuck > j->reach[member_index(v, self)];
+  return j->stuck > j->reach[member_index(v, self)];
 }
 
 /* An op with a peer that left no dump is done where its rank went on
@@ -157,7 +156,7 @@ static bool dumpless_matched(const bs_dumps_view *v, const judge *j,
                              const bs_dump_coll *part, int self) {
   const bs_dump *me = v->dump[member_index(v, self)];
   return moved_on(me, part, v->g) ||
-         (me->retires_at_issue && !j->plain && !held_up(v, j, self) &&
+         (me->retires_at_issue && j->reach && !held_up(v, j, self) &&
           alike_went_on(v->d, me, part, v->n));
 }
 
@@ -344,8 +343,8 @@ bs_status bs_dumps_p2p_waits(const bs_dumps_view *v, bs_dumps_p2p_wait *w) {
   bs_status st = BS_OK;
   size_t n = v->n > 0 ? (size_t)v->n : 1;
   tallies *all = calloc(n, sizeof *all);
-  int *to = malloc(3 * n * sizeof *to);
-  judge j = {.all = all, .plain = true};
+  int *to = malloc(3 * n * sizeof *to); /* then reach, then seen */
+  judge j = {.all = all};
   if (!all || !to)
     BS_FAIL(BS_ERR_NOMEM, NULL, "analyze: p2p of %d ranks", v->n);
   for (int i = 0; i < v->n; i++)

@@ -64,7 +64,7 @@ static void members_are(const bs_dumps *d, int k, int a, int b) {
 static void inferred(const int *named, const int (*want)[3], int n) {
   bs_dumps d;
   make(&d, named);
-  assert_int_equal(bs_dumps_mesh_infer(&d, bs_dumps_members_add), BS_OK);
+  assert_int_equal(bs_dumps_mesh_infer(&d, bs_dumps_members_add, 0), BS_OK);
   for (int i = 0; i < n; i++)
     members_are(&d, want[i][0], want[i][1], want[i][2]);
   assert_int_equal(d.groups[12].n, 0);
@@ -100,11 +100,25 @@ static void test_either_order_left(void **state) {
   make(&d, named);
   d.groups[1].n = 0;
   d.groups[2].n = 0;
-  assert_int_equal(bs_dumps_mesh_infer(&d, bs_dumps_members_add), BS_OK);
+  assert_int_equal(bs_dumps_mesh_infer(&d, bs_dumps_members_add, 0), BS_OK);
   assert_int_equal(d.groups[0].n, 1);
   assert_int_equal(d.groups[1].n, 0);
   assert_int_equal(d.groups[2].n, 0);
   assert_int_equal(d.groups[4].n, 1);
+  unmake(&d);
+}
+
+/* Nodes of 16 ranks (the folders say so): the 8-rank grid is no whole
+ * number of them, and none of 16 has 4 lines a dimension: left alone. */
+static void test_whole_nodes(void **state) {
+  (void)state;
+  static const int named[12] = {4, 1, 6, 3, 0, 3, 6, 5, 1, 2, 5, 7};
+  bs_dumps d;
+  make(&d, named);
+  assert_int_equal(bs_dumps_mesh_infer(&d, bs_dumps_members_add, 16), BS_OK);
+  for (int k = 0; k < 12; k++)
+    assert_int_equal(d.groups[k].n, 1);
+  assert_int_equal(d.ranks, 8);
   unmake(&d);
 }
 
@@ -113,6 +127,7 @@ int main(void) {
       cmocka_unit_test(test_row_major),
       cmocka_unit_test(test_swapped),
       cmocka_unit_test(test_either_order_left),
+      cmocka_unit_test(test_whole_nodes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
