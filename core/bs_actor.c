@@ -280,21 +280,26 @@ void bs_actor_destroy(bs_actor *a) {
 
 /* ---- train step ---- */
 
-/* Each rank's full gradient from the bf16 params it sees; the element
+/* The rank's gradient of one bucket from the bf16 params it sees, made as
+ * the bucket's reduce-scatter begins (bs_param_sync_grads); the element
  * index runs on across the buffers so dense and expert draw apart. Only
  * where elements live: padding grads stay zero (as Megatron's zeroed grad
  * buffer's), so a world-padded buffer's padding is never written. */
-static void compute_grads(bs_actor *a, int step) {
+typedef struct grads_at {
+  bs_actor *a;
+  int step;
+} grads_at;
+
+static void make_grads(void *ctx, int k, size_t i) {
+  const grads_at *g = ctx;
+  const bs_params *p = g->a->p;
   uint64_t base = 0;
-  for (int k = 0; k < BS_BUF_COUNT; k++) {
-    const bs_ddp_buffer *b = &a->p->layout.buf[k];
-    for (size_t i = 0; a->p->grad_buf[k] && i < b->nbuckets; i++) {
-      size_t at = b->buckets[i].offset;
-      bs_dev_grad(a->dev, a->p->grad_buf[k] + at, a->p->param_buf[k] + at,
-                  b->buckets[i].used, base + at, a->seed, a->rank, step);
-    }
-    base += b->numel;
-  }
+  for (int j = 0; j < k; j++)
+    base += p->layout.buf[j].numel;
+  size_t at = p->layout.buf[k].buckets[i].offset;
+  bs_dev_grad(g->a->dev, p->grad_buf[k] + at, p->param_buf[k] + at,
+              p->layout.buf[k].buckets[i].used, base + at, g->a->seed,
+              g->a->rank, g->step);
 }
 
 static bs_status step_state(const bs_actor *a) {
@@ -314,8 +319,8 @@ static bs_status step(bs_actor *a) {
   bs_status st = BS_OK;
   /* The same on every rank, so skipping the collectives is uniform. */
   BS_CHECK(step_state(a));
-  compute_grads(a, a->step + 1);
-  BS_CHECK(bs_param_sync_grads(a->comm, a->p));
+  grads_at g = {a, a->step + 1};
+  BS_CHECK(bs_param_sync_grads(a->comm, a->p, make_grads, &g));
   bs_status local = bs_optimizer_step(a->opt, a->p->grad_buf, a->step + 1);
   /* Always: a rank whose Adam failed still joins the all-gathers. */
   BS_CHECK(bs_param_sync_params(a->comm, a->p));

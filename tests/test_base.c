@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bs_err.h"
 #include "bs_json_write.h"
 #include "bs_num.h"
+#include "bs_pages.h"
 #include "bs_vec.h"
 
 static void test_vec_push_grows(void **state) {
@@ -184,6 +186,22 @@ static void test_json_write(void **state) {
   bs_buf_free(&b);
 }
 
+/* Only the whole pages inside the range go (read zero); the bytes of the
+ * partial pages at its ends stay. */
+static void test_pages_drop(void **state) {
+  (void)state;
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  unsigned char *p = aligned_alloc(pg, 4 * pg);
+  assert_non_null(p);
+  memset(p, 0xAB, 4 * pg);
+  bs_pages_drop(p + 100, 2 * pg);
+  for (size_t i = 0; i < 4 * pg; i++)
+    assert_int_equal(p[i], i >= pg && i < 2 * pg ? 0 : 0xAB);
+  bs_pages_drop(p + 1, pg - 2); /* no whole page */
+  assert_int_equal(p[1], 0xAB);
+  free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vec_push_grows),
@@ -195,6 +213,7 @@ int main(void) {
       cmocka_unit_test(test_buf_numbers_as_printf),
       cmocka_unit_test(test_num_longn),
       cmocka_unit_test(test_json_write),
+      cmocka_unit_test(test_pages_drop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

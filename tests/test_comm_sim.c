@@ -226,6 +226,76 @@ static void test_reduce_scatter_sum(void **state) {
   sweep(BS_COLL_REDUCE_SCATTER, BS_F32, BS_SUM);
 }
 
+/* bs_comm_reduce_scatter_made: each rank's bucket is made once, as the
+ * collective is issued; the sum is exact whatever order the ranks arrive
+ * in (1e8 + 1 + ... - 1e8 in fp32, rank by rank, is 1 short of it each
+ * time), and the bucket's pages but its own shard's read zero after. */
+enum { MADE_COUNT = 4096 }; /* a shard a page: rank r keeps page r */
+typedef struct made_case {
+  _Atomic int makes, bad;
+} made_case;
+
+typedef struct made_bucket {
+  made_case *k;
+  float *buf;
+  size_t n;
+  int r, size;
+} made_bucket;
+
+static float made_value(int r, int size, size_t i) {
+  if (r == 0)
+    return 1e8f + (float)(i % 7) * 8.0f;
+  return r == size - 1 ? -1e8f : 1.0f;
+}
+
+static void make_made(void *ctx) {
+  made_bucket *b = ctx;
+  atomic_fetch_add(&b->k->makes, 1);
+  for (size_t i = 0; i < b->n; i++)
+    b->buf[i] = made_value(b->r, b->size, i);
+}
+
+static bs_status run_made(bs_comm *c, void *arg) {
+  made_case *k = arg;
+  int n = bs_comm_size(c), r = bs_comm_rank(c);
+  size_t all = (size_t)MADE_COUNT * (size_t)n;
+  float *buf = aligned_alloc(4096, all * sizeof *buf);
+  if (!buf)
+    return BS_ERR_NOMEM;
+  made_bucket b = {k, buf, all, r, n};
+  float *mine = buf + (size_t)r * MADE_COUNT;
+  bs_status st = bs_comm_reduce_scatter_made(c, make_made, &b, buf, mine,
+                                             MADE_COUNT, BS_F32);
+  for (size_t j = 0; st == BS_OK && j < MADE_COUNT; j++) {
+    size_t i = (size_t)r * MADE_COUNT + j;
+    if (mine[j] != (float)((i % 7) * 8 + (size_t)n - 2))
+      atomic_fetch_add(&k->bad, 1);
+  }
+  for (size_t i = 0; st == BS_OK && i < all; i++)
+    if (i / MADE_COUNT != (size_t)r && buf[i] != 0.0f)
+      atomic_fetch_add(&k->bad, 1);
+  free(buf);
+  return st;
+}
+
+static void test_reduce_scatter_made(void **state) {
+  (void)state;
+  for (uint64_t seed = 0; seed < 4; seed++) {
+    made_case k = {0};
+    bs_world_opts o = {.size = 5,
+                       .timeout_ms = 10000,
+                       .schedule = seed == 3 ? "threads" : "random",
+                       .schedule_seed = seed};
+    bs_world *w = NULL;
+    void *args[5] = {&k, &k, &k, &k, &k};
+    assert_int_equal(bs_world_create(&o, &w), BS_OK);
+    assert_int_equal(bs_world_run(w, NULL, run_made, args), BS_OK);
+    assert_int_equal(atomic_load(&k.makes), 5);
+    assert_int_equal(atomic_load(&k.bad), 0);
+    bs_world_destroy(w);
+  }
+}
+
 static void test_all_reduce(void **state) {
   (void)state;
   sweep(BS_COLL_ALL_REDUCE, BS_I32, BS_SUM);
@@ -525,6 +595,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_all_gather),
       cmocka_unit_test(test_reduce_scatter_sum),
+      cmocka_unit_test(test_reduce_scatter_made),
       cmocka_unit_test(test_all_reduce),
       cmocka_unit_test(test_broadcast),
       cmocka_unit_test(test_int_sum_wraps),

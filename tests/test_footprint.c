@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,12 +63,15 @@ static void test_linear_in_ranks(void **state) {
   assert_int_equal(a.tasks, 256 + 1 + 4); /* engines shared above 256 */
   of("dense", 1.0, 1024, BS_FOOTPRINT_SCHEDULED, &d);
   assert_true(d.per_rank > a.per_rank);
-  of("tiny", 1.0, 1024, BS_FOOTPRINT_THREADS, &s); /* a thread a rank */
-  assert_true(s.per_rank - a.per_rank == BS_FOOTPRINT_THREAD_BYTES);
+  /* A thread a rank, and ranks at once hold their grads or staging,
+   * which a scheduled world's drop before they wait. */
+  of("tiny", 1.0, 1024, BS_FOOTPRINT_THREADS, &s);
+  double held = s.per_rank - a.per_rank - BS_FOOTPRINT_THREAD_BYTES;
+  assert_true(held > 0 && held < 1e6);
   assert_int_equal(s.tasks, 1024 + 256 + 4);
   of("tiny", 1.0, 1024, BS_FOOTPRINT_SPAWN, &s); /* a process, an engine */
-  assert_true(s.per_rank - a.per_rank ==
-              BS_FOOTPRINT_PROC_BYTES + 0.75 * BS_FOOTPRINT_ENGINE_BYTES);
+  assert_true(fabs(s.per_rank - a.per_rank - held - BS_FOOTPRINT_PROC_BYTES -
+                   0.75 * BS_FOOTPRINT_ENGINE_BYTES) < 1e-3);
   assert_int_equal(s.tasks, 3 * 1024 + 4);
   of("tiny", 1.0, 256, BS_FOOTPRINT_THREADS, &s); /* an engine a rank */
   assert_int_equal(s.tasks, 2 * 256 + 4);

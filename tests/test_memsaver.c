@@ -276,6 +276,28 @@ static void test_padding_after_resume_without_backup(void **state) {
   free(whole);
 }
 
+/* A scratch allocation (the grad buffer) comes back as fresh memory
+ * after a resume without backup: zero and unbacked on the host device,
+ * not poisoned; a segment's block cannot be one. */
+static void test_scratch_after_resume_without_backup(void **state) {
+  fixture *f = *state;
+  size_t pg = bs_dev_page(f->dev), n = 8 * pg;
+  unsigned char *p = alloc_filled(f->ms, BS_TAG_GRAD, false, n, 5);
+  void *small = NULL;
+  assert_int_equal(bs_memsaver_set_scratch(f->ms, p), BS_OK);
+  assert_int_equal(bs_memsaver_set_padding(f->ms, p + 4 * pg, 4 * pg), BS_OK);
+  assert_int_equal(bs_memsaver_pause(f->ms, BS_TAG_GRAD), BS_OK);
+  long before = bs_test_rss_pages();
+  assert_int_equal(bs_memsaver_resume(f->ms, BS_TAG_GRAD), BS_OK);
+  bs_test_rss_grew(before, 0);
+  assert_true(all_zero(p, n));
+  assert_int_equal(bs_memsaver_set_scratch(f->ms, p + 1), BS_ERR_INVALID);
+  assert_int_equal(bs_memsaver_alloc(f->ms, BS_TAG_GRAD, false, 64, &small),
+                   BS_OK);
+  assert_int_equal(bs_memsaver_set_scratch(f->ms, small), BS_ERR_INVALID);
+  assert_int_equal(bs_memsaver_set_scratch(f->ms, &n), BS_ERR_INVALID);
+}
+
 /* Up to half a page, allocations of one tag and cpu backup share a page
  * in blocks of 512 bytes, first fit; the page goes with the last. */
 static void test_small_allocations_share_a_page(void **state) {
@@ -726,6 +748,7 @@ int main(void) {
       T(test_pause_resume_all),
       T(test_fatal_preconditions),
       T(test_poison_after_resume_without_backup),
+      T(test_scratch_after_resume_without_backup),
       T(test_padding_after_resume_without_backup),
       T(test_small_allocations_share_a_page),
       T(test_small_allocations_pause_whole),

@@ -256,6 +256,19 @@ bs_status bs_comm_reduce_scatter(bs_comm *c, const void *send, void *recv,
                                  size_t count, bs_dtype dt, bs_redop op);
 bs_status bs_comm_all_reduce(bs_comm *c, const void *send, void *recv,
                              size_t count, bs_dtype dt, bs_redop op);
+/* A summing reduce-scatter of a buffer made for it and dead after it, as
+ * Megatron's grad buckets are (a bucket's backward hook launches its
+ * reduce-scatter as soon as its grads are ready; nothing reads them again
+ * but each rank's own shard): make(ctx) fills send once the collective
+ * is admitted (its fingerprint exchanged), just before it is read, and
+ * send's bytes outside recv may read zero afterwards. A simulated world of
+ * thousands of ranks then holds one bucket of grads at a time, not one a
+ * rank: the sim adds each rank's bucket in as it arrives and drops its
+ * pages (bs_dev_discard). make runs once, unless the collective fails
+ * before it is issued. */
+bs_status bs_comm_reduce_scatter_made(bs_comm *c, void (*make)(void *ctx),
+                                      void *ctx, void *send, void *recv,
+                                      size_t count, bs_dtype dt);
 bs_status bs_comm_broadcast(bs_comm *c, void *buf, size_t count, bs_dtype dt,
                             int root);
 bs_status bs_comm_barrier(bs_comm *c);

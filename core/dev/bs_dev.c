@@ -192,6 +192,11 @@ static bool overlaps(const void *a, const void *b, size_t n) {
   return (x > y ? x - y : y - x) < n;
 }
 
+void bs_dev_discard(bs_dev *d, void *p, size_t n) {
+  if (d && p && d->ops->discard)
+    d->ops->discard(d, p, n);
+}
+
 bs_status bs_dev_sm_copy(bs_dev *d, void *dst, const void *src, size_t n) {
   bs_status st = BS_OK;
   if (!d || (n && (!dst || !src)))

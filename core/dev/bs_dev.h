@@ -85,6 +85,11 @@ bs_status bs_dev_copy_observe(bs_dev *d, void *dst, const void *src, size_t n,
  * Asynchronous: the bytes are there, and a failed launch reported, at the
  * next bs_dev_sync. */
 bs_status bs_dev_sm_copy(bs_dev *d, void *dst, const void *src, size_t n);
+/* The n bytes at p (device memory) are dead: the host device drops their
+ * whole pages, which read zero and hold no memory until written again
+ * (one simulated rank's dead buffer at a time, not one a rank); a real
+ * device keeps its memory as it is. */
+void bs_dev_discard(bs_dev *d, void *p, size_t n);
 bs_status bs_dev_sync(bs_dev *d);
 
 /* The kernels/ functions on device memory. Asynchronous like the SM copy:

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bs_pages.h"
 #include "bs_vec.h"
 
 #ifndef MADV_GUARD_INSTALL
@@ -68,11 +69,16 @@ static bs_status host_pinned_alloc(bs_dev *d, size_t n, void **out) {
  * chunk, clear of the words malloc keeps at its ends (its free-list links
  * at the start, the next chunk's header at the end). */
 static void host_pinned_free(bs_dev *d, void *p, size_t n) {
-  uintptr_t from = ((uintptr_t)p + 64 + d->page - 1) / d->page * d->page;
-  uintptr_t to = ((uintptr_t)p + n - (n < 64 ? n : 64)) / d->page * d->page;
-  if (to > from)
-    madvise((void *)from, to - from, MADV_DONTNEED);
+  (void)d;
+  if (n > 128)
+    bs_pages_drop((char *)p + 64, n - 128);
   free(p);
+}
+
+/* The host device's memory is private anonymous: its dead pages go. */
+static void host_discard(bs_dev *d, void *p, size_t n) {
+  (void)d;
+  bs_pages_drop(p, n);
 }
 
 /* A reservation readable and writable under guards, PROT_NONE without. */
@@ -254,6 +260,7 @@ static const bs_dev_ops host_ops = {
     .bitflip = host_bitflip,
     .first_diff = host_first_diff,
     .poison = host_poison,
+    .discard = host_discard,
     .sm_copy = host_sm_copy,
     .destroy = host_destroy,
 };

@@ -33,6 +33,7 @@ typedef struct bs_dev_ops {
   void (*poison)(bs_dev *d, void *buf, size_t nbytes, uint64_t seed,
                  uint64_t from);
   void (*sm_copy)(bs_dev *d, void *dst, const void *src, size_t n);
+  void (*discard)(bs_dev *d, void *p, size_t n); /* NULL: nothing to do */
   void (*destroy)(bs_dev *d);
 } bs_dev_ops;
 

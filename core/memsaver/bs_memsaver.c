@@ -50,6 +50,7 @@ typedef struct ms_alloc {
   size_t npad, pad_cap;
   ms_range *blk; /* a segment's small allocations, in order; NULL: whole */
   size_t nblk, blk_cap;
+  bool scratch; /* bs_memsaver_set_scratch: not poisoned on resume */
 } ms_alloc;
 
 struct bs_memsaver {
@@ -419,6 +420,15 @@ out:
   return st;
 }
 
+bs_status bs_memsaver_set_scratch(bs_memsaver *ms, const void *ptr) {
+  ms_alloc *a = find(ms, ptr);
+  if (!a || a->blk || (const char *)ptr != a->va)
+    return bs_err_fail(BS_ERR_INVALID, a ? a->tag : NULL,
+                       "set_scratch: %p starts no whole allocation", ptr);
+  a->scratch = true;
+  return BS_OK;
+}
+
 /* Zeroes [p, p + n) from a zero page: no memset in the seam, and on the
  * host device a copy leaves pages that hold its bytes untouched, so fresh
  * padding stays unbacked. Observed: no fault point counts these. */
@@ -448,7 +458,7 @@ static bs_status poison_range(bs_memsaver *ms, ms_alloc *a, size_t from,
   for (size_t i = range_at(a->pad, a->npad, from);; i++) {
     bool last = i == a->npad || a->pad[i].off >= end;
     size_t to = last ? end : a->pad[i].off;
-    if (to > at)
+    if (to > at && !a->scratch)
       bs_dev_poison_from(ms->dev, a->va + at, to - at, seed, at);
     if (last)
       break;

@@ -39,6 +39,14 @@ void bs_memsaver_free(bs_memsaver *ms, void *ptr);
  * from the allocation's padding so far; BS_ERR_INVALID otherwise. */
 bs_status bs_memsaver_set_padding(bs_memsaver *ms, const void *ptr,
                                   size_t bytes);
+/* The whole allocation at ptr is scratch: after a resume without backup
+ * every element is written before it is read (Megatron zeroes the grad
+ * buffer as each step begins, and the step makes every grad), so a resume
+ * leaves its elements as the fresh memory has them instead of poisoning
+ * them; its padding is zeroed still. On the host device the fresh pages
+ * then hold no memory until the step writes them. BS_ERR_INVALID where ptr
+ * starts no whole allocation (a segment's block). */
+bs_status bs_memsaver_set_scratch(bs_memsaver *ms, const void *ptr);
 
 /* Fatal errors (docs/behavior.md §2): where torch_memory_saver prints its
  * message and calls exit(1), the memory saver returns BS_ERR_FATAL with

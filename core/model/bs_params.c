@@ -22,6 +22,7 @@ static bs_status alloc_buffers(bs_params *p, bool cpu_backup) {
     BS_CHECK(bs_memsaver_alloc(p->ms, BS_TAG_GRAD, cpu_backup,
                                numel * sizeof(float),
                                (void **)&p->grad_buf[k]));
+    BS_CHECK(bs_memsaver_set_scratch(p->ms, p->grad_buf[k]));
   }
 out:
   return st;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bs_fault.h"
+#include "bs_pages.h"
 
 typedef struct ws {
   const bs_ws_opts *o;
@@ -145,6 +146,7 @@ out:
 typedef struct stage_arg {
   ws *w;
   size_t k;
+  bool again; /* the same bytes made again for the stream (bucket()) */
 } stage_arg;
 
 /* Reads every tensor of bucket k into the staging buffer. Device tensors
@@ -157,8 +159,13 @@ static bs_status stage_bucket(void *p) {
   size_t off = 0;
   for (size_t i = w->first[a->k]; i < w->first[a->k + 1]; i++) {
     const bs_named *e = &w->m->e[i];
-    BS_CHECK(bs_dev_copy(w->dev, w->stage + off, e->ptr, e->bytes,
-                         e->on_host ? BS_H2H : BS_D2H));
+    bs_copy_dir dir = e->on_host ? BS_H2H : BS_D2H;
+    /* Made again, the copy is the sim's, not one more of the model's (no
+     * fault point counts it, so a fault's nth stays the one it was). */
+    BS_CHECK(
+        a->again
+            ? bs_dev_copy_observe(w->dev, w->stage + off, e->ptr, e->bytes, dir)
+            : bs_dev_copy(w->dev, w->stage + off, e->ptr, e->bytes, dir));
     off += e->bytes;
   }
   BS_CHECK(bs_dev_sync(w->dev));
@@ -180,13 +187,19 @@ static bs_status send_bucket(ws *w, size_t k) {
     off += e->bytes;
   }
 out:
+  bs_pages_drop(w->stage, w->maxb); /* sent: dead until the next bucket */
   bs_comm_spend(w->o->comm, off);
   return st;
 }
 
 /* One bucket: stage, gather across ranks, stream. Only a failed collective
  * stops the walk (every rank sees it); a local failure stops the stream
- * but not the gathers. */
+ * but not the gathers. What no one reads holds no memory while the rank
+ * waits (a world of thousands of ranks waits in each gather): the stage
+ * is dropped once its share is in the gather buffer and made again for the
+ * stream, and the gathered bucket once the gather is done (the engine is
+ * streamed the staged bytes; the real one maps the gathered bucket over
+ * CUDA IPC). */
 static bs_status bucket(ws *w, size_t k) {
   bs_status st = BS_OK;
   stage_arg a = {.w = w, .k = k};
@@ -199,7 +212,12 @@ static bs_status bucket(ws *w, size_t k) {
   if (w->local == BS_OK)
     note(w, bs_dev_copy(w->dev, mine, w->stage + (own ? first : 0),
                         own < share ? own : share, BS_H2D));
+  bs_pages_drop(w->stage, w->maxb);
   BS_CHECK(bs_comm_all_gather(w->o->comm, mine, w->gbuf, share, BS_U8));
+  bs_dev_discard(w->dev, w->gbuf, share * (size_t)bs_comm_size(w->o->comm));
+  a.again = true;
+  if (w->local == BS_OK && w->engine_ok)
+    note(w, bs_trap_run(stage_bucket, &a));
   if (w->local == BS_OK && w->engine_ok) {
     bs_status s = send_bucket(w, k);
     w->engine_ok = s == BS_OK;

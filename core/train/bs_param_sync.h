@@ -9,7 +9,13 @@
 #include "comm/bs_comm.h"
 #include "model/bs_params.h"
 
-bs_status bs_param_sync_grads(bs_comm *c, bs_params *p);
+/* Each bucket's grads are made by make(ctx, buffer, bucket) as its
+ * reduce-scatter begins (bs_comm_reduce_scatter_made): a rank holds one
+ * bucket of grads at a time, as Megatron's backward hooks hand each bucket
+ * to its reduce-scatter once ready. */
+typedef void (*bs_grads_make)(void *ctx, int buffer, size_t bucket);
+bs_status bs_param_sync_grads(bs_comm *c, bs_params *p, bs_grads_make make,
+                              void *ctx);
 bs_status bs_param_sync_params(bs_comm *c, bs_params *p);
 
 #endif

@@ -19,17 +19,20 @@
 #define GIB ((double)(1u << 30))
 #define MIB ((double)(1u << 20))
 
-/* Device and host bytes of a rank at its peak, the larger of the train
- * step's (bf16 params and fp32 grads where elements live; the Normal
- * backuper's pinned copy of every tensor, where MainCast keeps only the
- * extras') and the weight sync's (the params, that copy, the bucket's
- * staging and gather: their padding to the world stays unbacked), a
- * quarter more for the pages they round up to. */
-static double state_bytes(const bs_config *cfg, double bytes, double bucket) {
+/* Device and host bytes of a rank at its peak, a quarter more for the
+ * pages they round up to: the bf16 params where elements live and the
+ * Normal backuper's pinned copy of every tensor (MainCast keeps only the
+ * extras'), and where ranks run at once, the larger of the train step's
+ * fp32 grads and the weight sync's staging and gather of a bucket (their
+ * padding to the world stays unbacked). A scheduled world's rank drops
+ * these before it waits for its peers (bs_comm_reduce_scatter_made, the
+ * sync's drops): they are one rank's at a time, not one a rank. */
+static double state_bytes(const bs_config *cfg, double bytes, double bucket,
+                          bool scheduled) {
   double copy = cfg->rematerialize ? 0 : bytes;
-  double step = 3 * bytes + copy;
-  double sync = bytes + copy + 2 * bucket;
-  return 1.25 * (step > sync ? step : sync);
+  double step = 2 * bytes, sync = 2 * bucket;
+  double transient = scheduled ? 0 : step > sync ? step : sync;
+  return 1.25 * (bytes + copy + transient);
 }
 
 bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
@@ -50,12 +53,14 @@ bs_status bs_footprint_of(const bs_model_spec *m, const bs_config *cfg,
       spawn || ranks <= BS_ENGINE_PROCS_MAX ? ranks : BS_ENGINE_PROCS_MAX;
   out->engines = engines * BS_FOOTPRINT_ENGINE_BYTES +
                  ranks * (BS_FOOTPRINT_ENGINE_RANK_BYTES + largest);
-  out->per_rank = BS_FOOTPRINT_RANK_BYTES +
-                  (cfg->rematerialize ? BS_FOOTPRINT_MAINCAST_BYTES : 0) +
-                  BS_FOOTPRINT_TENSOR_BYTES * (double)m->n +
-                  state_bytes(cfg, bytes, bucket) + out->engines / ranks +
-                  (as == BS_FOOTPRINT_THREADS ? BS_FOOTPRINT_THREAD_BYTES : 0) +
-                  (spawn ? BS_FOOTPRINT_PROC_BYTES : 0);
+  out->per_rank =
+      BS_FOOTPRINT_RANK_BYTES +
+      (cfg->rematerialize ? BS_FOOTPRINT_MAINCAST_BYTES : 0) +
+      BS_FOOTPRINT_TENSOR_BYTES * (double)m->n +
+      state_bytes(cfg, bytes, bucket, as == BS_FOOTPRINT_SCHEDULED) +
+      out->engines / ranks +
+      (as == BS_FOOTPRINT_THREADS ? BS_FOOTPRINT_THREAD_BYTES : 0) +
+      (spawn ? BS_FOOTPRINT_PROC_BYTES : 0);
   /* fp32 master and Adam's two moments, sharded; the world's process */
   out->shared = 12 * padded + (spawn ? 0 : BS_FOOTPRINT_WORLD_BYTES);
   out->bytes = ranks * out->per_rank + out->shared;

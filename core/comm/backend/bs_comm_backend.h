@@ -29,6 +29,12 @@ typedef struct bs_coll_args {
    * rank, valid until this rank's next collective (N ranks each holding
    * their own N x count bytes is what grew with the square of the ranks). */
   const void **view;
+  /* bs_comm_reduce_scatter_made: make(make_ctx) fills send once the
+   * collective is admitted, just before it is read; send is dead once
+   * read (consume), outside recv, so the sim may drop its pages then. */
+  void (*make)(void *ctx);
+  void *make_ctx;
+  bool consume;
 } bs_coll_args;
 
 /* What the collective is called in reports: a stand-in's name, else its

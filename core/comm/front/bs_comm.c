@@ -588,6 +588,8 @@ static bs_status issue(bs_comm *c, bs_coll_args *a) {
   /* An init has no communicator to exchange fingerprints over yet. */
   if (c->w->o.fingerprint && a->op != BS_COLL_COMM_INIT)
     BS_CHECK(check_fingerprint(c, a));
+  if (a->make)
+    a->make(a->make_ctx);
   bs_flight_advance(c->fr, id, BS_FLIGHT_STARTED);
   BS_CHECK(run_backend(c, a, a, a->seq));
   bs_flight_advance(c->fr, id, BS_FLIGHT_COMPLETED);
@@ -803,15 +805,21 @@ bool bs_comm_ready(const bs_comm *c) {
 }
 
 /* The public collectives: each only names its arguments for the front. */
+static bs_coll_args coll_args(bs_coll op, const void *send, void *recv,
+                              size_t count, bs_dtype dt, bs_redop redop,
+                              int root) {
+  return (bs_coll_args){.op = op,
+                        .send = send,
+                        .recv = recv,
+                        .count = count,
+                        .dt = dt,
+                        .redop = redop,
+                        .root = root};
+}
+
 static bs_status coll(bs_comm *c, bs_coll op, const void *send, void *recv,
                       size_t count, bs_dtype dt, bs_redop redop, int root) {
-  bs_coll_args a = {.op = op,
-                    .send = send,
-                    .recv = recv,
-                    .count = count,
-                    .dt = dt,
-                    .redop = redop,
-                    .root = root};
+  bs_coll_args a = coll_args(op, send, recv, count, dt, redop, root);
   return front(c, &a);
 }
 
@@ -828,6 +836,17 @@ bs_status bs_comm_reduce_scatter(bs_comm *c, const void *send, void *recv,
 bs_status bs_comm_all_reduce(bs_comm *c, const void *send, void *recv,
                              size_t count, bs_dtype dt, bs_redop op) {
   return coll(c, BS_COLL_ALL_REDUCE, send, recv, count, dt, op, 0);
+}
+
+bs_status bs_comm_reduce_scatter_made(bs_comm *c, void (*make)(void *ctx),
+                                      void *ctx, void *send, void *recv,
+                                      size_t count, bs_dtype dt) {
+  bs_coll_args a =
+      coll_args(BS_COLL_REDUCE_SCATTER, send, recv, count, dt, BS_SUM, 0);
+  a.make = make;
+  a.make_ctx = ctx;
+  a.consume = true;
+  return front(c, &a);
 }
 
 bs_status bs_comm_broadcast(bs_comm *c, void *buf, size_t count, bs_dtype dt,

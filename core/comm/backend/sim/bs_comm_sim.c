@@ -48,6 +48,8 @@ static void sim_free(sim *s) {
   free(s->cap);
   free(s->r.red[0]);
   free(s->r.red[1]);
+  free(s->r.sum[0]);
+  free(s->r.sum[1]);
   bs_p2p_destroy(s->p2p);
   if (s->r.mu)
     pthread_mutex_destroy(&s->mu);

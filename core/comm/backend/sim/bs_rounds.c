@@ -9,6 +9,7 @@
 #include "bs_clock.h"
 #include "bs_kernels.h"
 #include "bs_mutant.h"
+#include "bs_pages.h"
 #include "bs_vec.h"
 
 void bs_rounds_lock(bs_rounds *r) {
@@ -263,24 +264,6 @@ static void touch(const void *p, size_t n) {
     (void)b[n - 1];
 }
 
-/* Nobody reads this rank's input until it arrives: staged unlocked. */
-static bs_status stage(bs_rounds *r, bs_comm *c, int me,
-                       const bs_coll_args *a) {
-  bs_status st = BS_OK;
-  size_t n = bs_coll_in_bytes(a, r->b->n);
-  if (a->op == BS_COLL_BROADCAST && a->root != me)
-    n = 0;
-  if (borrows(r, c, a)) {
-    touch(a->send, n);
-    r->in[me] = (void *)a->send; /* read only (prepare) */
-    goto out;
-  }
-  BS_CHECK(r->room(r, me, a, n));
-  BS_CHECK(copy(c, a, r->in[me], a->send, n, BS_D2H));
-out:
-  return st;
-}
-
 static float load_f(const void *p, size_t i, bs_dtype dt) {
   return dt == BS_BF16 ? bs_k_cast_bf16_to_f32(((const uint16_t *)p)[i])
                        : ((const float *)p)[i];
@@ -328,6 +311,25 @@ static int64_t comb_i(int64_t x, int64_t y, bs_redop op) {
   return y < x ? y : x;
 }
 
+/* A sum adds up in double and rounds once (sums_to): exact where the
+ * addends' bits span under 53 (the sim's gradients: a sum of thousands of
+ * them spans some 42), so neither the ranks' order nor the order they
+ * arrive in (a consumed round's, add_in) changes a bit. */
+static void sum_first(double *sum, const void *in, size_t count, bs_dtype dt) {
+  for (size_t i = 0; i < count; i++)
+    sum[i] = load_f(in, i, dt);
+}
+
+static void sum_add(double *sum, const void *in, size_t count, bs_dtype dt) {
+  for (size_t i = 0; i < count; i++)
+    sum[i] += load_f(in, i, dt);
+}
+
+static void sums_to(void *out, const double *sum, size_t count, bs_dtype dt) {
+  for (size_t i = 0; i < count; i++)
+    store_f(out, i, dt, (float)sum[i]);
+}
+
 static void reduce_f(float *acc, const void *const *in, int n, size_t count,
                      bs_dtype dt, bs_redop op) {
   for (size_t i = 0; i < count; i++)
@@ -335,6 +337,83 @@ static void reduce_f(float *acc, const void *const *in, int n, size_t count,
   for (int j = 1; j < n; j++)
     for (size_t i = 0; i < count; i++)
       acc[i] = comb_f(acc[i], load_f(in[j], i, dt), op);
+}
+
+/* A summing reduce-scatter of a dead input (bs_comm_reduce_scatter_made),
+ * whose input this process can read: added in as it arrives. */
+static bool consumed(const bs_rounds *r, const bs_comm *c,
+                     const bs_coll_args *a) {
+  return a->consume && a->op == BS_COLL_REDUCE_SCATTER && a->redop == BS_SUM &&
+         (a->dt == BS_F32 || a->dt == BS_BF16) && a->count > 0 &&
+         borrows(r, c, a);
+}
+
+/* Locked: the first input starts parity p's sum, the others add to it. */
+static void add_in(bs_rounds *r, int p, const bs_coll_args *a, size_t n) {
+  if (r->summed[p]++ == 0) {
+    r->sum_a[p] = *a;
+    r->sum_bad[p] =
+        n > r->sum_cap[p] && !bs_vec_grow(&r->sum[p], NULL, n, sizeof(double));
+    if (!r->sum_bad[p]) {
+      r->sum_cap[p] = n > r->sum_cap[p] ? n : r->sum_cap[p];
+      sum_first(r->sum[p], a->send, n, a->dt);
+    }
+  } else if (r->sum_bad[p] || !same_coll(a, &r->sum_a[p])) {
+    r->sum_bad[p] = true;
+  } else {
+    sum_add(r->sum[p], a->send, n, a->dt);
+  }
+}
+
+/* Dead bytes of a rank's buffer: host memory (the front's own, a world
+ * without devices) or the device's. */
+static void drop(const bs_comm *c, const bs_coll_args *a, char *p, size_t n) {
+  if (a->host || !c->dev)
+    bs_pages_drop(p, n);
+  else
+    bs_dev_discard(c->dev, p, n);
+}
+
+/* This rank's input goes into parity p's sum, then its pages, but for its
+ * own shard (recv, inside it: in place), which it reads back. Read on the
+ * owner's rank, as touch() does: a paused buffer traps here. */
+static void consume(bs_rounds *r, bs_comm *c, int p, const bs_coll_args *a) {
+  size_t n = a->count * (size_t)r->b->n, es = bs_dtype_size(a->dt);
+  char *send = (char *)a->send, *recv = a->recv;
+  touch(send, n * es);
+  bs_rounds_lock(r);
+  add_in(r, p, a, n);
+  bs_rounds_unlock(r);
+  bool inside = recv >= send && recv + a->count * es <= send + n * es;
+  if (!inside) {
+    drop(c, a, send, n * es);
+    return;
+  }
+  drop(c, a, send, (size_t)(recv - send));
+  drop(c, a, recv + a->count * es,
+       n * es - (size_t)(recv - send) - a->count * es);
+}
+
+/* Nobody reads this rank's input until it arrives: staged unlocked. */
+static bs_status stage(bs_rounds *r, bs_comm *c, int me, const bs_coll_args *a,
+                       int p) {
+  bs_status st = BS_OK;
+  size_t n = bs_coll_in_bytes(a, r->b->n);
+  if (consumed(r, c, a)) {
+    consume(r, c, p, a);
+    goto out;
+  }
+  if (a->op == BS_COLL_BROADCAST && a->root != me)
+    n = 0;
+  if (borrows(r, c, a)) {
+    touch(a->send, n);
+    r->in[me] = (void *)a->send; /* read only (prepare) */
+    goto out;
+  }
+  BS_CHECK(r->room(r, me, a, n));
+  BS_CHECK(copy(c, a, r->in[me], a->send, n, BS_D2H));
+out:
+  return st;
 }
 
 static void reduce_i(int64_t *acc, const void *const *in, int n, size_t count,
@@ -352,19 +431,25 @@ static void reduce_i(int64_t *acc, const void *const *in, int n, size_t count,
 static bs_status reduce(void *out, const void *const *in, int n, size_t count,
                         bs_dtype dt, bs_redop op) {
   bool fl = dt == BS_BF16 || dt == BS_F32;
-  void *acc = malloc((count ? count : 1) * (fl ? sizeof(float) : 8));
+  bool sum = fl && op == BS_SUM;
+  void *acc = malloc((count ? count : 1) * (fl && !sum ? sizeof(float) : 8));
   if (!acc)
     return bs_err_fail(BS_ERR_NOMEM, NULL, "sim: reduction of %zu elements",
                        count);
-  if (fl)
+  if (sum) {
+    sum_first(acc, in[0], count, dt);
+    for (int j = 1; j < n; j++)
+      sum_add(acc, in[j], count, dt);
+    sums_to(out, acc, count, dt);
+  } else if (fl) {
     reduce_f(acc, in, n, count, dt, op);
-  else
-    reduce_i(acc, in, n, count, dt, op);
-  for (size_t i = 0; i < count; i++)
-    if (fl)
+    for (size_t i = 0; i < count; i++)
       store_f(out, i, dt, ((float *)acc)[i]);
-    else
+  } else {
+    reduce_i(acc, in, n, count, dt, op);
+    for (size_t i = 0; i < count; i++)
       store_i(out, i, dt, ((int64_t *)acc)[i]);
+  }
   free(acc);
   return BS_OK;
 }
@@ -402,8 +487,15 @@ out:
  * (all-reduce: the reduction; reduce-scatter: every rank's chunk of it;
  * all-gather: the inputs end to end). */
 static bs_status prepare(bs_rounds *r, const bs_coll_args *a, size_t chunk,
-                         void *red) {
+                         int p) {
   int n = r->b->n;
+  void *red = r->red[p];
+  if (r->summed[p] > 0) { /* consumed: every input is in the sum already */
+    if (r->sum_bad[p] || r->summed[p] != n)
+      return BS_ERR_NOMEM;
+    sums_to(red, r->sum[p], a->count * (size_t)n, a->dt);
+    return BS_OK;
+  }
   if (a->op == BS_COLL_ALL_REDUCE)
     return reduce_into(r, a, a->count, 0, red);
   if (a->op == BS_COLL_REDUCE_SCATTER)
@@ -435,7 +527,7 @@ static void prepare_for_all(bs_rounds *r, const bs_coll_args *a, int p) {
     r->red_cap[p] = need;
   }
   bs_error saved = *bs_err(); /* this rank's own failure, if it has one */
-  r->b->prepared[p] = prepare(r, a, chunk, r->red[p]) == BS_OK;
+  r->b->prepared[p] = prepare(r, a, chunk, p) == BS_OK;
   *bs_err() = saved;
 }
 
@@ -491,6 +583,8 @@ static void next_round(bs_rounds *r, bs_world *w, uint64_t round) {
   int p = (int)(round & 1);
   atomic_store(&b->executing[p], false);
   b->prepared[p] = false;
+  r->summed[p] = 0;
+  r->sum_bad[p] = false;
   atomic_store(&b->arrived[p], 0);
   atomic_store(&b->done[p], 0);
   atomic_store(&b->departed, round + 1);
@@ -607,7 +701,7 @@ bs_status bs_rounds_coll(bs_comm *c, const bs_coll_args *a) {
   bs_status st = wait_for(r, c, below, since, gate_open);
   settled(r);
   if (st == BS_OK)
-    st = stage(r, c, slot, a);
+    st = stage(r, c, slot, a, (int)(round & 1));
   if (st == BS_OK)
     st = bs_world_abort_status(c->w);
   if (st != BS_OK)

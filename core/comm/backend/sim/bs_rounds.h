@@ -74,6 +74,16 @@ struct bs_rounds {
    * only begins once every rank has arrived there. */
   void *red[2];
   size_t red_cap[2];
+  /* Per parity, a consumed round's (bs_coll_args.consume) running sum:
+   * each rank adds its input in as it arrives and drops it, so no input
+   * waits for the last rank's. sum_a: the first input's collective, which
+   * the others must match to be added; sum_bad: one did not (a desync, or
+   * no room for the sum), and the round cannot be prepared. */
+  double *sum[2];
+  size_t sum_cap[2];
+  int summed[2];
+  bool sum_bad[2];
+  bs_coll_args sum_a[2];
   pthread_mutex_t *mu; /* guards b and s; may be robust and process-shared */
   uint64_t timeout_ns;
   uint64_t slice_ns; /* 0: a waiter sleeps until woken or timed out */
