@@ -2,13 +2,13 @@
  * (bs_weight_sync.h). */
 #include "sync/bs_weight_sync.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bs_fault.h"
-#include "bs_pages.h"
 
 typedef struct ws {
   const bs_ws_opts *o;
@@ -18,7 +18,7 @@ typedef struct ws {
   size_t *first; /* bucket plan */
   size_t nb, maxb;
   const bs_digest **exp; /* expected digest of each entry */
-  char *stage;           /* host staging of one bucket */
+  char *stage;           /* host staging of one bucket: the thread's */
   char *gbuf;            /* device: size * shard(maxb), the gather buffer */
   bool in_update, engine_ok;
   bs_status local; /* first local failure */
@@ -92,6 +92,47 @@ out:
   return st;
 }
 
+/* The host staging of a bucket, one a thread, kept: a rank stages and
+ * then reads its staged bytes without handing its turn over (the engine's
+ * send holds it), so a scheduled world's ranks, fibers of one thread, share
+ * their thread's, and real threads have one each. Made again after each
+ * wait (bucket()). */
+typedef struct stage_buf {
+  char *p;
+  size_t cap;
+} stage_buf;
+
+static pthread_key_t stage_key;
+static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
+
+static void stage_free(void *v) {
+  stage_buf *b = v;
+  free(b->p);
+  free(b);
+}
+
+static void stage_key_make(void) {
+  (void)pthread_key_create(&stage_key, stage_free);
+}
+
+static char *thread_stage(size_t n) {
+  pthread_once(&stage_once, stage_key_make);
+  stage_buf *b = pthread_getspecific(stage_key);
+  if (!b && (b = calloc(1, sizeof *b)) &&
+      pthread_setspecific(stage_key, b) != 0) {
+    free(b);
+    b = NULL;
+  }
+  if (b && n > b->cap) {
+    char *p = realloc(b->p, n);
+    if (!p)
+      return NULL;
+    b->p = p;
+    b->cap = n;
+  }
+  return b ? b->p : NULL;
+}
+
 /* The plan and the buffers. The fault sync/tensor_set drops this rank's
  * last tensor, so its set differs from its peers'. */
 static bs_status prepare(ws *w) {
@@ -111,7 +152,7 @@ static bs_status prepare(ws *w) {
     w->maxb = b > w->maxb ? b : w->maxb;
   }
   BS_CHECK(resolve_expected(w));
-  if (!(w->stage = malloc(w->maxb ? w->maxb : 1)))
+  if (!(w->stage = thread_stage(w->maxb ? w->maxb : 1)))
     BS_FAIL(BS_ERR_NOMEM, NULL, "weight sync: %zu bytes of staging", w->maxb);
   if (w->maxb)
     BS_CHECK(bs_memsaver_alloc(w->o->ms, BS_TAG_DEFAULT, false,
@@ -187,7 +228,6 @@ static bs_status send_bucket(ws *w, size_t k) {
     off += e->bytes;
   }
 out:
-  bs_pages_drop(w->stage, w->maxb); /* sent: dead until the next bucket */
   bs_comm_spend(w->o->comm, off);
   return st;
 }
@@ -196,8 +236,8 @@ out:
  * stops the walk (every rank sees it); a local failure stops the stream
  * but not the gathers. What no one reads holds no memory while the rank
  * waits (a world of thousands of ranks waits in each gather): the stage
- * is dropped once its share is in the gather buffer and made again for the
- * stream, and the gathered bucket once the gather is done (the engine is
+ * is the thread's (thread_stage), made again for the stream, and the
+ * gathered bucket is dropped once the gather is done (the engine is
  * streamed the staged bytes; the real one maps the gathered bucket over
  * CUDA IPC). */
 static bs_status bucket(ws *w, size_t k) {
@@ -212,7 +252,6 @@ static bs_status bucket(ws *w, size_t k) {
   if (w->local == BS_OK)
     note(w, bs_dev_copy(w->dev, mine, w->stage + (own ? first : 0),
                         own < share ? own : share, BS_H2D));
-  bs_pages_drop(w->stage, w->maxb);
   BS_CHECK(bs_comm_all_gather(w->o->comm, mine, w->gbuf, share, BS_U8));
   bs_dev_discard(w->dev, w->gbuf, share * (size_t)bs_comm_size(w->o->comm));
   a.again = true;
@@ -317,7 +356,6 @@ out:
     st = w.local;
   if (w.gbuf)
     bs_memsaver_free(o->ms, w.gbuf);
-  free(w.stage);
   free(w.first);
   free(w.exp);
   return st;
