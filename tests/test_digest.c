@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "bs_digest.h"
 #include "bs_hasher.h"
 
@@ -42,6 +44,40 @@ static void test_known_vectors(void **state) {
       million, 1000000,
       "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   free(million);
+}
+
+/* A content hashed again gives the kept digest, and only the same bytes
+ * do: a buffer changed in place (its last byte, or grown by a byte) is
+ * hashed anew; more contents than the memo keeps still hash right. */
+static void test_memo_same_bytes_only(void **state) {
+  (void)state;
+  enum { N = 300, LEN = 4096 };
+  unsigned char *buf = malloc(LEN + 1);
+  bs_digest first, again, want;
+  assert_non_null(buf);
+  memset(buf, 'a', LEN + 1);
+  assert_int_equal(bs_digest_sha256(buf, LEN, &first), BS_OK);
+  assert_int_equal(bs_digest_sha256(buf, LEN, &again), BS_OK);
+  assert_memory_equal(first.b, again.b, sizeof first.b);
+  buf[LEN - 1] = 'b';
+  assert_int_equal(bs_digest_sha256(buf, LEN, &again), BS_OK);
+  assert_false(bs_digest_eq(&first, &again));
+  buf[LEN - 1] = 'a';
+  assert_int_equal(bs_digest_sha256(buf, LEN + 1, &again), BS_OK);
+  assert_false(bs_digest_eq(&first, &again));
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < N; i++) {
+      memcpy(buf, &i, sizeof i);
+      assert_int_equal(bs_digest_sha256(buf, LEN, &again), BS_OK);
+      EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+      unsigned len = 0;
+      assert_true(EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
+                  EVP_DigestUpdate(ctx, buf, LEN) == 1 &&
+                  EVP_DigestFinal_ex(ctx, want.b, &len) == 1);
+      EVP_MD_CTX_free(ctx);
+      assert_memory_equal(again.b, want.b, sizeof want.b);
+    }
+  free(buf);
 }
 
 static void test_hex_and_eq(void **state) {
@@ -195,6 +231,7 @@ static void test_hasher_death_is_an_error(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_known_vectors),
+      cmocka_unit_test(test_memo_same_bytes_only),
       cmocka_unit_test(test_hex_and_eq),
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_many_equals_serial),

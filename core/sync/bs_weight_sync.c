@@ -2,13 +2,13 @@
  * (bs_weight_sync.h). */
 #include "sync/bs_weight_sync.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bs_fault.h"
+#include "bs_per_thread.h"
 
 typedef struct ws {
   const bs_ws_opts *o;
@@ -18,7 +18,7 @@ typedef struct ws {
   size_t *first; /* bucket plan */
   size_t nb, maxb;
   const bs_digest **exp; /* expected digest of each entry */
-  char *stage;           /* host staging of one bucket: the thread's */
+  char *stage;           /* host staging of one bucket: the thread's, now */
   char *gbuf;            /* device: size * shard(maxb), the gather buffer */
   bool in_update, engine_ok;
   bs_status local; /* first local failure */
@@ -102,27 +102,14 @@ typedef struct stage_buf {
   size_t cap;
 } stage_buf;
 
-static pthread_key_t stage_key;
-static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
-
 static void stage_free(void *v) {
-  stage_buf *b = v;
-  free(b->p);
-  free(b);
+  free(((stage_buf *)v)->p);
 }
 
-static void stage_key_make(void) {
-  (void)pthread_key_create(&stage_key, stage_free);
-}
+static bs_per_thread stage_of = BS_PER_THREAD(sizeof(stage_buf), stage_free);
 
 static char *thread_stage(size_t n) {
-  pthread_once(&stage_once, stage_key_make);
-  stage_buf *b = pthread_getspecific(stage_key);
-  if (!b && (b = calloc(1, sizeof *b)) &&
-      pthread_setspecific(stage_key, b) != 0) {
-    free(b);
-    b = NULL;
-  }
+  stage_buf *b = bs_per_thread_get(&stage_of);
   if (b && n > b->cap) {
     char *p = realloc(b->p, n);
     if (!p)
@@ -152,7 +139,7 @@ static bs_status prepare(ws *w) {
     w->maxb = b > w->maxb ? b : w->maxb;
   }
   BS_CHECK(resolve_expected(w));
-  if (!(w->stage = thread_stage(w->maxb ? w->maxb : 1)))
+  if (!thread_stage(w->maxb ? w->maxb : 1))
     BS_FAIL(BS_ERR_NOMEM, NULL, "weight sync: %zu bytes of staging", w->maxb);
   if (w->maxb)
     BS_CHECK(bs_memsaver_alloc(w->o->ms, BS_TAG_DEFAULT, false,
@@ -247,6 +234,9 @@ static bs_status bucket(ws *w, size_t k) {
   size_t first = (size_t)bs_comm_rank(w->o->comm) * share;
   size_t own = first < bytes ? bytes - first : 0;
   char *mine = w->gbuf + first;
+  /* Fetched at each use: another rank of this thread may have grown it
+   * (moved it) meanwhile; it holds maxb bytes since prepare(). */
+  w->stage = thread_stage(w->maxb);
   if (w->local == BS_OK)
     note(w, bs_trap_run(stage_bucket, &a));
   if (w->local == BS_OK)
@@ -255,6 +245,7 @@ static bs_status bucket(ws *w, size_t k) {
   BS_CHECK(bs_comm_all_gather(w->o->comm, mine, w->gbuf, share, BS_U8));
   bs_dev_discard(w->dev, w->gbuf, share * (size_t)bs_comm_size(w->o->comm));
   a.again = true;
+  w->stage = thread_stage(w->maxb);
   if (w->local == BS_OK && w->engine_ok)
     note(w, bs_trap_run(stage_bucket, &a));
   if (w->local == BS_OK && w->engine_ok) {
