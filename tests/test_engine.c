@@ -262,6 +262,51 @@ static void test_clean_updates(void **state) {
   assert_int_equal(bs_err()->code, BS_OK);
 }
 
+/* bs_engine_send_many: a bucket in one write gives the answer tensor by
+ * tensor gives (more tensors than one write takes, too); a bad argument
+ * anywhere sends none; a killed engine is named at the first tensor. */
+static void test_send_many(void **state) {
+  (void)state;
+  enum { MANY = 150 };
+  bs_engine *e = NULL;
+  update u;
+  bs_engine_result res;
+  bs_engine_tensor t[MANY];
+  char names[MANY][16];
+  make_update(&u, 7);
+  for (int i = 0; i < MANY; i++) {
+    snprintf(names[i], sizeof names[i], "t%d", i);
+    t[i] = (bs_engine_tensor){names[i], u.dtypes[i % NT], u.bytes[i % NT],
+                              u.nbytes[i % NT], &u.digests[i % NT]};
+  }
+  assert_int_equal(bs_engine_start(SELF, NULL, 0, &e), BS_OK);
+  assert_int_equal(bs_engine_update_begin(e, 0), BS_OK);
+  assert_int_equal(bs_engine_send_many(e, t, MANY), BS_OK);
+  assert_int_equal(bs_engine_update_end(e, &res), BS_OK);
+  assert_int_equal(res.ntensors, MANY);
+  assert_int_equal(res.nmismatch, 0);
+  for (int i = 0; i < MANY; i++)
+    assert_true(bs_digest_eq(&res.digests[i], &u.digests[i % NT]));
+  bs_engine_result_free(&res);
+  assert_int_equal(bs_engine_update_begin(e, 1), BS_OK);
+  t[3].nbytes = 3; /* not a whole number of bf16 or fp32 elements */
+  expect_err(bs_engine_send_many(e, t, MANY), BS_ERR_INVALID,
+             "not a whole number");
+  bs_err_clear();
+  t[3].nbytes = u.nbytes[3];
+  assert_int_equal(bs_engine_send_many(e, t, 2), BS_OK);
+  assert_int_equal(bs_engine_update_end(e, &res), BS_OK);
+  assert_int_equal(res.ntensors, 2); /* none of the bad call's */
+  bs_engine_result_free(&res);
+  assert_int_equal(fiu_enable("engine/send", 1, NULL, FIU_ONETIME), 0);
+  assert_int_equal(bs_engine_update_begin(e, 2), BS_OK);
+  bs_engine_bucket(e, 4);
+  expect_err(bs_engine_send_many(e, t + 1, 3), BS_ERR_ENGINE_DEAD,
+             "died in bucket 4 at tensor 't1'");
+  bs_err_clear();
+  assert_int_equal(bs_engine_stop(e), BS_OK);
+}
+
 /* Kept engines (bs_engine_keep.h): a rank's engine stopped is kept and the
  * next rank's start takes it (reset: its rank, answers as a fresh one); a
  * dead one is never kept (its rank's next engine is a new process); with
@@ -810,6 +855,7 @@ int main(int argc, char **argv) {
     return bad_engine(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_clean_updates, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_send_many, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shared_process, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shared_process_forked, setup,
                                       teardown),

@@ -17,6 +17,7 @@
 
 #include "bs_fault.h"
 #include "bs_limits.h"
+#include "bs_per_thread.h"
 #include "bs_span.h"
 #include "sync/bs_engine_keep.h"
 #include "sync/bs_engine_zygote.h"
@@ -615,6 +616,71 @@ bs_status bs_engine_send(bs_engine *e, const char *name, bs_dtype dtype,
     goto out;
   }
   e->nsent++;
+out:
+  return st;
+}
+
+/* A write's frames, a header and a tensor message each, beside the name
+ * and bytes the caller keeps: the thread's scratch, used within one call
+ * (not on a rank's stack, whose every page touched stays a rank's). */
+#define WRITE_MAX 64
+typedef struct frames {
+  struct {
+    bs_eframe h;
+    bs_emsg_tensor m;
+  } f[WRITE_MAX];
+  struct iovec iov[4 * WRITE_MAX];
+} frames;
+
+static bs_per_thread frames_of = BS_PER_THREAD(sizeof(frames), NULL);
+
+/* Tensors t[0..k) as frames in b; the pieces' count. */
+static int frame_all(frames *b, const bs_engine_tensor *t, size_t k) {
+  for (size_t i = 0; i < k; i++) {
+    bs_emsg_tensor *m = &b->f[i].m;
+    *m = (bs_emsg_tensor){.name_len = (uint32_t)strlen(t[i].name),
+                          .dtype = (uint32_t)t[i].dtype,
+                          .nbytes = t[i].nbytes};
+    memcpy(m->expected, t[i].expected->b, sizeof m->expected);
+    b->f[i].h = (bs_eframe){.magic = BS_ENGINE_MAGIC,
+                            .type = BS_EMSG_TENSOR,
+                            .len = sizeof *m + m->name_len + t[i].nbytes};
+    struct iovec *v = &b->iov[4 * i];
+    v[0] = (struct iovec){&b->f[i].h, sizeof b->f[i].h};
+    v[1] = (struct iovec){m, sizeof *m};
+    v[2] = (struct iovec){(void *)t[i].name, m->name_len};
+    v[3] = (struct iovec){(void *)t[i].host_ptr, t[i].nbytes};
+  }
+  return (int)(4 * k);
+}
+
+bs_status bs_engine_send_many(bs_engine *e, const bs_engine_tensor *t,
+                              size_t n) {
+  bs_status st = BS_OK;
+  char where[160];
+  frames *b = bs_per_thread_get(&frames_of);
+  if (n && !t)
+    BS_FAIL(BS_ERR_INVALID, NULL, "engine send: no tensors");
+  for (size_t i = 0; i < n; i++)
+    BS_CHECK(check_send_args(e, t[i].name, t[i].dtype, t[i].host_ptr,
+                             t[i].nbytes, t[i].expected));
+  if (!b)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "engine send: frames of %d tensors", WRITE_MAX);
+  for (size_t at = 0; at < n; at += WRITE_MAX) {
+    const char *first = t[at].name;
+    size_t k = n - at < WRITE_MAX ? n - at : WRITE_MAX;
+    if (gone(e)) {
+      st = dead(e, first, send_where(e, first, where, sizeof where));
+      goto out;
+    }
+    int err =
+        bs_wire_writev(e->fd, b->iov, frame_all(b, t + at, k), e->timeout_ms);
+    if (err) {
+      st = io_failed(e, err, first, send_where(e, first, where, sizeof where));
+      goto out;
+    }
+    e->nsent += k;
+  }
 out:
   return st;
 }

@@ -77,6 +77,19 @@ void bs_engine_bucket(bs_engine *e, int k);
 bs_status bs_engine_send(bs_engine *e, const char *name, bs_dtype dtype,
                          const void *host_ptr, size_t nbytes,
                          const bs_digest *expected);
+/* Streams n tensors as bs_engine_send does, in one write (up to 64 a
+ * write): one wake-up of the engine a bucket, not one a tensor. Every
+ * tensor's arguments are checked before any is sent; a death or a failed
+ * write names the first tensor of the write. */
+typedef struct bs_engine_tensor {
+  const char *name;
+  bs_dtype dtype;
+  const void *host_ptr;
+  size_t nbytes;
+  const bs_digest *expected;
+} bs_engine_tensor;
+bs_status bs_engine_send_many(bs_engine *e, const bs_engine_tensor *t,
+                              size_t n);
 /* Ends the update and reads the engine's answer into *res (may be NULL;
  * free with bs_engine_result_free). BS_ERR_ENGINE_VERIFY naming the first
  * mismatching tensor when any tensor did not match; *res is filled then

@@ -201,21 +201,27 @@ out:
   return st;
 }
 
-/* The bucket's stream to the engine: one step of a scheduled world (the
- * rank holds it through the socket's real waits, so how long the engine
- * process takes changes nothing), then the bytes' modelled time. */
+/* The bucket's stream to the engine, in one write: one step of a
+ * scheduled world (the rank holds it through the socket's real waits, so
+ * how long the engine process takes changes nothing), then the bytes'
+ * modelled time. */
 static bs_status send_bucket(ws *w, size_t k) {
   bs_status st = BS_OK;
-  size_t off = 0;
+  size_t off = 0, n = w->first[k + 1] - w->first[k];
+  bs_engine_tensor *t = calloc(n ? n : 1, sizeof *t);
   bs_engine_bucket(w->o->engine, (int)k);
-  for (size_t i = w->first[k]; i < w->first[k + 1]; i++) {
-    const bs_named *e = &w->m->e[i];
-    BS_CHECK(bs_engine_send(w->o->engine, e->name, e->dtype, w->stage + off,
-                            e->bytes, w->exp[i]));
+  if (!t)
+    BS_FAIL(BS_ERR_NOMEM, NULL, "weight sync: a bucket of %zu tensors", n);
+  for (size_t i = 0; i < n; i++) {
+    const bs_named *e = &w->m->e[w->first[k] + i];
+    t[i] = (bs_engine_tensor){e->name, e->dtype, w->stage + off, e->bytes,
+                              w->exp[w->first[k] + i]};
     off += e->bytes;
   }
+  BS_CHECK(bs_engine_send_many(w->o->engine, t, n));
 out:
-  bs_comm_spend(w->o->comm, off);
+  bs_comm_spend(w->o->comm, st == BS_OK ? off : 0);
+  free(t);
   return st;
 }
 

@@ -54,6 +54,10 @@ static int write_all(int fd, struct iovec *iov, int n, int timeout_ms) {
   return 0;
 }
 
+int bs_wire_writev(int fd, struct iovec *iov, int n, int timeout_ms) {
+  return write_all(fd, iov, n, timeout_ms);
+}
+
 int bs_wire_write(int fd, const void *buf, size_t n, int timeout_ms) {
   struct iovec one = {(void *)buf, n};
   return write_all(fd, &one, 1, timeout_ms);

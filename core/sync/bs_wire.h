@@ -72,6 +72,9 @@ typedef struct bs_emsg_reply {
  * ECONNRESET on read (EOF included); an unreadable buffer is EFAULT. Writes
  * never raise SIGPIPE. */
 int bs_wire_write(int fd, const void *buf, size_t n, int timeout_ms);
+/* The n pieces of iov in order (iov is used up as it goes): several frames
+ * in one send where the socket takes them all. */
+int bs_wire_writev(int fd, struct iovec *iov, int n, int timeout_ms);
 int bs_wire_read(int fd, void *buf, size_t n, int timeout_ms);
 /* What one read brings, 1 to cap bytes (*got), once there is any: for a
  * reader that reads ahead of what it needs. The same bounds and errors. */
