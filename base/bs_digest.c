@@ -36,13 +36,13 @@ bs_status bs_digest_sha256(const void *data, size_t n, bs_digest *out) {
   if (!out || (!data && n))
     BS_FAIL(BS_ERR_INVALID, NULL, "sha256: no %s for %zu bytes",
             out ? "data" : "output", n);
-  if (bs_digest_memo_find(data, n, out))
+  if (bs_digest_memo_find(data, n, out->b))
     goto out;
   bs_digest_prepare();
   if (!sha256_md || EVP_Digest(data, n, out->b, &len, sha256_md, NULL) != 1 ||
       len != sizeof out->b)
     BS_FAIL(BS_ERR_INTERNAL, NULL, "sha256 of %zu bytes: EVP digest failed", n);
-  bs_digest_memo_keep(data, n, out);
+  bs_digest_memo_keep(data, n, out->b);
 out:
   return st;
 }

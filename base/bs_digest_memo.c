@@ -14,7 +14,7 @@
 typedef struct slot {
   size_t n, cap;
   unsigned char *bytes;
-  bs_digest d;
+  uint8_t d[32];
   uint64_t used; /* 0: empty */
 } slot;
 
@@ -31,21 +31,21 @@ static void memo_free(void *v) {
 
 static bs_per_thread memo_of = BS_PER_THREAD(sizeof(memo), memo_free);
 
-bool bs_digest_memo_find(const void *data, size_t n, bs_digest *out) {
+bool bs_digest_memo_find(const void *data, size_t n, uint8_t out[32]) {
   memo *m =
       n && n <= BS_DIGEST_MEMO_MAX_BYTES ? bs_per_thread_get(&memo_of) : NULL;
   for (size_t i = 0; m && i < SLOTS; i++) {
     slot *s = &m->s[i];
     if (s->used && s->n == n && memcmp(s->bytes, data, n) == 0) {
       s->used = ++m->tick;
-      *out = s->d;
+      memcpy(out, s->d, sizeof s->d);
       return true;
     }
   }
   return false;
 }
 
-void bs_digest_memo_keep(const void *data, size_t n, const bs_digest *d) {
+void bs_digest_memo_keep(const void *data, size_t n, const uint8_t d[32]) {
   memo *m =
       n && n <= BS_DIGEST_MEMO_MAX_BYTES ? bs_per_thread_get(&memo_of) : NULL;
   if (!m)
@@ -63,6 +63,6 @@ void bs_digest_memo_keep(const void *data, size_t n, const bs_digest *d) {
   }
   memcpy(s->bytes, data, n);
   s->n = n;
-  s->d = *d;
+  memcpy(s->d, d, sizeof s->d);
   s->used = ++m->tick;
 }

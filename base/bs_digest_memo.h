@@ -8,16 +8,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-
-#include "bs_digest.h"
+#include <stdint.h>
 
 /* Contents of up to this many bytes are kept. */
 #define BS_DIGEST_MEMO_MAX_BYTES (64u << 10)
 
-/* True, with *out, when the thread kept these n bytes' digest. */
-bool bs_digest_memo_find(const void *data, size_t n, bs_digest *out);
+/* True, with out, when the thread kept these n bytes' digest. */
+bool bs_digest_memo_find(const void *data, size_t n, uint8_t out[32]);
 /* Keeps d as the digest of these n bytes, in place of the least recently
  * used; out of memory, keeps nothing. */
-void bs_digest_memo_keep(const void *data, size_t n, const bs_digest *d);
+void bs_digest_memo_keep(const void *data, size_t n, const uint8_t d[32]);
 
 #endif
