@@ -296,6 +296,35 @@ static void test_reduce_scatter_made(void **state) {
   }
 }
 
+/* Ranks that make buckets of different sizes desync as any reduce-scatter
+ * would: no sum of one shape is added to from another's. */
+static bs_status run_made_uneven(bs_comm *c, void *arg) {
+  made_case *k = arg;
+  int n = bs_comm_size(c), r = bs_comm_rank(c);
+  size_t count = r == 1 ? 8 : 4;
+  float *buf = calloc(count * (size_t)n, sizeof *buf);
+  if (!buf)
+    return BS_ERR_NOMEM;
+  made_bucket b = {k, buf, count * (size_t)n, r, n};
+  bs_status st = bs_comm_reduce_scatter_made(
+      c, make_made, &b, buf, buf + (size_t)r * count, count, BS_F32);
+  free(buf);
+  return st;
+}
+
+static void test_reduce_scatter_made_uneven(void **state) {
+  (void)state;
+  made_case k = {0};
+  bs_world_opts o = {.size = 3, .timeout_ms = 10000, .schedule = "random"};
+  bs_world *w = NULL;
+  void *args[3] = {&k, &k, &k};
+  assert_int_equal(bs_world_create(&o, &w), BS_OK);
+  assert_int_equal(bs_world_run(w, NULL, run_made_uneven, args), BS_ERR_DESYNC);
+  assert_non_null(strstr(bs_world_report(w), "different sizes"));
+  assert_int_equal(atomic_load(&k.makes), 3);
+  bs_world_destroy(w);
+}
+
 static void test_all_reduce(void **state) {
   (void)state;
   sweep(BS_COLL_ALL_REDUCE, BS_I32, BS_SUM);
@@ -596,6 +625,7 @@ int main(void) {
       cmocka_unit_test(test_all_gather),
       cmocka_unit_test(test_reduce_scatter_sum),
       cmocka_unit_test(test_reduce_scatter_made),
+      cmocka_unit_test(test_reduce_scatter_made_uneven),
       cmocka_unit_test(test_all_reduce),
       cmocka_unit_test(test_broadcast),
       cmocka_unit_test(test_int_sum_wraps),
