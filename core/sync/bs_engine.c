@@ -593,33 +593,6 @@ static const char *send_where(const bs_engine *e, const char *name, char *buf,
   return buf;
 }
 
-bs_status bs_engine_send(bs_engine *e, const char *name, bs_dtype dtype,
-                         const void *host_ptr, size_t nbytes,
-                         const bs_digest *expected) {
-  bs_status st = BS_OK;
-  char where[160];
-  BS_CHECK(check_send_args(e, name, dtype, host_ptr, nbytes, expected));
-  if (gone(e)) {
-    st = dead(e, name, send_where(e, name, where, sizeof where));
-    goto out;
-  }
-  bs_emsg_tensor m = {.name_len = (uint32_t)strlen(name),
-                      .dtype = (uint32_t)dtype,
-                      .nbytes = nbytes};
-  memcpy(m.expected, expected->b, sizeof m.expected);
-  struct iovec tail[2] = {{(void *)name, m.name_len},
-                          {(void *)host_ptr, nbytes}};
-  int err = bs_wire_frame_tail(e->fd, BS_EMSG_TENSOR, &m, sizeof m, tail, 2,
-                               e->timeout_ms);
-  if (err) {
-    st = io_failed(e, err, name, send_where(e, name, where, sizeof where));
-    goto out;
-  }
-  e->nsent++;
-out:
-  return st;
-}
-
 /* A write's frames, a header and a tensor message each, beside the name
  * and bytes the caller keeps: the thread's scratch, used within one call
  * (not on a rank's stack, whose every page touched stays a rank's). */
@@ -636,22 +609,19 @@ static bs_per_thread frames_of = BS_PER_THREAD(sizeof(frames), NULL);
 
 /* Tensors t[0..k) as frames in b; the pieces' count. */
 static int frame_all(frames *b, const bs_engine_tensor *t, size_t k) {
+  int n = 0;
   for (size_t i = 0; i < k; i++) {
     bs_emsg_tensor *m = &b->f[i].m;
     *m = (bs_emsg_tensor){.name_len = (uint32_t)strlen(t[i].name),
                           .dtype = (uint32_t)t[i].dtype,
                           .nbytes = t[i].nbytes};
     memcpy(m->expected, t[i].expected->b, sizeof m->expected);
-    b->f[i].h = (bs_eframe){.magic = BS_ENGINE_MAGIC,
-                            .type = BS_EMSG_TENSOR,
-                            .len = sizeof *m + m->name_len + t[i].nbytes};
-    struct iovec *v = &b->iov[4 * i];
-    v[0] = (struct iovec){&b->f[i].h, sizeof b->f[i].h};
-    v[1] = (struct iovec){m, sizeof *m};
-    v[2] = (struct iovec){(void *)t[i].name, m->name_len};
-    v[3] = (struct iovec){(void *)t[i].host_ptr, t[i].nbytes};
+    struct iovec tail[2] = {{(void *)t[i].name, m->name_len},
+                            {(void *)t[i].host_ptr, t[i].nbytes}};
+    n += bs_wire_frame_iov(&b->f[i].h, BS_EMSG_TENSOR, m, sizeof *m, tail, 2,
+                           b->iov + n);
   }
-  return (int)(4 * k);
+  return n;
 }
 
 bs_status bs_engine_send_many(bs_engine *e, const bs_engine_tensor *t,
@@ -683,6 +653,13 @@ bs_status bs_engine_send_many(bs_engine *e, const bs_engine_tensor *t,
   }
 out:
   return st;
+}
+
+bs_status bs_engine_send(bs_engine *e, const char *name, bs_dtype dtype,
+                         const void *host_ptr, size_t nbytes,
+                         const bs_digest *expected) {
+  bs_engine_tensor t = {name, dtype, host_ptr, nbytes, expected};
+  return bs_engine_send_many(e, &t, 1);
 }
 
 void bs_engine_result_free(bs_engine_result *r) {

@@ -225,6 +225,21 @@ out:
   return st;
 }
 
+/* The bucket staged again (the stage was another rank's meanwhile) and
+ * sent, unless this rank failed or its engine is gone. */
+static void stream(ws *w, size_t k) {
+  stage_arg a = {.w = w, .k = k, .again = true};
+  if (w->local != BS_OK || !w->engine_ok)
+    return;
+  w->stage = thread_stage(w->maxb);
+  note(w, bs_trap_run(stage_bucket, &a));
+  if (w->local != BS_OK)
+    return;
+  bs_status s = send_bucket(w, k);
+  w->engine_ok = s == BS_OK;
+  note(w, s);
+}
+
 /* One bucket: stage, gather across ranks, stream. Only a failed collective
  * stops the walk (every rank sees it); a local failure stops the stream
  * but not the gathers. What no one reads holds no memory while the rank
@@ -250,15 +265,7 @@ static bs_status bucket(ws *w, size_t k) {
                         own < share ? own : share, BS_H2D));
   BS_CHECK(bs_comm_all_gather(w->o->comm, mine, w->gbuf, share, BS_U8));
   bs_dev_discard(w->dev, w->gbuf, share * (size_t)bs_comm_size(w->o->comm));
-  a.again = true;
-  w->stage = thread_stage(w->maxb);
-  if (w->local == BS_OK && w->engine_ok)
-    note(w, bs_trap_run(stage_bucket, &a));
-  if (w->local == BS_OK && w->engine_ok) {
-    bs_status s = send_bucket(w, k);
-    w->engine_ok = s == BS_OK;
-    note(w, s);
-  }
+  stream(w, k);
 out:
   return st;
 }

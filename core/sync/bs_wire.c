@@ -110,16 +110,25 @@ int bs_wire_frame(int fd, uint32_t type, const void *payload, size_t len,
   return write_all(fd, iov, 2, timeout_ms);
 }
 
+int bs_wire_frame_iov(bs_eframe *h, uint32_t type, const void *payload,
+                      size_t len, const struct iovec *tail, int ntail,
+                      struct iovec *out) {
+  if (ntail < 0 || ntail > BS_WIRE_TAIL_MAX)
+    return -1;
+  *h = (bs_eframe){.magic = BS_ENGINE_MAGIC, .type = type, .len = len};
+  out[0] = (struct iovec){h, sizeof *h};
+  out[1] = (struct iovec){(void *)payload, len};
+  for (int i = 0; i < ntail; i++) {
+    out[2 + i] = tail[i];
+    h->len += tail[i].iov_len;
+  }
+  return 2 + ntail;
+}
+
 int bs_wire_frame_tail(int fd, uint32_t type, const void *payload, size_t len,
                        const struct iovec *tail, int ntail, int timeout_ms) {
-  bs_eframe h = {.magic = BS_ENGINE_MAGIC, .type = type, .len = len};
-  struct iovec iov[2 + BS_WIRE_TAIL_MAX] = {{&h, sizeof h},
-                                            {(void *)payload, len}};
-  if (ntail < 0 || ntail > BS_WIRE_TAIL_MAX)
-    return EINVAL;
-  for (int i = 0; i < ntail; i++) {
-    iov[2 + i] = tail[i];
-    h.len += tail[i].iov_len;
-  }
-  return write_all(fd, iov, 2 + ntail, timeout_ms);
+  bs_eframe h;
+  struct iovec iov[2 + BS_WIRE_TAIL_MAX];
+  int n = bs_wire_frame_iov(&h, type, payload, len, tail, ntail, iov);
+  return n < 0 ? EINVAL : write_all(fd, iov, n, timeout_ms);
 }

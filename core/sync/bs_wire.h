@@ -90,5 +90,11 @@ int bs_wire_frame(int fd, uint32_t type, const void *payload, size_t len,
 #define BS_WIRE_TAIL_MAX 2
 int bs_wire_frame_tail(int fd, uint32_t type, const void *payload, size_t len,
                        const struct iovec *tail, int ntail, int timeout_ms);
+/* That frame's pieces, its header written into *h, for a caller that
+ * sends several frames in one bs_wire_writev: out[0..return) (-1 when
+ * ntail is out of range). */
+int bs_wire_frame_iov(bs_eframe *h, uint32_t type, const void *payload,
+                      size_t len, const struct iovec *tail, int ntail,
+                      struct iovec *out);
 
 #endif

@@ -295,9 +295,8 @@ static void store_i(void *p, size_t i, bs_dtype dt, int64_t v) {
     ((uint8_t *)p)[i] = (uint8_t)u;
 }
 
+/* Max and min; sums add up in double (sum_add). */
 static float comb_f(float x, float y, bs_redop op) {
-  if (op == BS_SUM)
-    return x + y;
   if (op == BS_MAX)
     return y > x ? y : x;
   return y < x ? y : x;
